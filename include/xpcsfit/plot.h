@@ -1,0 +1,18 @@
+/* plot.h — PNG plots of a result (PLplot, pngcairo device). */
+#ifndef XPCSFIT_PLOT_H
+#define XPCSFIT_PLOT_H
+
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/nlsq.h"
+
+/* <plots_dir>/c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (data | fit | residual,
+ * axes t1, t2 in s, colour bars) and overview.png. */
+int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		 const xf_nlsq_result *res, xf_error *err);
+
+/* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
+int xf_plot_result_dir(const char *dir, xf_error *err);
+
+#endif

@@ -1,0 +1,20 @@
+/* rng.h — counter-based random numbers (Random123 Philox4x64-10).
+ * A number is a pure function of its key (seed, stream tag) and counter (a, b, c), so
+ * results do not depend on threads, ranks or the order of evaluation. */
+#ifndef XPCSFIT_RNG_H
+#define XPCSFIT_RNG_H
+#include <stdint.h>
+
+/* Stream tags keep independent uses apart even with the same seed. */
+enum xf_rng_stream {
+	XF_RNG_SIMULATE_NOISE = 1,  /* counter (angle, i, j) */
+	XF_RNG_MULTI_START = 2,     /* counter (start, parameter, 0) */
+	XF_RNG_SHARD = 3,
+};
+
+/* Uniform in (0, 1), never 0 or 1. */
+double xf_rng_uniform(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b, uint64_t c);
+/* Standard normal (Box-Muller of the two uniforms of one Philox block). */
+double xf_rng_normal(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b, uint64_t c);
+
+#endif
