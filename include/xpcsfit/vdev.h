@@ -1,0 +1,21 @@
+/* vdev.h — virtual devices: a fixed pool of worker threads that evaluates numbered
+ * blocks of work. Each block writes only its own result slot; callers reduce the slots
+ * in block order, so results never depend on the number of threads or on timing. */
+#ifndef XPCSFIT_VDEV_H
+#define XPCSFIT_VDEV_H
+
+typedef struct xf_pool xf_pool;
+
+/* task(ctx, block) evaluates one block; it must touch only block-owned state. */
+typedef void (*xf_block_task)(void *ctx, int block);
+
+/* n_threads ≥ 1 (the calling thread counts as one). NULL on failure. */
+xf_pool *xf_pool_create(int n_threads);
+void xf_pool_destroy(xf_pool *pool);
+int xf_pool_threads(const xf_pool *pool);
+/* Run blocks 0..n_blocks-1 and return when all are done. */
+void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx);
+/* Online cores (parallel.virtual_devices: auto). */
+int xf_online_cores(void);
+
+#endif
