@@ -1,0 +1,115 @@
+/* cmd_config.c — `xpcsfit config --mode static|laminar_flow [--out C.yaml]`: print or
+ * write a commented config template (spec/cli.md). The file is written to a temporary
+ * name and renamed, so an existing config is never left half-written. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/error.h"
+
+static void config_usage(FILE *out)
+{
+	fputs("usage: xpcsfit config --mode static|laminar_flow [--out C.yaml]\n"
+	      "\n"
+	      "Write a commented configuration template with every key xpcsfit reads.\n"
+	      "\n"
+	      "options:\n"
+	      "  --mode MODE   static or laminar_flow (also static_isotropic,\n"
+	      "                static_anisotropic)\n"
+	      "  --out FILE    write FILE (replaced atomically) instead of standard output\n"
+	      "  --help        show this help\n",
+	      out);
+}
+
+static int parse_mode(const char *name, xf_mode *mode)
+{
+	if (!strcmp(name, "laminar_flow")) {
+		*mode = XF_MODE_LAMINAR;
+		return 0;
+	}
+	if (!strcmp(name, "static") || !strcmp(name, "static_isotropic") ||
+	    !strcmp(name, "static_anisotropic")) {
+		*mode = XF_MODE_STATIC;
+		return 0;
+	}
+	return -1;
+}
+
+/* Write the template to path.tmp.<pid>, then rename over path. */
+static int write_file(xf_mode mode, const char *path)
+{
+	size_t len = strlen(path) + 32;
+	char *tmp = malloc(len);
+	if (!tmp)
+		return xf_cli_error(XF_EXIT_DATA, "out of memory, writing %s", path);
+	snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		int rc = xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s",
+				      strerror(errno), tmp);
+		free(tmp);
+		return rc;
+	}
+	int wrc = xf_config_write_template(mode, f);
+	int crc = fclose(f);
+	if (wrc || crc != 0 || rename(tmp, path) != 0) {
+		int e = wrc ? wrc : errno;
+		unlink(tmp);
+		free(tmp);
+		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s",
+				    strerror(e), path);
+	}
+	free(tmp);
+	return 0;
+}
+
+int xf_cmd_config(int argc, char **argv)
+{
+	const char *mode_name = NULL, *out_path = NULL;
+	for (int k = 1; k < argc; k++) {
+		const char *arg = argv[k];
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			config_usage(stdout);
+			return 0;
+		}
+		const char **target = NULL;
+		const char *value = NULL;
+		if (!strncmp(arg, "--mode", 6) && (arg[6] == '\0' || arg[6] == '=')) {
+			target = &mode_name;
+			value = arg[6] == '=' ? arg + 7 : NULL;
+		} else if (!strncmp(arg, "--out", 5) && (arg[5] == '\0' || arg[5] == '=')) {
+			target = &out_path;
+			value = arg[5] == '=' ? arg + 6 : NULL;
+		} else {
+			return xf_cli_error(XF_EXIT_CONFIG, "unknown option '%s', see 'xpcsfit "
+					    "config --help'", arg);
+		}
+		if (!value) {
+			if (k + 1 >= argc)
+				return xf_cli_error(XF_EXIT_CONFIG, "option '%s' needs a value, "
+						    "see 'xpcsfit config --help'", arg);
+			value = argv[++k];
+		}
+		*target = value;
+	}
+	xf_mode mode;
+	if (!mode_name)
+		return xf_cli_error(XF_EXIT_CONFIG, "missing --mode (static or laminar_flow), "
+				    "see 'xpcsfit config --help'");
+	if (parse_mode(mode_name, &mode))
+		return xf_cli_error(XF_EXIT_CONFIG, "--mode '%s' is not allowed (must be static "
+				    "or laminar_flow), see 'xpcsfit config --help'", mode_name);
+	if (out_path && !out_path[0])
+		return xf_cli_error(XF_EXIT_CONFIG, "--out needs a file name, see 'xpcsfit "
+				    "config --help'");
+	if (out_path)
+		return write_file(mode, out_path);
+	if (xf_config_write_template(mode, stdout))
+		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, standard output",
+				    strerror(errno));
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* config_internal.h — what the files of src/config/ share: the reader context, typed
+ * value getters that fail with "key.path: 'value' is not allowed (must be ...), in
+ * file:line", the unknown-key check, and one reader function per config section. */
+#ifndef XF_CONFIG_INTERNAL_H
+#define XF_CONFIG_INTERNAL_H
+
+#include <stdint.h>
+
+#include "config/yaml_tree.h"
+#include "xpcsfit/config.h"
+
+/* Longest dotted key path we print; longer ones are cut (messages only). */
+#define XF_CFG_PATH_MAX 256
+
+typedef struct xf_cfg_reader {
+	const char *file;   /* the config file's name, for messages */
+	xf_error *err;
+} xf_cfg_reader;
+
+/* Checks applied by xf_cfg_number; each has a "must be ..." sentence. */
+typedef enum xf_cfg_check {
+	XF_CHECK_FINITE = 0,    /* any finite number */
+	XF_CHECK_POSITIVE,      /* > 0 */
+	XF_CHECK_NONNEGATIVE,   /* >= 0 */
+	XF_CHECK_OPEN_UNIT,     /* 0 < x < 1 */
+	XF_CHECK_FRACTION,      /* 0 <= x <= 1 */
+	XF_CHECK_HALF_OPEN_UNIT,/* 0 < x <= 1 */
+	XF_CHECK_AT_LEAST_ONE,  /* >= 1 */
+} xf_cfg_check;
+
+/* "parent.key" into buf (just key when parent is ""). Returns buf. */
+const char *xf_cfg_path(char buf[XF_CFG_PATH_MAX], const char *parent, const char *key);
+
+/* Error for a bad value: "<path>: '<text>' is not allowed (must be <allowed>), in
+ * file:line". node may be a list or mapping. Returns XF_EXIT_CONFIG. */
+int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *path,
+		     const char *allowed);
+
+/* One xf_warn per key of map that is in neither known[] nor ignored[] (both
+ * NULL-terminated; ignored may be NULL): "unknown config key 'a.b.c' (ignored), in f:L". */
+void xf_cfg_check_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *path,
+		       const char *const *known, const char *const *ignored);
+
+/* The mapping under key of map: *out = NULL when absent or null; error when present but
+ * not a mapping. */
+int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		   const char *key, const xf_ynode **out);
+
+/* Typed getters. A key that is absent or null leaves *out untouched and sets *given = 0
+ * (given may be NULL); a value of the wrong type or failing the check is an error. */
+int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		  const char *key, xf_cfg_check check, double *out, int *given);
+/* Integer in [lo, hi]; written as 12, 12.0 or 1.2e1. */
+int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+	       const char *key, long lo, long hi, long *out, int *given);
+/* Integer >= 1 or "auto" (→ 0). */
+int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		       const char *key, long *out);
+/* Non-negative integer up to 2^64 − 1 (seeds). */
+int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+	       const char *key, uint64_t *out);
+/* true/false/yes/no/on/off (any case). */
+int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		const char *key, int *out);
+/* A scalar string; *out points into the tree. */
+int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		  const char *key, const char **out);
+/* One of choices[] (NULL-terminated): *index set; allowed text in the message. */
+int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		  const char *key, const char *const *choices, int *index, int *given);
+
+/* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
+int xf_cfg_scalar_number(const xf_ynode *node, double *out);
+
+/* Section readers (config_read.c, config_params.c, config_optim.c). parameter_space
+ * must be read before initial_parameters: start values are checked against the bounds. */
+int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root,
+				  xf_config *cfg);
+int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
+				   xf_config *cfg);
+int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root,
+				xf_config *cfg);
+int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+
+/* Resolve a relative data path (cwd first, then the config's folder) and fill
+ * cfg->data_path and cfg->data_path_note. */
+int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_config *cfg,
+			     xf_error *err);
+
+/* Priors of slot k from its bounds: middle and a quarter of the width. */
+void xf_cfg_default_prior(xf_bound *b);
+
+#endif

@@ -1,0 +1,284 @@
+/* config_optim.c — the optimization section: optimization.nlsq (tolerances, σ, loss,
+ * anti_degeneracy, multi_start) and optimization.cmc (sharding, per-shard NUTS,
+ * validation, combination), with homodyne's keys we do not use accepted silently. */
+#include "config/config_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+/* NUTS doubles its trajectory per level: beyond 2^30 leapfrog steps is never meant */
+#define XF_MAX_TREE_DEPTH 30
+
+static const char *const nlsq_modes[] = { "auto", "individual", "constant", "fourier", NULL };
+static const xf_scaling_mode nlsq_mode_values[] = {
+	XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL, XF_SCALING_CONSTANT, XF_SCALING_FOURIER,
+};
+
+/* Read an int-valued key into an int field (xf_cfg_int works on long). */
+static int read_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
+		    const char *key, long lo, long hi, int *out)
+{
+	long v = *out;
+	int rc = xf_cfg_int(r, map, parent, key, lo, hi, &v, NULL);
+	if (!rc)
+		*out = (int)v;
+	return rc;
+}
+
+static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq,
+				xf_nlsq_options *o)
+{
+	static const char *const known[] = {
+		"enable", "per_angle_mode", "constant_scaling_threshold", "fourier_order",
+		"hierarchical", NULL,
+	};
+	static const char *const ignored[] = {
+		"regularization", "gradient_monitoring", "shear_weighting", NULL,
+	};
+	static const char *const hier_known[] = { "enable", NULL };
+	const char *sect = "optimization.nlsq.anti_degeneracy";
+	const xf_ynode *map = NULL, *hier = NULL;
+	int mode = 0, given = 0;
+	int rc = xf_cfg_section(r, nlsq, "optimization.nlsq", "anti_degeneracy", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, ignored);
+	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->anti_degeneracy_enable)) ||
+	    (rc = xf_cfg_choice(r, map, sect, "per_angle_mode", nlsq_modes, &mode, &given)) ||
+	    (rc = read_int(r, map, sect, "constant_scaling_threshold", 1, INT_MAX,
+			   &o->constant_scaling_threshold)) ||
+	    (rc = read_int(r, map, sect, "fourier_order", 1, INT_MAX, &o->fourier_order)) ||
+	    (rc = xf_cfg_section(r, map, sect, "hierarchical", &hier)))
+		return rc;
+	if (given)
+		o->per_angle_mode = nlsq_mode_values[mode];
+	if (hier) {
+		const char *hsect = "optimization.nlsq.anti_degeneracy.hierarchical";
+		xf_cfg_check_keys(r, hier, hsect, hier_known, NULL);
+		rc = xf_cfg_bool(r, hier, hsect, "enable", &o->hierarchical);
+	}
+	return rc;
+}
+
+static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq,
+			    xf_nlsq_options *o)
+{
+	static const char *const known[] = { "enable", "n_starts", "seed", NULL };
+	const char *sect = "optimization.nlsq.multi_start";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, nlsq, "optimization.nlsq", "multi_start", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->multi_start)) ||
+	    (rc = read_int(r, map, sect, "n_starts", 1, INT_MAX, &o->n_starts)) ||
+	    (rc = xf_cfg_u64(r, map, sect, "seed", &o->multi_start_seed)))
+		return rc;
+	return 0;
+}
+
+static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_options *o)
+{
+	static const char *const known[] = {
+		"max_iterations", "xtol", "gtol", "ftol", "tolerance", "sigma", "loss",
+		"anti_degeneracy", "multi_start", NULL,
+	};
+	static const char *const ignored[] = {
+		"workflow", "goal", "memory_fraction", "memory_threshold_gb",
+		"trust_region_scale", "verbose", "x_scale", "x_scale_map", "progress",
+		"diagnostics", "hybrid_streaming", "cmaes", "quality_validation", NULL,
+	};
+	const char *sect = "optimization.nlsq";
+	const xf_ynode *map = NULL;
+	const char *loss = NULL;
+	int has_ftol = 0, has_tolerance = 0;
+	double tolerance = 0;
+	int rc = xf_cfg_section(r, opt, "optimization", "nlsq", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, ignored);
+	if ((rc = read_int(r, map, sect, "max_iterations", 1, INT_MAX, &o->max_iterations)) ||
+	    (rc = xf_cfg_number(r, map, sect, "xtol", XF_CHECK_POSITIVE, &o->xtol, NULL)) ||
+	    (rc = xf_cfg_number(r, map, sect, "gtol", XF_CHECK_POSITIVE, &o->gtol, NULL)) ||
+	    (rc = xf_cfg_number(r, map, sect, "ftol", XF_CHECK_POSITIVE, &o->ftol,
+				&has_ftol)) ||
+	    (rc = xf_cfg_number(r, map, sect, "tolerance", XF_CHECK_POSITIVE, &tolerance,
+				&has_tolerance)) ||
+	    (rc = xf_cfg_number(r, map, sect, "sigma", XF_CHECK_POSITIVE, &o->sigma,
+				&o->has_sigma)) ||
+	    (rc = xf_cfg_string(r, map, sect, "loss", &loss)))
+		return rc;
+	/* tolerance is homodyne's name for ftol; an explicit ftol wins */
+	if (has_tolerance && !has_ftol)
+		o->ftol = tolerance;
+	else if (has_tolerance && tolerance != o->ftol)
+		xf_warn("optimization.nlsq.tolerance (%g) and ftol (%g) both given; using ftol, "
+			"in %s:%d", tolerance, o->ftol, r->file, xf_ynode_key_line(map, "tolerance"));
+	if (loss) {
+		if (strlen(loss) >= sizeof o->loss || !loss[0])
+			return xf_cfg_bad_value(r, xf_ynode_get(map, "loss"),
+						"optimization.nlsq.loss",
+						"a loss name such as linear");
+		strcpy(o->loss, loss);
+	}
+	if ((rc = read_anti_degeneracy(r, map, o)) || (rc = read_multi_start(r, map, o)))
+		return rc;
+	return 0;
+}
+
+static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+{
+	/* fourier is NLSQ-only: CMC turns it into individual when following NLSQ (cmc.md) */
+	static const char *const names[] = { "auto", "individual", "constant", NULL };
+	static const xf_scaling_mode values[] = {
+		XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL, XF_SCALING_CONSTANT,
+	};
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, cmc, "optimization.cmc", "per_angle_mode", names, &index,
+			       &given);
+	if (rc)
+		return rc;
+	/* absent or null: the mode NLSQ used */
+	o->per_angle_mode = given ? values[index] : XF_SCALING_FOLLOW_NLSQ;
+	return 0;
+}
+
+static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+{
+	static const char *const known[] = { "num_shards", "max_points_per_shard", NULL };
+	const char *sect = "optimization.cmc.sharding";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "sharding", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = xf_cfg_int_or_auto(r, map, sect, "num_shards", &o->num_shards)) ||
+	    (rc = xf_cfg_int_or_auto(r, map, sect, "max_points_per_shard",
+				     &o->max_points_per_shard)))
+		return rc;
+	return 0;
+}
+
+static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc,
+			       xf_cmc_options *o)
+{
+	static const char *const known[] = {
+		"num_warmup", "num_samples", "num_chains", "target_accept_prob",
+		"max_tree_depth", "dense_mass", NULL,
+	};
+	const char *sect = "optimization.cmc.per_shard_mcmc";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "per_shard_mcmc", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = read_int(r, map, sect, "num_warmup", 1, INT_MAX, &o->num_warmup)) ||
+	    (rc = read_int(r, map, sect, "num_samples", 1, INT_MAX, &o->num_samples)) ||
+	    (rc = read_int(r, map, sect, "num_chains", 1, INT_MAX, &o->num_chains)) ||
+	    (rc = xf_cfg_number(r, map, sect, "target_accept_prob", XF_CHECK_OPEN_UNIT,
+				&o->target_accept_prob, NULL)) ||
+	    (rc = read_int(r, map, sect, "max_tree_depth", 1, XF_MAX_TREE_DEPTH,
+			   &o->max_tree_depth)) ||
+	    (rc = xf_cfg_bool(r, map, sect, "dense_mass", &o->dense_mass)))
+		return rc;
+	return 0;
+}
+
+static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+{
+	static const char *const known[] = {
+		"max_divergence_rate", "max_per_shard_rhat", "use_nlsq_informed_priors",
+		"nlsq_prior_width_factor", NULL,
+	};
+	const char *sect = "optimization.cmc.validation";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "validation", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = xf_cfg_number(r, map, sect, "max_divergence_rate", XF_CHECK_FRACTION,
+				&o->max_divergence_rate, NULL)) ||
+	    (rc = xf_cfg_number(r, map, sect, "max_per_shard_rhat", XF_CHECK_AT_LEAST_ONE,
+				&o->max_per_shard_rhat, NULL)) ||
+	    (rc = xf_cfg_bool(r, map, sect, "use_nlsq_informed_priors",
+			      &o->use_nlsq_informed_priors)) ||
+	    (rc = xf_cfg_number(r, map, sect, "nlsq_prior_width_factor", XF_CHECK_POSITIVE,
+				&o->nlsq_prior_width_factor, NULL)))
+		return rc;
+	return 0;
+}
+
+static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+{
+	static const char *const known[] = { "method", "min_success_rate", NULL };
+	/* the last three are homodyne's deprecated names (cmc.md) */
+	static const char *const methods[] = {
+		"robust_consensus_mc", "consensus_mc", "gaussian_product", "homodyne_marginal",
+		"weighted_gaussian", "simple_average", "auto", NULL,
+	};
+	enum { N_OWN_METHODS = 4 };
+	const char *sect = "optimization.cmc.combination";
+	const xf_ynode *map = NULL;
+	int index = 0, given = 0;
+	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "combination", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = xf_cfg_choice(r, map, sect, "method", methods, &index, &given)) ||
+	    (rc = xf_cfg_number(r, map, sect, "min_success_rate", XF_CHECK_HALF_OPEN_UNIT,
+				&o->min_success_rate, NULL)))
+		return rc;
+	if (!given)
+		return 0;
+	if (index >= N_OWN_METHODS) {
+		xf_warn("optimization.cmc.combination.method: '%s' is a deprecated homodyne "
+			"name; using robust_consensus_mc, in %s:%d", methods[index], r->file,
+			xf_ynode_get(map, "method")->line);
+		index = 0;
+	}
+	snprintf(o->combination_method, sizeof o->combination_method, "%s", methods[index]);
+	return 0;
+}
+
+static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options *o)
+{
+	static const char *const known[] = {
+		"seed", "per_angle_mode", "sharding", "per_shard_mcmc", "validation",
+		"combination", NULL,
+	};
+	static const char *const ignored[] = {
+		"enable", "min_points_for_cmc", "backend", "backend_config", "run_id",
+		"per_shard_timeout", "heartbeat_timeout", "prior_tempering",
+		"reparameterization", NULL,
+	};
+	const char *sect = "optimization.cmc";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, opt, "optimization", "cmc", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, ignored);
+	if ((rc = xf_cfg_u64(r, map, sect, "seed", &o->seed)) ||
+	    (rc = read_cmc_mode(r, map, o)) || (rc = read_sharding(r, map, o)) ||
+	    (rc = read_per_shard_mcmc(r, map, o)) || (rc = read_validation(r, map, o)) ||
+	    (rc = read_combination(r, map, o)))
+		return rc;
+	return 0;
+}
+
+int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+{
+	static const char *const known[] = { "nlsq", "cmc", NULL };
+	static const char *const ignored[] = {
+		"method", "lsq", "mcmc", "streaming", "stratification", "sequential",
+		"recovery", NULL,
+	};
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, root, "", "optimization", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, "optimization", known, ignored);
+	if ((rc = read_nlsq(r, map, &cfg->nlsq)) || (rc = read_cmc(r, map, &cfg->cmc)))
+		return rc;
+	return 0;
+}

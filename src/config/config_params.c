@@ -1,0 +1,305 @@
+/* config_params.c — the parameter sections: parameter_space.bounds (bounds and priors)
+ * and initial_parameters (start values matched by name, fixed parameters, per-angle
+ * scaling starts), with the start values checked against the bounds. */
+#include "config/config_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XF_PARAM_NAMES_ALLOWED \
+	"one of D0, alpha, D_offset, gamma_dot_t0 (gamma_dot_0, gamma_dot_t_0), beta, " \
+	"gamma_dot_t_offset (gamma_dot_offset), phi0 (phi_0)"
+
+static int oom(const xf_cfg_reader *r)
+{
+	return xf_fail(r->err, XF_EXIT_CONFIG, "out of memory reading %s", r->file);
+}
+
+/* ---- parameter_space ---------------------------------------------------------------- */
+
+static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int seen[],
+		      xf_config *cfg)
+{
+	static const char *const known[] = {
+		"name", "min", "max", "prior_mu", "prior_sigma", "type", NULL,
+	};
+	/* homodyne labels each entry; nothing to use */
+	static const char *const ignored[] = { "unit", "description", NULL };
+	char path[XF_CFG_PATH_MAX];
+	const char *name = NULL, *type = NULL;
+	snprintf(path, sizeof path, "parameter_space.bounds[%d]", k);
+	if (item->kind != XF_YNODE_MAPPING)
+		return xf_cfg_bad_value(r, item, path, "a mapping {name, min, max, prior_mu, "
+					"prior_sigma}");
+	xf_cfg_check_keys(r, item, path, known, ignored);
+	int rc = xf_cfg_string(r, item, path, "name", &name);
+	if (!rc)
+		rc = xf_cfg_string(r, item, path, "type", &type);
+	if (rc)
+		return rc;
+	if (!name)
+		return xf_fail(r->err, XF_EXIT_CONFIG, "%s.name: missing (must be a parameter "
+			       "name), in %s:%d", path, r->file, item->line);
+	int idx = xf_param_index(name);
+	char npath[XF_CFG_PATH_MAX];
+	xf_cfg_path(npath, path, "name");
+	if (idx < 0)
+		return xf_cfg_bad_value(r, xf_ynode_get(item, "name"), npath,
+					XF_PARAM_NAMES_ALLOWED ", contrast, offset");
+	if (seen[idx])
+		return xf_fail(r->err, XF_EXIT_CONFIG, "%s: '%s' names %s, which already has "
+			       "bounds at parameter_space.bounds[%d] (each parameter once), "
+			       "in %s:%d", npath, name, xf_param_names[idx], seen[idx] - 1,
+			       r->file, item->line);
+	seen[idx] = k + 1;
+
+	xf_bound b = cfg->bounds[idx];
+	int has_mu = 0, has_sigma = 0;
+	if ((rc = xf_cfg_number(r, item, path, "min", XF_CHECK_FINITE, &b.lower, NULL)) ||
+	    (rc = xf_cfg_number(r, item, path, "max", XF_CHECK_FINITE, &b.upper, NULL)) ||
+	    (rc = xf_cfg_number(r, item, path, "prior_mu", XF_CHECK_FINITE, &b.prior_mu,
+				&has_mu)) ||
+	    (rc = xf_cfg_number(r, item, path, "prior_sigma", XF_CHECK_POSITIVE,
+				&b.prior_sigma, &has_sigma)))
+		return rc;
+	if (!(b.lower < b.upper))
+		return xf_fail(r->err, XF_EXIT_CONFIG, "%s: min %g >= max %g for %s is not "
+			       "allowed (must be min < max), in %s:%d", path, b.lower, b.upper,
+			       xf_param_names[idx], r->file, item->line);
+	xf_bound middle = b;
+	xf_cfg_default_prior(&middle);
+	if (!has_mu)
+		b.prior_mu = middle.prior_mu;
+	if (!has_sigma)
+		b.prior_sigma = middle.prior_sigma;
+	cfg->bounds[idx] = b;
+	return 0;
+}
+
+int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root,
+				xf_config *cfg)
+{
+	static const char *const known[] = { "bounds", NULL };
+	const xf_ynode *map = NULL;
+	int seen[XF_N_BOUND_SLOTS] = { 0 };  /* entry index + 1 per slot, 0 = none yet */
+	int rc = xf_cfg_section(r, root, "", "parameter_space", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, "parameter_space", known, NULL);
+	const xf_ynode *list = xf_ynode_get(map, "bounds");
+	if (!list || xf_ynode_is_null(list))
+		return 0;
+	if (list->kind != XF_YNODE_SEQUENCE)
+		return xf_cfg_bad_value(r, list, "parameter_space.bounds",
+					"a list of {name, min, max, prior_mu, prior_sigma}");
+	for (size_t k = 0; k < list->n; k++) {
+		rc = read_bound(r, list->items[k], (int)k, seen, cfg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- initial_parameters ------------------------------------------------------------- */
+
+static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *name,
+			  double v, const xf_bound *b, int line)
+{
+	return xf_fail(r->err, XF_EXIT_CONFIG, "%s: %s = %g is outside its bounds [%g, %g] "
+		       "(must lie within parameter_space.bounds or the default bounds), "
+		       "in %s:%d", path, name, v, b->lower, b->upper, r->file, line);
+}
+
+/* Index of a physical parameter name for initial_parameters: -1 (after a warning) for a
+ * parameter of the other mode, which is ignored; an error for unknown names and for
+ * contrast/offset, whose starts have their own key. */
+static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const char *path,
+		      const xf_config *cfg, int *idx)
+{
+	*idx = -1;
+	if (name_node->kind != XF_YNODE_SCALAR)
+		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED);
+	int k = xf_param_index(name_node->text);
+	if (k < 0)
+		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED);
+	if (k >= XF_N_PHYS)
+		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED
+					"; contrast and offset starts go in "
+					"initial_parameters.per_angle_scaling");
+	if (k >= xf_mode_n_phys(cfg->mode)) {
+		/* a static config copied from a laminar one: harmless, but say so */
+		xf_warn("%s: '%s' is not a parameter of %s mode (ignored), in %s:%d", path,
+			name_node->text, xf_mode_name(cfg->mode), r->file, name_node->line);
+		return 0;
+	}
+	*idx = k;
+	return 0;
+}
+
+static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map,
+				 xf_config *cfg)
+{
+	const char *sect = "initial_parameters";
+	const xf_ynode *names = xf_ynode_get(map, "parameter_names");
+	const xf_ynode *values = xf_ynode_get(map, "values");
+	char path[XF_CFG_PATH_MAX];
+	int seen[XF_N_PHYS] = { 0 };  /* list position + 1 of each canonical name */
+	if (names && xf_ynode_is_null(names))
+		names = NULL;
+	if (values && xf_ynode_is_null(values))
+		values = NULL;
+	if (names && names->kind != XF_YNODE_SEQUENCE)
+		return xf_cfg_bad_value(r, names, "initial_parameters.parameter_names",
+					"a list of parameter names");
+	if (values && values->kind != XF_YNODE_SEQUENCE)
+		return xf_cfg_bad_value(r, values, "initial_parameters.values",
+					"null or a list of numbers, one per parameter_names entry");
+	if (values && !names)
+		return xf_fail(r->err, XF_EXIT_CONFIG, "initial_parameters.parameter_names: "
+			       "missing (values are matched to parameter_names by name), in %s:%d",
+			       r->file, values->line);
+	if (values && values->n != names->n)
+		return xf_fail(r->err, XF_EXIT_CONFIG, "initial_parameters.values: %zu values "
+			       "for %zu parameter_names is not allowed (must be one value per "
+			       "name), in %s:%d", values->n, names->n, r->file, values->line);
+	for (size_t i = 0; names && i < names->n; i++) {
+		int idx;
+		snprintf(path, sizeof path, "%s.parameter_names[%zu]", sect, i);
+		int rc = phys_index(r, names->items[i], path, cfg, &idx);
+		if (rc)
+			return rc;
+		if (idx < 0)
+			continue;
+		if (seen[idx])
+			return xf_fail(r->err, XF_EXIT_CONFIG, "%s: '%s' names %s a second time "
+				       "(first at parameter_names[%d]; each parameter once), "
+				       "in %s:%d", path, names->items[i]->text,
+				       xf_param_names[idx], seen[idx] - 1, r->file,
+				       names->items[i]->line);
+		seen[idx] = (int)i + 1;
+		if (!values)
+			continue;
+		const xf_ynode *v = values->items[i];
+		snprintf(path, sizeof path, "%s.values[%zu]", sect, i);
+		if (xf_ynode_is_null(v))
+			continue;  /* a null entry: middle of the bounds, like values: null */
+		if (xf_cfg_scalar_number(v, &cfg->values[idx]) != 0)
+			return xf_cfg_bad_value(r, v, path, "a finite number or null");
+		const xf_bound *b = &cfg->bounds[idx];
+		if (cfg->values[idx] < b->lower || cfg->values[idx] > b->upper)
+			return outside_bounds(r, path, xf_param_names[idx], cfg->values[idx], b,
+					      v->line);
+		cfg->value_given[idx] = 1;
+	}
+	return 0;
+}
+
+static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+{
+	const char *sect = "initial_parameters.fixed_parameters";
+	const xf_ynode *fixed = NULL;
+	char path[XF_CFG_PATH_MAX];
+	int rc = xf_cfg_section(r, map, "initial_parameters", "fixed_parameters", &fixed);
+	if (rc || !fixed)
+		return rc;
+	for (size_t i = 0; i < fixed->n; i++) {
+		xf_ynode key = { .kind = XF_YNODE_SCALAR, .line = fixed->key_lines[i],
+				 .text = fixed->keys[i], .plain = 1 };
+		const xf_ynode *v = fixed->items[i];
+		int idx;
+		xf_cfg_path(path, sect, fixed->keys[i]);
+		rc = phys_index(r, &key, path, cfg, &idx);
+		if (rc)
+			return rc;
+		if (idx < 0)
+			continue;
+		double value;
+		if (xf_cfg_scalar_number(v, &value) != 0)
+			return xf_cfg_bad_value(r, v, path, "a finite number");
+		const xf_bound *b = &cfg->bounds[idx];
+		if (value < b->lower || value > b->upper)
+			return outside_bounds(r, path, xf_param_names[idx], value, b, v->line);
+		cfg->values[idx] = value;
+		cfg->value_given[idx] = 1;
+		cfg->is_fixed[idx] = 1;
+	}
+	return 0;
+}
+
+/* per_angle_scaling.<key>: a number or a list of numbers, each within the slot's bounds */
+static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const char *key,
+			     const xf_bound *b, int *n_out, double **out)
+{
+	char path[XF_CFG_PATH_MAX], item_path[XF_CFG_PATH_MAX + 32];
+	const xf_ynode *node = xf_ynode_get(map, key);
+	xf_cfg_path(path, "initial_parameters.per_angle_scaling", key);
+	if (!node || xf_ynode_is_null(node))
+		return 0;
+	if (node->kind == XF_YNODE_MAPPING)
+		return xf_cfg_bad_value(r, node, path, "a number or a list of numbers");
+	int is_list = node->kind == XF_YNODE_SEQUENCE;
+	size_t n = is_list ? node->n : 1;
+	if (n == 0)
+		return 0;
+	double *values = calloc(n, sizeof *values);
+	if (!values)
+		return oom(r);
+	for (size_t i = 0; i < n; i++) {
+		const xf_ynode *v = is_list ? node->items[i] : node;
+		if (is_list)
+			snprintf(item_path, sizeof item_path, "%s[%zu]", path, i);
+		else
+			snprintf(item_path, sizeof item_path, "%s", path);
+		int rc = 0;
+		if (xf_cfg_scalar_number(v, &values[i]) != 0)
+			rc = xf_cfg_bad_value(r, v, item_path, "a finite number");
+		else if (values[i] < b->lower || values[i] > b->upper)
+			rc = outside_bounds(r, item_path, key, values[i], b, v->line);
+		if (rc) {
+			free(values);
+			return rc;
+		}
+	}
+	free(*out);
+	*out = values;
+	*n_out = (int)n;
+	return 0;
+}
+
+static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
+				  xf_config *cfg)
+{
+	static const char *const known[] = { "contrast", "offset", NULL };
+	const char *sect = "initial_parameters.per_angle_scaling";
+	const xf_ynode *pas = NULL;
+	int rc = xf_cfg_section(r, map, "initial_parameters", "per_angle_scaling", &pas);
+	if (rc || !pas)
+		return rc;
+	xf_cfg_check_keys(r, pas, sect, known, NULL);
+	rc = read_scaling_list(r, pas, "contrast", &cfg->bounds[XF_P_CONTRAST],
+			       &cfg->n_contrast_start, &cfg->contrast_start);
+	if (!rc)
+		rc = read_scaling_list(r, pas, "offset", &cfg->bounds[XF_P_OFFSET],
+				       &cfg->n_offset_start, &cfg->offset_start);
+	return rc;
+}
+
+int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
+				   xf_config *cfg)
+{
+	static const char *const known[] = {
+		"parameter_names", "values", "fixed_parameters", "per_angle_scaling", NULL,
+	};
+	/* homodyne writes the units beside the names; nothing to use */
+	static const char *const ignored[] = { "units", NULL };
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, root, "", "initial_parameters", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, "initial_parameters", known, ignored);
+	if ((rc = read_names_and_values(r, map, cfg)) || (rc = read_fixed(r, map, cfg)) ||
+	    (rc = read_per_angle_scaling(r, map, cfg)))
+		return rc;
+	return 0;
+}

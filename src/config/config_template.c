@@ -1,0 +1,145 @@
+/* config_template.c — `xpcsfit config`: a commented YAML template with every key xpcsfit
+ * reads, homodyne's template start values and priors (params.h), and the defaults of
+ * spec/config.md. It loads back with xf_config_load without a warning (tested). */
+#include "xpcsfit/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* %g, but with a dot before any exponent: YAML 1.1 readers (PyYAML in homodyne) read
+ * "1e-06" as a string and only "1.0e-06" as a number. */
+static const char *yaml_num(char buf[40], double v)
+{
+	char tmp[32];
+	snprintf(tmp, sizeof tmp, "%.10g", v);
+	char *e = strchr(tmp, 'e');
+	if (e && !memchr(tmp, '.', (size_t)(e - tmp)))
+		snprintf(buf, 40, "%.*s.0%s", (int)(e - tmp), tmp, e);
+	else
+		snprintf(buf, 40, "%s", tmp);
+	return buf;
+}
+
+static void write_header(xf_mode mode, FILE *out)
+{
+	fprintf(out,
+		"# xpcsfit configuration (homodyne-compatible YAML) for %s mode.\n"
+		"# Written by 'xpcsfit config'. Every key xpcsfit reads is listed with its\n"
+		"# default; homodyne's other keys are accepted (see docs/config.md).\n"
+		"\n"
+		"analysis_mode: %s      # static | laminar_flow (aliases static_isotropic, "
+		"static_anisotropic)\n"
+		"\n"
+		"experimental_data:\n"
+		"  # homodyne's pair wins over file_path. A relative path is read against the\n"
+		"  # current directory if it exists there, else against this file's folder.\n"
+		"  data_folder_path: ./data/\n"
+		"  data_file_name: sample.h5\n"
+		"  # file_path: data/sample.h5\n"
+		"\n"
+		"analyzer_parameters:\n"
+		"  dt: 0.001                # s between stored frames; remove to use the file's\n"
+		"  start_frame: 1           # 1-based, inclusive\n"
+		"  end_frame: -1            # 1-based, inclusive; -1 = last frame\n"
+		"  scattering:\n"
+		"    wavevector_q: 0.0054   # 1/angstrom, target of the q-ring selection\n"
+		"  geometry:\n"
+		"    stator_rotor_gap: 2000000   # angstrom (200 um)\n"
+		"  shear_model: homodyne    # homodyne | pnas2024\n"
+		"\n"
+		"phi_filtering:\n"
+		"  enabled: false\n"
+		"  target_ranges:           # degrees; min > max is a range across 180\n"
+		"    - {min_angle: -10.0, max_angle: 10.0}\n"
+		"    - {min_angle: 85.0, max_angle: 95.0}\n"
+		"  fallback_to_all_angles: false   # true: keep all angles when none match\n"
+		"\n",
+		xf_mode_name(mode), xf_mode_name(mode));
+}
+
+static void write_parameters(xf_mode mode, FILE *out)
+{
+	char a[40], b[40], c[40], d[40];
+	int n = xf_mode_n_phys(mode);
+	fprintf(out, "initial_parameters:\n  parameter_names: [");
+	for (int k = 0; k < n; k++)
+		fprintf(out, "%s%s", k ? ", " : "", xf_param_names[k]);
+	fprintf(out, "]\n  values: [");
+	for (int k = 0; k < n; k++)
+		fprintf(out, "%s%s", k ? ", " : "", yaml_num(a, xf_param_template_value[k]));
+	fprintf(out,
+		"]   # or null: the middle of the bounds\n"
+		"  # fixed_parameters: {D_offset: 0.0}     # held at this value\n"
+		"  # per_angle_scaling: {contrast: [0.3], offset: [1.0]}   # 1 or n_phi values\n"
+		"\n"
+		"parameter_space:\n"
+		"  # prior_mu/prior_sigma (CMC): when missing, the middle of the bounds and a\n"
+		"  # quarter of their width\n"
+		"  bounds:\n");
+	for (int k = 0; k < n; k++)
+		fprintf(out, "    - {name: %s, min: %s, max: %s, prior_mu: %s, prior_sigma: %s}"
+			"   # %s\n", xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
+			yaml_num(b, xf_param_default_upper[k]),
+			yaml_num(c, xf_param_template_prior_mu[k]),
+			yaml_num(d, xf_param_template_prior_sigma[k]), xf_param_units[k]);
+	for (int k = XF_P_CONTRAST; k <= XF_P_OFFSET; k++)
+		fprintf(out, "    - {name: %s, min: %s, max: %s}   # every angle\n",
+			xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
+			yaml_num(b, xf_param_default_upper[k]));
+	fputc('\n', out);
+}
+
+static void write_optimization(FILE *out)
+{
+	fputs("optimization:\n"
+	      "  nlsq:\n"
+	      "    max_iterations: 1000\n"
+	      "    xtol: 1.0e-8\n"
+	      "    gtol: 1.0e-8\n"
+	      "    ftol: 1.0e-8             # homodyne's name: tolerance\n"
+	      "    sigma: null              # constant sigma of the data; null = unknown\n"
+	      "    loss: linear             # other losses are read and reported as ignored\n"
+	      "    anti_degeneracy:\n"
+	      "      enable: false          # static: use per_angle_mode only when true\n"
+	      "      per_angle_mode: auto   # auto | constant | individual | fourier\n"
+	      "      constant_scaling_threshold: 3\n"
+	      "      fourier_order: 2\n"
+	      "      hierarchical: {enable: true}\n"
+	      "    multi_start: {enable: false, n_starts: 10, seed: 42}\n"
+	      "  cmc:\n"
+	      "    seed: 42\n"
+	      "    per_angle_mode: null     # null = the mode NLSQ used; auto | constant | "
+	      "individual\n"
+	      "    sharding: {num_shards: auto, max_points_per_shard: auto}\n"
+	      "    per_shard_mcmc:\n"
+	      "      num_warmup: 500\n"
+	      "      num_samples: 1500\n"
+	      "      num_chains: 4\n"
+	      "      target_accept_prob: 0.85\n"
+	      "      max_tree_depth: 10\n"
+	      "      dense_mass: true\n"
+	      "    validation:\n"
+	      "      max_divergence_rate: 0.10\n"
+	      "      max_per_shard_rhat: 1.1\n"
+	      "      use_nlsq_informed_priors: false\n"
+	      "      nlsq_prior_width_factor: 2.0\n"
+	      "    combination:\n"
+	      "      method: robust_consensus_mc   # consensus_mc | gaussian_product | "
+	      "homodyne_marginal\n"
+	      "      min_success_rate: 0.90\n"
+	      "\n"
+	      "parallel:\n"
+	      "  virtual_devices: auto      # worker threads; auto = online cores\n",
+	      out);
+}
+
+int xf_config_write_template(xf_mode mode, FILE *out)
+{
+	write_header(mode, out);
+	write_parameters(mode, out);
+	write_optimization(out);
+	if (fflush(out) != 0 || ferror(out))
+		return errno ? errno : EIO;
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* yaml_tree.h — a YAML document loaded by libyaml into a small read-only node tree
+ * (scalars, sequences, mappings) that remembers where each node was written, so the
+ * config reader can name file:line in its messages. Internal to src/config/. */
+#ifndef XF_CONFIG_YAML_TREE_H
+#define XF_CONFIG_YAML_TREE_H
+
+#include <stddef.h>
+
+#include "xpcsfit/error.h"
+
+typedef enum xf_ynode_kind {
+	XF_YNODE_SCALAR = 0,
+	XF_YNODE_SEQUENCE,
+	XF_YNODE_MAPPING,
+} xf_ynode_kind;
+
+typedef struct xf_ynode xf_ynode;
+
+struct xf_ynode {
+	xf_ynode_kind kind;
+	int line;             /* 1-based line of the node's first character */
+	int column;           /* 1-based column */
+	/* scalar */
+	char *text;           /* the scalar's value, NUL-terminated ("" for an empty value) */
+	int plain;            /* 1 for an unquoted scalar: only those can be null/bool */
+	/* sequence items, or mapping values (keys[] beside them) */
+	size_t n;
+	xf_ynode **items;
+	char **keys;          /* mapping keys (scalar keys only), NULL for sequences */
+	int *key_lines;       /* line of each mapping key */
+};
+
+/* Parse a whole file (first document). On failure returns XF_EXIT_CONFIG with err set:
+ * a missing/unreadable file names the path; bad YAML gives libyaml's problem and the
+ * line:column. An empty file gives *root = NULL and returns 0. */
+int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);
+/* Same from a string (tests); name is used in messages. */
+int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err);
+void xf_yaml_free(xf_ynode *node);
+
+/* Value of key in a mapping, or NULL (also NULL when map is not a mapping). */
+const xf_ynode *xf_ynode_get(const xf_ynode *map, const char *key);
+/* Line where key was written in map (0 when absent). */
+int xf_ynode_key_line(const xf_ynode *map, const char *key);
+/* 1 for a plain scalar that YAML 1.1 reads as null: "", "~", "null", "Null", "NULL". */
+int xf_ynode_is_null(const xf_ynode *node);
+
+#endif

@@ -1,0 +1,811 @@
+/* test_config.c — the YAML configuration reader (src/config/) and `xpcsfit config`
+ * (src/cli/cmd_config.c): defaults, a full homodyne-style config, aliases, unknown-key
+ * warnings, one test per class of bad value (exit code 2 and the key path in the
+ * message), template round trips and relative data path resolution. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "xpcsfit/config.h"
+#include "xpcsfit/error.h"
+
+/* The command is not in the library: compile it in here, with a stand-in for main.c's
+ * xf_cli_error that keeps the last message for the assertions. */
+#include "cli/cmd_config.c"
+
+static char cli_message[1024];
+
+int xf_cli_error(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cli_message, sizeof cli_message, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static char tmp_dir[PATH_MAX];
+static char start_dir[PATH_MAX];
+
+static void make_dir(const char *path)
+{
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		fail_msg("cannot create %s: %s", path, strerror(errno));
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	const char *t = getenv("XF_TMP");
+	snprintf(tmp_dir, sizeof tmp_dir, "%s", t && t[0] ? t : "/tmp/xf_test_config");
+	make_dir(tmp_dir);
+	if (!getcwd(start_dir, sizeof start_dir))
+		return -1;
+	xf_log_set_stderr(0, 0);
+	return 0;
+}
+
+/* Write text to XF_TMP/name; returns the path (static buffer, one at a time). */
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static const char *source_path(const char *rel)
+{
+	static char path[PATH_MAX + 64];
+	const char *src = getenv("XF_SOURCE_DIR");
+	snprintf(path, sizeof path, "%s/%s", src && src[0] ? src : "..", rel);
+	return path;
+}
+
+/* Load a config text; returns the status, cfg left loaded on success. */
+static int load_text(const char *text, xf_config *cfg, xf_error *err)
+{
+	xf_error_clear(err);
+	return xf_config_load(write_tmp("cfg.yaml", text), cfg, err);
+}
+
+/* A config that must fail with code 2 and a message holding every given fragment. */
+static void expect_error(const char *text, const char *frag1, const char *frag2)
+{
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(text, &cfg, &err);
+	if (rc != XF_EXIT_CONFIG)
+		fail_msg("expected exit 2, got %d for:\n%s", rc, text);
+	assert_int_equal(err.code, XF_EXIT_CONFIG);
+	if (frag1 && !strstr(err.msg, frag1))
+		fail_msg("message '%s' lacks '%s'", err.msg, frag1);
+	if (frag2 && !strstr(err.msg, frag2))
+		fail_msg("message '%s' lacks '%s'", err.msg, frag2);
+	/* on error the config is left freed and defaulted */
+	assert_null(cfg.source_path);
+	assert_null(cfg.phi_ranges);
+}
+
+#define STATIC_HEAD "analysis_mode: static\n"
+#define LAMINAR_HEAD "analysis_mode: laminar_flow\n"
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_config_defaults(&cfg);
+	assert_int_equal(cfg.mode, XF_MODE_STATIC);
+	assert_null(cfg.data_path);
+	assert_int_equal(cfg.has_dt, 0);
+	assert_int_equal(cfg.start_frame, 1);
+	assert_int_equal(cfg.end_frame, -1);
+	assert_true(cfg.gap_A == 2e6);
+	assert_int_equal(cfg.shear_model, XF_SHEAR_HOMODYNE);
+	assert_true(cfg.bounds[XF_P_D0].lower == 100 && cfg.bounds[XF_P_D0].upper == 1e5);
+	/* model.md's example of the default prior: mu 50 050, sigma 24 975 */
+	assert_true(cfg.bounds[XF_P_D0].prior_mu == 50050.0);
+	assert_true(cfg.bounds[XF_P_D0].prior_sigma == 24975.0);
+	assert_true(cfg.bounds[XF_P_OFFSET].lower == 0.5 && cfg.bounds[XF_P_OFFSET].upper == 1.5);
+	assert_true(xf_config_start_value(&cfg, XF_P_D0) == 50050.0);
+	assert_true(xf_config_start_value(&cfg, XF_P_CONTRAST) == 0.5);
+	assert_int_equal(cfg.nlsq.max_iterations, 1000);
+	assert_true(cfg.nlsq.ftol == 1e-8 && cfg.nlsq.xtol == 1e-8 && cfg.nlsq.gtol == 1e-8);
+	assert_int_equal(cfg.nlsq.has_sigma, 0);
+	assert_string_equal(cfg.nlsq.loss, "linear");
+	assert_int_equal(cfg.nlsq.per_angle_mode, XF_SCALING_AUTO);
+	assert_int_equal(cfg.nlsq.constant_scaling_threshold, 3);
+	assert_int_equal(cfg.nlsq.fourier_order, 2);
+	assert_int_equal(cfg.nlsq.hierarchical, 1);
+	assert_int_equal(cfg.nlsq.anti_degeneracy_enable, 0);
+	assert_int_equal(cfg.nlsq.n_starts, 10);
+	assert_true(cfg.nlsq.multi_start_seed == 42);
+	assert_true(cfg.cmc.seed == 42);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
+	assert_int_equal(cfg.cmc.num_shards, 0);
+	assert_int_equal(cfg.cmc.num_warmup, 500);
+	assert_int_equal(cfg.cmc.num_samples, 1500);
+	assert_int_equal(cfg.cmc.num_chains, 4);
+	assert_true(cfg.cmc.target_accept_prob == 0.85);
+	assert_int_equal(cfg.cmc.max_tree_depth, 10);
+	assert_int_equal(cfg.cmc.dense_mass, 1);
+	assert_true(cfg.cmc.max_divergence_rate == 0.10);
+	assert_true(cfg.cmc.max_per_shard_rhat == 1.1);
+	assert_true(cfg.cmc.nlsq_prior_width_factor == 2.0);
+	assert_string_equal(cfg.cmc.combination_method, "robust_consensus_mc");
+	assert_true(cfg.cmc.min_success_rate == 0.90);
+	assert_int_equal(cfg.virtual_devices, 0);
+	assert_string_equal(xf_scaling_mode_name(XF_SCALING_FOURIER), "fourier");
+	assert_string_equal(xf_scaling_mode_name(XF_SCALING_INDIVIDUAL), "individual");
+	xf_config_free(&cfg);
+}
+
+static void test_full_laminar(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	int before = xf_log_warning_count();
+	int rc = xf_config_load(source_path("tests/configs/laminar_full.yaml"), &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	/* every unused key in the fixture is a homodyne key listed as accepted */
+	assert_int_equal(xf_log_warning_count(), before);
+	assert_int_equal(cfg.mode, XF_MODE_LAMINAR);
+	assert_string_equal(cfg.data_path, "/nonexistent/folder/run42.hdf");
+	assert_non_null(strstr(cfg.data_path_note, "absolute"));
+	assert_int_equal(cfg.has_dt, 1);
+	assert_true(cfg.dt_s == 0.5e-3);
+	assert_int_equal(cfg.start_frame, 11);
+	assert_int_equal(cfg.end_frame, 2000);
+	assert_int_equal(cfg.has_q, 1);
+	assert_true(cfg.wavevector_q == 0.0237);
+	assert_true(cfg.gap_A == 1.5e6);
+	assert_int_equal(cfg.shear_model, XF_SHEAR_PNAS2024);
+	assert_int_equal(cfg.phi_filter_enabled, 1);
+	assert_int_equal(cfg.fallback_to_all_angles, 1);
+	assert_int_equal(cfg.n_phi_ranges, 2);
+	assert_true(cfg.phi_ranges[0].min_deg == -20 && cfg.phi_ranges[0].max_deg == 20.5);
+	assert_true(cfg.phi_ranges[1].min_deg == 170 && cfg.phi_ranges[1].max_deg == -170);
+	static const double want[XF_N_PHYS] = { 2000, -1.3, 5, 0.002, -0.2, 0.001, 2.5 };
+	for (int k = 0; k < XF_N_PHYS; k++) {
+		assert_int_equal(cfg.value_given[k], 1);
+		assert_true(cfg.values[k] == want[k]);
+		assert_true(xf_config_start_value(&cfg, k) == want[k]);
+		assert_int_equal(cfg.is_fixed[k], k == XF_P_PHI0);
+	}
+	assert_int_equal(cfg.n_contrast_start, 3);
+	assert_true(cfg.contrast_start[0] == 0.2 && cfg.contrast_start[2] == 0.3);
+	assert_int_equal(cfg.n_offset_start, 1);
+	assert_true(cfg.offset_start[0] == 1.01);
+	/* given priors kept; missing ones: middle and a quarter of the width */
+	assert_true(cfg.bounds[XF_P_D0].lower == 10 && cfg.bounds[XF_P_D0].upper == 1e6);
+	assert_true(cfg.bounds[XF_P_D0].prior_mu == 1500);
+	assert_true(cfg.bounds[XF_P_D0].prior_sigma == 300);
+	assert_true(cfg.bounds[XF_P_ALPHA].prior_mu == -1.0);
+	assert_true(cfg.bounds[XF_P_ALPHA].prior_sigma == 1.0);
+	assert_true(cfg.bounds[XF_P_GAMMA_DOT_T0].upper == 1);
+	assert_true(cfg.bounds[XF_P_CONTRAST].lower == 0.05);
+	assert_true(cfg.bounds[XF_P_CONTRAST].prior_sigma == 0.1);
+	assert_true(cfg.bounds[XF_P_OFFSET].prior_mu == 1.0);
+	assert_true(cfg.bounds[XF_P_BETA].lower == -2.0);  /* not overridden */
+	assert_int_equal(cfg.nlsq.max_iterations, 250);
+	assert_true(cfg.nlsq.xtol == 1e-9 && cfg.nlsq.gtol == 2e-10 && cfg.nlsq.ftol == 3e-7);
+	assert_int_equal(cfg.nlsq.has_sigma, 1);
+	assert_true(cfg.nlsq.sigma == 0.02);
+	assert_string_equal(cfg.nlsq.loss, "soft_l1");
+	assert_int_equal(cfg.nlsq.anti_degeneracy_enable, 1);
+	assert_int_equal(cfg.nlsq.per_angle_mode, XF_SCALING_FOURIER);
+	assert_int_equal(cfg.nlsq.constant_scaling_threshold, 5);
+	assert_int_equal(cfg.nlsq.fourier_order, 3);
+	assert_int_equal(cfg.nlsq.hierarchical, 0);
+	assert_int_equal(cfg.nlsq.multi_start, 1);
+	assert_int_equal(cfg.nlsq.n_starts, 7);
+	assert_true(cfg.nlsq.multi_start_seed == UINT64_MAX);
+	assert_true(cfg.cmc.seed == 7);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_CONSTANT);
+	assert_int_equal(cfg.cmc.num_shards, 12);
+	assert_int_equal(cfg.cmc.max_points_per_shard, 0);
+	assert_int_equal(cfg.cmc.num_warmup, 300);
+	assert_int_equal(cfg.cmc.num_samples, 700);
+	assert_int_equal(cfg.cmc.num_chains, 2);
+	assert_true(cfg.cmc.target_accept_prob == 0.9);
+	assert_int_equal(cfg.cmc.max_tree_depth, 8);
+	assert_int_equal(cfg.cmc.dense_mass, 0);
+	assert_true(cfg.cmc.max_divergence_rate == 0.2);
+	assert_true(cfg.cmc.max_per_shard_rhat == 1.05);
+	assert_int_equal(cfg.cmc.use_nlsq_informed_priors, 1);
+	assert_true(cfg.cmc.nlsq_prior_width_factor == 3);
+	assert_string_equal(cfg.cmc.combination_method, "gaussian_product");
+	assert_true(cfg.cmc.min_success_rate == 0.75);
+	assert_int_equal(cfg.virtual_devices, 6);
+	assert_non_null(strstr(cfg.source_path, "laminar_full.yaml"));
+	xf_config_free(&cfg);
+	assert_null(cfg.data_path);
+}
+
+static void test_example_configs_load_clean(void **state)
+{
+	(void)state;
+	static const char *const files[] = {
+		"configs/laminar_flow_example.yaml", "configs/static_example.yaml",
+	};
+	static const xf_mode modes[] = { XF_MODE_LAMINAR, XF_MODE_STATIC };
+	for (int k = 0; k < 2; k++) {
+		xf_config cfg;
+		xf_error err;
+		xf_error_clear(&err);
+		int before = xf_log_warning_count();
+		int rc = xf_config_load(source_path(files[k]), &cfg, &err);
+		if (rc)
+			fail_msg("%s: %s", files[k], err.msg);
+		assert_int_equal(xf_log_warning_count(), before);
+		assert_int_equal(cfg.mode, modes[k]);
+		xf_config_free(&cfg);
+	}
+}
+
+static void test_aliases(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(LAMINAR_HEAD
+			   "initial_parameters:\n"
+			   "  parameter_names: [phi_0, gamma_dot_0, gamma_dot_offset]\n"
+			   "  values: [3, 0.05, -0.01]\n"
+			   "parameter_space:\n"
+			   "  bounds:\n"
+			   "    - {name: gamma_dot_t_0, min: 0.001, max: 0.2}\n"
+			   "optimization:\n  nlsq:\n    tolerance: 1.0e-6\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.values[XF_P_PHI0] == 3 && cfg.value_given[XF_P_PHI0]);
+	assert_true(cfg.values[XF_P_GAMMA_DOT_T0] == 0.05);
+	assert_true(cfg.values[XF_P_GAMMA_DOT_T_OFFSET] == -0.01);
+	assert_int_equal(cfg.value_given[XF_P_D0], 0);
+	assert_true(cfg.bounds[XF_P_GAMMA_DOT_T0].lower == 0.001);
+	assert_true(cfg.nlsq.ftol == 1e-6);
+	xf_config_free(&cfg);
+
+	static const char *const statics[] = {
+		"analysis_mode: static_isotropic\n", "analysis_mode: static_anisotropic\n",
+		"analysis_mode: \"static\"\n",
+	};
+	for (int k = 0; k < 3; k++) {
+		rc = load_text(statics[k], &cfg, &err);
+		assert_int_equal(rc, 0);
+		assert_int_equal(cfg.mode, XF_MODE_STATIC);
+		xf_config_free(&cfg);
+	}
+	/* ftol wins over tolerance when both are written */
+	rc = load_text(STATIC_HEAD "optimization: {nlsq: {ftol: 1.0e-5, tolerance: 1.0e-7}}\n",
+		       &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_true(cfg.nlsq.ftol == 1e-5);
+	xf_config_free(&cfg);
+}
+
+static void test_values_null(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(STATIC_HEAD
+			   "initial_parameters:\n"
+			   "  parameter_names: [D0, alpha, D_offset]\n"
+			   "  values: null\n",
+			   &cfg, &err);
+	assert_int_equal(rc, 0);
+	for (int k = 0; k < XF_N_PHYS; k++)
+		assert_int_equal(cfg.value_given[k], 0);
+	assert_true(xf_config_start_value(&cfg, XF_P_D0) == 50050.0);
+	assert_true(xf_config_start_value(&cfg, XF_P_ALPHA) == 0.0);
+	xf_config_free(&cfg);
+
+	/* values: ~ and a null entry behave the same */
+	rc = load_text(STATIC_HEAD
+		       "initial_parameters:\n"
+		       "  parameter_names: [D0, alpha]\n"
+		       "  values: [~, 1.5]\n",
+		       &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cfg.value_given[XF_P_D0], 0);
+	assert_int_equal(cfg.value_given[XF_P_ALPHA], 1);
+	assert_true(cfg.values[XF_P_ALPHA] == 1.5);
+	xf_config_free(&cfg);
+}
+
+static void test_fixed_parameters(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(LAMINAR_HEAD
+			   "initial_parameters:\n"
+			   "  parameter_names: [D0, alpha, D_offset]\n"
+			   "  values: [1000, 0.5, 10]\n"
+			   "  fixed_parameters: {D_offset: 0, gamma_dot_0: 0.02}\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(cfg.is_fixed[XF_P_D_OFFSET], 1);
+	assert_true(cfg.values[XF_P_D_OFFSET] == 0.0);
+	assert_int_equal(cfg.is_fixed[XF_P_GAMMA_DOT_T0], 1);
+	assert_int_equal(cfg.value_given[XF_P_GAMMA_DOT_T0], 1);
+	assert_true(cfg.values[XF_P_GAMMA_DOT_T0] == 0.02);
+	assert_int_equal(cfg.is_fixed[XF_P_D0], 0);
+	xf_config_free(&cfg);
+	expect_error(LAMINAR_HEAD "initial_parameters: {fixed_parameters: {D0: 5}}\n",
+		     "initial_parameters.fixed_parameters.D0", "outside its bounds");
+	expect_error(LAMINAR_HEAD "initial_parameters: {fixed_parameters: {nope: 5}}\n",
+		     "initial_parameters.fixed_parameters.nope", "'nope' is not allowed");
+}
+
+static void test_unknown_keys_warn(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text(STATIC_HEAD
+			   "colour: blue\n"
+			   "logging: {level: INFO}\n"             /* homodyne: silent */
+			   "optimization:\n"
+			   "  method: nlsq\n"                     /* homodyne: silent */
+			   "  nlsq:\n"
+			   "    foo: 1\n"
+			   "    verbose: 2\n"                     /* homodyne: silent */
+			   "    anti_degeneracy: {bar: x, regularization: {a: 1}}\n",
+			   &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(xf_log_warning_count(), 3);
+	const char *log = xf_log_text();
+	assert_non_null(strstr(log, "unknown config key 'colour' (ignored)"));
+	assert_non_null(strstr(log, "unknown config key 'optimization.nlsq.foo' (ignored)"));
+	assert_non_null(strstr(log, "'optimization.nlsq.anti_degeneracy.bar'"));
+	assert_non_null(strstr(log, "cfg.yaml:7"));  /* where foo was written */
+	assert_null(strstr(log, "verbose"));
+	assert_null(strstr(log, "logging"));
+	xf_config_free(&cfg);
+}
+
+static void test_other_mode_parameter_in_static(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text(STATIC_HEAD
+			   "initial_parameters:\n"
+			   "  parameter_names: [D0, alpha, D_offset, gamma_dot_t0]\n"
+			   "  values: [1000, 0.5, 10, 0.01]\n",
+			   &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "'gamma_dot_t0' is not a parameter of static"));
+	assert_int_equal(cfg.value_given[XF_P_GAMMA_DOT_T0], 0);
+	assert_true(cfg.values[XF_P_D0] == 1000);
+	xf_config_free(&cfg);
+}
+
+static void test_bad_mode(void **state)
+{
+	(void)state;
+	expect_error("analysis_mode: turbulent\n", "analysis_mode: 'turbulent' is not allowed",
+		     "laminar_flow");
+	expect_error("analyzer_parameters: {dt: 0.1}\n", "analysis_mode: missing", NULL);
+	expect_error("", "empty", NULL);
+	expect_error("- a\n- b\n", "top level", NULL);
+}
+
+static void test_bad_dt(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: -1\n",
+		     "analyzer_parameters.dt: '-1' is not allowed (must be a number > 0)",
+		     "cfg.yaml:3");
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: 0\n", "analyzer_parameters.dt", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: [1, 2]\n",
+		     "analyzer_parameters.dt: a list is not allowed", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  end_frame: 0\n",
+		     "analyzer_parameters.end_frame", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  scattering: {wavevector_q: .nan}\n",
+		     "analyzer_parameters.scattering.wavevector_q", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters: 5\n", "analyzer_parameters: '5'",
+		     "mapping");
+}
+
+static void test_bad_bounds(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
+		     "    - {name: D0, min: 100, max: 100}\n",
+		     "parameter_space.bounds[0]", "must be min < max");
+	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
+		     "    - {name: alpha, min: 3}\n",   /* max stays at the default 2 */
+		     "parameter_space.bounds[0]", "min < max");
+	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
+		     "    - {name: D0, min: 1, max: 2, prior_sigma: -1}\n",
+		     "parameter_space.bounds[0].prior_sigma", NULL);
+	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n    - {name: Dzero, min: 1, max: 2}\n",
+		     "parameter_space.bounds[0].name: 'Dzero' is not allowed", NULL);
+	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
+		     "    - {name: phi0, min: 1, max: 2}\n    - {name: phi_0, min: 1, max: 3}\n",
+		     "parameter_space.bounds[1].name", "already has bounds");
+}
+
+static void test_value_outside_bounds(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD
+		     "initial_parameters:\n"
+		     "  parameter_names: [D0, alpha]\n"
+		     "  values: [50, 0.5]\n",
+		     "initial_parameters.values[0]: D0 = 50 is outside its bounds [100, 100000]",
+		     "cfg.yaml:4");
+	/* checked against the config's own bounds, not the defaults */
+	expect_error(STATIC_HEAD
+		     "initial_parameters: {parameter_names: [alpha], values: [1.5]}\n"
+		     "parameter_space: {bounds: [{name: alpha, min: -1, max: 1}]}\n",
+		     "alpha = 1.5", "[-1, 1]");
+	expect_error(STATIC_HEAD
+		     "initial_parameters: {per_angle_scaling: {contrast: [0.3, 1.2]}}\n",
+		     "initial_parameters.per_angle_scaling.contrast[1]", "outside its bounds");
+}
+
+static void test_bad_parameter_names(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD
+		     "initial_parameters:\n  parameter_names: [D0, Dzero]\n  values: [1000, 1]\n",
+		     "initial_parameters.parameter_names[1]: 'Dzero' is not allowed", "D0");
+	expect_error(LAMINAR_HEAD
+		     "initial_parameters:\n"
+		     "  parameter_names: [gamma_dot_t0, gamma_dot_0]\n  values: [0.1, 0.1]\n",
+		     "initial_parameters.parameter_names[1]", "a second time");
+	expect_error(STATIC_HEAD
+		     "initial_parameters:\n  parameter_names: [D0, alpha]\n  values: [1000]\n",
+		     "initial_parameters.values: 1 values for 2 parameter_names", NULL);
+	expect_error(STATIC_HEAD "initial_parameters:\n  values: [1000]\n",
+		     "initial_parameters.parameter_names: missing", NULL);
+	expect_error(STATIC_HEAD
+		     "initial_parameters:\n  parameter_names: [D0]\n  values: [big]\n",
+		     "initial_parameters.values[0]: 'big' is not allowed", NULL);
+	expect_error(STATIC_HEAD
+		     "initial_parameters:\n  parameter_names: [contrast]\n",
+		     "initial_parameters.parameter_names[0]", "per_angle_scaling");
+}
+
+static void test_bad_yaml_and_file(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: [1, 2\n  start_frame: 3\n",
+		     "invalid YAML", "cfg.yaml:");
+	expect_error(STATIC_HEAD "a: b: c\n", "invalid YAML", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "parallel: {virtual_devices: 2}\nparallel: {}\n",
+		     "duplicated key 'parallel'", "cfg.yaml:3");
+
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	int rc = xf_config_load("/nonexistent/dir/missing.yaml", &cfg, &err);
+	assert_int_equal(rc, XF_EXIT_CONFIG);
+	assert_non_null(strstr(err.msg, "/nonexistent/dir/missing.yaml"));
+	assert_non_null(strstr(err.msg, "cannot open config file"));
+}
+
+static void test_wrong_types(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "optimization:\n  nlsq:\n    max_iterations: many\n",
+		     "optimization.nlsq.max_iterations: 'many' is not allowed",
+		     "an integer >= 1");
+	expect_error(STATIC_HEAD "optimization:\n  nlsq:\n    max_iterations: 10.5\n",
+		     "optimization.nlsq.max_iterations", NULL);
+	expect_error(STATIC_HEAD "phi_filtering: {enabled: maybe}\n",
+		     "phi_filtering.enabled: 'maybe' is not allowed", "true or false");
+	expect_error(STATIC_HEAD "optimization: {cmc: {seed: -4}}\n",
+		     "optimization.cmc.seed: '-4'", NULL);
+	expect_error(STATIC_HEAD "optimization: {cmc: {per_shard_mcmc: {target_accept_prob: 1}}}\n",
+		     "optimization.cmc.per_shard_mcmc.target_accept_prob", NULL);
+	expect_error(STATIC_HEAD "optimization: {cmc: {sharding: {num_shards: 0}}}\n",
+		     "optimization.cmc.sharding.num_shards", "auto or an integer >= 1");
+	expect_error(STATIC_HEAD "optimization: {cmc: {combination: {method: vote}}}\n",
+		     "optimization.cmc.combination.method: 'vote'", "consensus_mc");
+	expect_error(STATIC_HEAD "phi_filtering:\n  target_ranges:\n    - {min_angle: 5}\n",
+		     "phi_filtering.target_ranges[0].max_angle: missing", NULL);
+	expect_error(STATIC_HEAD "experimental_data: {file_path: [a, b]}\n",
+		     "experimental_data.file_path", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters: {shear_model: sinc}\n",
+		     "analyzer_parameters.shear_model: 'sinc'", "pnas2024");
+}
+
+static void test_bad_per_angle_mode(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD
+		     "optimization:\n  nlsq:\n    anti_degeneracy:\n      per_angle_mode: shared\n",
+		     "optimization.nlsq.anti_degeneracy.per_angle_mode: 'shared' is not allowed",
+		     "auto, individual, constant, fourier");
+	/* fourier is an NLSQ mode only */
+	expect_error(STATIC_HEAD "optimization: {cmc: {per_angle_mode: fourier}}\n",
+		     "optimization.cmc.per_angle_mode: 'fourier' is not allowed", NULL);
+
+	xf_config cfg;
+	xf_error err;
+	assert_int_equal(load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: ~}}\n",
+				   &cfg, &err), 0);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
+	xf_config_free(&cfg);
+	assert_int_equal(load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: auto}}\n",
+				   &cfg, &err), 0);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_AUTO);
+	xf_config_free(&cfg);
+}
+
+static void test_virtual_devices(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: 0\n",
+		     "parallel.virtual_devices: '0' is not allowed", "auto or an integer >= 1");
+	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: some\n",
+		     "parallel.virtual_devices", NULL);
+	xf_config cfg;
+	xf_error err;
+	assert_int_equal(load_text(STATIC_HEAD "parallel: {virtual_devices: auto}\n", &cfg, &err),
+			 0);
+	assert_int_equal(cfg.virtual_devices, 0);
+	xf_config_free(&cfg);
+	assert_int_equal(load_text(STATIC_HEAD "parallel: {virtual_devices: 3}\n", &cfg, &err), 0);
+	assert_int_equal(cfg.virtual_devices, 3);
+	xf_config_free(&cfg);
+}
+
+static void test_number_forms(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(STATIC_HEAD
+			   "analyzer_parameters: {dt: 1e-3, start_frame: 1.0e1, end_frame: 1e3}\n"
+			   "optimization: {nlsq: {max_iterations: 2e2, xtol: '1.0e-9', "
+			   "sigma: ~}}\n"
+			   "phi_filtering: {enabled: Yes, fallback_to_all_angles: off}\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.dt_s == 1e-3);
+	assert_int_equal(cfg.start_frame, 10);
+	assert_int_equal(cfg.end_frame, 1000);
+	assert_int_equal(cfg.nlsq.max_iterations, 200);
+	assert_true(cfg.nlsq.xtol == 1e-9);
+	assert_int_equal(cfg.nlsq.has_sigma, 0);
+	assert_int_equal(cfg.phi_filter_enabled, 1);
+	assert_int_equal(cfg.fallback_to_all_angles, 0);
+	xf_config_free(&cfg);
+}
+
+static void check_template(xf_mode mode)
+{
+	char name[64];
+	snprintf(name, sizeof name, "template_%s.yaml", xf_mode_name(mode));
+	const char *path = write_tmp(name, "");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(xf_config_write_template(mode, f), 0);
+	assert_int_equal(fclose(f), 0);
+
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	int before = xf_log_warning_count();
+	int rc = xf_config_load(path, &cfg, &err);
+	if (rc)
+		fail_msg("template of %s: %s", xf_mode_name(mode), err.msg);
+	assert_int_equal(xf_log_warning_count(), before);
+	assert_int_equal(cfg.mode, mode);
+	int n = xf_mode_n_phys(mode);
+	for (int k = 0; k < XF_N_PHYS; k++) {
+		assert_int_equal(cfg.value_given[k], k < n);
+		if (k >= n)
+			continue;
+		assert_true(cfg.values[k] == xf_param_template_value[k]);
+		assert_true(cfg.bounds[k].lower == xf_param_default_lower[k]);
+		assert_true(cfg.bounds[k].upper == xf_param_default_upper[k]);
+		assert_true(cfg.bounds[k].prior_mu == xf_param_template_prior_mu[k]);
+		assert_true(cfg.bounds[k].prior_sigma == xf_param_template_prior_sigma[k]);
+	}
+	assert_true(cfg.bounds[XF_P_CONTRAST].prior_mu == 0.5);
+	assert_true(cfg.has_dt && cfg.dt_s == 0.001);
+	assert_true(cfg.has_q && cfg.wavevector_q == 0.0054);
+	assert_int_equal(cfg.n_phi_ranges, 2);
+	assert_int_equal(cfg.nlsq.max_iterations, 1000);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
+	assert_int_equal(cfg.virtual_devices, 0);
+	assert_string_equal(cfg.cmc.combination_method, "robust_consensus_mc");
+	xf_config_free(&cfg);
+}
+
+static void test_template_round_trip(void **state)
+{
+	(void)state;
+	check_template(XF_MODE_STATIC);
+	check_template(XF_MODE_LAMINAR);
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_relative_data_path(void **state)
+{
+	(void)state;
+	char cfg_dir[PATH_MAX + 16], run_dir[PATH_MAX + 16], cfg_path[PATH_MAX + 32];
+	char in_cfg_dir[PATH_MAX + 32];
+	snprintf(cfg_dir, sizeof cfg_dir, "%s/cfgdir", tmp_dir);
+	snprintf(run_dir, sizeof run_dir, "%s/rundir", tmp_dir);
+	snprintf(cfg_path, sizeof cfg_path, "%s/c.yaml", cfg_dir);
+	snprintf(in_cfg_dir, sizeof in_cfg_dir, "%s/data.h5", cfg_dir);
+	make_dir(cfg_dir);
+	make_dir(run_dir);
+	unlink(in_cfg_dir);
+	FILE *f = fopen(cfg_path, "w");
+	assert_non_null(f);
+	fputs(STATIC_HEAD "experimental_data: {file_path: data.h5}\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chdir(run_dir), 0);
+	unlink("data.h5");
+
+	xf_config cfg;
+	xf_error err;
+	/* neither exists: the cwd-relative path, and a note saying so */
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(cfg_path, &cfg, &err), 0);
+	assert_string_equal(cfg.data_path, "data.h5");
+	assert_non_null(strstr(cfg.data_path_note, "exists neither"));
+	xf_config_free(&cfg);
+
+	/* only beside the config: its folder */
+	touch(in_cfg_dir);
+	assert_int_equal(xf_config_load(cfg_path, &cfg, &err), 0);
+	assert_string_equal(cfg.data_path, in_cfg_dir);
+	assert_non_null(strstr(cfg.data_path_note, "config file's folder"));
+	xf_config_free(&cfg);
+
+	/* in the current directory too: homodyne's rule wins */
+	touch("data.h5");
+	assert_int_equal(xf_config_load(cfg_path, &cfg, &err), 0);
+	assert_string_equal(cfg.data_path, "data.h5");
+	assert_non_null(strstr(cfg.data_path_note, "current directory"));
+	xf_config_free(&cfg);
+
+	/* data_folder_path + data_file_name win over file_path */
+	f = fopen(cfg_path, "w");
+	assert_non_null(f);
+	fputs(STATIC_HEAD "experimental_data:\n  file_path: data.h5\n"
+	      "  data_folder_path: sub\n  data_file_name: x.h5\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(xf_config_load(cfg_path, &cfg, &err), 0);
+	assert_string_equal(cfg.data_path, "sub/x.h5");
+	xf_config_free(&cfg);
+	assert_int_equal(chdir(start_dir), 0);
+}
+
+/* Every prefix of a full config either loads or fails with code 2 and a message: a
+ * cheap stand-in for fuzzing the reader (run it under ASan: XPCSFIT_SANITIZE=ON). */
+static void test_truncated_configs(void **state)
+{
+	(void)state;
+	FILE *f = fopen(source_path("tests/configs/laminar_full.yaml"), "r");
+	assert_non_null(f);
+	static char text[16384];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	assert_true(len > 1000);
+	int n_ok = 0, n_failed = 0;
+	for (size_t cut = 0; cut < len; cut += 5) {
+		char saved = text[cut];
+		text[cut] = '\0';
+		xf_config cfg;
+		xf_error err;
+		int rc = load_text(text, &cfg, &err);
+		text[cut] = saved;
+		if (rc == 0) {
+			n_ok++;
+			xf_config_free(&cfg);
+			continue;
+		}
+		assert_int_equal(rc, XF_EXIT_CONFIG);
+		assert_true(strlen(err.msg) > 10);
+		assert_null(strchr(err.msg, '\n'));
+		n_failed++;
+	}
+	/* both outcomes occur: cuts inside a line break the YAML, cuts between keys don't */
+	assert_true(n_ok > 10 && n_failed > 10);
+}
+
+static void test_cmd_config(void **state)
+{
+	(void)state;
+	char out_path[PATH_MAX + 32];
+	snprintf(out_path, sizeof out_path, "%s/cli_template.yaml", tmp_dir);
+	unlink(out_path);
+	char *args1[] = { "config", "--mode", "laminar_flow", "--out", out_path };
+	assert_int_equal(xf_cmd_config(5, args1), 0);
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(out_path, &cfg, &err), 0);
+	assert_int_equal(cfg.mode, XF_MODE_LAMINAR);
+	xf_config_free(&cfg);
+	/* no temporary file left beside it */
+	char tmp_name[PATH_MAX + 64];
+	snprintf(tmp_name, sizeof tmp_name, "%s.tmp.%ld", out_path, (long)getpid());
+	assert_int_not_equal(access(tmp_name, F_OK), 0);
+
+	char *args2[] = { "config", "--mode=static", "--out=" };
+	assert_int_equal(xf_cmd_config(3, args2), XF_EXIT_CONFIG);
+	char *args3[] = { "config" };
+	assert_int_equal(xf_cmd_config(1, args3), XF_EXIT_CONFIG);
+	assert_non_null(strstr(cli_message, "missing --mode"));
+	char *args4[] = { "config", "--mode", "flow" };
+	assert_int_equal(xf_cmd_config(3, args4), XF_EXIT_CONFIG);
+	assert_non_null(strstr(cli_message, "'flow' is not allowed"));
+	char *args5[] = { "config", "--colour" };
+	assert_int_equal(xf_cmd_config(2, args5), XF_EXIT_CONFIG);
+	assert_non_null(strstr(cli_message, "unknown option '--colour'"));
+	char *args6[] = { "config", "--mode" };
+	assert_int_equal(xf_cmd_config(2, args6), XF_EXIT_CONFIG);
+	assert_non_null(strstr(cli_message, "needs a value"));
+	char *args7[] = { "config", "--mode", "static", "--out", "/nonexistent/dir/c.yaml" };
+	assert_int_equal(xf_cmd_config(5, args7), XF_EXIT_DATA);
+	assert_non_null(strstr(cli_message, "cannot write"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_laminar),
+		cmocka_unit_test(test_example_configs_load_clean),
+		cmocka_unit_test(test_aliases),
+		cmocka_unit_test(test_values_null),
+		cmocka_unit_test(test_fixed_parameters),
+		cmocka_unit_test(test_unknown_keys_warn),
+		cmocka_unit_test(test_other_mode_parameter_in_static),
+		cmocka_unit_test(test_bad_mode),
+		cmocka_unit_test(test_bad_dt),
+		cmocka_unit_test(test_bad_bounds),
+		cmocka_unit_test(test_value_outside_bounds),
+		cmocka_unit_test(test_bad_parameter_names),
+		cmocka_unit_test(test_bad_yaml_and_file),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_bad_per_angle_mode),
+		cmocka_unit_test(test_virtual_devices),
+		cmocka_unit_test(test_number_forms),
+		cmocka_unit_test(test_template_round_trip),
+		cmocka_unit_test(test_relative_data_path),
+		cmocka_unit_test(test_truncated_configs),
+		cmocka_unit_test(test_cmd_config),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
