@@ -314,6 +314,70 @@ static void test_multi_start(void **state)
 	xf_synth_free(&ds);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sort-based NumPy 'linear' percentile, independent of the quickselect in quantile.c. */
+static double sorted_percentile(double *v, size_t n, double q)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	double h = (double)(n - 1) * q / 100.0;
+	size_t lo = (size_t)h;
+	return lo + 1 < n ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[n - 1];
+}
+
+/* Quantile starts (nlsq.md) against a brute-force computation over explicit lag arrays;
+ * the noisy data has ties removed by construction, rounded data has many ties. */
+static void test_quantile_estimates(void **state)
+{
+	(void)state;
+	xf_model_grid g = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, 57, 0.1, 0.01, 2e6 };
+	const double truth[7] = { 3000, 0.2, 10, 0, 0, 0, 0 };
+	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.3 }, off[2] = { 1.0, 1.05 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 5e-3, 4, &ds), 0);
+	size_t n = 57, n_pairs = xf_fitted_pairs(n);
+	/* round the second angle to 3 decimals: many ties */
+	for (size_t k = 0; k < xf_packed_size(n); k++)
+		ds.c2[1][k] = round(ds.c2[1][k] * 1000.0) / 1000.0;
+	xf_bound cb = { 0, 1, 0.5, 0.25 }, ob = { 0.5, 1.5, 1, 0.25 };
+	double qc[2], qo[2];
+	xf_quantile_scaling(&ds, &cb, &ob, qc, qo);
+	double *lag = malloc(sizeof(double) * n_pairs), *vals = malloc(sizeof(double) * n_pairs);
+	size_t m = 0;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			lag[m++] = (double)(j - i);
+	double *lag_sorted = malloc(sizeof(double) * n_pairs);
+	memcpy(lag_sorted, lag, sizeof(double) * n_pairs);
+	double lag80 = sorted_percentile(lag_sorted, n_pairs, 80.0);
+	memcpy(lag_sorted, lag, sizeof(double) * n_pairs);
+	double lag20 = sorted_percentile(lag_sorted, n_pairs, 20.0);
+	for (int a = 0; a < 2; a++) {
+		size_t k = 0, nv = 0;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i + 1; j < n; j++, k++)
+				if (lag[k] >= lag80)
+					vals[nv++] = ds.c2[a][xf_packed_index(n, i, j)];
+		double want_off = sorted_percentile(vals, nv, 10.0);
+		k = nv = 0;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i + 1; j < n; j++, k++)
+				if (lag[k] <= lag20)
+					vals[nv++] = ds.c2[a][xf_packed_index(n, i, j)];
+		double want_con = sorted_percentile(vals, nv, 90.0) - want_off;
+		assert_true(fabs(qo[a] - want_off) < 1e-15);
+		assert_true(fabs(qc[a] - want_con) < 1e-14);
+	}
+	free(lag);
+	free(lag_sorted);
+	free(vals);
+	xf_synth_free(&ds);
+}
+
 int main(void)
 {
 	xf_log_set_stderr(0, 0);
@@ -325,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_status),
 		cmocka_unit_test(test_static_residual_variance),
 		cmocka_unit_test(test_multi_start),
+		cmocka_unit_test(test_quantile_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
