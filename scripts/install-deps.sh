@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libhdf5-dev hdf5-plugin-lzf hdf5-tools
+  libhdf5-dev hdf5-plugin-lzf liblzf1 hdf5-tools
   libyaml-dev
   libgsl-dev
   libopenblas-dev liblapacke-dev

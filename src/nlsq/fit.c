@@ -13,6 +13,9 @@
 
 #define XF_AT_BOUND_TOL 1e-9  /* fraction of the bound width that counts as "at a bound" */
 #define XF_LOG_SPACED_DECADES 100.0  /* multi-start: log spacing above this upper/lower */
+/* The hierarchical stage only prepares a start: with the scaling held at its quantile
+ * estimates it cannot reach the final χ², so polishing it to 1e-8 wastes passes. */
+#define XF_HIERARCHICAL_FTOL 1e-4
 
 static int eval_problem(void *ctx, const double *x, double *chi2, double *jtj, double *b)
 {
@@ -30,12 +33,13 @@ typedef struct fit_run {
 	double chi2;
 } fit_run;
 
-static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *phase)
+static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *phase,
+		    double ftol)
 {
 	const xf_problem *pr = run->pr;
 	xf_lm_setup s = { pr->n_full, pr->lower, pr->upper, pr->scale, free_mask,
 			  run->cfg->nlsq.max_iterations, run->cfg->nlsq.xtol, run->cfg->nlsq.gtol,
-			  run->cfg->nlsq.ftol, run->progress, run->progress_ctx, phase };
+			  ftol, run->progress, run->progress_ctx, phase };
 	xf_lm_outcome out;
 	if (xf_lm_solve(&s, eval_problem, run->pr, x, run->jtj, run->b, &out))
 		return -1;
@@ -59,11 +63,12 @@ static int fit_from(fit_run *run, double *x, const char *label)
 		for (int k = 0; k < pr->n_full; k++)
 			phys_only[k] = k < pr->n_phys && free_mask[k];
 		snprintf(phase, sizeof phase, "%shierarchical", label);
-		if (lm_phase(run, x, phys_only, phase))
+		if (lm_phase(run, x, phys_only, phase,
+			     fmax(run->cfg->nlsq.ftol, XF_HIERARCHICAL_FTOL)))
 			return -1;
 	}
 	snprintf(phase, sizeof phase, "%sfull", label);
-	return lm_phase(run, x, free_mask, phase);
+	return lm_phase(run, x, free_mask, phase, run->cfg->nlsq.ftol);
 }
 
 /* Latin-hypercube start s (1..m) of parameter k: stratum from a seeded permutation. */

@@ -1,0 +1,77 @@
+/* bench_pass.c — time one accumulation pass (χ², JᵀJ, Jᵀr over all points) and a whole
+ * in-memory fit on the issue's workload: 23 angles × 1000 frames laminar_flow, auto mode.
+ * Prints numbers; asserts nothing (speed belongs in benchmarks, not tests). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nlsq/problem.h"
+#include "synth.h"
+#include "xpcsfit/nlsq.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	int n_frames = argc > 1 ? atoi(argv[1]) : 1000;
+	int n_phi = argc > 2 ? atoi(argv[2]) : 23;
+	int threads = argc > 3 ? atoi(argv[3]) : 2;
+	xf_log_set_stderr(1, 0);
+	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.001, 0.0054, 2e6 };
+	const double truth[7] = { 1000.0, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0 };
+	double *phi = malloc(sizeof(double) * n_phi), *con = malloc(sizeof(double) * n_phi);
+	double *off = malloc(sizeof(double) * n_phi);
+	for (int a = 0; a < n_phi; a++) {
+		phi[a] = -90.0 + 180.0 * a / n_phi;
+		con[a] = 0.3;
+		off[a] = 1.0;
+	}
+	xf_dataset ds;
+	if (xf_synth_dataset(&g, truth, n_phi, phi, con, off, 1e-3, 1, &ds))
+		return 1;
+	xf_config cfg;
+	xf_config_defaults(&cfg);
+	cfg.mode = XF_MODE_LAMINAR;
+	const double start[7] = { 1500.0, -1.0, 0.0, 0.02, 0.0, 0.0, 0.0 };
+	for (int k = 0; k < 7; k++) {
+		cfg.values[k] = start[k];
+		cfg.value_given[k] = 1;
+	}
+	xf_problem pr;
+	xf_error err = { 0 };
+	if (xf_problem_init(&pr, &cfg, &ds, threads, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full), *b = malloc(sizeof(double) * pr.n_full);
+	double chi2, best = 1e30;
+	for (int rep = 0; rep < 5; rep++) {
+		double t0 = now_s();
+		xf_problem_eval(&pr, pr.start, &chi2, jtj, b);
+		double dt = now_s() - t0;
+		if (dt < best)
+			best = dt;
+	}
+	printf("pass: %zu points, %d threads: %.4f s per pass, %.1f Mpoints/s\n", ds.n_points,
+	       threads, best, ds.n_points / best / 1e6);
+	xf_problem_free(&pr);
+	xf_nlsq_result res;
+	double t0 = now_s();
+	if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
+		return 1;
+	double t_fit = now_s() - t0;
+	printf("fit: %s (%s), %d iterations, %.3f s, %.4f s per iteration\n", res.status,
+	       res.stop_reason, res.iterations, t_fit, t_fit / res.iterations);
+	for (int k = 0; k < 7; k++)
+		printf("  %-20s %.6g +/- %.3g (truth %.6g)\n", res.names[k], res.values[k],
+		       res.uncertainties[k], truth[k]);
+	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+	return 0;
+}
