@@ -1,0 +1,171 @@
+/* cmd_simulate.c — `xpcsfit simulate`: a synthetic APS two-time file from a config's
+ * initial parameters (spec/cli.md, data.md "Simulated files"). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
+
+/* More angles than any detector ring holds: a guard against a runaway --phi list. */
+#define SIM_MAX_ANGLES 4096
+
+static const char simulate_usage[] =
+	"usage: xpcsfit simulate --config C.yaml --phi 0,45,90 --out FILE.h5\n"
+	"                        [--layout aps-u|aps-old] [--contrast 0.3] [--offset 1.0]\n"
+	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N]\n"
+	"\n"
+	"Write synthetic two-time data from initial_parameters.values (null: the middle of\n"
+	"the bounds), with q, dt and the gap of the config, as a real APS 8-ID-I file.\n"
+	"  --phi LIST      angles in degrees, comma separated, in the order written\n"
+	"  --layout L      aps-u (default, current nexus layout) or aps-old (legacy)\n"
+	"  --contrast C    contrast of every angle (0.3)\n"
+	"  --offset B      offset of every angle (1.0)\n"
+	"  --noise SD      sd of the additive Gaussian noise per stored point (0.002)\n"
+	"  --seed S        noise seed, keyed with (angle, i, j) (1)\n"
+	"  --lzf           compress the maps with LZF (HDF5 filter 32000)\n"
+	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n";
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(*out))
+		return xf_cli_error(XF_EXIT_CONFIG, "%s: '%s' is not a number", opt, s);
+	return 0;
+}
+
+static int parse_phi(const char *s, double **phi, int *n)
+{
+	*n = 0;
+	*phi = malloc(SIM_MAX_ANGLES * sizeof **phi);
+	if (!*phi)
+		return xf_cli_error(XF_EXIT_DATA, "out of memory");
+	const char *p = s;
+	while (*n < SIM_MAX_ANGLES) {
+		char *end;
+		errno = 0;
+		double v = strtod(p, &end);
+		if (end == p || errno || !isfinite(v) || (*end && *end != ','))
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "--phi: '%s' is not a comma-separated list of angles", s);
+		(*phi)[(*n)++] = v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+	return xf_cli_error(XF_EXIT_CONFIG, "--phi: more than %d angles", SIM_MAX_ANGLES);
+}
+
+static int parse_args(int argc, char **argv, const char **config_path, const char **phi_s,
+		      xf_sim_options *opt, long *frames)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, 0, 'c' },   { "phi", required_argument, 0, 'p' },
+		{ "out", required_argument, 0, 'o' },      { "layout", required_argument, 0, 'l' },
+		{ "contrast", required_argument, 0, 'C' }, { "offset", required_argument, 0, 'B' },
+		{ "noise", required_argument, 0, 'n' },    { "seed", required_argument, 0, 's' },
+		{ "lzf", no_argument, 0, 'z' },            { "frames", required_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+	};
+	int c, rc = 0;
+	char *end;
+	opterr = 0;
+	optind = 1;
+	while (!rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': *config_path = optarg; break;
+		case 'p': *phi_s = optarg; break;
+		case 'o': opt->out_path = optarg; break;
+		case 'l':
+			if (!strcmp(optarg, "aps-u"))
+				opt->layout = XF_LAYOUT_APS_U;
+			else if (!strcmp(optarg, "aps-old"))
+				opt->layout = XF_LAYOUT_APS_OLD;
+			else
+				rc = xf_cli_error(XF_EXIT_CONFIG, "--layout: '%s' is not allowed "
+						  "(aps-u or aps-old)", optarg);
+			break;
+		case 'C': rc = parse_double("--contrast", optarg, &opt->contrast); break;
+		case 'B': rc = parse_double("--offset", optarg, &opt->offset); break;
+		case 'n':
+			rc = parse_double("--noise", optarg, &opt->noise_sd);
+			if (!rc && opt->noise_sd < 0)
+				rc = xf_cli_error(XF_EXIT_CONFIG, "--noise: '%s' must be >= 0", optarg);
+			break;
+		case 's':
+			errno = 0;
+			opt->seed = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || errno || optarg[0] == '-')
+				rc = xf_cli_error(XF_EXIT_CONFIG, "--seed: '%s' is not a whole "
+						  "number >= 0", optarg);
+			break;
+		case 'z': opt->lzf = 1; break;
+		case 'f':
+			errno = 0;
+			*frames = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || *frames < 3 || *frames > 1000000)
+				rc = xf_cli_error(XF_EXIT_CONFIG, "--frames: '%s' is not allowed (a "
+						  "whole number from 3 to 1000000)", optarg);
+			break;
+		case 'h': fputs(simulate_usage, stdout); return -1;
+		default:
+			return xf_cli_error(XF_EXIT_CONFIG, "simulate: unknown or incomplete option "
+					    "'%s', see 'xpcsfit simulate --help'", argv[optind - 1]);
+		}
+	}
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return xf_cli_error(XF_EXIT_CONFIG, "simulate: unexpected argument '%s'",
+				    argv[optind]);
+	if (!*config_path || !*phi_s || !opt->out_path)
+		return xf_cli_error(XF_EXIT_CONFIG, "simulate: --config, --phi and --out are "
+				    "required, see 'xpcsfit simulate --help'");
+	return 0;
+}
+
+int xf_cmd_simulate(int argc, char **argv)
+{
+	const char *config_path = NULL, *phi_s = NULL;
+	long frames = 0;
+	double *phi = NULL;
+	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0 };
+	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = parse_phi(phi_s, &phi, &opt.n_phi))) {
+		free(phi);
+		return rc;
+	}
+	opt.phi_deg = phi;
+	xf_config cfg;
+	xf_error err = { 0 };
+	if (xf_config_load(config_path, &cfg, &err)) {
+		free(phi);
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
+	if (frames == 0 && cfg.end_frame <= 0) {
+		rc = xf_cli_error(XF_EXIT_CONFIG, "simulate needs the number of frames: set "
+				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",
+				  config_path);
+	} else {
+		opt.n_frames = (int)(frames ? frames : cfg.end_frame);
+		if (xf_simulate_write(&cfg, &opt, &err))
+			rc = xf_cli_error(err.code, "%s", err.msg);
+		else
+			printf("simulate: wrote %s (%s layout, %s, %d angles, %d frames, q %g 1/A, "
+			       "dt %g s, noise sd %g, seed %llu%s)\n",
+			       opt.out_path, xf_layout_name(opt.layout), xf_mode_name(cfg.mode),
+			       opt.n_phi, opt.n_frames, cfg.wavevector_q, cfg.dt_s, opt.noise_sd,
+			       (unsigned long long)opt.seed, opt.lzf ? ", LZF" : "");
+	}
+	xf_config_free(&cfg);
+	free(phi);
+	return rc;
+}

@@ -1,0 +1,132 @@
+/* aps_old.c — reader of the legacy APS layout (data.md): /xpcs/dqlist and /xpcs/dphilist
+ * (rank-agnostic), the maps of /exchange/C2T_all paired with the bins in the natural
+ * order of their keys' trailing integers, and exposure_period × stride × avg. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "data/h5util.h"
+#include "data/raw.h"
+
+#define Q_LIST "/xpcs/dqlist"
+#define PHI_LIST "/xpcs/dphilist"
+#define MAPS "/exchange/C2T_all"
+#define KEY_MAX 128
+
+typedef struct legacy_key {
+	char name[KEY_MAX];
+	size_t prefix_len;   /* characters before the trailing integer */
+	long number;         /* the trailing integer (c2_2 before c2_10) */
+} legacy_key;
+
+typedef struct key_list {
+	legacy_key *keys;
+	size_t n, cap;
+	int bad;             /* a key has no trailing integer or is too long */
+	char bad_name[KEY_MAX];
+} key_list;
+
+static herr_t add_key(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+	key_list *l = data;
+	size_t len = strlen(name), p = len;
+	(void)g;
+	(void)info;
+	while (p > 0 && isdigit((unsigned char)name[p - 1]))
+		p--;
+	if (len >= KEY_MAX || p == len || len - p > 15) {
+		if (!l->bad)
+			snprintf(l->bad_name, sizeof l->bad_name, "%.100s", name);
+		l->bad = 1;
+		return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		legacy_key *k = realloc(l->keys, cap * sizeof *k);
+		if (!k)
+			return -1;
+		l->keys = k;
+		l->cap = cap;
+	}
+	legacy_key *k = &l->keys[l->n++];
+	memcpy(k->name, name, len + 1);
+	k->prefix_len = p;
+	k->number = strtol(name + p, NULL, 10);
+	return 0;
+}
+
+static int by_number(const void *a, const void *b)
+{
+	const legacy_key *x = a, *y = b;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+static int list_keys(xf_raw_file *raw, key_list *l, xf_error *err)
+{
+	hid_t g = H5Gopen2(raw->file, MAPS, H5P_DEFAULT);
+	herr_t st = g >= 0 ? H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, l) : -1;
+	if (g >= 0)
+		H5Gclose(g);
+	H5Eclear2(H5E_DEFAULT);
+	if (st < 0)
+		return xf_fail(err, XF_EXIT_DATA, "cannot list the maps of %s in %s", MAPS,
+			       raw->file_name);
+	if (l->bad)
+		return xf_fail(err, XF_EXIT_DATA,
+			       "map key %s/%s has no trailing number to order it by, in %s", MAPS,
+			       l->bad_name, raw->file_name);
+	for (size_t k = 1; k < l->n; k++) {
+		const legacy_key *a = &l->keys[0], *b = &l->keys[k];
+		if (a->prefix_len != b->prefix_len || strncmp(a->name, b->name, a->prefix_len))
+			return xf_fail(err, XF_EXIT_DATA,
+				       "map keys with mixed prefixes in %s (%s and %s), in %s", MAPS,
+				       a->name, b->name, raw->file_name);
+	}
+	qsort(l->keys, l->n, sizeof *l->keys, by_number);
+	for (size_t k = 1; k < l->n; k++)
+		if (l->keys[k].number == l->keys[k - 1].number)
+			return xf_fail(err, XF_EXIT_DATA,
+				       "map keys %s and %s in %s have the same number, in %s",
+				       l->keys[k - 1].name, l->keys[k].name, MAPS, raw->file_name);
+	return 0;
+}
+
+int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
+{
+	double *q = NULL, *phi = NULL;
+	size_t n_q = 0, n_phi = 0;
+	key_list keys = { NULL, 0, 0, 0, "" };
+	char version[64];
+	int rc = xf_h5_read_list(raw->file, raw->file_name, Q_LIST, &q, &n_q, err);
+	if (!rc)
+		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &phi, &n_phi, err);
+	if (!rc && n_q != n_phi)
+		rc = xf_fail(err, XF_EXIT_DATA, "%s has %zu entries but %s has %zu, in %s",
+			     Q_LIST, n_q, PHI_LIST, n_phi, raw->file_name);
+	if (!rc)
+		rc = list_keys(raw, &keys, err);
+	if (!rc && keys.n != n_q)
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "%s and %s list %zu bins but %s holds %zu maps, in %s", Q_LIST,
+			     PHI_LIST, n_q, MAPS, keys.n, raw->file_name);
+	if (!rc && !(raw->maps = calloc(n_q ? n_q : 1, sizeof *raw->maps)))
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
+	for (size_t k = 0; !rc && k < n_q; k++) {
+		xf_raw_map *m = &raw->maps[raw->n_maps++];
+		snprintf(m->path, sizeof m->path, MAPS "/%s", keys.keys[k].name);
+		m->map_number = (int)k + 1;
+		m->q = q[k];
+		m->phi_deg = phi[k];
+	}
+	free(q);
+	free(phi);
+	free(keys.keys);
+	if (rc)
+		return rc;
+	if (xf_h5_exists(raw->file, "/xpcs/Version") &&
+	    xf_h5_read_string(raw->file, raw->file_name, "/xpcs/Version", version,
+			      sizeof version, NULL) == 0)
+		xf_info("legacy APS layout, /xpcs/Version %s", version);
+	return xf_raw_read_dt(raw, "/measurement/instrument/detector/exposure_period",
+			      "exposure_period", "/xpcs/stride_frames", "/xpcs/avg_frames", err);
+}

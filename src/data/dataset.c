@@ -1,0 +1,163 @@
+/* dataset.c — xf_dataset_load: open an APS file, read its layout, select one q ring, the
+ * angles, the frame window and dt, and store each kept map as a packed upper triangle.
+ * Maps are read one at a time so that at most one full stored map is in memory. */
+#include "xpcsfit/dataset.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "data/h5util.h"
+#include "data/raw.h"
+#include "data/select.h"
+
+static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
+{
+	memset(raw, 0, sizeof *raw);
+	raw->file = -1;
+	raw->file_name = path;
+	int rc = xf_h5_open_read(path, &raw->file, err);
+	if (!rc)
+		rc = xf_detect_layout(raw->file, path, &raw->layout, err);
+	if (!rc)
+		rc = raw->layout == XF_LAYOUT_APS_U ? xf_read_aps_u(raw, err) :
+						      xf_read_aps_old(raw, err);
+	if (!rc)
+		rc = xf_raw_check_shapes(raw, err);
+	return rc;
+}
+
+/* Count non-finite values in the fitted part of the window (rows 1.., j > i) and in the
+ * rest of the stored upper triangle (diagonal, t = 0 row, outside the window). */
+static void count_non_finite(const double *m, size_t n, size_t first, size_t n_win,
+			     size_t *fitted, size_t *elsewhere)
+{
+	*fitted = *elsewhere = 0;
+	for (size_t r = 0; r < n; r++)
+		for (size_t c = r; c < n; c++) {
+			if (isfinite(m[r * n + c]))
+				continue;
+			int in_win = r >= first && c < first + n_win;
+			if (in_win && r > first && c > r)
+				(*fitted)++;
+			else
+				(*elsewhere)++;
+		}
+}
+
+static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds, int a,
+		    double *buf, xf_error *err)
+{
+	size_t n = raw->n_rows, first = (size_t)ds->first_frame - 1, nw = (size_t)ds->n_frames;
+	size_t bad_fit, bad_other;
+	int rc = xf_h5_read_matrix(raw->file, raw->file_name, rm->path, buf, err);
+	if (rc)
+		return rc;
+	xf_triangle_to_full(buf, n, rm->path);
+	count_non_finite(buf, n, first, nw, &bad_fit, &bad_other);
+	if (bad_fit)
+		return xf_fail(err, XF_EXIT_DATA,
+			       "%zu NaN or Inf values among the points to be fitted of map %s "
+			       "(φ = %g), in %s",
+			       bad_fit, rm->path, ds->phi_deg[a], raw->file_name);
+	if (bad_other)
+		xf_warn("map %s holds %zu NaN or Inf values outside the fitted points "
+			"(diagonal, t = 0 row or outside the frame window)",
+			rm->path, bad_other);
+	xf_diagonal_correct(buf, n);
+	double *p = malloc(xf_packed_size(nw) * sizeof *p);
+	if (!p)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory storing map %s", rm->path);
+	for (size_t i = 0; i < nw; i++)
+		for (size_t j = i; j < nw; j++)
+			p[xf_packed_index(nw, i, j)] = buf[(first + i) * n + first + j];
+	ds->c2[a] = p;
+	return 0;
+}
+
+static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf_error *err)
+{
+	xf_selected_angle *sel = NULL;
+	double *buf = NULL;
+	int rc = xf_select_q(raw, cfg, &ds->q, err);
+	if (!rc)
+		rc = xf_select_angles(raw, cfg, ds->q, &sel, &ds->n_phi, &ds->n_phi_in_ring, err);
+	if (!rc)
+		rc = xf_select_frames(cfg, (long)raw->n_rows, &ds->first_frame, &ds->n_frames,
+				      err);
+	if (!rc)
+		rc = xf_select_dt(raw, cfg, &ds->dt_s, ds->dt_source, sizeof ds->dt_source, err);
+	if (rc)
+		goto out;
+	ds->n_q_rings = xf_raw_count_q_rings(raw);
+	ds->n_frames_stored = (long)raw->n_rows;
+	ds->phi_deg = calloc((size_t)ds->n_phi, sizeof *ds->phi_deg);
+	ds->map_number = calloc((size_t)ds->n_phi, sizeof *ds->map_number);
+	ds->c2 = calloc((size_t)ds->n_phi, sizeof *ds->c2);
+	buf = malloc(raw->n_rows * raw->n_rows * sizeof *buf);
+	if (!ds->phi_deg || !ds->map_number || !ds->c2 || !buf) {
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", raw->file_name);
+		goto out;
+	}
+	for (int a = 0; a < ds->n_phi && !rc; a++) {
+		const xf_raw_map *rm = &raw->maps[sel[a].raw_index];
+		ds->phi_deg[a] = sel[a].phi_deg;
+		ds->map_number[a] = rm->map_number;
+		rc = load_map(raw, rm, ds, a, buf, err);
+	}
+	ds->n_points = (size_t)ds->n_phi * xf_fitted_pairs((size_t)ds->n_frames);
+out:
+	free(sel);
+	free(buf);
+	return rc;
+}
+
+int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err)
+{
+	xf_raw_file raw;
+	memset(ds, 0, sizeof *ds);
+	xf_h5_quiet();
+	if (!path)
+		path = cfg->data_path;
+	if (!path || !path[0])
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "no data file: set experimental_data.file_path (or data_folder_path "
+			       "and data_file_name) in the config, or pass --data");
+	ds->path = strdup(path);
+	int rc = ds->path ? read_raw(path, &raw, err) :
+			    xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", path);
+	if (!rc) {
+		ds->layout = raw.layout;
+		rc = fill(cfg, &raw, ds, err);
+	}
+	if (ds->path)
+		xf_raw_free(&raw);
+	if (rc)
+		xf_dataset_free(ds);
+	return rc;
+}
+
+void xf_dataset_free(xf_dataset *ds)
+{
+	if (!ds)
+		return;
+	if (ds->c2)
+		for (int a = 0; a < ds->n_phi; a++)
+			free(ds->c2[a]);
+	free(ds->c2);
+	free(ds->phi_deg);
+	free(ds->map_number);
+	free(ds->path);
+	memset(ds, 0, sizeof *ds);
+}
+
+void xf_dataset_full_matrix(const xf_dataset *ds, int a, double *out)
+{
+	size_t n = (size_t)ds->n_frames;
+	const double *p = ds->c2[a];
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j < n; j++) {
+			double v = p[xf_packed_index(n, i, j)];
+			out[i * n + j] = v;
+			out[j * n + i] = v;
+		}
+}

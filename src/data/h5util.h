@@ -1,0 +1,51 @@
+/* h5util.h — small HDF5 helpers of the data module (internal): typed reads through
+ * HDF5's type conversion, rank-agnostic 1-D lists, strings, silenced error stack and
+ * translation of HDF5 failures into one-line xf_error messages. */
+#ifndef XPCSFIT_DATA_H5UTIL_H
+#define XPCSFIT_DATA_H5UTIL_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include "xpcsfit/error.h"
+
+/* HDF5's registered id of the LZF filter (h5py, boost_corr). */
+#define XF_H5_FILTER_LZF 32000
+#define XF_H5_LZF_MESSAGE "LZF compression filter (HDF5 filter 32000) is not available: " \
+	"install Debian package hdf5-plugin-lzf"
+
+/* Turn off HDF5's automatic error-stack printing and make the LZF plugin loadable
+ * (idempotent; call before any HDF5 use). */
+void xf_h5_quiet(void);
+/* Innermost HDF5 error description of the current stack, "" when none; clears it. */
+void xf_h5_last_error(char *buf, size_t len);
+/* 1 when `path` names an existing link whose every parent exists (no error stack). */
+int xf_h5_exists(hid_t file, const char *path);
+/* 1 when the LZF filter can be used (registered or loadable as a plugin). */
+int xf_h5_lzf_available(void);
+
+/* Open a file read-only with a translated error (missing, not HDF5, damaged). */
+int xf_h5_open_read(const char *path, hid_t *file, xf_error *err);
+
+/* A 1-D list: scalar, (M,), (1, M) or (M, 1); any numeric type converted to double.
+ * *out is malloc'ed (free it). Errors name the file and dataset path. */
+int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double **out,
+		    size_t *n, xf_error *err);
+/* One number (a list of exactly one element). */
+int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, double *out,
+		      xf_error *err);
+/* A string dataset (fixed or variable length, scalar or one element) into buf. */
+int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf,
+		      size_t len, xf_error *err);
+/* Shape of a 2-D dataset; error when it is not 2-D. */
+int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size_t *rows,
+		       size_t *cols, xf_error *err);
+/* Read a whole 2-D dataset as double (row-major) into out (rows·cols values); a missing
+ * filter (LZF above all) gets a message naming the filter and the package. */
+int xf_h5_read_matrix(hid_t file, const char *file_name, const char *path, double *out,
+		      xf_error *err);
+
+/* Integer-valued list entries (bins, mappings): error when one is not an integer. */
+int xf_h5_list_to_long(const double *v, size_t n, long *out, const char *file_name,
+		       const char *path, xf_error *err);
+
+#endif

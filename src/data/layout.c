@@ -1,0 +1,146 @@
+/* layout.c — which of the two APS 8-ID-I layouts a file uses, decided by its keys (never
+ * by its name, data.md), plus the checks shared by both readers. */
+#include "data/raw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "data/h5util.h"
+
+static const char *const aps_u_keys[] = { "/xpcs/qmap/dynamic_v_list_dim0",
+					  "/xpcs/twotime/correlation_map", NULL };
+static const char *const aps_old_keys[] = { "/xpcs/dqlist", "/xpcs/dphilist",
+					    "/exchange/C2T_all", NULL };
+
+const char *xf_layout_name(xf_layout layout)
+{
+	return layout == XF_LAYOUT_APS_OLD ? "aps-old" : "aps-u";
+}
+
+static int has_all(hid_t file, const char *const *keys)
+{
+	for (int k = 0; keys[k]; k++)
+		if (!xf_h5_exists(file, keys[k]))
+			return 0;
+	return 1;
+}
+
+struct top_keys {
+	char buf[512];
+	size_t len;
+};
+
+static herr_t add_key(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+	struct top_keys *t = data;
+	(void)g;
+	(void)info;
+	if (t->len + strlen(name) + 4 < sizeof t->buf)
+		t->len += (size_t)snprintf(t->buf + t->len, sizeof t->buf - t->len, "%s/%s",
+					   t->len ? ", " : "", name);
+	return 0;
+}
+
+int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_error *err)
+{
+	if (has_all(file, aps_u_keys)) {
+		*layout = XF_LAYOUT_APS_U;
+		return 0;
+	}
+	if (has_all(file, aps_old_keys)) {
+		*layout = XF_LAYOUT_APS_OLD;
+		return 0;
+	}
+	struct top_keys t = { "", 0 };
+	H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, &t);
+	H5Eclear2(H5E_DEFAULT);
+	return xf_fail(err, XF_EXIT_DATA,
+		       "unknown file layout: neither APS-U (/xpcs/qmap/dynamic_v_list_dim0 and "
+		       "/xpcs/twotime/correlation_map) nor APS old (/xpcs/dqlist, "
+		       "/xpcs/dphilist and /exchange/C2T_all) keys found; top-level keys: %s, "
+		       "in %s",
+		       t.len ? t.buf : "(none)", file_name);
+}
+
+int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
+{
+	size_t rows0 = 0, cols0 = 0;
+	for (int m = 0; m < raw->n_maps; m++) {
+		size_t rows, cols;
+		const char *p = raw->maps[m].path;
+		int rc = xf_h5_matrix_shape(raw->file, raw->file_name, p, &rows, &cols, err);
+		if (rc)
+			return rc;
+		if (rows != cols)
+			return xf_fail(err, XF_EXIT_DATA, "map %s in %s is not square (%zu × %zu)",
+				       p, raw->file_name, rows, cols);
+		if (rows < 3)
+			return xf_fail(err, XF_EXIT_DATA,
+				       "map %s in %s is %zu × %zu, smaller than the 3 × 3 needed",
+				       p, raw->file_name, rows, cols);
+		if (m == 0) {
+			rows0 = rows;
+			cols0 = cols;
+		} else if (rows != rows0 || cols != cols0) {
+			return xf_fail(err, XF_EXIT_DATA,
+				       "maps of unequal shape: %s is %zu × %zu but %s is %zu × %zu, "
+				       "in %s",
+				       p, rows, cols, raw->maps[0].path, rows0, cols0,
+				       raw->file_name);
+		}
+	}
+	raw->n_rows = rows0;
+	return 0;
+}
+
+int xf_raw_count_q_rings(const xf_raw_file *raw)
+{
+	int n = 0;
+	for (int m = 0; m < raw->n_maps; m++) {
+		int seen = 0;
+		for (int k = 0; k < m && !seen; k++)
+			seen = fabs(raw->maps[k].q - raw->maps[m].q) <= 1e-6 * fabs(raw->maps[m].q);
+		n += !seen;
+	}
+	return n;
+}
+
+void xf_raw_free(xf_raw_file *raw)
+{
+	free(raw->maps);
+	raw->maps = NULL;
+	raw->n_maps = 0;
+	if (raw->file >= 0)
+		H5Fclose(raw->file);
+	raw->file = -1;
+}
+
+static int optional_number(xf_raw_file *raw, const char *path, double fallback, double *v,
+			   xf_error *err)
+{
+	*v = fallback;
+	if (!xf_h5_exists(raw->file, path))
+		return 0;
+	return xf_h5_read_scalar(raw->file, raw->file_name, path, v, err);
+}
+
+int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period_name,
+		   const char *stride_path, const char *avg_path, xf_error *err)
+{
+	double period, stride, avg;
+	raw->has_file_dt = 0;
+	if (!xf_h5_exists(raw->file, period_path))
+		return 0;
+	int rc = xf_h5_read_scalar(raw->file, raw->file_name, period_path, &period, err);
+	if (!rc)
+		rc = optional_number(raw, stride_path, 1.0, &stride, err);
+	if (!rc)
+		rc = optional_number(raw, avg_path, 1.0, &avg, err);
+	if (rc)
+		return rc;
+	raw->has_file_dt = 1;
+	raw->file_dt_s = period * stride * avg;
+	snprintf(raw->file_dt_desc, sizeof raw->file_dt_desc,
+		 "%s × stride × avg = %.9g × %.9g × %.9g", period_name, period, stride, avg);
+	return 0;
+}

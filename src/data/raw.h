@@ -1,0 +1,48 @@
+/* raw.h — what a layout reader finds in a file before any selection (internal to
+ * src/data/): one entry per stored map with the (q, φ) of its bin, the map shape, and
+ * the file's frame timing. aps_u.c and aps_old.c fill it; select.c and dataset.c use it. */
+#ifndef XPCSFIT_DATA_RAW_H
+#define XPCSFIT_DATA_RAW_H
+
+#include <hdf5.h>
+#include <stddef.h>
+#include "xpcsfit/dataset.h"
+
+#define XF_RAW_PATH_MAX 256
+
+typedef struct xf_raw_map {
+	char path[XF_RAW_PATH_MAX];  /* dataset path of the stored map */
+	int map_number;              /* 1-based position among the stored maps */
+	double q;                    /* Å⁻¹ of the map's bin */
+	double phi_deg;              /* φ of the bin as stored (not normalised) */
+} xf_raw_map;
+
+typedef struct xf_raw_file {
+	const char *file_name;       /* for messages */
+	hid_t file;
+	xf_layout layout;
+	int n_maps;                  /* usable maps (out-of-range bins skipped) */
+	xf_raw_map *maps;
+	size_t n_rows;               /* every map is n_rows × n_rows */
+	int has_file_dt;             /* frame period found in the file */
+	double file_dt_s;            /* frame_time (exposure_period) × stride × avg */
+	char file_dt_desc[128];      /* "frame_time × stride × avg = a × b × c" */
+} xf_raw_file;
+
+/* Layout by keys (APS-U wins); error naming the keys looked for and the top-level keys. */
+int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_error *err);
+int xf_read_aps_u(xf_raw_file *raw, xf_error *err);
+int xf_read_aps_old(xf_raw_file *raw, xf_error *err);
+/* Check every map is 2-D, square, equal-sized and at least 3×3; sets raw->n_rows. */
+int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err);
+void xf_raw_free(xf_raw_file *raw);
+
+/* Frame period from the file: period × stride × avg; stride and avg default to 1, a
+ * missing period leaves has_file_dt = 0. */
+int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period_name,
+		   const char *stride_path, const char *avg_path, xf_error *err);
+
+/* Distinct q values (relative tolerance 1e-6) among the maps. */
+int xf_raw_count_q_rings(const xf_raw_file *raw);
+
+#endif

@@ -1,0 +1,31 @@
+/* select.h — the selection rules of data.md (internal to src/data/, used by tests):
+ * one q ring, φ normalisation and filtering, frame window, dt. */
+#ifndef XPCSFIT_DATA_SELECT_H
+#define XPCSFIT_DATA_SELECT_H
+
+#include "data/raw.h"
+#include "xpcsfit/config.h"
+
+/* A chosen angle: the raw map it comes from and its normalised φ. */
+typedef struct xf_selected_angle {
+	int raw_index;   /* index into raw->maps */
+	double phi_deg;  /* normalised to (-180, 180] */
+} xf_selected_angle;
+
+/* q ring nearest to cfg's wavevector_q (or the only ring when the config has none). */
+int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err);
+/* 1 when phi (normalised) lies in the range [min, max] after normalisation of the ends;
+ * min > max is a wrapped range; a range 360° wide or more holds every angle. */
+int xf_phi_in_range(double phi_deg, const xf_phi_range *r);
+/* Angles of the ring, ascending, filtered by cfg's phi_filtering. *out is malloc'ed;
+ * *n_in_ring receives the count before filtering. */
+int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring,
+		     xf_selected_angle **out, int *n_out, int *n_in_ring, xf_error *err);
+/* Frame window of cfg on n_rows stored rows: 1-based first row and count. */
+int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *n_frames,
+		     xf_error *err);
+/* dt in s and a sentence saying where it came from. */
+int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, char *source,
+		 size_t source_len, xf_error *err);
+
+#endif

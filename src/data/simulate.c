@@ -1,0 +1,297 @@
+/* simulate.c — xf_simulate_write: a synthetic two-time file written exactly as the APS
+ * correlator lays it out (data.md "Simulated files"), so that the reader is tested on
+ * what beamline files look like. Noise comes from a counter-based generator keyed by
+ * (seed, angle, i, j) and object time stamps are off: same inputs, same bytes. */
+#include "xpcsfit/dataset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "data/h5util.h"
+#include "xpcsfit/model.h"
+#include "xpcsfit/rng.h"
+
+/* LZF chunks of about this many elements (rows of a map): big enough for good
+ * compression, small enough to read a window cheaply. */
+#define XF_SIM_CHUNK_ELEMENTS 65536
+#define XF_SIM_MIN_FRAMES 3
+
+typedef struct sim_file {
+	hid_t file;
+	hid_t gcpl;   /* groups: no time stamps */
+	hid_t dcpl;   /* small datasets: no time stamps */
+	int failed;   /* any HDF5 call failed */
+} sim_file;
+
+static hid_t group(sim_file *f, const char *path)
+{
+	hid_t g = H5Gcreate2(f->file, path, H5P_DEFAULT, f->gcpl, H5P_DEFAULT);
+	if (g < 0)
+		f->failed = 1;
+	else
+		H5Gclose(g);
+	return g;
+}
+
+static void write_data(sim_file *f, const char *path, hid_t file_type, hid_t mem_type,
+		       int rank, const hsize_t *dims, const void *v)
+{
+	hid_t s = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR);
+	hid_t d = H5Dcreate2(f->file, path, file_type, s, H5P_DEFAULT, f->dcpl, H5P_DEFAULT);
+	if (s < 0 || d < 0 || H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+		f->failed = 1;
+	if (d >= 0)
+		H5Dclose(d);
+	if (s >= 0)
+		H5Sclose(s);
+}
+
+static void write_f64(sim_file *f, const char *path, int rank, const hsize_t *dims,
+		      const double *v)
+{
+	write_data(f, path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rank, dims, v);
+}
+
+static void write_i64(sim_file *f, const char *path, int rank, const hsize_t *dims,
+		      const long long *v)
+{
+	write_data(f, path, H5T_STD_I64LE, H5T_NATIVE_LLONG, rank, dims, v);
+}
+
+static void write_string(sim_file *f, const char *path, const char *text)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, strlen(text) + 1);
+	write_data(f, path, t, t, 0, NULL, text);
+	H5Tclose(t);
+}
+
+static void string_attribute(sim_file *f, const char *obj, const char *name, const char *text)
+{
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
+	H5Tset_size(t, strlen(text) + 1);
+	hid_t a = H5Acreate_by_name(f->file, obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT,
+				    H5P_DEFAULT);
+	if (a < 0 || H5Awrite(a, t, text) < 0)
+		f->failed = 1;
+	if (a >= 0)
+		H5Aclose(a);
+	H5Sclose(s);
+	H5Tclose(t);
+}
+
+/* Model (upper triangle, diagonal included) plus noise; strict lower triangle 0. */
+static int simulate_map(const xf_model_grid *grid, const double *theta,
+			const xf_sim_options *opt, int a, double *m)
+{
+	size_t n = (size_t)grid->n_frames;
+	if (xf_model_c2_full(grid, theta, opt->phi_deg[a], opt->contrast, opt->offset, m))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			if (j < i) {
+				m[i * n + j] = 0.0;
+			} else if (opt->noise_sd != 0.0) {
+				m[i * n + j] += opt->noise_sd *
+						xf_rng_normal(opt->seed, XF_RNG_SIMULATE_NOISE,
+							      (uint64_t)a, i, j);
+			}
+		}
+	return 0;
+}
+
+static void write_map(sim_file *f, const xf_sim_options *opt, const char *path, size_t n,
+		      const double *m)
+{
+	hsize_t dims[2] = { n, n };
+	hid_t dcpl = H5Pcopy(f->dcpl);
+	if (opt->lzf) {
+		hsize_t rows = XF_SIM_CHUNK_ELEMENTS / n;
+		hsize_t chunk[2] = { rows < 1 ? 1 : rows > n ? n : rows, n };
+		H5Pset_chunk(dcpl, 2, chunk);
+		if (H5Pset_filter(dcpl, XF_H5_FILTER_LZF, H5Z_FLAG_OPTIONAL, 0, NULL) < 0)
+			f->failed = 1;
+	}
+	hid_t s = H5Screate_simple(2, dims, NULL);
+	hid_t d = H5Dcreate2(f->file, path, H5T_IEEE_F64LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	if (d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m) < 0)
+		f->failed = 1;
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	H5Pclose(dcpl);
+}
+
+static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
+{
+	size_t n = (size_t)opt->n_phi;
+	long long *seq = malloc(n * sizeof *seq);
+	if (!seq) {
+		f->failed = 1;
+		return;
+	}
+	const char *groups[] = { "/xpcs", "/xpcs/qmap", "/xpcs/twotime",
+				 "/xpcs/twotime/correlation_map", "/xpcs/twotime/config",
+				 "/entry", "/entry/instrument", "/entry/instrument/detector_1",
+				 "/entry/instrument/bluesky", "/entry/instrument/bluesky/metadata",
+				 NULL };
+	for (int k = 0; groups[k]; k++)
+		group(f, groups[k]);
+	hsize_t one = 1, dn = n, two = 2;
+	long long num_pts[2] = { 1, (long long)n }, unit = 1;
+	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim0", 1, &one, &cfg->wavevector_q);
+	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim1", 1, &dn, opt->phi_deg);
+	write_i64(f, "/xpcs/qmap/dynamic_num_pts", 1, &two, num_pts);
+	for (size_t k = 0; k < n; k++)
+		seq[k] = (long long)k;  /* identity: bin b is flat cell b − 1 */
+	write_i64(f, "/xpcs/qmap/dynamic_index_mapping", 1, &dn, seq);
+	for (size_t k = 0; k < n; k++)
+		seq[k] = (long long)k + 1;
+	write_i64(f, "/xpcs/twotime/processed_bins", 1, &dn, seq);
+	write_i64(f, "/xpcs/twotime/config/stride_frame", 0, NULL, &unit);
+	write_i64(f, "/xpcs/twotime/config/avg_frame", 0, NULL, &unit);
+	write_f64(f, "/entry/instrument/detector_1/frame_time", 0, NULL, &cfg->dt_s);
+	string_attribute(f, "/entry/instrument/bluesky/metadata", "generator",
+			 "xpcsfit simulate");
+	free(seq);
+}
+
+static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
+{
+	size_t n = (size_t)opt->n_phi;
+	double *q = malloc(n * sizeof *q);
+	if (!q) {
+		f->failed = 1;
+		return;
+	}
+	const char *groups[] = { "/xpcs", "/exchange", "/exchange/C2T_all", "/measurement",
+				 "/measurement/instrument", "/measurement/instrument/detector",
+				 NULL };
+	for (int k = 0; groups[k]; k++)
+		group(f, groups[k]);
+	hsize_t row[2] = { 1, n }, one[2] = { 1, 1 };
+	for (size_t k = 0; k < n; k++)
+		q[k] = cfg->wavevector_q;
+	long long unit = 1;
+	write_string(f, "/xpcs/Version", "1.0");
+	write_f64(f, "/xpcs/dqlist", 2, row, q);
+	write_f64(f, "/xpcs/dphilist", 2, row, opt->phi_deg);
+	write_i64(f, "/xpcs/stride_frames", 2, one, &unit);
+	write_i64(f, "/xpcs/avg_frames", 2, one, &unit);
+	write_f64(f, "/measurement/instrument/detector/exposure_period", 2, one, &cfg->dt_s);
+	free(q);
+}
+
+static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
+{
+	if (!cfg->has_q || !(cfg->wavevector_q > 0))
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "simulate needs analyzer_parameters.scattering.wavevector_q > 0");
+	if (!cfg->has_dt || !(cfg->dt_s > 0))
+		return xf_fail(err, XF_EXIT_CONFIG, "simulate needs analyzer_parameters.dt > 0");
+	if (opt->n_frames < XF_SIM_MIN_FRAMES)
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "simulate needs at least %d frames (end_frame or --frames), got %d",
+			       XF_SIM_MIN_FRAMES, opt->n_frames);
+	if (opt->n_phi < 1)
+		return xf_fail(err, XF_EXIT_CONFIG, "simulate needs at least one angle (--phi)");
+	if (opt->lzf && !xf_h5_lzf_available())
+		return xf_fail(err, XF_EXIT_DATA, XF_H5_LZF_MESSAGE);
+	return 0;
+}
+
+/* Truth: initial_parameters.values; missing ones are the middle of the bounds. */
+static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
+{
+	char missing[256] = "";
+	size_t used = 0;
+	int n_phys = xf_mode_n_phys(cfg->mode);
+	for (int k = 0; k < XF_N_PHYS; k++) {
+		theta[k] = k < n_phys ? xf_config_start_value(cfg, k) : 0.0;
+		if (k < n_phys && !cfg->value_given[k] && !cfg->is_fixed[k])
+			used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s = %g",
+						 used ? ", " : "", xf_param_names[k], theta[k]);
+	}
+	if (used)
+		xf_warn("initial_parameters.values gives no value for some parameters: "
+			"simulating with the middle of their bounds (%s)", missing);
+}
+
+static int write_file(const xf_config *cfg, const xf_sim_options *opt, const char *tmp,
+		      xf_error *err)
+{
+	sim_file f = { -1, -1, -1, 0 };
+	double theta[XF_N_PHYS];
+	size_t n = (size_t)opt->n_frames;
+	xf_model_grid grid = { cfg->mode, cfg->shear_model, opt->n_frames, cfg->dt_s,
+			       cfg->wavevector_q, cfg->gap_A };
+	double *m = malloc(n * n * sizeof *m);
+	if (!m)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory simulating %zu frames", n);
+	truth(cfg, theta);
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	f.gcpl = H5Pcreate(H5P_GROUP_CREATE);
+	f.dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	H5Pset_obj_track_times(fcpl, 0);  /* the root group too */
+	H5Pset_obj_track_times(f.gcpl, 0);
+	H5Pset_obj_track_times(f.dcpl, 0);
+	f.file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+	int rc = 0;
+	if (f.file < 0) {
+		char why[256];
+		xf_h5_last_error(why, sizeof why);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot create %s (%s)", tmp, why);
+		goto out;
+	}
+	if (opt->layout == XF_LAYOUT_APS_OLD)
+		write_aps_old_meta(&f, cfg, opt);
+	else
+		write_aps_u_meta(&f, cfg, opt);
+	for (int a = 0; a < opt->n_phi && !f.failed; a++) {
+		char path[128];
+		if (simulate_map(&grid, theta, opt, a, m)) {
+			rc = xf_fail(err, XF_EXIT_DATA, "out of memory evaluating the model");
+			goto out;
+		}
+		if (opt->layout == XF_LAYOUT_APS_OLD)
+			snprintf(path, sizeof path, "/exchange/C2T_all/C2T_%05d", a + 1);
+		else
+			snprintf(path, sizeof path, "/xpcs/twotime/correlation_map/c2_%05d", a + 1);
+		write_map(&f, opt, path, n, m);
+	}
+	if (f.failed) {
+		char why[256];
+		xf_h5_last_error(why, sizeof why);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot write %s (%s)", tmp,
+			     why[0] ? why : "HDF5 write failed");
+	}
+out:
+	if (f.file >= 0 && H5Fclose(f.file) < 0)
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot close %s", tmp);
+	H5Pclose(fcpl);
+	H5Pclose(f.gcpl);
+	H5Pclose(f.dcpl);
+	free(m);
+	return rc;
+}
+
+int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
+{
+	xf_h5_quiet();
+	int rc = check_inputs(cfg, opt, err);
+	if (rc)
+		return rc;
+	size_t len = strlen(opt->out_path) + 32;
+	char *tmp = malloc(len);
+	if (!tmp)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory");
+	snprintf(tmp, len, "%s.tmp%ld", opt->out_path, (long)getpid());
+	rc = write_file(cfg, opt, tmp, err);
+	if (!rc && rename(tmp, opt->out_path) != 0)
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot rename %s to %s", tmp, opt->out_path);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

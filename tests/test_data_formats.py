@@ -1,0 +1,204 @@
+"""test_data_formats.py — `xpcsfit validate --json` on APS files written by h5py in the
+layouts other writers produce (spec/data.md), against numpy's reading of the same data."""
+import os
+import sys
+
+import numpy as np
+
+from aps_fixtures import (check, close, expected_means, lower, run, smooth_map, tmp_dir,
+                          upper, validate, write_aps_old, write_aps_u, write_config)
+
+T = tmp_dir()
+N = 20
+
+
+def path(name):
+    return os.path.join(T, name)
+
+
+def test_lower_float32_lzf_rings_gap_mapping():
+    """2 q rings × 3 φ; lower triangles in float32 with LZF; processed_bins has a gap
+    and a non-identity index mapping; lists (M, 1)."""
+    q_list = [0.004, 0.006]
+    phi_list = [-60.0, 0.0, 200.0]  # 200 → -160
+    # flat cells 0..5 = (q0: -60, 0, 200), (q1: -60, 0, 200). Bins 1-5 and 7 exist (6
+    # was masked); the mapping sends bin b to its flat cell, bin 3 to a cell that does
+    # not exist (skipped with a warning).
+    bins = [1, 2, 3, 4, 5, 7]
+    mapping = [5, 3, 99, 4, 0, 99, 1]
+    # bin1 → (q1, 200), bin2 → (q1, -60), bin4 → (q1, 0), bin5 → (q0, -60), bin7 → (q0, 0)
+    full = [smooth_map(N, s) for s in range(6)]
+    f32 = [np.asarray(m, dtype=np.float32).astype(float) for m in full]
+    fn = path("u_lower.h5")
+    write_aps_u(fn, [lower(m) for m in full], q_list, phi_list, bins, mapping=mapping,
+                map_dtype="<f4", lzf=True, list_shape="col")
+    cfg = path("u_lower.yaml")
+    write_config(cfg, q=0.0061)
+    got, err = validate(cfg, fn)
+    check(got["layout"] == "aps-u", "layout")
+    check(got["q"] == 0.006, "q ring %r" % got["q"])
+    check(got["q_rings"] == 2, "q_rings")
+    check("skipped: 3" in err, "skip warning for bin 3: " + err)
+    close(got["angles"], [-160, -60, 0], what="angles")
+    check(got["map_numbers"] == [1, 2, 4], "map numbers %r" % got["map_numbers"])
+    want = [expected_means(f32[k]) for k in (0, 1, 3)]
+    close(got["fitted_mean"], [w[0] for w in want], rel=1e-12, what="fitted means")
+    close(got["diagonal_mean"], [w[1] for w in want], rel=1e-12, what="diag means")
+    check(got["points_per_angle"] == (N - 1) * (N - 2) // 2, "points")
+    check(got["points_total"] == 3 * (N - 1) * (N - 2) // 2, "points total")
+    write_config(cfg, q=0.0039)
+    got, err = validate(cfg, fn)
+    check(got["q"] == 0.004, "q ring 0")
+    close(got["angles"], [-60, 0], what="ring 0 angles")
+    check(got["map_numbers"] == [5, 6], "ring 0 map numbers %r" % got["map_numbers"])
+    close(got["fitted_mean"], [expected_means(f32[k])[0] for k in (4, 5)], what="ring 0")
+
+
+def test_full_symmetric_bigendian_file_dt():
+    """Full symmetric maps, big-endian float64, (1, M) lists, dt from the file."""
+    full = [smooth_map(N, 10 + s) for s in range(2)]
+    fn = path("u_full.h5")
+    write_aps_u(fn, full, [0.01], [10.0, -10.0], [1, 2], map_dtype=">f8", list_shape="row",
+                frame_time=0.001, stride=2, avg=3)
+    cfg = path("u_full.yaml")
+    write_config(cfg, dt=None, start=2, end=15)
+    got, err = validate(cfg, fn)
+    close(got["angles"], [-10, 10], what="angles")
+    check(got["map_numbers"] == [2, 1], "map numbers")
+    close([got["dt_s"]], [0.006], rel=1e-15, what="dt from file")
+    check(got["dt_source"].startswith("file: frame_time"), got["dt_source"])
+    check(got["start_frame"] == 2 and got["end_frame"] == 15 and got["n_frames"] == 14,
+          "frame window")
+    want = [expected_means(full[k], 2, 15) for k in (1, 0)]  # never doubled
+    close(got["fitted_mean"], [w[0] for w in want], what="fitted means")
+    close(got["diagonal_mean"], [w[1] for w in want], what="diag means")
+    # config dt 5 % off the file's: warning with both values, config wins
+    write_config(cfg, dt=0.0063)
+    got, err = validate(cfg, fn)
+    check(got["dt_s"] == 0.0063 and got["dt_source"] == "config", "config dt")
+    check("0.0063" in err and "0.006" in err and "warning" in err, "dt warning: " + err)
+
+
+def test_nonsymmetric_full_map_warns():
+    m = smooth_map(N, 3)
+    m[5, 2] += 0.5  # lower differs from upper
+    fn = path("u_nonsym.h5")
+    write_aps_u(fn, [m], [0.01], [0.0], [1])
+    cfg = path("nonsym.yaml")
+    write_config(cfg)
+    got, err = validate(cfg, fn)
+    check("not symmetric" in err and "c2_00001" in err, "asymmetry warning: " + err)
+    up = np.triu(m) + np.triu(m, 1).T
+    close(got["fitted_mean"], [expected_means(up)[0]], what="upper triangle used")
+
+
+def test_out_of_range_bin_skipped():
+    full = [smooth_map(N, 20 + s) for s in range(3)]
+    fn = path("u_skip.h5")
+    # bin 9 lies outside the 1 × 2 grid (no mapping: flat = bin − 1 = 8)
+    write_aps_u(fn, [upper(m) for m in full], [0.01], [0.0, 90.0], [1, 9, 2])
+    cfg = path("skip.yaml")
+    write_config(cfg)
+    got, err = validate(cfg, fn)
+    check("warning" in err and "skipped" in err and "9" in err, "skip warning: " + err)
+    close(got["angles"], [0, 90], what="angles")
+    check(got["map_numbers"] == [1, 3], "map numbers %r" % got["map_numbers"])
+    close(got["fitted_mean"], [expected_means(full[0])[0], expected_means(full[2])[0]],
+          what="means")
+
+
+def test_legacy_natural_key_order():
+    """c2_1, c2_2, c2_10 pair with bins 1, 2, 3 (natural order, not string order);
+    (M,) lists; exposure_period × stride × avg; lower triangle; int maps."""
+    full = [smooth_map(N, 30 + s) for s in range(3)]
+    fn = path("old_keys.h5")
+    write_aps_old(fn, [upper(full[0]), lower(full[2]), upper(full[1])], [0.005] * 3,
+                  [30.0, 60.0, 90.0], keys=["c2_1", "c2_10", "c2_2"], exposure_period=0.5,
+                  stride=2, avg=1, list_shape="1d")
+    cfg = path("old.yaml")
+    write_config(cfg, q=None, dt=None, end=-1)
+    got, err = validate(cfg, fn)
+    check(got["layout"] == "aps-old", "layout")
+    check(got["q_target"] is None and got["q"] == 0.005, "single ring without q")
+    close(got["angles"], [30, 60, 90], what="angles")
+    close([got["dt_s"]], [1.0], what="exposure_period × stride × avg")
+    check("exposure_period" in got["dt_source"], got["dt_source"])
+    close(got["fitted_mean"], [expected_means(full[k])[0] for k in range(3)], what="order")
+
+
+def test_legacy_integer_maps_row_lists():
+    m = np.rint(smooth_map(N, 40) * 1000)
+    fn = path("old_int.h5")
+    write_aps_old(fn, [upper(m)], [0.01], [-45.0], map_dtype=">i4", list_shape="row")
+    cfg = path("old_int.yaml")
+    write_config(cfg)
+    got, _ = validate(cfg, fn)
+    close(got["fitted_mean"], [expected_means(m)[0]], what="int maps")
+
+
+def test_phi_filtering():
+    full = [smooth_map(N, 50 + s) for s in range(5)]
+    phis = [-175.0, -90.0, 0.0, 90.0, 178.0]
+    fn = path("u_phi.h5")
+    write_aps_u(fn, [upper(m) for m in full], [0.01], phis, [1, 2, 3, 4, 5])
+    cfg = path("phi.yaml")
+    write_config(cfg, phi_ranges=[(170, -170)])  # wrapped through ±180
+    got, _ = validate(cfg, fn)
+    close(got["angles"], [-175, 178], what="wrapped range")
+    check(got["angles_in_ring"] == 5, "angles in ring")
+    write_config(cfg, phi_ranges=[(-10, 10), (440, 460)])  # 440..460 = 80..100
+    got, _ = validate(cfg, fn)
+    close(got["angles"], [0, 90], what="two ranges")
+    check(got["map_numbers"] == [3, 4], "map numbers")
+    write_config(cfg, phi_ranges=[(-180, 180)])  # 360° wide
+    got, _ = validate(cfg, fn)
+    check(len(got["angles"]) == 5, "360° range keeps all")
+    write_config(cfg, phi_ranges=[(20, 30)], fallback=True)
+    got, err = validate(cfg, fn)
+    check(len(got["angles"]) == 5 and "fallback_to_all_angles" in err, "fallback: " + err)
+    write_config(cfg, phi_ranges=[(20, 30)], fallback=False)
+    rc, out, err = run(["validate", "--config", cfg, "--data", fn])
+    check(rc == 1 and "no map left" in err and "-175, -90, 0, 90, 178" in err,
+          "no angle left: %d %s" % (rc, err))
+
+
+def test_frame_clamping():
+    m = smooth_map(N, 60)
+    fn = path("u_frames.h5")
+    write_aps_u(fn, [upper(m)], [0.01], [0.0], [1])
+    cfg = path("frames.yaml")
+    write_config(cfg, start=0, end=500)
+    got, err = validate(cfg, fn)
+    check(got["start_frame"] == 1 and got["end_frame"] == N, "clamped window")
+    check(err.count("warning") == 2 and "clamped" in err, "clamp warnings: " + err)
+
+
+def test_text_output():
+    fn = path("u_frames.h5")
+    cfg = path("frames_text.yaml")
+    write_config(cfg, data=fn, start=3, end=10)
+    rc, out, err = run(["validate", "--config", cfg])
+    check(rc == 0, "rc %d %s" % (rc, err))
+    keys = [line.split(":", 1)[0] for line in out.strip().splitlines()]
+    for k in ("file", "layout", "q_target", "q", "q_rings", "angles", "angles_in_ring",
+              "frames_stored", "start_frame", "end_frame", "n_frames", "dt_s", "dt_source",
+              "points_per_angle", "points_total", "mode"):
+        check(k in keys, "key %s missing from %r" % (k, keys))
+    check("n_frames: 8\n" in out and "points_total: 21\n" in out, out)
+
+
+def main():
+    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+    failed = 0
+    for t in tests:
+        try:
+            t()
+            print("ok   %s" % t.__name__)
+        except Exception as e:  # report every failure, then fail
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
