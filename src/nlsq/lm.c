@@ -110,6 +110,21 @@ static void report(const xf_lm_setup *s, int it, double chi2, double lambda)
 	}
 }
 
+/* A trial point where a free parameter that moved χ² before no longer moves it at all
+ * (JᵀJ_kk exactly 0) has stepped into a region flattened by a hard floor of the model,
+ * e.g. D_offset so negative that every D_k sits at 10⁻¹⁰. χ² can be lower there than at
+ * a poor start, but no derivative leads out again, so such a step is refused like a
+ * non-finite one and the damping grows until the step stays in the sensitive region. */
+static int loses_sensitivity(const xf_lm_setup *s, const double *jtj, const double *jtj_trial)
+{
+	for (int k = 0; k < s->n; k++) {
+		size_t kk = (size_t)k * s->n + k;
+		if (s->free_mask[k] && jtj[kk] > 0.0 && jtj_trial[kk] == 0.0)
+			return 1;
+	}
+	return 0;
+}
+
 int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, double *jtj,
 		double *b, xf_lm_outcome *out)
 {
@@ -185,7 +200,8 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 		int small_step = sqrt(step_norm2) <= s->xtol * (s->xtol + sqrt(x_norm2));
 		double chi2_trial;
 		out->iterations++;
-		int bad = eval(ctx, w.x_trial, &chi2_trial, w.h_trial, w.b_trial);
+		int bad = eval(ctx, w.x_trial, &chi2_trial, w.h_trial, w.b_trial) ||
+			  loses_sensitivity(s, jtj, w.h_trial);
 		double rho = (!bad && pred > 0.0) ? (chi2 - chi2_trial) / pred : -1.0;
 		if (rho > XF_LM_ACCEPT) {
 			double reduction = chi2 - chi2_trial;
