@@ -285,6 +285,32 @@ static void test_static_residual_variance(void **state)
 	xf_synth_free(&ds);
 }
 
+/* Regression: from the middle of the bounds (D0 = 50050, decay within two frames) the
+ * first LM step used to jump D_offset so far negative that every rate sat on its floor:
+ * a flat model with zero derivatives that the fit could never leave. */
+static void test_no_floor_trap_from_middle_start(void **state)
+{
+	(void)state;
+	xf_model_grid g = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, 100, 0.1, 0.01, 2e6 };
+	const double truth[7] = { 2000, 0.3, 50, 0, 0, 0, 0 };
+	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.25 }, off[2] = { 1.0, 1.02 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 2e-3, 9, &ds), 0);
+	xf_config cfg;
+	xf_config_defaults(&cfg);  /* no start values: the middle of the bounds */
+	cfg.mode = XF_MODE_STATIC;
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_string_equal(res.status, "converged");
+	assert_true(fabs(res.residual_sd - 2e-3) < 1e-4);
+	for (int k = 0; k < 3; k++)
+		assert_true(fabs(res.values[k] - truth[k]) <= 4 * res.uncertainties[k]);
+	xf_nlsq_result_free(&res);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
 /* Multi-start is deterministic for a seed and keeps the best χ². */
 static void test_multi_start(void **state)
 {
@@ -389,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_status),
 		cmocka_unit_test(test_static_residual_variance),
 		cmocka_unit_test(test_multi_start),
+		cmocka_unit_test(test_no_floor_trap_from_middle_start),
 		cmocka_unit_test(test_quantile_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
