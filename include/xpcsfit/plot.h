@@ -2,6 +2,7 @@
 #ifndef XPCSFIT_PLOT_H
 #define XPCSFIT_PLOT_H
 
+#include <stddef.h>
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
@@ -11,6 +12,9 @@
  * axes t1, t2 in s, colour bars) and overview.png. */
 int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		 const xf_nlsq_result *res, xf_error *err);
+
+/* File name of angle a's figure: "c2_phi_{a:03d}_{phi:+07.2f}deg.png". */
+void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);
 
 /* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
 int xf_plot_result_dir(const char *dir, xf_error *err);

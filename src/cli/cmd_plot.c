@@ -1,0 +1,48 @@
+/* cmd_plot.c — `xpcsfit plot DIR`: redraw DIR/plots/ from DIR/results.h5. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/plot.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: xpcsfit plot DIR\n"
+	      "\n"
+	      "Redraw the plots of a result directory (e.g. xpcsfit_results/nlsq) from its\n"
+	      "results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit |\n"
+	      "residual) and DIR/plots/overview.png. Needs the c2 surfaces, i.e. a fit run\n"
+	      "without --no-surfaces.\n"
+	      "\n"
+	      "options:\n"
+	      "  -h, --help   show this help\n",
+	      out);
+}
+
+int xf_cmd_plot(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (argv[k][0] == '-' && argv[k][1] != '\0')
+			return xf_cli_error(XF_EXIT_CONFIG, "unknown option '%s', see 'xpcsfit "
+					    "plot --help'", argv[k]);
+		if (dir)
+			return xf_cli_error(XF_EXIT_CONFIG, "more than one result directory given "
+					    "('%s' and '%s'), see 'xpcsfit plot --help'", dir,
+					    argv[k]);
+		dir = argv[k];
+	}
+	if (!dir)
+		return xf_cli_error(XF_EXIT_CONFIG, "missing result directory, usage: xpcsfit "
+				    "plot DIR");
+	xf_error err = { 0 };
+	if (xf_plot_result_dir(dir, &err) != 0)
+		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+	fprintf(stderr, "xpcsfit: plots written to %s/plots\n", dir);
+	return 0;
+}

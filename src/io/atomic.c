@@ -1,0 +1,160 @@
+/* atomic.c — creating result folders and writing files atomically: a killed run must
+ * never leave a half-written file under a final name (spec/cli.md, "Result directory").
+ * Files go to "<path>.tmp.<pid>", are fsync'ed, then renamed; the folder is fsync'ed so
+ * the rename itself survives a crash. */
+#include "io/io_internal.h"
+#include "xpcsfit/results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int xf_io_tmp_name(const char *path, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s.tmp.%ld", path, (long)getpid());
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+int xf_io_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err)
+{
+	int n = snprintf(buf, size, "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= size)
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s/%s", dir, name);
+	return 0;
+}
+
+const char *xf_io_layout_name(xf_layout layout)
+{
+	return layout == XF_LAYOUT_APS_OLD ? "aps-old" : "aps-u";
+}
+
+int xf_mkdir_p(const char *dir, xf_error *err)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+	if (len == 0)
+		return xf_fail(err, XF_EXIT_DATA, "cannot create a folder with an empty name");
+	if (len >= sizeof path)
+		return xf_fail(err, XF_EXIT_DATA, "folder name too long, %s", dir);
+	memcpy(path, dir, len + 1);
+	/* create each prefix in turn; EEXIST is fine as long as it is a folder */
+	for (size_t k = 1; k <= len; k++) {
+		if (path[k] != '/' && path[k] != '\0')
+			continue;
+		char saved = path[k];
+		path[k] = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			int e = errno;
+			path[k] = saved;
+			return xf_fail(err, XF_EXIT_DATA, "cannot create folder: %s, %s",
+				       strerror(e), dir);
+		}
+		path[k] = saved;
+	}
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return xf_fail(err, XF_EXIT_DATA, "not a folder, %s", dir);
+	return 0;
+}
+
+/* fsync the folder holding path so that a rename into it is durable */
+static void fsync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		strcpy(dir, ".");
+	} else {
+		size_t n = (size_t)(slash - path);
+		if (n == 0)
+			n = 1;  /* "/file" lives in "/" */
+		if (n >= sizeof dir)
+			return;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		(void)fsync(fd);  /* best effort: some file systems refuse folder fsync */
+		close(fd);
+	}
+}
+
+int xf_io_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
+{
+	int fd = open(tmp_path, O_RDONLY);
+	if (fd < 0) {
+		int e = errno;
+		unlink(tmp_path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot reopen temporary file: %s, %s",
+			       strerror(e), tmp_path);
+	}
+	if (fsync(fd) != 0 && errno != EINVAL) {
+		int e = errno;
+		close(fd);
+		unlink(tmp_path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s",
+			       strerror(e), path);
+	}
+	close(fd);
+	if (rename(tmp_path, path) != 0) {
+		int e = errno;
+		unlink(tmp_path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot rename %s to final name: %s, %s",
+			       tmp_path, strerror(e), path);
+	}
+	fsync_parent(path);
+	return 0;
+}
+
+int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err)
+{
+	char tmp[PATH_MAX];
+	if (xf_io_tmp_name(path, tmp, sizeof tmp) != 0)
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(errno),
+			       path);
+	const char *p = data;
+	size_t left = size;
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = w < 0 ? errno : ENOSPC;
+			close(fd);
+			unlink(tmp);
+			return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s",
+				       strerror(e), path);
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fsync(fd) != 0 && errno != EINVAL) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s",
+			       strerror(e), path);
+	}
+	if (close(fd) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e),
+			       path);
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "cannot rename temporary file: %s, %s",
+			       strerror(e), path);
+	}
+	fsync_parent(path);
+	return 0;
+}

@@ -1,0 +1,225 @@
+/* params_json.c — <dir>/parameters.json of an NLSQ run (spec/cli.md): the summary a
+ * person or a script reads first and the warm start of `cmc --nlsq`. Carries homodyne's
+ * names too (convergence_status, parameters.contrast/offset). Every number is written
+ * by hand as raw text: cJSON's own printer stops at 15 digits whenever the value is
+ * within an epsilon, which is not round-trip exact; we print the shortest of 15..17
+ * significant digits that reads back bitwise, in the C locale, and null for NaN/Inf. */
+#include "io/io_internal.h"
+#include "xpcsfit/results.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void xf_io_format_double(double x, char *buf, size_t size)
+{
+	if (!isfinite(x)) {
+		snprintf(buf, size, "null");
+		return;
+	}
+	/* snprintf/strtod follow LC_NUMERIC: pin this thread to "C" while formatting */
+	locale_t c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, size, "%.*g", digits, x);
+		if (digits == 17 || strtod(buf, NULL) == x)
+			break;
+	}
+	if (c_loc) {
+		uselocale(old);
+		freelocale(c_loc);
+	}
+}
+
+static cJSON *num(double x)
+{
+	char buf[32];
+	xf_io_format_double(x, buf, sizeof buf);
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *num_int(long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", v);
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *num_array(const double *v, int n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (int k = 0; k < n; k++)
+		cJSON_AddItemToArray(arr, num(v ? v[k] : NAN));
+	return arr;
+}
+
+static const char *convergence_status(const char *status)
+{
+	if (status && !strcmp(status, "converged"))
+		return "converged";
+	if (status && !strcmp(status, "max_iterations"))
+		return "max_iter";
+	return "failed";
+}
+
+static cJSON *parameter_entry(double value, double unc, int fixed)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddItemToObject(p, "value", num(value));
+	cJSON_AddItemToObject(p, "uncertainty", num(fixed ? NAN : unc));
+	if (fixed)
+		cJSON_AddTrueToObject(p, "fixed");
+	return p;
+}
+
+/* homodyne's scalar contrast/offset: mean over angles, uncertainty = RMS of the
+ * per-angle uncertainties */
+static cJSON *angle_summary(const double *v, const double *unc, int n)
+{
+	double sum = 0.0, sum_u2 = 0.0;
+	for (int a = 0; a < n; a++) {
+		sum += v ? v[a] : NAN;
+		sum_u2 += unc ? unc[a] * unc[a] : NAN;
+	}
+	double mean = n > 0 ? sum / n : NAN;
+	double rms = n > 0 ? sqrt(sum_u2 / n) : NAN;
+	return parameter_entry(mean, rms, 0);
+}
+
+static cJSON *parameters_object(const xf_nlsq_result *res)
+{
+	cJSON *params = cJSON_CreateObject();
+	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
+		cJSON_AddItemToObject(params, res->names[k],
+				      parameter_entry(res->values ? res->values[k] : NAN,
+						      res->uncertainties ? res->uncertainties[k]
+									 : NAN,
+						      res->is_fixed ? res->is_fixed[k] : 0));
+	cJSON_AddItemToObject(params, "contrast",
+			      angle_summary(res->contrast, res->contrast_unc, res->n_phi));
+	cJSON_AddItemToObject(params, "offset",
+			      angle_summary(res->offset, res->offset_unc, res->n_phi));
+	return params;
+}
+
+/* the fitted scaling coefficients themselves (names as in nlsq.h: "contrast",
+ * "contrast_003", "contrast_cos1", ...): per_angle holds what they mean per angle */
+static cJSON *scaling_object(const xf_nlsq_result *res)
+{
+	cJSON *obj = cJSON_CreateObject();
+	for (int k = res->n_phys; k < res->n_params; k++)
+		cJSON_AddItemToObject(obj, res->names[k],
+				      parameter_entry(res->values ? res->values[k] : NAN,
+						      res->uncertainties ? res->uncertainties[k]
+									 : NAN,
+						      res->is_fixed ? res->is_fixed[k] : 0));
+	return obj;
+}
+
+static cJSON *per_angle_object(const xf_nlsq_result *res)
+{
+	cJSON *pa = cJSON_CreateObject();
+	cJSON_AddItemToObject(pa, "phi_deg", num_array(res->phi_deg, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", num_array(res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_uncertainty",
+			      num_array(res->contrast_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset", num_array(res->offset, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_uncertainty", num_array(res->offset_unc, res->n_phi));
+	return pa;
+}
+
+static cJSON *covariance_object(const xf_nlsq_result *res)
+{
+	cJSON *cov = cJSON_CreateObject();
+	cJSON *names = cJSON_CreateArray();
+	cJSON *matrix = cJSON_CreateArray();
+	int n = res->n_params;
+	for (int k = 0; k < n; k++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(res->names[k]));
+	for (int r = 0; r < n; r++)
+		cJSON_AddItemToArray(matrix, num_array(res->covariance ? res->covariance +
+							       (size_t)r * n : NULL, n));
+	cJSON_AddItemToObject(cov, "names", names);
+	cJSON_AddItemToObject(cov, "matrix", matrix);
+	return cov;
+}
+
+static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res)
+{
+	cJSON *root = cJSON_CreateObject();
+	const char *status = res->status ? res->status : "failed";
+	cJSON_AddStringToObject(root, "method", "nlsq");
+	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
+	cJSON_AddStringToObject(root, "status", status);
+	cJSON_AddStringToObject(root, "convergence_status", convergence_status(res->status));
+	cJSON_AddItemToObject(root, "chi_squared", num(res->chi_squared));
+	cJSON_AddItemToObject(root, "reduced_chi_squared", num(res->reduced_chi_squared));
+	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
+	if (!sigma_given)
+		cJSON_AddItemToObject(root, "residual_sd", num(res->residual_sd));
+	cJSON_AddItemToObject(root, "n_points", num_int((long long)res->n_points));
+	cJSON_AddItemToObject(root, "n_free_parameters", num_int(res->n_free));
+	cJSON_AddStringToObject(root, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
+	cJSON_AddItemToObject(root, "sigma", num(res->sigma));
+	cJSON_AddStringToObject(root, "stop_reason", res->stop_reason ? res->stop_reason : "");
+	cJSON_AddItemToObject(root, "iterations", num_int(res->iterations));
+	cJSON *at = cJSON_CreateArray();
+	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
+		cJSON_AddItemToArray(at, cJSON_CreateString(res->at_bounds[k]));
+	cJSON_AddItemToObject(root, "parameters_at_bounds", at);
+	cJSON_AddItemToObject(root, "parameters", parameters_object(res));
+	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(res));
+	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
+	cJSON_AddStringToObject(root, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
+	cJSON_AddItemToObject(root, "covariance_rank", num_int(res->cov_rank));
+	cJSON_AddItemToObject(root, "n_starts", num_int(res->n_starts_run));
+	cJSON *timing = cJSON_CreateObject();
+	cJSON_AddItemToObject(timing, "load", num(res->time_load_s));
+	cJSON_AddItemToObject(timing, "fit", num(res->time_fit_s));
+	cJSON_AddItemToObject(timing, "total", num(res->time_total_s));
+	cJSON_AddItemToObject(root, "timing_s", timing);
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
+	cJSON_AddStringToObject(data, "layout", xf_io_layout_name(ds->layout));
+	cJSON_AddItemToObject(data, "q", num(ds->q));
+	cJSON_AddItemToObject(data, "n_phi", num_int(ds->n_phi));
+	cJSON_AddItemToObject(data, "n_frames", num_int(ds->n_frames));
+	cJSON_AddItemToObject(data, "dt_s", num(ds->dt_s));
+	cJSON_AddItemToObject(data, "first_frame", num_int(ds->first_frame));
+	cJSON_AddItemToObject(root, "data", data);
+	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
+	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
+	return root;
+}
+
+int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			       const xf_nlsq_result *res, xf_error *err)
+{
+	char path[PATH_MAX];
+	if (xf_io_join(path, sizeof path, dir, "parameters.json", err) != 0)
+		return err->code;
+	cJSON *root = build(cfg, ds, res);
+	char *text = root ? cJSON_Print(root) : NULL;
+	cJSON_Delete(root);
+	if (!text)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	size_t len = strlen(text);
+	/* a trailing newline: friendlier to cat and to line-based tools */
+	char *withnl = malloc(len + 2);
+	if (!withnl) {
+		cJSON_free(text);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	}
+	memcpy(withnl, text, len);
+	withnl[len] = '\n';
+	withnl[len + 1] = '\0';
+	cJSON_free(text);
+	int rc = xf_write_file_atomic(path, withnl, len + 1, err);
+	free(withnl);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/* results.c — writing a whole NLSQ result directory (spec/cli.md "Result directory"):
+ * results.h5, parameters.json, plots/ and run.log last, so that a run.log in place means
+ * every other file is complete. A failed fit is written all the same (status "failed"). */
+#include "io/io_internal.h"
+#include "xpcsfit/plot.h"
+#include "xpcsfit/results.h"
+
+#include <cjson/cJSON.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <plplot.h>
+
+static void log_versions_and_timing(const char *dir, const xf_nlsq_result *res)
+{
+	unsigned maj = 0, min = 0, rel = 0;
+	char plver[80] = "?";
+	H5get_libversion(&maj, &min, &rel);
+	plgver(plver);
+	xf_info("versions: xpcsfit %s, HDF5 %u.%u.%u, cJSON %s, PLplot %s", XPCSFIT_VERSION, maj,
+		min, rel, cJSON_Version(), plver);
+	xf_info("nlsq: status %s, stop reason %s, %d iterations, chi2 %.6g, reduced chi2 %.6g",
+		res->status ? res->status : "failed", res->stop_reason ? res->stop_reason : "-",
+		res->iterations, res->chi_squared, res->reduced_chi_squared);
+	xf_info("timing: load %.3f s, fit %.3f s, total %.3f s", res->time_load_s,
+		res->time_fit_s, res->time_total_s);
+	xf_info("results written to %s", dir);
+}
+
+int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, const xf_output_options *opt,
+			  xf_error *err)
+{
+	int write_surfaces = opt ? opt->write_surfaces : 1;
+	int write_plots = opt ? opt->write_plots : 1;
+	if (xf_mkdir_p(dir, err) != 0)
+		return err->code;
+	if (xf_results_write_nlsq_h5(dir, cfg, ds, res, write_surfaces, err) != 0)
+		return err->code;
+	if (xf_results_write_nlsq_json(dir, cfg, ds, res, err) != 0)
+		return err->code;
+	if (write_plots) {
+		char plots[PATH_MAX];
+		if (xf_io_join(plots, sizeof plots, dir, "plots", err) != 0)
+			return err->code;
+		if (xf_plot_nlsq(plots, cfg, ds, res, err) != 0)
+			return err->code;
+	}
+	log_versions_and_timing(dir, res);
+	return xf_results_write_log(dir, err);
+}

@@ -1,0 +1,275 @@
+/* draw_overview.c — overview.png: the fit at a glance. Per-angle contrast and offset
+ * against φ with error bars, the c2 cut against lag (data points, fit lines) for each
+ * angle, and the fitted parameters with uncertainties and the fit quality as text. */
+#include "plot/plot_internal.h"
+
+#include <math.h>
+#include <plplot.h>
+#include <stdio.h>
+#include <string.h>
+
+/* at most this many angles get their own colour in the lag panel (a subset, evenly
+ * spread over φ, is drawn beyond that: more curves are unreadable) */
+#define XF_PLOT_MAX_CURVES 10
+/* data markers per curve, log-spaced in lag */
+#define XF_PLOT_MARKERS 40
+#define XF_PLOT_FIRST_COLOUR 16
+
+static const unsigned char palette[XF_PLOT_MAX_CURVES][3] = {
+	{ 31, 119, 180 }, { 255, 127, 14 }, { 44, 160, 44 }, { 214, 39, 40 },
+	{ 148, 103, 189 }, { 140, 86, 75 }, { 227, 119, 194 }, { 127, 127, 127 },
+	{ 188, 189, 34 }, { 23, 190, 207 },
+};
+
+static void black(void)
+{
+	plcol0(1);
+}
+
+static void range_of(const double *v, const double *u, int n, double *lo, double *hi)
+{
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (int k = 0; k < n; k++) {
+		double e = u && isfinite(u[k]) ? u[k] : 0.0;
+		if (!isfinite(v[k]))
+			continue;
+		if (v[k] - e < *lo)
+			*lo = v[k] - e;
+		if (v[k] + e > *hi)
+			*hi = v[k] + e;
+	}
+	if (!isfinite(*lo) || !isfinite(*hi)) {
+		*lo = 0.0;
+		*hi = 1.0;
+	}
+	double pad = 0.15 * (*hi - *lo);
+	if (pad <= 1e-9 * fabs(*hi) || pad == 0.0)
+		pad = fabs(*hi) > 0 ? 0.02 * fabs(*hi) : 0.05;
+	*lo -= pad;
+	*hi += pad;
+}
+
+static void per_angle_panel(const xf_plot_src *src, const double *v, const double *u,
+			    double x0, double x1, double y0, double y1, const char *name,
+			    const char *title)
+{
+	int n = src->n_phi;
+	double plo = src->phi_deg[0], phi_hi = src->phi_deg[n - 1];
+	double pad = phi_hi - plo > 0 ? 0.08 * (phi_hi - plo) : 10.0;
+	double lo, hi;
+	if (!v)
+		return;
+	range_of(v, u, n, &lo, &hi);
+	plvpor(x0, x1, y0, y1);
+	plwind(plo - pad, phi_hi + pad, lo, hi);
+	black();
+	xf_plot_text(0.9);
+	/* enough decimals that neighbouring tick labels differ, and no "×10^k" on
+	 * values near 1 (PLplot's automatic choice fails on narrow ranges) */
+	double step = (hi - lo) / 5.0;
+	int prec = step > 0 ? (int)ceil(-log10(step)) : 3;
+	plbox("bcnstg", 0.0, 0, "", 0.0, 0);
+	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
+	plsyax(12, 0);
+	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
+	plprec(0, 0);
+	plsyax(0, 0);
+	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
+	plmtex("l", 7.0, 0.5, 0.5, name);
+	xf_plot_text(1.1);
+	plmtex("t", 1.0, 0.5, 0.5, title);
+	plcol0(XF_PLOT_FIRST_COLOUR);
+	double x[n > 0 ? n : 1], ylo[n > 0 ? n : 1], yhi[n > 0 ? n : 1];
+	for (int k = 0; k < n; k++) {
+		double e = u && isfinite(u[k]) ? u[k] : 0.0;
+		x[k] = src->phi_deg[k];
+		ylo[k] = v[k] - e;
+		yhi[k] = v[k] + e;
+	}
+	plwidth(2.0);
+	plerry(n, x, ylo, yhi);
+	plssym(0.0, xf_plot_text_scale(1.6));
+	plpoin(n, x, v, 17);
+	plwidth(1.0);
+	black();
+}
+
+/* angles drawn in the lag panel: all, or an even spread of XF_PLOT_MAX_CURVES */
+static int chosen_angles(int n_phi, int *idx)
+{
+	if (n_phi <= XF_PLOT_MAX_CURVES) {
+		for (int k = 0; k < n_phi; k++)
+			idx[k] = k;
+		return n_phi;
+	}
+	for (int k = 0; k < XF_PLOT_MAX_CURVES; k++)
+		idx[k] = (int)lround((double)k * (n_phi - 1) / (XF_PLOT_MAX_CURVES - 1));
+	return XF_PLOT_MAX_CURVES;
+}
+
+static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x0, double x1,
+		      double y0, double y1)
+{
+	int nl = cuts->n_lags;
+	if (nl < 1)
+		return;
+	int idx[XF_PLOT_MAX_CURVES];
+	int n_curves = chosen_angles(src->n_phi, idx);
+	double lo = INFINITY, hi = -INFINITY;
+	for (int c = 0; c < n_curves; c++)
+		for (int k = 0; k < nl; k++) {
+			double d = cuts->data[(size_t)idx[c] * nl + k];
+			double f = cuts->fit[(size_t)idx[c] * nl + k];
+			if (isfinite(d)) {
+				lo = fmin(lo, d);
+				hi = fmax(hi, d);
+			}
+			if (isfinite(f)) {
+				lo = fmin(lo, f);
+				hi = fmax(hi, f);
+			}
+		}
+	if (!isfinite(lo)) {
+		lo = 0.0;
+		hi = 1.0;
+	}
+	double pad = hi > lo ? 0.06 * (hi - lo) : 0.01;
+	double xlo = log10(src->dt_s), xhi = log10(src->dt_s * nl);
+	if (xhi <= xlo)
+		xhi = xlo + 1.0;
+	plvpor(x0, x1, y0, y1);
+	plwind(xlo, xhi, lo - pad, hi + pad);
+	black();
+	xf_plot_text(0.9);
+	plbox("bcnstlg", 0.0, 0, "bcnstvg", 0.0, 0);
+	pllab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)", "");
+	xf_plot_text(1.1);
+	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points) and fit (lines), per angle");
+	double lx[nl], ly[nl];
+	for (int k = 0; k < nl; k++)
+		lx[k] = log10(src->dt_s * (k + 1));
+	PLINT opt[XF_PLOT_MAX_CURVES], colours[XF_PLOT_MAX_CURVES], styles[XF_PLOT_MAX_CURVES];
+	PLINT sym_numbers[XF_PLOT_MAX_CURVES];
+	PLFLT widths[XF_PLOT_MAX_CURVES], sym_scales[XF_PLOT_MAX_CURVES];
+	char text_buf[XF_PLOT_MAX_CURVES][48];
+	const char *texts[XF_PLOT_MAX_CURVES], *symbols[XF_PLOT_MAX_CURVES];
+	for (int c = 0; c < n_curves; c++) {
+		int a = idx[c];
+		plcol0(XF_PLOT_FIRST_COLOUR + c);
+		/* data: log-spaced markers so short lags are not drowned by long ones */
+		double mx[XF_PLOT_MARKERS], my[XF_PLOT_MARKERS];
+		int nm = 0, last = -1;
+		for (int m = 0; m < XF_PLOT_MARKERS; m++) {
+			int k = (int)floor(pow((double)nl, (double)m / (XF_PLOT_MARKERS - 1))) - 1;
+			if (k <= last || k >= nl)
+				continue;
+			last = k;
+			double d = cuts->data[(size_t)a * nl + k];
+			if (!isfinite(d))
+				continue;
+			mx[nm] = lx[k];
+			my[nm] = d;
+			nm++;
+		}
+		plssym(0.0, xf_plot_text_scale(1.1));
+		plpoin(nm, mx, my, 4);
+		int nf = 0;
+		for (int k = 0; k < nl; k++) {
+			double f = cuts->fit[(size_t)a * nl + k];
+			if (isfinite(f)) {
+				lx[nf] = log10(src->dt_s * (k + 1));
+				ly[nf++] = f;
+			}
+		}
+		plwidth(2.0);
+		plline(nf, lx, ly);
+		plwidth(1.0);
+		for (int k = 0; k < nl; k++)
+			lx[k] = log10(src->dt_s * (k + 1));
+		opt[c] = PL_LEGEND_LINE | PL_LEGEND_SYMBOL;
+		colours[c] = XF_PLOT_FIRST_COLOUR + c;
+		styles[c] = 1;
+		widths[c] = 2.0;
+		sym_numbers[c] = 2;
+		sym_scales[c] = xf_plot_text_scale(1.1);
+		symbols[c] = "○";
+		snprintf(text_buf[c], sizeof text_buf[c], "φ = %.1f°", src->phi_deg[a]);
+		texts[c] = text_buf[c];
+	}
+	black();
+	PLFLT lw, lh;
+	xf_plot_text(0.8);
+	pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+		 PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1,
+		 1, 0, 0, n_curves, opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts, NULL, NULL, NULL,
+		 NULL, colours, styles, widths, colours, sym_scales, sym_numbers, symbols);
+	xf_plot_text(1.0);
+}
+
+static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, double y1)
+{
+	char line[512];
+	double y = 0.97;
+	const double step = 0.068;
+	plvpor(x0, x1, y0, y1);
+	plwind(0.0, 1.0, 0.0, 1.0);
+	black();
+	xf_plot_text(1.15);
+	plptex(0.0, y, 1.0, 0.0, 0.0, "Fitted parameters (± 1σ)");
+	y -= 1.3 * step;
+	xf_plot_text(1.0);
+	for (int k = 0; k < src->n_phys && src->values; k++, y -= step) {
+		int fixed = src->is_fixed ? src->is_fixed[k] : 0;
+		double u = src->uncertainties ? src->uncertainties[k] : NAN;
+		const char *unit = src->units && src->units[k] ? src->units[k] : "";
+		if (fixed)
+			snprintf(line, sizeof line, "%s = %.6g  (fixed)   %s", src->names[k],
+				 src->values[k], unit);
+		else
+			snprintf(line, sizeof line, "%s = %.6g ± %.3g   %s", src->names[k],
+				 src->values[k], u, unit);
+		plptex(0.02, y, 1.0, 0.0, 0.0, line);
+	}
+	y -= 0.4 * step;
+	snprintf(line, sizeof line, "status: %s (stop: %s), %d iterations", src->status,
+		 src->stop_reason, src->iterations);
+	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	y -= step;
+	snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g,  n = %lld points",
+		 src->chi_squared, src->reduced_chi_squared, src->n_points);
+	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	y -= step;
+	snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s", src->mode_name,
+		 src->q, src->dt_s);
+	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	y -= step;
+	snprintf(line, sizeof line, "N = %d frames,  %d angle%s", src->n_frames, src->n_phi,
+		 src->n_phi == 1 ? "" : "s");
+	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+}
+
+void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
+{
+	plscmap0n(XF_PLOT_FIRST_COLOUR + XF_PLOT_MAX_CURVES);
+	plscol0(0, 255, 255, 255);
+	plscol0(1, 0, 0, 0);
+	for (int c = 0; c < XF_PLOT_MAX_CURVES; c++)
+		plscol0(XF_PLOT_FIRST_COLOUR + c, palette[c][0], palette[c][1], palette[c][2]);
+	pladv(0);
+	plvpor(0.0, 1.0, 0.0, 1.0);
+	plwind(0.0, 1.0, 0.0, 1.0);
+	black();
+	char title[256];
+	snprintf(title, sizeof title, "xpcsfit NLSQ, %s: %s (%s)", src->mode_name, src->status,
+		 src->stop_reason);
+	xf_plot_text(1.5);
+	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
+	xf_plot_text(1.0);
+	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89,
+			"contrast", "per-angle contrast (± 1σ)");
+	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.89, "offset",
+			"per-angle offset (± 1σ)");
+	lag_panel(src, cuts, 0.07, 0.52, 0.07, 0.45);
+	text_panel(src, 0.58, 0.98, 0.05, 0.46);
+}

@@ -1,0 +1,164 @@
+/* plot_nlsq.c — the plots of an NLSQ result: the driver that walks the angles (one
+ * data/fit pair of N×N maps in memory at a time), and xf_plot_nlsq, which feeds it
+ * from a fit in memory (data from the packed triangles, fit from the model). */
+#include "io/io_internal.h"
+#include "io/surfaces.h"
+#include "plot/plot_internal.h"
+#include "xpcsfit/plot.h"
+#include "xpcsfit/results.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
+{
+	snprintf(buf, size, "c2_phi_%03d_%+07.2fdeg.png", a, phi_deg);
+}
+
+typedef struct angle_ctx {
+	const xf_plot_src *src;
+	int a;
+	const double *data, *fit;
+	double *work;
+} angle_ctx;
+
+static void draw_angle_cb(void *p)
+{
+	angle_ctx *c = p;
+	xf_plot_draw_angle(c->src, c->a, c->data, c->fit, c->work);
+}
+
+typedef struct overview_ctx {
+	const xf_plot_src *src;
+	const xf_plot_cuts *cuts;
+} overview_ctx;
+
+static void draw_overview_cb(void *p)
+{
+	overview_ctx *c = p;
+	xf_plot_draw_overview(c->src, c->cuts);
+}
+
+/* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2 */
+static void lag_cut(const double *m, int n, double *out)
+{
+	for (int k = 1; k <= n - 2; k++) {
+		double sum = 0.0;
+		int count = 0;
+		for (int i = 1; i + k < n; i++) {
+			double v = m[(size_t)i * n + i + k];
+			if (isfinite(v)) {
+				sum += v;
+				count++;
+			}
+		}
+		out[k - 1] = count ? sum / count : NAN;
+	}
+}
+
+int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err)
+{
+	if (src->n_phi < 1 || src->n_frames < 3)
+		return xf_fail(err, XF_EXIT_DATA, "nothing to plot (%d angles, %d frames), %s",
+			       src->n_phi, src->n_frames, plots_dir);
+	if (xf_mkdir_p(plots_dir, err) != 0)
+		return err->code;
+	size_t n = (size_t)src->n_frames, nn = n * n;
+	xf_plot_cuts cuts = { src->n_frames - 2, NULL, NULL };
+	double *data = malloc(nn * sizeof *data);
+	double *fit = malloc(nn * sizeof *fit);
+	double *work = malloc(nn * sizeof *work);
+	cuts.data = malloc((size_t)src->n_phi * cuts.n_lags * sizeof *cuts.data);
+	cuts.fit = malloc((size_t)src->n_phi * cuts.n_lags * sizeof *cuts.fit);
+	int rc = 0;
+	if (!data || !fit || !work || !cuts.data || !cuts.fit)
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for plots (N = %zu), %s", n,
+			     plots_dir);
+	for (int a = 0; a < src->n_phi && rc == 0; a++) {
+		rc = src->surfaces(src->ctx, a, data, fit, err);
+		if (rc != 0)
+			break;
+		lag_cut(data, (int)n, cuts.data + (size_t)a * cuts.n_lags);
+		lag_cut(fit, (int)n, cuts.fit + (size_t)a * cuts.n_lags);
+		char name[64], path[PATH_MAX];
+		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
+		rc = xf_io_join(path, sizeof path, plots_dir, name, err);
+		if (rc != 0)
+			break;
+		angle_ctx ac = { src, a, data, fit, work };
+		rc = xf_pl_file(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, draw_angle_cb, &ac, err);
+	}
+	free(data);
+	free(fit);
+	free(work);
+	if (rc == 0) {
+		char path[PATH_MAX];
+		rc = xf_io_join(path, sizeof path, plots_dir, "overview.png", err);
+		overview_ctx oc = { src, &cuts };
+		if (rc == 0)
+			rc = xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H,
+					draw_overview_cb, &oc, err);
+	}
+	free(cuts.data);
+	free(cuts.fit);
+	return rc;
+}
+
+typedef struct mem_ctx {
+	const xf_config *cfg;
+	const xf_dataset *ds;
+	const xf_nlsq_result *res;
+} mem_ctx;
+
+static int mem_surfaces(void *p, int a, double *data, double *fit, xf_error *err)
+{
+	mem_ctx *c = p;
+	xf_io_data_surface(c->ds, a, data);
+	if (xf_io_fit_surface(c->cfg, c->ds, c->res, a, fit) != 0)
+		return xf_fail(err, XF_EXIT_DATA, "model evaluation failed for the plot of "
+			       "angle %d", a);
+	return 0;
+}
+
+int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		 const xf_nlsq_result *res, xf_error *err)
+{
+	const char *units[XF_N_PHYS + 64];
+	int n_units = res->n_params < (int)(sizeof units / sizeof units[0]) ? res->n_params : 0;
+	for (int k = 0; k < n_units; k++)
+		units[k] = k < res->n_phys ? xf_param_units[k] : "";
+	mem_ctx ctx = { cfg, ds, res };
+	xf_plot_src src = {
+		.n_phi = ds->n_phi,
+		.phi_deg = ds->phi_deg,
+		.n_frames = ds->n_frames,
+		.dt_s = ds->dt_s,
+		.q = ds->q,
+		.mode_name = xf_mode_name(res->mode),
+		.status = res->status ? res->status : "failed",
+		.stop_reason = res->stop_reason ? res->stop_reason : "-",
+		.chi_squared = res->chi_squared,
+		.reduced_chi_squared = res->reduced_chi_squared,
+		.n_points = (long long)res->n_points,
+		.iterations = res->iterations,
+		.n_params = res->n_params,
+		.n_phys = res->n_phys,
+		.names = res->names,
+		.units = n_units ? units : NULL,
+		.values = res->values,
+		.uncertainties = res->uncertainties,
+		.is_fixed = res->is_fixed,
+		.contrast = res->contrast,
+		.contrast_unc = res->contrast_unc,
+		.offset = res->offset,
+		.offset_unc = res->offset_unc,
+		.surfaces = mem_surfaces,
+		.ctx = &ctx,
+	};
+	if (res->n_phi != ds->n_phi)
+		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
+			       res->n_phi, ds->n_phi, plots_dir);
+	return xf_plot_draw_all(plots_dir, &src, err);
+}

@@ -1,0 +1,187 @@
+/* test_plot.c — the PNG plots: file names (index and signed φ), PNG signature and page
+ * size, block averaging of large maps (N > 500), a single angle, and PLplot failures
+ * coming back as error codes (never exit()). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "plot/plot_internal.h"
+#include "xpcsfit/model.h"
+#include "xpcsfit/plot.h"
+#include <plplot.h>
+#include "xpcsfit/results.h"
+
+static char tmp_root[1024];
+
+static void test_angle_names(void **state)
+{
+	(void)state;
+	char buf[64];
+	xf_plot_angle_name(buf, sizeof buf, 0, 45.0);
+	assert_string_equal(buf, "c2_phi_000_+045.00deg.png");
+	xf_plot_angle_name(buf, sizeof buf, 7, -2.5);
+	assert_string_equal(buf, "c2_phi_007_-002.50deg.png");
+	xf_plot_angle_name(buf, sizeof buf, 12, 180.0);
+	assert_string_equal(buf, "c2_phi_012_+180.00deg.png");
+	xf_plot_angle_name(buf, sizeof buf, 123, -179.994);
+	assert_string_equal(buf, "c2_phi_123_-179.99deg.png");
+}
+
+/* width and height from the PNG's IHDR chunk, after checking the signature */
+static void png_size(const char *path, unsigned *w, unsigned *h, long *bytes)
+{
+	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	unsigned char head[24];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		fail_msg("missing %s", path);
+	assert_int_equal(fread(head, 1, 24, fp), 24);
+	fseek(fp, 0, SEEK_END);
+	*bytes = ftell(fp);
+	fclose(fp);
+	assert_memory_equal(head, sig, 8);
+	assert_memory_equal(head + 12, "IHDR", 4);
+	*w = (unsigned)head[16] << 24 | (unsigned)head[17] << 16 | (unsigned)head[18] << 8 |
+	     head[19];
+	*h = (unsigned)head[20] << 24 | (unsigned)head[21] << 16 | (unsigned)head[22] << 8 |
+	     head[23];
+}
+
+/* one static angle with N = 1100: the maps are block-averaged to ≤ 500 pixels */
+static void test_large_single_angle(void **state)
+{
+	(void)state;
+	enum { N = 1100 };
+	double phi = -12.5, contrast = 0.25, offset = 1.02, contrast_unc = 1e-3,
+	       offset_unc = 1e-4;
+	double theta[XF_N_PHYS] = { 800.0, 0.2, 5.0, 0, 0, 0, 0 };
+	xf_model_grid grid = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, N, 0.01, 0.01, 2e6 };
+	double *full = malloc((size_t)N * N * sizeof *full);
+	double *packed = malloc(xf_packed_size(N) * sizeof *packed);
+	assert_non_null(full);
+	assert_non_null(packed);
+	assert_int_equal(xf_model_c2_full(&grid, theta, phi, contrast, offset, full), 0);
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = i; j < N; j++)
+			packed[xf_packed_index(N, i, j)] =
+				full[i * N + j] + 0.003 * sin(0.37 * (double)(i * 31 + j * 17));
+	free(full);
+	xf_config cfg;
+	xf_config_defaults(&cfg);
+	double *c2[1] = { packed };
+	xf_dataset ds = { 0 };
+	ds.path = "sim.h5";
+	ds.q = 0.01;
+	ds.n_phi = 1;
+	ds.phi_deg = &phi;
+	ds.n_frames = N;
+	ds.dt_s = 0.01;
+	ds.c2 = c2;
+	ds.n_points = xf_fitted_pairs(N);
+	char *names[5] = { "D0", "alpha", "D_offset", "contrast", "offset" };
+	double values[5] = { 800.0, 0.2, 5.0, contrast, offset };
+	double unc[5] = { 2.0, 1e-3, 0.1, contrast_unc, offset_unc };
+	int fixed[5] = { 0 };
+	xf_nlsq_result res = { 0 };
+	res.mode = XF_MODE_STATIC;
+	res.scaling_mode = XF_SCALING_CONSTANT;
+	res.n_params = 5;
+	res.names = names;
+	res.values = values;
+	res.uncertainties = unc;
+	res.is_fixed = fixed;
+	res.n_phys = 3;
+	res.n_phi = 1;
+	res.phi_deg = &phi;
+	res.contrast = &contrast;
+	res.contrast_unc = &contrast_unc;
+	res.offset = &offset;
+	res.offset_unc = &offset_unc;
+	res.status = "converged";
+	res.stop_reason = "ftol";
+	res.sigma_rule = "residual_variance";
+	res.n_points = ds.n_points;
+	res.reduced_chi_squared = 1.0;
+
+	char dir[1200], path[1400];
+	snprintf(dir, sizeof dir, "%s/large/plots", tmp_root);
+	xf_error err = { 0 };
+	if (xf_plot_nlsq(dir, &cfg, &ds, &res, &err) != 0)
+		fail_msg("plot failed: %s", err.msg);
+	unsigned w, h;
+	long bytes;
+	snprintf(path, sizeof path, "%s/c2_phi_000_-012.50deg.png", dir);
+	png_size(path, &w, &h, &bytes);
+	assert_int_equal(w, XF_PLOT_ANGLE_W);
+	assert_int_equal(h, XF_PLOT_ANGLE_H);
+	assert_true(bytes > 50000);  /* three filled heatmaps, not an empty page */
+	snprintf(path, sizeof path, "%s/overview.png", dir);
+	png_size(path, &w, &h, &bytes);
+	assert_int_equal(w, XF_PLOT_OVERVIEW_W);
+	assert_int_equal(h, XF_PLOT_OVERVIEW_H);
+	assert_true(bytes > 30000);
+	/* the same plots from results.h5 */
+	char rdir[1200];
+	snprintf(rdir, sizeof rdir, "%s/large", tmp_root);
+	assert_int_equal(xf_results_write_nlsq_h5(rdir, &cfg, &ds, &res, 1, &err), 0);
+	snprintf(path, sizeof path, "%s/c2_phi_000_-012.50deg.png", dir);
+	assert_int_equal(unlink(path), 0);
+	if (xf_plot_result_dir(rdir, &err) != 0)
+		fail_msg("redraw failed: %s", err.msg);
+	png_size(path, &w, &h, &bytes);
+	assert_true(bytes > 50000);
+	free(packed);
+	xf_config_free(&cfg);
+}
+
+static void draw_nothing(void *ctx)
+{
+	(void)ctx;
+	pladv(0);
+}
+
+static void test_pl_file_errors(void **state)
+{
+	(void)state;
+	char path[1400];
+	xf_error err = { 0 };
+	/* a folder that does not exist: an error code and the path, the process goes on */
+	snprintf(path, sizeof path, "%s/no/such/folder/x.png", tmp_root);
+	assert_int_equal(xf_pl_file(path, 200, 100, draw_nothing, NULL, &err), 1);
+	assert_non_null(strstr(err.msg, path));
+	/* and PLplot still works afterwards */
+	xf_error_clear(&err);
+	snprintf(path, sizeof path, "%s/blank.png", tmp_root);
+	assert_int_equal(xf_pl_file(path, 200, 100, draw_nothing, NULL, &err), 0);
+	unsigned w, h;
+	long bytes;
+	png_size(path, &w, &h, &bytes);
+	assert_int_equal(w, 200);
+	assert_int_equal(h, 100);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("XF_TMP");
+	snprintf(tmp_root, sizeof tmp_root, "%s", tmp ? tmp : "/tmp/xf_test_plot");
+	xf_error err = { 0 };
+	if (xf_mkdir_p(tmp_root, &err) != 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	xf_log_set_stderr(0, 0);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_angle_names),
+		cmocka_unit_test(test_large_single_angle),
+		cmocka_unit_test(test_pl_file_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
