@@ -311,6 +311,37 @@ static void test_no_floor_trap_from_middle_start(void **state)
 	xf_synth_free(&ds);
 }
 
+/* Regression: a short window (70 frames) that never decays to the baseline gives poor
+ * quantile starts (contrast 0.06, offset 1.24 at 90°); the hierarchical stage then
+ * pulled D_offset, gamma_dot_t0 and beta onto bounds and the fit stayed at χ² ≈ 74×
+ * the noise. The direct fallback must reach the noise level. */
+static void test_hierarchical_bad_scaling_start(void **state)
+{
+	(void)state;
+	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 70, 0.001, 0.0054, 2e6 };
+	const double truth[7] = { 1500, -1.1, 10, 0.015, -0.3, 0.0005, 1.5 };
+	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth, 3, phi, con, off, 1e-3, 3, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	const double start[7] = { 1000, -0.6, 0.0, 0.01, 0.0, 0.0, 0.0 };
+	for (int k = 0; k < 7; k++)
+		cfg.values[k] = start[k];
+	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	cfg.nlsq.has_sigma = 1;
+	cfg.nlsq.sigma = 1e-3;
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	if (!(res.reduced_chi_squared < 1.1))
+		fail_msg("reduced chi2 %.3f: stuck in a wrong minimum", res.reduced_chi_squared);
+	assert_int_equal(res.n_at_bounds, 0);
+	xf_nlsq_result_free(&res);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
 /* Multi-start is deterministic for a seed and keeps the best χ². */
 static void test_multi_start(void **state)
 {
@@ -416,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_static_residual_variance),
 		cmocka_unit_test(test_multi_start),
 		cmocka_unit_test(test_no_floor_trap_from_middle_start),
+		cmocka_unit_test(test_hierarchical_bad_scaling_start),
 		cmocka_unit_test(test_quantile_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
