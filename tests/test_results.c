@@ -388,7 +388,7 @@ static void test_h5_contents(void **state)
 			has_shuffle |= id == H5Z_FILTER_SHUFFLE;
 			if (id == H5Z_FILTER_DEFLATE) {
 				has_deflate = 1;
-				assert_int_equal(cd[0], 4);
+				assert_int_equal(cd[0], 1);  /* deflate level 1 (results_h5.c) */
 			}
 		}
 		assert_true(has_shuffle && has_deflate);

@@ -2,7 +2,7 @@
 """The result directory as a Python user reads it (spec/cli.md "Result directory"):
 simulate a small static file, fit it with the CLI, then read results.h5 with h5py and
 parameters.json with json: every dataset self-describing, surfaces float32 (n_phi, N, N)
-chunked per angle with shuffle + gzip 4, residuals = data - fit with NaN exactly where
+chunked per angle with shuffle + gzip 1, residuals = data - fit with NaN exactly where
 nothing is fitted, JSON numbers equal to the HDF5 values bit for bit, no NaN tokens in
 the JSON, byte-identical results.h5 from two runs, `xpcsfit plot` redraws, and a
 --no-surfaces result refuses to plot with exit 1."""
@@ -90,7 +90,7 @@ with h5py.File(os.path.join(D, "results.h5"), "r") as h:
         check(ds.shape == (NPHI, N, N), path + " shape")
         check(ds.dtype == np.float32, path + " float32")
         check(ds.chunks == (1, N, N), path + " chunked per angle")
-        check(ds.compression == "gzip" and ds.compression_opts == 4, path + " gzip 4")
+        check(ds.compression == "gzip" and ds.compression_opts == 1, path + " gzip 1")
         check(ds.shuffle, path + " shuffle")
         surf[path] = ds[()]
     data, fit, res = surf["/data/c2"], surf["/nlsq/c2_fit"], surf["/nlsq/residuals"]
