@@ -3,19 +3,27 @@
 #include "xpcsfit/model.h"
 #include "model/kernel.h"
 
+/* cos and sin of (φ0 − φ) in radians: one angle, computed once per evaluation */
+typedef struct angle_terms {
+	double cos_a, sin_a;
+} angle_terms;
+
+static angle_terms angle_of(const double *theta, double phi_deg)
+{
+	double angle = (theta[XF_P_PHI0] - phi_deg) * XF_DEG2RAD;
+	return (angle_terms){ cos(angle), sin(angle) };
+}
+
 /* g1 of pair (i, j) at one angle and, when dg1 is given, ∂g1/∂theta[0..6]. */
-static double pair_g1(const xf_frames *f, const xf_model_grid *grid, const double *theta,
-		      double phi_deg, int i, int j, double dg1[XF_N_PHYS])
+static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms at, int i,
+		      int j, double dg1[XF_N_PHYS])
 {
 	double dlog_g1d[3];
 	double g1d = xf_pair_diffusion(f, i, j, dlog_g1d);
 	double g1, factor = 1.0, dfactor = 0.0, ig = 0.0, dig[3] = { 0, 0, 0 };
-	double cos_a = 0.0, sin_a = 0.0;
+	double cos_a = at.cos_a, sin_a = at.sin_a;
 	if (grid->mode == XF_MODE_LAMINAR) {
 		ig = xf_pair_integral(f->cg, f->dcg, i, j, dig);
-		double angle = (theta[XF_P_PHI0] - phi_deg) * XF_DEG2RAD;
-		cos_a = cos(angle);
-		sin_a = sin(angle);
 		factor = xf_shear_factor(f->s * cos_a * ig, grid->shear_model, &dfactor);
 	}
 	g1 = g1d * factor;
@@ -44,9 +52,10 @@ int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_
 	if (xf_frames_alloc(&f, n, grid->mode == XF_MODE_LAMINAR))
 		return -1;
 	xf_frames_compute(&f, grid, theta);
+	angle_terms at = angle_of(theta, phi_deg);
 	for (int i = 0; i < n; i++)
 		for (int j = i; j < n; j++) {
-			double g1 = pair_g1(&f, grid, theta, phi_deg, i, j, NULL);
+			double g1 = pair_g1(&f, grid, at, i, j, NULL);
 			double c2 = offset + contrast * g1 * g1;
 			c2_out[(size_t)i * n + j] = c2;
 			c2_out[(size_t)j * n + i] = c2;
@@ -64,7 +73,7 @@ int xf_model_c2_point(const xf_model_grid *grid, const double *theta, double phi
 		return -1;
 	xf_frames_compute(&f, grid, theta);
 	double dg1[XF_N_PHYS];
-	double g1 = pair_g1(&f, grid, theta, phi_deg, i, j, grad ? dg1 : NULL);
+	double g1 = pair_g1(&f, grid, angle_of(theta, phi_deg), i, j, grad ? dg1 : NULL);
 	*c2_out = offset + contrast * g1 * g1;
 	if (grad) {
 		for (int m = 0; m < XF_N_PHYS; m++)

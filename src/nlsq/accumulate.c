@@ -52,64 +52,129 @@ static void add_pair_outer(xf_accum *acc, const double a[3], const double b[3],
 	acc->bp[6] += s->zr;
 }
 
+/* Per-point scalars of the laminar Jacobian row: u (diffusion), v (shear rate), z (φ0),
+ * with g1² and the residual. */
+typedef struct point_terms {
+	double u, v, z, g1sq, res;
+} point_terms;
+
+static inline point_terms laminar_point(const xf_problem *pr, int p, double g1d, double s_ig,
+					double ig, double data)
+{
+	double dfactor;
+	double factor = xf_shear_factor(s_ig * pr->cos_a[p], pr->grid.shear_model, &dfactor);
+	double g1 = g1d * factor;
+	double con = pr->contrast[p];
+	point_terms t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
+	if (g1 < XF_G1_FLOOR) {
+		g1 = XF_G1_FLOOR;  /* hard floor: no derivative */
+	} else {
+		double two_cg1 = 2.0 * con * g1;
+		double shear = two_cg1 * g1d * dfactor * pr->frames.s;
+		t.u = two_cg1 * g1;
+		t.v = shear * pr->cos_a[p];
+		t.z = -shear * pr->sin_a[p] * XF_DEG2RAD * ig;
+	}
+	t.g1sq = g1 * g1;
+	t.res = data - (pr->offset[p] + con * t.g1sq);
+	return t;
+}
+
+static inline void add_point_sums(pair_sums *s, const point_terms *t)
+{
+	s->uu += t->u * t->u;
+	s->uv += t->u * t->v;
+	s->uz += t->u * t->z;
+	s->vv += t->v * t->v;
+	s->vz += t->v * t->z;
+	s->zz += t->z * t->z;
+	s->ur += t->u * t->res;
+	s->vr += t->v * t->res;
+	s->zr += t->z * t->res;
+}
+
+/* Per-angle scaling sums (individual, fourier): every angle keeps its own. */
+static void laminar_pair_per_angle(const xf_problem *pr, xf_accum *acc, size_t idx,
+				   double g1d, const double a[3], double ig, const double b[3],
+				   pair_sums *s)
+{
+	double s_ig = pr->frames.s * ig;
+	for (int p = 0; p < pr->n_phi; p++) {
+		point_terms t = laminar_point(pr, p, g1d, s_ig, ig, pr->ds->c2[p][idx]);
+		acc->chi2 += t.res * t.res;
+		add_point_sums(s, &t);
+		double jp[XF_N_PHYS] = { t.u * a[0], t.u * a[1], t.u * a[2],
+					 t.v * b[0], t.v * b[1], t.v * b[2], t.z };
+		double *pc = acc->pc + (size_t)p * XF_N_PHYS;
+		double *po = acc->po + (size_t)p * XF_N_PHYS;
+		for (int m = 0; m < XF_N_PHYS; m++) {
+			pc[m] += jp[m] * t.g1sq;
+			po[m] += jp[m];
+		}
+		acc->scc[p] += t.g1sq * t.g1sq;
+		acc->sco[p] += t.g1sq;
+		acc->soo[p] += 1.0;
+		acc->bc[p] += t.g1sq * t.res;
+		acc->bo[p] += t.res;
+	}
+}
+
+/* One contrast and offset shared by all angles (auto) or none free (constant): the
+ * assembly only needs the sums over angles, so they are formed per pair in registers
+ * and land in angle slot 0 (the basis row of every angle is 1). */
+static void laminar_pair_shared(const xf_problem *pr, xf_accum *acc, size_t idx, double g1d,
+				const double a[3], double ig, const double b[3], pair_sums *s)
+{
+	double s_ig = pr->frames.s * ig;
+	double ug = 0, u = 0, vg = 0, v = 0, zg = 0, z = 0, g4 = 0, g2 = 0, g2r = 0, r = 0;
+	for (int p = 0; p < pr->n_phi; p++) {
+		point_terms t = laminar_point(pr, p, g1d, s_ig, ig, pr->ds->c2[p][idx]);
+		acc->chi2 += t.res * t.res;
+		add_point_sums(s, &t);
+		ug += t.u * t.g1sq;
+		u += t.u;
+		vg += t.v * t.g1sq;
+		v += t.v;
+		zg += t.z * t.g1sq;
+		z += t.z;
+		g4 += t.g1sq * t.g1sq;
+		g2 += t.g1sq;
+		g2r += t.g1sq * t.res;
+		r += t.res;
+	}
+	for (int m = 0; m < 3; m++) {
+		acc->pc[m] += a[m] * ug;
+		acc->po[m] += a[m] * u;
+		acc->pc[3 + m] += b[m] * vg;
+		acc->po[3 + m] += b[m] * v;
+	}
+	acc->pc[6] += zg;
+	acc->po[6] += z;
+	acc->scc[0] += g4;
+	acc->sco[0] += g2;
+	acc->soo[0] += pr->n_phi;
+	acc->bc[0] += g2r;
+	acc->bo[0] += r;
+}
+
 static void laminar_block(xf_problem *pr, int block)
 {
-	const xf_dataset *ds = pr->ds;
 	const xf_frames *f = &pr->frames;
 	xf_accum *acc = &pr->slots[block];
-	const int n_phi = pr->n_phi;
-	const size_t n = (size_t)ds->n_frames;
-	const xf_shear_model shear_model = pr->grid.shear_model;
+	const size_t n = (size_t)pr->ds->n_frames;
+	const int shared = pr->scaling == XF_SCALING_AUTO || pr->scaling == XF_SCALING_CONSTANT;
 	int i = pr->block_i[block], j = pr->block_j[block];
 	accum_clear(pr, acc);
 	for (int k = 0; k < XF_PAIRS_PER_BLOCK && i < (int)n - 1; k++) {
 		double a[3], b[3];
 		double g1d = xf_pair_diffusion(f, i, j, a);
 		double ig = xf_pair_integral(f->cg, f->dcg, i, j, b);
-		double s_ig = f->s * ig;
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j);
 		pair_sums s = { 0 };
-		for (int p = 0; p < n_phi; p++) {
-			double dfactor;
-			double factor = xf_shear_factor(s_ig * pr->cos_a[p], shear_model, &dfactor);
-			double g1 = g1d * factor;
-			double u = 0.0, v = 0.0, z = 0.0;
-			double con = pr->contrast[p];
-			if (g1 < XF_G1_FLOOR) {
-				g1 = XF_G1_FLOOR;
-			} else {
-				double two_cg1 = 2.0 * con * g1;
-				double shear = two_cg1 * g1d * dfactor * f->s;
-				u = two_cg1 * g1;
-				v = shear * pr->cos_a[p];
-				z = -shear * pr->sin_a[p] * XF_DEG2RAD * ig;
-			}
-			double g1sq = g1 * g1;
-			double res = ds->c2[p][idx] - (pr->offset[p] + con * g1sq);
-			acc->chi2 += res * res;
-			s.uu += u * u;
-			s.uv += u * v;
-			s.uz += u * z;
-			s.vv += v * v;
-			s.vz += v * z;
-			s.zz += z * z;
-			s.ur += u * res;
-			s.vr += v * res;
-			s.zr += z * res;
-			double jp[XF_N_PHYS] = { u * a[0], u * a[1], u * a[2],
-						 v * b[0], v * b[1], v * b[2], z };
-			double *pc = acc->pc + (size_t)p * XF_N_PHYS;
-			double *po = acc->po + (size_t)p * XF_N_PHYS;
-			for (int m = 0; m < XF_N_PHYS; m++) {
-				pc[m] += jp[m] * g1sq;
-				po[m] += jp[m];
-			}
-			acc->scc[p] += g1sq * g1sq;
-			acc->sco[p] += g1sq;
-			acc->soo[p] += 1.0;
-			acc->bc[p] += g1sq * res;
-			acc->bo[p] += res;
-		}
+		if (shared)
+			laminar_pair_shared(pr, acc, idx, g1d, a, ig, b, &s);
+		else
+			laminar_pair_per_angle(pr, acc, idx, g1d, a, ig, b, &s);
 		add_pair_outer(acc, a, b, &s);
 		if (++j == (int)n) {
 			i++;
