@@ -27,11 +27,6 @@ int xf_io_join(char *buf, size_t size, const char *dir, const char *name, xf_err
 	return 0;
 }
 
-const char *xf_io_layout_name(xf_layout layout)
-{
-	return layout == XF_LAYOUT_APS_OLD ? "aps-old" : "aps-u";
-}
-
 int xf_mkdir_p(const char *dir, xf_error *err)
 {
 	char path[PATH_MAX];

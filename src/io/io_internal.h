@@ -22,6 +22,5 @@ int xf_io_join(char *buf, size_t size, const char *dir, const char *name, xf_err
 void xf_io_format_double(double x, char *buf, size_t size);
 
 /* "aps-u" / "aps-old" (local copy: the data module owns xf_layout_name). */
-const char *xf_io_layout_name(xf_layout layout);
 
 #endif

@@ -185,7 +185,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
-	cJSON_AddStringToObject(data, "layout", xf_io_layout_name(ds->layout));
+	cJSON_AddStringToObject(data, "layout", xf_layout_name(ds->layout));
 	cJSON_AddItemToObject(data, "q", num(ds->q));
 	cJSON_AddItemToObject(data, "n_phi", num_int(ds->n_phi));
 	cJSON_AddItemToObject(data, "n_frames", num_int(ds->n_frames));

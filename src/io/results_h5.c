@@ -166,7 +166,7 @@ static int write_data_group(h5w *w, const xf_dataset *ds)
 	for (size_t k = 0; k < n; k++)
 		t[k] = (double)k * ds->dt_s;
 	attr_str(w, g, "source_file", ds->path);
-	attr_str(w, g, "layout", xf_io_layout_name(ds->layout));
+	attr_str(w, g, "layout", xf_layout_name(ds->layout));
 	attr_str(w, g, "dt_source", ds->dt_source);
 	put_vec(w, g, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
 		"scattering angle of each fitted map, normalised to (-180, 180], ascending; "

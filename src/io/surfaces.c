@@ -10,15 +10,7 @@
 
 void xf_io_data_surface(const xf_dataset *ds, int a, double *out)
 {
-	size_t n = (size_t)ds->n_frames;
-	const double *packed = ds->c2[a];
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = i; j < n; j++) {
-			double v = packed[xf_packed_index(n, i, j)];
-			out[i * n + j] = v;
-			out[j * n + i] = v;
-		}
-	}
+	xf_dataset_full_matrix(ds, a, out);
 }
 
 int xf_io_fit_surface(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,

@@ -5,6 +5,7 @@
  * block-averaged (NaN-aware) before drawing. */
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
+#include "xpcsfit/dataset.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -51,19 +52,6 @@ static map block_average(const double *m, int n_in, int factor)
 		}
 	}
 	return out;
-}
-
-/* data.md's diagonal correction: C[k,k] from the mean of its off-diagonal neighbours */
-static void diagonal_correct(double *m, int n)
-{
-	double prev = 0.0;
-	for (int k = 0; k < n - 1; k++) {
-		double b = 0.5 * (m[(size_t)k * n + k + 1] + m[(size_t)(k + 1) * n + k]);
-		m[(size_t)k * n + k] = k == 0 ? b : 0.5 * (prev + b);
-		prev = b;
-	}
-	if (n >= 2)
-		m[(size_t)(n - 1) * n + n - 1] = prev;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -211,7 +199,7 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data,
 	double *fit_shown = malloc(nn * sizeof *fit_shown);
 	if (fit_shown) {
 		memcpy(fit_shown, fit, nn * sizeof *fit_shown);
-		diagonal_correct(fit_shown, n);
+		xf_diagonal_correct(fit_shown, (size_t)n);
 		fit = fit_shown;
 	}
 	int factor = (n + XF_PLOT_MAX_PIXELS - 1) / XF_PLOT_MAX_PIXELS;

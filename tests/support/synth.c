@@ -49,11 +49,5 @@ int xf_synth_dataset(const xf_model_grid *grid, const double *theta, int n_phi,
 
 void xf_synth_free(xf_dataset *ds)
 {
-	for (int a = 0; ds->c2 && a < ds->n_phi; a++)
-		free(ds->c2[a]);
-	free(ds->c2);
-	free(ds->phi_deg);
-	free(ds->map_number);
-	free(ds->path);
-	memset(ds, 0, sizeof *ds);
+	xf_dataset_free(ds);
 }
