@@ -151,7 +151,6 @@ int xf_cmd_nlsq(int argc, char **argv)
 	if (strcmp(cfg.nlsq.loss, "linear"))
 		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
 			cfg.nlsq.loss);
-	xf_info("timing: load %.3f s, fit %.3f s", res.time_load_s, res.time_fit_s);
 
 	size_t len = strlen(out) + 8;
 	char *dir = malloc(len);

@@ -1,6 +1,7 @@
 /* results.c — writing a whole NLSQ result directory (spec/cli.md "Result directory"):
  * results.h5, parameters.json, plots/ and run.log last, so that a run.log in place means
- * every other file is complete. A failed fit is written all the same (status "failed"). */
+ * every other file is complete. A failed fit is written all the same (status "failed").
+ * A plot that fails is a warning (recorded in run.log), not a failed run. */
 #include "io/io_internal.h"
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
@@ -42,8 +43,11 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 		char plots[PATH_MAX];
 		if (xf_io_join(plots, sizeof plots, dir, "plots", err) != 0)
 			return err->code;
-		if (xf_plot_nlsq(plots, cfg, ds, res, err) != 0)
-			return err->code;
+		/* the numbers are the result: a plot that cannot be drawn is a warning, and
+		 * `xpcsfit plot DIR` can redraw it later */
+		xf_error plot_err = { 0 };
+		if (xf_plot_nlsq(plots, cfg, ds, res, &plot_err) != 0)
+			xf_warn("plots not written: %s", plot_err.msg);
 	}
 	log_versions_and_timing(dir, res);
 	return xf_results_write_log(dir, err);
