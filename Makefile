@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build test demo bench clean format
+.PHONY: all deps build test demo bench clean sanitize
 
 all: build
 
@@ -25,3 +25,11 @@ bench: build
 
 clean:
 	rm -rf $(BUILD)
+
+# ASan + UBSan build of the whole suite (not part of `make test`: slower).
+sanitize: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPCSFIT_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS) -LE bench
