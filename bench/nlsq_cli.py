@@ -77,7 +77,7 @@ def main():
     rss_mib = rss_kib / 1024
     print(f"workload: {args.angles} angles x {args.frames} frames = {n} fitted points, "
           f"{args.threads} virtual devices")
-    print(f"status: {p['status']} ({p['stop_reason']}), reduced chi2 {p['reduced_chi_squared']:.4f}")
+    print(f"status: {p['status']} ({p['stop_reason']}), reduced chi2 {p['reduced_chi_squared']:.4g}")
     print(f"whole fit (process wall, --no-plots): {wall:.2f} s   [target <= 10 s]")
     print(f"  load {p['timing_s']['load']:.2f} s, fit {fit_s:.2f} s, {it} iterations")
     print(f"time per iteration: {fit_s / it:.3f} s   [target <= 0.25 s]")
