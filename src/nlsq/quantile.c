@@ -5,70 +5,10 @@
 #include <stdlib.h>
 
 #include "nlsq/problem.h"
+#include "util/select.h"
 
 #define XF_QUANTILE_MIN_POINTS 100  /* fewer: use the middle of the bounds */
 #define XF_QUANTILE_MIN_REGION 10   /* a smaller region uses the whole angle */
-
-static void swap(double *a, double *b)
-{
-	double t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* k-th smallest of v[0..n-1] (0-based) by Hoare quickselect with a median-of-three
- * pivot; afterwards v[k] holds it and v[k+1..] are not smaller. O(n), where a sort
- * would cost n log n for every angle. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-	while (hi > lo) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < v[lo])
-			swap(&v[mid], &v[lo]);
-		if (v[hi] < v[lo])
-			swap(&v[hi], &v[lo]);
-		if (v[hi] < v[mid])
-			swap(&v[hi], &v[mid]);
-		double pivot = v[mid];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				swap(&v[i], &v[j]);
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return v[k];
-}
-
-/* Percentile q (0..100) of v[0..n-1] (reordered), NumPy 'linear'. */
-static double percentile(double *v, size_t n, double q)
-{
-	double h = (double)(n - 1) * q / 100.0;
-	size_t lo = (size_t)floor(h);
-	double v_lo = select_kth(v, n, lo);
-	if (lo + 1 >= n)
-		return v_lo;
-	double v_hi = v[lo + 1];  /* the smallest value above position lo */
-	for (size_t m = lo + 2; m < n; m++)
-		if (v[m] < v_hi)
-			v_hi = v[m];
-	return v_lo + (h - (double)lo) * (v_hi - v_lo);
-}
 
 /* Percentile of the fitted lags without building the lag array: lag L (1..N−2) occurs
  * N−1−L times among the pairs 1 ≤ i < j ≤ N−1. */
@@ -107,7 +47,7 @@ static double region_percentile(const xf_dataset *ds, int angle, int long_lags, 
 		}
 	if (m < XF_QUANTILE_MIN_REGION && lag_cut >= 0)
 		return region_percentile(ds, angle, long_lags, -1.0, q, buf);
-	return percentile(buf, m, q);
+	return xf_percentile(buf, m, q);
 }
 
 static double clip(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }

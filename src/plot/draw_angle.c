@@ -5,6 +5,7 @@
  * block-averaged (NaN-aware) before drawing. */
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
+#include "util/select.h"
 #include "xpcsfit/dataset.h"
 
 #include <math.h>
@@ -54,12 +55,6 @@ static map block_average(const double *m, int n_in, int factor)
 	return out;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* quantiles of the finite values of up to two maps (abs_values: of |v|) */
 static void quantiles(const map *a, const map *b, int abs_values, double qlo, double qhi,
 		      double *lo, double *hi)
@@ -78,9 +73,8 @@ static void quantiles(const map *a, const map *b, int abs_values, double qlo, do
 		if (isfinite(b->v[i]))
 			buf[k++] = abs_values ? fabs(b->v[i]) : b->v[i];
 	if (k > 0) {
-		qsort(buf, k, sizeof *buf, cmp_double);
-		*lo = buf[(size_t)(qlo * (double)(k - 1))];
-		*hi = buf[(size_t)(qhi * (double)(k - 1))];
+		*lo = xf_select_kth(buf, k, (size_t)(qlo * (double)(k - 1)));
+		*hi = xf_select_kth(buf, k, (size_t)(qhi * (double)(k - 1)));
 	}
 	free(buf);
 }
