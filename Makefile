@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build test demo bench clean sanitize
+.PHONY: all deps build test demo bench clean sanitize format format-check
 
 all: build
 
@@ -33,3 +33,10 @@ sanitize: deps
 	@cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE bench
+
+# Layout is enforced: .clang-format (Linux-kernel style); CI runs format-check.
+format:
+	@git ls-files '*.c' '*.h' | xargs clang-format -i
+
+format-check: deps
+	@git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror

@@ -49,7 +49,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full), *b = malloc(sizeof(double) * pr.n_full);
+	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full),
+	       *b = malloc(sizeof(double) * pr.n_full);
 	double chi2, best = 1e30;
 	for (int rep = 0; rep < 5; rep++) {
 		double t0 = now_s();

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang-format
   libhdf5-dev hdf5-plugin-lzf liblzf1 hdf5-tools
   libyaml-dev
   libgsl-dev

@@ -100,7 +100,7 @@ static void expect_error(const char *text, const char *frag1, const char *frag2)
 	assert_null(cfg.phi_ranges);
 }
 
-#define STATIC_HEAD "analysis_mode: static\n"
+#define STATIC_HEAD  "analysis_mode: static\n"
 #define LAMINAR_HEAD "analysis_mode: laminar_flow\n"
 
 static void test_defaults(void **state)
@@ -202,7 +202,7 @@ static void test_full_laminar(void **state)
 	assert_true(cfg.bounds[XF_P_CONTRAST].lower == 0.05);
 	assert_true(cfg.bounds[XF_P_CONTRAST].prior_sigma == 0.1);
 	assert_true(cfg.bounds[XF_P_OFFSET].prior_mu == 1.0);
-	assert_true(cfg.bounds[XF_P_BETA].lower == -2.0);  /* not overridden */
+	assert_true(cfg.bounds[XF_P_BETA].lower == -2.0); /* not overridden */
 	assert_int_equal(cfg.nlsq.max_iterations, 250);
 	assert_true(cfg.nlsq.xtol == 1e-9 && cfg.nlsq.gtol == 2e-10 && cfg.nlsq.ftol == 3e-7);
 	assert_int_equal(cfg.nlsq.has_sigma, 1);
@@ -242,7 +242,8 @@ static void test_example_configs_load_clean(void **state)
 {
 	(void)state;
 	static const char *const files[] = {
-		"configs/laminar_flow_example.yaml", "configs/static_example.yaml",
+		"configs/laminar_flow_example.yaml",
+		"configs/static_example.yaml",
 	};
 	static const xf_mode modes[] = { XF_MODE_LAMINAR, XF_MODE_STATIC };
 	for (int k = 0; k < 2; k++) {
@@ -264,15 +265,15 @@ static void test_aliases(void **state)
 	(void)state;
 	xf_config cfg;
 	xf_error err;
-	int rc = load_text(LAMINAR_HEAD
-			   "initial_parameters:\n"
-			   "  parameter_names: [phi_0, gamma_dot_0, gamma_dot_offset]\n"
-			   "  values: [3, 0.05, -0.01]\n"
-			   "parameter_space:\n"
-			   "  bounds:\n"
-			   "    - {name: gamma_dot_t_0, min: 0.001, max: 0.2}\n"
-			   "optimization:\n  nlsq:\n    tolerance: 1.0e-6\n",
-			   &cfg, &err);
+	int rc =
+		load_text(LAMINAR_HEAD "initial_parameters:\n"
+				       "  parameter_names: [phi_0, gamma_dot_0, gamma_dot_offset]\n"
+				       "  values: [3, 0.05, -0.01]\n"
+				       "parameter_space:\n"
+				       "  bounds:\n"
+				       "    - {name: gamma_dot_t_0, min: 0.001, max: 0.2}\n"
+				       "optimization:\n  nlsq:\n    tolerance: 1.0e-6\n",
+			  &cfg, &err);
 	if (rc)
 		fail_msg("%s", err.msg);
 	assert_true(cfg.values[XF_P_PHI0] == 3 && cfg.value_given[XF_P_PHI0]);
@@ -284,7 +285,8 @@ static void test_aliases(void **state)
 	xf_config_free(&cfg);
 
 	static const char *const statics[] = {
-		"analysis_mode: static_isotropic\n", "analysis_mode: static_anisotropic\n",
+		"analysis_mode: static_isotropic\n",
+		"analysis_mode: static_anisotropic\n",
 		"analysis_mode: \"static\"\n",
 	};
 	for (int k = 0; k < 3; k++) {
@@ -306,10 +308,9 @@ static void test_values_null(void **state)
 	(void)state;
 	xf_config cfg;
 	xf_error err;
-	int rc = load_text(STATIC_HEAD
-			   "initial_parameters:\n"
-			   "  parameter_names: [D0, alpha, D_offset]\n"
-			   "  values: null\n",
+	int rc = load_text(STATIC_HEAD "initial_parameters:\n"
+				       "  parameter_names: [D0, alpha, D_offset]\n"
+				       "  values: null\n",
 			   &cfg, &err);
 	assert_int_equal(rc, 0);
 	for (int k = 0; k < XF_N_PHYS; k++)
@@ -319,10 +320,9 @@ static void test_values_null(void **state)
 	xf_config_free(&cfg);
 
 	/* values: ~ and a null entry behave the same */
-	rc = load_text(STATIC_HEAD
-		       "initial_parameters:\n"
-		       "  parameter_names: [D0, alpha]\n"
-		       "  values: [~, 1.5]\n",
+	rc = load_text(STATIC_HEAD "initial_parameters:\n"
+				   "  parameter_names: [D0, alpha]\n"
+				   "  values: [~, 1.5]\n",
 		       &cfg, &err);
 	assert_int_equal(rc, 0);
 	assert_int_equal(cfg.value_given[XF_P_D0], 0);
@@ -336,11 +336,10 @@ static void test_fixed_parameters(void **state)
 	(void)state;
 	xf_config cfg;
 	xf_error err;
-	int rc = load_text(LAMINAR_HEAD
-			   "initial_parameters:\n"
-			   "  parameter_names: [D0, alpha, D_offset]\n"
-			   "  values: [1000, 0.5, 10]\n"
-			   "  fixed_parameters: {D_offset: 0, gamma_dot_0: 0.02}\n",
+	int rc = load_text(LAMINAR_HEAD "initial_parameters:\n"
+					"  parameter_names: [D0, alpha, D_offset]\n"
+					"  values: [1000, 0.5, 10]\n"
+					"  fixed_parameters: {D_offset: 0, gamma_dot_0: 0.02}\n",
 			   &cfg, &err);
 	if (rc)
 		fail_msg("%s", err.msg);
@@ -363,15 +362,14 @@ static void test_unknown_keys_warn(void **state)
 	xf_config cfg;
 	xf_error err;
 	xf_log_reset();
-	int rc = load_text(STATIC_HEAD
-			   "colour: blue\n"
-			   "logging: {level: INFO}\n"             /* homodyne: silent */
-			   "optimization:\n"
-			   "  method: nlsq\n"                     /* homodyne: silent */
-			   "  nlsq:\n"
-			   "    foo: 1\n"
-			   "    verbose: 2\n"                     /* homodyne: silent */
-			   "    anti_degeneracy: {bar: x, regularization: {a: 1}}\n",
+	int rc = load_text(STATIC_HEAD "colour: blue\n"
+				       "logging: {level: INFO}\n" /* homodyne: silent */
+				       "optimization:\n"
+				       "  method: nlsq\n" /* homodyne: silent */
+				       "  nlsq:\n"
+				       "    foo: 1\n"
+				       "    verbose: 2\n" /* homodyne: silent */
+				       "    anti_degeneracy: {bar: x, regularization: {a: 1}}\n",
 			   &cfg, &err);
 	assert_int_equal(rc, 0);
 	assert_int_equal(xf_log_warning_count(), 3);
@@ -379,7 +377,7 @@ static void test_unknown_keys_warn(void **state)
 	assert_non_null(strstr(log, "unknown config key 'colour' (ignored)"));
 	assert_non_null(strstr(log, "unknown config key 'optimization.nlsq.foo' (ignored)"));
 	assert_non_null(strstr(log, "'optimization.nlsq.anti_degeneracy.bar'"));
-	assert_non_null(strstr(log, "cfg.yaml:7"));  /* where foo was written */
+	assert_non_null(strstr(log, "cfg.yaml:7")); /* where foo was written */
 	assert_null(strstr(log, "verbose"));
 	assert_null(strstr(log, "logging"));
 	xf_config_free(&cfg);
@@ -391,10 +389,9 @@ static void test_other_mode_parameter_in_static(void **state)
 	xf_config cfg;
 	xf_error err;
 	xf_log_reset();
-	int rc = load_text(STATIC_HEAD
-			   "initial_parameters:\n"
-			   "  parameter_names: [D0, alpha, D_offset, gamma_dot_t0]\n"
-			   "  values: [1000, 0.5, 10, 0.01]\n",
+	int rc = load_text(STATIC_HEAD "initial_parameters:\n"
+				       "  parameter_names: [D0, alpha, D_offset, gamma_dot_t0]\n"
+				       "  values: [1000, 0.5, 10, 0.01]\n",
 			   &cfg, &err);
 	assert_int_equal(rc, 0);
 	assert_int_equal(xf_log_warning_count(), 1);
@@ -427,25 +424,26 @@ static void test_bad_dt(void **state)
 		     "analyzer_parameters.end_frame", NULL);
 	expect_error(STATIC_HEAD "analyzer_parameters:\n  scattering: {wavevector_q: .nan}\n",
 		     "analyzer_parameters.scattering.wavevector_q", NULL);
-	expect_error(STATIC_HEAD "analyzer_parameters: 5\n", "analyzer_parameters: '5'",
-		     "mapping");
+	expect_error(STATIC_HEAD "analyzer_parameters: 5\n", "analyzer_parameters: '5'", "mapping");
 }
 
 static void test_bad_bounds(void **state)
 {
 	(void)state;
 	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
-		     "    - {name: D0, min: 100, max: 100}\n",
+				 "    - {name: D0, min: 100, max: 100}\n",
 		     "parameter_space.bounds[0]", "must be min < max");
 	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
-		     "    - {name: alpha, min: 3}\n",   /* max stays at the default 2 */
+				 "    - {name: alpha, min: 3}\n", /* max stays at the default 2 */
 		     "parameter_space.bounds[0]", "min < max");
 	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
-		     "    - {name: D0, min: 1, max: 2, prior_sigma: -1}\n",
+				 "    - {name: D0, min: 1, max: 2, prior_sigma: -1}\n",
 		     "parameter_space.bounds[0].prior_sigma", NULL);
-	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n    - {name: Dzero, min: 1, max: 2}\n",
+	expect_error(STATIC_HEAD
+		     "parameter_space:\n  bounds:\n    - {name: Dzero, min: 1, max: 2}\n",
 		     "parameter_space.bounds[0].name: 'Dzero' is not allowed", NULL);
-	expect_error(STATIC_HEAD "parameter_space:\n  bounds:\n"
+	expect_error(STATIC_HEAD
+		     "parameter_space:\n  bounds:\n"
 		     "    - {name: phi0, min: 1, max: 2}\n    - {name: phi_0, min: 1, max: 3}\n",
 		     "parameter_space.bounds[1].name", "already has bounds");
 }
@@ -453,16 +451,14 @@ static void test_bad_bounds(void **state)
 static void test_value_outside_bounds(void **state)
 {
 	(void)state;
-	expect_error(STATIC_HEAD
-		     "initial_parameters:\n"
-		     "  parameter_names: [D0, alpha]\n"
-		     "  values: [50, 0.5]\n",
+	expect_error(STATIC_HEAD "initial_parameters:\n"
+				 "  parameter_names: [D0, alpha]\n"
+				 "  values: [50, 0.5]\n",
 		     "initial_parameters.values[0]: D0 = 50 is outside its bounds [100, 100000]",
 		     "cfg.yaml:4");
 	/* checked against the config's own bounds, not the defaults */
-	expect_error(STATIC_HEAD
-		     "initial_parameters: {parameter_names: [alpha], values: [1.5]}\n"
-		     "parameter_space: {bounds: [{name: alpha, min: -1, max: 1}]}\n",
+	expect_error(STATIC_HEAD "initial_parameters: {parameter_names: [alpha], values: [1.5]}\n"
+				 "parameter_space: {bounds: [{name: alpha, min: -1, max: 1}]}\n",
 		     "alpha = 1.5", "[-1, 1]");
 	expect_error(STATIC_HEAD
 		     "initial_parameters: {per_angle_scaling: {contrast: [0.3, 1.2]}}\n",
@@ -484,11 +480,9 @@ static void test_bad_parameter_names(void **state)
 		     "initial_parameters.values: 1 values for 2 parameter_names", NULL);
 	expect_error(STATIC_HEAD "initial_parameters:\n  values: [1000]\n",
 		     "initial_parameters.parameter_names: missing", NULL);
-	expect_error(STATIC_HEAD
-		     "initial_parameters:\n  parameter_names: [D0]\n  values: [big]\n",
+	expect_error(STATIC_HEAD "initial_parameters:\n  parameter_names: [D0]\n  values: [big]\n",
 		     "initial_parameters.values[0]: 'big' is not allowed", NULL);
-	expect_error(STATIC_HEAD
-		     "initial_parameters:\n  parameter_names: [contrast]\n",
+	expect_error(STATIC_HEAD "initial_parameters:\n  parameter_names: [contrast]\n",
 		     "initial_parameters.parameter_names[0]", "per_angle_scaling");
 }
 
@@ -514,14 +508,13 @@ static void test_wrong_types(void **state)
 {
 	(void)state;
 	expect_error(STATIC_HEAD "optimization:\n  nlsq:\n    max_iterations: many\n",
-		     "optimization.nlsq.max_iterations: 'many' is not allowed",
-		     "an integer >= 1");
+		     "optimization.nlsq.max_iterations: 'many' is not allowed", "an integer >= 1");
 	expect_error(STATIC_HEAD "optimization:\n  nlsq:\n    max_iterations: 10.5\n",
 		     "optimization.nlsq.max_iterations", NULL);
 	expect_error(STATIC_HEAD "phi_filtering: {enabled: maybe}\n",
 		     "phi_filtering.enabled: 'maybe' is not allowed", "true or false");
-	expect_error(STATIC_HEAD "optimization: {cmc: {seed: -4}}\n",
-		     "optimization.cmc.seed: '-4'", NULL);
+	expect_error(STATIC_HEAD "optimization: {cmc: {seed: -4}}\n", "optimization.cmc.seed: '-4'",
+		     NULL);
 	expect_error(STATIC_HEAD "optimization: {cmc: {per_shard_mcmc: {target_accept_prob: 1}}}\n",
 		     "optimization.cmc.per_shard_mcmc.target_accept_prob", NULL);
 	expect_error(STATIC_HEAD "optimization: {cmc: {sharding: {num_shards: 0}}}\n",
@@ -549,12 +542,13 @@ static void test_bad_per_angle_mode(void **state)
 
 	xf_config cfg;
 	xf_error err;
-	assert_int_equal(load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: ~}}\n",
-				   &cfg, &err), 0);
+	assert_int_equal(
+		load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: ~}}\n", &cfg, &err), 0);
 	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
 	xf_config_free(&cfg);
-	assert_int_equal(load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: auto}}\n",
-				   &cfg, &err), 0);
+	assert_int_equal(
+		load_text(STATIC_HEAD "optimization: {cmc: {per_angle_mode: auto}}\n", &cfg, &err),
+		0);
 	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_AUTO);
 	xf_config_free(&cfg);
 }
@@ -564,8 +558,8 @@ static void test_virtual_devices(void **state)
 	(void)state;
 	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: 0\n",
 		     "parallel.virtual_devices: '0' is not allowed", "auto or an integer >= 1");
-	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: some\n",
-		     "parallel.virtual_devices", NULL);
+	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: some\n", "parallel.virtual_devices",
+		     NULL);
 	xf_config cfg;
 	xf_error err;
 	assert_int_equal(load_text(STATIC_HEAD "parallel: {virtual_devices: auto}\n", &cfg, &err),
@@ -702,7 +696,8 @@ static void test_relative_data_path(void **state)
 	f = fopen(cfg_path, "w");
 	assert_non_null(f);
 	fputs(STATIC_HEAD "experimental_data:\n  file_path: data.h5\n"
-	      "  data_folder_path: sub\n  data_file_name: x.h5\n", f);
+			  "  data_folder_path: sub\n  data_file_name: x.h5\n",
+	      f);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(xf_config_load(cfg_path, &cfg, &err), 0);
 	assert_string_equal(cfg.data_path, "sub/x.h5");

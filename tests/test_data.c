@@ -74,12 +74,12 @@ static void test_triangle_full(void **state)
 static void test_diagonal_correction(void **state)
 {
 	(void)state;
-	double m[9] = { 5, 1, 1, 1, 5, 2, 1, 2, 5 };  /* data.md's example */
+	double m[9] = { 5, 1, 1, 1, 5, 2, 1, 2, 5 }; /* data.md's example */
 	xf_diagonal_correct(m, 3);
 	assert_true(m[0] == 1.0);
 	assert_true(m[4] == 1.5);
 	assert_true(m[8] == 2.0);
-	assert_true(m[1] == 1.0 && m[5] == 2.0);  /* off-diagonal untouched */
+	assert_true(m[1] == 1.0 && m[5] == 2.0); /* off-diagonal untouched */
 }
 
 static void test_phi_normalise(void **state)
@@ -107,10 +107,10 @@ static void test_phi_ranges(void **state)
 	assert_true(xf_phi_in_range(180, &wrapped));
 	assert_true(xf_phi_in_range(-175, &wrapped));
 	assert_false(xf_phi_in_range(0, &wrapped));
-	assert_true(xf_phi_in_range(77, &all));  /* 360° wide: everything */
+	assert_true(xf_phi_in_range(77, &all)); /* 360° wide: everything */
 	assert_true(xf_phi_in_range(-5, &shifted));
 	assert_false(xf_phi_in_range(20, &shifted));
-	assert_true(xf_phi_in_range(-180, &edge));  /* -180 is 180 */
+	assert_true(xf_phi_in_range(-180, &edge)); /* -180 is 180 */
 }
 
 static void test_frames(void **state)
@@ -124,7 +124,7 @@ static void test_frames(void **state)
 	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), 0);
 	assert_int_equal(first, 1);
 	assert_int_equal(n, 10);
-	cfg.start_frame = 0;  /* clamped with a warning */
+	cfg.start_frame = 0; /* clamped with a warning */
 	cfg.end_frame = 50;
 	int warnings = xf_log_warning_count();
 	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), 0);
@@ -167,13 +167,13 @@ static void test_dt_rules(void **state)
 	assert_true(dt == 0.002);
 	assert_non_null(strstr(src, "file: frame_time"));
 	cfg.has_dt = 1;
-	cfg.dt_s = 0.0021;  /* 5 % off: warning, config wins */
+	cfg.dt_s = 0.0021; /* 5 % off: warning, config wins */
 	int warnings = xf_log_warning_count();
 	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
 	assert_true(dt == 0.0021);
 	assert_string_equal(src, "config");
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
-	cfg.dt_s = 0.002002;  /* 0.1 %: no warning */
+	cfg.dt_s = 0.002002; /* 0.1 %: no warning */
 	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
 	cfg.dt_s = 0;
@@ -205,16 +205,17 @@ static void sim_config(xf_config *cfg, int n_frames)
 static void expected_matrix(const xf_config *cfg, const xf_sim_options *opt, int a, double *m)
 {
 	size_t n = (size_t)opt->n_frames;
-	xf_model_grid g = { cfg->mode, cfg->shear_model, opt->n_frames, cfg->dt_s,
-			    cfg->wavevector_q, cfg->gap_A };
-	assert_int_equal(xf_model_c2_full(&g, cfg->values, opt->phi_deg[a], opt->contrast,
-					  opt->offset, m), 0);
+	xf_model_grid g = { cfg->mode, cfg->shear_model,  opt->n_frames,
+			    cfg->dt_s, cfg->wavevector_q, cfg->gap_A };
+	assert_int_equal(
+		xf_model_c2_full(&g, cfg->values, opt->phi_deg[a], opt->contrast, opt->offset, m),
+		0);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i; j < n; j++) {
 			if (opt->noise_sd != 0.0)
-				m[i * n + j] += opt->noise_sd *
-						xf_rng_normal(opt->seed, XF_RNG_SIMULATE_NOISE,
-							      (uint64_t)a, i, j);
+				m[i * n + j] += opt->noise_sd * xf_rng_normal(opt->seed,
+									      XF_RNG_SIMULATE_NOISE,
+									      (uint64_t)a, i, j);
 			m[j * n + i] = m[i * n + j];
 		}
 	xf_diagonal_correct(m, n);
@@ -222,8 +223,8 @@ static void expected_matrix(const xf_config *cfg, const xf_sim_options *opt, int
 
 static void round_trip(xf_layout layout, double noise, int lzf, double tol)
 {
-	const double phi[3] = { 90, -30, 200 };  /* read back as -160, -30, 90 */
-	const int order[3] = { 2, 1, 0 };        /* written index of each read angle */
+	const double phi[3] = { 90, -30, 200 }; /* read back as -160, -30, 90 */
+	const int order[3] = { 2, 1, 0 };	/* written index of each read angle */
 	xf_config cfg;
 	xf_dataset ds;
 	xf_error err = { 0 };
@@ -292,7 +293,7 @@ static void test_simulate_reproducible(void **state)
 		snprintf(b, sizeof b, "%s", tmp_path("rep_b.h5"));
 		xf_sim_options opt = { a, (xf_layout)layout, 2, phi, 30, 0.3, 1.0, 0.002, 1, 1 };
 		assert_int_equal(xf_simulate_write(&cfg, &opt, &err), 0);
-		sleep(1);  /* a time stamp in the file would now differ */
+		sleep(1); /* a time stamp in the file would now differ */
 		opt.out_path = b;
 		assert_int_equal(xf_simulate_write(&cfg, &opt, &err), 0);
 		assert_int_equal(read_all(a, &ba, &la), 0);

@@ -127,8 +127,8 @@ static void check_gradient(const xf_model_grid *g, const double *theta, double p
 		double scale = param_scale(p, k);
 		double err = fabs(grad[k] - fd) * scale;
 		if (err > 1e-5 * fabs(fd) * scale + 1e-10)
-			fail_msg("d c2/d p%d at (%d,%d) phi %.1f: analytic %.12g, central %.12g", k, i,
-				 j, phi, grad[k], fd);
+			fail_msg("d c2/d p%d at (%d,%d) phi %.1f: analytic %.12g, central %.12g", k,
+				 i, j, phi, grad[k], fd);
 	}
 }
 
@@ -138,8 +138,8 @@ static void test_gradients_static(void **state)
 	xf_model_grid g = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, 50, 0.1, 0.01, 2e6 };
 	const double sets[][7] = {
 		{ 1000, 0.5, 10, 0, 0, 0, 0 },
-		{ 500, -1.5, 0.0, 0, 0, 0, 0 },   /* α < 0 */
-		{ 3000, 1.2, -50, 0, 0, 0, 0 },   /* negative offset */
+		{ 500, -1.5, 0.0, 0, 0, 0, 0 }, /* α < 0 */
+		{ 3000, 1.2, -50, 0, 0, 0, 0 }, /* negative offset */
 	};
 	int pairs[][2] = { { 1, 2 }, { 0, 7 }, { 3, 40 }, { 10, 49 }, { 20, 20 } };
 	for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
@@ -153,9 +153,9 @@ static void test_gradients_laminar(void **state)
 	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 80, 0.01, 0.0054, 2e6 };
 	const double sets[][7] = {
 		{ 1000, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0 },
-		{ 2000, -1.3, 5, 0.02, -0.2, 0.001, 3 },     /* α, β < 0 */
+		{ 2000, -1.3, 5, 0.02, -0.2, 0.001, 3 }, /* α, β < 0 */
 		{ 800, 0.7, -20, 0.005, 0.6, -0.002, -7 },
-		{ 20000, 1.5, 100, 0.3, 1.2, 0.05, 9 },      /* strong shear, large Φ */
+		{ 20000, 1.5, 100, 0.3, 1.2, 0.05, 9 }, /* strong shear, large Φ */
 	};
 	const double phis[] = { 0, 30, 89, 90, 135, -60, 178 };
 	int pairs[][2] = { { 1, 2 }, { 2, 30 }, { 5, 79 }, { 40, 41 }, { 0, 60 } };
@@ -185,7 +185,7 @@ static void test_floors_and_clips(void **state)
 	double theta[7] = { 1e5, 1.0, 1e5, 0, 0, 0, 0 };
 	assert_int_equal(xf_model_c2_point(&big, theta, 0, 0.5, 1.0, 1, 19, &c2, grad), 0);
 	assert_true(grad[0] == 0.0 && grad[1] == 0.0 && grad[2] == 0.0);
-	assert_rel(c2, 1.0 + 0.5 * 1e-20, 1e-15);  /* g1 floored at 1e-10 */
+	assert_rel(c2, 1.0 + 0.5 * 1e-20, 1e-15); /* g1 floored at 1e-10 */
 	/* shear zero crossing (sinc = 0): g1 floored, all physical derivatives 0 */
 	xf_model_grid lg = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 3, 1.0, 0.01, 2e6 };
 	/* choose γ̇0 so Φ(0,2) = π exactly at φ = φ0: s·I^γ = π with I^γ ≈ 2 γ̇0 */
@@ -219,7 +219,7 @@ static void test_pnas_form(void **state)
 	double ch, cp;
 	assert_int_equal(xf_model_c2_point(&h, theta, 90, 0.3, 1.0, 0, 100, &ch, NULL), 0);
 	assert_int_equal(xf_model_c2_point(&p, theta, 90, 0.3, 1.0, 0, 100, &cp, NULL), 0);
-	assert_rel(cp, ch, 1e-14);  /* no shear at 90°: both forms are the diffusion term */
+	assert_rel(cp, ch, 1e-14); /* no shear at 90°: both forms are the diffusion term */
 	assert_int_equal(xf_model_c2_point(&p, theta, 0, 0.3, 1.0, 0, 100, &cp, NULL), 0);
 	/* by hand: I^γ = 100 grid steps of 0.01, I^D = 100 steps of 1000 */
 	double x = 0.5 * 0.0054 * 2e6 * 0.001 * (0.01 * 100);

@@ -84,7 +84,7 @@ static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_
 	int nf = pr.n_full;
 	double x[64];
 	memcpy(x, pr.start, sizeof(double) * nf);
-	x[XF_P_D0] = 1300;  /* away from the start so residuals are not noise only */
+	x[XF_P_D0] = 1300; /* away from the start so residuals are not noise only */
 	if (mode == XF_MODE_LAMINAR)
 		x[XF_P_PHI0] = 3.0;
 	double chi2, chi2_ref, *h = malloc(sizeof(double) * nf * nf);
@@ -101,7 +101,8 @@ static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_
 					 pr.names[l], h[k * nf + l], h_ref[k * nf + l]);
 		}
 		if (fabs(b[k] - b_ref[k]) > 1e-9 * dk * sqrt(chi2_ref))
-			fail_msg("b[%s]: streamed %.15g explicit %.15g", pr.names[k], b[k], b_ref[k]);
+			fail_msg("b[%s]: streamed %.15g explicit %.15g", pr.names[k], b[k],
+				 b_ref[k]);
 	}
 	free(h);
 	free(h_ref);
@@ -190,7 +191,7 @@ static void test_determinism_threads(void **state)
 	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 3, phi, con, off, 1e-3, 5, &ds), 0);
-	assert_true(ds.n_points > 3 * XF_PAIRS_PER_BLOCK);  /* several blocks */
+	assert_true(ds.n_points > 3 * XF_PAIRS_PER_BLOCK); /* several blocks */
 	xf_config cfg;
 	laminar_config(&cfg, &g);
 	const int threads[4] = { 1, 2, 3, 8 };
@@ -223,7 +224,7 @@ static void test_bounds_and_status(void **state)
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 3, phi, con, off, 1e-3, 3, &ds), 0);
 	xf_config cfg;
 	laminar_config(&cfg, &g);
-	cfg.bounds[XF_P_D0].upper = 1200.0;  /* truth 1500 lies outside */
+	cfg.bounds[XF_P_D0].upper = 1200.0; /* truth 1500 lies outside */
 	cfg.is_fixed[XF_P_PHI0] = 1;
 	cfg.values[XF_P_PHI0] = 2.0;
 	xf_nlsq_result res;
@@ -276,7 +277,7 @@ static void test_static_residual_variance(void **state)
 	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "converged");
 	assert_string_equal(res.sigma_rule, "residual_variance");
-	assert_int_equal(res.n_params, 3 + 4);  /* individual scaling for static */
+	assert_int_equal(res.n_params, 3 + 4); /* individual scaling for static */
 	assert_true(fabs(res.residual_sd - 2e-3) < 1e-4);
 	for (int k = 0; k < 3; k++)
 		assert_true(fabs(res.values[k] - truth[k]) <= 4 * res.uncertainties[k]);
@@ -297,7 +298,7 @@ static void test_no_floor_trap_from_middle_start(void **state)
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 2e-3, 9, &ds), 0);
 	xf_config cfg;
-	xf_config_defaults(&cfg);  /* no start values: the middle of the bounds */
+	xf_config_defaults(&cfg); /* no start values: the middle of the bounds */
 	cfg.mode = XF_MODE_STATIC;
 	xf_nlsq_result res;
 	xf_error err = { 0 };

@@ -60,8 +60,7 @@ static void test_large_single_angle(void **state)
 {
 	(void)state;
 	enum { N = 1100 };
-	double phi = -12.5, contrast = 0.25, offset = 1.02, contrast_unc = 1e-3,
-	       offset_unc = 1e-4;
+	double phi = -12.5, contrast = 0.25, offset = 1.02, contrast_unc = 1e-3, offset_unc = 1e-4;
 	double theta[XF_N_PHYS] = { 800.0, 0.2, 5.0, 0, 0, 0, 0 };
 	xf_model_grid grid = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, N, 0.01, 0.01, 2e6 };
 	double *full = malloc((size_t)N * N * sizeof *full);
@@ -122,7 +121,7 @@ static void test_large_single_angle(void **state)
 	png_size(path, &w, &h, &bytes);
 	assert_int_equal(w, XF_PLOT_ANGLE_W);
 	assert_int_equal(h, XF_PLOT_ANGLE_H);
-	assert_true(bytes > 50000);  /* three filled heatmaps, not an empty page */
+	assert_true(bytes > 50000); /* three filled heatmaps, not an empty page */
 	snprintf(path, sizeof path, "%s/overview.png", dir);
 	png_size(path, &w, &h, &bytes);
 	assert_int_equal(w, XF_PLOT_OVERVIEW_W);

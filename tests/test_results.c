@@ -24,7 +24,7 @@
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
 
-#define N_PHI 3
+#define N_PHI	 3
 #define N_FRAMES 40
 
 /* ---------- fixture: dataset + result built by hand ---------- */
@@ -71,8 +71,8 @@ static void build_fixture(fixture *f, xf_mode mode)
 	f->cfg.shear_model = XF_SHEAR_HOMODYNE;
 	static const double phi[N_PHI] = { -30.0, 0.0, 45.0 };
 	/* values with long decimal expansions: the JSON must keep every bit */
-	double theta[XF_N_PHYS] = { 1234.5678901234567, 0.1 + 0.2, 10.0 / 3.0, 0.01 / 3.0,
-				    -0.25, 1e-3 / 7.0, 2.0 / 3.0 };
+	double theta[XF_N_PHYS] = { 1234.5678901234567, 0.1 + 0.2, 10.0 / 3.0, 0.01 / 3.0, -0.25,
+				    1e-3 / 7.0,		2.0 / 3.0 };
 	int n_phys = xf_mode_n_phys(mode);
 	f->ds.path = "/data/sample_0001.h5";
 	f->ds.layout = XF_LAYOUT_APS_U;
@@ -95,8 +95,9 @@ static void build_fixture(fixture *f, xf_mode mode)
 		f->offset[a] = 1.0 + 0.001 * a;
 		f->contrast_unc[a] = 1e-3 * (a + 1);
 		f->offset_unc[a] = 2e-4 * (a + 1);
-		assert_int_equal(xf_model_c2_full(&grid, theta, phi[a], f->contrast[a],
-						  f->offset[a], full), 0);
+		assert_int_equal(
+			xf_model_c2_full(&grid, theta, phi[a], f->contrast[a], f->offset[a], full),
+			0);
 		f->c2_store[a] = malloc(xf_packed_size(N_FRAMES) * sizeof(double));
 		assert_non_null(f->c2_store[a]);
 		for (int i = 0; i < N_FRAMES; i++)
@@ -133,8 +134,10 @@ static void build_fixture(fixture *f, xf_mode mode)
 	int n = r->n_params;
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
-			f->cov[i * n + j] = (f->fixed[i] || f->fixed[j]) ? NAN :
-				(i == j ? f->unc[i] * f->unc[i] : 1e-9 * (i + 1) * (j + 1) / 7.0);
+			f->cov[i * n + j] = (f->fixed[i] || f->fixed[j])
+						    ? NAN
+						    : (i == j ? f->unc[i] * f->unc[i]
+							      : 1e-9 * (i + 1) * (j + 1) / 7.0);
 	r->names = f->names;
 	r->values = f->values;
 	r->uncertainties = f->unc;
@@ -383,12 +386,12 @@ static void test_h5_contents(void **state)
 		for (int i = 0; i < nf; i++) {
 			unsigned flags, cd[8];
 			size_t ncd = 8;
-			H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0,
-							 NULL, NULL);
+			H5Z_filter_t id =
+				H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
 			has_shuffle |= id == H5Z_FILTER_SHUFFLE;
 			if (id == H5Z_FILTER_DEFLATE) {
 				has_deflate = 1;
-				assert_int_equal(cd[0], 1);  /* deflate level 1 (results_h5.c) */
+				assert_int_equal(cd[0], 1); /* deflate level 1 (results_h5.c) */
 			}
 		}
 		assert_true(has_shuffle && has_deflate);
@@ -406,12 +409,13 @@ static void test_h5_contents(void **state)
 	double *model = malloc(N_FRAMES * N_FRAMES * sizeof *model);
 	for (int a = 0; a < N_PHI; a++) {
 		assert_int_equal(xf_model_c2_full(&grid, f.values, f.phi[a], f.contrast[a],
-						  f.offset[a], model), 0);
+						  f.offset[a], model),
+				 0);
 		for (int i = 0; i < N_FRAMES; i++)
 			for (int j = 0; j < N_FRAMES; j++) {
 				size_t k = ((size_t)a * N_FRAMES + i) * N_FRAMES + j;
 				double dat = f.c2_store[a][xf_packed_index(N_FRAMES, i < j ? i : j,
-									    i < j ? j : i)];
+									   i < j ? j : i)];
 				assert_true(sv[0][k] == (double)(float)dat);
 				assert_true(sv[1][k] == (double)(float)model[i * N_FRAMES + j]);
 				if (i == 0 || j == 0 || i == j)
@@ -475,8 +479,8 @@ static void test_h5_reproducible(void **state)
 	make_dir("repro2", d2, sizeof d2);
 	xf_error err = { 0 };
 	assert_int_equal(xf_results_write_nlsq_h5(d1, &f.cfg, &f.ds, &f.res, 1, &err), 0);
-	sleep(2);  /* object times, were they tracked, would differ now */
-	f.res.time_fit_s = 99.0;  /* timings never enter results.h5 */
+	sleep(2);		 /* object times, were they tracked, would differ now */
+	f.res.time_fit_s = 99.0; /* timings never enter results.h5 */
 	assert_int_equal(xf_results_write_nlsq_h5(d2, &f.cfg, &f.ds, &f.res, 1, &err), 0);
 	snprintf(p1, sizeof p1, "%s/results.h5", d1);
 	snprintf(p2, sizeof p2, "%s/results.h5", d2);
@@ -528,8 +532,7 @@ static void test_json(void **state)
 	assert_string_equal(cJSON_GetObjectItem(root, "sigma_rule")->valuestring,
 			    "residual_variance");
 	assert_string_equal(cJSON_GetObjectItem(root, "stop_reason")->valuestring, "xtol");
-	assert_string_equal(cJSON_GetObjectItem(root, "per_angle_mode")->valuestring,
-			    "individual");
+	assert_string_equal(cJSON_GetObjectItem(root, "per_angle_mode")->valuestring, "individual");
 	/* bitwise equal: the numbers are printed round-trip exact */
 	assert_true(json_num(root, "chi_squared") == f.res.chi_squared);
 	assert_true(json_num(root, "reduced_chi_squared") == f.res.reduced_chi_squared);
@@ -551,7 +554,7 @@ static void test_json(void **state)
 		cJSON *u = cJSON_GetObjectItem(p, "uncertainty");
 		cJSON *fx = cJSON_GetObjectItem(p, "fixed");
 		if (k == XF_P_D_OFFSET) {
-			assert_true(cJSON_IsNull(u));  /* NaN -> null */
+			assert_true(cJSON_IsNull(u)); /* NaN -> null */
 			assert_true(cJSON_IsTrue(fx));
 		} else {
 			assert_true(u->valuedouble == f.unc[k]);
@@ -562,7 +565,8 @@ static void test_json(void **state)
 	double mean = (f.contrast[0] + f.contrast[1] + f.contrast[2]) / 3.0;
 	double rms = sqrt((f.contrast_unc[0] * f.contrast_unc[0] +
 			   f.contrast_unc[1] * f.contrast_unc[1] +
-			   f.contrast_unc[2] * f.contrast_unc[2]) / 3.0);
+			   f.contrast_unc[2] * f.contrast_unc[2]) /
+			  3.0);
 	cJSON *c = cJSON_GetObjectItem(params, "contrast");
 	assert_true(fabs(json_num(c, "value") - mean) <= 1e-15);
 	assert_true(fabs(json_num(c, "uncertainty") - rms) <= 1e-17);
@@ -625,10 +629,9 @@ static void test_json_sigma_given_and_failed(void **state)
 	xf_error err = { 0 };
 	assert_int_equal(xf_results_write_nlsq_json(dir, &f.cfg, &f.ds, &f.res, &err), 0);
 	cJSON *root = load_json(dir);
-	assert_null(cJSON_GetObjectItem(root, "residual_sd"));  /* only when sigma not given */
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "chi_squared")));  /* Inf -> null */
-	assert_string_equal(cJSON_GetObjectItem(root, "convergence_status")->valuestring,
-			    "failed");
+	assert_null(cJSON_GetObjectItem(root, "residual_sd")); /* only when sigma not given */
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "chi_squared"))); /* Inf -> null */
+	assert_string_equal(cJSON_GetObjectItem(root, "convergence_status")->valuestring, "failed");
 	cJSON_Delete(root);
 	f.res.status = "max_iterations";
 	assert_int_equal(xf_results_write_nlsq_json(dir, &f.cfg, &f.ds, &f.res, &err), 0);
@@ -644,7 +647,7 @@ static void test_format_double_round_trip(void **state)
 	(void)state;
 	char buf[32];
 	xf_io_format_double(0.1, buf, sizeof buf);
-	assert_string_equal(buf, "0.1");  /* shortest form when it is exact */
+	assert_string_equal(buf, "0.1"); /* shortest form when it is exact */
 	xf_io_format_double(0.1 + 0.2, buf, sizeof buf);
 	assert_string_equal(buf, "0.30000000000000004");
 	xf_io_format_double(NAN, buf, sizeof buf);
@@ -675,11 +678,10 @@ static void test_full_directory_and_failed_status(void **state)
 	f.res.status = "failed";
 	f.res.stop_reason = "singular";
 	char dir[1200], path[1400];
-	snprintf(dir, sizeof dir, "%s/full/a/b/nlsq", tmp_root);  /* parents are created */
+	snprintf(dir, sizeof dir, "%s/full/a/b/nlsq", tmp_root); /* parents are created */
 	xf_warn("a warning that must reach run.log");
 	write_all(&f, dir, 1, 1);
-	const char *files[] = { "results.h5", "parameters.json", "run.log",
-				"plots/overview.png" };
+	const char *files[] = { "results.h5", "parameters.json", "run.log", "plots/overview.png" };
 	for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
 		snprintf(path, sizeof path, "%s/%s", dir, files[k]);
 		if (file_size(path) <= 0)
@@ -728,7 +730,7 @@ static void test_no_surfaces(void **state)
 	assert_true(H5Lexists(file, "/nlsq/values", H5P_DEFAULT) > 0);
 	H5Fclose(file);
 	snprintf(path, sizeof path, "%s/plots", dir);
-	assert_int_equal(access(path, F_OK), -1);  /* --no-plots */
+	assert_int_equal(access(path, F_OK), -1); /* --no-plots */
 	xf_error err = { 0 };
 	assert_int_equal(xf_plot_result_dir(dir, &err), 1);
 	assert_non_null(strstr(err.msg, "--no-surfaces"));

@@ -13,59 +13,59 @@ typedef enum xf_scaling_mode {
 	XF_SCALING_INDIVIDUAL,
 	XF_SCALING_CONSTANT,
 	XF_SCALING_FOURIER,
-	XF_SCALING_FOLLOW_NLSQ,  /* only for cmc.per_angle_mode: null */
+	XF_SCALING_FOLLOW_NLSQ, /* only for cmc.per_angle_mode: null */
 } xf_scaling_mode;
 
 const char *xf_scaling_mode_name(xf_scaling_mode mode);
 
 typedef struct xf_bound {
-	double lower;        /* inclusive lower bound */
-	double upper;        /* inclusive upper bound */
-	double prior_mu;     /* given, or the middle of the bounds */
-	double prior_sigma;  /* given, or a quarter of the bound width */
+	double lower;	    /* inclusive lower bound */
+	double upper;	    /* inclusive upper bound */
+	double prior_mu;    /* given, or the middle of the bounds */
+	double prior_sigma; /* given, or a quarter of the bound width */
 } xf_bound;
 
 typedef struct xf_phi_range {
-	double min_deg;  /* as written; normalised by the selector */
+	double min_deg; /* as written; normalised by the selector */
 	double max_deg;
 } xf_phi_range;
 
 typedef struct xf_nlsq_options {
-	int max_iterations;          /* 1000 */
-	double xtol, gtol, ftol;     /* 1e-8 each; ftol alias "tolerance" */
-	int has_sigma;               /* 1 when optimization.nlsq.sigma is a number */
-	double sigma;                /* constant σ of the data when has_sigma */
-	char loss[32];               /* "linear"; other values are reported as ignored */
-	xf_scaling_mode per_angle_mode;   /* auto */
-	int constant_scaling_threshold;   /* 3 */
-	int fourier_order;                /* 2 */
-	int hierarchical;                 /* 1: hierarchical start for laminar_flow */
-	int anti_degeneracy_enable;       /* static uses per_angle_mode only when set (0) */
-	int multi_start;                  /* 0 */
-	int n_starts;                     /* 10 */
-	uint64_t multi_start_seed;        /* 42 */
+	int max_iterations;		/* 1000 */
+	double xtol, gtol, ftol;	/* 1e-8 each; ftol alias "tolerance" */
+	int has_sigma;			/* 1 when optimization.nlsq.sigma is a number */
+	double sigma;			/* constant σ of the data when has_sigma */
+	char loss[32];			/* "linear"; other values are reported as ignored */
+	xf_scaling_mode per_angle_mode; /* auto */
+	int constant_scaling_threshold; /* 3 */
+	int fourier_order;		/* 2 */
+	int hierarchical;		/* 1: hierarchical start for laminar_flow */
+	int anti_degeneracy_enable;	/* static uses per_angle_mode only when set (0) */
+	int multi_start;		/* 0 */
+	int n_starts;			/* 10 */
+	uint64_t multi_start_seed;	/* 42 */
 } xf_nlsq_options;
 
 typedef struct xf_cmc_options {
-	uint64_t seed;                    /* 42 */
-	xf_scaling_mode per_angle_mode;   /* XF_SCALING_FOLLOW_NLSQ when null/absent */
-	long num_shards;                  /* 0 = auto */
-	long max_points_per_shard;        /* 0 = auto */
-	int num_warmup, num_samples, num_chains;  /* 500, 1500, 4 */
-	double target_accept_prob;        /* 0.85 */
-	int max_tree_depth;               /* 10 */
-	int dense_mass;                   /* 1 */
-	double max_divergence_rate;       /* 0.10 */
-	double max_per_shard_rhat;        /* 1.1 */
-	int use_nlsq_informed_priors;     /* 0 */
-	double nlsq_prior_width_factor;   /* 2.0 */
-	char combination_method[64];      /* robust_consensus_mc */
-	double min_success_rate;          /* 0.90 */
+	uint64_t seed;				 /* 42 */
+	xf_scaling_mode per_angle_mode;		 /* XF_SCALING_FOLLOW_NLSQ when null/absent */
+	long num_shards;			 /* 0 = auto */
+	long max_points_per_shard;		 /* 0 = auto */
+	int num_warmup, num_samples, num_chains; /* 500, 1500, 4 */
+	double target_accept_prob;		 /* 0.85 */
+	int max_tree_depth;			 /* 10 */
+	int dense_mass;				 /* 1 */
+	double max_divergence_rate;		 /* 0.10 */
+	double max_per_shard_rhat;		 /* 1.1 */
+	int use_nlsq_informed_priors;		 /* 0 */
+	double nlsq_prior_width_factor;		 /* 2.0 */
+	char combination_method[64];		 /* robust_consensus_mc */
+	double min_success_rate;		 /* 0.90 */
 } xf_cmc_options;
 
 typedef struct xf_config {
-	char *source_path;        /* the YAML file read (NULL for defaults) */
-	xf_mode mode;             /* analysis_mode */
+	char *source_path; /* the YAML file read (NULL for defaults) */
+	xf_mode mode;	   /* analysis_mode */
 
 	/* experimental_data: resolved data file path (NULL when the config names none) and
 	 * a sentence saying how it was resolved (cwd or the config's folder), for run.log */
@@ -73,27 +73,27 @@ typedef struct xf_config {
 	char data_path_note[256];
 
 	/* analyzer_parameters */
-	int has_dt;               /* dt given in the config */
-	double dt_s;              /* s per stored frame row */
-	long start_frame;         /* 1-based inclusive (1) */
-	long end_frame;           /* 1-based inclusive, -1 = last (-1) */
-	int has_q;                /* scattering.wavevector_q given */
-	double wavevector_q;      /* Å⁻¹, target for the q-ring selection */
-	double gap_A;             /* geometry.stator_rotor_gap, Å (2e6) */
+	int has_dt;	     /* dt given in the config */
+	double dt_s;	     /* s per stored frame row */
+	long start_frame;    /* 1-based inclusive (1) */
+	long end_frame;	     /* 1-based inclusive, -1 = last (-1) */
+	int has_q;	     /* scattering.wavevector_q given */
+	double wavevector_q; /* Å⁻¹, target for the q-ring selection */
+	double gap_A;	     /* geometry.stator_rotor_gap, Å (2e6) */
 	xf_shear_model shear_model;
 
 	/* phi_filtering */
 	int phi_filter_enabled;
 	int n_phi_ranges;
 	xf_phi_range *phi_ranges;
-	int fallback_to_all_angles;  /* 0 */
+	int fallback_to_all_angles; /* 0 */
 
 	/* initial_parameters: start values in canonical order. value_given[k] = 0 means the
 	 * middle of the bounds (values: null or the name missing). */
 	double values[XF_N_PHYS];
 	int value_given[XF_N_PHYS];
-	int is_fixed[XF_N_PHYS];     /* from fixed_parameters (value goes into values[]) */
-	int n_contrast_start;        /* per_angle_scaling.contrast: 0, 1 or n_phi values */
+	int is_fixed[XF_N_PHYS]; /* from fixed_parameters (value goes into values[]) */
+	int n_contrast_start;	 /* per_angle_scaling.contrast: 0, 1 or n_phi values */
 	double *contrast_start;
 	int n_offset_start;
 	double *offset_start;
@@ -104,7 +104,7 @@ typedef struct xf_config {
 	xf_nlsq_options nlsq;
 	xf_cmc_options cmc;
 
-	int virtual_devices;      /* parallel.virtual_devices; 0 = auto (online cores) */
+	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
 } xf_config;
 
 /* Defaults of every key (model.md bounds, config.md defaults). */

@@ -17,23 +17,23 @@ typedef enum xf_layout {
 const char *xf_layout_name(xf_layout layout);
 
 typedef struct xf_dataset {
-	char *path;            /* file read */
+	char *path; /* file read */
 	xf_layout layout;
-	double q;              /* Å⁻¹, q of the selected ring (used by the physics) */
-	int n_q_rings;         /* distinct q values in the file */
-	int n_phi;             /* angles kept, ascending */
-	double *phi_deg;       /* [n_phi], normalised to (-180, 180] */
-	int *map_number;       /* [n_phi] 1-based stored-map counter each angle came from */
-	int n_phi_in_ring;     /* angles in the ring before φ filtering */
-	long n_frames_stored;  /* rows of the stored maps */
-	long first_frame;      /* 1-based stored row of frame k = 0 */
-	int n_frames;          /* N: frames kept, t_k = k·dt_s, k = 0..N-1 */
-	double dt_s;           /* s between stored rows */
-	char dt_source[160];   /* "config", "file: frame_time × stride × avg = ..." */
+	double q;	      /* Å⁻¹, q of the selected ring (used by the physics) */
+	int n_q_rings;	      /* distinct q values in the file */
+	int n_phi;	      /* angles kept, ascending */
+	double *phi_deg;      /* [n_phi], normalised to (-180, 180] */
+	int *map_number;      /* [n_phi] 1-based stored-map counter each angle came from */
+	int n_phi_in_ring;    /* angles in the ring before φ filtering */
+	long n_frames_stored; /* rows of the stored maps */
+	long first_frame;     /* 1-based stored row of frame k = 0 */
+	int n_frames;	      /* N: frames kept, t_k = k·dt_s, k = 0..N-1 */
+	double dt_s;	      /* s between stored rows */
+	char dt_source[160];  /* "config", "file: frame_time × stride × avg = ..." */
 	/* c2[a]: packed upper triangle (diagonal included, diagonal-corrected) of angle a,
 	 * row-major: element (i, j), i <= j, at xf_packed_index(N, i, j). */
 	double **c2;
-	size_t n_points;       /* fitted points: n_phi · (N−1)(N−2)/2 (i ≥ 1, j > i) */
+	size_t n_points; /* fitted points: n_phi · (N−1)(N−2)/2 (i ≥ 1, j > i) */
 } xf_dataset;
 
 /* Packed upper-triangle index of (i, j), 0 <= i <= j < n. */
@@ -42,9 +42,15 @@ static inline size_t xf_packed_index(size_t n, size_t i, size_t j)
 	/* row r holds n - r elements; row i starts after sum_{r<i} (n - r) */
 	return i * n - (i * (i - 1)) / 2 + (j - i);
 }
-static inline size_t xf_packed_size(size_t n) { return n * (n + 1) / 2; }
+static inline size_t xf_packed_size(size_t n)
+{
+	return n * (n + 1) / 2;
+}
 /* fitted pairs per angle: 1 <= i < j <= n-1 */
-static inline size_t xf_fitted_pairs(size_t n) { return n >= 3 ? (n - 1) * (n - 2) / 2 : 0; }
+static inline size_t xf_fitted_pairs(size_t n)
+{
+	return n >= 3 ? (n - 1) * (n - 2) / 2 : 0;
+}
 
 /* Read `path` (or cfg->data_path when path is NULL), select the q ring, φ range and
  * frame window of cfg. Errors (data.md "Bad input"): XF_EXIT_DATA with one line;
@@ -67,15 +73,15 @@ double xf_phi_normalise(double phi_deg);
 /* xpcsfit simulate */
 typedef struct xf_sim_options {
 	const char *out_path;
-	xf_layout layout;       /* APS-U by default */
+	xf_layout layout; /* APS-U by default */
 	int n_phi;
-	const double *phi_deg;  /* angles in the order the maps are written */
-	int n_frames;           /* N = cfg end_frame or --frames */
-	double contrast;        /* 0.3 */
-	double offset;          /* 1.0 */
-	double noise_sd;        /* 0.002, additive Gaussian per stored point */
-	uint64_t seed;          /* 1 */
-	int lzf;                /* compress maps with LZF (filter 32000) */
+	const double *phi_deg; /* angles in the order the maps are written */
+	int n_frames;	       /* N = cfg end_frame or --frames */
+	double contrast;       /* 0.3 */
+	double offset;	       /* 1.0 */
+	double noise_sd;       /* 0.002, additive Gaussian per stored point */
+	uint64_t seed;	       /* 1 */
+	int lzf;	       /* compress maps with LZF (filter 32000) */
 } xf_sim_options;
 
 /* Write a simulated file from cfg (mode, q, dt, gap, values; null → middle of bounds

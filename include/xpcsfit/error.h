@@ -13,19 +13,18 @@
 
 enum {
 	XF_OK = 0,
-	XF_EXIT_DATA = 1,      /* run failed: bad data, fit failed */
-	XF_EXIT_CONFIG = 2,    /* usage or config error */
+	XF_EXIT_DATA = 1,   /* run failed: bad data, fit failed */
+	XF_EXIT_CONFIG = 2, /* usage or config error */
 	XF_EXIT_INTERRUPT = 130,
 };
 
 typedef struct xf_error {
-	int code;        /* 0 while no error has been recorded */
-	char msg[2048];  /* one line, no trailing newline */
+	int code;	/* 0 while no error has been recorded */
+	char msg[2048]; /* one line, no trailing newline */
 } xf_error;
 
 /* Record the first error only (later calls keep the original cause); returns code. */
-int xf_fail(xf_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int xf_fail(xf_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void xf_error_clear(xf_error *err);
 
 /* Log: warnings are printed as "xpcsfit: warning: ..." on stderr; info lines go to

@@ -8,12 +8,12 @@
 #include "xpcsfit/params.h"
 
 typedef struct xf_model_grid {
-	xf_mode mode;                /* static: only D0, alpha, D_offset are read */
-	xf_shear_model shear_model;  /* homodyne (default) or pnas2024 */
-	int n_frames;                /* N, t_k = k·dt_s for k = 0..N-1 */
-	double dt_s;                 /* s */
-	double q;                    /* Å⁻¹ */
-	double gap_A;                /* stator-rotor gap L, Å */
+	xf_mode mode;		    /* static: only D0, alpha, D_offset are read */
+	xf_shear_model shear_model; /* homodyne (default) or pnas2024 */
+	int n_frames;		    /* N, t_k = k·dt_s for k = 0..N-1 */
+	double dt_s;		    /* s */
+	double q;		    /* Å⁻¹ */
+	double gap_A;		    /* stator-rotor gap L, Å */
 } xf_model_grid;
 
 /* c2 of one angle on the full N×N grid (row-major, symmetric), theta in canonical
@@ -26,7 +26,6 @@ int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_
  * Recomputes the cumulative integrals: for tests and spot checks, not for fits.
  * Returns 0, or -1 on allocation failure. */
 int xf_model_c2_point(const xf_model_grid *grid, const double *theta, double phi_deg,
-		      double contrast, double offset, int i, int j, double *c2_out,
-		      double *grad);
+		      double contrast, double offset, int i, int j, double *c2_out, double *grad);
 
 #endif

@@ -9,37 +9,37 @@
 
 typedef struct xf_nlsq_result {
 	xf_mode mode;
-	xf_scaling_mode scaling_mode;  /* per-angle mode actually used */
+	xf_scaling_mode scaling_mode; /* per-angle mode actually used */
 	/* All parameters in canonical order: the mode's physical parameters, then the
 	 * scaling coefficients (names like "contrast", "offset" for auto, "contrast_003"
 	 * for individual, "contrast_c0", "contrast_cos1", "contrast_sin1" for fourier). */
 	int n_params;
 	char **names;
 	double *values;
-	double *uncertainties;  /* NaN for fixed parameters */
+	double *uncertainties; /* NaN for fixed parameters */
 	int *is_fixed;
-	double *covariance;     /* n_params × n_params row-major; NaN rows/cols for fixed */
-	int n_phys;             /* 3 or 7: first n_phys entries are physical */
+	double *covariance; /* n_params × n_params row-major; NaN rows/cols for fixed */
+	int n_phys;	    /* 3 or 7: first n_phys entries are physical */
 	/* per angle (dataset order) */
 	int n_phi;
 	double *phi_deg;
 	double *contrast, *contrast_unc;
 	double *offset, *offset_unc;
 	/* fit quality */
-	double chi_squared;           /* Σ r² with r = (data − model)/σ */
-	double reduced_chi_squared;   /* χ²/(n − p) */
-	double residual_sd;           /* sqrt(reduced χ²) when σ is not given, else NaN */
+	double chi_squared;	    /* Σ r² with r = (data − model)/σ */
+	double reduced_chi_squared; /* χ²/(n − p) */
+	double residual_sd;	    /* sqrt(reduced χ²) when σ is not given, else NaN */
 	size_t n_points;
 	int n_free;
 	int iterations;
-	int cov_rank;                 /* rank of JᵀJ used for the covariance */
-	const char *status;           /* "converged" | "max_iterations" | "failed" */
-	const char *stop_reason;      /* xtol gtol ftol max_iterations singular non_finite */
-	const char *sigma_rule;       /* "given" | "residual_variance" */
-	double sigma;                 /* σ used (1 when not given) */
+	int cov_rank;		 /* rank of JᵀJ used for the covariance */
+	const char *status;	 /* "converged" | "max_iterations" | "failed" */
+	const char *stop_reason; /* xtol gtol ftol max_iterations singular non_finite */
+	const char *sigma_rule;	 /* "given" | "residual_variance" */
+	double sigma;		 /* σ used (1 when not given) */
 	int n_at_bounds;
-	char **at_bounds;             /* names of parameters stuck at a bound */
-	int n_starts_run;             /* multi-start: starts run (1 without) */
+	char **at_bounds; /* names of parameters stuck at a bound */
+	int n_starts_run; /* multi-start: starts run (1 without) */
 	/* wall time by phase (s): only for parameters.json and run.log */
 	double time_load_s, time_fit_s, time_total_s;
 } xf_nlsq_result;
@@ -48,7 +48,7 @@ typedef struct xf_nlsq_progress {
 	int iteration;
 	double chi_squared;
 	double lambda;
-	const char *phase;  /* "hierarchical", "full", "start 3/10" */
+	const char *phase; /* "hierarchical", "full", "start 3/10" */
 } xf_nlsq_progress;
 
 typedef void (*xf_nlsq_progress_fn)(const xf_nlsq_progress *p, void *ctx);

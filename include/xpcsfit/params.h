@@ -11,10 +11,10 @@ enum xf_param {
 	XF_P_BETA,
 	XF_P_GAMMA_DOT_T_OFFSET,
 	XF_P_PHI0,
-	XF_N_PHYS,            /* 7 physical parameters (laminar_flow); static uses the first 3 */
-	XF_P_CONTRAST = XF_N_PHYS,  /* bound slots for the per-angle scaling */
+	XF_N_PHYS, /* 7 physical parameters (laminar_flow); static uses the first 3 */
+	XF_P_CONTRAST = XF_N_PHYS, /* bound slots for the per-angle scaling */
 	XF_P_OFFSET,
-	XF_N_BOUND_SLOTS      /* 9 */
+	XF_N_BOUND_SLOTS /* 9 */
 };
 
 typedef enum xf_mode {
@@ -23,8 +23,8 @@ typedef enum xf_mode {
 } xf_mode;
 
 typedef enum xf_shear_model {
-	XF_SHEAR_HOMODYNE = 0,  /* sinc(Φ)^4 in c2, homodyne's code (default) */
-	XF_SHEAR_PNAS2024 = 1,  /* [sin(x)/x]^2, x = Φ·π (paper form) */
+	XF_SHEAR_HOMODYNE = 0, /* sinc(Φ)^4 in c2, homodyne's code (default) */
+	XF_SHEAR_PNAS2024 = 1, /* [sin(x)/x]^2, x = Φ·π (paper form) */
 } xf_shear_model;
 
 /* canonical names, index = enum xf_param (contrast, offset at 7, 8) */

@@ -9,8 +9,8 @@
 #include "xpcsfit/nlsq.h"
 
 typedef struct xf_output_options {
-	int write_surfaces;  /* 0 with --no-surfaces */
-	int write_plots;     /* 0 with --no-plots */
+	int write_surfaces; /* 0 with --no-surfaces */
+	int write_plots;    /* 0 with --no-plots */
 } xf_output_options;
 
 /* Create dir (and parents) if missing. */
@@ -29,7 +29,6 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 int xf_results_write_log(const char *dir, xf_error *err);
 /* All of the above plus plots/ (unless disabled). */
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt,
-			  xf_error *err);
+			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
 
 #endif

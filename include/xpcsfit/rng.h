@@ -7,8 +7,8 @@
 
 /* Stream tags keep independent uses apart even with the same seed. */
 enum xf_rng_stream {
-	XF_RNG_SIMULATE_NOISE = 1,  /* counter (angle, i, j) */
-	XF_RNG_MULTI_START = 2,     /* counter (start, parameter, 0) */
+	XF_RNG_SIMULATE_NOISE = 1, /* counter (angle, i, j) */
+	XF_RNG_MULTI_START = 2,	   /* counter (start, parameter, 0) */
 	XF_RNG_SHARD = 3,
 };
 

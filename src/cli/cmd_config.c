@@ -60,8 +60,8 @@ static int write_file(xf_mode mode, const char *path)
 		int e = wrc ? wrc : errno;
 		unlink(tmp);
 		free(tmp);
-		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s",
-				    strerror(e), path);
+		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s", strerror(e),
+				    path);
 	}
 	free(tmp);
 	return 0;
@@ -85,13 +85,17 @@ int xf_cmd_config(int argc, char **argv)
 			target = &out_path;
 			value = arg[5] == '=' ? arg + 6 : NULL;
 		} else {
-			return xf_cli_error(XF_EXIT_CONFIG, "unknown option '%s', see 'xpcsfit "
-					    "config --help'", arg);
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "unknown option '%s', see 'xpcsfit "
+					    "config --help'",
+					    arg);
 		}
 		if (!value) {
 			if (k + 1 >= argc)
-				return xf_cli_error(XF_EXIT_CONFIG, "option '%s' needs a value, "
-						    "see 'xpcsfit config --help'", arg);
+				return xf_cli_error(XF_EXIT_CONFIG,
+						    "option '%s' needs a value, "
+						    "see 'xpcsfit config --help'",
+						    arg);
 			value = argv[++k];
 		}
 		*target = value;
@@ -99,13 +103,15 @@ int xf_cmd_config(int argc, char **argv)
 	xf_mode mode;
 	if (!mode_name)
 		return xf_cli_error(XF_EXIT_CONFIG, "missing --mode (static or laminar_flow), "
-				    "see 'xpcsfit config --help'");
+						    "see 'xpcsfit config --help'");
 	if (parse_mode(mode_name, &mode))
-		return xf_cli_error(XF_EXIT_CONFIG, "--mode '%s' is not allowed (must be static "
-				    "or laminar_flow), see 'xpcsfit config --help'", mode_name);
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "--mode '%s' is not allowed (must be static "
+				    "or laminar_flow), see 'xpcsfit config --help'",
+				    mode_name);
 	if (out_path && !out_path[0])
 		return xf_cli_error(XF_EXIT_CONFIG, "--out needs a file name, see 'xpcsfit "
-				    "config --help'");
+						    "config --help'");
 	if (out_path)
 		return write_file(mode, out_path);
 	if (xf_config_write_template(mode, stdout))

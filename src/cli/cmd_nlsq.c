@@ -70,9 +70,9 @@ int xf_cmd_nlsq(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
-		{ "out", required_argument, 0, 'o' },    { "threads", required_argument, 0, 't' },
-		{ "no-plots", no_argument, 0, 'P' },     { "no-surfaces", no_argument, 0, 'S' },
-		{ "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
+		{ "out", required_argument, 0, 'o' },	 { "threads", required_argument, 0, 't' },
+		{ "no-plots", no_argument, 0, 'P' },	 { "no-surfaces", no_argument, 0, 'S' },
+		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
 	};
 	const char *config_path = NULL, *data_path = NULL, *out = "./xpcsfit_results";
 	int threads = 0;
@@ -89,8 +89,10 @@ int xf_cmd_nlsq(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > 1024)
-				return xf_cli_error(XF_EXIT_CONFIG, "--threads: '%s' is not allowed "
-						    "(a whole number from 1 to 1024)", optarg);
+				return xf_cli_error(XF_EXIT_CONFIG,
+						    "--threads: '%s' is not allowed "
+						    "(a whole number from 1 to 1024)",
+						    optarg);
 			threads = (int)v;
 			break;
 		}
@@ -98,14 +100,17 @@ int xf_cmd_nlsq(int argc, char **argv)
 		case 'S': oopt.write_surfaces = 0; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG, "nlsq: unknown or incomplete option '%s', "
-					    "see 'xpcsfit nlsq --help'", argv[optind - 1]);
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "nlsq: unknown or incomplete option '%s', "
+					    "see 'xpcsfit nlsq --help'",
+					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return xf_cli_error(XF_EXIT_CONFIG, "nlsq: unexpected argument '%s'", argv[optind]);
 	if (!config_path)
-		return xf_cli_error(XF_EXIT_CONFIG, "nlsq: --config is required, see 'xpcsfit nlsq --help'");
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "nlsq: --config is required, see 'xpcsfit nlsq --help'");
 
 	double t_start = now_s();
 	xf_error err = { 0 };

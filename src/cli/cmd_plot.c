@@ -29,17 +29,20 @@ int xf_cmd_plot(int argc, char **argv)
 			return 0;
 		}
 		if (argv[k][0] == '-' && argv[k][1] != '\0')
-			return xf_cli_error(XF_EXIT_CONFIG, "unknown option '%s', see 'xpcsfit "
-					    "plot --help'", argv[k]);
-		if (dir)
-			return xf_cli_error(XF_EXIT_CONFIG, "more than one result directory given "
-					    "('%s' and '%s'), see 'xpcsfit plot --help'", dir,
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "unknown option '%s', see 'xpcsfit "
+					    "plot --help'",
 					    argv[k]);
+		if (dir)
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "more than one result directory given "
+					    "('%s' and '%s'), see 'xpcsfit plot --help'",
+					    dir, argv[k]);
 		dir = argv[k];
 	}
 	if (!dir)
 		return xf_cli_error(XF_EXIT_CONFIG, "missing result directory, usage: xpcsfit "
-				    "plot DIR");
+						    "plot DIR");
 	xf_error err = { 0 };
 	if (xf_plot_result_dir(dir, &err) != 0)
 		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);

@@ -53,7 +53,8 @@ static int parse_phi(const char *s, double **phi, int *n)
 		double v = strtod(p, &end);
 		if (end == p || errno || !isfinite(v) || (*end && *end != ','))
 			return xf_cli_error(XF_EXIT_CONFIG,
-					    "--phi: '%s' is not a comma-separated list of angles", s);
+					    "--phi: '%s' is not a comma-separated list of angles",
+					    s);
 		(*phi)[(*n)++] = v;
 		if (!*end)
 			return 0;
@@ -66,12 +67,18 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		      xf_sim_options *opt, long *frames)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },   { "phi", required_argument, 0, 'p' },
-		{ "out", required_argument, 0, 'o' },      { "layout", required_argument, 0, 'l' },
-		{ "contrast", required_argument, 0, 'C' }, { "offset", required_argument, 0, 'B' },
-		{ "noise", required_argument, 0, 'n' },    { "seed", required_argument, 0, 's' },
-		{ "lzf", no_argument, 0, 'z' },            { "frames", required_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },
+		{ "phi", required_argument, 0, 'p' },
+		{ "out", required_argument, 0, 'o' },
+		{ "layout", required_argument, 0, 'l' },
+		{ "contrast", required_argument, 0, 'C' },
+		{ "offset", required_argument, 0, 'B' },
+		{ "noise", required_argument, 0, 'n' },
+		{ "seed", required_argument, 0, 's' },
+		{ "lzf", no_argument, 0, 'z' },
+		{ "frames", required_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	int c, rc = 0;
 	char *end;
@@ -88,35 +95,44 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 			else if (!strcmp(optarg, "aps-old"))
 				opt->layout = XF_LAYOUT_APS_OLD;
 			else
-				rc = xf_cli_error(XF_EXIT_CONFIG, "--layout: '%s' is not allowed "
-						  "(aps-u or aps-old)", optarg);
+				rc = xf_cli_error(XF_EXIT_CONFIG,
+						  "--layout: '%s' is not allowed "
+						  "(aps-u or aps-old)",
+						  optarg);
 			break;
 		case 'C': rc = parse_double("--contrast", optarg, &opt->contrast); break;
 		case 'B': rc = parse_double("--offset", optarg, &opt->offset); break;
 		case 'n':
 			rc = parse_double("--noise", optarg, &opt->noise_sd);
 			if (!rc && opt->noise_sd < 0)
-				rc = xf_cli_error(XF_EXIT_CONFIG, "--noise: '%s' must be >= 0", optarg);
+				rc = xf_cli_error(XF_EXIT_CONFIG, "--noise: '%s' must be >= 0",
+						  optarg);
 			break;
 		case 's':
 			errno = 0;
 			opt->seed = strtoull(optarg, &end, 10);
 			if (end == optarg || *end || errno || optarg[0] == '-')
-				rc = xf_cli_error(XF_EXIT_CONFIG, "--seed: '%s' is not a whole "
-						  "number >= 0", optarg);
+				rc = xf_cli_error(XF_EXIT_CONFIG,
+						  "--seed: '%s' is not a whole "
+						  "number >= 0",
+						  optarg);
 			break;
 		case 'z': opt->lzf = 1; break;
 		case 'f':
 			errno = 0;
 			*frames = strtol(optarg, &end, 10);
 			if (end == optarg || *end || errno || *frames < 3 || *frames > 1000000)
-				rc = xf_cli_error(XF_EXIT_CONFIG, "--frames: '%s' is not allowed (a "
-						  "whole number from 3 to 1000000)", optarg);
+				rc = xf_cli_error(XF_EXIT_CONFIG,
+						  "--frames: '%s' is not allowed (a "
+						  "whole number from 3 to 1000000)",
+						  optarg);
 			break;
 		case 'h': fputs(simulate_usage, stdout); return -1;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG, "simulate: unknown or incomplete option "
-					    "'%s', see 'xpcsfit simulate --help'", argv[optind - 1]);
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "simulate: unknown or incomplete option "
+					    "'%s', see 'xpcsfit simulate --help'",
+					    argv[optind - 1]);
 		}
 	}
 	if (rc)
@@ -126,7 +142,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 				    argv[optind]);
 	if (!*config_path || !*phi_s || !opt->out_path)
 		return xf_cli_error(XF_EXIT_CONFIG, "simulate: --config, --phi and --out are "
-				    "required, see 'xpcsfit simulate --help'");
+						    "required, see 'xpcsfit simulate --help'");
 	return 0;
 }
 
@@ -151,7 +167,8 @@ int xf_cmd_simulate(int argc, char **argv)
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
 	if (frames == 0 && cfg.end_frame <= 0) {
-		rc = xf_cli_error(XF_EXIT_CONFIG, "simulate needs the number of frames: set "
+		rc = xf_cli_error(XF_EXIT_CONFIG,
+				  "simulate needs the number of frames: set "
 				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",
 				  config_path);
 	} else {

@@ -116,8 +116,10 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double
 int xf_cmd_validate(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
-		{ "json", no_argument, 0, 'j' },         { "help", no_argument, 0, 'h' },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "json", no_argument, 0, 'j' },
+		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *config_path = NULL, *data_path = NULL;
@@ -131,8 +133,10 @@ int xf_cmd_validate(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'h': fputs(validate_usage, stdout); return 0;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG, "validate: unknown or incomplete option "
-					    "'%s', see 'xpcsfit validate --help'", argv[optind - 1]);
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "validate: unknown or incomplete option "
+					    "'%s', see 'xpcsfit validate --help'",
+					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -140,7 +144,7 @@ int xf_cmd_validate(int argc, char **argv)
 				    argv[optind]);
 	if (!config_path)
 		return xf_cli_error(XF_EXIT_CONFIG, "validate: --config is required, see "
-				    "'xpcsfit validate --help'");
+						    "'xpcsfit validate --help'");
 	xf_config cfg;
 	xf_dataset ds;
 	xf_error err = { 0 };

@@ -3,11 +3,11 @@
 #ifndef XPCSFIT_CLI_COMMANDS_H
 #define XPCSFIT_CLI_COMMANDS_H
 
-int xf_cmd_simulate(int argc, char **argv);   /* cmd_simulate.c */
-int xf_cmd_validate(int argc, char **argv);   /* cmd_validate.c */
-int xf_cmd_config(int argc, char **argv);     /* cmd_config.c */
-int xf_cmd_nlsq(int argc, char **argv);       /* cmd_nlsq.c */
-int xf_cmd_plot(int argc, char **argv);       /* cmd_plot.c */
+int xf_cmd_simulate(int argc, char **argv); /* cmd_simulate.c */
+int xf_cmd_validate(int argc, char **argv); /* cmd_validate.c */
+int xf_cmd_config(int argc, char **argv);   /* cmd_config.c */
+int xf_cmd_nlsq(int argc, char **argv);	    /* cmd_nlsq.c */
+int xf_cmd_plot(int argc, char **argv);	    /* cmd_plot.c */
 
 /* "xpcsfit: error: <msg>" on stderr; returns code. */
 int xf_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

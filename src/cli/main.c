@@ -35,9 +35,12 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name; int (*run)(int, char **); } commands[] = {
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+	} commands[] = {
 		{ "simulate", xf_cmd_simulate }, { "validate", xf_cmd_validate },
-		{ "nlsq", xf_cmd_nlsq },         { "plot", xf_cmd_plot },
+		{ "nlsq", xf_cmd_nlsq },	 { "plot", xf_cmd_plot },
 		{ "config", xf_cmd_config },
 	};
 	if (argc < 2) {
@@ -57,8 +60,10 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd, commands[k].name))
 			return commands[k].run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "cmc") || !strcmp(cmd, "fit") || !strcmp(cmd, "batch"))
-		return xf_cli_error(XF_EXIT_CONFIG, "command '%s' is not available in this version, "
-				    "see 'xpcsfit --help'", cmd);
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "command '%s' is not available in this version, "
+				    "see 'xpcsfit --help'",
+				    cmd);
 	usage(stderr);
 	return xf_cli_error(XF_EXIT_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

@@ -8,16 +8,11 @@
 const char *xf_scaling_mode_name(xf_scaling_mode mode)
 {
 	switch (mode) {
-	case XF_SCALING_AUTO:
-		return "auto";
-	case XF_SCALING_INDIVIDUAL:
-		return "individual";
-	case XF_SCALING_CONSTANT:
-		return "constant";
-	case XF_SCALING_FOURIER:
-		return "fourier";
-	case XF_SCALING_FOLLOW_NLSQ:
-		return "follow_nlsq";
+	case XF_SCALING_AUTO: return "auto";
+	case XF_SCALING_INDIVIDUAL: return "individual";
+	case XF_SCALING_CONSTANT: return "constant";
+	case XF_SCALING_FOURIER: return "fourier";
+	case XF_SCALING_FOLLOW_NLSQ: return "follow_nlsq";
 	}
 	return "unknown";
 }

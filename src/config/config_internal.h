@@ -13,19 +13,19 @@
 #define XF_CFG_PATH_MAX 256
 
 typedef struct xf_cfg_reader {
-	const char *file;   /* the config file's name, for messages */
+	const char *file; /* the config file's name, for messages */
 	xf_error *err;
 } xf_cfg_reader;
 
 /* Checks applied by xf_cfg_number; each has a "must be ..." sentence. */
 typedef enum xf_cfg_check {
-	XF_CHECK_FINITE = 0,    /* any finite number */
-	XF_CHECK_POSITIVE,      /* > 0 */
-	XF_CHECK_NONNEGATIVE,   /* >= 0 */
-	XF_CHECK_OPEN_UNIT,     /* 0 < x < 1 */
-	XF_CHECK_FRACTION,      /* 0 <= x <= 1 */
-	XF_CHECK_HALF_OPEN_UNIT,/* 0 < x <= 1 */
-	XF_CHECK_AT_LEAST_ONE,  /* >= 1 */
+	XF_CHECK_FINITE = 0,	 /* any finite number */
+	XF_CHECK_POSITIVE,	 /* > 0 */
+	XF_CHECK_NONNEGATIVE,	 /* >= 0 */
+	XF_CHECK_OPEN_UNIT,	 /* 0 < x < 1 */
+	XF_CHECK_FRACTION,	 /* 0 <= x <= 1 */
+	XF_CHECK_HALF_OPEN_UNIT, /* 0 < x <= 1 */
+	XF_CHECK_AT_LEAST_ONE,	 /* >= 1 */
 } xf_cfg_check;
 
 /* "parent.key" into buf (just key when parent is ""). Returns buf. */
@@ -43,31 +43,31 @@ void xf_cfg_check_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *
 
 /* The mapping under key of map: *out = NULL when absent or null; error when present but
  * not a mapping. */
-int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		   const char *key, const xf_ynode **out);
+int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		   const xf_ynode **out);
 
 /* Typed getters. A key that is absent or null leaves *out untouched and sets *given = 0
  * (given may be NULL); a value of the wrong type or failing the check is an error. */
-int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, xf_cfg_check check, double *out, int *given);
+int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  xf_cfg_check check, double *out, int *given);
 /* Integer in [lo, hi]; written as 12, 12.0 or 1.2e1. */
-int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-	       const char *key, long lo, long hi, long *out, int *given);
+int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+	       long lo, long hi, long *out, int *given);
 /* Integer >= 1 or "auto" (→ 0). */
 int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
 		       const char *key, long *out);
 /* Non-negative integer up to 2^64 − 1 (seeds). */
-int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-	       const char *key, uint64_t *out);
+int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+	       uint64_t *out);
 /* true/false/yes/no/on/off (any case). */
-int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		const char *key, int *out);
+int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		int *out);
 /* A scalar string; *out points into the tree. */
-int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, const char **out);
+int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  const char **out);
 /* One of choices[] (NULL-terminated): *index set; allowed text in the message. */
-int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, const char *const *choices, int *index, int *given);
+int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  const char *const *choices, int *index, int *given);
 
 /* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
 int xf_cfg_scalar_number(const xf_ynode *node, double *out);
@@ -75,14 +75,11 @@ int xf_cfg_scalar_number(const xf_ynode *node, double *out);
 /* Section readers (config_read.c, config_params.c, config_optim.c). parameter_space
  * must be read before initial_parameters: start values are checked against the bounds. */
 int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
-int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root,
-				  xf_config *cfg);
+int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
-int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
-				   xf_config *cfg);
-int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root,
-				xf_config *cfg);
+int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 

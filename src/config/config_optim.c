@@ -12,7 +12,10 @@
 
 static const char *const nlsq_modes[] = { "auto", "individual", "constant", "fourier", NULL };
 static const xf_scaling_mode nlsq_mode_values[] = {
-	XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL, XF_SCALING_CONSTANT, XF_SCALING_FOURIER,
+	XF_SCALING_AUTO,
+	XF_SCALING_INDIVIDUAL,
+	XF_SCALING_CONSTANT,
+	XF_SCALING_FOURIER,
 };
 
 /* Read an int-valued key into an int field (xf_cfg_int works on long). */
@@ -26,15 +29,17 @@ static int read_int(const xf_cfg_reader *r, const xf_ynode *map, const char *par
 	return rc;
 }
 
-static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq,
-				xf_nlsq_options *o)
+static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nlsq_options *o)
 {
 	static const char *const known[] = {
-		"enable", "per_angle_mode", "constant_scaling_threshold", "fourier_order",
-		"hierarchical", NULL,
+		"enable",	 "per_angle_mode", "constant_scaling_threshold",
+		"fourier_order", "hierarchical",   NULL,
 	};
 	static const char *const ignored[] = {
-		"regularization", "gradient_monitoring", "shear_weighting", NULL,
+		"regularization",
+		"gradient_monitoring",
+		"shear_weighting",
+		NULL,
 	};
 	static const char *const hier_known[] = { "enable", NULL };
 	const char *sect = "optimization.nlsq.anti_degeneracy";
@@ -61,8 +66,7 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq,
 	return rc;
 }
 
-static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq,
-			    xf_nlsq_options *o)
+static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nlsq_options *o)
 {
 	static const char *const known[] = { "enable", "n_starts", "seed", NULL };
 	const char *sect = "optimization.nlsq.multi_start";
@@ -81,13 +85,14 @@ static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq,
 static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_options *o)
 {
 	static const char *const known[] = {
-		"max_iterations", "xtol", "gtol", "ftol", "tolerance", "sigma", "loss",
+		"max_iterations",  "xtol",	  "gtol", "ftol", "tolerance", "sigma", "loss",
 		"anti_degeneracy", "multi_start", NULL,
 	};
 	static const char *const ignored[] = {
-		"workflow", "goal", "memory_fraction", "memory_threshold_gb",
-		"trust_region_scale", "verbose", "x_scale", "x_scale_map", "progress",
-		"diagnostics", "hybrid_streaming", "cmaes", "quality_validation", NULL,
+		"workflow",	      "goal",	     "memory_fraction",	 "memory_threshold_gb",
+		"trust_region_scale", "verbose",     "x_scale",		 "x_scale_map",
+		"progress",	      "diagnostics", "hybrid_streaming", "cmaes",
+		"quality_validation", NULL,
 	};
 	const char *sect = "optimization.nlsq";
 	const xf_ynode *map = NULL;
@@ -101,8 +106,7 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 	if ((rc = read_int(r, map, sect, "max_iterations", 1, INT_MAX, &o->max_iterations)) ||
 	    (rc = xf_cfg_number(r, map, sect, "xtol", XF_CHECK_POSITIVE, &o->xtol, NULL)) ||
 	    (rc = xf_cfg_number(r, map, sect, "gtol", XF_CHECK_POSITIVE, &o->gtol, NULL)) ||
-	    (rc = xf_cfg_number(r, map, sect, "ftol", XF_CHECK_POSITIVE, &o->ftol,
-				&has_ftol)) ||
+	    (rc = xf_cfg_number(r, map, sect, "ftol", XF_CHECK_POSITIVE, &o->ftol, &has_ftol)) ||
 	    (rc = xf_cfg_number(r, map, sect, "tolerance", XF_CHECK_POSITIVE, &tolerance,
 				&has_tolerance)) ||
 	    (rc = xf_cfg_number(r, map, sect, "sigma", XF_CHECK_POSITIVE, &o->sigma,
@@ -114,7 +118,8 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 		o->ftol = tolerance;
 	else if (has_tolerance && tolerance != o->ftol)
 		xf_warn("optimization.nlsq.tolerance (%g) and ftol (%g) both given; using ftol, "
-			"in %s:%d", tolerance, o->ftol, r->file, xf_ynode_key_line(map, "tolerance"));
+			"in %s:%d",
+			tolerance, o->ftol, r->file, xf_ynode_key_line(map, "tolerance"));
 	if (loss) {
 		if (strlen(loss) >= sizeof o->loss || !loss[0])
 			return xf_cfg_bad_value(r, xf_ynode_get(map, "loss"),
@@ -132,11 +137,12 @@ static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_opt
 	/* fourier is NLSQ-only: CMC turns it into individual when following NLSQ (cmc.md) */
 	static const char *const names[] = { "auto", "individual", "constant", NULL };
 	static const xf_scaling_mode values[] = {
-		XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL, XF_SCALING_CONSTANT,
+		XF_SCALING_AUTO,
+		XF_SCALING_INDIVIDUAL,
+		XF_SCALING_CONSTANT,
 	};
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, cmc, "optimization.cmc", "per_angle_mode", names, &index,
-			       &given);
+	int rc = xf_cfg_choice(r, cmc, "optimization.cmc", "per_angle_mode", names, &index, &given);
 	if (rc)
 		return rc;
 	/* absent or null: the mode NLSQ used */
@@ -160,12 +166,11 @@ static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_opt
 	return 0;
 }
 
-static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc,
-			       xf_cmc_options *o)
+static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
 	static const char *const known[] = {
-		"num_warmup", "num_samples", "num_chains", "target_accept_prob",
-		"max_tree_depth", "dense_mass", NULL,
+		"num_warmup",	  "num_samples", "num_chains", "target_accept_prob",
+		"max_tree_depth", "dense_mass",	 NULL,
 	};
 	const char *sect = "optimization.cmc.per_shard_mcmc";
 	const xf_ynode *map = NULL;
@@ -188,8 +193,11 @@ static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc,
 static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
 	static const char *const known[] = {
-		"max_divergence_rate", "max_per_shard_rhat", "use_nlsq_informed_priors",
-		"nlsq_prior_width_factor", NULL,
+		"max_divergence_rate",
+		"max_per_shard_rhat",
+		"use_nlsq_informed_priors",
+		"nlsq_prior_width_factor",
+		NULL,
 	};
 	const char *sect = "optimization.cmc.validation";
 	const xf_ynode *map = NULL;
@@ -214,8 +222,14 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 	static const char *const known[] = { "method", "min_success_rate", NULL };
 	/* the last three are homodyne's deprecated names (cmc.md) */
 	static const char *const methods[] = {
-		"robust_consensus_mc", "consensus_mc", "gaussian_product", "homodyne_marginal",
-		"weighted_gaussian", "simple_average", "auto", NULL,
+		"robust_consensus_mc",
+		"consensus_mc",
+		"gaussian_product",
+		"homodyne_marginal",
+		"weighted_gaussian",
+		"simple_average",
+		"auto",
+		NULL,
 	};
 	enum { N_OWN_METHODS = 4 };
 	const char *sect = "optimization.cmc.combination";
@@ -233,8 +247,8 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 		return 0;
 	if (index >= N_OWN_METHODS) {
 		xf_warn("optimization.cmc.combination.method: '%s' is a deprecated homodyne "
-			"name; using robust_consensus_mc, in %s:%d", methods[index], r->file,
-			xf_ynode_get(map, "method")->line);
+			"name; using robust_consensus_mc, in %s:%d",
+			methods[index], r->file, xf_ynode_get(map, "method")->line);
 		index = 0;
 	}
 	snprintf(o->combination_method, sizeof o->combination_method, "%s", methods[index]);
@@ -244,13 +258,20 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options *o)
 {
 	static const char *const known[] = {
-		"seed", "per_angle_mode", "sharding", "per_shard_mcmc", "validation",
-		"combination", NULL,
+		"seed",	      "per_angle_mode", "sharding", "per_shard_mcmc",
+		"validation", "combination",	NULL,
 	};
 	static const char *const ignored[] = {
-		"enable", "min_points_for_cmc", "backend", "backend_config", "run_id",
-		"per_shard_timeout", "heartbeat_timeout", "prior_tempering",
-		"reparameterization", NULL,
+		"enable",
+		"min_points_for_cmc",
+		"backend",
+		"backend_config",
+		"run_id",
+		"per_shard_timeout",
+		"heartbeat_timeout",
+		"prior_tempering",
+		"reparameterization",
+		NULL,
 	};
 	const char *sect = "optimization.cmc";
 	const xf_ynode *map = NULL;
@@ -258,10 +279,9 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options 
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_u64(r, map, sect, "seed", &o->seed)) ||
-	    (rc = read_cmc_mode(r, map, o)) || (rc = read_sharding(r, map, o)) ||
-	    (rc = read_per_shard_mcmc(r, map, o)) || (rc = read_validation(r, map, o)) ||
-	    (rc = read_combination(r, map, o)))
+	if ((rc = xf_cfg_u64(r, map, sect, "seed", &o->seed)) || (rc = read_cmc_mode(r, map, o)) ||
+	    (rc = read_sharding(r, map, o)) || (rc = read_per_shard_mcmc(r, map, o)) ||
+	    (rc = read_validation(r, map, o)) || (rc = read_combination(r, map, o)))
 		return rc;
 	return 0;
 }
@@ -270,8 +290,8 @@ int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_co
 {
 	static const char *const known[] = { "nlsq", "cmc", NULL };
 	static const char *const ignored[] = {
-		"method", "lsq", "mcmc", "streaming", "stratification", "sequential",
-		"recovery", NULL,
+		"method",	  "lsq",	"mcmc",	    "streaming",
+		"stratification", "sequential", "recovery", NULL,
 	};
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, root, "", "optimization", &map);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XF_PARAM_NAMES_ALLOWED \
-	"one of D0, alpha, D_offset, gamma_dot_t0 (gamma_dot_0, gamma_dot_t_0), beta, " \
+#define XF_PARAM_NAMES_ALLOWED                                                                     \
+	"one of D0, alpha, D_offset, gamma_dot_t0 (gamma_dot_0, gamma_dot_t_0), beta, "            \
 	"gamma_dot_t_offset (gamma_dot_offset), phi0 (phi_0)"
 
 static int oom(const xf_cfg_reader *r)
@@ -30,7 +30,8 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	const char *name = NULL, *type = NULL;
 	snprintf(path, sizeof path, "parameter_space.bounds[%d]", k);
 	if (item->kind != XF_YNODE_MAPPING)
-		return xf_cfg_bad_value(r, item, path, "a mapping {name, min, max, prior_mu, "
+		return xf_cfg_bad_value(r, item, path,
+					"a mapping {name, min, max, prior_mu, "
 					"prior_sigma}");
 	xf_cfg_check_keys(r, item, path, known, ignored);
 	int rc = xf_cfg_string(r, item, path, "name", &name);
@@ -39,8 +40,10 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	if (rc)
 		return rc;
 	if (!name)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "%s.name: missing (must be a parameter "
-			       "name), in %s:%d", path, r->file, item->line);
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "%s.name: missing (must be a parameter "
+			       "name), in %s:%d",
+			       path, r->file, item->line);
 	int idx = xf_param_index(name);
 	char npath[XF_CFG_PATH_MAX];
 	xf_cfg_path(npath, path, "name");
@@ -48,10 +51,12 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 		return xf_cfg_bad_value(r, xf_ynode_get(item, "name"), npath,
 					XF_PARAM_NAMES_ALLOWED ", contrast, offset");
 	if (seen[idx])
-		return xf_fail(r->err, XF_EXIT_CONFIG, "%s: '%s' names %s, which already has "
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "%s: '%s' names %s, which already has "
 			       "bounds at parameter_space.bounds[%d] (each parameter once), "
-			       "in %s:%d", npath, name, xf_param_names[idx], seen[idx] - 1,
-			       r->file, item->line);
+			       "in %s:%d",
+			       npath, name, xf_param_names[idx], seen[idx] - 1, r->file,
+			       item->line);
 	seen[idx] = k + 1;
 
 	xf_bound b = cfg->bounds[idx];
@@ -60,13 +65,14 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	    (rc = xf_cfg_number(r, item, path, "max", XF_CHECK_FINITE, &b.upper, NULL)) ||
 	    (rc = xf_cfg_number(r, item, path, "prior_mu", XF_CHECK_FINITE, &b.prior_mu,
 				&has_mu)) ||
-	    (rc = xf_cfg_number(r, item, path, "prior_sigma", XF_CHECK_POSITIVE,
-				&b.prior_sigma, &has_sigma)))
+	    (rc = xf_cfg_number(r, item, path, "prior_sigma", XF_CHECK_POSITIVE, &b.prior_sigma,
+				&has_sigma)))
 		return rc;
 	if (!(b.lower < b.upper))
-		return xf_fail(r->err, XF_EXIT_CONFIG, "%s: min %g >= max %g for %s is not "
-			       "allowed (must be min < max), in %s:%d", path, b.lower, b.upper,
-			       xf_param_names[idx], r->file, item->line);
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "%s: min %g >= max %g for %s is not "
+			       "allowed (must be min < max), in %s:%d",
+			       path, b.lower, b.upper, xf_param_names[idx], r->file, item->line);
 	xf_bound middle = b;
 	xf_cfg_default_prior(&middle);
 	if (!has_mu)
@@ -77,12 +83,11 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	return 0;
 }
 
-int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root,
-				xf_config *cfg)
+int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = { "bounds", NULL };
 	const xf_ynode *map = NULL;
-	int seen[XF_N_BOUND_SLOTS] = { 0 };  /* entry index + 1 per slot, 0 = none yet */
+	int seen[XF_N_BOUND_SLOTS] = { 0 }; /* entry index + 1 per slot, 0 = none yet */
 	int rc = xf_cfg_section(r, root, "", "parameter_space", &map);
 	if (rc || !map)
 		return rc;
@@ -103,12 +108,14 @@ int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root,
 
 /* ---- initial_parameters ------------------------------------------------------------- */
 
-static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *name,
-			  double v, const xf_bound *b, int line)
+static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *name, double v,
+			  const xf_bound *b, int line)
 {
-	return xf_fail(r->err, XF_EXIT_CONFIG, "%s: %s = %g is outside its bounds [%g, %g] "
+	return xf_fail(r->err, XF_EXIT_CONFIG,
+		       "%s: %s = %g is outside its bounds [%g, %g] "
 		       "(must lie within parameter_space.bounds or the default bounds), "
-		       "in %s:%d", path, name, v, b->lower, b->upper, r->file, line);
+		       "in %s:%d",
+		       path, name, v, b->lower, b->upper, r->file, line);
 }
 
 /* Index of a physical parameter name for initial_parameters: -1 (after a warning) for a
@@ -124,7 +131,8 @@ static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const c
 	if (k < 0)
 		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED);
 	if (k >= XF_N_PHYS)
-		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED
+		return xf_cfg_bad_value(r, name_node, path,
+					XF_PARAM_NAMES_ALLOWED
 					"; contrast and offset starts go in "
 					"initial_parameters.per_angle_scaling");
 	if (k >= xf_mode_n_phys(cfg->mode)) {
@@ -137,14 +145,13 @@ static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const c
 	return 0;
 }
 
-static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map,
-				 xf_config *cfg)
+static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
 {
 	const char *sect = "initial_parameters";
 	const xf_ynode *names = xf_ynode_get(map, "parameter_names");
 	const xf_ynode *values = xf_ynode_get(map, "values");
 	char path[XF_CFG_PATH_MAX];
-	int seen[XF_N_PHYS] = { 0 };  /* list position + 1 of each canonical name */
+	int seen[XF_N_PHYS] = { 0 }; /* list position + 1 of each canonical name */
 	if (names && xf_ynode_is_null(names))
 		names = NULL;
 	if (values && xf_ynode_is_null(values))
@@ -156,13 +163,16 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map,
 		return xf_cfg_bad_value(r, values, "initial_parameters.values",
 					"null or a list of numbers, one per parameter_names entry");
 	if (values && !names)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "initial_parameters.parameter_names: "
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "initial_parameters.parameter_names: "
 			       "missing (values are matched to parameter_names by name), in %s:%d",
 			       r->file, values->line);
 	if (values && values->n != names->n)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "initial_parameters.values: %zu values "
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "initial_parameters.values: %zu values "
 			       "for %zu parameter_names is not allowed (must be one value per "
-			       "name), in %s:%d", values->n, names->n, r->file, values->line);
+			       "name), in %s:%d",
+			       values->n, names->n, r->file, values->line);
 	for (size_t i = 0; names && i < names->n; i++) {
 		int idx;
 		snprintf(path, sizeof path, "%s.parameter_names[%zu]", sect, i);
@@ -172,18 +182,19 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map,
 		if (idx < 0)
 			continue;
 		if (seen[idx])
-			return xf_fail(r->err, XF_EXIT_CONFIG, "%s: '%s' names %s a second time "
+			return xf_fail(r->err, XF_EXIT_CONFIG,
+				       "%s: '%s' names %s a second time "
 				       "(first at parameter_names[%d]; each parameter once), "
-				       "in %s:%d", path, names->items[i]->text,
-				       xf_param_names[idx], seen[idx] - 1, r->file,
-				       names->items[i]->line);
+				       "in %s:%d",
+				       path, names->items[i]->text, xf_param_names[idx],
+				       seen[idx] - 1, r->file, names->items[i]->line);
 		seen[idx] = (int)i + 1;
 		if (!values)
 			continue;
 		const xf_ynode *v = values->items[i];
 		snprintf(path, sizeof path, "%s.values[%zu]", sect, i);
 		if (xf_ynode_is_null(v))
-			continue;  /* a null entry: middle of the bounds, like values: null */
+			continue; /* a null entry: middle of the bounds, like values: null */
 		if (xf_cfg_scalar_number(v, &cfg->values[idx]) != 0)
 			return xf_cfg_bad_value(r, v, path, "a finite number or null");
 		const xf_bound *b = &cfg->bounds[idx];
@@ -204,8 +215,10 @@ static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cf
 	if (rc || !fixed)
 		return rc;
 	for (size_t i = 0; i < fixed->n; i++) {
-		xf_ynode key = { .kind = XF_YNODE_SCALAR, .line = fixed->key_lines[i],
-				 .text = fixed->keys[i], .plain = 1 };
+		xf_ynode key = { .kind = XF_YNODE_SCALAR,
+				 .line = fixed->key_lines[i],
+				 .text = fixed->keys[i],
+				 .plain = 1 };
 		const xf_ynode *v = fixed->items[i];
 		int idx;
 		xf_cfg_path(path, sect, fixed->keys[i]);
@@ -267,8 +280,7 @@ static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const 
 	return 0;
 }
 
-static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
-				  xf_config *cfg)
+static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
 {
 	static const char *const known[] = { "contrast", "offset", NULL };
 	const char *sect = "initial_parameters.per_angle_scaling";
@@ -285,8 +297,7 @@ static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
 	return rc;
 }
 
-int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
-				   xf_config *cfg)
+int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
 		"parameter_names", "values", "fixed_parameters", "per_angle_scaling", NULL,

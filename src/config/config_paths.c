@@ -57,7 +57,8 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 	if (exists(path)) {
 		snprintf(cfg->data_path_note, sizeof cfg->data_path_note,
 			 "data file path '%s' resolved against the current directory "
-			 "(homodyne's rule)", path);
+			 "(homodyne's rule)",
+			 path);
 		rc = take(cfg, path, err);
 		free(path);
 		return rc;
@@ -78,7 +79,8 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 		if (exists(joined)) {
 			snprintf(cfg->data_path_note, sizeof cfg->data_path_note,
 				 "data file path '%s' not found relative to the current directory; "
-				 "resolved against the config file's folder: %s", path, joined);
+				 "resolved against the config file's folder: %s",
+				 path, joined);
 			rc = take(cfg, joined, err);
 			free(joined);
 			free(path);
@@ -89,7 +91,8 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 	/* neither exists: keep homodyne's reading; the data reader reports the missing file */
 	snprintf(cfg->data_path_note, sizeof cfg->data_path_note,
 		 "data file path '%s' exists neither relative to the current directory nor "
-		 "to the config file's folder; using it relative to the current directory", path);
+		 "to the config file's folder; using it relative to the current directory",
+		 path);
 	rc = take(cfg, path, err);
 	free(path);
 	return rc;

@@ -9,13 +9,25 @@
 
 /* homodyne top-level sections xpcsfit accepts without using them (spec/config.md) */
 static const char *const top_ignored[] = {
-	"metadata", "config_version", "analysis_settings", "noise_estimation", "performance",
-	"logging", "quality_control", "plotting", "output", "validation", "v2_features",
-	"data_filtering", "q_tolerance_fraction", NULL,
+	"metadata",
+	"config_version",
+	"analysis_settings",
+	"noise_estimation",
+	"performance",
+	"logging",
+	"quality_control",
+	"plotting",
+	"output",
+	"validation",
+	"v2_features",
+	"data_filtering",
+	"q_tolerance_fraction",
+	NULL,
 };
 static const char *const top_known[] = {
-	"analysis_mode", "experimental_data", "analyzer_parameters", "phi_filtering",
-	"initial_parameters", "parameter_space", "optimization", "parallel", NULL,
+	"analysis_mode", "experimental_data",  "analyzer_parameters",
+	"phi_filtering", "initial_parameters", "parameter_space",
+	"optimization",	 "parallel",	       NULL,
 };
 
 int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
@@ -25,30 +37,42 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 		"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
 	};
 	static const xf_mode modes[] = {
-		XF_MODE_STATIC, XF_MODE_LAMINAR, XF_MODE_STATIC, XF_MODE_STATIC,
+		XF_MODE_STATIC,
+		XF_MODE_LAMINAR,
+		XF_MODE_STATIC,
+		XF_MODE_STATIC,
 	};
 	int index = 0, given = 0;
 	int rc = xf_cfg_choice(r, root, "", "analysis_mode", names, &index, &given);
 	if (rc)
 		return rc;
 	if (!given)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "analysis_mode: missing (must be one of "
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "analysis_mode: missing (must be one of "
 			       "static, laminar_flow, static_isotropic, static_anisotropic), in %s",
 			       r->file);
 	cfg->mode = modes[index];
 	return 0;
 }
 
-int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root,
-				  xf_config *cfg)
+int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
-		"data_folder_path", "data_file_name", "file_path", NULL,
+		"data_folder_path",
+		"data_file_name",
+		"file_path",
+		NULL,
 	};
 	static const char *const ignored[] = {
-		"cache_file_path", "cache_filename_template", "cache_compression",
-		"phi_angles_path", "phi_angles_file", "data_type", "file_format",
-		"exchange_key", NULL,
+		"cache_file_path",
+		"cache_filename_template",
+		"cache_compression",
+		"phi_angles_path",
+		"phi_angles_file",
+		"data_type",
+		"file_format",
+		"exchange_key",
+		NULL,
 	};
 	const char *sect = "experimental_data";
 	const xf_ynode *map = NULL;
@@ -84,7 +108,8 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root,
 	}
 	if (folder)
 		xf_warn("experimental_data.data_folder_path is given without data_file_name "
-			"(ignored), in %s:%d", r->file, xf_ynode_key_line(map, "data_folder_path"));
+			"(ignored), in %s:%d",
+			r->file, xf_ynode_key_line(map, "data_folder_path"));
 	if (file_path && file_path[0])
 		return xf_cfg_resolve_data_path(file_path, r->file, cfg, r->err);
 	return 0;
@@ -104,8 +129,7 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	xf_cfg_check_keys(r, map, sect, known, NULL);
 	int shear = 0, given = 0;
 	long end_frame = cfg->end_frame;
-	if ((rc = xf_cfg_number(r, map, sect, "dt", XF_CHECK_POSITIVE, &cfg->dt_s,
-				&cfg->has_dt)) ||
+	if ((rc = xf_cfg_number(r, map, sect, "dt", XF_CHECK_POSITIVE, &cfg->dt_s, &cfg->has_dt)) ||
 	    /* start_frame below 1 is clamped with a warning by the reader (data.md) */
 	    (rc = xf_cfg_int(r, map, sect, "start_frame", -1000000000L, 1000000000L,
 			     &cfg->start_frame, NULL)) ||
@@ -143,8 +167,7 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	return 0;
 }
 
-static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, int k,
-			  xf_phi_range *out)
+static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, int k, xf_phi_range *out)
 {
 	/* description: homodyne's templates label each range; nothing to use */
 	static const char *const known[] = { "min_angle", "max_angle", NULL };
@@ -155,27 +178,34 @@ static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, int k,
 		return xf_cfg_bad_value(r, item, path, "a mapping {min_angle, max_angle}");
 	xf_cfg_check_keys(r, item, path, known, ignored);
 	int has_min = 0, has_max = 0;
-	int rc = xf_cfg_number(r, item, path, "min_angle", XF_CHECK_FINITE, &out->min_deg,
-			       &has_min);
+	int rc =
+		xf_cfg_number(r, item, path, "min_angle", XF_CHECK_FINITE, &out->min_deg, &has_min);
 	if (!rc)
 		rc = xf_cfg_number(r, item, path, "max_angle", XF_CHECK_FINITE, &out->max_deg,
 				   &has_max);
 	if (rc)
 		return rc;
 	if (!has_min || !has_max)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "%s.%s: missing (must be a number in "
-			       "degrees), in %s:%d", path, has_min ? "max_angle" : "min_angle",
-			       r->file, item->line);
+		return xf_fail(r->err, XF_EXIT_CONFIG,
+			       "%s.%s: missing (must be a number in "
+			       "degrees), in %s:%d",
+			       path, has_min ? "max_angle" : "min_angle", r->file, item->line);
 	return 0;
 }
 
 int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
-		"enabled", "target_ranges", "fallback_to_all_angles", NULL,
+		"enabled",
+		"target_ranges",
+		"fallback_to_all_angles",
+		NULL,
 	};
 	static const char *const ignored[] = {
-		"algorithm", "tolerance", "quality_control", NULL,
+		"algorithm",
+		"tolerance",
+		"quality_control",
+		NULL,
 	};
 	const char *sect = "phi_filtering";
 	const xf_ynode *map = NULL;
@@ -248,11 +278,15 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err)
 	if (rc)
 		return rc;
 	if (!root || xf_ynode_is_null(root))
-		rc = xf_fail(err, XF_EXIT_CONFIG, "config file is empty (analysis_mode is "
-			     "required), in %s", path);
+		rc = xf_fail(err, XF_EXIT_CONFIG,
+			     "config file is empty (analysis_mode is "
+			     "required), in %s",
+			     path);
 	else if (root->kind != XF_YNODE_MAPPING)
-		rc = xf_fail(err, XF_EXIT_CONFIG, "the top level of a config must be a mapping "
-			     "of keys, in %s:%d", path, root->line);
+		rc = xf_fail(err, XF_EXIT_CONFIG,
+			     "the top level of a config must be a mapping "
+			     "of keys, in %s:%d",
+			     path, root->line);
 	else if (!(cfg->source_path = strdup(path)))
 		rc = xf_fail(err, XF_EXIT_CONFIG, "out of memory reading %s", path);
 	else

@@ -78,8 +78,10 @@ static void write_parameters(xf_mode mode, FILE *out)
 		"  # quarter of their width\n"
 		"  bounds:\n");
 	for (int k = 0; k < n; k++)
-		fprintf(out, "    - {name: %s, min: %s, max: %s, prior_mu: %s, prior_sigma: %s}"
-			"   # %s\n", xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
+		fprintf(out,
+			"    - {name: %s, min: %s, max: %s, prior_mu: %s, prior_sigma: %s}"
+			"   # %s\n",
+			xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
 			yaml_num(b, xf_param_default_upper[k]),
 			yaml_num(c, xf_param_template_prior_mu[k]),
 			yaml_num(d, xf_param_template_prior_sigma[k]), xf_param_units[k]);

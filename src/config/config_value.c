@@ -32,8 +32,8 @@ int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *p
 			       "%s: '%.*s' is not allowed (must be %s), in %s:%d", path,
 			       XF_CFG_VALUE_SHOWN, node->text, allowed, r->file, line);
 	const char *what = node && node->kind == XF_YNODE_SEQUENCE ? "a list" : "a mapping";
-	return xf_fail(r->err, XF_EXIT_CONFIG, "%s: %s is not allowed (must be %s), in %s:%d",
-		       path, what, allowed, r->file, line);
+	return xf_fail(r->err, XF_EXIT_CONFIG, "%s: %s is not allowed (must be %s), in %s:%d", path,
+		       what, allowed, r->file, line);
 }
 
 static int in_list(const char *key, const char *const *list)
@@ -58,8 +58,8 @@ void xf_cfg_check_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *
 	}
 }
 
-int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		   const char *key, const xf_ynode **out)
+int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		   const xf_ynode **out)
 {
 	char buf[XF_CFG_PATH_MAX];
 	const xf_ynode *node = xf_ynode_get(map, key);
@@ -101,33 +101,21 @@ int xf_cfg_scalar_number(const xf_ynode *node, double *out)
 static int check_passes(xf_cfg_check check, double v, const char **allowed)
 {
 	switch (check) {
-	case XF_CHECK_POSITIVE:
-		*allowed = "a number > 0";
-		return v > 0;
-	case XF_CHECK_NONNEGATIVE:
-		*allowed = "a number >= 0";
-		return v >= 0;
+	case XF_CHECK_POSITIVE: *allowed = "a number > 0"; return v > 0;
+	case XF_CHECK_NONNEGATIVE: *allowed = "a number >= 0"; return v >= 0;
 	case XF_CHECK_OPEN_UNIT:
 		*allowed = "a number between 0 and 1, both excluded";
 		return v > 0 && v < 1;
-	case XF_CHECK_FRACTION:
-		*allowed = "a number from 0 to 1";
-		return v >= 0 && v <= 1;
-	case XF_CHECK_HALF_OPEN_UNIT:
-		*allowed = "a number > 0 and <= 1";
-		return v > 0 && v <= 1;
-	case XF_CHECK_AT_LEAST_ONE:
-		*allowed = "a number >= 1";
-		return v >= 1;
+	case XF_CHECK_FRACTION: *allowed = "a number from 0 to 1"; return v >= 0 && v <= 1;
+	case XF_CHECK_HALF_OPEN_UNIT: *allowed = "a number > 0 and <= 1"; return v > 0 && v <= 1;
+	case XF_CHECK_AT_LEAST_ONE: *allowed = "a number >= 1"; return v >= 1;
 	case XF_CHECK_FINITE:
-	default:
-		*allowed = "a finite number";
-		return 1;
+	default: *allowed = "a finite number"; return 1;
 	}
 }
 
-int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, xf_cfg_check check, double *out, int *given)
+int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  xf_cfg_check check, double *out, int *given)
 {
 	char buf[XF_CFG_PATH_MAX];
 	const char *allowed = NULL;
@@ -147,8 +135,8 @@ int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 	return 0;
 }
 
-int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-	       const char *key, long lo, long hi, long *out, int *given)
+int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+	       long lo, long hi, long *out, int *given)
 {
 	char buf[XF_CFG_PATH_MAX], allowed[96];
 	int bad;
@@ -162,8 +150,8 @@ int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
 		snprintf(allowed, sizeof allowed, "an integer >= %ld", lo);
 	else
 		snprintf(allowed, sizeof allowed, "an integer from %ld to %ld", lo, hi);
-	if (bad || xf_cfg_scalar_number(node, &v) != 0 || v != floor(v) ||
-	    v < (double)lo || v > (double)hi)
+	if (bad || xf_cfg_scalar_number(node, &v) != 0 || v != floor(v) || v < (double)lo ||
+	    v > (double)hi)
 		return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key), allowed);
 	*out = (long)v;
 	if (given)
@@ -192,8 +180,8 @@ int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *
 	return 0;
 }
 
-int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-	       const char *key, uint64_t *out)
+int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+	       uint64_t *out)
 {
 	char buf[XF_CFG_PATH_MAX];
 	int bad;
@@ -216,8 +204,8 @@ int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
 	return 0;
 }
 
-int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		const char *key, int *out)
+int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		int *out)
 {
 	static const char *const yes[] = { "true", "yes", "on", NULL };
 	static const char *const no[] = { "false", "no", "off", NULL };
@@ -236,12 +224,11 @@ int xf_cfg_bool(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
 			return 0;
 		}
 	}
-	return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key),
-				"true or false (yes/no)");
+	return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key), "true or false (yes/no)");
 }
 
-int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, const char **out)
+int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  const char **out)
 {
 	char buf[XF_CFG_PATH_MAX];
 	int bad;
@@ -254,8 +241,8 @@ int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 	return 0;
 }
 
-int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		  const char *key, const char *const *choices, int *index, int *given)
+int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
+		  const char *const *choices, int *index, int *given)
 {
 	char buf[XF_CFG_PATH_MAX], allowed[256] = "one of ";
 	int bad;

@@ -103,16 +103,19 @@ static int copy_mapping(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode *dst)
 		yaml_node_t *key = yaml_document_get_node(c->doc, first[k].key);
 		int line = key ? (int)key->start_mark.line + 1 : 0;
 		if (!key || key->type != YAML_SCALAR_NODE)
-			return xf_fail(c->err, XF_EXIT_CONFIG, "a mapping key that is not a "
-				       "plain name is not supported, in %s:%d", c->name, line);
+			return xf_fail(c->err, XF_EXIT_CONFIG,
+				       "a mapping key that is not a "
+				       "plain name is not supported, in %s:%d",
+				       c->name, line);
 		char *text = dup_bytes(key->data.scalar.value, key->data.scalar.length);
 		if (!text)
 			return out_of_memory(c);
 		for (size_t j = 0; j < k; j++) {
 			if (strcmp(dst->keys[j], text) == 0) {
-				xf_fail(c->err, XF_EXIT_CONFIG, "duplicated key '%s' (first "
-					"written at line %d), in %s:%d", text,
-					dst->key_lines[j], c->name, line);
+				xf_fail(c->err, XF_EXIT_CONFIG,
+					"duplicated key '%s' (first "
+					"written at line %d), in %s:%d",
+					text, dst->key_lines[j], c->name, line);
 				free(text);
 				return XF_EXIT_CONFIG;
 			}
@@ -134,13 +137,15 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out)
 	if (!src)
 		return xf_fail(c->err, XF_EXIT_CONFIG, "malformed YAML document, in %s", c->name);
 	if (depth > XF_YAML_MAX_DEPTH)
-		return xf_fail(c->err, XF_EXIT_CONFIG, "YAML nested deeper than %d levels, "
-			       "in %s:%d", XF_YAML_MAX_DEPTH, c->name,
-			       (int)src->start_mark.line + 1);
+		return xf_fail(c->err, XF_EXIT_CONFIG,
+			       "YAML nested deeper than %d levels, "
+			       "in %s:%d",
+			       XF_YAML_MAX_DEPTH, c->name, (int)src->start_mark.line + 1);
 	if (c->nodes_left == 0)
-		return xf_fail(c->err, XF_EXIT_CONFIG, "YAML aliases expand to more than %d "
-			       "nodes, in %s:%d", XF_YAML_MAX_NODES, c->name,
-			       (int)src->start_mark.line + 1);
+		return xf_fail(c->err, XF_EXIT_CONFIG,
+			       "YAML aliases expand to more than %d "
+			       "nodes, in %s:%d",
+			       XF_YAML_MAX_NODES, c->name, (int)src->start_mark.line + 1);
 	c->nodes_left--;
 	xf_ynode *dst = calloc(1, sizeof *dst);
 	if (!dst)
@@ -149,12 +154,9 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out)
 	dst->line = (int)src->start_mark.line + 1;
 	dst->column = (int)src->start_mark.column + 1;
 	switch (src->type) {
-	case YAML_SCALAR_NODE:
-		return copy_scalar(c, src, dst);
-	case YAML_SEQUENCE_NODE:
-		return copy_sequence(c, src, depth, dst);
-	case YAML_MAPPING_NODE:
-		return copy_mapping(c, src, depth, dst);
+	case YAML_SCALAR_NODE: return copy_scalar(c, src, dst);
+	case YAML_SEQUENCE_NODE: return copy_sequence(c, src, depth, dst);
+	case YAML_MAPPING_NODE: return copy_mapping(c, src, depth, dst);
 	default:
 		return xf_fail(c->err, XF_EXIT_CONFIG, "malformed YAML node, in %s:%d", c->name,
 			       dst->line);
@@ -174,9 +176,10 @@ static int parser_error(const yaml_parser_t *parser, const char *name, xf_error 
 		const char *ctx = parser->context;
 		if (strncmp(ctx, "while ", 6) == 0)
 			ctx += 6;
-		return xf_fail(err, XF_EXIT_CONFIG, "invalid YAML: %s (%s started at line "
-			       "%d), in %s:%d:%d", problem, ctx,
-			       (int)parser->context_mark.line + 1, name,
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "invalid YAML: %s (%s started at line "
+			       "%d), in %s:%d:%d",
+			       problem, ctx, (int)parser->context_mark.line + 1, name,
 			       (int)parser->problem_mark.line + 1,
 			       (int)parser->problem_mark.column + 1);
 	}
@@ -185,8 +188,7 @@ static int parser_error(const yaml_parser_t *parser, const char *name, xf_error 
 }
 
 /* Shared tail of both loaders: the parser already has its input. */
-static int load_with_parser(yaml_parser_t *parser, const char *name, xf_ynode **root,
-			    xf_error *err)
+static int load_with_parser(yaml_parser_t *parser, const char *name, xf_ynode **root, xf_error *err)
 {
 	yaml_document_t doc;
 	*root = NULL;

@@ -18,16 +18,16 @@ typedef struct xf_ynode xf_ynode;
 
 struct xf_ynode {
 	xf_ynode_kind kind;
-	int line;             /* 1-based line of the node's first character */
-	int column;           /* 1-based column */
+	int line;   /* 1-based line of the node's first character */
+	int column; /* 1-based column */
 	/* scalar */
-	char *text;           /* the scalar's value, NUL-terminated ("" for an empty value) */
-	int plain;            /* 1 for an unquoted scalar: only those can be null/bool */
+	char *text; /* the scalar's value, NUL-terminated ("" for an empty value) */
+	int plain;  /* 1 for an unquoted scalar: only those can be null/bool */
 	/* sequence items, or mapping values (keys[] beside them) */
 	size_t n;
 	xf_ynode **items;
-	char **keys;          /* mapping keys (scalar keys only), NULL for sequences */
-	int *key_lines;       /* line of each mapping key */
+	char **keys;	/* mapping keys (scalar keys only), NULL for sequences */
+	int *key_lines; /* line of each mapping key */
 };
 
 /* Parse a whole file (first document). On failure returns XF_EXIT_CONFIG with err set:

@@ -8,21 +8,21 @@
 #include "data/h5util.h"
 #include "data/raw.h"
 
-#define Q_LIST "/xpcs/dqlist"
+#define Q_LIST	 "/xpcs/dqlist"
 #define PHI_LIST "/xpcs/dphilist"
-#define MAPS "/exchange/C2T_all"
-#define KEY_MAX 128
+#define MAPS	 "/exchange/C2T_all"
+#define KEY_MAX	 128
 
 typedef struct legacy_key {
 	char name[KEY_MAX];
-	size_t prefix_len;   /* characters before the trailing integer */
-	long number;         /* the trailing integer (c2_2 before c2_10) */
+	size_t prefix_len; /* characters before the trailing integer */
+	long number;	   /* the trailing integer (c2_2 before c2_10) */
 } legacy_key;
 
 typedef struct key_list {
 	legacy_key *keys;
 	size_t n, cap;
-	int bad;             /* a key has no trailing integer or is too long */
+	int bad; /* a key has no trailing integer or is too long */
 	char bad_name[KEY_MAX];
 } key_list;
 
@@ -79,8 +79,8 @@ static int list_keys(xf_raw_file *raw, key_list *l, xf_error *err)
 		const legacy_key *a = &l->keys[0], *b = &l->keys[k];
 		if (a->prefix_len != b->prefix_len || strncmp(a->name, b->name, a->prefix_len))
 			return xf_fail(err, XF_EXIT_DATA,
-				       "map keys with mixed prefixes in %s (%s and %s), in %s", MAPS,
-				       a->name, b->name, raw->file_name);
+				       "map keys with mixed prefixes in %s (%s and %s), in %s",
+				       MAPS, a->name, b->name, raw->file_name);
 	}
 	qsort(l->keys, l->n, sizeof *l->keys, by_number);
 	for (size_t k = 1; k < l->n; k++)
@@ -101,8 +101,8 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 	if (!rc)
 		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &phi, &n_phi, err);
 	if (!rc && n_q != n_phi)
-		rc = xf_fail(err, XF_EXIT_DATA, "%s has %zu entries but %s has %zu, in %s",
-			     Q_LIST, n_q, PHI_LIST, n_phi, raw->file_name);
+		rc = xf_fail(err, XF_EXIT_DATA, "%s has %zu entries but %s has %zu, in %s", Q_LIST,
+			     n_q, PHI_LIST, n_phi, raw->file_name);
 	if (!rc)
 		rc = list_keys(raw, &keys, err);
 	if (!rc && keys.n != n_q)
@@ -124,8 +124,8 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 	if (rc)
 		return rc;
 	if (xf_h5_exists(raw->file, "/xpcs/Version") &&
-	    xf_h5_read_string(raw->file, raw->file_name, "/xpcs/Version", version,
-			      sizeof version, NULL) == 0)
+	    xf_h5_read_string(raw->file, raw->file_name, "/xpcs/Version", version, sizeof version,
+			      NULL) == 0)
 		xf_info("legacy APS layout, /xpcs/Version %s", version);
 	return xf_raw_read_dt(raw, "/measurement/instrument/detector/exposure_period",
 			      "exposure_period", "/xpcs/stride_frames", "/xpcs/avg_frames", err);

@@ -7,12 +7,12 @@
 #include "data/h5util.h"
 #include "data/raw.h"
 
-#define Q_LIST "/xpcs/qmap/dynamic_v_list_dim0"
-#define PHI_LIST "/xpcs/qmap/dynamic_v_list_dim1"
-#define NUM_PTS "/xpcs/qmap/dynamic_num_pts"
+#define Q_LIST	  "/xpcs/qmap/dynamic_v_list_dim0"
+#define PHI_LIST  "/xpcs/qmap/dynamic_v_list_dim1"
+#define NUM_PTS	  "/xpcs/qmap/dynamic_num_pts"
 #define INDEX_MAP "/xpcs/qmap/dynamic_index_mapping"
-#define BINS "/xpcs/twotime/processed_bins"
-#define MAPS "/xpcs/twotime/correlation_map"
+#define BINS	  "/xpcs/twotime/processed_bins"
+#define MAPS	  "/xpcs/twotime/correlation_map"
 
 /* Warnings about skipped bins are summarised: a file may hold thousands of bins. */
 #define SKIP_LIST_MAX 10
@@ -56,13 +56,11 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 {
 	int rc = xf_h5_read_list(raw->file, raw->file_name, Q_LIST, &l->q, &l->n_q, err);
 	if (!rc)
-		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &l->phi, &l->n_phi,
-				     err);
+		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &l->phi, &l->n_phi, err);
 	if (!rc)
 		rc = check_num_pts(raw, l, err);
 	if (!rc)
-		rc = xf_h5_read_list(raw->file, raw->file_name, BINS, &l->bins_d, &l->n_bins,
-				     err);
+		rc = xf_h5_read_list(raw->file, raw->file_name, BINS, &l->bins_d, &l->n_bins, err);
 	if (rc)
 		return rc;
 	l->bins = malloc(l->n_bins * sizeof *l->bins);
@@ -71,15 +69,15 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 	rc = xf_h5_list_to_long(l->bins_d, l->n_bins, l->bins, raw->file_name, BINS, err);
 	if (rc || !xf_h5_exists(raw->file, INDEX_MAP))
 		return rc;
-	rc = xf_h5_read_list(raw->file, raw->file_name, INDEX_MAP, &l->mapping_d,
-			     &l->n_mapping, err);
+	rc = xf_h5_read_list(raw->file, raw->file_name, INDEX_MAP, &l->mapping_d, &l->n_mapping,
+			     err);
 	if (rc)
 		return rc;
 	l->mapping = malloc(l->n_mapping * sizeof *l->mapping);
 	if (!l->mapping)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", INDEX_MAP);
-	return xf_h5_list_to_long(l->mapping_d, l->n_mapping, l->mapping, raw->file_name,
-				  INDEX_MAP, err);
+	return xf_h5_list_to_long(l->mapping_d, l->n_mapping, l->mapping, raw->file_name, INDEX_MAP,
+				  err);
 }
 
 static int count_maps(xf_raw_file *raw, size_t *n, xf_error *err)
@@ -129,10 +127,9 @@ static int fill_maps(xf_raw_file *raw, const aps_u_lists *l)
 		long flat = bin_to_flat(l, l->bins[k], &why);
 		if (flat < 0) {
 			if (n_skipped++ < SKIP_LIST_MAX && skipped_len < sizeof skipped - 32)
-				skipped_len += (size_t)snprintf(skipped + skipped_len,
-								sizeof skipped - skipped_len,
-								"%s%ld", skipped_len ? ", " : "",
-								l->bins[k]);
+				skipped_len += (size_t)snprintf(
+					skipped + skipped_len, sizeof skipped - skipped_len,
+					"%s%ld", skipped_len ? ", " : "", l->bins[k]);
 			continue;
 		}
 		xf_raw_map *m = &raw->maps[raw->n_maps++];
@@ -158,15 +155,14 @@ int xf_read_aps_u(xf_raw_file *raw, xf_error *err)
 	if (!rc)
 		rc = count_maps(raw, &n_stored, err);
 	if (!rc && n_stored != l.n_bins)
-		rc = xf_fail(err, XF_EXIT_DATA,
-			     "%s lists %zu bins but %s holds %zu maps, in %s", BINS, l.n_bins, MAPS,
-			     n_stored, raw->file_name);
+		rc = xf_fail(err, XF_EXIT_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
+			     BINS, l.n_bins, MAPS, n_stored, raw->file_name);
 	if (!rc && fill_maps(raw, &l))
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
 	lists_free(&l);
 	if (rc)
 		return rc;
 	return xf_raw_read_dt(raw, "/entry/instrument/detector_1/frame_time", "frame_time",
-			      "/xpcs/twotime/config/stride_frame",
-			      "/xpcs/twotime/config/avg_frame", err);
+			      "/xpcs/twotime/config/stride_frame", "/xpcs/twotime/config/avg_frame",
+			      err);
 }

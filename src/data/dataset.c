@@ -19,8 +19,8 @@ static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 	if (!rc)
 		rc = xf_detect_layout(raw->file, path, &raw->layout, err);
 	if (!rc)
-		rc = raw->layout == XF_LAYOUT_APS_U ? xf_read_aps_u(raw, err) :
-						      xf_read_aps_old(raw, err);
+		rc = raw->layout == XF_LAYOUT_APS_U ? xf_read_aps_u(raw, err)
+						    : xf_read_aps_old(raw, err);
 	if (!rc)
 		rc = xf_raw_check_shapes(raw, err);
 	return rc;
@@ -28,8 +28,8 @@ static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 
 /* Count non-finite values in the fitted part of the window (rows 1.., j > i) and in the
  * rest of the stored upper triangle (diagonal, t = 0 row, outside the window). */
-static void count_non_finite(const double *m, size_t n, size_t first, size_t n_win,
-			     size_t *fitted, size_t *elsewhere)
+static void count_non_finite(const double *m, size_t n, size_t first, size_t n_win, size_t *fitted,
+			     size_t *elsewhere)
 {
 	*fitted = *elsewhere = 0;
 	for (size_t r = 0; r < n; r++)
@@ -82,8 +82,7 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf
 	if (!rc)
 		rc = xf_select_angles(raw, cfg, ds->q, &sel, &ds->n_phi, &ds->n_phi_in_ring, err);
 	if (!rc)
-		rc = xf_select_frames(cfg, (long)raw->n_rows, &ds->first_frame, &ds->n_frames,
-				      err);
+		rc = xf_select_frames(cfg, (long)raw->n_rows, &ds->first_frame, &ds->n_frames, err);
 	if (!rc)
 		rc = xf_select_dt(raw, cfg, &ds->dt_s, ds->dt_source, sizeof ds->dt_source, err);
 	if (rc)
@@ -123,8 +122,8 @@ int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_e
 			       "no data file: set experimental_data.file_path (or data_folder_path "
 			       "and data_file_name) in the config, or pass --data");
 	ds->path = strdup(path);
-	int rc = ds->path ? read_raw(path, &raw, err) :
-			    xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", path);
+	int rc = ds->path ? read_raw(path, &raw, err)
+			  : xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", path);
 	if (!rc) {
 		ds->layout = raw.layout;
 		rc = fill(cfg, &raw, ds, err);

@@ -95,8 +95,7 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 	htri_t is = H5Fis_hdf5(path);
 	if (is <= 0) {
 		H5Eclear2(H5E_DEFAULT);
-		return xf_fail(err, XF_EXIT_DATA, "not an HDF5 file (no HDF5 signature): %s",
-			       path);
+		return xf_fail(err, XF_EXIT_DATA, "not an HDF5 file (no HDF5 signature): %s", path);
 	}
 	*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (*file < 0) {
@@ -137,8 +136,8 @@ static int filter_missing(hid_t d, const char *file_name, const char *path, xf_e
 		unsigned flags, cd[8];
 		size_t ncd = 8;
 		char name[128] = "";
-		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd,
-						 sizeof name, name, NULL);
+		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd, sizeof name,
+						 name, NULL);
 		if (id < 0 || H5Zfilter_avail(id) > 0)
 			continue;
 		bad = 1;
@@ -176,8 +175,8 @@ static int read_doubles(hid_t d, const char *file_name, const char *path, double
 	return 0;
 }
 
-int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double **out,
-		    size_t *n, xf_error *err)
+int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double **out, size_t *n,
+		    xf_error *err)
 {
 	*out = NULL;
 	*n = 0;
@@ -244,8 +243,8 @@ int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, doubl
 	return rc;
 }
 
-int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf,
-		      size_t len, xf_error *err)
+int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf, size_t len,
+		      xf_error *err)
 {
 	buf[0] = '\0';
 	hid_t d = open_dataset(file, file_name, path, err);
@@ -299,8 +298,8 @@ int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size
 	int rank = H5Sget_simple_extent_ndims(s);
 	int rc = 0;
 	if (rank != 2) {
-		rc = xf_fail(err, XF_EXIT_DATA, "map %s in %s should be 2-D but has rank %d",
-			     path, file_name, rank);
+		rc = xf_fail(err, XF_EXIT_DATA, "map %s in %s should be 2-D but has rank %d", path,
+			     file_name, rank);
 	} else {
 		H5Sget_simple_extent_dims(s, dims, NULL);
 		*rows = (size_t)dims[0];

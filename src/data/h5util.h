@@ -10,7 +10,8 @@
 
 /* HDF5's registered id of the LZF filter (h5py, boost_corr). */
 #define XF_H5_FILTER_LZF 32000
-#define XF_H5_LZF_MESSAGE "LZF compression filter (HDF5 filter 32000) is not available: " \
+#define XF_H5_LZF_MESSAGE                                                                          \
+	"LZF compression filter (HDF5 filter 32000) is not available: "                            \
 	"install Debian package hdf5-plugin-lzf"
 
 /* Turn off HDF5's automatic error-stack printing and make the LZF plugin loadable
@@ -28,14 +29,14 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err);
 
 /* A 1-D list: scalar, (M,), (1, M) or (M, 1); any numeric type converted to double.
  * *out is malloc'ed (free it). Errors name the file and dataset path. */
-int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double **out,
-		    size_t *n, xf_error *err);
+int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double **out, size_t *n,
+		    xf_error *err);
 /* One number (a list of exactly one element). */
 int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, double *out,
 		      xf_error *err);
 /* A string dataset (fixed or variable length, scalar or one element) into buf. */
-int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf,
-		      size_t len, xf_error *err);
+int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf, size_t len,
+		      xf_error *err);
 /* Shape of a 2-D dataset; error when it is not 2-D. */
 int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size_t *rows,
 		       size_t *cols, xf_error *err);

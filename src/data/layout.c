@@ -9,8 +9,8 @@
 
 static const char *const aps_u_keys[] = { "/xpcs/qmap/dynamic_v_list_dim0",
 					  "/xpcs/twotime/correlation_map", NULL };
-static const char *const aps_old_keys[] = { "/xpcs/dqlist", "/xpcs/dphilist",
-					    "/exchange/C2T_all", NULL };
+static const char *const aps_old_keys[] = { "/xpcs/dqlist", "/xpcs/dphilist", "/exchange/C2T_all",
+					    NULL };
 
 const char *xf_layout_name(xf_layout layout)
 {
@@ -82,11 +82,11 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 			rows0 = rows;
 			cols0 = cols;
 		} else if (rows != rows0 || cols != cols0) {
-			return xf_fail(err, XF_EXIT_DATA,
-				       "maps of unequal shape: %s is %zu × %zu but %s is %zu × %zu, "
-				       "in %s",
-				       p, rows, cols, raw->maps[0].path, rows0, cols0,
-				       raw->file_name);
+			return xf_fail(
+				err, XF_EXIT_DATA,
+				"maps of unequal shape: %s is %zu × %zu but %s is %zu × %zu, "
+				"in %s",
+				p, rows, cols, raw->maps[0].path, rows0, cols0, raw->file_name);
 		}
 	}
 	raw->n_rows = rows0;

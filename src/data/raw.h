@@ -11,22 +11,22 @@
 #define XF_RAW_PATH_MAX 256
 
 typedef struct xf_raw_map {
-	char path[XF_RAW_PATH_MAX];  /* dataset path of the stored map */
-	int map_number;              /* 1-based position among the stored maps */
-	double q;                    /* Å⁻¹ of the map's bin */
-	double phi_deg;              /* φ of the bin as stored (not normalised) */
+	char path[XF_RAW_PATH_MAX]; /* dataset path of the stored map */
+	int map_number;		    /* 1-based position among the stored maps */
+	double q;		    /* Å⁻¹ of the map's bin */
+	double phi_deg;		    /* φ of the bin as stored (not normalised) */
 } xf_raw_map;
 
 typedef struct xf_raw_file {
-	const char *file_name;       /* for messages */
+	const char *file_name; /* for messages */
 	hid_t file;
 	xf_layout layout;
-	int n_maps;                  /* usable maps (out-of-range bins skipped) */
+	int n_maps; /* usable maps (out-of-range bins skipped) */
 	xf_raw_map *maps;
-	size_t n_rows;               /* every map is n_rows × n_rows */
-	int has_file_dt;             /* frame period found in the file */
-	double file_dt_s;            /* frame_time (exposure_period) × stride × avg */
-	char file_dt_desc[128];      /* "frame_time × stride × avg = a × b × c" */
+	size_t n_rows;		/* every map is n_rows × n_rows */
+	int has_file_dt;	/* frame period found in the file */
+	double file_dt_s;	/* frame_time (exposure_period) × stride × avg */
+	char file_dt_desc[128]; /* "frame_time × stride × avg = a × b × c" */
 } xf_raw_file;
 
 /* Layout by keys (APS-U wins); error naming the keys looked for and the top-level keys. */

@@ -14,7 +14,7 @@
 #define XF_PHI_SAME_DEG 1e-9
 /* Config and file dt that differ by more than this fraction get a warning. */
 #define XF_DT_MISMATCH_FRACTION 0.01
-#define XF_MIN_FRAMES 3
+#define XF_MIN_FRAMES		3
 
 int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err)
 {
@@ -53,7 +53,7 @@ int xf_phi_in_range(double phi_deg, const xf_phi_range *r)
 	double p = xf_phi_normalise(phi_deg);
 	if (lo <= hi)
 		return p >= lo && p <= hi;
-	return p >= lo || p <= hi;  /* wrapped through ±180 */
+	return p >= lo || p <= hi; /* wrapped through ±180 */
 }
 
 static int by_phi(const void *a, const void *b)
@@ -100,7 +100,8 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 	for (int k = 1; k < n; k++)
 		if (fabs(a[k].phi_deg - a[k - 1].phi_deg) <= XF_PHI_SAME_DEG) {
 			xf_fail(err, XF_EXIT_DATA,
-				"two bins of the q = %g ring have the same φ = %g (maps %s and %s), "
+				"two bins of the q = %g ring have the same φ = %g (maps %s and "
+				"%s), "
 				"in %s",
 				q_ring, a[k].phi_deg, raw->maps[a[k - 1].raw_index].path,
 				raw->maps[a[k].raw_index].path, raw->file_name);
@@ -120,7 +121,8 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 		list_angles(a, n, list, sizeof list);
 		if (!cfg->fallback_to_all_angles) {
 			xf_fail(err, XF_EXIT_DATA,
-				"no map left after φ filtering: no angle of the q = %g ring lies in "
+				"no map left after φ filtering: no angle of the q = %g ring lies "
+				"in "
 				"phi_filtering.target_ranges (available: %s), in %s",
 				q_ring, list, raw->file_name);
 			free(a);
@@ -128,7 +130,8 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 		}
 		/* the angles were overwritten only up to `kept` = 0: all n are still there */
 		xf_warn("no angle lies in phi_filtering.target_ranges; fallback_to_all_angles: "
-			"keeping all %d (%s)", n, list);
+			"keeping all %d (%s)",
+			n, list);
 		kept = n;
 	}
 	*out = a;
@@ -147,12 +150,14 @@ int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *
 		start = 1;
 	}
 	if (start > n_rows)
-		return xf_fail(err, XF_EXIT_DATA,
-			       "analyzer_parameters.start_frame %ld is beyond the %ld stored frames",
-			       start, n_rows);
+		return xf_fail(
+			err, XF_EXIT_DATA,
+			"analyzer_parameters.start_frame %ld is beyond the %ld stored frames",
+			start, n_rows);
 	if (end > n_rows) {
 		xf_warn("analyzer_parameters.end_frame %ld is past the %ld stored frames: "
-			"clamped to %ld", end, n_rows, n_rows);
+			"clamped to %ld",
+			end, n_rows, n_rows);
 		end = n_rows;
 	}
 	long n = end - start + 1;
@@ -187,9 +192,9 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 			       "no dt: analyzer_parameters.dt is not set and %s has no frame "
 			       "period (%s)",
 			       raw->file_name,
-			       raw->layout == XF_LAYOUT_APS_U ?
-				       "/entry/instrument/detector_1/frame_time" :
-				       "/measurement/instrument/detector/exposure_period");
+			       raw->layout == XF_LAYOUT_APS_U
+				       ? "/entry/instrument/detector_1/frame_time"
+				       : "/measurement/instrument/detector/exposure_period");
 	if (!(raw->file_dt_s > 0))
 		return xf_fail(err, XF_EXIT_DATA, "dt from the file is %g s (%s), not > 0, in %s",
 			       raw->file_dt_s, raw->file_dt_desc, raw->file_name);

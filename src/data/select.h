@@ -8,8 +8,8 @@
 
 /* A chosen angle: the raw map it comes from and its normalised φ. */
 typedef struct xf_selected_angle {
-	int raw_index;   /* index into raw->maps */
-	double phi_deg;  /* normalised to (-180, 180] */
+	int raw_index;	/* index into raw->maps */
+	double phi_deg; /* normalised to (-180, 180] */
 } xf_selected_angle;
 
 /* q ring nearest to cfg's wavevector_q (or the only ring when the config has none). */

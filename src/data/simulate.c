@@ -15,13 +15,13 @@
 /* LZF chunks of about this many elements (rows of a map): big enough for good
  * compression, small enough to read a window cheaply. */
 #define XF_SIM_CHUNK_ELEMENTS 65536
-#define XF_SIM_MIN_FRAMES 3
+#define XF_SIM_MIN_FRAMES     3
 
 typedef struct sim_file {
 	hid_t file;
-	hid_t gcpl;   /* groups: no time stamps */
-	hid_t dcpl;   /* small datasets: no time stamps */
-	int failed;   /* any HDF5 call failed */
+	hid_t gcpl; /* groups: no time stamps */
+	hid_t dcpl; /* small datasets: no time stamps */
+	int failed; /* any HDF5 call failed */
 } sim_file;
 
 static hid_t group(sim_file *f, const char *path)
@@ -34,8 +34,8 @@ static hid_t group(sim_file *f, const char *path)
 	return g;
 }
 
-static void write_data(sim_file *f, const char *path, hid_t file_type, hid_t mem_type,
-		       int rank, const hsize_t *dims, const void *v)
+static void write_data(sim_file *f, const char *path, hid_t file_type, hid_t mem_type, int rank,
+		       const hsize_t *dims, const void *v)
 {
 	hid_t s = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR);
 	hid_t d = H5Dcreate2(f->file, path, file_type, s, H5P_DEFAULT, f->dcpl, H5P_DEFAULT);
@@ -47,8 +47,7 @@ static void write_data(sim_file *f, const char *path, hid_t file_type, hid_t mem
 		H5Sclose(s);
 }
 
-static void write_f64(sim_file *f, const char *path, int rank, const hsize_t *dims,
-		      const double *v)
+static void write_f64(sim_file *f, const char *path, int rank, const hsize_t *dims, const double *v)
 {
 	write_data(f, path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rank, dims, v);
 }
@@ -71,8 +70,8 @@ static void string_attribute(sim_file *f, const char *obj, const char *name, con
 {
 	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
 	H5Tset_size(t, strlen(text) + 1);
-	hid_t a = H5Acreate_by_name(f->file, obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT,
-				    H5P_DEFAULT);
+	hid_t a =
+		H5Acreate_by_name(f->file, obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (a < 0 || H5Awrite(a, t, text) < 0)
 		f->failed = 1;
 	if (a >= 0)
@@ -82,8 +81,8 @@ static void string_attribute(sim_file *f, const char *obj, const char *name, con
 }
 
 /* Model (upper triangle, diagonal included) plus noise; strict lower triangle 0. */
-static int simulate_map(const xf_model_grid *grid, const double *theta,
-			const xf_sim_options *opt, int a, double *m)
+static int simulate_map(const xf_model_grid *grid, const double *theta, const xf_sim_options *opt,
+			int a, double *m)
 {
 	size_t n = (size_t)grid->n_frames;
 	if (xf_model_c2_full(grid, theta, opt->phi_deg[a], opt->contrast, opt->offset, m))
@@ -93,9 +92,9 @@ static int simulate_map(const xf_model_grid *grid, const double *theta,
 			if (j < i) {
 				m[i * n + j] = 0.0;
 			} else if (opt->noise_sd != 0.0) {
-				m[i * n + j] += opt->noise_sd *
-						xf_rng_normal(opt->seed, XF_RNG_SIMULATE_NOISE,
-							      (uint64_t)a, i, j);
+				m[i * n + j] += opt->noise_sd * xf_rng_normal(opt->seed,
+									      XF_RNG_SIMULATE_NOISE,
+									      (uint64_t)a, i, j);
 			}
 		}
 	return 0;
@@ -131,10 +130,16 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 		f->failed = 1;
 		return;
 	}
-	const char *groups[] = { "/xpcs", "/xpcs/qmap", "/xpcs/twotime",
-				 "/xpcs/twotime/correlation_map", "/xpcs/twotime/config",
-				 "/entry", "/entry/instrument", "/entry/instrument/detector_1",
-				 "/entry/instrument/bluesky", "/entry/instrument/bluesky/metadata",
+	const char *groups[] = { "/xpcs",
+				 "/xpcs/qmap",
+				 "/xpcs/twotime",
+				 "/xpcs/twotime/correlation_map",
+				 "/xpcs/twotime/config",
+				 "/entry",
+				 "/entry/instrument",
+				 "/entry/instrument/detector_1",
+				 "/entry/instrument/bluesky",
+				 "/entry/instrument/bluesky/metadata",
 				 NULL };
 	for (int k = 0; groups[k]; k++)
 		group(f, groups[k]);
@@ -144,7 +149,7 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim1", 1, &dn, opt->phi_deg);
 	write_i64(f, "/xpcs/qmap/dynamic_num_pts", 1, &two, num_pts);
 	for (size_t k = 0; k < n; k++)
-		seq[k] = (long long)k;  /* identity: bin b is flat cell b − 1 */
+		seq[k] = (long long)k; /* identity: bin b is flat cell b − 1 */
 	write_i64(f, "/xpcs/qmap/dynamic_index_mapping", 1, &dn, seq);
 	for (size_t k = 0; k < n; k++)
 		seq[k] = (long long)k + 1;
@@ -152,8 +157,7 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 	write_i64(f, "/xpcs/twotime/config/stride_frame", 0, NULL, &unit);
 	write_i64(f, "/xpcs/twotime/config/avg_frame", 0, NULL, &unit);
 	write_f64(f, "/entry/instrument/detector_1/frame_time", 0, NULL, &cfg->dt_s);
-	string_attribute(f, "/entry/instrument/bluesky/metadata", "generator",
-			 "xpcsfit simulate");
+	string_attribute(f, "/entry/instrument/bluesky/metadata", "generator", "xpcsfit simulate");
 	free(seq);
 }
 
@@ -165,8 +169,12 @@ static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_o
 		f->failed = 1;
 		return;
 	}
-	const char *groups[] = { "/xpcs", "/exchange", "/exchange/C2T_all", "/measurement",
-				 "/measurement/instrument", "/measurement/instrument/detector",
+	const char *groups[] = { "/xpcs",
+				 "/exchange",
+				 "/exchange/C2T_all",
+				 "/measurement",
+				 "/measurement/instrument",
+				 "/measurement/instrument/detector",
 				 NULL };
 	for (int k = 0; groups[k]; k++)
 		group(f, groups[k]);
@@ -215,7 +223,8 @@ static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
 	}
 	if (used)
 		xf_warn("initial_parameters.values gives no value for some parameters: "
-			"simulating with the middle of their bounds (%s)", missing);
+			"simulating with the middle of their bounds (%s)",
+			missing);
 }
 
 static int write_file(const xf_config *cfg, const xf_sim_options *opt, const char *tmp,
@@ -224,8 +233,8 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	sim_file f = { -1, -1, -1, 0 };
 	double theta[XF_N_PHYS];
 	size_t n = (size_t)opt->n_frames;
-	xf_model_grid grid = { cfg->mode, cfg->shear_model, opt->n_frames, cfg->dt_s,
-			       cfg->wavevector_q, cfg->gap_A };
+	xf_model_grid grid = { cfg->mode, cfg->shear_model,  opt->n_frames,
+			       cfg->dt_s, cfg->wavevector_q, cfg->gap_A };
 	double *m = malloc(n * n * sizeof *m);
 	if (!m)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory simulating %zu frames", n);
@@ -233,7 +242,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	f.gcpl = H5Pcreate(H5P_GROUP_CREATE);
 	f.dcpl = H5Pcreate(H5P_DATASET_CREATE);
-	H5Pset_obj_track_times(fcpl, 0);  /* the root group too */
+	H5Pset_obj_track_times(fcpl, 0); /* the root group too */
 	H5Pset_obj_track_times(f.gcpl, 0);
 	H5Pset_obj_track_times(f.dcpl, 0);
 	f.file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);

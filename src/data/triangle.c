@@ -28,7 +28,7 @@ int xf_triangle_to_full(double *m, size_t n, const char *map_name)
 					max_diff = d;
 			}
 		if (!(max_diff > XF_SYMMETRY_TOLERANCE * max_abs))
-			return 0;  /* full symmetric map: used as it is, never doubled */
+			return 0; /* full symmetric map: used as it is, never doubled */
 		xf_warn("map %s is a full matrix that is not symmetric (max |C - C^T| = %.3g, "
 			"max |C| = %.3g): its upper triangle is used",
 			map_name ? map_name : "?", max_diff, max_abs);
@@ -69,5 +69,5 @@ double xf_phi_normalise(double phi_deg)
 	if (p > 180.0)
 		p -= 360.0;
 	/* (−180, 180]: 180 stays, and -180 became 180 through the shift above */
-	return p + 0.0;  /* no -0 */
+	return p + 0.0; /* no -0 */
 }

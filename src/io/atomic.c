@@ -66,7 +66,7 @@ static void fsync_parent(const char *path)
 	} else {
 		size_t n = (size_t)(slash - path);
 		if (n == 0)
-			n = 1;  /* "/file" lives in "/" */
+			n = 1; /* "/file" lives in "/" */
 		if (n >= sizeof dir)
 			return;
 		memcpy(dir, path, n);
@@ -74,7 +74,7 @@ static void fsync_parent(const char *path)
 	}
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
 	if (fd >= 0) {
-		(void)fsync(fd);  /* best effort: some file systems refuse folder fsync */
+		(void)fsync(fd); /* best effort: some file systems refuse folder fsync */
 		close(fd);
 	}
 }
@@ -92,8 +92,8 @@ int xf_io_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 		int e = errno;
 		close(fd);
 		unlink(tmp_path);
-		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s",
-			       strerror(e), path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s", strerror(e),
+			       path);
 	}
 	close(fd);
 	if (rename(tmp_path, path) != 0) {
@@ -125,8 +125,8 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 			int e = w < 0 ? errno : ENOSPC;
 			close(fd);
 			unlink(tmp);
-			return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s",
-				       strerror(e), path);
+			return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e),
+				       path);
 		}
 		p += w;
 		left -= (size_t)w;
@@ -135,14 +135,13 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 		int e = errno;
 		close(fd);
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s",
-			       strerror(e), path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s", strerror(e),
+			       path);
 	}
 	if (close(fd) != 0) {
 		int e = errno;
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e),
-			       path);
+		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e), path);
 	}
 	if (rename(tmp, path) != 0) {
 		int e = errno;

@@ -94,11 +94,11 @@ static cJSON *parameters_object(const xf_nlsq_result *res)
 {
 	cJSON *params = cJSON_CreateObject();
 	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
-		cJSON_AddItemToObject(params, res->names[k],
-				      parameter_entry(res->values ? res->values[k] : NAN,
-						      res->uncertainties ? res->uncertainties[k]
-									 : NAN,
-						      res->is_fixed ? res->is_fixed[k] : 0));
+		cJSON_AddItemToObject(
+			params, res->names[k],
+			parameter_entry(res->values ? res->values[k] : NAN,
+					res->uncertainties ? res->uncertainties[k] : NAN,
+					res->is_fixed ? res->is_fixed[k] : 0));
 	cJSON_AddItemToObject(params, "contrast",
 			      angle_summary(res->contrast, res->contrast_unc, res->n_phi));
 	cJSON_AddItemToObject(params, "offset",
@@ -112,11 +112,11 @@ static cJSON *scaling_object(const xf_nlsq_result *res)
 {
 	cJSON *obj = cJSON_CreateObject();
 	for (int k = res->n_phys; k < res->n_params; k++)
-		cJSON_AddItemToObject(obj, res->names[k],
-				      parameter_entry(res->values ? res->values[k] : NAN,
-						      res->uncertainties ? res->uncertainties[k]
-									 : NAN,
-						      res->is_fixed ? res->is_fixed[k] : 0));
+		cJSON_AddItemToObject(
+			obj, res->names[k],
+			parameter_entry(res->values ? res->values[k] : NAN,
+					res->uncertainties ? res->uncertainties[k] : NAN,
+					res->is_fixed ? res->is_fixed[k] : 0));
 	return obj;
 }
 
@@ -125,8 +125,7 @@ static cJSON *per_angle_object(const xf_nlsq_result *res)
 	cJSON *pa = cJSON_CreateObject();
 	cJSON_AddItemToObject(pa, "phi_deg", num_array(res->phi_deg, res->n_phi));
 	cJSON_AddItemToObject(pa, "contrast", num_array(res->contrast, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast_uncertainty",
-			      num_array(res->contrast_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_uncertainty", num_array(res->contrast_unc, res->n_phi));
 	cJSON_AddItemToObject(pa, "offset", num_array(res->offset, res->n_phi));
 	cJSON_AddItemToObject(pa, "offset_uncertainty", num_array(res->offset_unc, res->n_phi));
 	return pa;
@@ -141,8 +140,9 @@ static cJSON *covariance_object(const xf_nlsq_result *res)
 	for (int k = 0; k < n; k++)
 		cJSON_AddItemToArray(names, cJSON_CreateString(res->names[k]));
 	for (int r = 0; r < n; r++)
-		cJSON_AddItemToArray(matrix, num_array(res->covariance ? res->covariance +
-							       (size_t)r * n : NULL, n));
+		cJSON_AddItemToArray(
+			matrix,
+			num_array(res->covariance ? res->covariance + (size_t)r * n : NULL, n));
 	cJSON_AddItemToObject(cov, "names", names);
 	cJSON_AddItemToObject(cov, "matrix", matrix);
 	return cov;

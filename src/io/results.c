@@ -22,14 +22,13 @@ static void log_versions_and_timing(const char *dir, const xf_nlsq_result *res)
 	xf_info("nlsq: status %s, stop reason %s, %d iterations, chi2 %.6g, reduced chi2 %.6g",
 		res->status ? res->status : "failed", res->stop_reason ? res->stop_reason : "-",
 		res->iterations, res->chi_squared, res->reduced_chi_squared);
-	xf_info("timing: load %.3f s, fit %.3f s, total %.3f s", res->time_load_s,
-		res->time_fit_s, res->time_total_s);
+	xf_info("timing: load %.3f s, fit %.3f s, total %.3f s", res->time_load_s, res->time_fit_s,
+		res->time_total_s);
 	xf_info("results written to %s", dir);
 }
 
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt,
-			  xf_error *err)
+			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
 {
 	int write_surfaces = opt ? opt->write_surfaces : 1;
 	int write_plots = opt ? opt->write_plots : 1;

@@ -15,15 +15,16 @@
 #include <unistd.h>
 
 /* gzip level: 4 is within a few % of 9 in size on c2 maps at a fraction of the time */
-#define XF_H5_DEFLATE_LEVEL 1  /* noisy float32 maps gain little from higher levels; level 1 is ~3x faster */
+#define XF_H5_DEFLATE_LEVEL                                                                        \
+	1 /* noisy float32 maps gain little from higher levels; level 1 is ~3x faster */
 /* a chunk larger than this (bytes) is split by rows: keeps chunks cheap to (de)compress
  * and inside HDF5's limits for very long series */
 #define XF_H5_MAX_CHUNK_BYTES (4u << 20)
 
 typedef struct h5w {
 	hid_t file;
-	hid_t dcpl;   /* contiguous datasets, no time tracking */
-	hid_t gcpl;   /* groups, no time tracking */
+	hid_t dcpl; /* contiguous datasets, no time tracking */
+	hid_t gcpl; /* groups, no time tracking */
 	const char *path;
 	xf_error *err;
 	int failed;
@@ -70,9 +71,8 @@ static int describe(h5w *w, hid_t d, const char *units, const char *desc)
 }
 
 /* one numeric dataset of rank 0..2 (dims NULL for a scalar) */
-static int put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type,
-	       int rank, const hsize_t *dims, const void *data, const char *units,
-	       const char *desc)
+static int put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type, int rank,
+	       const hsize_t *dims, const void *data, const char *units, const char *desc)
 {
 	if (w->failed)
 		return -1;
@@ -94,7 +94,7 @@ static int put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *
 {
 	hsize_t dims[1] = { n };
 	double *nan_fill = NULL;
-	if (!v) {  /* a failed fit may lack some arrays: store NaN, keep the shape */
+	if (!v) { /* a failed fit may lack some arrays: store NaN, keep the shape */
 		nan_fill = malloc((n ? n : 1) * sizeof *nan_fill);
 		if (!nan_fill)
 			return h5_fail(w, name);
@@ -171,8 +171,8 @@ static int write_data_group(h5w *w, const xf_dataset *ds)
 	put_vec(w, g, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
 		"scattering angle of each fitted map, normalised to (-180, 180], ascending; "
 		"indexes every per-angle array");
-	put_vec(w, g, "t", n, t,
-		"s", "frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
+	put_vec(w, g, "t", n, t, "s",
+		"frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
 		"of the surfaces)");
 	put_f64(w, g, "q", ds->q, "1/angstrom", "wavevector q of the fitted ring");
 	put_f64(w, g, "dt", ds->dt_s, "s", "time between stored frames");
@@ -226,8 +226,8 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	    "1 where the parameter was held fixed");
 	if (res->covariance) {
 		hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
-		put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2,
-		    res->covariance, "product of the two parameters' units",
+		put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, res->covariance,
+		    "product of the two parameters' units",
 		    "covariance of the parameters (row-major, order of parameter_names); "
 		    "NaN rows/columns for fixed parameters");
 	} else {
@@ -276,7 +276,7 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	H5Pset_chunk(dcpl, 3, chunk);
 	H5Pset_shuffle(dcpl);
 	H5Pset_deflate(dcpl, XF_H5_DEFLATE_LEVEL);
-	float fill = NAN;  /* an angle never written reads as NaN, not as a plausible 0 */
+	float fill = NAN; /* an angle never written reads as NaN, not as a plausible 0 */
 	H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill);
 	hid_t s = H5Screate_simple(3, dims, NULL);
 	hid_t d = H5Dcreate2(g, name, H5T_IEEE_F32LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -425,7 +425,7 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 	H5Pset_obj_track_times(w.dcpl, 0);
 	H5Pset_obj_track_times(w.gcpl, 0);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-	H5Pset_obj_track_times(fcpl, 0);  /* the root group */
+	H5Pset_obj_track_times(fcpl, 0); /* the root group */
 	w.file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
 	H5Pclose(fcpl);
 	if (w.file < 0) {

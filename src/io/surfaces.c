@@ -13,8 +13,8 @@ void xf_io_data_surface(const xf_dataset *ds, int a, double *out)
 	xf_dataset_full_matrix(ds, a, out);
 }
 
-int xf_io_fit_surface(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-		      int a, double *out)
+int xf_io_fit_surface(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res, int a,
+		      double *out)
 {
 	xf_model_grid grid = {
 		.mode = res->mode,
@@ -39,8 +39,8 @@ int xf_io_fit_surface(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_
 void xf_io_mask_unfitted(double *m, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
-		m[k] = NAN;          /* row 0: t1 = 0 is never fitted */
-		m[k * n] = NAN;      /* column 0 */
-		m[k * n + k] = NAN;  /* the diagonal */
+		m[k] = NAN;	    /* row 0: t1 = 0 is never fitted */
+		m[k * n] = NAN;	    /* column 0 */
+		m[k * n + k] = NAN; /* the diagonal */
 	}
 }

@@ -29,8 +29,8 @@ void xf_frames_free(xf_frames *f)
 
 /* Cumulative trapezoid (grid steps) of rate_k = max(a·t̃_k^e + b, floor) and of its
  * derivatives with respect to (a, e, b); the floor is hard (derivative 0 under it). */
-static void cumulate_rate(const xf_model_grid *grid, double a, double e, double b,
-			  double *c, double *const dc[3])
+static void cumulate_rate(const xf_model_grid *grid, double a, double e, double b, double *c,
+			  double *const dc[3])
 {
 	int n = grid->n_frames;
 	double eps = n > 1 ? fmax(grid->dt_s / 2.0, XF_T_FLOOR_MIN) : XF_T_FLOOR_MIN;

@@ -12,25 +12,25 @@
 #include <math.h>
 #include "xpcsfit/model.h"
 
-#define XF_RATE_FLOOR 1e-10        /* D_k and γ_k are floored here (homodyne) */
-#define XF_T_FLOOR_MIN 1e-8        /* smallest ε of the t̃ floor */
-#define XF_INTEGRAL_EPS2 1e-12     /* smooth |C_i − C_j|: sqrt(d² + 1e-12) */
-#define XF_LOG_G1_MIN (-700.0)     /* clip of log g1_D, keeps exp() normal */
-#define XF_G1_FLOOR 1e-10          /* g1 floor */
-#define XF_SINC_TAYLOR_X 1e-4      /* below: 1 − x²/6 + x⁴/120 */
-#define XF_DEG2RAD (M_PI / 180.0)
+#define XF_RATE_FLOOR	 1e-10	  /* D_k and γ_k are floored here (homodyne) */
+#define XF_T_FLOOR_MIN	 1e-8	  /* smallest ε of the t̃ floor */
+#define XF_INTEGRAL_EPS2 1e-12	  /* smooth |C_i − C_j|: sqrt(d² + 1e-12) */
+#define XF_LOG_G1_MIN	 (-700.0) /* clip of log g1_D, keeps exp() normal */
+#define XF_G1_FLOOR	 1e-10	  /* g1 floor */
+#define XF_SINC_TAYLOR_X 1e-4	  /* below: 1 − x²/6 + x⁴/120 */
+#define XF_DEG2RAD	 (M_PI / 180.0)
 
 /* Per-frame state of one parameter set: cumulative integrals and their derivatives. */
 typedef struct xf_frames {
-	int n;            /* frames N */
-	int with_shear;   /* laminar_flow: shear arrays are valid */
-	double w;         /* ½ q² dt (diffusion weight per grid-step integral) */
-	double s;         /* q L dt / (2π) (shear phase per grid-step integral) */
-	double *cd;       /* C^D_k */
-	double *dcd[3];   /* ∂C^D_k / ∂(D0, alpha, D_offset) */
-	double *cg;       /* C^γ_k */
-	double *dcg[3];   /* ∂C^γ_k / ∂(gamma_dot_t0, beta, gamma_dot_t_offset) */
-	double *store;    /* one allocation behind the arrays */
+	int n;		/* frames N */
+	int with_shear; /* laminar_flow: shear arrays are valid */
+	double w;	/* ½ q² dt (diffusion weight per grid-step integral) */
+	double s;	/* q L dt / (2π) (shear phase per grid-step integral) */
+	double *cd;	/* C^D_k */
+	double *dcd[3]; /* ∂C^D_k / ∂(D0, alpha, D_offset) */
+	double *cg;	/* C^γ_k */
+	double *dcg[3]; /* ∂C^γ_k / ∂(gamma_dot_t0, beta, gamma_dot_t_offset) */
+	double *store;	/* one allocation behind the arrays */
 } xf_frames;
 
 int xf_frames_alloc(xf_frames *f, int n_frames, int with_shear);

@@ -15,8 +15,8 @@ static angle_terms angle_of(const double *theta, double phi_deg)
 }
 
 /* g1 of pair (i, j) at one angle and, when dg1 is given, ∂g1/∂theta[0..6]. */
-static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms at, int i,
-		      int j, double dg1[XF_N_PHYS])
+static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms at, int i, int j,
+		      double dg1[XF_N_PHYS])
 {
 	double dlog_g1d[3];
 	double g1d = xf_pair_diffusion(f, i, j, dlog_g1d);
@@ -32,7 +32,7 @@ static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms
 	for (int m = 0; m < XF_N_PHYS; m++)
 		dg1[m] = 0.0;
 	if (g1 < XF_G1_FLOOR)
-		return XF_G1_FLOOR;  /* hard floor: zero derivative */
+		return XF_G1_FLOOR; /* hard floor: zero derivative */
 	for (int m = 0; m < 3; m++)
 		dg1[m] = g1 * dlog_g1d[m];
 	if (grid->mode == XF_MODE_LAMINAR) {
@@ -65,8 +65,7 @@ int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_
 }
 
 int xf_model_c2_point(const xf_model_grid *grid, const double *theta, double phi_deg,
-		      double contrast, double offset, int i, int j, double *c2_out,
-		      double *grad)
+		      double contrast, double offset, int i, int j, double *c2_out, double *grad)
 {
 	xf_frames f;
 	if (xf_frames_alloc(&f, grid->n_frames, grid->mode == XF_MODE_LAMINAR))

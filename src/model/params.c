@@ -4,13 +4,12 @@
 #include <string.h>
 
 const char *const xf_param_names[XF_N_BOUND_SLOTS] = {
-	"D0", "alpha", "D_offset", "gamma_dot_t0", "beta", "gamma_dot_t_offset", "phi0",
-	"contrast", "offset",
+	"D0",	"alpha",    "D_offset", "gamma_dot_t0", "beta", "gamma_dot_t_offset",
+	"phi0", "contrast", "offset",
 };
 
 const char *const xf_param_units[XF_N_BOUND_SLOTS] = {
-	"angstrom^2/s^(1+alpha)", "1", "angstrom^2/s", "1/s^(1+beta)", "1", "1/s", "deg",
-	"1", "1",
+	"angstrom^2/s^(1+alpha)", "1", "angstrom^2/s", "1/s^(1+beta)", "1", "1/s", "deg", "1", "1",
 };
 
 const double xf_param_default_lower[XF_N_BOUND_SLOTS] = {
@@ -25,7 +24,10 @@ const double xf_param_template_value[XF_N_PHYS] = { 1e3, 0.5, 10.0, 0.01, 0.5, 0
 const double xf_param_template_prior_mu[XF_N_PHYS] = { 1e3, 0.5, 10.0, 0.01, 0.0, 0.0, 0.0 };
 const double xf_param_template_prior_sigma[XF_N_PHYS] = { 1e3, 0.5, 200.0, 0.1, 0.5, 0.02, 5.0 };
 
-int xf_mode_n_phys(xf_mode mode) { return mode == XF_MODE_LAMINAR ? 7 : 3; }
+int xf_mode_n_phys(xf_mode mode)
+{
+	return mode == XF_MODE_LAMINAR ? 7 : 3;
+}
 
 const char *xf_mode_name(xf_mode mode)
 {
@@ -34,7 +36,10 @@ const char *xf_mode_name(xf_mode mode)
 
 int xf_param_index(const char *name)
 {
-	static const struct { const char *alias; int index; } aliases[] = {
+	static const struct {
+		const char *alias;
+		int index;
+	} aliases[] = {
 		{ "gamma_dot_0", XF_P_GAMMA_DOT_T0 },
 		{ "gamma_dot_t_0", XF_P_GAMMA_DOT_T0 },
 		{ "gamma_dot_offset", XF_P_GAMMA_DOT_T_OFFSET },

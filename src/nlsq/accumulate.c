@@ -25,7 +25,7 @@ static void accum_clear(const xf_problem *pr, xf_accum *a)
 	memset(a->bp, 0, sizeof a->bp);
 	memset(a->pc, 0, sizeof(double) * n * XF_N_PHYS);
 	memset(a->po, 0, sizeof(double) * n * XF_N_PHYS);
-	memset(a->scc, 0, sizeof(double) * n * 5);  /* scc, sco, soo, bc, bo are contiguous */
+	memset(a->scc, 0, sizeof(double) * n * 5); /* scc, sco, soo, bc, bo are contiguous */
 }
 
 /* Pair-level physical sums of one pair, added to the block's JᵀJ and Jᵀr. */
@@ -33,8 +33,7 @@ typedef struct pair_sums {
 	double uu, uv, uz, vv, vz, zz, ur, vr, zr;
 } pair_sums;
 
-static void add_pair_outer(xf_accum *acc, const double a[3], const double b[3],
-			   const pair_sums *s)
+static void add_pair_outer(xf_accum *acc, const double a[3], const double b[3], const pair_sums *s)
 {
 	double *h = acc->hpp;
 	for (int m = 0; m < 3; m++) {
@@ -67,7 +66,7 @@ static inline point_terms laminar_point(const xf_problem *pr, int p, double g1d,
 	double con = pr->contrast[p];
 	point_terms t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
 	if (g1 < XF_G1_FLOOR) {
-		g1 = XF_G1_FLOOR;  /* hard floor: no derivative */
+		g1 = XF_G1_FLOOR; /* hard floor: no derivative */
 	} else {
 		double two_cg1 = 2.0 * con * g1;
 		double shear = two_cg1 * g1d * dfactor * pr->frames.s;
@@ -94,17 +93,16 @@ static inline void add_point_sums(pair_sums *s, const point_terms *t)
 }
 
 /* Per-angle scaling sums (individual, fourier): every angle keeps its own. */
-static void laminar_pair_per_angle(const xf_problem *pr, xf_accum *acc, size_t idx,
-				   double g1d, const double a[3], double ig, const double b[3],
-				   pair_sums *s)
+static void laminar_pair_per_angle(const xf_problem *pr, xf_accum *acc, size_t idx, double g1d,
+				   const double a[3], double ig, const double b[3], pair_sums *s)
 {
 	double s_ig = pr->frames.s * ig;
 	for (int p = 0; p < pr->n_phi; p++) {
 		point_terms t = laminar_point(pr, p, g1d, s_ig, ig, pr->ds->c2[p][idx]);
 		acc->chi2 += t.res * t.res;
 		add_point_sums(s, &t);
-		double jp[XF_N_PHYS] = { t.u * a[0], t.u * a[1], t.u * a[2],
-					 t.v * b[0], t.v * b[1], t.v * b[2], t.z };
+		double jp[XF_N_PHYS] = { t.u * a[0], t.u * a[1], t.u * a[2], t.v * b[0],
+					 t.v * b[1], t.v * b[2], t.z };
 		double *pc = acc->pc + (size_t)p * XF_N_PHYS;
 		double *po = acc->po + (size_t)p * XF_N_PHYS;
 		for (int m = 0; m < XF_N_PHYS; m++) {
@@ -253,8 +251,7 @@ static void run_block(void *ctx, int block)
 		static_block(c->pr, block);
 }
 
-void xf_problem_scaling(const xf_problem *pr, const double *x, double *contrast,
-			double *offset)
+void xf_problem_scaling(const xf_problem *pr, const double *x, double *contrast, double *offset)
 {
 	const double *cc = x + pr->n_phys, *oc = x + pr->n_phys + pr->n_basis;
 	for (int p = 0; p < pr->n_phi; p++) {

@@ -7,10 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define XF_COV_RCOND 1e-12  /* eigenvalues below this fraction of the largest are dropped */
+#define XF_COV_RCOND 1e-12 /* eigenvalues below this fraction of the largest are dropped */
 
-int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_factor,
-		  double *cov, int *rank)
+int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_factor, double *cov,
+		  int *rank)
 {
 	int idx[n > 0 ? n : 1], m = 0;
 	for (int k = 0; k < n; k++)
@@ -55,8 +55,8 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 		(*rank)++;
 		for (int p = 0; p < m; p++)
 			for (int q = 0; q < m; q++)
-				cov[idx[p] * n + idx[q]] +=
-					a[p * m + e] * a[q * m + e] / ev[e] * d[p] * d[q] * scale_factor;
+				cov[idx[p] * n + idx[q]] += a[p * m + e] * a[q * m + e] / ev[e] *
+							    d[p] * d[q] * scale_factor;
 	}
 	free(a);
 	free(d);

@@ -4,7 +4,7 @@
 
 /* cov (n×n) = scale_factor·(JᵀJ_FF)⁺ on the free parameters, NaN elsewhere.
  * rank receives the numerical rank. Returns 0, or −1 on failure. */
-int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_factor,
-		  double *cov, int *rank);
+int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_factor, double *cov,
+		  int *rank);
 
 #endif

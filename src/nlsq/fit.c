@@ -11,8 +11,8 @@
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/rng.h"
 
-#define XF_AT_BOUND_TOL 1e-9  /* fraction of the bound width that counts as "at a bound" */
-#define XF_LOG_SPACED_DECADES 100.0  /* multi-start: log spacing above this upper/lower */
+#define XF_AT_BOUND_TOL	      1e-9  /* fraction of the bound width that counts as "at a bound" */
+#define XF_LOG_SPACED_DECADES 100.0 /* multi-start: log spacing above this upper/lower */
 /* The hierarchical stage only prepares a start: with the scaling held at its quantile
  * estimates it cannot reach the final χ², so polishing it to 1e-8 wastes passes. */
 #define XF_HIERARCHICAL_FTOL 1e-4
@@ -33,13 +33,13 @@ typedef struct fit_run {
 	double chi2;
 } fit_run;
 
-static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *phase,
-		    double ftol)
+static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *phase, double ftol)
 {
 	const xf_problem *pr = run->pr;
-	xf_lm_setup s = { pr->n_full, pr->lower, pr->upper, pr->scale, free_mask,
-			  run->cfg->nlsq.max_iterations, run->cfg->nlsq.xtol, run->cfg->nlsq.gtol,
-			  ftol, run->progress, run->progress_ctx, phase };
+	xf_lm_setup s = { pr->n_full,	       pr->lower,	    pr->upper,
+			  pr->scale,	       free_mask,	    run->cfg->nlsq.max_iterations,
+			  run->cfg->nlsq.xtol, run->cfg->nlsq.gtol, ftol,
+			  run->progress,       run->progress_ctx,   phase };
 	xf_lm_outcome out;
 	if (xf_lm_solve(&s, eval_problem, run->pr, x, run->jtj, run->b, &out))
 		return -1;
@@ -111,8 +111,8 @@ static int fit_from(fit_run *run, double *x, const char *label)
 	for (int k = 0; k < pr->n_full; k++)
 		free_mask[k] = !pr->fixed[k];
 	memcpy(start, x, sizeof start);
-	int hierarchical = run->cfg->mode == XF_MODE_LAMINAR && run->cfg->nlsq.hierarchical &&
-			   pr->n_basis > 0;
+	int hierarchical =
+		run->cfg->mode == XF_MODE_LAMINAR && run->cfg->nlsq.hierarchical && pr->n_basis > 0;
 	if (hierarchical) {
 		int phys_only[pr->n_full];
 		for (int k = 0; k < pr->n_full; k++)
@@ -139,15 +139,17 @@ static double lhs_value(const xf_problem *pr, uint64_t seed, int m, int s, int k
 	int perm[m];
 	for (int q = 0; q < m; q++)
 		perm[q] = q;
-	for (int q = m - 1; q > 0; q--) {  /* Fisher-Yates keyed by (parameter, position) */
-		int r = (int)(xf_rng_uniform(seed, XF_RNG_MULTI_START, (uint64_t)k, (uint64_t)q, 0) *
+	for (int q = m - 1; q > 0; q--) { /* Fisher-Yates keyed by (parameter, position) */
+		int r = (int)(xf_rng_uniform(seed, XF_RNG_MULTI_START, (uint64_t)k, (uint64_t)q,
+					     0) *
 			      (q + 1));
 		int t = perm[q];
 		perm[q] = perm[r];
 		perm[r] = t;
 	}
-	double u = (perm[s - 1] + xf_rng_uniform(seed, XF_RNG_MULTI_START, (uint64_t)k,
-						   (uint64_t)s, 1)) / m;
+	double u = (perm[s - 1] +
+		    xf_rng_uniform(seed, XF_RNG_MULTI_START, (uint64_t)k, (uint64_t)s, 1)) /
+		   m;
 	double lo = pr->lower[k], hi = pr->upper[k];
 	if (lo > 0.0 && hi / lo > XF_LOG_SPACED_DECADES)
 		return exp(log(lo) + u * (log(hi) - log(lo)));
@@ -218,7 +220,8 @@ static int fill_result(const xf_problem *pr, const xf_config *cfg, const double 
 		return -1;
 	if (res->cov_rank < n_free)
 		xf_warn("JᵀJ is rank deficient at the solution (rank %d of %d free parameters): "
-			"covariance is a pseudo-inverse", res->cov_rank, n_free);
+			"covariance is a pseudo-inverse",
+			res->cov_rank, n_free);
 	for (int k = 0; k < nf; k++) {
 		double v = res->covariance[k * nf + k];
 		res->uncertainties[k] = free_mask[k] && v >= 0.0 ? sqrt(v) : NAN;
@@ -244,12 +247,13 @@ static int fill_result(const xf_problem *pr, const xf_config *cfg, const double 
 		res->contrast_unc[p] = nb > 0 && vc >= 0.0 ? sqrt(vc) : NAN;
 		res->offset_unc[p] = nb > 0 && vo >= 0.0 ? sqrt(vo) : NAN;
 		if (pr->scaling == XF_SCALING_FOURIER) {
-			const xf_bound *cb = &cfg->bounds[XF_P_CONTRAST], *ob = &cfg->bounds[XF_P_OFFSET];
+			const xf_bound *cb = &cfg->bounds[XF_P_CONTRAST],
+				       *ob = &cfg->bounds[XF_P_OFFSET];
 			if (res->contrast[p] < cb->lower || res->contrast[p] > cb->upper ||
 			    res->offset[p] < ob->lower || res->offset[p] > ob->upper)
 				xf_warn("fourier scaling at phi %.2f deg lies outside the bounds: "
-					"contrast %.4g, offset %.4g", res->phi_deg[p], res->contrast[p],
-					res->offset[p]);
+					"contrast %.4g, offset %.4g",
+					res->phi_deg[p], res->contrast[p], res->offset[p]);
 		}
 	}
 	return 0;
@@ -273,9 +277,11 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		goto done;
 	}
 	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d free "
-		"of %d parameters", xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points,
+		"of %d parameters",
+		xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points,
 		xf_scaling_mode_name(pr.scaling), nf, nf);
-	int n_starts = cfg->nlsq.multi_start ? (cfg->nlsq.n_starts > 1 ? cfg->nlsq.n_starts : 1) : 1;
+	int n_starts =
+		cfg->nlsq.multi_start ? (cfg->nlsq.n_starts > 1 ? cfg->nlsq.n_starts : 1) : 1;
 	fit_run best = { 0 };
 	int have_best = 0;
 	for (int s = 0; s < n_starts; s++) {
@@ -285,14 +291,17 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		if (s > 0)
 			for (int k = 0; k < pr.n_phys; k++)
 				if (!pr.fixed[k])
-					x[k] = lhs_value(&pr, cfg->nlsq.multi_start_seed, n_starts - 1, s, k);
+					x[k] = lhs_value(&pr, cfg->nlsq.multi_start_seed,
+							 n_starts - 1, s, k);
 		if (n_starts > 1)
 			snprintf(label, sizeof label, "start %d/%d ", s + 1, n_starts);
 		if (fit_from(&run, x, label)) {
 			if (s == 0 && n_starts == 1) {
-				rc = xf_fail(err, XF_EXIT_DATA,
-					     "the model is not finite at the start values (check bounds "
-					     "and initial_parameters), in %s", ds->path ? ds->path : "data");
+				rc = xf_fail(
+					err, XF_EXIT_DATA,
+					"the model is not finite at the start values (check bounds "
+					"and initial_parameters), in %s",
+					ds->path ? ds->path : "data");
 				goto done;
 			}
 			xf_warn("start %d: model not finite, skipped", s + 1);

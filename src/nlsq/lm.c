@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XF_LM_LAMBDA0 1e-3          /* initial damping relative to diag H */
-#define XF_LM_LAMBDA_MAX 1e16       /* beyond: no descent possible in double precision */
-#define XF_LM_ACCEPT 1e-4           /* minimum ratio actual/predicted reduction */
-#define XF_LM_BOUND_TOL 1e-12       /* relative distance that counts as "on the bound" */
+#define XF_LM_LAMBDA0	 1e-3  /* initial damping relative to diag H */
+#define XF_LM_LAMBDA_MAX 1e16  /* beyond: no descent possible in double precision */
+#define XF_LM_ACCEPT	 1e-4  /* minimum ratio actual/predicted reduction */
+#define XF_LM_BOUND_TOL	 1e-12 /* relative distance that counts as "on the bound" */
 
 typedef struct lm_work {
 	int n;

@@ -8,12 +8,12 @@
 typedef int (*xf_lm_eval_fn)(void *ctx, const double *x, double *chi2, double *jtj, double *b);
 
 typedef struct xf_lm_setup {
-	int n;                    /* parameters */
-	const double *lower;      /* [n] */
-	const double *upper;      /* [n] */
-	const double *scale;      /* [n] typical magnitude (bound width) */
-	const int *free_mask;     /* [n] 1 = varied */
-	int max_iterations;       /* trial steps allowed (each costs one pass) */
+	int n;		      /* parameters */
+	const double *lower;  /* [n] */
+	const double *upper;  /* [n] */
+	const double *scale;  /* [n] typical magnitude (bound width) */
+	const int *free_mask; /* [n] 1 = varied */
+	int max_iterations;   /* trial steps allowed (each costs one pass) */
 	double xtol, gtol, ftol;
 	xf_nlsq_progress_fn progress;
 	void *progress_ctx;
@@ -21,9 +21,9 @@ typedef struct xf_lm_setup {
 } xf_lm_setup;
 
 typedef struct xf_lm_outcome {
-	int iterations;           /* trial steps evaluated */
-	const char *stop_reason;  /* xtol gtol ftol max_iterations singular non_finite */
-	double chi2;              /* at the returned x */
+	int iterations;		 /* trial steps evaluated */
+	const char *stop_reason; /* xtol gtol ftol max_iterations singular non_finite */
+	double chi2;		 /* at the returned x */
 } xf_lm_outcome;
 
 /* Minimise from x (in/out, clipped into the bounds first). jtj/b receive the values at

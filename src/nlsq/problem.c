@@ -26,8 +26,8 @@ static xf_scaling_mode choose_scaling(const xf_config *cfg, int n_phi)
 								     : XF_SCALING_INDIVIDUAL;
 	if (m == XF_SCALING_FOURIER && n_phi < 2 * cfg->nlsq.fourier_order + 1) {
 		xf_warn("per_angle_mode fourier needs at least %d angles (fourier_order %d), "
-			"%d kept: using individual", 2 * cfg->nlsq.fourier_order + 1,
-			cfg->nlsq.fourier_order, n_phi);
+			"%d kept: using individual",
+			2 * cfg->nlsq.fourier_order + 1, cfg->nlsq.fourier_order, n_phi);
 		return XF_SCALING_INDIVIDUAL;
 	}
 	return m;
@@ -42,9 +42,7 @@ static void fill_basis(xf_problem *pr, const double *phi_deg)
 		for (int k = 0; k < nb; k++)
 			row[k] = 0.0;
 		switch (pr->scaling) {
-		case XF_SCALING_INDIVIDUAL:
-			row[p] = 1.0;
-			break;
+		case XF_SCALING_INDIVIDUAL: row[p] = 1.0; break;
 		case XF_SCALING_FOURIER: {
 			double phi = phi_deg[p] * XF_DEG2RAD;
 			row[0] = 1.0;
@@ -68,7 +66,8 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 	const xf_bound *bnd[2] = { &cfg->bounds[XF_P_CONTRAST], &cfg->bounds[XF_P_OFFSET] };
 	const char *qname[2] = { "contrast", "offset" };
 	/* per-angle starts: the config's per_angle_scaling or the quantile estimates */
-	double *start_q[2] = { malloc(sizeof(double) * pr->n_phi), malloc(sizeof(double) * pr->n_phi) };
+	double *start_q[2] = { malloc(sizeof(double) * pr->n_phi),
+			       malloc(sizeof(double) * pr->n_phi) };
 	if (!start_q[0] || !start_q[1]) {
 		free(start_q[0]);
 		free(start_q[1]);
@@ -83,11 +82,12 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			free(start_q[1]);
 			return xf_fail(err, XF_EXIT_CONFIG,
 				       "initial_parameters.per_angle_scaling.%s: %d values given, "
-				       "expected 1 or %d (one per angle kept)", qname[q], n_given[q],
-				       pr->n_phi);
+				       "expected 1 or %d (one per angle kept)",
+				       qname[q], n_given[q], pr->n_phi);
 		}
 		for (int p = 0; p < pr->n_phi; p++)
-			start_q[q][p] = n_given[q] == 0 ? est[p] : given[q][n_given[q] == 1 ? 0 : p];
+			start_q[q][p] =
+				n_given[q] == 0 ? est[p] : given[q][n_given[q] == 1 ? 0 : p];
 	}
 	for (int q = 0; q < 2; q++) {
 		double mean = 0.0;
@@ -101,17 +101,21 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			double lo = bnd[q]->lower, hi = bnd[q]->upper;
 			switch (pr->scaling) {
 			case XF_SCALING_INDIVIDUAL:
-				pr->names[idx] = dup_name(q == 0 ? "contrast_%03d" : "offset_%03d", k);
+				pr->names[idx] =
+					dup_name(q == 0 ? "contrast_%03d" : "offset_%03d", k);
 				pr->start[idx] = start_q[q][k];
 				break;
 			case XF_SCALING_FOURIER:
 				if (k == 0) {
-					pr->names[idx] = dup_name(q == 0 ? "contrast_c%d" : "offset_c%d", 0);
+					pr->names[idx] =
+						dup_name(q == 0 ? "contrast_c%d" : "offset_c%d", 0);
 					pr->start[idx] = mean;
 				} else {
 					int order = (k + 1) / 2;
-					const char *fmt = (k % 2) ? (q == 0 ? "contrast_cos%d" : "offset_cos%d")
-								  : (q == 0 ? "contrast_sin%d" : "offset_sin%d");
+					const char *fmt = (k % 2) ? (q == 0 ? "contrast_cos%d"
+									    : "offset_cos%d")
+								  : (q == 0 ? "contrast_sin%d"
+									    : "offset_sin%d");
 					pr->names[idx] = dup_name(fmt, order);
 					pr->start[idx] = 0.0;
 					/* harmonics: ± half the bound width */
@@ -155,7 +159,7 @@ static int make_blocks(xf_problem *pr)
 	size_t pair = 0;
 	int blk = 0;
 	for (size_t i = 1; i + 1 < n && blk < pr->n_blocks; i++) {
-		size_t row = n - 1 - i;  /* pairs (i, i+1..n−1) */
+		size_t row = n - 1 - i; /* pairs (i, i+1..n−1) */
 		while (blk < pr->n_blocks && (size_t)blk * XF_PAIRS_PER_BLOCK < pair + row) {
 			size_t offset = (size_t)blk * XF_PAIRS_PER_BLOCK - pair;
 			pr->block_i[blk] = (int)i;
@@ -170,7 +174,7 @@ static int make_blocks(xf_problem *pr)
 static int alloc_slots(xf_problem *pr)
 {
 	size_t per_slot = (size_t)pr->n_phi * (2 * XF_N_PHYS + 5);
-	size_t n_slots = (size_t)pr->n_blocks + 1;  /* + the total */
+	size_t n_slots = (size_t)pr->n_blocks + 1; /* + the total */
 	pr->slots = calloc(n_slots, sizeof(xf_accum));
 	pr->slot_store = malloc(sizeof(double) * per_slot * n_slots);
 	if (!pr->slots || !pr->slot_store)
@@ -180,7 +184,7 @@ static int alloc_slots(xf_problem *pr)
 		xf_accum *a = &pr->slots[s];
 		a->pc = p;
 		a->po = p + (size_t)pr->n_phi * XF_N_PHYS;
-		a->scc = p + (size_t)pr->n_phi * 2 * XF_N_PHYS;  /* scc, sco, soo, bc, bo follow */
+		a->scc = p + (size_t)pr->n_phi * 2 * XF_N_PHYS; /* scc, sco, soo, bc, bo follow */
 		a->sco = a->scc + pr->n_phi;
 		a->soo = a->sco + pr->n_phi;
 		a->bc = a->soo + pr->n_phi;
@@ -189,20 +193,20 @@ static int alloc_slots(xf_problem *pr)
 	return 0;
 }
 
-int xf_problem_init(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
-		    int n_threads, xf_error *err)
+int xf_problem_init(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, int n_threads,
+		    xf_error *err)
 {
 	memset(pr, 0, sizeof *pr);
 	pr->ds = ds;
-	pr->grid = (xf_model_grid){ cfg->mode, cfg->shear_model, ds->n_frames, ds->dt_s, ds->q,
-				    cfg->gap_A };
+	pr->grid = (xf_model_grid){ cfg->mode, cfg->shear_model, ds->n_frames, ds->dt_s,
+				    ds->q,     cfg->gap_A };
 	pr->n_phys = xf_mode_n_phys(cfg->mode);
 	pr->n_phi = ds->n_phi;
 	pr->has_sigma = cfg->nlsq.has_sigma;
 	pr->sigma = cfg->nlsq.has_sigma ? cfg->nlsq.sigma : 1.0;
 	if (ds->n_frames < 3 || ds->n_phi < 1)
-		return xf_fail(err, XF_EXIT_DATA, "nothing to fit: %d angles, %d frames",
-			       ds->n_phi, ds->n_frames);
+		return xf_fail(err, XF_EXIT_DATA, "nothing to fit: %d angles, %d frames", ds->n_phi,
+			       ds->n_frames);
 	pr->scaling = choose_scaling(cfg, ds->n_phi);
 	switch (pr->scaling) {
 	case XF_SCALING_INDIVIDUAL: pr->n_basis = ds->n_phi; break;
@@ -233,8 +237,9 @@ int xf_problem_init(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 	    make_blocks(pr) || alloc_slots(pr) ||
 	    xf_frames_alloc(&pr->frames, ds->n_frames, cfg->mode == XF_MODE_LAMINAR)) {
 		xf_problem_free(pr);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory setting up the fit (%d angles, %d frames)",
-			       ds->n_phi, ds->n_frames);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "out of memory setting up the fit (%d angles, %d frames)", ds->n_phi,
+			       ds->n_frames);
 	}
 	for (int k = 0; k < pr->n_phys; k++) {
 		pr->names[k] = strdup(xf_param_names[k]);

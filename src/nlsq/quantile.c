@@ -7,8 +7,8 @@
 #include "nlsq/problem.h"
 #include "util/select.h"
 
-#define XF_QUANTILE_MIN_POINTS 100  /* fewer: use the middle of the bounds */
-#define XF_QUANTILE_MIN_REGION 10   /* a smaller region uses the whole angle */
+#define XF_QUANTILE_MIN_POINTS 100 /* fewer: use the middle of the bounds */
+#define XF_QUANTILE_MIN_REGION 10  /* a smaller region uses the whole angle */
 
 /* Percentile of the fitted lags without building the lag array: lag L (1..N−2) occurs
  * N−1−L times among the pairs 1 ≤ i < j ≤ N−1. */
@@ -50,7 +50,10 @@ static double region_percentile(const xf_dataset *ds, int angle, int long_lags, 
 	return xf_percentile(buf, m, q);
 }
 
-static double clip(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+static double clip(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
 
 void xf_quantile_scaling(const xf_dataset *ds, const xf_bound *cb, const xf_bound *ob,
 			 double *contrast, double *offset)

@@ -16,18 +16,18 @@
 
 /* the colour range spans these quantiles of the shown values: a few hot pixels must
  * not wash the whole map out */
-#define XF_PLOT_LOW_QUANTILE 0.005
+#define XF_PLOT_LOW_QUANTILE  0.005
 #define XF_PLOT_HIGH_QUANTILE 0.995
 
 /* per-angle page layout (pixels): three slots of [y label | square map | colour bar] */
-#define XF_ANGLE_SLOT_PX 720
-#define XF_ANGLE_LEFT_PX 100
-#define XF_ANGLE_MAP_PX 490
+#define XF_ANGLE_SLOT_PX   720
+#define XF_ANGLE_LEFT_PX   100
+#define XF_ANGLE_MAP_PX	   490
 #define XF_ANGLE_BOTTOM_PX 85
 
 typedef struct map {
-	int n;        /* pixels per side after averaging */
-	double *v;    /* n×n */
+	int n;	   /* pixels per side after averaging */
+	double *v; /* n×n */
 } map;
 
 /* block means of an N×N map, ignoring NaN (an all-NaN block stays NaN) */
@@ -93,8 +93,8 @@ static void widen_if_flat(double *lo, double *hi)
 }
 
 /* one heatmap in the viewport region [x0, x1] × [y0, y1] of the page */
-static void heatmap(const map *m, double t_max, double lo, double hi, int slot,
-		    const char *title, const char *bar_label)
+static void heatmap(const map *m, double t_max, double lo, double hi, int slot, const char *title,
+		    const char *bar_label)
 {
 	double x0 = slot * XF_ANGLE_SLOT_PX + XF_ANGLE_LEFT_PX;
 	plvpor(x0 / XF_PLOT_ANGLE_W, (x0 + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_W,
@@ -112,7 +112,7 @@ static void heatmap(const map *m, double t_max, double lo, double hi, int slot,
 	double **rows = malloc((size_t)m->n * sizeof *rows);
 	double *clipped = malloc((size_t)m->n * m->n * sizeof *clipped);
 	if (rows && clipped) {
-		double below = lo - (hi - lo);  /* outside [zmin, zmax]: not drawn */
+		double below = lo - (hi - lo); /* outside [zmin, zmax]: not drawn */
 		for (size_t k = 0; k < (size_t)m->n * m->n; k++) {
 			double v = m->v[k];
 			clipped[k] = !isfinite(v) ? below : v < lo ? lo : v > hi ? hi : v;
@@ -144,15 +144,17 @@ static void heatmap(const map *m, double t_max, double lo, double hi, int slot,
 	const PLFLT *values[1] = { range };
 	xf_plot_text(0.8);
 	plcolorbar(&cw, &ch, PL_COLORBAR_IMAGE,
-		   PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.03, 0.0,
-		   0.045, 1.0, 0, 1, 1, 0.0, 0.0, 0, 0.0, 1, label_opts, labels, 1, axis_opts,
-		   ticks, sub_ticks, n_values, values);
+		   PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.03, 0.0, 0.045,
+		   1.0, 0, 1, 1, 0.0, 0.0, 0, 0.0, 1, label_opts, labels, 1, axis_opts, ticks,
+		   sub_ticks, n_values, values);
 	xf_plot_text(1.0);
 }
 
 static const char *param_label(const char *name)
 {
-	static const struct { const char *name, *label; } greek[] = {
+	static const struct {
+		const char *name, *label;
+	} greek[] = {
 		{ "D0", "D#d0#u" },
 		{ "alpha", "α" },
 		{ "D_offset", "D#doffset#u" },
@@ -167,8 +169,7 @@ static const char *param_label(const char *name)
 	return name;
 }
 
-static void append_value(char *buf, size_t size, const char *label, double v, double u,
-			 int fixed)
+static void append_value(char *buf, size_t size, const char *label, double v, double u, int fixed)
 {
 	size_t len = strlen(buf);
 	if (fixed || !isfinite(u))
@@ -179,8 +180,8 @@ static void append_value(char *buf, size_t size, const char *label, double v, do
 			 u);
 }
 
-void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data,
-			const double *fit, double *work)
+void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
+			double *work)
 {
 	int n = src->n_frames;
 	size_t nn = (size_t)n * n;
@@ -210,7 +211,8 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data,
 	snprintf(line1, sizeof line1,
 		 "φ = %.2f°   q = %.5g Å#u-1#d   %s fit, %s (%s)   reduced χ#u2#d = %.4g%s",
 		 src->phi_deg[a], src->q, src->mode_name, src->status, src->stop_reason,
-		 src->reduced_chi_squared, factor > 1 ? "   [maps block-averaged for display]" : "");
+		 src->reduced_chi_squared,
+		 factor > 1 ? "   [maps block-averaged for display]" : "");
 	for (int k = 0; k < src->n_phys && src->values; k++)
 		append_value(line2, sizeof line2, param_label(src->names[k]), src->values[k],
 			     src->uncertainties ? src->uncertainties[k] : NAN,
@@ -249,8 +251,7 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data,
 		rlo = -rhi;
 		xf_plot_cmap_sequential();
 		heatmap(&md, t_max, lo, hi, 0, "data", "c#d2#u");
-		heatmap(&mf, t_max, lo, hi, 1, "fit (diagonal corrected like the data)",
-			"c#d2#u");
+		heatmap(&mf, t_max, lo, hi, 1, "fit (diagonal corrected like the data)", "c#d2#u");
 		xf_plot_cmap_diverging();
 		heatmap(&mr, t_max, rlo, rhi, 2, "residual: data − fit (grey: not fitted)",
 			"data − fit");

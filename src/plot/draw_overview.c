@@ -12,13 +12,12 @@
  * spread over φ, is drawn beyond that: more curves are unreadable) */
 #define XF_PLOT_MAX_CURVES 10
 /* data markers per curve, log-spaced in lag */
-#define XF_PLOT_MARKERS 40
+#define XF_PLOT_MARKERS	     40
 #define XF_PLOT_FIRST_COLOUR 16
 
 static const unsigned char palette[XF_PLOT_MAX_CURVES][3] = {
-	{ 31, 119, 180 }, { 255, 127, 14 }, { 44, 160, 44 }, { 214, 39, 40 },
-	{ 148, 103, 189 }, { 140, 86, 75 }, { 227, 119, 194 }, { 127, 127, 127 },
-	{ 188, 189, 34 }, { 23, 190, 207 },
+	{ 31, 119, 180 }, { 255, 127, 14 },  { 44, 160, 44 },	{ 214, 39, 40 },  { 148, 103, 189 },
+	{ 140, 86, 75 },  { 227, 119, 194 }, { 127, 127, 127 }, { 188, 189, 34 }, { 23, 190, 207 },
 };
 
 static void black(void)
@@ -50,9 +49,8 @@ static void range_of(const double *v, const double *u, int n, double *lo, double
 	*hi += pad;
 }
 
-static void per_angle_panel(const xf_plot_src *src, const double *v, const double *u,
-			    double x0, double x1, double y0, double y1, const char *name,
-			    const char *title)
+static void per_angle_panel(const xf_plot_src *src, const double *v, const double *u, double x0,
+			    double x1, double y0, double y1, const char *name, const char *title)
 {
 	int n = src->n_phi;
 	double plo = src->phi_deg[0], phi_hi = src->phi_deg[n - 1];
@@ -202,8 +200,9 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	xf_plot_text(0.8);
 	pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
 		 PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1,
-		 1, 0, 0, n_curves, opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts, NULL, NULL, NULL,
-		 NULL, colours, styles, widths, colours, sym_scales, sym_numbers, symbols);
+		 1, 0, 0, n_curves, opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts,
+		 NULL, NULL, NULL, NULL, colours, styles, widths, colours, sym_scales, sym_numbers,
+		 symbols);
 	xf_plot_text(1.0);
 }
 
@@ -266,8 +265,8 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	xf_plot_text(1.5);
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	xf_plot_text(1.0);
-	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89,
-			"contrast", "per-angle contrast (± 1σ)");
+	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89, "contrast",
+			"per-angle contrast (± 1σ)");
 	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.89, "offset",
 			"per-angle offset (± 1σ)");
 	lag_panel(src, cuts, 0.07, 0.52, 0.07, 0.45);

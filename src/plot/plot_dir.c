@@ -198,8 +198,10 @@ static int check_surface_shape(h5_result *r, hid_t d, const char *name, xf_error
 	H5Sclose(s);
 	if (rank != 3 || dims[0] != (hsize_t)r->n_phi || dims[1] != (hsize_t)r->n_frames ||
 	    dims[2] != (hsize_t)r->n_frames)
-		return xf_fail(err, XF_EXIT_DATA, "%s has the wrong shape (expected %d x %d x %d), "
-			       "%s", name, r->n_phi, r->n_frames, r->n_frames, r->path);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "%s has the wrong shape (expected %d x %d x %d), "
+			       "%s",
+			       name, r->n_phi, r->n_frames, r->n_frames, r->path);
 	return 0;
 }
 
@@ -207,9 +209,11 @@ static int load(h5_result *r, xf_error *err)
 {
 	size_t n = 0, m = 0;
 	if (!exists(r->file, "/data/c2") || !exists(r->file, "/nlsq/c2_fit"))
-		return xf_fail(err, XF_EXIT_DATA, "results.h5 has no c2 surfaces (the fit was "
+		return xf_fail(err, XF_EXIT_DATA,
+			       "results.h5 has no c2 surfaces (the fit was "
 			       "run with --no-surfaces): rerun the fit without --no-surfaces "
-			       "to draw plots, %s", r->path);
+			       "to draw plots, %s",
+			       r->path);
 	if (!(r->phi_deg = read_doubles(r, "/data/phi_deg", &n, err)))
 		return err->code;
 	r->n_phi = (int)n;
@@ -226,11 +230,13 @@ static int load(h5_result *r, xf_error *err)
 	    !(r->unc = read_doubles(r, "/nlsq/uncertainties", &m, err)))
 		return err->code;
 	if ((int)n != r->n_params || (int)m != r->n_params)
-		return xf_fail(err, XF_EXIT_DATA, "/nlsq/values does not match "
-			       "/nlsq/parameter_names, %s", r->path);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "/nlsq/values does not match "
+			       "/nlsq/parameter_names, %s",
+			       r->path);
 	r->is_fixed = calloc((size_t)r->n_params + 1, sizeof *r->is_fixed);
-	double *fixed = exists(r->file, "/nlsq/fixed") ?
-		read_doubles(r, "/nlsq/fixed", &n, err) : NULL;
+	double *fixed =
+		exists(r->file, "/nlsq/fixed") ? read_doubles(r, "/nlsq/fixed", &n, err) : NULL;
 	for (int k = 0; fixed && r->is_fixed && k < r->n_params && k < (int)n; k++)
 		r->is_fixed[k] = fixed[k] != 0.0;
 	free(fixed);

@@ -8,8 +8,8 @@
 #include "xpcsfit/error.h"
 
 /* page sizes in pixels */
-#define XF_PLOT_ANGLE_W 2160
-#define XF_PLOT_ANGLE_H 780
+#define XF_PLOT_ANGLE_W	   2160
+#define XF_PLOT_ANGLE_H	   780
 #define XF_PLOT_OVERVIEW_W 1600
 #define XF_PLOT_OVERVIEW_H 1150
 
@@ -18,21 +18,21 @@
 
 typedef struct xf_plot_src {
 	int n_phi;
-	const double *phi_deg;        /* [n_phi] */
-	int n_frames;                 /* N */
-	double dt_s;                  /* t_k = k·dt_s */
-	double q;                     /* 1/Å */
-	const char *mode_name;        /* "static" | "laminar_flow" */
+	const double *phi_deg; /* [n_phi] */
+	int n_frames;	       /* N */
+	double dt_s;	       /* t_k = k·dt_s */
+	double q;	       /* 1/Å */
+	const char *mode_name; /* "static" | "laminar_flow" */
 	const char *status, *stop_reason;
 	double chi_squared, reduced_chi_squared;
 	long long n_points;
 	int iterations;
 	int n_params, n_phys;
-	char *const *names;           /* [n_params] */
-	const char *const *units;     /* [n_params] or NULL */
-	const double *values, *uncertainties;  /* [n_params]; may be NULL */
-	const int *is_fixed;          /* [n_params] or NULL */
-	const double *contrast, *contrast_unc, *offset, *offset_unc;  /* [n_phi] */
+	char *const *names;					     /* [n_params] */
+	const char *const *units;				     /* [n_params] or NULL */
+	const double *values, *uncertainties;			     /* [n_params]; may be NULL */
+	const int *is_fixed;					     /* [n_params] or NULL */
+	const double *contrast, *contrast_unc, *offset, *offset_unc; /* [n_phi] */
 	/* data and fit of angle a as full N×N row-major maps; 0 or an error code */
 	int (*surfaces)(void *ctx, int a, double *data, double *fit, xf_error *err);
 	void *ctx;
@@ -40,8 +40,8 @@ typedef struct xf_plot_src {
 
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */
 typedef struct xf_plot_cuts {
-	int n_lags;                   /* N - 2 (lags 1..N-2 frames) */
-	double *data, *fit;           /* [n_phi][n_lags] */
+	int n_lags;	    /* N - 2 (lags 1..N-2 frames) */
+	double *data, *fit; /* [n_phi][n_lags] */
 } xf_plot_cuts;
 
 /* Draw every per-angle PNG and overview.png into plots_dir (created if missing). */
@@ -49,11 +49,11 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 
 /* Draw one PNG: open a pngcairo stream on a temporary file, call draw(ctx), close,
  * rename to path. A PLplot fatal error comes back as an error code, never exit(). */
-int xf_pl_file(const char *path, int width_px, int height_px,
-	       void (*draw)(void *ctx), void *ctx, xf_error *err);
+int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
+	       xf_error *err);
 
-void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data,
-			const double *fit, double *work);
+void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
+			double *work);
 void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts);
 
 /* Character height: scale × the default, times one factor that suits the pngcairo

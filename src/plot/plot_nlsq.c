@@ -117,8 +117,10 @@ static int mem_surfaces(void *p, int a, double *data, double *fit, xf_error *err
 	mem_ctx *c = p;
 	xf_io_data_surface(c->ds, a, data);
 	if (xf_io_fit_surface(c->cfg, c->ds, c->res, a, fit) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "model evaluation failed for the plot of "
-			       "angle %d", a);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "model evaluation failed for the plot of "
+			       "angle %d",
+			       a);
 	return 0;
 }
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static jmp_buf *pl_jump;      /* where a fatal PLplot error returns to */
-static char pl_message[512];  /* its message */
+static jmp_buf *pl_jump;     /* where a fatal PLplot error returns to */
+static char pl_message[512]; /* its message */
 
 static int pl_exit_handler(PLCHAR_VECTOR msg)
 {
@@ -30,8 +30,8 @@ static void pl_abort_handler(PLCHAR_VECTOR msg)
 	xf_warn("PLplot: %s", msg ? msg : "(no message)");
 }
 
-int xf_pl_file(const char *path, int width_px, int height_px,
-	       void (*draw)(void *ctx), void *ctx, xf_error *err)
+int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
+	       xf_error *err)
 {
 	char tmp[PATH_MAX];
 	if (xf_io_tmp_name(path, tmp, sizeof tmp) != 0)
@@ -68,8 +68,10 @@ int xf_pl_file(const char *path, int width_px, int height_px,
 	initialised = 0;
 	pl_jump = NULL;
 	if (access(tmp, F_OK) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "plotting produced no file (folder not "
-			       "writable?), %s", path);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "plotting produced no file (folder not "
+			       "writable?), %s",
+			       path);
 	return xf_io_commit_tmp(tmp, path, err);
 }
 
@@ -87,8 +89,7 @@ void xf_plot_text(double scale)
 	plschr(0.0, xf_plot_text_scale(scale));
 }
 
-static void cmap(const double *pos, const double *r, const double *g, const double *b,
-		 int n)
+static void cmap(const double *pos, const double *r, const double *g, const double *b, int n)
 {
 	plscmap1n(256);
 	plscmap1l(1, n, pos, r, g, b, NULL);

@@ -8,7 +8,7 @@
 
 static struct {
 	pthread_mutex_t lock;
-	char *text;       /* every log line so far */
+	char *text; /* every log line so far */
 	size_t len, cap;
 	int warnings_to_stderr;
 	int info_to_stderr;
@@ -46,7 +46,7 @@ static void log_append(const char *prefix, const char *line)
 			cap *= 2;
 		char *p = realloc(log_state.text, cap);
 		if (!p)
-			return;  /* the log is best effort; the run goes on */
+			return; /* the log is best effort; the run goes on */
 		log_state.text = p;
 		log_state.cap = cap;
 	}
@@ -93,9 +93,15 @@ void xf_log_set_stderr(int warnings_on, int info_on)
 	log_state.info_to_stderr = info_on;
 }
 
-int xf_log_warning_count(void) { return log_state.n_warnings; }
+int xf_log_warning_count(void)
+{
+	return log_state.n_warnings;
+}
 
-const char *xf_log_text(void) { return log_state.text ? log_state.text : ""; }
+const char *xf_log_text(void)
+{
+	return log_state.text ? log_state.text : "";
+}
 
 void xf_log_reset(void)
 {

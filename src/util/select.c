@@ -59,10 +59,9 @@ double xf_percentile(double *v, size_t n, double q)
 	double v_lo = xf_select_kth(v, n, lo);
 	if (lo + 1 >= n)
 		return v_lo;
-	double v_hi = v[lo + 1];  /* the smallest value above position lo */
+	double v_hi = v[lo + 1]; /* the smallest value above position lo */
 	for (size_t m = lo + 2; m < n; m++)
 		if (v[m] < v_hi)
 			v_hi = v[m];
 	return v_lo + (h - (double)lo) * (v_hi - v_lo);
 }
-

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 struct xf_pool {
-	int n_threads;            /* including the calling thread */
-	pthread_t *threads;       /* n_threads - 1 workers */
+	int n_threads;	    /* including the calling thread */
+	pthread_t *threads; /* n_threads - 1 workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_ready;
 	pthread_cond_t work_done;
@@ -80,7 +80,7 @@ xf_pool *xf_pool_create(int n_threads)
 		}
 		for (int t = 0; t < n_threads - 1; t++)
 			if (pthread_create(&pool->threads[t], NULL, worker_main, pool)) {
-				pool->n_threads = t + 1;  /* keep the ones that started */
+				pool->n_threads = t + 1; /* keep the ones that started */
 				break;
 			}
 	}
@@ -104,7 +104,10 @@ void xf_pool_destroy(xf_pool *pool)
 	free(pool);
 }
 
-int xf_pool_threads(const xf_pool *pool) { return pool->n_threads; }
+int xf_pool_threads(const xf_pool *pool)
+{
+	return pool->n_threads;
+}
 
 void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx)
 {

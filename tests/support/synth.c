@@ -33,12 +33,15 @@ int xf_synth_dataset(const xf_model_grid *grid, const double *theta, int n_phi,
 		ds->phi_deg[a] = phi_deg[a];
 		ds->map_number[a] = a + 1;
 		ds->c2[a] = malloc(sizeof(double) * xf_packed_size(n));
-		if (!ds->c2[a] || xf_model_c2_full(grid, theta, phi_deg[a], contrast[a], offset[a], full))
+		if (!ds->c2[a] ||
+		    xf_model_c2_full(grid, theta, phi_deg[a], contrast[a], offset[a], full))
 			return -1;
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = i; j < n; j++) {
-				double e = noise > 0 ? noise * xf_rng_normal(seed, XF_RNG_SIMULATE_NOISE,
-									     (uint64_t)a, i, j) : 0.0;
+				double e = noise > 0 ? noise * xf_rng_normal(seed,
+									     XF_RNG_SIMULATE_NOISE,
+									     (uint64_t)a, i, j)
+						     : 0.0;
 				ds->c2[a][xf_packed_index(n, i, j)] = full[i * n + j] + e;
 			}
 	}
