@@ -162,6 +162,35 @@ def main():
     else:
         check(False, "configs/chx_static.yaml missing")
 
+    # 7. surfaces in several chunks (N = 600: row blocks of 436 + a short one of 164),
+    #    prepared on 1 or 3 threads: the same file bytes, and the right values
+    big = os.path.join(TMP, "big.h5")
+    big_cfg = write_config("big.yaml", TRUTH, frames=600, data=big)
+    r = run("simulate", "--config", big_cfg, "--phi", "0,90", "--out", big, "--noise", "0.001")
+    check(r.returncode == 0, "simulate 600 frames")
+    big_fit = write_config("big_fit.yaml", START, frames=600, data=big, max_iter=3)
+    outs = []
+    for t in ("1", "3"):
+        r, d = fit(big_fit, os.path.join(TMP, "big" + t), "--threads", t, "--no-plots")
+        check(r.returncode == 0, f"600-frame fit on {t} threads")
+        outs.append(os.path.join(d, "results.h5"))
+    check(open(outs[0], "rb").read() == open(outs[1], "rb").read(),
+          "results.h5 bytes differ between 1 and 3 threads")
+    with h5py.File(outs[0], "r") as h, h5py.File(big, "r") as src:
+        check(h["/nlsq/c2_fit"].chunks == (1, 436, 600), f"chunks {h['/nlsq/c2_fit'].chunks}")
+        stored = src["/xpcs/twotime/correlation_map/c2_00002"][()]  # phi = 90
+        full = stored + stored.T - np.diag(np.diag(stored))
+        surf = h["/data/c2"][1]
+        off = ~np.eye(600, dtype=bool)
+        check(np.array_equal(surf[off], full[off].astype(np.float32)), "/data/c2 values")
+        res = h["/nlsq/residuals"][1]
+        fitv = h["/nlsq/c2_fit"][1]
+        check(np.allclose(res[1:, 1:][off[1:, 1:]],
+                          (full - fitv.astype(np.float64))[1:, 1:][off[1:, 1:]], atol=1e-6),
+              "residuals = data - fit")
+        check(np.isnan(res[0]).all() and np.isnan(np.diag(res)).all(), "NaN rows")
+        check(np.array_equal(fitv, fitv.T), "fit surface symmetric")
+
     # 6. error paths: one line, the right exit code, nothing written
     r = run("nlsq", "--config", os.path.join(TMP, "nope.yaml"), "--out", os.path.join(TMP, "e1"))
     check(r.returncode == 2 and r.stderr.startswith("xpcsfit: error:"), f"missing config: {r.returncode}")

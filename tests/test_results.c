@@ -279,7 +279,7 @@ static void assert_png(const char *path)
 
 static void write_all(fixture *f, const char *dir, int surfaces, int plots)
 {
-	xf_output_options opt = { surfaces, plots };
+	xf_output_options opt = { surfaces, plots, 1 };
 	xf_error err = { 0 };
 	int rc = xf_results_write_nlsq(dir, &f->cfg, &f->ds, &f->res, &opt, &err);
 	if (rc != 0)
@@ -756,7 +756,7 @@ static void test_atomic_errors(void **state)
 	xf_error_clear(&err);
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
-	xf_output_options opt = { 1, 1 };
+	xf_output_options opt = { 1, 1, 1 };
 	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err), 1);
 	assert_non_null(strstr(err.msg, target));
 	xf_error_clear(&err);

@@ -21,6 +21,11 @@ typedef struct xf_model_grid {
 int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_deg,
 		     double contrast, double offset, double *c2_out);
 
+/* Rows [row0, row1) of the same N×N matrix ((row1 − row0) × N values, row-major):
+ * a chunk of a surface without the whole matrix in memory. */
+int xf_model_c2_rows(const xf_model_grid *grid, const double *theta, double phi_deg,
+		     double contrast, double offset, int row0, int row1, double *c2_out);
+
 /* c2 at one (i, j) and its gradient. grad (may be NULL) receives 9 values:
  * ∂c2/∂theta[0..6] (zeros past the mode's parameters), ∂c2/∂contrast, ∂c2/∂offset.
  * Recomputes the cumulative integrals: for tests and spot checks, not for fits.

@@ -76,7 +76,7 @@ int xf_cmd_nlsq(int argc, char **argv)
 	};
 	const char *config_path = NULL, *data_path = NULL, *out = "./xpcsfit_results";
 	int threads = 0;
-	xf_output_options oopt = { 1, 1 };
+	xf_output_options oopt = { 1, 1, 1 };
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -131,6 +131,7 @@ int xf_cmd_nlsq(int argc, char **argv)
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
+	oopt.threads = threads;
 	double t_loaded = now_s();
 	xf_info("data: %s (%s), q %.6g 1/A, %d angles, %d frames, dt %.6g s (%s), %zu points",
 		ds.path, xf_layout_name(ds.layout), ds.q, ds.n_phi, ds.n_frames, ds.dt_s,

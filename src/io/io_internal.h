@@ -21,6 +21,4 @@ int xf_io_join(char *buf, size_t size, const char *dir, const char *name, xf_err
  * x; "null" for NaN and infinities. buf needs 32 bytes. */
 void xf_io_format_double(double x, char *buf, size_t size);
 
-/* "aps-u" / "aps-old" (local copy: the data module owns xf_layout_name). */
-
 #endif

@@ -30,11 +30,12 @@ static void log_versions_and_timing(const char *dir, const xf_nlsq_result *res)
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
 {
-	int write_surfaces = opt ? opt->write_surfaces : 1;
+	int threads = opt && opt->threads > 1 ? opt->threads : 1;
+	int surface_threads = !opt || opt->write_surfaces ? threads : 0;
 	int write_plots = opt ? opt->write_plots : 1;
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
-	if (xf_results_write_nlsq_h5(dir, cfg, ds, res, write_surfaces, err) != 0)
+	if (xf_results_write_nlsq_h5(dir, cfg, ds, res, surface_threads, err) != 0)
 		return err->code;
 	if (xf_results_write_nlsq_json(dir, cfg, ds, res, err) != 0)
 		return err->code;

@@ -4,7 +4,9 @@
  * result gives the same bytes; the file is written under a temporary name and renamed.
  * Surfaces are written angle by angle so at most one N×N map is in memory. */
 #include "io/io_internal.h"
+#include "io/surface_chunks.h"
 #include "io/surfaces.h"
+#include "xpcsfit/vdev.h"
 #include "xpcsfit/results.h"
 
 #include <hdf5.h>
@@ -19,7 +21,7 @@
 	1 /* noisy float32 maps gain little from higher levels; level 1 is ~3x faster */
 /* a chunk larger than this (bytes) is split by rows: keeps chunks cheap to (de)compress
  * and inside HDF5's limits for very long series */
-#define XF_H5_MAX_CHUNK_BYTES (4u << 20)
+#define XF_H5_MAX_CHUNK_BYTES (1u << 20)
 
 typedef struct h5w {
 	hid_t file;
@@ -257,6 +259,15 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 		       "1-sigma standard error of each angle's offset");
 }
 
+/* Rows of a surface chunk: the whole N×N map of an angle when it is small, else row
+ * blocks of at most XF_H5_MAX_CHUNK_BYTES, so that the chunks prepared in parallel stay
+ * small next to the data. */
+static size_t surface_chunk_rows(size_t n)
+{
+	size_t rows = XF_H5_MAX_CHUNK_BYTES / (n * sizeof(float));
+	return rows < 1 ? 1 : rows > n ? n : rows;
+}
+
 /* (n_phi, N, N) float32, chunked per angle (rows split when large), shuffle + gzip */
 static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_t n,
 			     const char *desc)
@@ -264,13 +275,7 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	if (w->failed)
 		return -1;
 	hsize_t dims[3] = { (hsize_t)n_phi, n, n };
-	hsize_t rows = n;
-	if (n * n * sizeof(float) > XF_H5_MAX_CHUNK_BYTES) {
-		rows = XF_H5_MAX_CHUNK_BYTES / (n * sizeof(float));
-		if (rows < 1)
-			rows = 1;
-	}
-	hsize_t chunk[3] = { 1, rows, n };
+	hsize_t chunk[3] = { 1, surface_chunk_rows(n), n };
 	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	H5Pset_obj_track_times(dcpl, 0);
 	H5Pset_chunk(dcpl, 3, chunk);
@@ -291,72 +296,74 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	return d;
 }
 
-static int write_angle(h5w *w, hid_t d, int a, size_t n, const float *buf, const char *name)
-{
-	if (w->failed)
-		return -1;
-	hsize_t start[3] = { (hsize_t)a, 0, 0 }, count[3] = { 1, n, n };
-	hid_t fs = H5Dget_space(d);
-	hid_t ms = H5Screate_simple(3, count, NULL);
-	herr_t st = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-	if (st >= 0)
-		st = H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf);
-	H5Sclose(ms);
-	H5Sclose(fs);
-	if (st < 0)
-		return h5_fail(w, name);
-	return 0;
-}
+/* Prepare chunks on the pool in batches of one per thread, write them in chunk order:
+ * the bytes of the file do not depend on the thread count. */
+typedef struct chunk_batch {
+	const xf_config *cfg;
+	const xf_dataset *ds;
+	const xf_nlsq_result *res;
+	xf_surface_chunk *chunks;
+} chunk_batch;
 
-static void to_float(const double *src, float *dst, size_t n)
+static void prepare_chunk(void *ctx, int k)
 {
-	for (size_t k = 0; k < n; k++)
-		dst[k] = (float)src[k];
+	chunk_batch *b = ctx;
+	xf_io_surface_chunk(b->cfg, b->ds, b->res, XF_H5_DEFLATE_LEVEL, &b->chunks[k]);
 }
 
 static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res)
+			  const xf_nlsq_result *res, int threads)
 {
-	size_t n = (size_t)ds->n_frames, nn = n * n;
+	size_t n = (size_t)ds->n_frames, rows = surface_chunk_rows(n);
 	hid_t data = H5Gopen2(w->file, "/data", H5P_DEFAULT);
-	hid_t d_c2 = surface_dataset(w, data, "c2", ds->n_phi, n,
-				     "measured c2(t1, t2), full symmetric matrix rebuilt from the "
-				     "stored triangle, diagonal-corrected");
-	hid_t d_fit = surface_dataset(w, nlsq, "c2_fit", ds->n_phi, n,
-				      "fitted model c2(t1, t2) at the fitted values");
-	hid_t d_res = surface_dataset(w, nlsq, "residuals", ds->n_phi, n,
-				      "data - fit; NaN where not fitted (t1 = 0 or t2 = 0 row "
-				      "and column, the diagonal)");
-	double *dat = malloc(nn * sizeof *dat);
-	double *fit = malloc(nn * sizeof *fit);
-	float *buf = malloc(nn * sizeof *buf);
-	if (!dat || !fit || !buf)
+	hid_t dsets[XF_N_SURFACES];
+	dsets[XF_SURF_DATA] = surface_dataset(w, data, "c2", ds->n_phi, n,
+					      "measured c2(t1, t2), full symmetric matrix rebuilt "
+					      "from the stored triangle, diagonal-corrected");
+	dsets[XF_SURF_FIT] = surface_dataset(w, nlsq, "c2_fit", ds->n_phi, n,
+					     "fitted model c2(t1, t2) at the fitted values");
+	dsets[XF_SURF_RESIDUALS] = surface_dataset(w, nlsq, "residuals", ds->n_phi, n,
+						   "data - fit; NaN where not fitted (t1 = 0 or "
+						   "t2 = 0 row and column, the diagonal)");
+	static const char *const names[XF_N_SURFACES] = { "/data/c2", "/nlsq/c2_fit",
+							  "/nlsq/residuals" };
+	size_t per_angle = (n + rows - 1) / rows, n_chunks = per_angle * (size_t)ds->n_phi;
+	xf_pool *pool = xf_pool_create(threads);
+	xf_surface_chunk *batch = calloc((size_t)threads, sizeof *batch);
+	if (!pool || !batch)
 		h5_fail(w, "surfaces (out of memory)");
-	for (int a = 0; a < ds->n_phi && !w->failed; a++) {
-		xf_io_data_surface(ds, a, dat);
-		to_float(dat, buf, nn);
-		write_angle(w, d_c2, a, n, buf, "/data/c2");
-		if (xf_io_fit_surface(cfg, ds, res, a, fit) != 0) {
-			h5_fail(w, "/nlsq/c2_fit (model evaluation failed)");
-			break;
+	for (size_t first = 0; first < n_chunks && !w->failed; first += (size_t)threads) {
+		int count = (int)(n_chunks - first < (size_t)threads ? n_chunks - first
+								     : (size_t)threads);
+		for (int k = 0; k < count; k++) {
+			size_t c = first + (size_t)k;
+			memset(&batch[k], 0, sizeof batch[k]);
+			batch[k].angle = (int)(c / per_angle);
+			batch[k].row0 = (c % per_angle) * rows;
+			batch[k].row1 = batch[k].row0 + rows < n ? batch[k].row0 + rows : n;
+			batch[k].chunk_rows = rows;
 		}
-		to_float(fit, buf, nn);
-		write_angle(w, d_fit, a, n, buf, "/nlsq/c2_fit");
-		for (size_t k = 0; k < nn; k++)
-			dat[k] -= fit[k];
-		xf_io_mask_unfitted(dat, n);
-		to_float(dat, buf, nn);
-		write_angle(w, d_res, a, n, buf, "/nlsq/residuals");
+		chunk_batch ctx = { cfg, ds, res, batch };
+		xf_pool_run(pool, count, prepare_chunk, &ctx);
+		for (int k = 0; k < count && !w->failed; k++) {
+			if (batch[k].failed) {
+				h5_fail(w, "surfaces (model evaluation or compression failed)");
+				break;
+			}
+			hsize_t offset[3] = { (hsize_t)batch[k].angle, batch[k].row0, 0 };
+			for (int s = 0; s < XF_N_SURFACES && !w->failed; s++)
+				if (H5Dwrite_chunk(dsets[s], H5P_DEFAULT, 0, offset,
+						   batch[k].size[s], batch[k].bytes[s]) < 0)
+					h5_fail(w, names[s]);
+		}
+		for (int k = 0; k < count; k++)
+			xf_io_surface_chunk_free(&batch[k]);
 	}
-	free(dat);
-	free(fit);
-	free(buf);
-	if (d_c2 >= 0)
-		H5Dclose(d_c2);
-	if (d_fit >= 0)
-		H5Dclose(d_fit);
-	if (d_res >= 0)
-		H5Dclose(d_res);
+	free(batch);
+	xf_pool_destroy(pool);
+	for (int s = 0; s < XF_N_SURFACES; s++)
+		if (dsets[s] >= 0)
+			H5Dclose(dsets[s]);
 	if (data >= 0)
 		H5Gclose(data);
 	return w->failed ? -1 : 0;
@@ -379,7 +386,7 @@ static char *join_names(int n, char *const *names)
 }
 
 static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_nlsq_result *res, int write_surfaces_flag)
+			    const xf_nlsq_result *res, int surface_threads)
 {
 	hid_t g = group(w, "/nlsq");
 	if (g < 0)
@@ -389,20 +396,20 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
 	attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
 	attr_str(w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
-	attr_str(w, g, "surfaces", write_surfaces_flag ? "written" : "skipped (--no-surfaces)");
+	attr_str(w, g, "surfaces", surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
 	attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
-	if (write_surfaces_flag)
-		write_surfaces(w, g, cfg, ds, res);
+	if (surface_threads > 0)
+		write_surfaces(w, g, cfg, ds, res, surface_threads);
 	H5Gclose(g);
 	return w->failed ? -1 : 0;
 }
 
 int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res, int write_surfaces, xf_error *err)
+			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	if (xf_io_join(path, sizeof path, dir, "results.h5", err) != 0)
@@ -439,7 +446,7 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 	attr_str(&w, w.file, "method", "nlsq");
 	attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
 	write_data_group(&w, ds);
-	write_nlsq_group(&w, cfg, ds, res, write_surfaces);
+	write_nlsq_group(&w, cfg, ds, res, surface_threads);
 	H5Pclose(w.dcpl);
 	H5Pclose(w.gcpl);
 	if (H5Fclose(w.file) < 0 && !w.failed)

@@ -44,6 +44,24 @@ static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms
 	return g1;
 }
 
+int xf_model_c2_rows(const xf_model_grid *grid, const double *theta, double phi_deg,
+		     double contrast, double offset, int row0, int row1, double *c2_out)
+{
+	xf_frames f;
+	int n = grid->n_frames;
+	if (xf_frames_alloc(&f, n, grid->mode == XF_MODE_LAMINAR))
+		return -1;
+	xf_frames_compute(&f, grid, theta);
+	angle_terms at = angle_of(theta, phi_deg);
+	for (int i = row0; i < row1; i++)
+		for (int j = 0; j < n; j++) {
+			double g1 = pair_g1(&f, grid, at, i < j ? i : j, i < j ? j : i, NULL);
+			c2_out[(size_t)(i - row0) * n + j] = offset + contrast * g1 * g1;
+		}
+	xf_frames_free(&f);
+	return 0;
+}
+
 int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_deg,
 		     double contrast, double offset, double *c2_out)
 {

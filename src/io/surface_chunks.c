@@ -1,0 +1,86 @@
+/* surface_chunks.c — compute and compress one chunk of the result surfaces
+ * (surface_chunks.h). Runs on worker threads: touches no HDF5 state. */
+#include "io/surface_chunks.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "xpcsfit/model.h"
+
+/* HDF5's shuffle filter: byte b of element i goes to b·n + i. */
+static void shuffle_floats(const float *src, size_t n, unsigned char *dst)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	for (size_t i = 0; i < n; i++)
+		for (size_t b = 0; b < sizeof(float); b++)
+			dst[b * n + i] = s[i * sizeof(float) + b];
+}
+
+static int deflate_floats(const float *v, size_t n, int level, unsigned char *scratch,
+			  unsigned char **out, size_t *out_size)
+{
+	uLong bound = compressBound((uLong)(n * sizeof(float)));
+	*out = malloc(bound);
+	if (!*out)
+		return -1;
+	shuffle_floats(v, n, scratch);
+	uLongf size = bound;
+	if (compress2(*out, &size, scratch, (uLong)(n * sizeof(float)), level) != Z_OK)
+		return -1;
+	*out_size = size;
+	return 0;
+}
+
+int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
+			int deflate_level, xf_surface_chunk *c)
+{
+	size_t n = (size_t)ds->n_frames, m = c->chunk_rows * n;
+	int a = c->angle;
+	double *fit = malloc(sizeof(double) * (c->row1 - c->row0) * n);
+	float *surf = malloc(sizeof(float) * m * XF_N_SURFACES);
+	unsigned char *scratch = malloc(sizeof(float) * m);
+	c->failed = 1;
+	if (!fit || !surf || !scratch)
+		goto done;
+	xf_model_grid grid = { res->mode, cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
+			       ds->n_frames, ds->dt_s, ds->q, cfg ? cfg->gap_A : 2e6 };
+	double theta[XF_N_PHYS] = { 0 };
+	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
+		theta[k] = res->values[k];
+	if (xf_model_c2_rows(&grid, theta, ds->phi_deg[a], res->contrast[a], res->offset[a],
+			     (int)c->row0, (int)c->row1, fit))
+		goto done;
+	float *data_f = surf, *fit_f = surf + m, *res_f = surf + 2 * m;
+	for (size_t k = 0; k < m * XF_N_SURFACES; k++)
+		surf[k] = NAN;  /* padding rows of a short last chunk */
+	for (size_t i = c->row0; i < c->row1; i++)
+		for (size_t j = 0; j < n; j++) {
+			size_t k = (i - c->row0) * n + j;
+			double d = ds->c2[a][i <= j ? xf_packed_index(n, i, j) : xf_packed_index(n, j, i)];
+			double f = fit[k];
+			data_f[k] = (float)d;
+			fit_f[k] = (float)f;
+			/* nothing is fitted on row/column 0 and the diagonal */
+			res_f[k] = (i == 0 || j == 0 || i == j) ? NAN : (float)(d - f);
+		}
+	for (int s = 0; s < XF_N_SURFACES; s++)
+		if (deflate_floats(surf + (size_t)s * m, m, deflate_level, scratch, &c->bytes[s],
+				   &c->size[s]))
+			goto done;
+	c->failed = 0;
+done:
+	free(fit);
+	free(surf);
+	free(scratch);
+	return c->failed ? -1 : 0;
+}
+
+void xf_io_surface_chunk_free(xf_surface_chunk *c)
+{
+	for (int s = 0; s < XF_N_SURFACES; s++) {
+		free(c->bytes[s]);
+		c->bytes[s] = NULL;
+	}
+}
