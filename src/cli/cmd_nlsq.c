@@ -165,6 +165,9 @@ int xf_cmd_nlsq(int argc, char **argv)
 		goto done;
 	}
 	snprintf(dir, len, "%s/nlsq", out);
+	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
+		oopt.write_surfaces ? " with surfaces" : "",
+		oopt.write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_results_write_nlsq(dir, &cfg, &ds, &res, &oopt, &err)) {
 		rc = xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
 		free(dir);
