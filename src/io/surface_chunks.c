@@ -44,8 +44,9 @@ int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nls
 	c->failed = 1;
 	if (!fit || !surf || !scratch)
 		goto done;
-	xf_model_grid grid = { res->mode, cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
-			       ds->n_frames, ds->dt_s, ds->q, cfg ? cfg->gap_A : 2e6 };
+	xf_model_grid grid = { res->mode,    cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
+			       ds->n_frames, ds->dt_s,
+			       ds->q,	     cfg ? cfg->gap_A : 2e6 };
 	double theta[XF_N_PHYS] = { 0 };
 	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
 		theta[k] = res->values[k];
@@ -54,11 +55,12 @@ int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nls
 		goto done;
 	float *data_f = surf, *fit_f = surf + m, *res_f = surf + 2 * m;
 	for (size_t k = 0; k < m * XF_N_SURFACES; k++)
-		surf[k] = NAN;  /* padding rows of a short last chunk */
+		surf[k] = NAN; /* padding rows of a short last chunk */
 	for (size_t i = c->row0; i < c->row1; i++)
 		for (size_t j = 0; j < n; j++) {
 			size_t k = (i - c->row0) * n + j;
-			double d = ds->c2[a][i <= j ? xf_packed_index(n, i, j) : xf_packed_index(n, j, i)];
+			double d = ds->c2[a][i <= j ? xf_packed_index(n, i, j)
+						    : xf_packed_index(n, j, i)];
 			double f = fit[k];
 			data_f[k] = (float)d;
 			fit_f[k] = (float)f;

@@ -12,12 +12,12 @@
 enum { XF_SURF_DATA = 0, XF_SURF_FIT, XF_SURF_RESIDUALS, XF_N_SURFACES };
 
 typedef struct xf_surface_chunk {
-	int angle;            /* angle index */
-	size_t row0, row1;    /* rows of the N×N map in this chunk (row1 ≤ N) */
-	size_t chunk_rows;    /* rows of a full chunk: a short last chunk is padded with NaN */
+	int angle;	   /* angle index */
+	size_t row0, row1; /* rows of the N×N map in this chunk (row1 ≤ N) */
+	size_t chunk_rows; /* rows of a full chunk: a short last chunk is padded with NaN */
 	unsigned char *bytes[XF_N_SURFACES]; /* float32, byte-shuffled, zlib-deflated */
 	size_t size[XF_N_SURFACES];
-	int failed;           /* allocation or model failure */
+	int failed; /* allocation or model failure */
 } xf_surface_chunk;
 
 /* Fill c->bytes with the chunk's three surfaces, filtered exactly as HDF5's shuffle +
