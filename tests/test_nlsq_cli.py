@@ -108,8 +108,15 @@ def main():
           "4 angle plots + overview")
 
     # 2. bitwise identical results for 1 and 3 virtual devices
-    r3, d3 = fit(cfg, os.path.join(TMP, "out3"), "--threads", "3", "--no-plots")
+    r3, d3 = fit(cfg, os.path.join(TMP, "out3"), "--threads", "3")
     check(r3.returncode == 0, "nlsq --threads 3")
+    # the angle plots are drawn by 3 worker processes here, by this one with --threads 1
+    pngs = sorted(os.listdir(os.path.join(d, "plots")))
+    check(pngs == sorted(os.listdir(os.path.join(d3, "plots"))), "same plot files")
+    for name in pngs:
+        a = open(os.path.join(d, "plots", name), "rb").read()
+        b = open(os.path.join(d3, "plots", name), "rb").read()
+        check(a == b, f"plot {name} differs between 1 and 3 threads")
     with h5py.File(os.path.join(d, "results.h5"), "r") as a, \
             h5py.File(os.path.join(d3, "results.h5"), "r") as b:
         for ds in ("/nlsq/values", "/nlsq/covariance", "/nlsq/chi_squared", "/nlsq/c2_fit"):

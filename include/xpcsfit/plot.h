@@ -16,6 +16,11 @@ int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *
 /* File name of angle a's figure: "c2_phi_{a:03d}_{phi:+07.2f}deg.png". */
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);
 
+/* The same with the angle PNGs drawn by `workers` processes (≤ 1: this one). Call it
+ * with no other threads running (it forks). */
+int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, int workers, xf_error *err);
+
 /* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
 int xf_plot_result_dir(const char *dir, xf_error *err);
 

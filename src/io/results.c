@@ -46,7 +46,7 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 		/* the numbers are the result: a plot that cannot be drawn is a warning, and
 		 * `xpcsfit plot DIR` can redraw it later */
 		xf_error plot_err = { 0 };
-		if (xf_plot_nlsq(plots, cfg, ds, res, &plot_err) != 0)
+		if (xf_plot_nlsq_parallel(plots, cfg, ds, res, threads, &plot_err) != 0)
 			xf_warn("plots not written: %s", plot_err.msg);
 	}
 	log_versions_and_timing(dir, res);

@@ -36,6 +36,9 @@ typedef struct xf_plot_src {
 	/* data and fit of angle a as full N×N row-major maps; 0 or an error code */
 	int (*surfaces)(void *ctx, int a, double *data, double *fit, xf_error *err);
 	void *ctx;
+	/* processes drawing the angle PNGs (≤ 1: this one). PLplot keeps global state, so
+	 * parallel drawing needs processes; only for surfaces() that touch no HDF5. */
+	int workers;
 } xf_plot_src;
 
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */

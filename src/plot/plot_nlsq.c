@@ -11,6 +11,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
 {
@@ -58,30 +62,24 @@ static void lag_cut(const double *m, int n, double *out)
 	}
 }
 
-int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err)
+/* Angles first, first + stride, ...: surfaces, lag cuts, one PNG each. */
+static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cuts *cuts, int first,
+		       int stride, xf_error *err)
 {
-	if (src->n_phi < 1 || src->n_frames < 3)
-		return xf_fail(err, XF_EXIT_DATA, "nothing to plot (%d angles, %d frames), %s",
-			       src->n_phi, src->n_frames, plots_dir);
-	if (xf_mkdir_p(plots_dir, err) != 0)
-		return err->code;
 	size_t n = (size_t)src->n_frames, nn = n * n;
-	xf_plot_cuts cuts = { src->n_frames - 2, NULL, NULL };
 	double *data = malloc(nn * sizeof *data);
 	double *fit = malloc(nn * sizeof *fit);
 	double *work = malloc(nn * sizeof *work);
-	cuts.data = malloc((size_t)src->n_phi * cuts.n_lags * sizeof *cuts.data);
-	cuts.fit = malloc((size_t)src->n_phi * cuts.n_lags * sizeof *cuts.fit);
 	int rc = 0;
-	if (!data || !fit || !work || !cuts.data || !cuts.fit)
+	if (!data || !fit || !work)
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
-	for (int a = 0; a < src->n_phi && rc == 0; a++) {
+	for (int a = first; a < src->n_phi && rc == 0; a += stride) {
 		rc = src->surfaces(src->ctx, a, data, fit, err);
 		if (rc != 0)
 			break;
-		lag_cut(data, (int)n, cuts.data + (size_t)a * cuts.n_lags);
-		lag_cut(fit, (int)n, cuts.fit + (size_t)a * cuts.n_lags);
+		lag_cut(data, (int)n, cuts->data + (size_t)a * cuts->n_lags);
+		lag_cut(fit, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
 		char name[64], path[PATH_MAX];
 		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
 		rc = xf_io_join(path, sizeof path, plots_dir, name, err);
@@ -93,6 +91,68 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 	free(data);
 	free(fit);
 	free(work);
+	return rc;
+}
+
+/* Worker processes draw angles w, w + W, ...; the lag cuts and each worker's error come
+ * back through shared memory. A worker that cannot be started is done here. */
+static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_plot_cuts *cuts,
+			      int workers, xf_error *err)
+{
+	pid_t pid[workers];
+	xf_error *errs = mmap(NULL, sizeof(xf_error) * (size_t)workers, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (errs == MAP_FAILED)
+		return draw_angles(plots_dir, src, cuts, 0, 1, err);
+	memset(errs, 0, sizeof(xf_error) * (size_t)workers);
+	fflush(stdout);
+	fflush(stderr);
+	for (int w = 0; w < workers; w++) {
+		pid[w] = fork();
+		if (pid[w] == 0)
+			_exit(draw_angles(plots_dir, src, cuts, w, workers, &errs[w]) ? 1 : 0);
+	}
+	int rc = 0;
+	for (int w = 0; w < workers; w++) {
+		int status = 0;
+		if (pid[w] < 0) {
+			if (rc == 0)
+				rc = draw_angles(plots_dir, src, cuts, w, workers, err);
+			continue;
+		}
+		if (waitpid(pid[w], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			if (rc == 0 && errs[w].code)
+				rc = xf_fail(err, errs[w].code, "%s", errs[w].msg);
+			else if (rc == 0)
+				rc = xf_fail(err, XF_EXIT_DATA, "a plot worker failed, %s",
+					     plots_dir);
+		}
+	}
+	munmap(errs, sizeof(xf_error) * (size_t)workers);
+	return rc;
+}
+
+int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err)
+{
+	if (src->n_phi < 1 || src->n_frames < 3)
+		return xf_fail(err, XF_EXIT_DATA, "nothing to plot (%d angles, %d frames), %s",
+			       src->n_phi, src->n_frames, plots_dir);
+	if (xf_mkdir_p(plots_dir, err) != 0)
+		return err->code;
+	int workers = src->workers < src->n_phi ? src->workers : src->n_phi;
+	xf_plot_cuts cuts = { src->n_frames - 2, NULL, NULL };
+	size_t cut_bytes = (size_t)src->n_phi * (size_t)cuts.n_lags * sizeof(double);
+	/* shared with the workers when there are any */
+	void *store = workers > 1 ? mmap(NULL, 2 * cut_bytes, PROT_READ | PROT_WRITE,
+					 MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+				  : malloc(2 * cut_bytes);
+	if (store == MAP_FAILED || !store)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory for plots, %s", plots_dir);
+	cuts.data = store;
+	cuts.fit = cuts.data + (size_t)src->n_phi * cuts.n_lags;
+	int rc = workers > 1 ? draw_angles_forked(plots_dir, src, &cuts, workers, err)
+			     : draw_angles(plots_dir, src, &cuts, 0, 1, err);
 	if (rc == 0) {
 		char path[PATH_MAX];
 		rc = xf_io_join(path, sizeof path, plots_dir, "overview.png", err);
@@ -101,8 +161,10 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 			rc = xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H,
 					draw_overview_cb, &oc, err);
 	}
-	free(cuts.data);
-	free(cuts.fit);
+	if (workers > 1)
+		munmap(store, 2 * cut_bytes);
+	else
+		free(store);
 	return rc;
 }
 
@@ -126,6 +188,12 @@ static int mem_surfaces(void *p, int a, double *data, double *fit, xf_error *err
 
 int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		 const xf_nlsq_result *res, xf_error *err)
+{
+	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
+}
+
+int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, int workers, xf_error *err)
 {
 	const char *units[XF_N_PHYS + 64];
 	int n_units = res->n_params < (int)(sizeof units / sizeof units[0]) ? res->n_params : 0;
@@ -158,6 +226,7 @@ int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *
 		.offset_unc = res->offset_unc,
 		.surfaces = mem_surfaces,
 		.ctx = &ctx,
+		.workers = workers,
 	};
 	if (res->n_phi != ds->n_phi)
 		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
