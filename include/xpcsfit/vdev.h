@@ -15,6 +15,8 @@ void xf_pool_destroy(xf_pool *pool);
 int xf_pool_threads(const xf_pool *pool);
 /* Run blocks 0..n_blocks-1 and return when all are done. */
 void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx);
+/* Keep OpenBLAS to one thread (the virtual devices are the parallelism). */
+void xf_blas_single_thread(void);
 /* Online cores (parallel.virtual_devices: auto). */
 int xf_online_cores(void);
 

@@ -257,6 +257,7 @@ int xf_problem_init(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, 
 		xf_problem_free(pr);
 		return rc;
 	}
+	xf_blas_single_thread();
 	pr->pool = xf_pool_create(n_threads);
 	if (!pr->pool) {
 		xf_problem_free(pr);

@@ -139,3 +139,14 @@ int xf_online_cores(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
+
+/* OpenBLAS's own thread pool would compete with the virtual devices; our BLAS/LAPACK
+ * calls are small p × p solves, so the virtual-device count alone sets the parallelism
+ * (design/architecture.md). Declared here: the cblas.h on the include path may be
+ * another BLAS's. */
+void openblas_set_num_threads(int num_threads);
+
+void xf_blas_single_thread(void)
+{
+	openblas_set_num_threads(1);
+}
