@@ -66,6 +66,20 @@ static void print_summary(const char *dir, const xf_nlsq_result *res)
 	printf("results: %s/\n", dir);
 }
 
+/* run.log keeps the config as it was read, so a result can be traced to its input. */
+static void log_config_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char text[65536];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	xf_info("config file %s (%zu bytes%s):\n%s", path, len,
+		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
+}
+
 int xf_cmd_nlsq(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -124,6 +138,7 @@ int xf_cmd_nlsq(int argc, char **argv)
 		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, config_path);
 	if (xf_config_load(config_path, &cfg, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
+	log_config_text(config_path);
 	if (threads == 0)
 		threads = cfg.virtual_devices > 0 ? cfg.virtual_devices : xf_online_cores();
 	int rc = xf_dataset_load(&cfg, data_path, &ds, &err);

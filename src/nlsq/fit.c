@@ -36,16 +36,28 @@ typedef struct fit_run {
 static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *phase, double ftol)
 {
 	const xf_problem *pr = run->pr;
-	xf_lm_setup s = { pr->n_full,	       pr->lower,	    pr->upper,
-			  pr->scale,	       free_mask,	    run->cfg->nlsq.max_iterations,
-			  run->cfg->nlsq.xtol, run->cfg->nlsq.gtol, ftol,
-			  run->progress,       run->progress_ctx,   phase };
+	xf_lm_setup s = {
+		.n = pr->n_full,
+		.lower = pr->lower,
+		.upper = pr->upper,
+		.scale = pr->scale,
+		.free_mask = free_mask,
+		.max_iterations = run->cfg->nlsq.max_iterations,
+		.xtol = run->cfg->nlsq.xtol,
+		.gtol = run->cfg->nlsq.gtol,
+		.ftol = ftol,
+		.progress = run->progress,
+		.progress_ctx = run->progress_ctx,
+		.phase = phase,
+	};
 	xf_lm_outcome out;
 	if (xf_lm_solve(&s, eval_problem, run->pr, x, run->jtj, run->b, &out))
 		return -1;
 	run->iterations += out.iterations;
 	run->stop_reason = out.stop_reason;
 	run->chi2 = out.chi2;
+	xf_info("nlsq %s: chi2 %.10g after %d iterations (%s)", phase, out.chi2, out.iterations,
+		out.stop_reason);
 	return 0;
 }
 
@@ -276,10 +288,13 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for %d parameters", nf);
 		goto done;
 	}
+	int n_fixed = 0;
+	for (int k = 0; k < nf; k++)
+		n_fixed += pr.fixed[k];
 	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d free "
 		"of %d parameters",
 		xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points,
-		xf_scaling_mode_name(pr.scaling), nf, nf);
+		xf_scaling_mode_name(pr.scaling), nf - n_fixed, nf);
 	int n_starts =
 		cfg->nlsq.multi_start ? (cfg->nlsq.n_starts > 1 ? cfg->nlsq.n_starts : 1) : 1;
 	fit_run best = { 0 };
