@@ -401,6 +401,307 @@ static void test_other_mode_parameter_in_static(void **state)
 	xf_config_free(&cfg);
 }
 
+/* ---- real homodyne configs (fixtures written in homodyne's layouts) ------------------- */
+
+/* A current homodyne static config: all of homodyne's own keys silent, wide bounds kept as
+ * the user's bounds, quoted numbers read, angle ranges kept as written. */
+static void test_homodyne_current_static(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	xf_log_reset();
+	int rc = xf_config_load(source_path("tests/configs/homodyne_current_static.yaml"), &cfg,
+				&err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	if (xf_log_warning_count() != 0)
+		fail_msg("unexpected warnings:\n%s", xf_log_text());
+	assert_int_equal(cfg.mode, XF_MODE_STATIC);
+	assert_true(cfg.dt_s == 2e-3); /* quoted "2e-3" */
+	assert_int_equal(cfg.start_frame, 5);
+	assert_int_equal(cfg.end_frame, 900);
+	assert_true(cfg.wavevector_q == 0.0071);
+	assert_int_equal(cfg.n_phi_ranges, 2);
+	assert_true(cfg.phi_ranges[0].min_deg == 170 && cfg.phi_ranges[0].max_deg == -170);
+	assert_true(cfg.phi_ranges[1].min_deg == 250 && cfg.phi_ranges[1].max_deg == 290);
+	assert_int_equal(cfg.fallback_to_all_angles, 0);
+	/* homodyne's wide bounds are the user's bounds, not clipped to ours */
+	assert_true(cfg.bounds[XF_P_D0].lower == 1.0 && cfg.bounds[XF_P_D0].upper == 1e6);
+	assert_true(cfg.bounds[XF_P_ALPHA].lower == -10 && cfg.bounds[XF_P_ALPHA].upper == 10);
+	assert_true(cfg.bounds[XF_P_ALPHA].prior_mu == -1.5); /* quoted */
+	assert_true(cfg.bounds[XF_P_D_OFFSET].lower == -1e5); /* not named: default */
+	assert_true(cfg.values[XF_P_ALPHA] == -1.5);	      /* quoted in values */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(cfg.value_given[k], 1);
+		assert_int_equal(cfg.is_fixed[k], 0); /* active_parameters: null = all */
+	}
+	assert_int_equal(cfg.nlsq.max_iterations, 300);
+	assert_true(cfg.nlsq.ftol == 1e-7); /* tolerance: "1e-7" */
+	assert_int_equal(cfg.nlsq.per_angle_mode, XF_SCALING_CONSTANT);
+	assert_int_equal(cfg.nlsq.constant_scaling_threshold, 4);
+	assert_int_equal(cfg.nlsq.hierarchical, 0);
+	assert_int_equal(cfg.nlsq.multi_start, 1);
+	assert_int_equal(cfg.nlsq.n_starts, 6);
+	assert_true(cfg.nlsq.multi_start_seed == 11);
+	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_INDIVIDUAL);
+	assert_int_equal(cfg.cmc.num_shards, 3);
+	assert_int_equal(cfg.cmc.num_chains, 3);
+	assert_int_equal(cfg.cmc.max_tree_depth, 9);
+	assert_true(cfg.cmc.max_per_shard_rhat == 1.2);
+	assert_true(cfg.cmc.max_divergence_rate == 0.15);
+	/* combination.min_success_rate is ours; validation.min_success_rate is not */
+	assert_true(cfg.cmc.min_success_rate == 0.8);
+	assert_string_equal(cfg.cmc.combination_method, "consensus_mc");
+	xf_config_free(&cfg);
+}
+
+/* An older (2.1) homodyne config: temporal block, static_anisotropic, active_parameters,
+ * VI/hybrid/hardware/advanced blocks, all silent. */
+static void test_homodyne_v21_style(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_error_clear(&err);
+	xf_log_reset();
+	int rc = xf_config_load(source_path("tests/configs/homodyne_v21_style.yaml"), &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	if (xf_log_warning_count() != 0)
+		fail_msg("unexpected warnings:\n%s", xf_log_text());
+	assert_int_equal(cfg.mode, XF_MODE_STATIC);
+	assert_string_equal(cfg.data_path, "/nonexistent/beamtime/aniso.hdf");
+	/* the values of the temporal block are used when the flat keys are absent */
+	assert_int_equal(cfg.has_dt, 1);
+	assert_true(cfg.dt_s == 0.05);
+	assert_int_equal(cfg.start_frame, 3);
+	assert_int_equal(cfg.end_frame, 600);
+	assert_int_equal(cfg.n_phi_ranges, 2); /* laminar_flow_ranges not taken */
+	assert_true(cfg.phi_ranges[1].max_deg == 190);
+	/* active_parameters [D0, alpha]: D_offset held at its start value */
+	assert_int_equal(cfg.is_fixed[XF_P_D0], 0);
+	assert_int_equal(cfg.is_fixed[XF_P_ALPHA], 0);
+	assert_int_equal(cfg.is_fixed[XF_P_D_OFFSET], 1);
+	assert_true(cfg.values[XF_P_D_OFFSET] == 0.0);
+	assert_true(cfg.values[XF_P_D0] == 1500.0);
+	xf_config_free(&cfg);
+}
+
+/* homodyne's short example configs name the mode only in parameter_space.model. */
+static void test_mode_from_parameter_space_model(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text("parameter_space:\n"
+			   "  model: laminar_flow\n"
+			   "  bounds:\n"
+			   "    - {name: gamma_dot_0, min: 1e-6, max: 0.5}\n"
+			   "    - {name: phi_0, min: -180.0, max: 180.0}\n"
+			   "initial_parameters:\n"
+			   "  parameter_names: [D0, alpha, D_offset, gamma_dot_0, beta,\n"
+			   "                    gamma_dot_offset, phi_0]\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(cfg.mode, XF_MODE_LAMINAR);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "using parameter_space.model 'laminar_flow'"));
+	assert_true(cfg.bounds[XF_P_PHI0].lower == -180 && cfg.bounds[XF_P_PHI0].upper == 180);
+	assert_true(cfg.bounds[XF_P_GAMMA_DOT_T0].upper == 0.5);
+	xf_config_free(&cfg);
+
+	/* the static alias works there too */
+	xf_log_reset();
+	rc = load_text("parameter_space: {model: static_isotropic}\n", &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cfg.mode, XF_MODE_STATIC);
+	xf_config_free(&cfg);
+
+	/* analysis_mode wins; a contradicting model is reported */
+	xf_log_reset();
+	rc = load_text(STATIC_HEAD "parameter_space: {model: laminar_flow}\n", &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cfg.mode, XF_MODE_STATIC);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "disagrees with analysis_mode"));
+	xf_config_free(&cfg);
+
+	/* agreeing labels are silent */
+	xf_log_reset();
+	rc = load_text(LAMINAR_HEAD "parameter_space: {model: laminar_flow}\n", &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(xf_log_warning_count(), 0);
+	xf_config_free(&cfg);
+
+	/* neither: still an error; a bad model used as the mode names its key path */
+	expect_error("parameter_space: {bounds: []}\n", "analysis_mode: missing",
+		     "parameter_space.model");
+	expect_error("parameter_space: {model: turbulent}\n",
+		     "parameter_space.model: 'turbulent' is not allowed", "laminar_flow");
+}
+
+static void test_active_parameters(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	/* aliases allowed; a fixed_parameters value wins over the start value */
+	int rc = load_text(LAMINAR_HEAD "initial_parameters:\n"
+					"  parameter_names: [D0, alpha, D_offset, gamma_dot_0,\n"
+					"                    beta, gamma_dot_offset, phi_0]\n"
+					"  values: [2000, -1.0, 5, 0.01, 0.2, 0.0, 1.0]\n"
+					"  active_parameters: [D0, gamma_dot_0, phi_0]\n"
+					"  fixed_parameters: {beta: 0.0}\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(xf_log_warning_count(), 0);
+	static const int fixed[XF_N_PHYS] = { 0, 1, 1, 0, 1, 1, 0 };
+	static const double want[XF_N_PHYS] = { 2000, -1.0, 5, 0.01, 0.0, 0.0, 1.0 };
+	for (int k = 0; k < XF_N_PHYS; k++) {
+		assert_int_equal(cfg.is_fixed[k], fixed[k]);
+		assert_true(cfg.values[k] == want[k]);
+	}
+	xf_config_free(&cfg);
+
+	/* without values the held parameters sit at the middle of their bounds */
+	rc = load_text(STATIC_HEAD "parameter_space:\n"
+				   "  bounds: [{name: D_offset, min: -10, max: 30}]\n"
+				   "initial_parameters:\n"
+				   "  parameter_names: [D0, alpha, D_offset]\n"
+				   "  active_parameters: [D0, alpha]\n",
+		       &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cfg.is_fixed[XF_P_D_OFFSET], 1);
+	assert_int_equal(cfg.value_given[XF_P_D_OFFSET], 1);
+	assert_true(cfg.values[XF_P_D_OFFSET] == 10.0);
+	assert_int_equal(cfg.is_fixed[XF_P_D0], 0);
+	assert_int_equal(cfg.value_given[XF_P_D0], 0);
+	xf_config_free(&cfg);
+
+	expect_error(STATIC_HEAD "initial_parameters: {active_parameters: [D0, D_zero]}\n",
+		     "initial_parameters.active_parameters[1]: 'D_zero' is not allowed", NULL);
+	expect_error(STATIC_HEAD "initial_parameters: {active_parameters: D0}\n",
+		     "initial_parameters.active_parameters: 'D0' is not allowed", "list");
+	expect_error(STATIC_HEAD "initial_parameters: {active_parameters: []}\n",
+		     "initial_parameters.active_parameters: a list is not allowed", "at least one");
+}
+
+/* homodyne's older loader read the angle filter from optimization_config.angle_filtering */
+static void test_legacy_angle_filtering(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text(LAMINAR_HEAD "optimization_config:\n"
+					"  angle_filtering:\n"
+					"    target_ranges:\n"
+					"      - {min_angle: -30.0, max_angle: 30.0}\n"
+					"      - {min_angle: 240.0, max_angle: 300.0}\n"
+					"    fallback_to_all_angles: true\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "optimization_config.angle_filtering"));
+	assert_int_equal(cfg.phi_filter_enabled, 1); /* homodyne's default there */
+	assert_int_equal(cfg.fallback_to_all_angles, 1);
+	assert_int_equal(cfg.n_phi_ranges, 2);
+	assert_true(cfg.phi_ranges[1].min_deg == 240 && cfg.phi_ranges[1].max_deg == 300);
+	xf_config_free(&cfg);
+
+	/* phi_filtering present: it wins, the old block is reported as ignored */
+	xf_log_reset();
+	rc = load_text(LAMINAR_HEAD "phi_filtering:\n"
+				    "  enabled: true\n"
+				    "  target_ranges: [{min_angle: 80, max_angle: 100}]\n"
+				    "optimization_config:\n"
+				    "  angle_filtering:\n"
+				    "    target_ranges: [{min_angle: -5, max_angle: 5}]\n",
+		       &cfg, &err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cfg.n_phi_ranges, 1);
+	assert_true(cfg.phi_ranges[0].min_deg == 80);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "angle_filtering is ignored"));
+	xf_config_free(&cfg);
+
+	/* its values are checked with their own key path */
+	expect_error(LAMINAR_HEAD "optimization_config:\n"
+				  "  angle_filtering:\n"
+				  "    target_ranges: [{min_angle: x, max_angle: 5}]\n",
+		     "optimization_config.angle_filtering.target_ranges[0].min_angle", "'x'");
+}
+
+static void test_temporal_block(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	/* flat keys win; differing temporal values and frame skipping are reported */
+	int rc = load_text(STATIC_HEAD "analyzer_parameters:\n"
+				       "  dt: 0.1\n"
+				       "  end_frame: 500\n"
+				       "  temporal: {dt: 0.2, start_frame: 7, end_frame: 500,\n"
+				       "             frame_interval: 2}\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.dt_s == 0.1);
+	assert_int_equal(cfg.start_frame, 7); /* flat start_frame absent */
+	assert_int_equal(cfg.end_frame, 500);
+	assert_int_equal(xf_log_warning_count(), 2);
+	assert_non_null(strstr(xf_log_text(), "temporal.dt (0.2) differs"));
+	assert_non_null(strstr(xf_log_text(), "frame_interval 2 is not supported"));
+	xf_config_free(&cfg);
+
+	expect_error(STATIC_HEAD "analyzer_parameters: {temporal: {dt: -1}}\n",
+		     "analyzer_parameters.temporal.dt: '-1' is not allowed", "> 0");
+	expect_error(STATIC_HEAD "analyzer_parameters: {temporal: {end_frame: 0}}\n",
+		     "analyzer_parameters.temporal.end_frame: '0'", NULL);
+}
+
+/* the silent lists are per section: a typo beside homodyne's keys still warns */
+static void test_typos_beside_homodyne_keys(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text(STATIC_HEAD
+			   "optimization:\n"
+			   "  vi: {enabled: true}\n"
+			   "  nlsq:\n"
+			   "    multi_start: {n_start: 5, sampling_strategy: random}\n"
+			   "  cmc:\n"
+			   "    sharding: {num_shard: 4, strategy: random}\n"
+			   "    per_shard_mcmc: {num_sample: 9, chain_method: parallel}\n"
+			   "parameter_space: {model: static, prior: {}}\n"
+			   "initial_parameters: {active_parameter: [D0]}\n"
+			   "hardwares: {}\n",
+			   &cfg, &err);
+	assert_int_equal(rc, 0);
+	const char *log = xf_log_text();
+	assert_int_equal(xf_log_warning_count(), 6);
+	assert_non_null(strstr(log, "'optimization.nlsq.multi_start.n_start'"));
+	assert_non_null(strstr(log, "'optimization.cmc.sharding.num_shard'"));
+	assert_non_null(strstr(log, "'optimization.cmc.per_shard_mcmc.num_sample'"));
+	assert_non_null(strstr(log, "'parameter_space.prior'"));
+	assert_non_null(strstr(log, "'initial_parameters.active_parameter'"));
+	assert_non_null(strstr(log, "'hardwares'"));
+	assert_null(strstr(log, "sampling_strategy"));
+	assert_null(strstr(log, "chain_method"));
+	assert_int_equal(cfg.nlsq.n_starts, 10); /* the typo did not set anything */
+	xf_config_free(&cfg);
+}
+
 static void test_bad_mode(void **state)
 {
 	(void)state;
@@ -787,6 +1088,13 @@ int main(void)
 		cmocka_unit_test(test_fixed_parameters),
 		cmocka_unit_test(test_unknown_keys_warn),
 		cmocka_unit_test(test_other_mode_parameter_in_static),
+		cmocka_unit_test(test_homodyne_current_static),
+		cmocka_unit_test(test_homodyne_v21_style),
+		cmocka_unit_test(test_mode_from_parameter_space_model),
+		cmocka_unit_test(test_active_parameters),
+		cmocka_unit_test(test_legacy_angle_filtering),
+		cmocka_unit_test(test_temporal_block),
+		cmocka_unit_test(test_typos_beside_homodyne_keys),
 		cmocka_unit_test(test_bad_mode),
 		cmocka_unit_test(test_bad_dt),
 		cmocka_unit_test(test_bad_bounds),

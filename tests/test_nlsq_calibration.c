@@ -27,8 +27,8 @@ static void test_pull_distribution(void **state)
 	double sum_z[7] = { 0 }, sum_z2[7] = { 0 }, sum_red = 0.0;
 	for (int r = 0; r < N_REALISATIONS; r++) {
 		xf_dataset ds;
-		assert_int_equal(
-			xf_synth_dataset(&g, truth, 4, phi, con, off, noise, 100 + r, &ds), 0);
+		assert_int_equal(xf_synth_dataset(&g, truth, 4, phi, con, off, noise, 100 + r, &ds),
+				 0);
 		xf_config cfg;
 		xf_config_defaults(&cfg);
 		cfg.mode = XF_MODE_LAMINAR;

@@ -39,9 +39,20 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf
 		"regularization",
 		"gradient_monitoring",
 		"shear_weighting",
+		/* not on the spec list (docs/config.md): homodyne's switch-over angle count
+		 * for its legacy Fourier mode; ours is chosen by per_angle_mode only */
+		"fourier_auto_threshold",
 		NULL,
 	};
 	static const char *const hier_known[] = { "enable", NULL };
+	/* not on the spec list: homodyne's alternation limits (docs/config.md) */
+	static const char *const hier_ignored[] = {
+		"max_outer_iterations",
+		"outer_tolerance",
+		"physical_max_iterations",
+		"per_angle_max_iterations",
+		NULL,
+	};
 	const char *sect = "optimization.nlsq.anti_degeneracy";
 	const xf_ynode *map = NULL, *hier = NULL;
 	int mode = 0, given = 0;
@@ -60,7 +71,7 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf
 		o->per_angle_mode = nlsq_mode_values[mode];
 	if (hier) {
 		const char *hsect = "optimization.nlsq.anti_degeneracy.hierarchical";
-		xf_cfg_check_keys(r, hier, hsect, hier_known, NULL);
+		xf_cfg_check_keys(r, hier, hsect, hier_known, hier_ignored);
 		rc = xf_cfg_bool(r, hier, hsect, "enable", &o->hierarchical);
 	}
 	return rc;
@@ -69,12 +80,27 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf
 static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nlsq_options *o)
 {
 	static const char *const known[] = { "enable", "n_starts", "seed", NULL };
+	/* not on the spec list: homodyne's sampling, screening and refinement knobs
+	 * (docs/config.md); our starts are fixed by n_starts and seed (nlsq.md) */
+	static const char *const ignored[] = {
+		"sampling_strategy",
+		"n_workers",
+		"use_screening",
+		"screen_keep_fraction",
+		"subsample_size",
+		"warmup_only_threshold",
+		"refine_top_k",
+		"refinement_ftol",
+		"degeneracy_threshold",
+		"custom_starts",
+		NULL,
+	};
 	const char *sect = "optimization.nlsq.multi_start";
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, nlsq, "optimization.nlsq", "multi_start", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, NULL);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->multi_start)) ||
 	    (rc = read_int(r, map, sect, "n_starts", 1, INT_MAX, &o->n_starts)) ||
 	    (rc = xf_cfg_u64(r, map, sect, "seed", &o->multi_start_seed)))
@@ -153,12 +179,16 @@ static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_opt
 static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
 	static const char *const known[] = { "num_shards", "max_points_per_shard", NULL };
+	/* not on the spec list: homodyne's shard layout knobs (docs/config.md) */
+	static const char *const ignored[] = {
+		"strategy", "min_points_per_shard", "min_points_per_param", "seed_base", NULL,
+	};
 	const char *sect = "optimization.cmc.sharding";
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "sharding", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, NULL);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_int_or_auto(r, map, sect, "num_shards", &o->num_shards)) ||
 	    (rc = xf_cfg_int_or_auto(r, map, sect, "max_points_per_shard",
 				     &o->max_points_per_shard)))
@@ -172,12 +202,18 @@ static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc, xf_c
 		"num_warmup",	  "num_samples", "num_chains", "target_accept_prob",
 		"max_tree_depth", "dense_mass",	 NULL,
 	};
+	/* not on the spec list: homodyne's chain scheduling, small-shard sample scaling
+	 * and JAX profiling (docs/config.md) */
+	static const char *const ignored[] = {
+		"chain_method",		"adaptive_sampling", "min_warmup", "min_samples",
+		"enable_jax_profiling", "jax_profile_dir",   NULL,
+	};
 	const char *sect = "optimization.cmc.per_shard_mcmc";
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "per_shard_mcmc", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, NULL);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = read_int(r, map, sect, "num_warmup", 1, INT_MAX, &o->num_warmup)) ||
 	    (rc = read_int(r, map, sect, "num_samples", 1, INT_MAX, &o->num_samples)) ||
 	    (rc = read_int(r, map, sect, "num_chains", 1, INT_MAX, &o->num_chains)) ||
@@ -199,12 +235,24 @@ static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_o
 		"nlsq_prior_width_factor",
 		NULL,
 	};
+	/* not on the spec list: homodyne's extra shard checks (docs/config.md); ours are
+	 * the divergence rate and R-hat above, and combination.min_success_rate */
+	static const char *const ignored[] = {
+		"strict_mode",
+		"min_per_shard_ess",
+		"max_between_shard_kl",
+		"min_success_rate",
+		"require_nlsq_warmstart",
+		"max_parameter_cv",
+		"heterogeneity_abort",
+		NULL,
+	};
 	const char *sect = "optimization.cmc.validation";
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "validation", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, NULL);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_number(r, map, sect, "max_divergence_rate", XF_CHECK_FRACTION,
 				&o->max_divergence_rate, NULL)) ||
 	    (rc = xf_cfg_number(r, map, sect, "max_per_shard_rhat", XF_CHECK_AT_LEAST_ONE,
@@ -220,6 +268,9 @@ static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_o
 static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
 	static const char *const known[] = { "method", "min_success_rate", NULL };
+	/* not on the spec list: homodyne's result check switch and warning level */
+	static const char *const ignored[] = { "validate_results", "min_success_rate_warning",
+					       NULL };
 	/* the last three are homodyne's deprecated names (cmc.md) */
 	static const char *const methods[] = {
 		"robust_consensus_mc",
@@ -238,7 +289,7 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "combination", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, NULL);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_choice(r, map, sect, "method", methods, &index, &given)) ||
 	    (rc = xf_cfg_number(r, map, sect, "min_success_rate", XF_CHECK_HALF_OPEN_UNIT,
 				&o->min_success_rate, NULL)))
@@ -271,6 +322,10 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options 
 		"heartbeat_timeout",
 		"prior_tempering",
 		"reparameterization",
+		/* not on the spec list (docs/config.md): homodyne's auto-mode angle count
+		 * (our CMC auto always shares one contrast/offset, cmc.md) and an old switch */
+		"constant_scaling_threshold",
+		"diagonal_correction",
 		NULL,
 	};
 	const char *sect = "optimization.cmc";
@@ -290,8 +345,17 @@ int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_co
 {
 	static const char *const known[] = { "nlsq", "cmc", NULL };
 	static const char *const ignored[] = {
-		"method",	  "lsq",	"mcmc",	    "streaming",
-		"stratification", "sequential", "recovery", NULL,
+		"method",
+		"lsq",
+		"mcmc",
+		"streaming",
+		"stratification",
+		"sequential",
+		"recovery",
+		/* not on the spec list: homodyne v2.1's VI and VI→MCMC pipeline blocks */
+		"vi",
+		"hybrid",
+		NULL,
 	};
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, root, "", "optimization", &map);

@@ -85,13 +85,17 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 
 int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = { "bounds", NULL };
+	/* model: homodyne's mode label, read by xf_cfg_read_mode */
+	static const char *const known[] = { "bounds", "model", NULL };
+	/* not on the spec list: homodyne's data-driven contrast/offset priors for its
+	 * MCMC (docs/config.md); our priors come from the bounds entries */
+	static const char *const ignored[] = { "priors", NULL };
 	const xf_ynode *map = NULL;
 	int seen[XF_N_BOUND_SLOTS] = { 0 }; /* entry index + 1 per slot, 0 = none yet */
 	int rc = xf_cfg_section(r, root, "", "parameter_space", &map);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, "parameter_space", known, NULL);
+	xf_cfg_check_keys(r, map, "parameter_space", known, ignored);
 	const xf_ynode *list = xf_ynode_get(map, "bounds");
 	if (!list || xf_ynode_is_null(list))
 		return 0;
@@ -297,10 +301,44 @@ static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map, x
 	return rc;
 }
 
+/* active_parameters: homodyne fits only the named physical parameters and holds the
+ * others at their start values. Mapped onto is_fixed; null or absent = all fitted. */
+static int read_active(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+{
+	const char *sect = "initial_parameters.active_parameters";
+	const xf_ynode *list = xf_ynode_get(map, "active_parameters");
+	char path[XF_CFG_PATH_MAX];
+	int active[XF_N_PHYS] = { 0 };
+	if (!list || xf_ynode_is_null(list))
+		return 0;
+	/* an empty list would hold everything fixed: nothing to fit, surely not meant */
+	if (list->kind != XF_YNODE_SEQUENCE || list->n == 0)
+		return xf_cfg_bad_value(r, list, sect,
+					"null or a list naming at least one parameter to fit");
+	for (size_t i = 0; i < list->n; i++) {
+		int idx;
+		snprintf(path, sizeof path, "%s[%zu]", sect, i);
+		int rc = phys_index(r, list->items[i], path, cfg, &idx);
+		if (rc)
+			return rc;
+		if (idx >= 0)
+			active[idx] = 1;
+	}
+	for (int k = 0; k < xf_mode_n_phys(cfg->mode); k++) {
+		if (active[k] || cfg->is_fixed[k])
+			continue;
+		cfg->values[k] = xf_config_start_value(cfg, k);
+		cfg->value_given[k] = 1;
+		cfg->is_fixed[k] = 1;
+	}
+	return 0;
+}
+
 int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
-		"parameter_names", "values", "fixed_parameters", "per_angle_scaling", NULL,
+		"parameter_names",   "values", "fixed_parameters", "per_angle_scaling",
+		"active_parameters", NULL,
 	};
 	/* homodyne writes the units beside the names; nothing to use */
 	static const char *const ignored[] = { "units", NULL };
@@ -309,8 +347,9 @@ int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, "initial_parameters", known, ignored);
+	/* active_parameters after fixed_parameters: a fixed value wins over the start value */
 	if ((rc = read_names_and_values(r, map, cfg)) || (rc = read_fixed(r, map, cfg)) ||
-	    (rc = read_per_angle_scaling(r, map, cfg)))
+	    (rc = read_active(r, map, cfg)) || (rc = read_per_angle_scaling(r, map, cfg)))
 		return rc;
 	return 0;
 }

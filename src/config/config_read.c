@@ -22,36 +22,74 @@ static const char *const top_ignored[] = {
 	"v2_features",
 	"data_filtering",
 	"q_tolerance_fraction",
+	/* not on the spec list: homodyne v2.1's comprehensive template (docs/config.md) */
+	"hardware",
+	"advanced",
 	NULL,
 };
 static const char *const top_known[] = {
-	"analysis_mode", "experimental_data",  "analyzer_parameters",
-	"phi_filtering", "initial_parameters", "parameter_space",
-	"optimization",	 "parallel",	       NULL,
+	"analysis_mode",       "experimental_data",
+	"analyzer_parameters", "phi_filtering",
+	"initial_parameters",  "parameter_space",
+	"optimization",	       "parallel",
+	"optimization_config", NULL,
 };
+
+/* the two homodyne static names behave as static here (model.md) */
+static const char *const mode_names[] = {
+	"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
+};
+static const xf_mode mode_values[] = {
+	XF_MODE_STATIC,
+	XF_MODE_LAMINAR,
+	XF_MODE_STATIC,
+	XF_MODE_STATIC,
+};
+
+/* parameter_space.model: homodyne's other place for the mode. Its short example configs
+ * (homodyne_config_*.yaml) carry no analysis_mode at all, only this key. */
+static int read_space_model(const xf_cfg_reader *r, const xf_ynode *root, int *index, int *given)
+{
+	const xf_ynode *space = xf_ynode_get(root, "parameter_space");
+	*given = 0;
+	if (!space || space->kind != XF_YNODE_MAPPING)
+		return 0; /* a bad parameter_space is reported by its own reader */
+	return xf_cfg_choice(r, space, "parameter_space", "model", mode_names, index, given);
+}
 
 int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	/* the two homodyne static names behave as static here (model.md) */
-	static const char *const names[] = {
-		"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
-	};
-	static const xf_mode modes[] = {
-		XF_MODE_STATIC,
-		XF_MODE_LAMINAR,
-		XF_MODE_STATIC,
-		XF_MODE_STATIC,
-	};
-	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, root, "", "analysis_mode", names, &index, &given);
+	int index = 0, given = 0, model_index = 0, model_given = 0;
+	int rc = xf_cfg_choice(r, root, "", "analysis_mode", mode_names, &index, &given);
 	if (rc)
 		return rc;
-	if (!given)
+	if (given) {
+		/* when analysis_mode is there, parameter_space.model is only a label: an
+		 * unreadable one is not worth an error, a contradicting one is worth a word */
+		const xf_ynode *space = xf_ynode_get(root, "parameter_space");
+		const xf_ynode *model = xf_ynode_get(space, "model");
+		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && mode_names[k]; k++)
+			if (strcmp(model->text, mode_names[k]) == 0 &&
+			    mode_values[k] != mode_values[index])
+				xf_warn("parameter_space.model '%s' disagrees with analysis_mode "
+					"'%s'; using analysis_mode, in %s:%d",
+					model->text, mode_names[index], r->file, model->line);
+		cfg->mode = mode_values[index];
+		return 0;
+	}
+	rc = read_space_model(r, root, &model_index, &model_given);
+	if (rc)
+		return rc;
+	if (!model_given)
 		return xf_fail(r->err, XF_EXIT_CONFIG,
 			       "analysis_mode: missing (must be one of "
-			       "static, laminar_flow, static_isotropic, static_anisotropic), in %s",
+			       "static, laminar_flow, static_isotropic, static_anisotropic; "
+			       "parameter_space.model is also accepted), in %s",
 			       r->file);
-	cfg->mode = modes[index];
+	xf_warn("analysis_mode is missing; using parameter_space.model '%s' as the mode, in %s:%d",
+		mode_names[model_index], r->file,
+		xf_ynode_key_line(xf_ynode_get(root, "parameter_space"), "model"));
+	cfg->mode = mode_values[model_index];
 	return 0;
 }
 
@@ -72,6 +110,8 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		"data_type",
 		"file_format",
 		"exchange_key",
+		/* not on the spec list: homodyne v2.1 preprocessing switches (docs/config.md) */
+		"preprocessing",
 		NULL,
 	};
 	const char *sect = "experimental_data";
@@ -115,10 +155,68 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 	return 0;
 }
 
+/* analyzer_parameters.temporal: homodyne v2.1's nested form of dt/start_frame/end_frame
+ * ("both formats supported"). A value there is used when the flat key is absent; when
+ * both are given the flat key wins, with a warning if they differ. */
+static int read_temporal(const xf_cfg_reader *r, const xf_ynode *map, int has_start, int has_end,
+			 long *start_frame, long *end_frame, xf_config *cfg)
+{
+	static const char *const known[] = {
+		"dt", "start_frame", "end_frame", "frame_interval", NULL,
+	};
+	const char *sect = "analyzer_parameters.temporal";
+	const xf_ynode *tmp = NULL;
+	double dt = 0;
+	long start = 0, end = 0, interval = 1;
+	int has_dt = 0, t_start = 0, t_end = 0, t_interval = 0;
+	int rc = xf_cfg_section(r, map, "analyzer_parameters", "temporal", &tmp);
+	if (rc || !tmp)
+		return rc;
+	xf_cfg_check_keys(r, tmp, sect, known, NULL);
+	if ((rc = xf_cfg_number(r, tmp, sect, "dt", XF_CHECK_POSITIVE, &dt, &has_dt)) ||
+	    (rc = xf_cfg_int(r, tmp, sect, "start_frame", -1000000000L, 1000000000L, &start,
+			     &t_start)) ||
+	    (rc = xf_cfg_int(r, tmp, sect, "end_frame", -1, 1000000000L, &end, &t_end)) ||
+	    (rc = xf_cfg_int(r, tmp, sect, "frame_interval", 1, 1000000000L, &interval,
+			     &t_interval)))
+		return rc;
+	if (t_end && end == 0)
+		return xf_cfg_bad_value(r, xf_ynode_get(tmp, "end_frame"),
+					"analyzer_parameters.temporal.end_frame",
+					"-1 (the last frame) or an integer >= 1");
+	if (has_dt && !cfg->has_dt) {
+		cfg->dt_s = dt;
+		cfg->has_dt = 1;
+	} else if (has_dt && dt != cfg->dt_s) {
+		xf_warn("analyzer_parameters.temporal.dt (%g) differs from analyzer_parameters.dt "
+			"(%g); using analyzer_parameters.dt, in %s:%d",
+			dt, cfg->dt_s, r->file, xf_ynode_key_line(tmp, "dt"));
+	}
+	if (t_start && !has_start)
+		*start_frame = start;
+	else if (t_start && start != *start_frame)
+		xf_warn("analyzer_parameters.temporal.start_frame (%ld) differs from "
+			"analyzer_parameters.start_frame (%ld); using the latter, in %s:%d",
+			start, *start_frame, r->file, xf_ynode_key_line(tmp, "start_frame"));
+	if (t_end && !has_end)
+		*end_frame = end;
+	else if (t_end && end != *end_frame)
+		xf_warn("analyzer_parameters.temporal.end_frame (%ld) differs from "
+			"analyzer_parameters.end_frame (%ld); using the latter, in %s:%d",
+			end, *end_frame, r->file, xf_ynode_key_line(tmp, "end_frame"));
+	/* skipping frames would change the lag grid the model is fitted on: not done */
+	if (t_interval && interval != 1)
+		xf_warn("analyzer_parameters.temporal.frame_interval %ld is not supported "
+			"(every frame in the range is used), in %s:%d",
+			interval, r->file, xf_ynode_key_line(tmp, "frame_interval"));
+	return 0;
+}
+
 int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
-		"dt", "start_frame", "end_frame", "scattering", "geometry", "shear_model", NULL,
+		"dt",	    "start_frame", "end_frame", "scattering",
+		"geometry", "shear_model", "temporal",	NULL,
 	};
 	static const char *const shear_names[] = { "homodyne", "pnas2024", NULL };
 	const char *sect = "analyzer_parameters";
@@ -127,19 +225,21 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, NULL);
-	int shear = 0, given = 0;
+	int shear = 0, given = 0, has_start = 0, has_end = 0;
 	long end_frame = cfg->end_frame;
 	if ((rc = xf_cfg_number(r, map, sect, "dt", XF_CHECK_POSITIVE, &cfg->dt_s, &cfg->has_dt)) ||
 	    /* start_frame below 1 is clamped with a warning by the reader (data.md) */
 	    (rc = xf_cfg_int(r, map, sect, "start_frame", -1000000000L, 1000000000L,
-			     &cfg->start_frame, NULL)) ||
-	    (rc = xf_cfg_int(r, map, sect, "end_frame", -1, 1000000000L, &end_frame, NULL)) ||
+			     &cfg->start_frame, &has_start)) ||
+	    (rc = xf_cfg_int(r, map, sect, "end_frame", -1, 1000000000L, &end_frame, &has_end)) ||
 	    (rc = xf_cfg_choice(r, map, sect, "shear_model", shear_names, &shear, &given)))
 		return rc;
-	if (end_frame == 0)
+	if (has_end && end_frame == 0)
 		return xf_cfg_bad_value(r, xf_ynode_get(map, "end_frame"),
 					"analyzer_parameters.end_frame",
 					"-1 (the last frame) or an integer >= 1");
+	if ((rc = read_temporal(r, map, has_start, has_end, &cfg->start_frame, &end_frame, cfg)))
+		return rc;
 	cfg->end_frame = end_frame;
 	if (given)
 		cfg->shear_model = shear ? XF_SHEAR_PNAS2024 : XF_SHEAR_HOMODYNE;
@@ -167,13 +267,14 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	return 0;
 }
 
-static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, int k, xf_phi_range *out)
+static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, const char *sect, int k,
+			  xf_phi_range *out)
 {
 	/* description: homodyne's templates label each range; nothing to use */
 	static const char *const known[] = { "min_angle", "max_angle", NULL };
 	static const char *const ignored[] = { "description", NULL };
 	char path[XF_CFG_PATH_MAX];
-	snprintf(path, sizeof path, "phi_filtering.target_ranges[%d]", k);
+	snprintf(path, sizeof path, "%s.target_ranges[%d]", sect, k);
 	if (item->kind != XF_YNODE_MAPPING)
 		return xf_cfg_bad_value(r, item, path, "a mapping {min_angle, max_angle}");
 	xf_cfg_check_keys(r, item, path, known, ignored);
@@ -193,7 +294,10 @@ static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, int k, x
 	return 0;
 }
 
-int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+/* One phi-filter mapping: phi_filtering, or homodyne's legacy
+ * optimization_config.angle_filtering (same keys). sect names it in messages. */
+static int read_phi_section(const xf_cfg_reader *r, const xf_ynode *map, const char *sect,
+			    xf_config *cfg)
 {
 	static const char *const known[] = {
 		"enabled",
@@ -205,13 +309,13 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 		"algorithm",
 		"tolerance",
 		"quality_control",
+		/* not on the spec list: an unused extra list in homodyne v2.1's
+		 * comprehensive template (docs/config.md) */
+		"laminar_flow_ranges",
 		NULL,
 	};
-	const char *sect = "phi_filtering";
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, root, "", sect, &map);
-	if (rc || !map)
-		return rc;
+	char lpath[XF_CFG_PATH_MAX];
+	int rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_bool(r, map, sect, "enabled", &cfg->phi_filter_enabled)) ||
 	    (rc = xf_cfg_bool(r, map, sect, "fallback_to_all_angles",
@@ -221,7 +325,7 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 	if (!list || xf_ynode_is_null(list))
 		return 0;
 	if (list->kind != XF_YNODE_SEQUENCE)
-		return xf_cfg_bad_value(r, list, "phi_filtering.target_ranges",
+		return xf_cfg_bad_value(r, list, xf_cfg_path(lpath, sect, "target_ranges"),
 					"a list of {min_angle, max_angle}");
 	if (list->n == 0)
 		return 0;
@@ -229,12 +333,41 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 	if (!cfg->phi_ranges)
 		return xf_fail(r->err, XF_EXIT_CONFIG, "out of memory reading %s", r->file);
 	for (size_t k = 0; k < list->n; k++) {
-		rc = read_phi_range(r, list->items[k], (int)k, &cfg->phi_ranges[k]);
+		rc = read_phi_range(r, list->items[k], sect, (int)k, &cfg->phi_ranges[k]);
 		if (rc)
 			return rc;
 		cfg->n_phi_ranges = (int)k + 1;
 	}
 	return 0;
+}
+
+int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+{
+	const char *legacy_sect = "optimization_config.angle_filtering";
+	const xf_ynode *map = NULL, *oc = NULL, *legacy = NULL;
+	int rc = xf_cfg_section(r, root, "", "phi_filtering", &map);
+	if (rc)
+		return rc;
+	/* optimization_config is homodyne's older section (its loader read the angle
+	 * filter there); only angle_filtering in it means anything to us */
+	if ((rc = xf_cfg_section(r, root, "", "optimization_config", &oc)))
+		return rc;
+	if (oc && (rc = xf_cfg_section(r, oc, "optimization_config", "angle_filtering", &legacy)))
+		return rc;
+	if (map) {
+		if (legacy)
+			xf_warn("%s is ignored: phi_filtering is given and wins, in %s:%d",
+				legacy_sect, r->file, xf_ynode_key_line(oc, "angle_filtering"));
+		return read_phi_section(r, map, "phi_filtering", cfg);
+	}
+	if (!legacy)
+		return 0;
+	xf_warn("phi_filtering is absent; reading the angle filter from homodyne's older "
+		"%s, in %s:%d",
+		legacy_sect, r->file, xf_ynode_key_line(oc, "angle_filtering"));
+	/* homodyne's loader took a missing enabled there as true */
+	cfg->phi_filter_enabled = 1;
+	return read_phi_section(r, legacy, legacy_sect, cfg);
 }
 
 int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
