@@ -122,6 +122,20 @@ static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *
 		       path, name, v, b->lower, b->upper, r->file, line);
 }
 
+/* A start value outside its bounds is moved onto the nearer bound with a warning: the
+ * fit starts inside the box anyway, and homodyne's own templates ship such starts
+ * (D0 = 1e-6 with bounds from 1). A fixed value outside its bounds stays an error. */
+static double clamp_start(const xf_cfg_reader *r, const char *path, const char *name, double v,
+			  const xf_bound *b, int line)
+{
+	double c = v < b->lower ? b->lower : v > b->upper ? b->upper : v;
+	if (c != v)
+		xf_warn("%s: %s = %g is outside its bounds [%g, %g]; the fit starts at %g, "
+			"in %s:%d",
+			path, name, v, b->lower, b->upper, c, r->file, line);
+	return c;
+}
+
 /* Index of a physical parameter name for initial_parameters: -1 (after a warning) for a
  * parameter of the other mode, which is ignored; an error for unknown names and for
  * contrast/offset, whose starts have their own key. */
@@ -201,10 +215,8 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 			continue; /* a null entry: middle of the bounds, like values: null */
 		if (xf_cfg_scalar_number(v, &cfg->values[idx]) != 0)
 			return xf_cfg_bad_value(r, v, path, "a finite number or null");
-		const xf_bound *b = &cfg->bounds[idx];
-		if (cfg->values[idx] < b->lower || cfg->values[idx] > b->upper)
-			return outside_bounds(r, path, xf_param_names[idx], cfg->values[idx], b,
-					      v->line);
+		cfg->values[idx] = clamp_start(r, path, xf_param_names[idx], cfg->values[idx],
+					       &cfg->bounds[idx], v->line);
 		cfg->value_given[idx] = 1;
 	}
 	return 0;
@@ -271,8 +283,8 @@ static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const 
 		int rc = 0;
 		if (xf_cfg_scalar_number(v, &values[i]) != 0)
 			rc = xf_cfg_bad_value(r, v, item_path, "a finite number");
-		else if (values[i] < b->lower || values[i] > b->upper)
-			rc = outside_bounds(r, item_path, key, values[i], b, v->line);
+		else
+			values[i] = clamp_start(r, item_path, key, values[i], b, v->line);
 		if (rc) {
 			free(values);
 			return rc;
