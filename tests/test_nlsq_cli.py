@@ -198,6 +198,22 @@ def main():
         check(np.isnan(res[0]).all() and np.isnan(np.diag(res)).all(), "NaN rows")
         check(np.array_equal(fitv, fitv.T), "fit surface symmetric")
 
+    # 8. Ctrl-C during the fit: exit 130, nothing written. The signal is sent when the
+    #    first iteration line appears, so the fit is surely still running.
+    big_slow = write_config("big_slow.yaml", START, frames=600, data=big, max_iter=1000)
+    out_int = os.path.join(TMP, "interrupted")
+    proc = subprocess.Popen([XF, "nlsq", "--config", big_slow, "--out", out_int, "--threads", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "iteration" in line:
+            proc.send_signal(2)
+            break
+    rest = proc.stderr.read()
+    proc.wait()
+    check(proc.returncode == 130, f"interrupted exit code {proc.returncode}")
+    check("interrupted" in rest, "interrupted message")
+    check(not os.path.exists(out_int), "nothing written after an interrupt")
+
     # 6. error paths: one line, the right exit code, nothing written
     r = run("nlsq", "--config", os.path.join(TMP, "nope.yaml"), "--out", os.path.join(TMP, "e1"))
     check(r.returncode == 2 and r.stderr.startswith("xpcsfit: error:"), f"missing config: {r.returncode}")

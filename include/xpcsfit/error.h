@@ -37,4 +37,9 @@ int xf_log_warning_count(void);
 const char *xf_log_text(void);
 void xf_log_reset(void);
 
+/* Set from a SIGINT/SIGTERM handler; long loops (the optimiser) stop at the next
+ * iteration and the CLI exits with XF_EXIT_INTERRUPT, writing no result. */
+void xf_request_interrupt(void);
+int xf_interrupted(void);
+
 #endif

@@ -1,4 +1,5 @@
 /* main.c — the xpcsfit program: dispatch to a subcommand (spec/cli.md). */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,8 +34,18 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* First Ctrl-C: stop at the next optimiser iteration and exit 130 without writing a
+ * result; a second one ends the process at once (the default action). */
+static void on_interrupt(int sig)
+{
+	xf_request_interrupt();
+	signal(sig, SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
 	static const struct {
 		const char *name;
 		int (*run)(int, char **);

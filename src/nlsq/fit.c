@@ -299,7 +299,7 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		cfg->nlsq.multi_start ? (cfg->nlsq.n_starts > 1 ? cfg->nlsq.n_starts : 1) : 1;
 	fit_run best = { 0 };
 	int have_best = 0;
-	for (int s = 0; s < n_starts; s++) {
+	for (int s = 0; s < n_starts && !xf_interrupted(); s++) {
 		fit_run run = { &pr, cfg, progress, progress_ctx, jtj, b, 0, "non_finite", NAN };
 		char label[32] = "";
 		memcpy(x, pr.start, sizeof(double) * nf);
@@ -330,6 +330,10 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 			memcpy(best_x, x, sizeof(double) * nf);
 			memcpy(best_jtj, jtj, sizeof(double) * nn);
 		}
+	}
+	if (xf_interrupted()) {
+		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
+		goto done;
 	}
 	if (!have_best) {
 		rc = xf_fail(err, XF_EXIT_DATA, "no start gave a finite model, in %s",

@@ -8,6 +8,7 @@
  * Every trial costs one streamed pass that also returns H and b at the trial point, so an
  * accepted step needs no second pass. */
 #include "nlsq/lm.h"
+#include "xpcsfit/error.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -158,6 +159,10 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 		}
 		if (out->iterations >= s->max_iterations) {
 			out->stop_reason = "max_iterations";
+			break;
+		}
+		if (xf_interrupted()) {
+			out->stop_reason = "interrupted";
 			break;
 		}
 		if (lambda > XF_LM_LAMBDA_MAX) {

@@ -2,6 +2,7 @@
 #include "xpcsfit/error.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,4 +112,16 @@ void xf_log_reset(void)
 	log_state.len = log_state.cap = 0;
 	log_state.n_warnings = 0;
 	pthread_mutex_unlock(&log_state.lock);
+}
+
+static volatile sig_atomic_t interrupt_requested;
+
+void xf_request_interrupt(void)
+{
+	interrupt_requested = 1;
+}
+
+int xf_interrupted(void)
+{
+	return interrupt_requested != 0;
 }
