@@ -50,7 +50,7 @@ static void range_of(const double *v, const double *u, int n, double *lo, double
 }
 
 static void per_angle_panel(const xf_plot_src *src, const double *v, const double *u, double x0,
-			    double x1, double y0, double y1, const char *name, const char *title)
+			    double x1, double y0, double y1, const char *title)
 {
 	int n = src->n_phi;
 	double plo = src->phi_deg[0], phi_hi = src->phi_deg[n - 1];
@@ -74,7 +74,8 @@ static void per_angle_panel(const xf_plot_src *src, const double *v, const doubl
 	plprec(0, 0);
 	plsyax(0, 0);
 	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
-	plmtex("l", 7.0, 0.5, 0.5, name);
+	/* no y label: the panel title names the quantity, and long tick labels would
+	 * run into it */
 	xf_plot_text(1.1);
 	plmtex("t", 1.0, 0.5, 0.5, title);
 	plcol0(XF_PLOT_FIRST_COLOUR);
@@ -235,16 +236,16 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		 src->stop_reason, src->iterations);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 	y -= step;
-	snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g,  n = %lld points",
-		 src->chi_squared, src->reduced_chi_squared, src->n_points);
+	snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g", src->chi_squared,
+		 src->reduced_chi_squared);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 	y -= step;
 	snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s", src->mode_name,
 		 src->q, src->dt_s);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 	y -= step;
-	snprintf(line, sizeof line, "N = %d frames,  %d angle%s", src->n_frames, src->n_phi,
-		 src->n_phi == 1 ? "" : "s");
+	snprintf(line, sizeof line, "N = %d frames,  %d angle%s,  %lld fitted points",
+		 src->n_frames, src->n_phi, src->n_phi == 1 ? "" : "s", src->n_points);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 }
 
@@ -265,9 +266,9 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	xf_plot_text(1.5);
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	xf_plot_text(1.0);
-	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89, "contrast",
+	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89,
 			"per-angle contrast (± 1σ)");
-	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.89, "offset",
+	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.89,
 			"per-angle offset (± 1σ)");
 	lag_panel(src, cuts, 0.07, 0.52, 0.07, 0.45);
 	text_panel(src, 0.58, 0.98, 0.05, 0.46);
