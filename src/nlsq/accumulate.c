@@ -92,29 +92,60 @@ static inline void add_point_sums(pair_sums *s, const point_terms *t)
 	s->zr += t->z * t->res;
 }
 
-/* Per-angle scaling sums (individual, fourier): every angle keeps its own. */
-static void laminar_pair_per_angle(const xf_problem *pr, xf_accum *acc, size_t idx, double g1d,
-				   const double a[3], double ig, const double b[3], pair_sums *s)
+/* Per-pair quantities of a block, computed once and reused by every angle. */
+typedef struct pair_info {
+	double g1d, ig;
+	double a[3], b[3];
+	size_t idx;
+} pair_info;
+
+/* Per-angle scaling sums (individual, fourier): every angle keeps its own. The angles
+ * form the outer loop so that an angle's sums stay in registers across the pairs of the
+ * block and its data are read in storage order; the per-pair sums over angles go to a
+ * small array instead. */
+static void laminar_block_per_angle(const xf_problem *pr, xf_accum *acc, const pair_info *pi,
+				    int n_pairs, pair_sums *sums)
 {
-	double s_ig = pr->frames.s * ig;
+	for (int k = 0; k < n_pairs; k++)
+		sums[k] = (pair_sums){ 0 };
 	for (int p = 0; p < pr->n_phi; p++) {
-		point_terms t = laminar_point(pr, p, g1d, s_ig, ig, pr->ds->c2[p][idx]);
-		acc->chi2 += t.res * t.res;
-		add_point_sums(s, &t);
-		double jp[XF_N_PHYS] = { t.u * a[0], t.u * a[1], t.u * a[2], t.v * b[0],
-					 t.v * b[1], t.v * b[2], t.z };
-		double *pc = acc->pc + (size_t)p * XF_N_PHYS;
-		double *po = acc->po + (size_t)p * XF_N_PHYS;
-		for (int m = 0; m < XF_N_PHYS; m++) {
-			pc[m] += jp[m] * t.g1sq;
-			po[m] += jp[m];
+		const double *data = pr->ds->c2[p];
+		double pc[XF_N_PHYS] = { 0 }, po[XF_N_PHYS] = { 0 };
+		double chi2 = 0, scc = 0, sco = 0, soo = 0, bc = 0, bo = 0;
+		for (int k = 0; k < n_pairs; k++) {
+			const pair_info *q = &pi[k];
+			point_terms t = laminar_point(pr, p, q->g1d, pr->frames.s * q->ig, q->ig,
+						      data[q->idx]);
+			chi2 += t.res * t.res;
+			add_point_sums(&sums[k], &t);
+			double ug = t.u * t.g1sq, vg = t.v * t.g1sq;
+			for (int m = 0; m < 3; m++) {
+				pc[m] += q->a[m] * ug;
+				po[m] += q->a[m] * t.u;
+				pc[3 + m] += q->b[m] * vg;
+				po[3 + m] += q->b[m] * t.v;
+			}
+			pc[6] += t.z * t.g1sq;
+			po[6] += t.z;
+			scc += t.g1sq * t.g1sq;
+			sco += t.g1sq;
+			soo += 1.0;
+			bc += t.g1sq * t.res;
+			bo += t.res;
 		}
-		acc->scc[p] += t.g1sq * t.g1sq;
-		acc->sco[p] += t.g1sq;
-		acc->soo[p] += 1.0;
-		acc->bc[p] += t.g1sq * t.res;
-		acc->bo[p] += t.res;
+		acc->chi2 += chi2;
+		for (int m = 0; m < XF_N_PHYS; m++) {
+			acc->pc[(size_t)p * XF_N_PHYS + m] += pc[m];
+			acc->po[(size_t)p * XF_N_PHYS + m] += po[m];
+		}
+		acc->scc[p] += scc;
+		acc->sco[p] += sco;
+		acc->soo[p] += soo;
+		acc->bc[p] += bc;
+		acc->bo[p] += bo;
 	}
+	for (int k = 0; k < n_pairs; k++)
+		add_pair_outer(acc, pi[k].a, pi[k].b, &sums[k]);
 }
 
 /* One contrast and offset shared by all angles (auto) or none free (constant): the
@@ -162,23 +193,28 @@ static void laminar_block(xf_problem *pr, int block)
 	const size_t n = (size_t)pr->ds->n_frames;
 	const int shared = pr->scaling == XF_SCALING_AUTO || pr->scaling == XF_SCALING_CONSTANT;
 	int i = pr->block_i[block], j = pr->block_j[block];
+	/* ~0.4 MB on the worker's stack: the pairs of one block */
+	pair_info pi[XF_PAIRS_PER_BLOCK];
+	pair_sums sums[XF_PAIRS_PER_BLOCK];
+	int n_pairs = 0;
 	accum_clear(pr, acc);
-	for (int k = 0; k < XF_PAIRS_PER_BLOCK && i < (int)n - 1; k++) {
-		double a[3], b[3];
-		double g1d = xf_pair_diffusion(f, i, j, a);
-		double ig = xf_pair_integral(f->cg, f->dcg, i, j, b);
-		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j);
-		pair_sums s = { 0 };
-		if (shared)
-			laminar_pair_shared(pr, acc, idx, g1d, a, ig, b, &s);
-		else
-			laminar_pair_per_angle(pr, acc, idx, g1d, a, ig, b, &s);
-		add_pair_outer(acc, a, b, &s);
+	for (; n_pairs < XF_PAIRS_PER_BLOCK && i < (int)n - 1; n_pairs++) {
+		pair_info *q = &pi[n_pairs];
+		q->g1d = xf_pair_diffusion(f, i, j, q->a);
+		q->ig = xf_pair_integral(f->cg, f->dcg, i, j, q->b);
+		q->idx = xf_packed_index(n, (size_t)i, (size_t)j);
+		if (shared) {
+			pair_sums s = { 0 };
+			laminar_pair_shared(pr, acc, q->idx, q->g1d, q->a, q->ig, q->b, &s);
+			add_pair_outer(acc, q->a, q->b, &s);
+		}
 		if (++j == (int)n) {
 			i++;
 			j = i + 1;
 		}
 	}
+	if (!shared)
+		laminar_block_per_angle(pr, acc, pi, n_pairs, sums);
 }
 
 /* Static: g1 is the same for every angle, so the per-angle scaling sums are the pair
