@@ -11,6 +11,7 @@
 #define Q_LIST	 "/xpcs/dqlist"
 #define PHI_LIST "/xpcs/dphilist"
 #define MAPS	 "/exchange/C2T_all"
+#define BINS	 "/xpcs/qphi_bin_to_process"
 #define KEY_MAX	 128
 
 typedef struct legacy_key {
@@ -91,11 +92,96 @@ static int list_keys(xf_raw_file *raw, key_list *l, xf_error *err)
 	return 0;
 }
 
+static int by_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* Bin (1-based index into dqlist/dphilist) of each map in natural key order. When there
+ * are as many maps as bins, map i is bin i (data.md). Otherwise the qmap's lists cover
+ * every bin and the correlator processed some of them: /xpcs/qphi_bin_to_process names
+ * those. Keys either count the maps (g2_00001…, boost_corr) or carry the bin number
+ * (MATLAB): when the key numbers are exactly the listed bins, key number = bin, else
+ * map k is the k-th listed bin. */
+static int legacy_bins(xf_raw_file *raw, const key_list *keys, size_t n_lists, long *bins,
+		       xf_error *err)
+{
+	double *v = NULL;
+	long *sorted = NULL;
+	size_t n = 0;
+	int rc = 0;
+	if (keys->n == n_lists) {
+		for (size_t k = 0; k < keys->n; k++)
+			bins[k] = (long)k + 1;
+		return 0;
+	}
+	if (!xf_h5_exists(raw->file, BINS))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "%s and %s list %zu bins but %s holds %zu maps, and there is no %s "
+			       "to say which bins the maps are, in %s",
+			       Q_LIST, PHI_LIST, n_lists, MAPS, keys->n, BINS, raw->file_name);
+	rc = xf_h5_read_list(raw->file, raw->file_name, BINS, &v, &n, err);
+	if (!rc && n != keys->n)
+		rc = xf_fail(err, XF_EXIT_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
+			     BINS, n, MAPS, keys->n, raw->file_name);
+	if (!rc)
+		rc = xf_h5_list_to_long(v, n, bins, raw->file_name, BINS, err);
+	if (!rc && !(sorted = malloc(n * sizeof *sorted)))
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", BINS);
+	if (!rc) {
+		int same = 1;
+		memcpy(sorted, bins, n * sizeof *sorted);
+		qsort(sorted, n, sizeof *sorted, by_long);
+		for (size_t k = 0; k < n && same; k++)
+			same = sorted[k] == keys->keys[k].number;
+		if (same)
+			for (size_t k = 0; k < n; k++)
+				bins[k] = keys->keys[k].number;
+		xf_info("legacy APS layout: %zu maps of the %zu bins of %s, paired through %s "
+			"(%s)",
+			n, n_lists, Q_LIST, BINS,
+			same ? "key number = bin" : "k-th map = k-th bin");
+	}
+	free(v);
+	free(sorted);
+	return rc;
+}
+
+/* Maps whose bin lies outside the lists are skipped with one warning (as APS-U). */
+static void fill_maps(xf_raw_file *raw, const key_list *keys, const long *bins, const double *q,
+		      const double *phi, size_t n_lists)
+{
+	char skipped[256] = "";
+	size_t len = 0;
+	int n_skipped = 0;
+	for (size_t k = 0; k < keys->n; k++) {
+		long b = bins[k];
+		if (b < 1 || (size_t)b > n_lists) {
+			if (n_skipped++ < 10 && len < sizeof skipped - 32)
+				len += (size_t)snprintf(skipped + len, sizeof skipped - len,
+							"%s%ld", len ? ", " : "", b);
+			continue;
+		}
+		xf_raw_map *m = &raw->maps[raw->n_maps++];
+		snprintf(m->path, sizeof m->path, MAPS "/%s", keys->keys[k].name);
+		m->map_number = (int)k + 1;
+		m->q = q[b - 1];
+		m->phi_deg = phi[b - 1];
+	}
+	if (n_skipped)
+		xf_warn("%d of %zu bins of %s lie outside %s (%zu bins) and were skipped: %s%s, "
+			"in %s",
+			n_skipped, keys->n, BINS, Q_LIST, n_lists, skipped,
+			n_skipped > 10 ? ", …" : "", raw->file_name);
+}
+
 int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 {
 	double *q = NULL, *phi = NULL;
 	size_t n_q = 0, n_phi = 0;
 	key_list keys = { NULL, 0, 0, 0, "" };
+	long *bins = NULL;
 	char version[64];
 	int rc = xf_h5_read_list(raw->file, raw->file_name, Q_LIST, &q, &n_q, err);
 	if (!rc)
@@ -105,21 +191,17 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 			     n_q, PHI_LIST, n_phi, raw->file_name);
 	if (!rc)
 		rc = list_keys(raw, &keys, err);
-	if (!rc && keys.n != n_q)
-		rc = xf_fail(err, XF_EXIT_DATA,
-			     "%s and %s list %zu bins but %s holds %zu maps, in %s", Q_LIST,
-			     PHI_LIST, n_q, MAPS, keys.n, raw->file_name);
-	if (!rc && !(raw->maps = calloc(n_q ? n_q : 1, sizeof *raw->maps)))
+	if (!rc && !(bins = malloc((keys.n ? keys.n : 1) * sizeof *bins)))
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
-	for (size_t k = 0; !rc && k < n_q; k++) {
-		xf_raw_map *m = &raw->maps[raw->n_maps++];
-		snprintf(m->path, sizeof m->path, MAPS "/%s", keys.keys[k].name);
-		m->map_number = (int)k + 1;
-		m->q = q[k];
-		m->phi_deg = phi[k];
-	}
+	if (!rc)
+		rc = legacy_bins(raw, &keys, n_q, bins, err);
+	if (!rc && !(raw->maps = calloc(keys.n ? keys.n : 1, sizeof *raw->maps)))
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
+	if (!rc)
+		fill_maps(raw, &keys, bins, q, phi, n_q);
 	free(q);
 	free(phi);
+	free(bins);
 	free(keys.keys);
 	if (rc)
 		return rc;

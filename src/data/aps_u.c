@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "data/h5util.h"
 #include "data/raw.h"
 
@@ -13,6 +14,8 @@
 #define INDEX_MAP "/xpcs/qmap/dynamic_index_mapping"
 #define BINS	  "/xpcs/twotime/processed_bins"
 #define MAPS	  "/xpcs/twotime/correlation_map"
+#define MAP_NAMES "/xpcs/qmap/map_names"
+#define NAME_LEN  32
 
 /* Warnings about skipped bins are summarised: a file may hold thousands of bins. */
 #define SKIP_LIST_MAX 10
@@ -52,9 +55,33 @@ static int check_num_pts(xf_raw_file *raw, const aps_u_lists *l, xf_error *err)
 	return rc;
 }
 
+/* The mask tool can partition the detector in other coordinates than q × φ (x × y
+ * pixels, for one); the lists then hold those, and reading them as q and φ would fit
+ * nonsense without a word. Files without map_names (older qmaps) are q × φ. */
+static int check_map_names(xf_raw_file *raw, xf_error *err)
+{
+	char names[2][NAME_LEN];
+	size_t n;
+	if (!xf_h5_exists(raw->file, MAP_NAMES))
+		return 0;
+	int rc = xf_h5_read_string_list(raw->file, raw->file_name, MAP_NAMES, &names[0][0],
+					NAME_LEN, 2, &n, err);
+	if (rc)
+		return rc;
+	if (n >= 2 && !strcasecmp(names[0], "q") && !strcasecmp(names[1], "phi"))
+		return 0;
+	return xf_fail(err, XF_EXIT_DATA,
+		       "%s is [%s%s%s%s]: the dynamic partition is not q × φ (xpcsfit needs "
+		       "[q, phi]: partition the qmap in q and φ), in %s",
+		       MAP_NAMES, n > 0 ? names[0] : "", n > 1 ? ", " : "", n > 1 ? names[1] : "",
+		       n > 2 ? ", …" : "", raw->file_name);
+}
+
 static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 {
-	int rc = xf_h5_read_list(raw->file, raw->file_name, Q_LIST, &l->q, &l->n_q, err);
+	int rc = check_map_names(raw, err);
+	if (!rc)
+		rc = xf_h5_read_list(raw->file, raw->file_name, Q_LIST, &l->q, &l->n_q, err);
 	if (!rc)
 		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &l->phi, &l->n_phi, err);
 	if (!rc)

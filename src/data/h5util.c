@@ -287,6 +287,59 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 	return rc;
 }
 
+int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, char *names,
+			   size_t len, size_t max, size_t *n, xf_error *err)
+{
+	*n = 0;
+	hid_t d = open_dataset(file, file_name, path, err);
+	if (d < 0)
+		return XF_EXIT_DATA;
+	int rc = 0;
+	hid_t t = H5Dget_type(d), s = H5Dget_space(d), mt = -1;
+	hssize_t np = H5Sget_simple_extent_npoints(s);
+	size_t sz = H5Tget_size(t);
+	void *buf = NULL;
+	if (H5Tget_class(t) != H5T_STRING || np < 1) {
+		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is not a list of strings", path,
+			     file_name);
+		goto out;
+	}
+	/* read in the file's own string kind: variable length as char *, fixed as
+	 * sz-byte cells (not necessarily NUL-terminated) */
+	int vlen = H5Tis_variable_str(t) > 0;
+	mt = H5Tcopy(H5T_C_S1);
+	H5Tset_size(mt, vlen ? H5T_VARIABLE : sz);
+	H5Tset_cset(mt, H5Tget_cset(t));
+	buf = calloc((size_t)np, vlen ? sizeof(char *) : sz);
+	if (!buf || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot read strings %s in %s", path, file_name);
+		goto out;
+	}
+	for (size_t k = 0; k < (size_t)np && k < max; k++) {
+		char *dst = names + k * len;
+		if (vlen) {
+			const char *v = ((char **)buf)[k];
+			snprintf(dst, len, "%s", v ? v : "");
+		} else {
+			size_t m = sz < len - 1 ? sz : len - 1;
+			memcpy(dst, (char *)buf + k * sz, m);
+			dst[m] = '\0';
+		}
+	}
+	*n = (size_t)np;
+	if (vlen)
+		H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
+out:
+	free(buf);
+	if (mt >= 0)
+		H5Tclose(mt);
+	H5Eclear2(H5E_DEFAULT);
+	H5Tclose(t);
+	H5Sclose(s);
+	H5Dclose(d);
+	return rc;
+}
+
 int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size_t *rows,
 		       size_t *cols, xf_error *err)
 {

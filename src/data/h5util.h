@@ -37,6 +37,10 @@ int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, doubl
 /* A string dataset (fixed or variable length, scalar or one element) into buf. */
 int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf, size_t len,
 		      xf_error *err);
+/* Up to `max` strings of a string dataset (fixed or variable length, any shape) into
+ * names[k] (each `len` bytes, truncated); *n receives how many the dataset holds. */
+int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, char *names,
+			   size_t len, size_t max, size_t *n, xf_error *err);
 /* Shape of a 2-D dataset; error when it is not 2-D. */
 int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size_t *rows,
 		       size_t *cols, xf_error *err);

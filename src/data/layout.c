@@ -41,6 +41,27 @@ static herr_t add_key(hid_t g, const char *name, const H5L_info_t *info, void *d
 	return 0;
 }
 
+/* A multi-tau result shares the qmap (APS-U) or dqlist/dphilist (legacy) of a two-time
+ * one but holds no map: say so instead of "unknown layout", which sends users looking
+ * for a format problem when they picked the wrong analysis's file. */
+static int no_two_time(hid_t file, const char *file_name, xf_error *err)
+{
+	char type[64] = "";
+	if (xf_h5_exists(file, "/xpcs/qmap/dynamic_v_list_dim0"))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "no two-time correlation maps: an APS-U %sresult without "
+			       "/xpcs/twotime/correlation_map (xpcsfit fits two-time maps: "
+			       "correlate the data with the two-time analysis), in %s",
+			       xf_h5_exists(file, "/xpcs/multitau") ? "multi-tau " : "", file_name);
+	if (xf_h5_exists(file, "/xpcs/analysis_type"))
+		xf_h5_read_string(file, file_name, "/xpcs/analysis_type", type, sizeof type, NULL);
+	return xf_fail(err, XF_EXIT_DATA,
+		       "no two-time correlation maps: a legacy APS result%s%s without "
+		       "/exchange/C2T_all (xpcsfit fits two-time maps: correlate the data with "
+		       "the two-time analysis), in %s",
+		       type[0] ? " with /xpcs/analysis_type " : "", type, file_name);
+}
+
 int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_error *err)
 {
 	if (has_all(file, aps_u_keys)) {
@@ -51,6 +72,9 @@ int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_er
 		*layout = XF_LAYOUT_APS_OLD;
 		return 0;
 	}
+	if (xf_h5_exists(file, "/xpcs/qmap/dynamic_v_list_dim0") ||
+	    (xf_h5_exists(file, "/xpcs/dqlist") && xf_h5_exists(file, "/xpcs/dphilist")))
+		return no_two_time(file, file_name, err);
 	struct top_keys t = { "", 0 };
 	H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, &t);
 	H5Eclear2(H5E_DEFAULT);

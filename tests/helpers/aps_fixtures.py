@@ -187,3 +187,141 @@ def close(a, b, rel=1e-12, what=""):
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or not np.allclose(a, b, rtol=rel, atol=0):
         raise AssertionError("%s: got %r, want %r" % (what, a.tolist(), b.tolist()))
+
+
+# --- Real beamline layouts -------------------------------------------------------------
+# What files from the beamline hold besides the datasets xpcsfit reads: the qmap group
+# of the mask tool copied in whole (roi maps, static partition, index mappings stored in
+# the smallest unsigned integer type, map_names/map_units as variable-length strings,
+# unit attributes), multi-tau and two-time g2 next to the maps, the correlator's config
+# group (strings and integers), an external link to a G2 file that is often not copied,
+# float32 upper-triangle maps LZF-compressed in whole-map chunks above 8192 elements.
+
+def smallest_uint(values):
+    """Integer array in the smallest unsigned type that holds it (as the mask tool)."""
+    a = np.asarray(values)
+    for t in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if a.size == 0 or a.max() <= np.iinfo(t).max:
+            return a.astype(t)
+    return a
+
+
+def qphi_partition(q_list, phi_list, masked_cells=()):
+    """Natural-order labels of a q × φ grid with some cells holding no pixel: returns
+    the index mapping (label k → flat cell of label k+1) of the cells kept."""
+    cells = [c for c in range(len(q_list) * len(phi_list)) if c not in set(masked_cells)]
+    return np.asarray(cells)
+
+
+def write_aps_u_real(path, maps, q_list, phi_list, bins, mapping, frame_time=None,
+                     stride=1, avg=1, map_names=("q", "phi"), multitau=True,
+                     twotime=True):
+    """An APS-U result as the correlator writes it after copying the mask tool's qmap.
+    maps[k] is stored as c2_{k+1:05d}, float32, as given (upper triangle)."""
+    n_q, n_phi = len(q_list), len(phi_list)
+    with h5py.File(path, "w") as f:
+        f.attrs["default"] = "entry"
+        e = f.create_group("/entry")
+        e.create_dataset("start_time", data="2024-03-01T10:00:00")
+        det = f.create_group("/entry/instrument/detector_1")
+        if frame_time is not None:
+            det.create_dataset("frame_time", data=np.float64(frame_time))
+            det.create_dataset("count_time", data=np.float64(frame_time * 0.9))
+        det.create_dataset("x_pixel_size", data=7.5e-5)
+        f.create_dataset("/entry/instrument/incident_beam/incident_energy", data=10.0)
+        md = f.create_group("/entry/instrument/bluesky/metadata")
+        md.attrs["scan_id"] = 42
+        md.create_dataset("sample", data="silica in glycerol")
+        qm = f.create_group("/xpcs/qmap")
+        qm.attrs["version"] = "0.3.1"
+        qm.attrs["hash"] = "0" * 64
+        qm.create_dataset("map_names", data=list(map_names))
+        qm.create_dataset("map_units", data=["Å⁻¹", "deg"])
+        for pre in ("dynamic", "static"):
+            d0 = qm.create_dataset(pre + "_v_list_dim0", data=np.asarray(q_list, float))
+            d0.attrs["unit"], d0.attrs["name"], d0.attrs["size"] = "Å⁻¹", map_names[0], n_q
+            d1 = qm.create_dataset(pre + "_v_list_dim1", data=np.asarray(phi_list, float))
+            d1.attrs["unit"], d1.attrs["name"], d1.attrs["size"] = "deg", map_names[1], n_phi
+            qm.create_dataset(pre + "_num_pts", data=[n_q, n_phi])
+            qm.create_dataset(pre + "_index_mapping", data=smallest_uint(mapping))
+            roi = np.zeros((8, 8), dtype=np.uint32)
+            roi.flat[: len(mapping)] = np.arange(1, len(mapping) + 1)
+            qm.create_dataset(pre + "_roi_map", data=smallest_uint(roi))
+        qm.create_dataset("mask", data=np.ones((8, 8), dtype=np.uint8))
+        qm.create_dataset("beam_center_x", data=4.0)
+        qm.create_dataset("energy", data=10.0)
+        qm.create_dataset("source_file", data="/data/raw/A001_00001.h5")
+        n = np.asarray(maps[0]).shape[0]
+        if multitau:
+            mt = f.create_group("/xpcs/multitau")
+            mt.create_dataset("delay_list", data=np.arange(1, 9, dtype=np.float32))
+            mt.create_dataset("normalized_g2", data=np.ones((8, len(mapping)), np.float32))
+            mt.create_dataset("config/stride_frame", data=np.int64(1))
+            mt["unnormalized_g2"] = h5py.ExternalLink("A001_results_G2.hdf", "/G2IPIF")
+        f.create_dataset("/xpcs/temporal_mean/scattering_2d", data=np.ones((1, 8, 8), np.float32))
+        f.create_dataset("/xpcs/spatial_mean/intensity_vs_time", data=np.ones((2, n), np.float32))
+        if twotime:
+            tt = f.create_group("/xpcs/twotime")
+            cm = tt.create_group("correlation_map")
+            for k, m in enumerate(maps):
+                m = np.asarray(m, dtype=np.float32)
+                kw = {}
+                if m.size > 8192:
+                    kw = {"compression": "lzf", "chunks": m.shape}
+                cm.create_dataset("c2_%05d" % (k + 1), data=m, **kw)
+            tt.create_dataset("processed_bins", data=np.asarray(bins, dtype=np.int32))
+            tt.create_dataset("normalized_g2", data=np.ones((n, len(bins)), np.float32))
+            tt.create_dataset("normalized_g2_segments",
+                              data=np.ones((n // 5, 5, len(bins)), np.float32))
+            tt.create_dataset("delay_list", data=np.arange(n, dtype=np.float32))
+            cfg = tt.create_group("config")
+            cfg.create_dataset("analysis_type", data="twotime")
+            cfg.create_dataset("qmap", data="/data/qmap/qmap_S270_D27.hdf")
+            cfg.create_dataset("stride_frame", data=np.int64(stride))
+            cfg.create_dataset("avg_frame", data=np.int64(avg))
+            cfg.create_dataset("smooth", data="sqmap")
+            cfg.create_dataset("gpu_id", data=np.int64(0))
+
+
+def write_aps_old_real(path, maps, dq, dphi, qphi_bins=None, keys=None,
+                       exposure_period=0.01, stride=1, avg=1,
+                       analysis_type="Twotime", two_time=True):
+    """A legacy (MATLAB / early boost_corr) result: (1, M) lists of every dynamic bin of
+    the qmap, (1, 1) uint64 numbers, fixed-length byte strings, /xpcs/qphi_bin_to_process
+    ((n, 1) uint64, 1-based bins of the maps), maps g2_00001… in /exchange/C2T_all."""
+    if keys is None:
+        keys = ["g2_%05d" % (k + 1) for k in range(len(maps))]
+    one = lambda v, t="<u8": np.full((1, 1), v, dtype=t)  # noqa: E731
+    with h5py.File(path, "w") as f:
+        x = f.create_group("/xpcs")
+        x.create_dataset("Version", data=np.bytes_("1.0"))
+        x.create_dataset("analysis_type", data=np.bytes_(analysis_type))
+        x.create_dataset("output_data", data=np.bytes_("/exchange"))
+        x.create_dataset("dqlist", data=np.asarray(dq, float).reshape(1, -1))
+        x.create_dataset("dphilist", data=np.asarray(dphi, float).reshape(1, -1))
+        x.create_dataset("dnoq", data=one(len(dq), "<f8"))
+        x.create_dataset("sqlist", data=np.linspace(0.001, 0.03, 270).reshape(1, -1))
+        x.create_dataset("dqmap", data=np.zeros((6, 6), dtype=np.uint32))
+        x.create_dataset("stride_frames", data=one(stride))
+        x.create_dataset("avg_frames", data=one(avg))
+        x.create_dataset("data_begin_todo", data=one(1))
+        if qphi_bins is not None:
+            x.create_dataset("qphi_bin_to_process",
+                             data=np.asarray(qphi_bins, dtype="<u8").reshape(-1, 1))
+        d = f.create_group("/measurement/instrument/detector")
+        d.create_dataset("exposure_period", data=one(exposure_period, "<f8"))
+        d.create_dataset("exposure_time", data=one(exposure_period * 0.9, "<f8"))
+        d.create_dataset("manufacturer", data=np.bytes_("LAMBDA"))
+        f.create_dataset("/measurement/instrument/acquisition/compression",
+                         data=np.bytes_("ENABLED"))
+        ex = f.create_group("/exchange")
+        ex.create_dataset("pixelSum", data=np.ones((6, 6), np.float32))
+        ex.create_dataset("frameSum", data=np.ones((2, 10), np.float32))
+        if two_time:
+            g = ex.create_group("C2T_all")
+            for key, m in zip(keys, maps):
+                g.create_dataset(key, data=np.asarray(m, dtype=np.float32))
+            ex.create_dataset("g2full", data=np.ones((10, len(maps)), np.float32))
+        else:
+            ex.create_dataset("norm-0-g2", data=np.ones((48, len(dq)), np.float32))
+            ex.create_dataset("tau", data=np.arange(48, dtype=np.float32).reshape(1, -1))
