@@ -343,6 +343,46 @@ static void test_hierarchical_bad_scaling_start(void **state)
 	xf_synth_free(&ds);
 }
 
+/* Fourier scaling: contrast and offset that vary smoothly with φ (inside the order-2
+ * series) are recovered per angle, and the physics with them. */
+static void test_fourier_recovery(void **state)
+{
+	(void)state;
+	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 90, 0.001, 0.0054, 2e6 };
+	const double phi[7] = { -80, -45, -10, 0, 30, 60, 90 };
+	double con[7], off[7];
+	for (int a = 0; a < 7; a++) {
+		double r = phi[a] * M_PI / 180.0;
+		con[a] = 0.3 + 0.03 * cos(r) - 0.01 * sin(2 * r);
+		off[a] = 1.0 + 0.005 * sin(r);
+	}
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 7, phi, con, off, 1e-3, 21, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	cfg.nlsq.per_angle_mode = XF_SCALING_FOURIER;
+	cfg.nlsq.has_sigma = 1;
+	cfg.nlsq.sigma = 1e-3;
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_string_equal(res.status, "converged");
+	assert_int_equal(res.n_params, 7 + 2 * 5);
+	assert_string_equal(res.names[7], "contrast_c0");
+	for (int a = 0; a < 7; a++) {
+		if (!(fabs(res.contrast[a] - con[a]) <= 4 * res.contrast_unc[a]))
+			fail_msg("contrast at %g deg: %.5f +/- %.2g, truth %.5f", phi[a],
+				 res.contrast[a], res.contrast_unc[a], con[a]);
+		assert_true(fabs(res.offset[a] - off[a]) <= 4 * res.offset_unc[a]);
+	}
+	for (int k = 0; k < 7; k++)
+		assert_true(fabs(res.values[k] - truth_laminar[k]) <= 4 * res.uncertainties[k]);
+	assert_true(fabs(res.reduced_chi_squared - 1.0) < 0.05);
+	xf_nlsq_result_free(&res);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
 /* Multi-start is deterministic for a seed and keeps the best χ². */
 static void test_multi_start(void **state)
 {
@@ -449,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_multi_start),
 		cmocka_unit_test(test_no_floor_trap_from_middle_start),
 		cmocka_unit_test(test_hierarchical_bad_scaling_start),
+		cmocka_unit_test(test_fourier_recovery),
 		cmocka_unit_test(test_quantile_estimates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,15 @@ def main():
         for ds in ("/nlsq/values", "/nlsq/covariance", "/nlsq/chi_squared", "/nlsq/c2_fit"):
             check(a[ds][()].tobytes() == b[ds][()].tobytes(), f"{ds} differs across threads")
 
+    # parallel.virtual_devices sets the thread count when --threads is not given
+    cfg_vd = os.path.join(TMP, "vd.yaml")
+    with open(cfg_vd, "w") as f:
+        f.write(open(cfg).read() + "parallel:\n  virtual_devices: 3\n")
+    r, dv = fit(cfg_vd, os.path.join(TMP, "out_vd"), "--no-plots")
+    check(r.returncode == 0 and "3 virtual devices" in r.stderr, "parallel.virtual_devices")
+    r, dv = fit(cfg_vd, os.path.join(TMP, "out_vd"), "--no-plots", "--threads", "2")
+    check("2 virtual devices" in r.stderr, "--threads wins over parallel.virtual_devices")
+
     # 3. max_iterations: never "converged", exit 0, a warning
     cfg_short = write_config("short.yaml", START, max_iter=2)
     r, d = fit(cfg_short, os.path.join(TMP, "short"), "--no-plots")
