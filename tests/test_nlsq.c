@@ -66,9 +66,10 @@ static void explicit_normal_equations(const xf_problem *pr, const double *x, dou
 			}
 }
 
-static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_threads)
+static void check_normal_equations_shear(xf_mode mode, xf_scaling_mode scaling, int n_threads,
+					 xf_shear_model shear)
 {
-	xf_model_grid g = { mode, XF_SHEAR_HOMODYNE, 40, 0.01, 0.0054, 2e6 };
+	xf_model_grid g = { mode, shear, 40, 0.01, 0.0054, 2e6 };
 	const double phi[5] = { -30, 0, 15, 60, 90 };
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	xf_dataset ds;
@@ -78,6 +79,7 @@ static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_
 	cfg.mode = mode;
 	cfg.nlsq.anti_degeneracy_enable = 1;
 	cfg.nlsq.per_angle_mode = scaling;
+	cfg.shear_model = shear;
 	xf_problem pr;
 	xf_error err = { 0 };
 	assert_int_equal(xf_problem_init(&pr, &cfg, &ds, n_threads, &err), 0);
@@ -111,6 +113,11 @@ static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_
 	xf_synth_free(&ds);
 }
 
+static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_threads)
+{
+	check_normal_equations_shear(mode, scaling, n_threads, XF_SHEAR_HOMODYNE);
+}
+
 static void test_normal_equations_laminar(void **state)
 {
 	(void)state;
@@ -118,6 +125,8 @@ static void test_normal_equations_laminar(void **state)
 	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_AUTO, 2);
 	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_FOURIER, 3);
 	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_CONSTANT, 1);
+	check_normal_equations_shear(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 2, XF_SHEAR_PNAS2024);
+	check_normal_equations_shear(XF_MODE_LAMINAR, XF_SCALING_AUTO, 1, XF_SHEAR_PNAS2024);
 }
 
 static void test_normal_equations_static(void **state)
