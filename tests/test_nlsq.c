@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ static void laminar_config(xf_config *cfg, const xf_model_grid *g)
 		cfg->value_given[k] = 1;
 	}
 	cfg->nlsq.max_iterations = 200;
+}
+
+/* Laminar data at φ = 0, 45, 90° (contrast 0.3, offset 1, noise 1e-3) on grid g. */
+static void three_angle_dataset(xf_model_grid *g, int n_frames, uint64_t seed, xf_dataset *ds)
+{
+	*g = (xf_model_grid){ XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.01, 0.0054, 2e6 };
+	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
+	assert_int_equal(xf_synth_dataset(g, truth_laminar, 3, phi, con, off, 1e-3, seed, ds), 0);
 }
 
 /* Explicit JᵀJ and b from per-point gradients, for comparison with the streamed sums. */
@@ -196,10 +205,9 @@ static void test_recovery_laminar(void **state)
 static void test_determinism_threads(void **state)
 {
 	(void)state;
-	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 150, 0.01, 0.0054, 2e6 };
-	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
+	xf_model_grid g;
 	xf_dataset ds;
-	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 3, phi, con, off, 1e-3, 5, &ds), 0);
+	three_angle_dataset(&g, 150, 5, &ds);
 	assert_true(ds.n_points > 3 * XF_PAIRS_PER_BLOCK); /* several blocks */
 	xf_config cfg;
 	laminar_config(&cfg, &g);
@@ -227,10 +235,9 @@ static void test_determinism_threads(void **state)
 static void test_bounds_and_status(void **state)
 {
 	(void)state;
-	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 60, 0.01, 0.0054, 2e6 };
-	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
+	xf_model_grid g;
 	xf_dataset ds;
-	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 3, phi, con, off, 1e-3, 3, &ds), 0);
+	three_angle_dataset(&g, 60, 3, &ds);
 	xf_config cfg;
 	laminar_config(&cfg, &g);
 	cfg.bounds[XF_P_D0].upper = 1200.0; /* truth 1500 lies outside */
@@ -396,10 +403,9 @@ static void test_fourier_recovery(void **state)
 static void test_multi_start(void **state)
 {
 	(void)state;
-	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 50, 0.01, 0.0054, 2e6 };
-	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
+	xf_model_grid g;
 	xf_dataset ds;
-	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 3, phi, con, off, 1e-3, 2, &ds), 0);
+	three_angle_dataset(&g, 50, 2, &ds);
 	xf_config cfg;
 	laminar_config(&cfg, &g);
 	cfg.nlsq.multi_start = 1;
