@@ -8,8 +8,9 @@ import sys
 import h5py
 import numpy as np
 
-from aps_fixtures import (check, run, smooth_map, tmp_dir, upper, write_aps_old,
-                          write_aps_u, write_config)
+from aps_fixtures import (check, expect_validate_error, module_tests, run, run_tests,
+                          smooth_map, tmp_dir, upper, write_aps_old, write_aps_u,
+                          write_config)
 
 T = tmp_dir()
 N = 12
@@ -23,18 +24,7 @@ CFG = path("err.yaml")
 
 
 def expect_error(data, code, *needles, cfg=CFG, env=None):
-    before = sorted(os.listdir(T))
-    rc, out, err = run(["validate", "--config", cfg, "--data", data], env)
-    lines = [l for l in err.strip().splitlines() if not l.startswith("xpcsfit: warning:")]
-    check(rc == code, "%s: exit %d, want %d (%s)" % (data, rc, code, err))
-    check(len(lines) == 1 and lines[0].startswith("xpcsfit: error: "),
-          "one error line expected: %r" % err)
-    check("HDF5-DIAG" not in err and "#000" not in err, "HDF5 stack printed: " + err)
-    check(out == "", "nothing on stdout: %r" % out)
-    for n in needles:
-        check(n in lines[0], "%r not in %r" % (n, lines[0]))
-    check(sorted(os.listdir(T)) == before, "a file was written")
-    return lines[0]
+    return expect_validate_error(T, cfg, data, code, *needles, env=env)
 
 
 def good_u(name, n_maps=2, **kw):
@@ -250,16 +240,7 @@ def test_no_q_with_two_rings():
 
 def main():
     write_config(CFG)
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    failed = 0
-    for t in tests:
-        try:
-            t()
-            print("ok   %s" % t.__name__)
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-    return 1 if failed else 0
+    return run_tests(module_tests(globals()))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ import sys
 
 import numpy as np
 
-from aps_fixtures import (check, close, expected_means, lower, run, smooth_map, tmp_dir,
-                          upper, validate, write_aps_old, write_aps_u, write_config)
+from aps_fixtures import (check, close, expected_means, lower, module_tests, run,
+                          run_tests, smooth_map, tmp_dir, upper, validate, write_aps_old,
+                          write_aps_u, write_config)
 
 T = tmp_dir()
 N = 20
@@ -188,16 +189,7 @@ def test_text_output():
 
 
 def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    failed = 0
-    for t in tests:
-        try:
-            t()
-            print("ok   %s" % t.__name__)
-        except Exception as e:  # report every failure, then fail
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-    return 1 if failed else 0
+    return run_tests(module_tests(globals()))
 
 
 if __name__ == "__main__":

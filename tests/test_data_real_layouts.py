@@ -9,7 +9,8 @@ import sys
 
 import numpy as np
 
-from aps_fixtures import (check, close, expected_means, run, smooth_map, tmp_dir, upper,
+from aps_fixtures import (check, close, expect_validate_error, expected_means,
+                          module_tests, run, run_tests, smooth_map, tmp_dir, upper,
                           validate, write_aps_old_real, write_aps_u_real, write_config)
 
 T = tmp_dir()
@@ -27,17 +28,7 @@ def f32(m):
 
 
 def expect_error(cfg, data, code, *needles):
-    before = sorted(os.listdir(T))
-    rc, out, err = run(["validate", "--config", cfg, "--data", data])
-    lines = [l for l in err.strip().splitlines() if not l.startswith("xpcsfit: warning:")]
-    check(rc == code, "%s: exit %d, want %d (%s)" % (data, rc, code, err))
-    check(len(lines) == 1 and lines[0].startswith("xpcsfit: error: "),
-          "one error line expected: %r" % err)
-    check("HDF5-DIAG" not in err and "#000" not in err, "HDF5 stack printed: " + err)
-    check(out == "", "nothing on stdout: %r" % out)
-    for n in needles:
-        check(n in lines[0], "%r not in %r" % (n, lines[0]))
-    check(sorted(os.listdir(T)) == before, "a file was written")
+    expect_validate_error(T, cfg, data, code, *needles)
 
 
 def test_aps_u_beamline_file():
@@ -167,16 +158,7 @@ def test_partition_not_q_phi():
 
 
 def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-    failed = 0
-    for t in tests:
-        try:
-            t()
-            print("ok   %s" % t.__name__)
-        except Exception as e:  # report every failure, then fail
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-    return 1 if failed else 0
+    return run_tests(module_tests(globals()))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import sys
 import h5py
 import numpy as np
 
-from aps_fixtures import check, close, run, tmp_dir, validate
+from aps_fixtures import check, close, run, run_tests, tmp_dir, validate
 
 T = tmp_dir()
 CFG = os.path.join(T, "sim.yaml")
@@ -87,16 +87,7 @@ def test_aps_old_and_reproducible():
 
 def main():
     write_cfg()
-    failed = 0
-    for t in (test_aps_u, test_aps_old_and_reproducible):
-        try:
-            t()
-            print("ok   %s" % t.__name__)
-        except Exception as e:
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-    return 1 if failed else 0
-
+    return run_tests([test_aps_u, test_aps_old_and_reproducible])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -325,3 +325,38 @@ def write_aps_old_real(path, maps, dq, dphi, qphi_bins=None, keys=None,
         else:
             ex.create_dataset("norm-0-g2", data=np.ones((48, len(dq)), np.float32))
             ex.create_dataset("tau", data=np.arange(48, dtype=np.float32).reshape(1, -1))
+
+
+def expect_validate_error(tmp, cfg, data, code, *needles, env=None):
+    """`xpcsfit validate` on bad input: exit `code`, exactly one error line holding every
+    needle, no HDF5 stack, nothing on stdout, nothing written into `tmp`. Returns the line."""
+    before = sorted(os.listdir(tmp))
+    rc, out, err = run(["validate", "--config", cfg, "--data", data], env)
+    lines = [l for l in err.strip().splitlines() if not l.startswith("xpcsfit: warning:")]
+    check(rc == code, "%s: exit %d, want %d (%s)" % (data, rc, code, err))
+    check(len(lines) == 1 and lines[0].startswith("xpcsfit: error: "),
+          "one error line expected: %r" % err)
+    check("HDF5-DIAG" not in err and "#000" not in err, "HDF5 stack printed: " + err)
+    check(out == "", "nothing on stdout: %r" % out)
+    for n in needles:
+        check(n in lines[0], "%r not in %r" % (n, lines[0]))
+    check(sorted(os.listdir(tmp)) == before, "a file was written")
+    return lines[0]
+
+
+def run_tests(tests):
+    """Run every test function, report each, and return the exit status (1 if any failed)."""
+    failed = 0
+    for t in tests:
+        try:
+            t()
+            print("ok   %s" % t.__name__)
+        except Exception as e:  # report every failure, then fail
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+    return 1 if failed else 0
+
+
+def module_tests(namespace):
+    """The test_* functions of a module's globals(), in name order."""
+    return [v for k, v in sorted(namespace.items()) if k.startswith("test_")]
