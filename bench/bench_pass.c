@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "nlsq/problem.h"
 #include "synth.h"
+#include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
 
 static double now_s(void)
@@ -45,23 +45,33 @@ int main(int argc, char **argv)
 	}
 	xf_problem pr;
 	xf_error err = { 0 };
-	if (xf_problem_init(&pr, &cfg, &ds, threads, &err)) {
+	xf_pairset all;
+	xf_pairset_all(&all, ds.n_frames);
+	xf_pool *pool = xf_pool_create(threads);
+	xf_lik *lik = NULL;
+	if (xf_problem_build(&pr, &cfg, &ds, &err) || !pool ||
+	    !(lik = xf_lik_create(&pr, &all, pool, &err))) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
 	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full),
 	       *b = malloc(sizeof(double) * pr.n_full);
-	double chi2, best = 1e30;
+	double best = 1e30;
+	xf_lik_out out = { 0.0, jtj, b, 0.0 };
 	for (int rep = 0; rep < 5; rep++) {
 		double t0 = now_s();
-		xf_problem_eval(&pr, pr.start, &chi2, jtj, b);
+		xf_lik_eval(lik, pr.start, &out);
 		double dt = now_s() - t0;
 		if (dt < best)
 			best = dt;
 	}
 	printf("pass: %zu points, %d threads: %.4f s per pass, %.1f Mpoints/s\n", ds.n_points,
 	       threads, best, ds.n_points / best / 1e6);
+	xf_lik_destroy(lik);
+	xf_pool_destroy(pool);
 	xf_problem_free(&pr);
+	free(jtj);
+	free(b);
 	xf_nlsq_result res;
 	double t0 = now_s();
 	if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nlsq/problem.h"
 #include "synth.h"
 #include "xpcsfit/config.h"
+#include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
 
 static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
@@ -40,110 +40,6 @@ static void three_angle_dataset(xf_model_grid *g, int n_frames, uint64_t seed, x
 	*g = (xf_model_grid){ XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.01, 0.0054, 2e6 };
 	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
 	assert_int_equal(xf_synth_dataset(g, truth_laminar, 3, phi, con, off, 1e-3, seed, ds), 0);
-}
-
-/* Explicit JᵀJ and b from per-point gradients, for comparison with the streamed sums. */
-static void explicit_normal_equations(const xf_problem *pr, const double *x, double *chi2,
-				      double *jtj, double *b)
-{
-	int nf = pr->n_full, np = pr->n_phys, nb = pr->n_basis;
-	double con[pr->n_phi], off[pr->n_phi];
-	xf_problem_scaling(pr, x, con, off);
-	memset(jtj, 0, sizeof(double) * nf * nf);
-	memset(b, 0, sizeof(double) * nf);
-	*chi2 = 0.0;
-	size_t n = (size_t)pr->ds->n_frames;
-	for (int a = 0; a < pr->n_phi; a++)
-		for (size_t i = 1; i < n; i++)
-			for (size_t j = i + 1; j < n; j++) {
-				double c2, grad[9], row[64] = { 0 };
-				xf_model_c2_point(&pr->grid, x, pr->ds->phi_deg[a], con[a], off[a],
-						  (int)i, (int)j, &c2, grad);
-				double res = pr->ds->c2[a][xf_packed_index(n, i, j)] - c2;
-				for (int k = 0; k < np; k++)
-					row[k] = grad[k];
-				for (int k = 0; k < nb; k++) {
-					row[np + k] = grad[XF_P_CONTRAST] * pr->basis[a * nb + k];
-					row[np + nb + k] = pr->basis[a * nb + k];
-				}
-				*chi2 += res * res;
-				for (int k = 0; k < nf; k++) {
-					b[k] += row[k] * res;
-					for (int l = 0; l < nf; l++)
-						jtj[k * nf + l] += row[k] * row[l];
-				}
-			}
-}
-
-static void check_normal_equations_shear(xf_mode mode, xf_scaling_mode scaling, int n_threads,
-					 xf_shear_model shear)
-{
-	xf_model_grid g = { mode, shear, 40, 0.01, 0.0054, 2e6 };
-	const double phi[5] = { -30, 0, 15, 60, 90 };
-	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
-	xf_dataset ds;
-	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 7, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.mode = mode;
-	cfg.nlsq.anti_degeneracy_enable = 1;
-	cfg.nlsq.per_angle_mode = scaling;
-	cfg.shear_model = shear;
-	xf_problem pr;
-	xf_error err = { 0 };
-	assert_int_equal(xf_problem_init(&pr, &cfg, &ds, n_threads, &err), 0);
-	int nf = pr.n_full;
-	double x[64];
-	memcpy(x, pr.start, sizeof(double) * nf);
-	x[XF_P_D0] = 1300; /* away from the start so residuals are not noise only */
-	if (mode == XF_MODE_LAMINAR)
-		x[XF_P_PHI0] = 3.0;
-	double chi2, chi2_ref, *h = malloc(sizeof(double) * nf * nf);
-	double *h_ref = malloc(sizeof(double) * nf * nf), b[64], b_ref[64];
-	assert_int_equal(xf_problem_eval(&pr, x, &chi2, h, b), 0);
-	explicit_normal_equations(&pr, x, &chi2_ref, h_ref, b_ref);
-	assert_true(fabs(chi2 - chi2_ref) <= 1e-10 * chi2_ref);
-	for (int k = 0; k < nf; k++) {
-		double dk = sqrt(h_ref[k * nf + k]);
-		for (int l = 0; l < nf; l++) {
-			double dl = sqrt(h_ref[l * nf + l]);
-			if (fabs(h[k * nf + l] - h_ref[k * nf + l]) > 1e-10 * dk * dl + 1e-300)
-				fail_msg("JtJ[%s,%s]: streamed %.15g explicit %.15g", pr.names[k],
-					 pr.names[l], h[k * nf + l], h_ref[k * nf + l]);
-		}
-		if (fabs(b[k] - b_ref[k]) > 1e-9 * dk * sqrt(chi2_ref))
-			fail_msg("b[%s]: streamed %.15g explicit %.15g", pr.names[k], b[k],
-				 b_ref[k]);
-	}
-	free(h);
-	free(h_ref);
-	xf_problem_free(&pr);
-	xf_config_free(&cfg);
-	xf_synth_free(&ds);
-}
-
-static void check_normal_equations(xf_mode mode, xf_scaling_mode scaling, int n_threads)
-{
-	check_normal_equations_shear(mode, scaling, n_threads, XF_SHEAR_HOMODYNE);
-}
-
-static void test_normal_equations_laminar(void **state)
-{
-	(void)state;
-	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 1);
-	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_AUTO, 2);
-	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_FOURIER, 3);
-	check_normal_equations(XF_MODE_LAMINAR, XF_SCALING_CONSTANT, 1);
-	check_normal_equations_shear(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 2, XF_SHEAR_PNAS2024);
-	check_normal_equations_shear(XF_MODE_LAMINAR, XF_SCALING_AUTO, 1, XF_SHEAR_PNAS2024);
-}
-
-static void test_normal_equations_static(void **state)
-{
-	(void)state;
-	check_normal_equations(XF_MODE_STATIC, XF_SCALING_INDIVIDUAL, 2);
-	check_normal_equations(XF_MODE_STATIC, XF_SCALING_AUTO, 1);
-	check_normal_equations(XF_MODE_STATIC, XF_SCALING_FOURIER, 1);
 }
 
 /* Laminar recovery with known σ: every physical parameter within 4 reported standard
@@ -495,8 +391,6 @@ int main(void)
 {
 	xf_log_set_stderr(0, 0);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normal_equations_laminar),
-		cmocka_unit_test(test_normal_equations_static),
 		cmocka_unit_test(test_recovery_laminar),
 		cmocka_unit_test(test_determinism_threads),
 		cmocka_unit_test(test_bounds_and_status),

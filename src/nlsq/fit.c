@@ -7,7 +7,7 @@
 
 #include "nlsq/covariance.h"
 #include "nlsq/lm.h"
-#include "nlsq/problem.h"
+#include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/rng.h"
 
@@ -19,11 +19,15 @@
 
 static int eval_problem(void *ctx, const double *x, double *chi2, double *jtj, double *b)
 {
-	return xf_problem_eval(ctx, x, chi2, jtj, b);
+	xf_lik_out out = { 0.0, jtj, b, 0.0 };
+	int rc = xf_lik_eval(ctx, x, &out);
+	*chi2 = out.chi2;
+	return rc;
 }
 
 typedef struct fit_run {
 	xf_problem *pr;
+	xf_lik *lik;
 	const xf_config *cfg;
 	xf_nlsq_progress_fn progress;
 	void *progress_ctx;
@@ -51,7 +55,7 @@ static int lm_phase(fit_run *run, double *x, const int *free_mask, const char *p
 		.phase = phase,
 	};
 	xf_lm_outcome out;
-	if (xf_lm_solve(&s, eval_problem, run->pr, x, run->jtj, run->b, &out))
+	if (xf_lm_solve(&s, eval_problem, run->lik, x, run->jtj, run->b, &out))
 		return -1;
 	run->iterations += out.iterations;
 	run->stop_reason = out.stop_reason;
@@ -184,7 +188,7 @@ static int fill_result(const xf_problem *pr, const xf_config *cfg, const double 
 	int nf = pr->n_full;
 	memset(res, 0, sizeof *res);
 	res->mode = cfg->mode;
-	res->scaling_mode = pr->scaling;
+	res->scaling_mode = pr->scaling->mode;
 	res->n_params = nf;
 	res->n_phys = pr->n_phys;
 	res->n_phi = pr->n_phi;
@@ -258,7 +262,7 @@ static int fill_result(const xf_problem *pr, const xf_config *cfg, const double 
 		res->phi_deg[p] = pr->ds->phi_deg[p];
 		res->contrast_unc[p] = nb > 0 && vc >= 0.0 ? sqrt(vc) : NAN;
 		res->offset_unc[p] = nb > 0 && vo >= 0.0 ? sqrt(vo) : NAN;
-		if (pr->scaling == XF_SCALING_FOURIER) {
+		if (pr->scaling->mode == XF_SCALING_FOURIER) {
 			const xf_bound *cb = &cfg->bounds[XF_P_CONTRAST],
 				       *ob = &cfg->bounds[XF_P_OFFSET];
 			if (res->contrast[p] < cb->lower || res->contrast[p] > cb->upper ||
@@ -276,9 +280,21 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		xf_error *err)
 {
 	xf_problem pr;
-	int rc = xf_problem_init(&pr, cfg, ds, n_threads, err);
+	xf_pairset all;
+	int rc = xf_problem_build(&pr, cfg, ds, err);
 	if (rc)
 		return rc;
+	xf_blas_single_thread();
+	xf_pool *pool = xf_pool_create(n_threads);
+	xf_pairset_all(&all, ds->n_frames);
+	xf_lik *lik = pool ? xf_lik_create(&pr, &all, pool, err) : NULL;
+	if (!lik) {
+		rc = pool ? err->code
+			  : xf_fail(err, XF_EXIT_DATA, "cannot start %d worker threads", n_threads);
+		xf_pool_destroy(pool);
+		xf_problem_free(&pr);
+		return rc;
+	}
 	int nf = pr.n_full;
 	size_t nn = (size_t)nf * nf;
 	double *x = malloc(sizeof(double) * nf), *best_x = malloc(sizeof(double) * nf);
@@ -293,14 +309,16 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		n_fixed += pr.fixed[k];
 	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d free "
 		"of %d parameters",
-		xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points,
-		xf_scaling_mode_name(pr.scaling), nf - n_fixed, nf);
+		xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points, pr.scaling->name,
+		nf - n_fixed, nf);
 	int n_starts =
 		cfg->nlsq.multi_start ? (cfg->nlsq.n_starts > 1 ? cfg->nlsq.n_starts : 1) : 1;
 	fit_run best = { 0 };
 	int have_best = 0;
 	for (int s = 0; s < n_starts && !xf_interrupted(); s++) {
-		fit_run run = { &pr, cfg, progress, progress_ctx, jtj, b, 0, "non_finite", NAN };
+		fit_run run = {
+			&pr, lik, cfg, progress, progress_ctx, jtj, b, 0, "non_finite", NAN
+		};
 		char label[32] = "";
 		memcpy(x, pr.start, sizeof(double) * nf);
 		if (s > 0)
@@ -353,6 +371,8 @@ done:
 	free(jtj);
 	free(b);
 	free(best_jtj);
+	xf_lik_destroy(lik);
+	xf_pool_destroy(pool);
 	xf_problem_free(&pr);
 	return rc;
 }

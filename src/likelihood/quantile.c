@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "nlsq/problem.h"
+#include "xpcsfit/likelihood.h"
 #include "util/select.h"
 
 #define XF_QUANTILE_MIN_POINTS 100 /* fewer: use the middle of the bounds */

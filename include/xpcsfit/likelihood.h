@@ -1,0 +1,129 @@
+/* likelihood.h — the fitted problem and the one pass over its points that NLSQ, CMC, the
+ * MPI driver and the CUDA backend share.
+ *
+ * xf_problem is the resolved, typed description of a fit, built once from the config and
+ * the data: the mode, the model grid, the parameter layout (physical parameters, then the
+ * per-angle scaling coefficients), bounds, priors, fixed parameters and starts. Nothing
+ * downstream goes back to the raw config.
+ *
+ * xf_lik evaluates the model over a set of frame pairs (every pair brings all its
+ * angles): all fitted pairs, a deterministic subsample, or a CMC shard. The pairs are cut
+ * into fixed blocks of XF_PAIRS_PER_BLOCK; each block's partial sums land in their own
+ * slot and the slots are added in block order, so the result is bitwise the same for
+ * any number of virtual devices (spec/nlsq.md "Parallelism and determinism"). */
+#ifndef XPCSFIT_LIKELIHOOD_H
+#define XPCSFIT_LIKELIHOOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/model.h"
+#include "xpcsfit/vdev.h"
+
+/* Pairs per block: fixed, independent of the thread count. */
+#define XF_PAIRS_PER_BLOCK 4096
+
+/* How per-angle contrast and offset are parameterised (spec/nlsq.md): every mode is a
+ * basis, contrast_a = base_a + Σ_k basis[a][k]·coef_k (the same for offset). One record
+ * per mode instead of a switch on the mode in every function. */
+typedef struct xf_scaling_type {
+	xf_scaling_mode mode;
+	const char *name;
+	/* 1 when every angle has the same basis row: sums over the angles of a pair are
+	 * all the assembly needs (auto, constant) */
+	int shared_row;
+	/* coefficients per scaling quantity */
+	int (*n_coefs)(int n_phi, int fourier_order);
+	/* basis row of angle a (φ in radians) */
+	void (*basis_row)(int a, double phi_rad, int n_coefs, double *row);
+	/* name ("contrast_003", ...), bounds and start of coefficient k of a quantity
+	 * ("contrast" or "offset") from its scalar bound and the per-angle starts */
+	void (*coef)(const char *quantity, int k, const xf_bound *bound, const double *angle_start,
+		     int n_phi, char *name, size_t name_size, double *lower, double *upper,
+		     double *start);
+	/* 1 when the per-angle values are held at their starts (constant) */
+	int held_at_start;
+} xf_scaling_type;
+
+const xf_scaling_type *xf_scaling_type_of(xf_scaling_mode mode);
+
+typedef struct xf_problem {
+	const xf_dataset *ds;
+	xf_model_grid grid;
+	xf_mode mode;
+	int n_phys; /* 3 static, 7 laminar_flow */
+	int n_phi;
+	const xf_scaling_type *scaling; /* the per-angle mode actually used */
+	int n_basis;			/* coefficients per scaling quantity */
+	double *basis;			/* [n_phi][n_basis] */
+	double *base_contrast;		/* [n_phi] fixed part of the per-angle contrast */
+	double *base_offset;		/* [n_phi] */
+	double *quantile_contrast;	/* [n_phi] quantile estimates (nlsq.md) */
+	double *quantile_offset;
+	int n_full;		   /* n_phys + 2·n_basis */
+	char **names;		   /* [n_full] */
+	double *lower, *upper;	   /* [n_full] */
+	double *prior_mu;	   /* [n_full] */
+	double *prior_sigma;	   /* [n_full] */
+	double *scale;		   /* [n_full] bound width, for tolerances */
+	int *fixed;		   /* [n_full] fixed by the config */
+	double *start;		   /* [n_full] the config's start (bounds middle where none) */
+	int value_given[XF_N_PHYS]; /* 1 where the config gives the start value */
+	double sigma;		   /* σ (1 when not given) */
+	int has_sigma;
+	size_t n_points;	   /* fitted points of the whole data */
+} xf_problem;
+
+/* Build the problem of cfg on ds: the per-angle mode used (nlsq.md: static uses
+ * individual unless anti_degeneracy.enable, auto shares above the threshold, fourier needs
+ * 2K+1 angles), quantile starts, bounds, starts. Errors: XF_EXIT_CONFIG for a bad
+ * per_angle_scaling count, XF_EXIT_DATA otherwise. */
+int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err);
+void xf_problem_free(xf_problem *pr);
+
+/* Per-angle contrast and offset at x. */
+void xf_problem_scaling(const xf_problem *pr, const double *x, double *contrast, double *offset);
+
+/* Quantile estimates of per-angle contrast and offset (nlsq.md). */
+void xf_quantile_scaling(const xf_dataset *ds, const xf_bound *contrast_bound,
+			 const xf_bound *offset_bound, double *contrast, double *offset);
+
+/* A set of frame pairs (i, j), 1 ≤ i < j ≤ N−1; each pair brings all its angles. */
+typedef struct xf_pairset {
+	int n_frames;
+	size_t n_pairs;
+	uint32_t *pair_i, *pair_j; /* NULL: every fitted pair, row by row */
+} xf_pairset;
+
+int xf_pairset_all(xf_pairset *ps, int n_frames);
+/* About n_target pairs drawn without replacement, each pair kept with the same
+ * probability from the (seed, stream) random stream keyed by the pair's index: a pure
+ * function of its arguments. Sorted row by row. Every pair when n_target ≥ all. */
+int xf_pairset_sample(xf_pairset *ps, int n_frames, size_t n_target, uint64_t seed,
+		      uint32_t stream);
+void xf_pairset_free(xf_pairset *ps);
+
+/* What a pass returns. */
+typedef struct xf_lik_out {
+	double chi2;	 /* Σ r², r = (data − model)/σ */
+	double *jtj;	 /* n_full × n_full, row-major (may be NULL) */
+	double *b;	 /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (may be NULL with jtj) */
+	double mean_g1sq; /* mean g1² over the points: ~0 when the model is flat (decayed) */
+} xf_lik_out;
+
+/* Evaluator of a problem over a pair set on a virtual-device pool (opaque). */
+typedef struct xf_lik xf_lik;
+
+/* The pair set and the pool must outlive the evaluator. */
+xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool, xf_error *err);
+void xf_lik_destroy(xf_lik *lik);
+/* Points of the evaluator's pair set: n_pairs · n_phi. */
+size_t xf_lik_points(const xf_lik *lik);
+
+/* One pass at x (n_full values): χ², and JᵀJ and b when out->jtj is not NULL. Returns 0,
+ * or −1 when χ² is not finite. */
+int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
+
+#endif

@@ -1,0 +1,192 @@
+/* problem.c — the resolved description of a fit (likelihood.h): the per-angle scaling
+ * chosen for the data, the parameter layout with names, bounds, priors and starts. Built
+ * once from the config and the dataset; nothing downstream reads the config again. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/kernel.h"
+#include "xpcsfit/likelihood.h"
+
+/* Which per-angle mode applies (nlsq.md): static uses individual unless
+ * anti_degeneracy.enable; auto is shared above the threshold; fourier needs 2K+1 angles. */
+static xf_scaling_mode choose_scaling(const xf_config *cfg, int n_phi)
+{
+	xf_scaling_mode m = cfg->nlsq.per_angle_mode;
+	if (cfg->mode == XF_MODE_STATIC && !cfg->nlsq.anti_degeneracy_enable)
+		return XF_SCALING_INDIVIDUAL;
+	if (m == XF_SCALING_AUTO)
+		return n_phi >= cfg->nlsq.constant_scaling_threshold ? XF_SCALING_AUTO
+								     : XF_SCALING_INDIVIDUAL;
+	if (m == XF_SCALING_FOURIER && n_phi < 2 * cfg->nlsq.fourier_order + 1) {
+		xf_warn("per_angle_mode fourier needs at least %d angles (fourier_order %d), "
+			"%d kept: using individual",
+			2 * cfg->nlsq.fourier_order + 1, cfg->nlsq.fourier_order, n_phi);
+		return XF_SCALING_INDIVIDUAL;
+	}
+	return m;
+}
+
+/* Per-angle starts of one quantity: the config's per_angle_scaling (1 or n_phi values) or
+ * the quantile estimates. */
+static int angle_starts(const xf_problem *pr, const char *quantity, int n_given,
+			const double *given, const double *estimate, double *out, xf_error *err)
+{
+	if (n_given != 0 && n_given != 1 && n_given != pr->n_phi)
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "initial_parameters.per_angle_scaling.%s: %d values given, "
+			       "expected 1 or %d (one per angle kept)",
+			       quantity, n_given, pr->n_phi);
+	for (int a = 0; a < pr->n_phi; a++)
+		out[a] = n_given == 0 ? estimate[a] : given[n_given == 1 ? 0 : a];
+	return 0;
+}
+
+/* Names, bounds, priors and starts of the scaling coefficients, and the held part. */
+static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
+{
+	const char *quantity[2] = { "contrast", "offset" };
+	const xf_bound *bound[2] = { &cfg->bounds[XF_P_CONTRAST], &cfg->bounds[XF_P_OFFSET] };
+	const int n_given[2] = { cfg->n_contrast_start, cfg->n_offset_start };
+	const double *given[2] = { cfg->contrast_start, cfg->offset_start };
+	const double *estimate[2] = { pr->quantile_contrast, pr->quantile_offset };
+	double *base[2] = { pr->base_contrast, pr->base_offset };
+	double *start = malloc(sizeof(double) * (size_t)pr->n_phi);
+	if (!start)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building the scaling layout");
+	int rc = 0;
+	for (int q = 0; q < 2 && !rc; q++) {
+		rc = angle_starts(pr, quantity[q], n_given[q], given[q], estimate[q], start, err);
+		if (rc)
+			break;
+		for (int a = 0; a < pr->n_phi; a++)
+			base[q][a] = pr->scaling->held_at_start ? start[a] : 0.0;
+		for (int k = 0; k < pr->n_basis; k++) {
+			int idx = pr->n_phys + q * pr->n_basis + k;
+			char name[64];
+			pr->scaling->coef(quantity[q], k, bound[q], start, pr->n_phi, name,
+					  sizeof name, &pr->lower[idx], &pr->upper[idx],
+					  &pr->start[idx]);
+			pr->names[idx] = strdup(name);
+			pr->scale[idx] = pr->upper[idx] - pr->lower[idx];
+			pr->prior_mu[idx] = k == 0 ? bound[q]->prior_mu : 0.0;
+			pr->prior_sigma[idx] = k == 0 ? bound[q]->prior_sigma : 0.25 * pr->scale[idx];
+			if (!pr->names[idx]) {
+				rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
+				break;
+			}
+		}
+	}
+	free(start);
+	return rc;
+}
+
+static int alloc_arrays(xf_problem *pr)
+{
+	size_t nf = (size_t)pr->n_full, na = (size_t)pr->n_phi;
+	pr->names = calloc(nf, sizeof(char *));
+	pr->lower = malloc(sizeof(double) * nf);
+	pr->upper = malloc(sizeof(double) * nf);
+	pr->prior_mu = malloc(sizeof(double) * nf);
+	pr->prior_sigma = malloc(sizeof(double) * nf);
+	pr->scale = malloc(sizeof(double) * nf);
+	pr->start = malloc(sizeof(double) * nf);
+	pr->fixed = calloc(nf, sizeof(int));
+	pr->basis = calloc(na * (pr->n_basis ? (size_t)pr->n_basis : 1), sizeof(double));
+	pr->base_contrast = malloc(sizeof(double) * na);
+	pr->base_offset = malloc(sizeof(double) * na);
+	pr->quantile_contrast = malloc(sizeof(double) * na);
+	pr->quantile_offset = malloc(sizeof(double) * na);
+	return !(pr->names && pr->lower && pr->upper && pr->prior_mu && pr->prior_sigma &&
+		 pr->scale && pr->start && pr->fixed && pr->basis && pr->base_contrast &&
+		 pr->base_offset && pr->quantile_contrast && pr->quantile_offset);
+}
+
+int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err)
+{
+	memset(pr, 0, sizeof *pr);
+	if (ds->n_frames < 3 || ds->n_phi < 1)
+		return xf_fail(err, XF_EXIT_DATA, "nothing to fit: %d angles, %d frames", ds->n_phi,
+			       ds->n_frames);
+	pr->ds = ds;
+	pr->mode = cfg->mode;
+	pr->grid = (xf_model_grid){ cfg->mode, cfg->shear_model, ds->n_frames, ds->dt_s,
+				    ds->q,     cfg->gap_A };
+	pr->n_phys = xf_mode_n_phys(cfg->mode);
+	pr->n_phi = ds->n_phi;
+	pr->n_points = ds->n_points;
+	pr->has_sigma = cfg->nlsq.has_sigma;
+	pr->sigma = cfg->nlsq.has_sigma ? cfg->nlsq.sigma : 1.0;
+	pr->scaling = xf_scaling_type_of(choose_scaling(cfg, ds->n_phi));
+	pr->n_basis = pr->scaling->n_coefs(ds->n_phi, cfg->nlsq.fourier_order);
+	pr->n_full = pr->n_phys + 2 * pr->n_basis;
+	if (alloc_arrays(pr)) {
+		xf_problem_free(pr);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "out of memory setting up the fit (%d angles, %d frames)", ds->n_phi,
+			       ds->n_frames);
+	}
+	for (int k = 0; k < pr->n_phys; k++) {
+		const xf_bound *b = &cfg->bounds[k];
+		pr->names[k] = strdup(xf_param_names[k]);
+		pr->lower[k] = b->lower;
+		pr->upper[k] = b->upper;
+		pr->prior_mu[k] = b->prior_mu;
+		pr->prior_sigma[k] = b->prior_sigma;
+		pr->scale[k] = b->upper - b->lower;
+		pr->start[k] = xf_config_start_value(cfg, k);
+		pr->fixed[k] = cfg->is_fixed[k];
+		pr->value_given[k] = cfg->value_given[k] || cfg->is_fixed[k];
+		if (!pr->names[k]) {
+			xf_problem_free(pr);
+			return xf_fail(err, XF_EXIT_DATA, "out of memory");
+		}
+	}
+	xf_quantile_scaling(ds, &cfg->bounds[XF_P_CONTRAST], &cfg->bounds[XF_P_OFFSET],
+			    pr->quantile_contrast, pr->quantile_offset);
+	if (pr->n_basis > 0)
+		for (int a = 0; a < pr->n_phi; a++)
+			pr->scaling->basis_row(a, ds->phi_deg[a] * XF_DEG2RAD, pr->n_basis,
+					       pr->basis + (size_t)a * pr->n_basis);
+	int rc = scaling_layout(pr, cfg, err);
+	if (rc)
+		xf_problem_free(pr);
+	return rc;
+}
+
+void xf_problem_free(xf_problem *pr)
+{
+	if (pr->names)
+		for (int k = 0; k < pr->n_full; k++)
+			free(pr->names[k]);
+	free(pr->names);
+	free(pr->lower);
+	free(pr->upper);
+	free(pr->prior_mu);
+	free(pr->prior_sigma);
+	free(pr->scale);
+	free(pr->start);
+	free(pr->fixed);
+	free(pr->basis);
+	free(pr->base_contrast);
+	free(pr->base_offset);
+	free(pr->quantile_contrast);
+	free(pr->quantile_offset);
+	memset(pr, 0, sizeof *pr);
+}
+
+void xf_problem_scaling(const xf_problem *pr, const double *x, double *contrast, double *offset)
+{
+	const double *cc = x + pr->n_phys, *oc = x + pr->n_phys + pr->n_basis;
+	for (int p = 0; p < pr->n_phi; p++) {
+		double c = pr->base_contrast[p], o = pr->base_offset[p];
+		const double *row = pr->basis + (size_t)p * pr->n_basis;
+		for (int k = 0; k < pr->n_basis; k++) {
+			c += row[k] * cc[k];
+			o += row[k] * oc[k];
+		}
+		contrast[p] = c;
+		offset[p] = o;
+	}
+}

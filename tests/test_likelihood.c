@@ -1,0 +1,261 @@
+/* test_likelihood.c — the shared likelihood pass: streamed χ², JᵀJ and Jᵀr against an
+ * explicit per-point Jacobian in every scaling mode, on all pairs and on subsampled pair
+ * sets; pair-set sampling; the scaling type records. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "synth.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/likelihood.h"
+#include "xpcsfit/rng.h"
+
+static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
+
+static void laminar_config(xf_config *cfg, const xf_model_grid *g)
+{
+	xf_config_defaults(cfg);
+	cfg->mode = g->mode;
+	cfg->has_dt = 1;
+	cfg->dt_s = g->dt_s;
+	cfg->shear_model = g->shear_model;
+	const double start[7] = { 1000.0, -0.5, 10.0, 0.01, -0.2, 0.0, 0.0 };
+	for (int k = 0; k < 7; k++) {
+		cfg->values[k] = start[k];
+		cfg->value_given[k] = 1;
+	}
+}
+
+/* k-th pair of a pair set, the implicit one walked row by row. */
+static void pair_at(const xf_pairset *ps, size_t k, size_t *i, size_t *j)
+{
+	if (ps->pair_i) {
+		*i = ps->pair_i[k];
+		*j = ps->pair_j[k];
+		return;
+	}
+	size_t n = (size_t)ps->n_frames, row = 1;
+	while (k >= n - 1 - row) {
+		k -= n - 1 - row;
+		row++;
+	}
+	*i = row;
+	*j = row + 1 + k;
+}
+
+/* Explicit JᵀJ and b from per-point gradients, for comparison with the streamed sums. */
+static void explicit_normal_equations(const xf_problem *pr, const xf_pairset *ps,
+				      const double *x, double *chi2, double *jtj, double *b)
+{
+	int nf = pr->n_full, np = pr->n_phys, nb = pr->n_basis;
+	double con[pr->n_phi], off[pr->n_phi];
+	xf_problem_scaling(pr, x, con, off);
+	memset(jtj, 0, sizeof(double) * nf * nf);
+	memset(b, 0, sizeof(double) * nf);
+	*chi2 = 0.0;
+	size_t n = (size_t)pr->ds->n_frames;
+	for (int a = 0; a < pr->n_phi; a++)
+		for (size_t k = 0; k < ps->n_pairs; k++) {
+			size_t i, j;
+			pair_at(ps, k, &i, &j);
+			double c2, grad[9], row[64] = { 0 };
+			xf_model_c2_point(&pr->grid, x, pr->ds->phi_deg[a], con[a], off[a], (int)i,
+					  (int)j, &c2, grad);
+			double res = pr->ds->c2[a][xf_packed_index(n, i, j)] - c2;
+			for (int m = 0; m < np; m++)
+				row[m] = grad[m];
+			for (int m = 0; m < nb; m++) {
+				row[np + m] = grad[XF_P_CONTRAST] * pr->basis[a * nb + m];
+				row[np + nb + m] = pr->basis[a * nb + m];
+			}
+			*chi2 += res * res;
+			for (int m = 0; m < nf; m++) {
+				b[m] += row[m] * res;
+				for (int l = 0; l < nf; l++)
+					jtj[m * nf + l] += row[m] * row[l];
+			}
+		}
+}
+
+/* The streamed pass equals the explicit sums on all pairs (sample = 0) or on a sampled
+ * pair set of about `sample` pairs. */
+static void check_pass(xf_mode mode, xf_scaling_mode scaling, int n_threads, xf_shear_model shear,
+		       size_t sample)
+{
+	xf_model_grid g = { mode, shear, 40, 0.01, 0.0054, 2e6 };
+	const double phi[5] = { -30, 0, 15, 60, 90 };
+	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 7, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	cfg.nlsq.anti_degeneracy_enable = 1;
+	cfg.nlsq.per_angle_mode = scaling;
+	xf_problem pr;
+	xf_error err = { 0 };
+	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(pr.scaling->mode, scaling);
+	xf_pool *pool = xf_pool_create(n_threads);
+	xf_pairset ps;
+	if (sample)
+		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 3, XF_RNG_SCREEN), 0);
+	else
+		xf_pairset_all(&ps, ds.n_frames);
+	xf_lik *lik = xf_lik_create(&pr, &ps, pool, &err);
+	assert_non_null(lik);
+	assert_int_equal(xf_lik_points(lik), ps.n_pairs * 5);
+	int nf = pr.n_full;
+	double x[64];
+	memcpy(x, pr.start, sizeof(double) * nf);
+	x[XF_P_D0] = 1300; /* away from the start so residuals are not noise only */
+	if (mode == XF_MODE_LAMINAR)
+		x[XF_P_PHI0] = 3.0;
+	double chi2_ref, *h = malloc(sizeof(double) * nf * nf);
+	double *h_ref = malloc(sizeof(double) * nf * nf), b[64], b_ref[64];
+	xf_lik_out out = { 0.0, h, b, 0.0 };
+	assert_int_equal(xf_lik_eval(lik, x, &out), 0);
+	explicit_normal_equations(&pr, &ps, x, &chi2_ref, h_ref, b_ref);
+	assert_true(fabs(out.chi2 - chi2_ref) <= 1e-10 * chi2_ref);
+	for (int k = 0; k < nf; k++) {
+		double dk = sqrt(h_ref[k * nf + k]);
+		for (int l = 0; l < nf; l++) {
+			double dl = sqrt(h_ref[l * nf + l]);
+			if (fabs(h[k * nf + l] - h_ref[k * nf + l]) > 1e-10 * dk * dl + 1e-300)
+				fail_msg("JtJ[%s,%s]: streamed %.15g explicit %.15g", pr.names[k],
+					 pr.names[l], h[k * nf + l], h_ref[k * nf + l]);
+		}
+		if (fabs(b[k] - b_ref[k]) > 1e-9 * dk * sqrt(chi2_ref))
+			fail_msg("b[%s]: streamed %.15g explicit %.15g", pr.names[k], b[k],
+				 b_ref[k]);
+	}
+	assert_true(out.mean_g1sq > 0.0 && out.mean_g1sq <= 1.0);
+	free(h);
+	free(h_ref);
+	xf_lik_destroy(lik);
+	xf_pairset_free(&ps);
+	xf_pool_destroy(pool);
+	xf_problem_free(&pr);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
+static void test_pass_laminar(void **state)
+{
+	(void)state;
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 1, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_AUTO, 2, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_FOURIER, 3, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_CONSTANT, 1, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 2, XF_SHEAR_PNAS2024, 0);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_AUTO, 1, XF_SHEAR_PNAS2024, 0);
+}
+
+static void test_pass_static(void **state)
+{
+	(void)state;
+	check_pass(XF_MODE_STATIC, XF_SCALING_INDIVIDUAL, 2, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_STATIC, XF_SCALING_AUTO, 1, XF_SHEAR_HOMODYNE, 0);
+	check_pass(XF_MODE_STATIC, XF_SCALING_FOURIER, 1, XF_SHEAR_HOMODYNE, 0);
+}
+
+/* The same sums over a subsample of pairs (a screening set, a CMC shard). */
+static void test_pass_subsample(void **state)
+{
+	(void)state;
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL, 2, XF_SHEAR_HOMODYNE, 200);
+	check_pass(XF_MODE_LAMINAR, XF_SCALING_AUTO, 3, XF_SHEAR_HOMODYNE, 300);
+	check_pass(XF_MODE_STATIC, XF_SCALING_INDIVIDUAL, 1, XF_SHEAR_HOMODYNE, 150);
+}
+
+/* Sampled pair sets: valid, sorted, without repeats, near the target count, a pure
+ * function of the seed; the target at or above all pairs gives every pair. */
+static void test_pairset_sample(void **state)
+{
+	(void)state;
+	const int n = 300;
+	size_t all = xf_fitted_pairs(n);
+	xf_pairset a, b, c;
+	assert_int_equal(xf_pairset_sample(&a, n, 5000, 11, XF_RNG_SCREEN), 0);
+	assert_int_equal(xf_pairset_sample(&b, n, 5000, 11, XF_RNG_SCREEN), 0);
+	assert_int_equal(xf_pairset_sample(&c, n, 5000, 12, XF_RNG_SCREEN), 0);
+	assert_non_null(a.pair_i);
+	/* binomial count: sd ≈ 69 */
+	if (!(fabs((double)a.n_pairs - 5000.0) < 400.0))
+		fail_msg("%zu pairs sampled for a target of 5000", a.n_pairs);
+	assert_int_equal(a.n_pairs, b.n_pairs);
+	assert_memory_equal(a.pair_i, b.pair_i, sizeof(uint32_t) * a.n_pairs);
+	assert_memory_equal(a.pair_j, b.pair_j, sizeof(uint32_t) * a.n_pairs);
+	size_t same = 0;
+	for (size_t k = 0; k < a.n_pairs && k < c.n_pairs; k++)
+		same += a.pair_i[k] == c.pair_i[k] && a.pair_j[k] == c.pair_j[k];
+	assert_true(same < a.n_pairs / 2);
+	/* every lag and every t1 region is represented */
+	int lag_seen[300] = { 0 }, row_seen[300] = { 0 };
+	for (size_t k = 0; k < a.n_pairs; k++) {
+		uint32_t i = a.pair_i[k], j = a.pair_j[k];
+		assert_true(i >= 1 && i < j && j <= (uint32_t)n - 1);
+		if (k > 0) {
+			uint32_t pi = a.pair_i[k - 1], pj = a.pair_j[k - 1];
+			assert_true(pi < i || (pi == i && pj < j));
+		}
+		lag_seen[(j - i) / 30]++;
+		row_seen[i / 30]++;
+	}
+	for (int q = 0; q < 9; q++)
+		assert_true(lag_seen[q] > 0 && row_seen[q] > 0);
+	xf_pairset_free(&a);
+	xf_pairset_free(&b);
+	xf_pairset_free(&c);
+	assert_int_equal(xf_pairset_sample(&a, n, all, 11, XF_RNG_SCREEN), 0);
+	assert_null(a.pair_i);
+	assert_int_equal(a.n_pairs, all);
+	xf_pairset_free(&a);
+}
+
+/* The scaling records: names, bounds and starts of each mode's coefficients. */
+static void test_scaling_types(void **state)
+{
+	(void)state;
+	xf_bound bnd = { 0.1, 0.5, 0.3, 0.1 };
+	const double start[4] = { 0.2, 0.3, 0.6, 0.25 };
+	char name[64];
+	double lo, hi, x0, row[5];
+	const xf_scaling_type *t = xf_scaling_type_of(XF_SCALING_INDIVIDUAL);
+	assert_int_equal(t->n_coefs(4, 2), 4);
+	t->coef("contrast", 2, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	assert_string_equal(name, "contrast_002");
+	assert_true(lo == 0.1 && hi == 0.5 && x0 == 0.5); /* clipped into the bounds */
+	t = xf_scaling_type_of(XF_SCALING_AUTO);
+	assert_int_equal(t->n_coefs(4, 2), 1);
+	assert_true(t->shared_row);
+	t->coef("offset", 0, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	assert_string_equal(name, "offset");
+	assert_true(fabs(x0 - 0.3375) < 1e-15);
+	t = xf_scaling_type_of(XF_SCALING_FOURIER);
+	assert_int_equal(t->n_coefs(7, 2), 5);
+	t->coef("contrast", 3, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	assert_string_equal(name, "contrast_cos2");
+	assert_true(fabs(hi - 0.2) < 1e-15 && fabs(lo + 0.2) < 1e-15 && x0 == 0.0);
+	t->basis_row(0, M_PI / 3, 5, row);
+	assert_true(row[0] == 1.0 && fabs(row[1] - 0.5) < 1e-15 && fabs(row[4] - sin(2 * M_PI / 3)) < 1e-15);
+	t = xf_scaling_type_of(XF_SCALING_CONSTANT);
+	assert_int_equal(t->n_coefs(4, 2), 0);
+	assert_true(t->held_at_start);
+}
+
+int main(void)
+{
+	xf_log_set_stderr(1, 0);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pass_laminar),   cmocka_unit_test(test_pass_static),
+		cmocka_unit_test(test_pass_subsample), cmocka_unit_test(test_pairset_sample),
+		cmocka_unit_test(test_scaling_types),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
