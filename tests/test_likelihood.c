@@ -50,8 +50,8 @@ static void pair_at(const xf_pairset *ps, size_t k, size_t *i, size_t *j)
 }
 
 /* Explicit JᵀJ and b from per-point gradients, for comparison with the streamed sums. */
-static void explicit_normal_equations(const xf_problem *pr, const xf_pairset *ps,
-				      const double *x, double *chi2, double *jtj, double *b)
+static void explicit_normal_equations(const xf_problem *pr, const xf_pairset *ps, const double *x,
+				      double *chi2, double *jtj, double *b)
 {
 	int nf = pr->n_full, np = pr->n_phys, nb = pr->n_basis;
 	double con[pr->n_phi], off[pr->n_phi];
@@ -243,7 +243,8 @@ static void test_scaling_types(void **state)
 	assert_string_equal(name, "contrast_cos2");
 	assert_true(fabs(hi - 0.2) < 1e-15 && fabs(lo + 0.2) < 1e-15 && x0 == 0.0);
 	t->basis_row(0, M_PI / 3, 5, row);
-	assert_true(row[0] == 1.0 && fabs(row[1] - 0.5) < 1e-15 && fabs(row[4] - sin(2 * M_PI / 3)) < 1e-15);
+	assert_true(row[0] == 1.0 && fabs(row[1] - 0.5) < 1e-15 &&
+		    fabs(row[4] - sin(2 * M_PI / 3)) < 1e-15);
 	t = xf_scaling_type_of(XF_SCALING_CONSTANT);
 	assert_int_equal(t->n_coefs(4, 2), 0);
 	assert_true(t->held_at_start);

@@ -44,6 +44,10 @@ typedef struct xf_nlsq_options {
 	int multi_start;		/* 0 */
 	int n_starts;			/* 10 */
 	uint64_t multi_start_seed;	/* 42 */
+	/* start_search (xpcsfit's own, docs/nlsq.md "Finding the optimum") */
+	int start_search;   /* 1: screened starts, best refined on all the data */
+	int search_spread;  /* decades spread around the estimate per scale parameter (2) */
+	long screen_points; /* points of the screening subsample (131072) */
 } xf_nlsq_options;
 
 typedef struct xf_cmc_options {

@@ -61,19 +61,20 @@ typedef struct xf_problem {
 	double *base_contrast;		/* [n_phi] fixed part of the per-angle contrast */
 	double *base_offset;		/* [n_phi] */
 	double *quantile_contrast;	/* [n_phi] quantile estimates (nlsq.md) */
+	xf_bound angle_bounds[2];	/* bounds of the per-angle contrast and offset */
 	double *quantile_offset;
-	int n_full;		   /* n_phys + 2·n_basis */
-	char **names;		   /* [n_full] */
-	double *lower, *upper;	   /* [n_full] */
-	double *prior_mu;	   /* [n_full] */
-	double *prior_sigma;	   /* [n_full] */
-	double *scale;		   /* [n_full] bound width, for tolerances */
-	int *fixed;		   /* [n_full] fixed by the config */
-	double *start;		   /* [n_full] the config's start (bounds middle where none) */
+	int n_full;		    /* n_phys + 2·n_basis */
+	char **names;		    /* [n_full] */
+	double *lower, *upper;	    /* [n_full] */
+	double *prior_mu;	    /* [n_full] */
+	double *prior_sigma;	    /* [n_full] */
+	double *scale;		    /* [n_full] bound width, for tolerances */
+	int *fixed;		    /* [n_full] fixed by the config */
+	double *start;		    /* [n_full] the config's start (bounds middle where none) */
 	int value_given[XF_N_PHYS]; /* 1 where the config gives the start value */
-	double sigma;		   /* σ (1 when not given) */
+	double sigma;		    /* σ (1 when not given) */
 	int has_sigma;
-	size_t n_points;	   /* fitted points of the whole data */
+	size_t n_points; /* fitted points of the whole data */
 } xf_problem;
 
 /* Build the problem of cfg on ds: the per-angle mode used (nlsq.md: static uses
@@ -107,9 +108,9 @@ void xf_pairset_free(xf_pairset *ps);
 
 /* What a pass returns. */
 typedef struct xf_lik_out {
-	double chi2;	 /* Σ r², r = (data − model)/σ */
-	double *jtj;	 /* n_full × n_full, row-major (may be NULL) */
-	double *b;	 /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (may be NULL with jtj) */
+	double chi2; /* Σ r², r = (data − model)/σ */
+	double *jtj; /* n_full × n_full, row-major (may be NULL) */
+	double *b;   /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (may be NULL with jtj) */
 	double mean_g1sq; /* mean g1² over the points: ~0 when the model is flat (decayed) */
 } xf_lik_out;
 

@@ -7,6 +7,57 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 
+/* Why the optimiser stopped (spec/nlsq.md). */
+typedef enum xf_stop_reason {
+	XF_STOP_XTOL = 0,	/* the scaled step fell below xtol */
+	XF_STOP_GTOL,		/* the scaled projected gradient fell below gtol·χ² */
+	XF_STOP_FTOL,		/* an accepted step lowered χ² by less than ftol·χ² */
+	XF_STOP_MAX_ITERATIONS, /* the iteration budget ran out */
+	XF_STOP_STALLED,	/* damping grew by orders of magnitude while χ² barely moved */
+	XF_STOP_SINGULAR,	/* the damped normal equations could not be solved */
+	XF_STOP_NON_FINITE,	/* the model is not finite */
+	XF_STOP_INTERRUPTED,	/* SIGINT/SIGTERM */
+	XF_STOP_WORSE,		/* a search path that cannot beat a better end point */
+} xf_stop_reason;
+
+const char *xf_stop_reason_name(xf_stop_reason r);
+
+typedef enum xf_quality_level {
+	XF_QUALITY_GOOD = 0,
+	XF_QUALITY_MARGINAL,
+	XF_QUALITY_POOR,
+} xf_quality_level;
+
+const char *xf_quality_level_name(xf_quality_level q);
+
+#define XF_QUALITY_MAX_REASONS 16
+
+/* The result's quality (docs/nlsq.md "Status and quality"): the documented convergence
+ * checks and every reason that lowers the overall grade. */
+typedef struct xf_quality {
+	xf_quality_level overall;
+	int n_reasons;
+	char reasons[XF_QUALITY_MAX_REASONS][192];
+	/* the checks behind "converged" */
+	double distance_se; /* one Gauss-Newton step's length in standard errors */
+	int all_informed;   /* every free parameter constrained within its bounds */
+	int best_of_starts; /* no screened start ended in a better basin */
+} xf_quality;
+
+/* How the optimum was searched for (docs/nlsq.md "Finding the optimum"). */
+typedef struct xf_nlsq_search {
+	int n_candidates;	    /* starts screened */
+	int n_replaced;		    /* flat starts moved before screening */
+	int n_effective;	    /* screened starts that moved and converged */
+	int n_basins;		    /* distinct end points among them */
+	int n_refined;		    /* candidates refined on all the data */
+	int screen_passes;	    /* passes over the screening subsample */
+	size_t screen_points;	    /* points of the screening subsample */
+	double pass_equivalents;    /* all passes counted in whole-data passes */
+	char chosen[48];	    /* the start the result came from: "estimate", "config", ... */
+	double estimate[XF_N_PHYS]; /* the data-driven start estimate */
+} xf_nlsq_search;
+
 typedef struct xf_nlsq_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode actually used */
@@ -34,9 +85,11 @@ typedef struct xf_nlsq_result {
 	int iterations;
 	int cov_rank;		 /* rank of JᵀJ used for the covariance */
 	const char *status;	 /* "converged" | "max_iterations" | "failed" */
-	const char *stop_reason; /* xtol gtol ftol max_iterations singular non_finite */
-	const char *sigma_rule;	 /* "given" | "residual_variance" */
-	double sigma;		 /* σ used (1 when not given) */
+	const char *stop_reason; /* xf_stop_reason_name() */
+	xf_quality quality;
+	xf_nlsq_search search;
+	const char *sigma_rule; /* "given" | "residual_variance" */
+	double sigma;		/* σ used (1 when not given) */
 	int n_at_bounds;
 	char **at_bounds; /* names of parameters stuck at a bound */
 	int n_starts_run; /* multi-start: starts run (1 without) */
@@ -48,7 +101,8 @@ typedef struct xf_nlsq_progress {
 	int iteration;
 	double chi_squared;
 	double lambda;
-	const char *phase; /* "hierarchical", "full", "start 3/10" */
+	const char *phase; /* "screen 3/24", "refine 1", ... */
+	int screening;	   /* 1: a short run on the screening subsample (many of them) */
 } xf_nlsq_progress;
 
 typedef void (*xf_nlsq_progress_fn)(const xf_nlsq_progress *p, void *ctx);

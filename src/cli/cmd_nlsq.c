@@ -37,10 +37,13 @@ typedef struct progress_state {
 	double t0;
 } progress_state;
 
-/* Iteration progress on stderr: one rewritten line on a terminal, log lines otherwise. */
+/* Iteration progress on stderr: one rewritten line on a terminal, log lines otherwise
+ * (then only the iterations on all the data: screening makes hundreds of short runs). */
 static void show_progress(const xf_nlsq_progress *p, void *ctx)
 {
 	progress_state *st = ctx;
+	if (!st->tty && p->screening)
+		return;
 	double t = now_s() - st->t0;
 	if (st->tty)
 		fprintf(stderr, "\r  nlsq %-20s iter %4d  chi2 %.8e  lambda %.1e  %6.1fs ",
@@ -52,17 +55,23 @@ static void show_progress(const xf_nlsq_progress *p, void *ctx)
 
 static void print_summary(const char *dir, const xf_nlsq_result *res)
 {
+	const xf_nlsq_search *s = &res->search;
 	printf("nlsq: %s (%s) after %d iterations, chi2 %.6g, reduced chi2 %.6g, %zu points\n",
 	       res->status, res->stop_reason, res->iterations, res->chi_squared,
 	       res->reduced_chi_squared, res->n_points);
+	if (s->n_candidates > 1)
+		printf("search: %d starts screened on %zu points, %d basin%s, best from '%s'\n",
+		       s->n_candidates, s->screen_points, s->n_basins, s->n_basins == 1 ? "" : "s",
+		       s->chosen);
 	for (int k = 0; k < res->n_phys; k++)
 		if (res->is_fixed[k])
 			printf("  %-20s %.8g (fixed)\n", res->names[k], res->values[k]);
 		else
 			printf("  %-20s %.8g +/- %.3g\n", res->names[k], res->values[k],
 			       res->uncertainties[k]);
-	for (int k = 0; k < res->n_at_bounds; k++)
-		printf("  at a bound: %s\n", res->at_bounds[k]);
+	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
+	for (int k = 0; k < res->quality.n_reasons; k++)
+		printf("  - %s\n", res->quality.reasons[k]);
 	printf("results: %s/\n", dir);
 }
 
@@ -189,10 +198,11 @@ int xf_cmd_nlsq(int argc, char **argv)
 		goto done;
 	}
 	print_summary(dir, &res);
-	free(dir);
 	rc = !strcmp(res.status, "failed") ? XF_EXIT_DATA : 0;
 	if (rc)
-		xf_cli_error(rc, "the fit failed (%s), results are marked failed", res.stop_reason);
+		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
+			     res.quality.n_reasons ? res.quality.reasons[0] : res.stop_reason, dir);
+	free(dir);
 done:
 	xf_nlsq_result_free(&res);
 	xf_dataset_free(&ds);

@@ -41,6 +41,9 @@ static void nlsq_defaults(xf_nlsq_options *o)
 	o->multi_start = 0;
 	o->n_starts = 10;
 	o->multi_start_seed = 42;
+	o->start_search = 1;
+	o->search_spread = 2;
+	o->screen_points = 131072;
 }
 
 static void cmc_defaults(xf_cmc_options *o)

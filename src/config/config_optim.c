@@ -108,11 +108,31 @@ static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nls
 	return 0;
 }
 
+/* xpcsfit's own search for the optimum (docs/nlsq.md "Finding the optimum") */
+static int read_start_search(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nlsq_options *o)
+{
+	static const char *const known[] = { "enable", "spread_decades", "subsample_points", NULL };
+	const char *sect = "optimization.nlsq.start_search";
+	const xf_ynode *map = NULL;
+	long points = o->screen_points;
+	int rc = xf_cfg_section(r, nlsq, "optimization.nlsq", "start_search", &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_check_keys(r, map, sect, known, NULL);
+	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->start_search)) ||
+	    (rc = read_int(r, map, sect, "spread_decades", 0, 6, &o->search_spread)) ||
+	    (rc = xf_cfg_int(r, map, sect, "subsample_points", 1000, LONG_MAX, &points, NULL)))
+		return rc;
+	o->screen_points = points;
+	return 0;
+}
+
 static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_options *o)
 {
 	static const char *const known[] = {
-		"max_iterations",  "xtol",	  "gtol", "ftol", "tolerance", "sigma", "loss",
-		"anti_degeneracy", "multi_start", NULL,
+		"max_iterations", "xtol",	  "gtol", "ftol",
+		"tolerance",	  "sigma",	  "loss", "anti_degeneracy",
+		"multi_start",	  "start_search", NULL,
 	};
 	static const char *const ignored[] = {
 		"workflow",	      "goal",	     "memory_fraction",	 "memory_threshold_gb",
@@ -153,7 +173,8 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 						"a loss name such as linear");
 		strcpy(o->loss, loss);
 	}
-	if ((rc = read_anti_degeneracy(r, map, o)) || (rc = read_multi_start(r, map, o)))
+	if ((rc = read_anti_degeneracy(r, map, o)) || (rc = read_multi_start(r, map, o)) ||
+	    (rc = read_start_search(r, map, o)))
 		return rc;
 	return 0;
 }

@@ -148,6 +148,45 @@ static cJSON *covariance_object(const xf_nlsq_result *res)
 	return cov;
 }
 
+/* quality (nlsq.md): the grade, its reasons and the checks behind "converged" */
+static cJSON *quality_object(const xf_nlsq_result *res)
+{
+	const xf_quality *q = &res->quality;
+	cJSON *obj = cJSON_CreateObject();
+	cJSON *reasons = cJSON_CreateArray();
+	for (int k = 0; k < q->n_reasons; k++)
+		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
+	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
+	cJSON_AddItemToObject(obj, "reasons", reasons);
+	cJSON *checks = cJSON_CreateObject();
+	cJSON_AddItemToObject(checks, "distance_to_optimum_se", num(q->distance_se));
+	cJSON_AddBoolToObject(checks, "all_parameters_informed", q->all_informed);
+	cJSON_AddBoolToObject(checks, "best_of_screened_starts", q->best_of_starts);
+	cJSON_AddItemToObject(obj, "checks", checks);
+	return obj;
+}
+
+/* how the optimum was searched for (nlsq.md "Finding the optimum") */
+static cJSON *search_object(const xf_nlsq_result *res)
+{
+	const xf_nlsq_search *s = &res->search;
+	cJSON *obj = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "chosen_start", s->chosen);
+	cJSON_AddItemToObject(obj, "starts_screened", num_int(s->n_candidates));
+	cJSON_AddItemToObject(obj, "starts_moved_from_flat", num_int(s->n_replaced));
+	cJSON_AddItemToObject(obj, "effective_starts", num_int(s->n_effective));
+	cJSON_AddItemToObject(obj, "basins", num_int(s->n_basins));
+	cJSON_AddItemToObject(obj, "refined_on_all_data", num_int(s->n_refined));
+	cJSON_AddItemToObject(obj, "screening_passes", num_int(s->screen_passes));
+	cJSON_AddItemToObject(obj, "screening_points", num_int((long long)s->screen_points));
+	cJSON_AddItemToObject(obj, "whole_data_pass_equivalents", num(s->pass_equivalents));
+	cJSON *est = cJSON_CreateObject();
+	for (int k = 0; k < res->n_phys && res->names; k++)
+		cJSON_AddItemToObject(est, res->names[k], num(s->estimate[k]));
+	cJSON_AddItemToObject(obj, "estimated_start", est);
+	return obj;
+}
+
 static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -167,6 +206,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "sigma", num(res->sigma));
 	cJSON_AddStringToObject(root, "stop_reason", res->stop_reason ? res->stop_reason : "");
 	cJSON_AddItemToObject(root, "iterations", num_int(res->iterations));
+	cJSON_AddItemToObject(root, "quality", quality_object(res));
 	cJSON *at = cJSON_CreateArray();
 	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
 		cJSON_AddItemToArray(at, cJSON_CreateString(res->at_bounds[k]));
@@ -178,6 +218,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
 	cJSON_AddItemToObject(root, "covariance_rank", num_int(res->cov_rank));
 	cJSON_AddItemToObject(root, "n_starts", num_int(res->n_starts_run));
+	cJSON_AddItemToObject(root, "search", search_object(res));
 	cJSON *timing = cJSON_CreateObject();
 	cJSON_AddItemToObject(timing, "load", num(res->time_load_s));
 	cJSON_AddItemToObject(timing, "fit", num(res->time_fit_s));

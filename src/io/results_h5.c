@@ -385,6 +385,23 @@ static char *join_names(int n, char *const *names)
 	return s;
 }
 
+/* the quality reasons, one per line (plots read them back) */
+static char *join_reasons(const xf_quality *q)
+{
+	size_t len = 1;
+	for (int k = 0; k < q->n_reasons; k++)
+		len += strlen(q->reasons[k]) + 1;
+	char *s = calloc(len, 1);
+	if (!s)
+		return NULL;
+	for (int k = 0; k < q->n_reasons; k++) {
+		if (k)
+			strcat(s, "\n");
+		strcat(s, q->reasons[k]);
+	}
+	return s;
+}
+
 static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 			    const xf_nlsq_result *res, int surface_threads)
 {
@@ -400,6 +417,10 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
 	attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
+	attr_str(w, g, "quality", xf_quality_level_name(res->quality.overall));
+	char *reasons = join_reasons(&res->quality);
+	attr_str(w, g, "quality_reasons", reasons ? reasons : "");
+	free(reasons);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
 	if (surface_threads > 0)

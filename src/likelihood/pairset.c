@@ -18,8 +18,7 @@ int xf_pairset_all(xf_pairset *ps, int n_frames)
 /* Bernoulli sampling with probability f in O(kept): the gaps between kept pair indices
  * are geometric, each drawn from the stream at the draw's own counter, so the set is a
  * pure function of (n_frames, n_target, seed, stream). */
-int xf_pairset_sample(xf_pairset *ps, int n_frames, size_t n_target, uint64_t seed,
-		      uint32_t stream)
+int xf_pairset_sample(xf_pairset *ps, int n_frames, size_t n_target, uint64_t seed, uint32_t stream)
 {
 	xf_pairset_all(ps, n_frames);
 	size_t n_all = ps->n_pairs;

@@ -71,7 +71,8 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			pr->names[idx] = strdup(name);
 			pr->scale[idx] = pr->upper[idx] - pr->lower[idx];
 			pr->prior_mu[idx] = k == 0 ? bound[q]->prior_mu : 0.0;
-			pr->prior_sigma[idx] = k == 0 ? bound[q]->prior_sigma : 0.25 * pr->scale[idx];
+			pr->prior_sigma[idx] =
+				k == 0 ? bound[q]->prior_sigma : 0.25 * pr->scale[idx];
 			if (!pr->names[idx]) {
 				rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
 				break;
@@ -143,8 +144,10 @@ int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 			return xf_fail(err, XF_EXIT_DATA, "out of memory");
 		}
 	}
-	xf_quantile_scaling(ds, &cfg->bounds[XF_P_CONTRAST], &cfg->bounds[XF_P_OFFSET],
-			    pr->quantile_contrast, pr->quantile_offset);
+	pr->angle_bounds[0] = cfg->bounds[XF_P_CONTRAST];
+	pr->angle_bounds[1] = cfg->bounds[XF_P_OFFSET];
+	xf_quantile_scaling(ds, &pr->angle_bounds[0], &pr->angle_bounds[1], pr->quantile_contrast,
+			    pr->quantile_offset);
 	if (pr->n_basis > 0)
 		for (int a = 0; a < pr->n_phi; a++)
 			pr->scaling->basis_row(a, ds->phi_deg[a] * XF_DEG2RAD, pr->n_basis,

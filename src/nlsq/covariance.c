@@ -10,25 +10,34 @@
 #define XF_COV_RCOND 1e-12 /* eigenvalues below this fraction of the largest are dropped */
 
 int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_factor, double *cov,
-		  int *rank)
+		  int *rank, double *weak_dir)
 {
-	int idx[n > 0 ? n : 1], m = 0;
-	for (int k = 0; k < n; k++)
-		if (free_mask[k])
-			idx[m++] = k;
+	int m = 0;
 	for (int k = 0; k < n * n; k++)
 		cov[k] = NAN;
+	for (int k = 0; weak_dir && k < n; k++)
+		weak_dir[k] = 0.0;
 	*rank = 0;
-	if (m == 0)
-		return 0;
-	double *a = malloc(sizeof(double) * (size_t)m * m);
-	double *d = malloc(sizeof(double) * m);
-	double *ev = malloc(sizeof(double) * m);
-	if (!a || !d || !ev) {
+	int *idx = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	double *a = malloc(sizeof(double) * (size_t)n * n + 1);
+	double *d = malloc(sizeof(double) * (size_t)n + 1);
+	double *ev = malloc(sizeof(double) * (size_t)n + 1);
+	if (!idx || !a || !d || !ev) {
+		free(idx);
 		free(a);
 		free(d);
 		free(ev);
 		return -1;
+	}
+	for (int k = 0; k < n; k++)
+		if (free_mask[k])
+			idx[m++] = k;
+	if (m == 0) {
+		free(idx);
+		free(a);
+		free(d);
+		free(ev);
+		return 0;
 	}
 	for (int p = 0; p < m; p++) {
 		double h = jtj[idx[p] * n + idx[p]];
@@ -39,11 +48,15 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 			a[p * m + q] = jtj[idx[p] * n + idx[q]] * d[p] * d[q];
 	int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', m, a, m, ev);
 	if (info != 0) {
+		free(idx);
 		free(a);
 		free(d);
 		free(ev);
 		return -1;
 	}
+	/* eigenvalues ascend: column 0 is the least determined direction */
+	for (int p = 0; weak_dir && p < m; p++)
+		weak_dir[idx[p]] = a[p * m];
 	double emax = ev[m - 1];
 	/* pseudo-inverse: Σ_k v_k v_kᵀ / e_k over kept eigenvalues (columns of a) */
 	for (int p = 0; p < m; p++)
@@ -58,6 +71,7 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 				cov[idx[p] * n + idx[q]] += a[p * m + e] * a[q * m + e] / ev[e] *
 							    d[p] * d[q] * scale_factor;
 	}
+	free(idx);
 	free(a);
 	free(d);
 	free(ev);

@@ -3,10 +3,11 @@
  * Each iteration solves (H_FF + λ·D_FF) δ = b_F over the free, inactive parameters
  * (H = JᵀJ, b = −Jᵀr, D = running max of diag H: Moré's scale-invariant damping),
  * projects x + δ into the box and accepts the step when the actual χ² reduction is a
- * positive fraction of the predicted one; λ follows Nielsen's update. A parameter is
- * active (held) when it sits on a bound and the descent direction points out of the box.
- * Every trial costs one streamed pass that also returns H and b at the trial point, so an
- * accepted step needs no second pass. */
+ * positive fraction of the predicted one; λ follows Nielsen's update (xf_damping_*). A
+ * parameter is active (held) when it sits on a bound and the descent direction points
+ * out of the box. Every trial costs one streamed pass that also returns H and b at the
+ * trial point, so an accepted step needs no second pass. A path whose damping climbs by
+ * orders of magnitude while χ² barely moves is stopped as `stalled` (adr/0007). */
 #include "nlsq/lm.h"
 #include "xpcsfit/error.h"
 
@@ -19,16 +20,50 @@
 #define XF_LM_LAMBDA_MAX 1e16  /* beyond: no descent possible in double precision */
 #define XF_LM_ACCEPT	 1e-4  /* minimum ratio actual/predicted reduction */
 #define XF_LM_BOUND_TOL	 1e-12 /* relative distance that counts as "on the bound" */
+/* Stall: over the window, χ² fell by less than this fraction in all... */
+#define XF_STALL_CHI2_REL 1e-5
+/* ...while λ grew by at least this factor, or ended at least this high. A healthy path
+ * lowers λ as it nears the optimum; λ = 1e3 shortens the Gauss-Newton step ~1000-fold. */
+#define XF_STALL_LAMBDA_GROWTH 1e2
+#define XF_STALL_LAMBDA_HIGH   1e3
+
+void xf_damping_init(xf_damping *d, double lambda0)
+{
+	d->lambda = lambda0 > 0.0 ? lambda0 : XF_LM_LAMBDA0;
+	d->nu = 2.0;
+}
+
+void xf_damping_accept(xf_damping *d, double rho)
+{
+	double t = 2.0 * rho - 1.0;
+	d->lambda *= fmax(1.0 / 3.0, 1.0 - t * t * t);
+	d->nu = 2.0;
+}
+
+void xf_damping_reject(xf_damping *d)
+{
+	d->lambda *= d->nu;
+	d->nu *= 2.0;
+}
+
+int xf_lm_stalled(double chi2_then, double lambda_then, double chi2_now, double lambda_now)
+{
+	if (!(chi2_then - chi2_now <= XF_STALL_CHI2_REL * chi2_then))
+		return 0;
+	return lambda_now >= XF_STALL_LAMBDA_GROWTH * lambda_then ||
+	       lambda_now >= XF_STALL_LAMBDA_HIGH;
+}
 
 typedef struct lm_work {
 	int n;
 	double *h_trial, *b_trial, *x_trial, *diag, *a, *rhs, *step;
+	double *chi2_hist, *lambda_hist; /* ring buffers of the stall window */
 	int *idx;
 } lm_work;
 
-static int work_alloc(lm_work *w, int n)
+static int work_alloc(lm_work *w, int n, int window)
 {
-	size_t nn = (size_t)n * n;
+	size_t nn = (size_t)n * n, nw = window > 0 ? (size_t)window : 1;
 	w->n = n;
 	w->h_trial = malloc(sizeof(double) * nn);
 	w->a = malloc(sizeof(double) * nn);
@@ -38,8 +73,10 @@ static int work_alloc(lm_work *w, int n)
 	w->rhs = malloc(sizeof(double) * n);
 	w->step = malloc(sizeof(double) * n);
 	w->idx = malloc(sizeof(int) * n);
+	w->chi2_hist = malloc(sizeof(double) * nw);
+	w->lambda_hist = malloc(sizeof(double) * nw);
 	return !(w->h_trial && w->a && w->b_trial && w->x_trial && w->diag && w->rhs && w->step &&
-		 w->idx);
+		 w->idx && w->chi2_hist && w->lambda_hist);
 }
 
 static void work_free(lm_work *w)
@@ -52,6 +89,8 @@ static void work_free(lm_work *w)
 	free(w->rhs);
 	free(w->step);
 	free(w->idx);
+	free(w->chi2_hist);
+	free(w->lambda_hist);
 }
 
 static int at_lower(const xf_lm_setup *s, const double *x, int k)
@@ -106,7 +145,7 @@ static int damped_step(lm_work *w, const double *h, const double *b, const int *
 static void report(const xf_lm_setup *s, int it, double chi2, double lambda)
 {
 	if (s->progress) {
-		xf_nlsq_progress p = { it, chi2, lambda, s->phase };
+		xf_nlsq_progress p = { it, chi2, lambda, s->phase, s->screening };
 		s->progress(&p, s->progress_ctx);
 	}
 }
@@ -126,15 +165,77 @@ static int loses_sensitivity(const xf_lm_setup *s, const double *jtj, const doub
 	return 0;
 }
 
+/* Project x + δ into the box; the step actually taken goes to w->step. Returns whether
+ * the scaled step is below xtol relative to the scaled x. */
+static int projected_trial(const xf_lm_setup *s, lm_work *w, const double *x, int m)
+{
+	double step_norm2 = 0.0, x_norm2 = 0.0;
+	memcpy(w->x_trial, x, sizeof(double) * s->n);
+	for (int p = 0; p < m; p++) {
+		int k = w->idx[p];
+		w->x_trial[k] = fmin(fmax(x[k] + w->rhs[p], s->lower[k]), s->upper[k]);
+	}
+	for (int k = 0; k < s->n; k++) {
+		w->step[k] = w->x_trial[k] - x[k];
+		double ds = w->step[k] / s->scale[k], xs = x[k] / s->scale[k];
+		step_norm2 += ds * ds;
+		x_norm2 += xs * xs;
+	}
+	return sqrt(step_norm2) <= s->xtol * (s->xtol + sqrt(x_norm2));
+}
+
+/* Predicted reduction of the linear model for the step taken: 2bᵀδ − δᵀHδ. */
+static double predicted_reduction(int n, const double *jtj, const double *b, const double *step)
+{
+	double pred = 0.0;
+	for (int k = 0; k < n; k++) {
+		double hd = 0.0;
+		for (int l = 0; l < n; l++)
+			hd += jtj[k * n + l] * step[l];
+		pred += 2.0 * b[k] * step[k] - step[k] * hd;
+	}
+	return pred;
+}
+
+/* The reduction a full Gauss-Newton step (λ = 0) over the inactive set predicts: bᵀH⁻¹b;
+ * NAN when H_FF cannot be factorised. */
+static double gauss_newton_reduction(lm_work *w, const double *h, const double *b, int m)
+{
+	if (damped_step(w, h, b, w->idx, m, 0.0))
+		return NAN;
+	double red = 0.0;
+	for (int p = 0; p < m; p++)
+		red += b[w->idx[p]] * w->rhs[p];
+	return red;
+}
+
+/* Remember χ² and λ before this trial; returns 1 when the path has stalled. */
+static int note_trial(const xf_lm_setup *s, lm_work *w, int trial, double chi2, double lambda)
+{
+	int win = s->stall_window;
+	if (win <= 0)
+		return 0;
+	if (trial >= win) {
+		/* the window's oldest entry sits at trial % win */
+		if (xf_lm_stalled(w->chi2_hist[trial % win], w->lambda_hist[trial % win], chi2,
+				  lambda))
+			return 1;
+	}
+	w->chi2_hist[trial % win] = chi2;
+	w->lambda_hist[trial % win] = lambda;
+	return 0;
+}
+
 int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, double *jtj,
 		double *b, xf_lm_outcome *out)
 {
 	int n = s->n;
 	lm_work w;
+	xf_damping damp;
 	out->iterations = 0;
-	out->stop_reason = "non_finite";
+	out->stop = XF_STOP_NON_FINITE;
 	out->chi2 = NAN;
-	if (work_alloc(&w, n)) {
+	if (work_alloc(&w, n, s->stall_window)) {
 		work_free(&w);
 		return -1;
 	}
@@ -145,64 +246,46 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 		work_free(&w);
 		return -1;
 	}
-	out->chi2 = chi2;
-	double lambda = XF_LM_LAMBDA0, nu = 2.0;
+	xf_damping_init(&damp, s->lambda0);
 	for (int k = 0; k < n; k++)
 		w.diag[k] = fmax(jtj[k * n + k], 1e-300);
-	report(s, 0, chi2, lambda);
+	report(s, 0, chi2, damp.lambda);
 
 	for (;;) {
 		int m = inactive_set(s, x, b, w.idx);
 		if (m == 0 || gradient_measure(s, b, w.idx, m, chi2) <= s->gtol) {
-			out->stop_reason = "gtol";
+			out->stop = XF_STOP_GTOL;
 			break;
 		}
 		if (out->iterations >= s->max_iterations) {
-			out->stop_reason = "max_iterations";
+			out->stop = XF_STOP_MAX_ITERATIONS;
 			break;
 		}
 		if (xf_interrupted()) {
-			out->stop_reason = "interrupted";
+			out->stop = XF_STOP_INTERRUPTED;
 			break;
 		}
-		if (lambda > XF_LM_LAMBDA_MAX) {
-			/* no step of any length lowers χ²: converged to machine precision,
-			 * unless H itself cannot be factorised */
-			out->stop_reason = "xtol";
+		if (s->watch &&
+		    s->watch(s->watch_ctx, x, chi2, gauss_newton_reduction(&w, jtj, b, m))) {
+			out->stop = XF_STOP_WORSE;
 			break;
 		}
-		if (damped_step(&w, jtj, b, w.idx, m, lambda)) {
-			lambda *= nu;
-			nu *= 2.0;
-			if (lambda > XF_LM_LAMBDA_MAX) {
-				out->stop_reason = "singular";
+		if (damp.lambda > XF_LM_LAMBDA_MAX ||
+		    note_trial(s, &w, out->iterations, chi2, damp.lambda)) {
+			/* no step of useful length lowers χ² here */
+			out->stop = XF_STOP_STALLED;
+			break;
+		}
+		if (damped_step(&w, jtj, b, w.idx, m, damp.lambda)) {
+			xf_damping_reject(&damp);
+			if (damp.lambda > XF_LM_LAMBDA_MAX) {
+				out->stop = XF_STOP_SINGULAR;
 				break;
 			}
 			continue;
 		}
-		/* projected trial point and the step actually taken */
-		memcpy(w.x_trial, x, sizeof(double) * n);
-		double step_norm2 = 0.0, x_norm2 = 0.0;
-		for (int p = 0; p < m; p++) {
-			int k = w.idx[p];
-			double xt = fmin(fmax(x[k] + w.rhs[p], s->lower[k]), s->upper[k]);
-			w.x_trial[k] = xt;
-		}
-		for (int k = 0; k < n; k++) {
-			w.step[k] = w.x_trial[k] - x[k];
-			double ds = w.step[k] / s->scale[k], xs = x[k] / s->scale[k];
-			step_norm2 += ds * ds;
-			x_norm2 += xs * xs;
-		}
-		/* predicted reduction of the linear model: 2bᵀδ − δᵀHδ */
-		double pred = 0.0;
-		for (int k = 0; k < n; k++) {
-			double hd = 0.0;
-			for (int l = 0; l < n; l++)
-				hd += jtj[k * n + l] * w.step[l];
-			pred += 2.0 * b[k] * w.step[k] - w.step[k] * hd;
-		}
-		int small_step = sqrt(step_norm2) <= s->xtol * (s->xtol + sqrt(x_norm2));
+		int small_step = projected_trial(s, &w, x, m);
+		double pred = predicted_reduction(n, jtj, b, w.step);
 		double chi2_trial;
 		out->iterations++;
 		int bad = eval(ctx, w.x_trial, &chi2_trial, w.h_trial, w.b_trial) ||
@@ -216,29 +299,27 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 			chi2 = chi2_trial;
 			for (int k = 0; k < n; k++)
 				w.diag[k] = fmax(w.diag[k], jtj[k * n + k]);
-			double t = 2.0 * rho - 1.0;
-			lambda *= fmax(1.0 / 3.0, 1.0 - t * t * t);
-			nu = 2.0;
-			report(s, out->iterations, chi2, lambda);
+			xf_damping_accept(&damp, rho);
+			report(s, out->iterations, chi2, damp.lambda);
 			if (small_step) {
-				out->stop_reason = "xtol";
+				out->stop = XF_STOP_XTOL;
 				break;
 			}
 			if (reduction <= s->ftol * chi2 && rho > 0.25) {
-				out->stop_reason = "ftol";
+				out->stop = XF_STOP_FTOL;
 				break;
 			}
 		} else {
 			if (small_step) {
 				/* the model cannot be improved by steps this small */
-				out->stop_reason = "xtol";
+				out->stop = XF_STOP_XTOL;
 				break;
 			}
-			lambda *= nu;
-			nu *= 2.0;
+			xf_damping_reject(&damp);
 		}
 	}
 	out->chi2 = chi2;
+	out->lambda = damp.lambda;
 	work_free(&w);
 	return 0;
 }

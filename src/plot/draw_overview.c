@@ -1,6 +1,7 @@
-/* draw_overview.c — overview.png: the fit at a glance. Per-angle contrast and offset
- * against φ with error bars, the c2 cut against lag (data points, fit lines) for each
- * angle, and the fitted parameters with uncertainties and the fit quality as text. */
+/* draw_overview.c — overview.png: the fit at a glance. The status and the quality grade
+ * with its reasons, per-angle contrast and offset against φ with error bars, the c2 cut
+ * against lag (data points, fit lines) for each angle, and the fitted parameters with
+ * uncertainties and the fit quality as text. */
 #include "plot/plot_internal.h"
 
 #include <math.h>
@@ -12,8 +13,10 @@
  * spread over φ, is drawn beyond that: more curves are unreadable) */
 #define XF_PLOT_MAX_CURVES 10
 /* data markers per curve, log-spaced in lag */
-#define XF_PLOT_MARKERS	     40
-#define XF_PLOT_FIRST_COLOUR 16
+#define XF_PLOT_MARKERS	       40
+#define XF_PLOT_FIRST_COLOUR   16
+#define XF_PLOT_QUALITY_COLOUR 15  /* cmap0 slot of the quality banner */
+#define XF_PLOT_QUALITY_CHARS  170 /* reasons beyond this are cut with "…" */
 
 static const unsigned char palette[XF_PLOT_MAX_CURVES][3] = {
 	{ 31, 119, 180 }, { 255, 127, 14 },  { 44, 160, 44 },	{ 214, 39, 40 },  { 148, 103, 189 },
@@ -249,6 +252,42 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 }
 
+/* The quality grade under the title, coloured (green good, orange marginal, red poor),
+ * with its reasons on one line. */
+static void quality_banner(const xf_plot_src *src)
+{
+	if (!src->quality)
+		return;
+	int good = !strcmp(src->quality, "good"), poor = !strcmp(src->quality, "poor");
+	unsigned char r = good	 ? 30
+			  : poor ? 200
+				 : 220,
+		      g = good	 ? 140
+			  : poor ? 30
+				 : 120,
+		      b = good	 ? 50
+			  : poor ? 30
+				 : 0;
+	char line[XF_PLOT_QUALITY_CHARS + 64];
+	int len = snprintf(line, sizeof line, "quality: %s", src->quality);
+	const char *reasons = src->quality_reasons ? src->quality_reasons : "";
+	for (const char *p = reasons; *p && len < XF_PLOT_QUALITY_CHARS; p++) {
+		if (p == reasons)
+			len += snprintf(line + len, sizeof line - len, " — ");
+		line[len++] = *p == '\n' ? ';' : *p;
+		if (*p == '\n')
+			line[len++] = ' ';
+		line[len] = '\0';
+	}
+	if (len >= XF_PLOT_QUALITY_CHARS)
+		snprintf(line + XF_PLOT_QUALITY_CHARS, sizeof line - XF_PLOT_QUALITY_CHARS, " …");
+	plscol0(XF_PLOT_QUALITY_COLOUR, r, g, b);
+	plcol0(XF_PLOT_QUALITY_COLOUR);
+	xf_plot_text(1.05);
+	plptex(0.5, 0.925, 1.0, 0.0, 0.5, line);
+	black();
+}
+
 void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 {
 	plscmap0n(XF_PLOT_FIRST_COLOUR + XF_PLOT_MAX_CURVES);
@@ -265,6 +304,7 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 		 src->stop_reason);
 	xf_plot_text(1.5);
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
+	quality_banner(src);
 	xf_plot_text(1.0);
 	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89,
 			"per-angle contrast (± 1σ)");

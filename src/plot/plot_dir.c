@@ -23,7 +23,7 @@ typedef struct h5_result {
 	double *values, *unc;
 	int *is_fixed;
 	double *contrast, *contrast_unc, *offset, *offset_unc;
-	char *status, *stop_reason, *mode;
+	char *status, *stop_reason, *mode, *quality, *quality_reasons;
 	double chi2, red_chi2;
 	long long n_points;
 	int iterations;
@@ -254,6 +254,8 @@ static int load(h5_result *r, xf_error *err)
 	hid_t g = H5Gopen2(r->file, "/nlsq", H5P_DEFAULT);
 	r->status = read_attr(g, "status");
 	r->stop_reason = read_attr(g, "stop_reason");
+	r->quality = read_attr(g, "quality");
+	r->quality_reasons = read_attr(g, "quality_reasons");
 	r->mode = read_attr(g, "analysis_mode");
 	H5Gclose(g);
 	r->n_phys = !strcmp(r->mode, "laminar_flow") ? 7 : 3;
@@ -295,6 +297,8 @@ static void release(h5_result *r)
 	free(r->offset_unc);
 	free(r->status);
 	free(r->stop_reason);
+	free(r->quality);
+	free(r->quality_reasons);
 	free(r->mode);
 }
 
@@ -328,6 +332,8 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			.mode_name = r.mode,
 			.status = r.status,
 			.stop_reason = r.stop_reason,
+			.quality = r.quality,
+			.quality_reasons = r.quality_reasons,
 			.chi_squared = r.chi2,
 			.reduced_chi_squared = r.red_chi2,
 			.n_points = r.n_points,

@@ -24,6 +24,8 @@ typedef struct xf_plot_src {
 	double q;	       /* 1/Å */
 	const char *mode_name; /* "static" | "laminar_flow" */
 	const char *status, *stop_reason;
+	const char *quality;	     /* "good" | "marginal" | "poor" (NULL: not known) */
+	const char *quality_reasons; /* one reason per line, or "" */
 	double chi_squared, reduced_chi_squared;
 	long long n_points;
 	int iterations;

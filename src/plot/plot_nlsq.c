@@ -200,6 +200,12 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 	for (int k = 0; k < n_units; k++)
 		units[k] = k < res->n_phys ? xf_param_units[k] : "";
 	mem_ctx ctx = { cfg, ds, res };
+	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]] = "";
+	for (int k = 0; k < res->quality.n_reasons; k++) {
+		if (k)
+			strcat(reasons, "\n");
+		strcat(reasons, res->quality.reasons[k]);
+	}
 	xf_plot_src src = {
 		.n_phi = ds->n_phi,
 		.phi_deg = ds->phi_deg,
@@ -209,6 +215,8 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.mode_name = xf_mode_name(res->mode),
 		.status = res->status ? res->status : "failed",
 		.stop_reason = res->stop_reason ? res->stop_reason : "-",
+		.quality = res->status ? xf_quality_level_name(res->quality.overall) : NULL,
+		.quality_reasons = reasons,
 		.chi_squared = res->chi_squared,
 		.reduced_chi_squared = res->reduced_chi_squared,
 		.n_points = (long long)res->n_points,

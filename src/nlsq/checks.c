@@ -1,0 +1,180 @@
+/* checks.c — what stands behind "converged" (docs/nlsq.md "Status and quality"): the
+ * solver stopped on a tolerance, the point is a local optimum on the noise scale (one
+ * more Gauss-Newton step would move it by less than XF_CONVERGED_SE standard errors),
+ * every free parameter is informed by the data, and no screened start ended in a better
+ * basin. The quality grade collects every reason a scientist should know about. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nlsq/covariance.h"
+#include "nlsq/nlsq_internal.h"
+
+#define XF_QUALITY_FEW_STARTS	 3     /* fewer converged screened starts: marginal */
+#define XF_SAME_BASIN_NOISE	 0.1   /* closer than this: the same end point */
+#define XF_SIGMA_CHI2_LOW	 0.5   /* reduced χ² with a given σ outside [low, high]: */
+#define XF_SIGMA_CHI2_HIGH	 2.0   /* σ or the model does not describe the data */
+#define XF_AT_BOUND_TOL		 1e-9  /* fraction of the bound width: "at a bound" */
+
+/* The Gauss-Newton step of the bounded problem: parameters on a bound with the descent
+ * pointing out, and those whose step would cross their bound, are held; the step over
+ * the rest is recomputed until the held set stops changing (an active-set estimate). */
+double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj,
+			  const double *b, double chi2)
+{
+	int n = pr->n_full, n_free = 0;
+	int *mask = calloc((size_t)n, sizeof(int));
+	double *c = malloc(sizeof(double) * (size_t)n * n);
+	double d2 = NAN;
+	if (!mask || !c)
+		goto done;
+	for (int k = 0; k < n; k++) {
+		double tol = XF_AT_BOUND_TOL * pr->scale[k];
+		int held = (x[k] <= pr->lower[k] + tol && b[k] <= 0.0) ||
+			   (x[k] >= pr->upper[k] - tol && b[k] >= 0.0);
+		mask[k] = !pr->fixed[k] && !held;
+		n_free += !pr->fixed[k];
+	}
+	for (int round = 0; round <= n; round++) {
+		int rank, changed = 0;
+		if (xf_covariance(jtj, n, mask, 1.0, c, &rank, NULL))
+			goto done;
+		d2 = 0.0;
+		for (int k = 0; k < n; k++) {
+			if (!mask[k])
+				continue;
+			double step = 0.0;
+			for (int l = 0; l < n; l++)
+				if (mask[l])
+					step += c[(size_t)k * n + l] * b[l];
+			d2 += b[k] * step;
+			if (x[k] + step < pr->lower[k] || x[k] + step > pr->upper[k]) {
+				mask[k] = 0;
+				changed = 1;
+			}
+		}
+		if (!changed)
+			break;
+	}
+done:
+	free(mask);
+	free(c);
+	double s2 = chi2 / fmax(1.0, (double)pr->n_points - n_free);
+	return s2 > 0.0 && d2 >= 0.0 ? sqrt(d2 / s2) : (d2 == 0.0 ? 0.0 : NAN);
+}
+
+static void add_reason(xf_quality *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_reason(xf_quality *q, const char *fmt, ...)
+{
+	if (q->n_reasons >= XF_QUALITY_MAX_REASONS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(q->reasons[q->n_reasons++], sizeof q->reasons[0], fmt, ap);
+	va_end(ap);
+}
+
+static int converged_stop(xf_stop_reason r)
+{
+	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
+}
+
+/* Every free parameter moves χ² and is pinned down within its bounds. */
+static int check_informed(const xf_problem *pr, const xf_fit_point *best, const double *unc,
+			  int cov_rank, const double *weak_dir, int n_free, xf_quality *q)
+{
+	int ok = 1;
+	for (int k = 0; k < pr->n_full; k++) {
+		if (pr->fixed[k])
+			continue;
+		double h = best->jtj[(size_t)k * pr->n_full + k], width = pr->upper[k] - pr->lower[k];
+		if (!(h > 0.0)) {
+			add_reason(q, "not informed by the data: %s does not change the model",
+				   pr->names[k]);
+			ok = 0;
+		} else if (!(unc[k] <= width)) {
+			add_reason(q,
+				   "not informed by the data: %s (uncertainty %.3g exceeds its "
+				   "bound width %.3g)",
+				   pr->names[k], unc[k], width);
+			ok = 0;
+		}
+	}
+	if (cov_rank < n_free) {
+		char names[160] = "";
+		for (int k = 0; k < pr->n_full; k++)
+			if (fabs(weak_dir[k]) >= XF_WEAK_COMPONENT &&
+			    strlen(names) + strlen(pr->names[k]) + 3 < sizeof names) {
+				if (names[0])
+					strcat(names, ", ");
+				strcat(names, pr->names[k]);
+			}
+		add_reason(q,
+			   "rank deficient (JtJ rank %d of %d): the data cannot tell %s apart; "
+			   "their uncertainties are not given (fix one, or narrow its bounds)",
+			   cov_rank, n_free, names);
+		ok = 0;
+	}
+	return ok;
+}
+
+void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const double *cov,
+		    int cov_rank, const double *weak_dir, xf_nlsq_result *res)
+{
+	const xf_problem *pr = ctx->pr;
+	xf_quality *q = &res->quality;
+	int n = pr->n_full;
+	memset(q, 0, sizeof *q);
+	double s2 = best->chi2 / fmax(1.0, (double)pr->n_points - res->n_free);
+	q->distance_se = xf_fit_distance_se(pr, best->x, best->jtj, best->b, best->chi2);
+	double *unc = malloc(sizeof(double) * (size_t)n);
+	if (unc)
+		for (int k = 0; k < n; k++) {
+			double v = cov[(size_t)k * n + k];
+			unc[k] = v >= 0.0 ? sqrt(v) : NAN;
+		}
+	q->all_informed =
+		unc && check_informed(pr, best, unc, cov_rank, weak_dir, res->n_free, q);
+	free(unc);
+	q->best_of_starts = ctx->opt->start_search;
+	int at_optimum = q->distance_se <= XF_CONVERGED_SE;
+	if (converged_stop(best->stop) && at_optimum && q->all_informed)
+		res->status = "converged";
+	else if (best->stop == XF_STOP_MAX_ITERATIONS)
+		res->status = "max_iterations";
+	else
+		res->status = "failed";
+	if (!converged_stop(best->stop))
+		add_reason(q, "the optimiser stopped: %s", xf_stop_reason_name(best->stop));
+	if (!at_optimum)
+		add_reason(q,
+			   "not at a local optimum: one more Gauss-Newton step would move the "
+			   "parameters by %.3g standard errors",
+			   q->distance_se);
+	for (int k = 0; k < res->n_at_bounds; k++)
+		add_reason(q, "at a bound: %s", res->at_bounds[k]);
+	if (!ctx->opt->start_search)
+		add_reason(q, "single start: other minima were not searched "
+			      "(optimization.nlsq.start_search.enable: false)");
+	else if (ctx->search.n_effective < XF_QUALITY_FEW_STARTS)
+		add_reason(q, "few effective starts: %d of %d screened starts got anywhere",
+			   ctx->search.n_effective, ctx->search.n_candidates);
+	double gap = (best->competitor_chi2 - best->chi2) / s2;
+	if (gap > XF_SAME_BASIN_NOISE && gap <= XF_AMBIGUOUS_NOISE)
+		add_reason(q,
+			   "another minimum fits almost as well: chi2 higher by only %.3g "
+			   "noise units",
+			   gap);
+	if (pr->has_sigma && (res->reduced_chi_squared > XF_SIGMA_CHI2_HIGH ||
+			      res->reduced_chi_squared < XF_SIGMA_CHI2_LOW))
+		add_reason(q,
+			   "reduced chi2 %.3g with the given sigma: sigma or the model does not "
+			   "describe the data",
+			   res->reduced_chi_squared);
+	if (strcmp(res->status, "converged"))
+		q->overall = XF_QUALITY_POOR;
+	else
+		q->overall = q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
+}

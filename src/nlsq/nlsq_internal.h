@@ -1,0 +1,93 @@
+/* nlsq_internal.h — the pieces of the NLSQ fit (docs/nlsq.md): the start estimate, the
+ * search for the optimum (screened starts, refinement), the convergence checks. */
+#ifndef XPCSFIT_NLSQ_INTERNAL_H
+#define XPCSFIT_NLSQ_INTERNAL_H
+
+#include "nlsq/lm.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/likelihood.h"
+#include "xpcsfit/nlsq.h"
+
+/* Physical start values (canonical order, 7 entries) estimated from the data; fixed
+ * parameters keep their values, everything is clipped into the bounds. 0, or −1 on
+ * allocation failure. */
+int xf_nlsq_estimate_start(const xf_problem *pr, double *theta);
+
+/* Shared state of one fit: the problem, the passes over all the data and over the
+ * screening subsample, and the counts that go into the result. */
+typedef struct xf_fit_ctx {
+	const xf_problem *pr;
+	const xf_nlsq_options *opt;
+	xf_lik *full;	/* every fitted pair */
+	xf_lik *screen; /* the screening subsample (== full for small data) */
+	xf_nlsq_progress_fn progress;
+	void *progress_ctx;
+	int full_iterations; /* trial steps on all the data */
+	int full_passes;     /* every pass over all the data, screening excluded */
+	int screen_passes;   /* every screening pass (over all the data when it is small) */
+	xf_nlsq_search search;
+} xf_fit_ctx;
+
+/* Where a search or a path ended: the point, its χ² on all the data, the solver's stop
+ * reason, and JᵀJ/b there. */
+typedef struct xf_fit_point {
+	double *x, *jtj, *b; /* n_full, n_full², n_full */
+	double chi2;
+	xf_stop_reason stop;
+	double competitor_chi2; /* best χ² of another refined basin (NAN: none) */
+} xf_fit_point;
+
+int xf_fit_point_alloc(xf_fit_point *p, int n_full);
+void xf_fit_point_free(xf_fit_point *p);
+void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full);
+
+/* Which pass a run uses: the screening subsample or all the data. */
+typedef enum xf_fit_role { XF_ROLE_SCREEN, XF_ROLE_FULL } xf_fit_role;
+
+/* One pass of a role at x, counted in ctx. */
+int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out);
+
+/* One LM run: which pass, what is varied, its budget and tolerances. */
+typedef struct xf_fit_run {
+	xf_fit_role role;
+	const int *free_mask;
+	int max_iterations;
+	double ftol;
+	int stall_window;
+	double lambda0; /* 0: the solver's default */
+	/* optional watcher that stops the run (xf_lm_setup.watch) */
+	int (*watch)(void *watch_ctx, const double *x, double chi2, double gn_reduction);
+	void *watch_ctx;
+	const char *phase;
+} xf_fit_run;
+
+/* One LM run from p->x (in/out); counts passes into ctx. Returns 0, or −1 when the
+ * start is not finite. */
+int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p);
+
+/* The default search (docs/nlsq.md "Finding the optimum"): candidates from the config,
+ * the estimate, a spread over decades of D0 and γ̇0 and the optional Latin hypercube;
+ * flat starts moved; screened on the subsample; the best basins refined on all the data.
+ * best receives the winner. Returns 0, or an XF_EXIT code with err set. */
+int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, xf_error *err);
+
+/* One path from the config's start (start_search off): direct, or hierarchical then
+ * full (anti_degeneracy.hierarchical), with the direct fit as fallback when it ends on
+ * a bound. */
+int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err);
+
+/* The documented convergence checks at best, the status and the quality; cov, cov_rank
+ * and weak_dir come from xf_covariance at best. */
+#define XF_CONVERGED_SE 0.1
+/* Another refined basin within this many noise units (χ²/s²) of the best makes the
+ * result ambiguous (quality marginal); refinement races stop beyond it. */
+#define XF_AMBIGUOUS_NOISE 25.0
+double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj,
+			  const double *b, double chi2);
+void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const double *cov,
+		    int cov_rank, const double *weak_dir, xf_nlsq_result *res);
+/* Parameters with at least this component in the least determined direction of a
+ * rank-deficient JᵀJ are the ones the data cannot tell apart. */
+#define XF_WEAK_COMPONENT 0.2
+
+#endif
