@@ -72,17 +72,35 @@ int main(int argc, char **argv)
 	xf_problem_free(&pr);
 	free(jtj);
 	free(b);
-	xf_nlsq_result res;
-	double t0 = now_s();
-	if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
-		return 1;
-	double t_fit = now_s() - t0;
-	printf("fit: %s (%s), %d iterations, %.3f s, %.4f s per iteration\n", res.status,
-	       res.stop_reason, res.iterations, t_fit, t_fit / res.iterations);
-	for (int k = 0; k < 7; k++)
-		printf("  %-20s %.6g +/- %.3g (truth %.6g)\n", res.names[k], res.values[k],
-		       res.uncertainties[k], truth[k]);
-	xf_nlsq_result_free(&res);
+	/* the strategies from the issue's two kinds of start: 20-40 % off the truth, and far
+	 * (two parameters at 0, scale parameters a decade off) */
+	const double starts[2][7] = { { 1300.0, -1.0, 4.0, 0.013, -0.15, 0.0004, 0.0 },
+				      { 10000.0, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0 } };
+	const char *start_names[2] = { "20-40 % off", "far" };
+	const char *strategies[3] = { "default (screened search)", "direct path",
+				      "hierarchical path" };
+	for (int st = 0; st < 2; st++)
+		for (int sg = 0; sg < 3; sg++) {
+			for (int k = 0; k < 7; k++)
+				cfg.values[k] = starts[st][k];
+			cfg.nlsq.start_search = sg == 0;
+			cfg.nlsq.hierarchical = sg == 2;
+			xf_nlsq_result res;
+			double t0 = now_s();
+			if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
+				return 1;
+			double t_fit = now_s() - t0;
+			printf("fit from %s, %s: %s (%s), chi2 %.10g, %d iterations on all the "
+			       "data, "
+			       "%.1f whole-data pass equivalents, %.3f s\n",
+			       start_names[st], strategies[sg], res.status, res.stop_reason,
+			       res.chi_squared, res.iterations, res.search.pass_equivalents, t_fit);
+			if (st == 0 && sg == 0)
+				for (int k = 0; k < 7; k++)
+					printf("  %-20s %.6g +/- %.3g (truth %.6g)\n", res.names[k],
+					       res.values[k], res.uncertainties[k], truth[k]);
+			xf_nlsq_result_free(&res);
+		}
 	xf_synth_free(&ds);
 	return 0;
 }

@@ -51,8 +51,8 @@ typedef struct xf_nlsq_search {
 	int n_effective;	    /* screened starts that moved and converged */
 	int n_basins;		    /* distinct end points among them */
 	int n_refined;		    /* candidates refined on all the data */
-	int screen_passes;	    /* passes over the screening subsample */
-	size_t screen_points;	    /* points of the screening subsample */
+	int round_passes[2];	    /* passes of screening rounds 1 and 2 */
+	size_t round_points[2];	    /* points of their subsamples of frame pairs */
 	double pass_equivalents;    /* all passes counted in whole-data passes */
 	char chosen[48];	    /* the start the result came from: "estimate", "config", ... */
 	double estimate[XF_N_PHYS]; /* the data-driven start estimate */

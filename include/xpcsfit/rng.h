@@ -10,7 +10,8 @@ enum xf_rng_stream {
 	XF_RNG_SIMULATE_NOISE = 1, /* counter (angle, i, j) */
 	XF_RNG_MULTI_START = 2,	   /* counter (start, parameter, 0) */
 	XF_RNG_SHARD = 3,
-	XF_RNG_SCREEN = 4, /* NLSQ screening subsample: counter (draw, 0, 0) */
+	XF_RNG_SCREEN = 4,	  /* NLSQ screening subsample: counter (draw, 0, 0) */
+	XF_RNG_SCREEN_COARSE = 5, /* its first, smaller round: counter (draw, 0, 0) */
 };
 
 /* Uniform in (0, 1), never 0 or 1. */

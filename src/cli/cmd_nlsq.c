@@ -61,8 +61,8 @@ static void print_summary(const char *dir, const xf_nlsq_result *res)
 	       res->reduced_chi_squared, res->n_points);
 	if (s->n_candidates > 1)
 		printf("search: %d starts screened on %zu points, %d basin%s, best from '%s'\n",
-		       s->n_candidates, s->screen_points, s->n_basins, s->n_basins == 1 ? "" : "s",
-		       s->chosen);
+		       s->n_candidates, s->round_points[0], s->n_basins,
+		       s->n_basins == 1 ? "" : "s", s->chosen);
 	for (int k = 0; k < res->n_phys; k++)
 		if (res->is_fixed[k])
 			printf("  %-20s %.8g (fixed)\n", res->names[k], res->values[k]);

@@ -177,8 +177,12 @@ static cJSON *search_object(const xf_nlsq_result *res)
 	cJSON_AddItemToObject(obj, "effective_starts", num_int(s->n_effective));
 	cJSON_AddItemToObject(obj, "basins", num_int(s->n_basins));
 	cJSON_AddItemToObject(obj, "refined_on_all_data", num_int(s->n_refined));
-	cJSON_AddItemToObject(obj, "screening_passes", num_int(s->screen_passes));
-	cJSON_AddItemToObject(obj, "screening_points", num_int((long long)s->screen_points));
+	for (int r = 0; r < 2; r++) {
+		cJSON *round = cJSON_CreateObject();
+		cJSON_AddItemToObject(round, "points", num_int((long long)s->round_points[r]));
+		cJSON_AddItemToObject(round, "passes", num_int(s->round_passes[r]));
+		cJSON_AddItemToObject(obj, r ? "screening_round2" : "screening_round1", round);
+	}
 	cJSON_AddItemToObject(obj, "whole_data_pass_equivalents", num(s->pass_equivalents));
 	cJSON *est = cJSON_CreateObject();
 	for (int k = 0; k < res->n_phys && res->names; k++)

@@ -12,17 +12,17 @@
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
 
-#define XF_QUALITY_FEW_STARTS	 3     /* fewer converged screened starts: marginal */
-#define XF_SAME_BASIN_NOISE	 0.1   /* closer than this: the same end point */
-#define XF_SIGMA_CHI2_LOW	 0.5   /* reduced χ² with a given σ outside [low, high]: */
-#define XF_SIGMA_CHI2_HIGH	 2.0   /* σ or the model does not describe the data */
-#define XF_AT_BOUND_TOL		 1e-9  /* fraction of the bound width: "at a bound" */
+#define XF_QUALITY_FEW_STARTS 3	   /* fewer converged screened starts: marginal */
+#define XF_SAME_BASIN_NOISE   0.1  /* closer than this: the same end point */
+#define XF_SIGMA_CHI2_LOW     0.5  /* reduced χ² with a given σ outside [low, high]: */
+#define XF_SIGMA_CHI2_HIGH    2.0  /* σ or the model does not describe the data */
+#define XF_AT_BOUND_TOL	      1e-9 /* fraction of the bound width: "at a bound" */
 
 /* The Gauss-Newton step of the bounded problem: parameters on a bound with the descent
  * pointing out, and those whose step would cross their bound, are held; the step over
  * the rest is recomputed until the held set stops changing (an active-set estimate). */
-double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj,
-			  const double *b, double chi2)
+double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
+			  double chi2)
 {
 	int n = pr->n_full, n_free = 0;
 	int *mask = calloc((size_t)n, sizeof(int));
@@ -89,7 +89,8 @@ static int check_informed(const xf_problem *pr, const xf_fit_point *best, const 
 	for (int k = 0; k < pr->n_full; k++) {
 		if (pr->fixed[k])
 			continue;
-		double h = best->jtj[(size_t)k * pr->n_full + k], width = pr->upper[k] - pr->lower[k];
+		double h = best->jtj[(size_t)k * pr->n_full + k],
+		       width = pr->upper[k] - pr->lower[k];
 		if (!(h > 0.0)) {
 			add_reason(q, "not informed by the data: %s does not change the model",
 				   pr->names[k]);
@@ -135,8 +136,7 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			double v = cov[(size_t)k * n + k];
 			unc[k] = v >= 0.0 ? sqrt(v) : NAN;
 		}
-	q->all_informed =
-		unc && check_informed(pr, best, unc, cov_rank, weak_dir, res->n_free, q);
+	q->all_informed = unc && check_informed(pr, best, unc, cov_rank, weak_dir, res->n_free, q);
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;

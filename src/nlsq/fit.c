@@ -12,6 +12,20 @@
 #define XF_AT_BOUND_TOL 1e-9 /* fraction of the bound width that counts as "at a bound" */
 /* Screening on a subsample pays only when it is clearly smaller than the data. */
 #define XF_SCREEN_MIN_FRACTION 0.5
+/* Round 1 of the screening only weeds out hopeless starts (χ² differing by orders of
+ * magnitude): a subsample this many times smaller than round 2's, or than the data when
+ * they are small, does it (measured on the start table: no start lost, adr/0007). */
+#define XF_COARSE_DIVISOR      8
+#define XF_COARSE_DATA_DIVISOR 16
+#define XF_COARSE_MIN_POINTS   2048
+
+static int count_free(const xf_problem *pr)
+{
+	int n = 0;
+	for (int k = 0; k < pr->n_full; k++)
+		n += !pr->fixed[k];
+	return n;
+}
 
 static const char *const stop_names[] = {
 	[XF_STOP_XTOL] = "xtol",
@@ -178,14 +192,102 @@ static int polish(xf_fit_ctx *ctx, xf_fit_point *best)
 	return rc;
 }
 
-/* The screening subsample: XF_RNG_SCREEN stream keyed by the multi-start seed. */
-static int screen_pairs(const xf_problem *pr, const xf_nlsq_options *o, xf_pairset *ps)
+/* The evaluators of the three roles: all pairs, and two subsamples (streams
+ * XF_RNG_SCREEN_COARSE and XF_RNG_SCREEN, keyed by the multi-start seed) of about
+ * screen_points points for round 2 and the smaller of screen_points / XF_COARSE_DIVISOR
+ * and n / XF_COARSE_DATA_DIVISOR (at least XF_COARSE_MIN_POINTS) for round 1. A
+ * subsample that would hold more than XF_SCREEN_MIN_FRACTION of the data is the data
+ * itself. */
+static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_ROLE_COUNT],
+			   xf_error *err)
 {
-	size_t target = (size_t)o->screen_points / (size_t)pr->n_phi + 1;
+	const xf_problem *pr = ctx->pr;
+	const xf_nlsq_options *o = ctx->opt;
 	size_t all = xf_fitted_pairs((size_t)pr->ds->n_frames);
-	if ((double)target > XF_SCREEN_MIN_FRACTION * (double)all)
-		target = all;
-	return xf_pairset_sample(ps, pr->ds->n_frames, target, o->multi_start_seed, XF_RNG_SCREEN);
+	size_t coarse = pr->n_points / XF_COARSE_DATA_DIVISOR;
+	if (coarse < XF_COARSE_MIN_POINTS)
+		coarse = XF_COARSE_MIN_POINTS;
+	if (coarse > (size_t)o->screen_points / XF_COARSE_DIVISOR)
+		coarse = (size_t)o->screen_points / XF_COARSE_DIVISOR;
+	const size_t points[2] = { coarse, (size_t)o->screen_points };
+	const uint32_t streams[2] = { XF_RNG_SCREEN_COARSE, XF_RNG_SCREEN };
+	xf_pairset_all(&sets[XF_ROLE_FULL], pr->ds->n_frames);
+	if (!(ctx->lik[XF_ROLE_FULL] = xf_lik_create(pr, &sets[XF_ROLE_FULL], pool, err)))
+		return err->code;
+	for (int r = XF_ROLE_COARSE; r <= XF_ROLE_SCREEN; r++) {
+		size_t target = points[r] / (size_t)pr->n_phi + 1;
+		if ((double)target > XF_SCREEN_MIN_FRACTION * (double)all)
+			target = all;
+		if (xf_pairset_sample(&sets[r], pr->ds->n_frames, target, o->multi_start_seed,
+				      streams[r]))
+			return xf_fail(err, XF_EXIT_DATA, "out of memory for the screening pairs");
+		ctx->lik[r] = sets[r].pair_i ? xf_lik_create(pr, &sets[r], pool, err)
+					     : ctx->lik[XF_ROLE_FULL];
+		if (!ctx->lik[r])
+			return err->code;
+		ctx->search.round_points[r] = xf_lik_points(ctx->lik[r]);
+	}
+	return 0;
+}
+
+static void free_evaluators(xf_fit_ctx *ctx, xf_pairset sets[XF_ROLE_COUNT])
+{
+	for (int r = 0; r < XF_ROLE_COUNT; r++) {
+		if (r == XF_ROLE_FULL || ctx->lik[r] != ctx->lik[XF_ROLE_FULL])
+			xf_lik_destroy(ctx->lik[r]);
+		xf_pairset_free(&sets[r]);
+	}
+}
+
+static void log_estimate(const xf_problem *pr, const double *estimate)
+{
+	xf_info("nlsq: start estimated from the data: D0 %.4g, alpha %.4g, D_offset %.4g",
+		estimate[XF_P_D0], estimate[XF_P_ALPHA], estimate[XF_P_D_OFFSET]);
+	if (pr->mode == XF_MODE_LAMINAR)
+		xf_info("nlsq: estimated shear: gamma_dot_t0 %.4g, beta %.4g, "
+			"gamma_dot_t_offset %.4g, phi0 %.4g",
+			estimate[XF_P_GAMMA_DOT_T0], estimate[XF_P_BETA],
+			estimate[XF_P_GAMMA_DOT_T_OFFSET], estimate[XF_P_PHI0]);
+}
+
+/* The search (default) or one path from the config's start, the estimate filling in
+ * the values it does not give; then the polish. */
+static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
+{
+	const xf_problem *pr = ctx->pr;
+	const double *estimate = ctx->search.estimate;
+	int rc;
+	if (ctx->opt->start_search) {
+		rc = xf_fit_search(ctx, estimate, best, err);
+	} else {
+		double *start = malloc(sizeof(double) * (size_t)pr->n_full);
+		if (!start)
+			return xf_fail(err, XF_EXIT_DATA, "out of memory");
+		memcpy(start, pr->start, sizeof(double) * (size_t)pr->n_full);
+		for (int k = 0; k < pr->n_phys; k++)
+			if (!pr->value_given[k])
+				start[k] = estimate[k];
+		rc = xf_fit_single_path(ctx, start, best, err);
+		free(start);
+	}
+	if (rc == 0 && polish(ctx, best))
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
+	if (rc == 0 && xf_interrupted())
+		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
+	return rc;
+}
+
+/* Pass counts of the search in whole-data passes. */
+static void count_passes(xf_fit_ctx *ctx)
+{
+	double full = (double)xf_lik_points(ctx->lik[XF_ROLE_FULL]);
+	ctx->search.pass_equivalents = 0.0;
+	for (int r = 0; r < XF_ROLE_COUNT; r++) {
+		ctx->search.pass_equivalents +=
+			ctx->passes[r] * (double)xf_lik_points(ctx->lik[r]) / full;
+		if (r < XF_ROLE_FULL)
+			ctx->search.round_passes[r] = ctx->passes[r];
+	}
 }
 
 int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
@@ -193,18 +295,17 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		xf_error *err)
 {
 	xf_problem pr;
-	xf_pairset all, sub;
+	xf_pairset sets[XF_ROLE_COUNT];
 	xf_fit_point best = { 0 };
 	xf_fit_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
-	memset(&sub, 0, sizeof sub);
+	memset(sets, 0, sizeof sets);
 	memset(res, 0, sizeof *res);
 	int rc = xf_problem_build(&pr, cfg, ds, err);
 	if (rc)
 		return rc;
 	xf_blas_single_thread();
 	xf_pool *pool = xf_pool_create(n_threads);
-	xf_pairset_all(&all, ds->n_frames);
 	ctx.pr = &pr;
 	ctx.opt = &cfg->nlsq;
 	ctx.progress = progress;
@@ -213,83 +314,38 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		rc = xf_fail(err, XF_EXIT_DATA, "cannot start %d worker threads", n_threads);
 		goto done;
 	}
-	if (!(ctx.full = xf_lik_create(&pr, &all, pool, err))) {
-		rc = err->code;
+	if ((rc = make_evaluators(&ctx, pool, sets, err)))
 		goto done;
-	}
-	if (xf_fit_point_alloc(&best, pr.n_full) || screen_pairs(&pr, &cfg->nlsq, &sub)) {
+	if (xf_fit_point_alloc(&best, pr.n_full) ||
+	    xf_nlsq_estimate_start(&pr, ctx.search.estimate, &ctx.data_mean_g1sq)) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for %d parameters", pr.n_full);
 		goto done;
 	}
-	ctx.screen = sub.pair_i ? xf_lik_create(&pr, &sub, pool, err) : ctx.full;
-	if (!ctx.screen) {
-		rc = err->code;
+	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d of %d "
+		"parameters free",
+		xf_mode_name(pr.mode), ds->n_phi, ds->n_frames, ds->n_points, pr.scaling->name,
+		count_free(&pr), pr.n_full);
+	log_estimate(&pr, ctx.search.estimate);
+	if ((rc = find_optimum(&ctx, &best, err)))
 		goto done;
-	}
-	int n_fixed = 0;
-	for (int k = 0; k < pr.n_full; k++)
-		n_fixed += pr.fixed[k];
-	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d free "
-		"of %d parameters",
-		xf_mode_name(cfg->mode), ds->n_phi, ds->n_frames, ds->n_points, pr.scaling->name,
-		pr.n_full - n_fixed, pr.n_full);
-	double *estimate = ctx.search.estimate;
-	if (xf_nlsq_estimate_start(&pr, estimate)) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory estimating the start");
-		goto done;
-	}
-	xf_info("nlsq: start estimated from the data: D0 %.4g, alpha %.4g, D_offset %.4g%s",
-		estimate[XF_P_D0], estimate[XF_P_ALPHA], estimate[XF_P_D_OFFSET],
-		cfg->mode == XF_MODE_LAMINAR ? "" : " (static)");
-	if (cfg->mode == XF_MODE_LAMINAR)
-		xf_info("nlsq: estimated shear: gamma_dot_t0 %.4g, beta %.4g, "
-			"gamma_dot_t_offset %.4g, phi0 %.4g",
-			estimate[XF_P_GAMMA_DOT_T0], estimate[XF_P_BETA],
-			estimate[XF_P_GAMMA_DOT_T_OFFSET], estimate[XF_P_PHI0]);
-	if (cfg->nlsq.start_search) {
-		rc = xf_fit_search(&ctx, estimate, &best, err);
-	} else {
-		double *start = malloc(sizeof(double) * (size_t)pr.n_full);
-		if (!start) {
-			rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
-			goto done;
-		}
-		memcpy(start, pr.start, sizeof(double) * (size_t)pr.n_full);
-		for (int k = 0; k < pr.n_phys; k++)
-			if (!pr.value_given[k])
-				start[k] = estimate[k];
-		rc = xf_fit_single_path(&ctx, start, &best, err);
-		free(start);
-	}
-	if (rc == 0 && polish(&ctx, &best))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
-	if (rc == 0 && xf_interrupted())
-		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
-	if (rc)
-		goto done;
-	ctx.search.screen_passes = ctx.screen_passes;
-	ctx.search.pass_equivalents = ctx.full_passes + (double)ctx.screen_passes *
-								(double)xf_lik_points(ctx.screen) /
-								(double)xf_lik_points(ctx.full);
+	count_passes(&ctx);
 	if (fill_result(&ctx, &best, res)) {
 		xf_nlsq_result_free(res);
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory writing the result");
 		goto done;
 	}
 	res->n_starts_run = ctx.search.n_candidates;
-	xf_info("nlsq: %s (%s), quality %s; %d iterations on all the data, %d screening passes "
-		"on %zu points (%.1f whole-data passes in all)",
+	xf_info("nlsq: %s (%s), quality %s; %d iterations on all the data, screening passes "
+		"%d on %zu and %d on %zu points (%.1f whole-data passes in all)",
 		res->status, res->stop_reason, xf_quality_level_name(res->quality.overall),
-		ctx.full_iterations, ctx.screen_passes, ctx.search.screen_points,
+		ctx.full_iterations, ctx.passes[XF_ROLE_COARSE], ctx.search.round_points[0],
+		ctx.passes[XF_ROLE_SCREEN], ctx.search.round_points[1],
 		ctx.search.pass_equivalents);
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		xf_info("nlsq quality: %s", res->quality.reasons[k]);
 done:
 	xf_fit_point_free(&best);
-	if (ctx.screen != ctx.full)
-		xf_lik_destroy(ctx.screen);
-	xf_lik_destroy(ctx.full);
-	xf_pairset_free(&sub);
+	free_evaluators(&ctx, sets);
 	xf_pool_destroy(pool);
 	xf_problem_free(&pr);
 	return rc;

@@ -9,22 +9,34 @@
 #include "xpcsfit/nlsq.h"
 
 /* Physical start values (canonical order, 7 entries) estimated from the data; fixed
- * parameters keep their values, everything is clipped into the bounds. 0, or −1 on
- * allocation failure. */
-int xf_nlsq_estimate_start(const xf_problem *pr, double *theta);
+ * parameters keep their values, everything is clipped into the bounds. mean_g1sq
+ * receives the mean normalised c2 of the data (the correlation they show, for the flat
+ * test of a start). 0, or −1 on allocation failure. */
+int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1sq);
+
+/* Which pass a run uses: round 1 of the screening (a small subsample), round 2 (a
+ * larger one) or all the data. */
+typedef enum xf_fit_role {
+	XF_ROLE_COARSE = 0,
+	XF_ROLE_SCREEN,
+	XF_ROLE_FULL,
+	XF_ROLE_COUNT
+} xf_fit_role;
 
 /* Shared state of one fit: the problem, the passes over all the data and over the
  * screening subsample, and the counts that go into the result. */
 typedef struct xf_fit_ctx {
 	const xf_problem *pr;
 	const xf_nlsq_options *opt;
-	xf_lik *full;	/* every fitted pair */
-	xf_lik *screen; /* the screening subsample (== full for small data) */
+	/* the passes by role (xf_fit_role): round 1 and round 2 of the screening on nested
+	 * subsamples of pairs, and all the data; a subsample is the full evaluator when the
+	 * data are small */
+	xf_lik *lik[XF_ROLE_COUNT];
+	int passes[XF_ROLE_COUNT];
 	xf_nlsq_progress_fn progress;
 	void *progress_ctx;
-	int full_iterations; /* trial steps on all the data */
-	int full_passes;     /* every pass over all the data, screening excluded */
-	int screen_passes;   /* every screening pass (over all the data when it is small) */
+	int full_iterations;   /* trial steps on all the data */
+	double data_mean_g1sq; /* mean normalised c2 of the data */
 	xf_nlsq_search search;
 } xf_fit_ctx;
 
@@ -40,9 +52,6 @@ typedef struct xf_fit_point {
 int xf_fit_point_alloc(xf_fit_point *p, int n_full);
 void xf_fit_point_free(xf_fit_point *p);
 void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full);
-
-/* Which pass a run uses: the screening subsample or all the data. */
-typedef enum xf_fit_role { XF_ROLE_SCREEN, XF_ROLE_FULL } xf_fit_role;
 
 /* One pass of a role at x, counted in ctx. */
 int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out);
@@ -71,9 +80,9 @@ int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p);
  * best receives the winner. Returns 0, or an XF_EXIT code with err set. */
 int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, xf_error *err);
 
-/* One path from the config's start (start_search off): direct, or hierarchical then
- * full (anti_degeneracy.hierarchical), with the direct fit as fallback when it ends on
- * a bound. */
+/* One path from the config's start (start_search off): direct, or (laminar flow with
+ * anti_degeneracy.hierarchical) the physical parameters first with the scaling held,
+ * then everything, with the direct path as fallback when that ends badly. */
 int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err);
 
 /* The documented convergence checks at best, the status and the quality; cov, cov_rank
@@ -82,8 +91,8 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 /* Another refined basin within this many noise units (χ²/s²) of the best makes the
  * result ambiguous (quality marginal); refinement races stop beyond it. */
 #define XF_AMBIGUOUS_NOISE 25.0
-double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj,
-			  const double *b, double chi2);
+double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
+			  double chi2);
 void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const double *cov,
 		    int cov_rank, const double *weak_dir, xf_nlsq_result *res);
 /* Parameters with at least this component in the least determined direction of a

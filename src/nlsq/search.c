@@ -20,7 +20,7 @@
 #define XF_SCREEN_ROUND1_ITERATIONS 10	 /* every start */
 #define XF_SCREEN_ROUND1_FTOL	    1e-6 /* a rough position is enough to rank */
 #define XF_SCREEN_KEEP		    6	 /* starts continued to convergence */
-#define XF_SCREEN_ROUND2_ITERATIONS 100
+#define XF_SCREEN_ROUND2_ITERATIONS 40
 #define XF_SCREEN_STALL_WINDOW	    6
 #define XF_REFINE_STALL_WINDOW	    10
 #define XF_REFINE_MAX		    3 /* basins refined on all the data at most */
@@ -32,11 +32,13 @@
  * about 2·sqrt(Δ·s²), so 25 s² puts a misranking 2.5 sd away. */
 #define XF_REFINE_MARGIN_NOISE 25.0
 #define XF_BASIN_NOISE	       0.1 /* end points closer than this in χ²/s² share a basin */
-/* A start is flat when the model's mean g1² is below this (every correlation gone) or a
- * whole rate block has no derivative (every rate on its floor). */
-#define XF_FLAT_MEAN_G1SQ 1e-3
-#define XF_FLAT_MOVES	  6 /* decades a flat start is moved towards slower rates */
-#define XF_LOG_SPACED	  100.0 /* Latin hypercube: log spacing above upper/lower */
+/* A start is flat when the model keeps less than this fraction of the correlation the
+ * data show (mean g1² against the mean normalised c2: it decays within a few frames
+ * where the data do not), or a whole rate block has no derivative (every rate on its
+ * floor). */
+#define XF_FLAT_FRACTION 0.05
+#define XF_FLAT_MOVES	 6     /* decades a flat start is moved towards slower rates */
+#define XF_LOG_SPACED	 100.0 /* Latin hypercube: log spacing above upper/lower */
 
 typedef struct candidate {
 	char label[48];
@@ -129,8 +131,7 @@ static int race_watch(void *ctx, const double *x, double chi2, double gn_reducti
 	}
 	r->recent[n % XF_CRAWL_WINDOW] = chi2;
 	for (int k = 0; k < r->n_ref; k++) {
-		double s2_ref =
-			r->ref[k]->chi2 / fmax(1.0, (double)r->n_points - r->pr->n_full);
+		double s2_ref = r->ref[k]->chi2 / fmax(1.0, (double)r->n_points - r->pr->n_full);
 		if (mahalanobis2(r->pr, x, r->ref[k]) < XF_JOINED_SE * XF_JOINED_SE * s2_ref) {
 			r->verdict = RACE_JOINED;
 			return 1;
@@ -148,8 +149,7 @@ static int free_mask_of(const xf_problem *pr, int *mask)
 
 /* ---- candidates ---- */
 
-static int add_candidate(cand_list *cl, const xf_problem *pr, const char *label,
-			 const double *phys)
+static int add_candidate(cand_list *cl, const xf_problem *pr, const char *label, const double *phys)
 {
 	if (cl->n == cl->cap) {
 		int cap = cl->cap ? 2 * cl->cap : 32;
@@ -243,8 +243,8 @@ static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_l
 				phys[XF_P_D0] *= pow(10.0, dd);
 				if (laminar) {
 					phys[XF_P_GAMMA_DOT_T0] *= pow(10.0, dg);
-					snprintf(label, sizeof label, "spread D0 1e%+d, gdot 1e%+d", dd,
-						 dg);
+					snprintf(label, sizeof label, "spread D0 1e%+d, gdot 1e%+d",
+						 dd, dg);
 				} else {
 					if (va)
 						phys[XF_P_ALPHA] = 0.0;
@@ -260,8 +260,8 @@ static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_l
 			memcpy(phys, any_given ? pr->start : estimate, sizeof(double) * XF_N_PHYS);
 			for (int k = 0; k < pr->n_phys; k++)
 				if (!pr->fixed[k])
-					phys[k] = lhs_value(pr, o->multi_start_seed, o->n_starts - 1,
-							    s, k);
+					phys[k] = lhs_value(pr, o->multi_start_seed,
+							    o->n_starts - 1, s, k);
 			snprintf(label, sizeof label, "multi_start %d/%d", s + 1, o->n_starts);
 			if (add_candidate(cl, pr, label, phys))
 				return -1;
@@ -284,9 +284,10 @@ static int block_flat(const double *jtj, int n, const int *fixed, int first)
 	return any_free;
 }
 
-static int is_flat(const xf_problem *pr, const xf_lik_out *out)
+static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 {
-	if (out->mean_g1sq < XF_FLAT_MEAN_G1SQ)
+	const xf_problem *pr = ctx->pr;
+	if (out->mean_g1sq < XF_FLAT_FRACTION * ctx->data_mean_g1sq)
 		return 1;
 	if (block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_D0))
 		return 1;
@@ -302,8 +303,8 @@ static int unflatten(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 	const xf_problem *pr = ctx->pr;
 	for (int move = 0; move <= XF_FLAT_MOVES; move++) {
 		xf_lik_out out = { 0.0, jtj, b, 0.0 };
-		int bad = xf_fit_pass(ctx, XF_ROLE_SCREEN, c->x, &out);
-		if (!bad && !is_flat(pr, &out))
+		int bad = xf_fit_pass(ctx, XF_ROLE_COARSE, c->x, &out);
+		if (!bad && !is_flat(ctx, &out))
 			return move > 0;
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,
 					XF_P_GAMMA_DOT_T_OFFSET };
@@ -329,8 +330,9 @@ static void order_candidates(cand_list *cl, candidate **order)
 	for (int m = 1; m < cl->n; m++) {
 		candidate *t = order[m];
 		int q = m;
-		while (q > 0 && (order[q - 1]->alive < t->alive ||
-				 (order[q - 1]->alive == t->alive && order[q - 1]->chi2 > t->chi2))) {
+		while (q > 0 &&
+		       (order[q - 1]->alive < t->alive ||
+			(order[q - 1]->alive == t->alive && order[q - 1]->chi2 > t->chi2))) {
 			order[q] = order[q - 1];
 			q--;
 		}
@@ -343,12 +345,12 @@ static int converged_stop(xf_stop_reason r)
 	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
 }
 
-/* One screening run of a candidate on the subsample, from c->x into p. */
-static int screen_run(xf_fit_ctx *ctx, candidate *c, const int *mask, xf_fit_point *p,
-		      int max_iterations, double ftol, race *rc, const char *phase)
+/* One screening run of a candidate on a subsample, from c->x into p. */
+static int screen_run(xf_fit_ctx *ctx, xf_fit_role role, candidate *c, const int *mask,
+		      xf_fit_point *p, int max_iterations, double ftol, race *rc, const char *phase)
 {
 	int nf = ctx->pr->n_full;
-	xf_fit_run run = { .role = XF_ROLE_SCREEN,
+	xf_fit_run run = { .role = role,
 			   .free_mask = mask,
 			   .max_iterations = max_iterations,
 			   .ftol = ftol,
@@ -390,7 +392,7 @@ static int screen_round1(xf_fit_ctx *ctx, cand_list *cl, const int *mask, xf_fit
 			ctx->search.n_replaced++;
 		}
 		snprintf(phase, sizeof phase, "screen %d/%d", m + 1, cl->n);
-		if (screen_run(ctx, c, mask, work, XF_SCREEN_ROUND1_ITERATIONS,
+		if (screen_run(ctx, XF_ROLE_COARSE, c, mask, work, XF_SCREEN_ROUND1_ITERATIONS,
 			       XF_SCREEN_ROUND1_FTOL, NULL, phase))
 			return -1;
 		/* effective: the start led somewhere (it did not stall where it began) */
@@ -409,18 +411,23 @@ static int screen_round2(xf_fit_ctx *ctx, candidate **order, int keep, const int
 	char phase[64];
 	double ftol = fmin(ctx->opt->ftol, 1e-8);
 	race rc = { .pr = pr,
-		    .n_points = xf_lik_points(ctx->screen),
+		    .n_points = xf_lik_points(ctx->lik[XF_ROLE_SCREEN]),
 		    .margin_noise = XF_REFINE_MARGIN_NOISE };
 	int n_ends = 0;
 	for (int m = 0; m < keep; m++) {
 		xf_fit_point *p = &ends[n_ends];
 		snprintf(phase, sizeof phase, "screen+ %d/%d", m + 1, keep);
-		if (screen_run(ctx, order[m], mask, p, XF_SCREEN_ROUND2_ITERATIONS, ftol, &rc,
-			       phase))
+		if (screen_run(ctx, XF_ROLE_SCREEN, order[m], mask, p, XF_SCREEN_ROUND2_ITERATIONS,
+			       ftol, &rc, phase))
 			return -1;
-		if (!order[m]->alive || !converged_stop(p->stop))
+		if (!order[m]->alive || p->stop == XF_STOP_WORSE)
 			continue;
-		/* a converged end point next to an earlier one is the same basin */
+		/* a path out of budget is a basin only when it already beats every converged
+		 * end point by more than a noise unit (refinement takes it from there) */
+		double s2 = race_best(&rc) / fmax(1.0, (double)rc.n_points - pr->n_full);
+		if (!converged_stop(p->stop) && !(p->chi2 < race_best(&rc) - s2))
+			continue;
+		/* an end point next to an earlier one is the same basin */
 		race_start(&rc, 0);
 		if (race_watch(&rc, p->x, p->chi2, NAN) && rc.verdict == RACE_JOINED)
 			continue;
@@ -446,8 +453,11 @@ static int refine(xf_fit_ctx *ctx, const xf_fit_point *ends, int n_ends, const i
 {
 	const xf_problem *pr = ctx->pr;
 	int nf = pr->n_full;
-	double s2_sub = ends[0].chi2 / fmax(1.0, (double)xf_lik_points(ctx->screen) - nf);
-	race rc = { .pr = pr, .n_points = xf_lik_points(ctx->full), .margin_noise = XF_AMBIGUOUS_NOISE };
+	double s2_sub =
+		ends[0].chi2 / fmax(1.0, (double)xf_lik_points(ctx->lik[XF_ROLE_SCREEN]) - nf);
+	race rc = { .pr = pr,
+		    .n_points = xf_lik_points(ctx->lik[XF_ROLE_FULL]),
+		    .margin_noise = XF_AMBIGUOUS_NOISE };
 	best->chi2 = INFINITY;
 	for (int r = 0; r < n_ends && r < XF_REFINE_MAX; r++) {
 		char phase[64];
@@ -510,9 +520,9 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 	for (int k = 0; k < nf; k++)
 		mask[k] = !pr->fixed[k];
 	ctx->search.n_candidates = cl.n;
-	ctx->search.screen_points = xf_lik_points(ctx->screen);
-	xf_info("nlsq: screening %d starts on %zu of %zu points", cl.n,
-		xf_lik_points(ctx->screen), xf_lik_points(ctx->full));
+	xf_info("nlsq: screening %d starts on %zu, the best %d on %zu of %zu points", cl.n,
+		xf_lik_points(ctx->lik[XF_ROLE_COARSE]), XF_SCREEN_KEEP,
+		xf_lik_points(ctx->lik[XF_ROLE_SCREEN]), xf_lik_points(ctx->lik[XF_ROLE_FULL]));
 	if (screen_round1(ctx, &cl, mask, &work)) {
 		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
 		goto done;
@@ -582,8 +592,7 @@ static int physical_at_bound(const xf_problem *pr, const double *x)
 }
 
 /* Physical parameters with the scaling held at its start, then everything. */
-static int hierarchical_path(xf_fit_ctx *ctx, const double *start, const int *mask,
-			     xf_fit_point *p)
+static int hierarchical_path(xf_fit_ctx *ctx, const double *start, const int *mask, xf_fit_point *p)
 {
 	const xf_problem *pr = ctx->pr;
 	int *phys_only = malloc(sizeof(int) * (size_t)pr->n_full);
@@ -611,6 +620,24 @@ static int hierarchical_path(xf_fit_ctx *ctx, const double *start, const int *ma
 	return xf_fit_lm(ctx, &run, p);
 }
 
+static int ends_badly(const xf_problem *pr, const xf_fit_point *p)
+{
+	return !converged_stop(p->stop) || physical_at_bound(pr, p->x);
+}
+
+/* The direct path from start into p. */
+static int direct_path(xf_fit_ctx *ctx, const double *start, const int *mask, xf_fit_point *p)
+{
+	xf_fit_run run = { .role = XF_ROLE_FULL,
+			   .free_mask = mask,
+			   .max_iterations = ctx->opt->max_iterations - ctx->full_iterations,
+			   .ftol = ctx->opt->ftol,
+			   .stall_window = XF_REFINE_STALL_WINDOW,
+			   .phase = "direct" };
+	memcpy(p->x, start, sizeof(double) * (size_t)ctx->pr->n_full);
+	return xf_fit_lm(ctx, &run, p);
+}
+
 int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err)
 {
 	const xf_problem *pr = ctx->pr;
@@ -624,22 +651,17 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 	free_mask_of(pr, mask);
 	snprintf(ctx->search.chosen, sizeof ctx->search.chosen, "config");
 	ctx->search.n_candidates = 1;
-	memcpy(best->x, start, sizeof(double) * (size_t)nf);
-	xf_fit_run run = { .role = XF_ROLE_FULL,
-			   .free_mask = mask,
-			   .max_iterations = ctx->opt->max_iterations,
-			   .ftol = ctx->opt->ftol,
-			   .stall_window = XF_REFINE_STALL_WINDOW,
-			   .phase = "direct" };
-	int bad = xf_fit_lm(ctx, &run, best);
 	ctx->search.n_refined = 1;
-	int ends_badly = bad || !converged_stop(best->stop) || physical_at_bound(pr, best->x);
-	if (ctx->opt->hierarchical && pr->mode == XF_MODE_LAMINAR && pr->n_basis > 0 &&
-	    ends_badly && !xf_interrupted()) {
-		xf_info("nlsq: the direct fit ended %s; also fitting hierarchically from the "
+	int hierarchical = ctx->opt->hierarchical && pr->mode == XF_MODE_LAMINAR && pr->n_basis > 0;
+	int bad = hierarchical ? hierarchical_path(ctx, start, mask, best)
+			       : direct_path(ctx, start, mask, best);
+	/* held scaling can be poor (a short window that never decays to the baseline) and
+	 * pull the hierarchical path onto a bound: then the direct path too, the better kept */
+	if (hierarchical && (bad || ends_badly(pr, best)) && !xf_interrupted()) {
+		xf_info("nlsq: the hierarchical path ended %s; also fitting directly from the "
 			"same start",
 			bad ? "on a non-finite model" : "badly");
-		if (hierarchical_path(ctx, start, mask, &other) == 0 &&
+		if (direct_path(ctx, start, mask, &other) == 0 &&
 		    (bad || other.chi2 < best->chi2)) {
 			xf_fit_point_copy(best, &other, nf);
 			bad = 0;

@@ -78,7 +78,8 @@ static int lag_means_fill(lag_means *lm, const xf_problem *pr)
 			continue;
 		for (int i = 1; i < n - 1; i++) {
 			double *row = s + (size_t)bin_of(lm, i) * n;
-			const double *c2 = ds->c2[a] + xf_packed_index((size_t)n, (size_t)i, (size_t)i);
+			const double *c2 =
+				ds->c2[a] + xf_packed_index((size_t)n, (size_t)i, (size_t)i);
 			for (int j = i + 1; j < n; j++)
 				row[j - i] += (c2[j - i] - off) / con;
 		}
@@ -272,7 +273,20 @@ static double clip(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-int xf_nlsq_estimate_start(const xf_problem *pr, double *theta)
+/* Mean normalised c2 over every fitted point: the correlation the data show. */
+static double data_mean(const lag_means *lm)
+{
+	double s = 0.0, c = 0.0;
+	size_t cells = (size_t)lm->n_bins * lm->n;
+	for (size_t k = 0; k < cells; k++) {
+		for (int a = 0; a < lm->n_phi; a++)
+			s += lm->sum[(size_t)a * cells + k];
+		c += lm->count[k] * lm->n_phi;
+	}
+	return c > 0.0 ? s / c : 0.0;
+}
+
+int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1sq)
 {
 	lag_means lm;
 	int n_phi = pr->n_phi;
@@ -300,6 +314,7 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta)
 			       &theta[XF_P_BETA]);
 		theta[XF_P_PHI0] = phi0;
 	}
+	*mean_g1sq = data_mean(&lm);
 	lag_means_free(&lm);
 	for (int k = 0; k < pr->n_phys; k++)
 		theta[k] = clip(pr->fixed[k] ? pr->start[k] : theta[k], pr->lower[k], pr->upper[k]);
