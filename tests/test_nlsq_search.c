@@ -149,7 +149,8 @@ static void test_wrong_minimum(void **state)
 	(void)state;
 	xf_dataset ds;
 	six_angles(&ds);
-	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);	const double start[7] = { 1000.0, 0.5, 10.0, 0.1, 0.5, 0.0, 0.0 };
+	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
+	const double start[7] = { 1000.0, 0.5, 10.0, 0.1, 0.5, 0.0, 0.0 };
 	xf_config cfg;
 	xf_nlsq_result res;
 	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
@@ -212,8 +213,7 @@ static void test_values_null(void **state)
 	assert_string_equal(a.status, "converged");
 	assert_true(a.iterations <= 10);
 	assert_memory_equal(a.values, b.values, sizeof(double) * a.n_params);
-	assert_memory_equal(&a.search.pass_equivalents, &b.search.pass_equivalents,
-			    sizeof(double));
+	assert_memory_equal(&a.search.pass_equivalents, &b.search.pass_equivalents, sizeof(double));
 	assert_string_equal(a.search.chosen, b.search.chosen);
 	xf_nlsq_result_free(&a);
 	xf_nlsq_result_free(&b);
@@ -266,7 +266,7 @@ static void test_stall_rule(void **state)
 	(void)state;
 	assert_true(xf_lm_stalled(100.0, 1e-3, 100.0 - 1e-4, 1.0));
 	assert_true(xf_lm_stalled(100.0, 10.0, 100.0 - 1e-4, 2e3));
-	assert_false(xf_lm_stalled(100.0, 1e-3, 99.0, 1.0));	 /* χ² moved */
+	assert_false(xf_lm_stalled(100.0, 1e-3, 99.0, 1.0));   /* χ² moved */
 	assert_false(xf_lm_stalled(100.0, 1e-3, 100.0, 2e-3)); /* λ fine */
 }
 
@@ -282,7 +282,9 @@ static int staircase_eval(void *ctx, const double *x, double *chi2, double *jtj,
 {
 	toy *t = ctx;
 	t->calls++;
-	double u = x[0] - 3.0, v = x[1] + 1.0;	/* the smooth part's model is exact; everything beyond 0.5 from x0 = 10 is lifted */
+	double u = x[0] - 3.0,
+	       v = x[1] +
+		   1.0; /* the smooth part's model is exact; everything beyond 0.5 from x0 = 10 is lifted */
 	double stair = fabs(x[0] - 10.0) < 0.5 ? 0.0 : 1e3;
 	*chi2 = u * u + v * v + 100.0 + stair;
 	if (jtj) {
@@ -315,7 +317,8 @@ static void test_stall_stop(void **state)
 	xf_lm_outcome out;
 	assert_int_equal(xf_lm_solve(&s, staircase_eval, &t, x, jtj, b, &out), 0);
 	assert_int_equal(out.stop, XF_STOP_STALLED);
-	assert_true(out.iterations < 50);	assert_true(fabs(x[0] - 10.0) < 0.5); /* still on the plateau */
+	assert_true(out.iterations < 50);
+	assert_true(fabs(x[0] - 10.0) < 0.5); /* still on the plateau */
 }
 
 /* Regression (stall) on the model: from D0 at its lower bound, α = 2, β = −2 and γ̇0 = 0.5
@@ -328,7 +331,8 @@ static void test_stall_model(void **state)
 	(void)state;
 	xf_dataset ds;
 	six_angles(&ds);
-	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);	const double start[7] = { 100, 2.0, 0.0, 0.5, -2.0, 0.0, 0.0 };
+	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
+	const double start[7] = { 100, 2.0, 0.0, 0.5, -2.0, 0.0, 0.0 };
 	xf_config cfg;
 	xf_nlsq_result res;
 	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
@@ -412,7 +416,8 @@ int main(void)
 		cmocka_unit_test(test_flat_start),
 		cmocka_unit_test(test_values_null),
 		cmocka_unit_test(test_iterations_against_paths),
-		cmocka_unit_test(test_stall_rule),		cmocka_unit_test(test_stall_stop),
+		cmocka_unit_test(test_stall_rule),
+		cmocka_unit_test(test_stall_stop),
 		cmocka_unit_test(test_stall_model),
 		cmocka_unit_test(test_rank_deficient),
 		cmocka_unit_test(test_not_informed),

@@ -92,13 +92,15 @@ static int check_informed(const xf_problem *pr, const xf_fit_point *best, const 
 		double h = best->jtj[(size_t)k * pr->n_full + k],
 		       width = pr->upper[k] - pr->lower[k];
 		if (!(h > 0.0)) {
-			add_reason(q, "not informed by the data: %s does not change the model",
+			add_reason(q,
+				   "not informed by the data: %s does not change the model (fix "
+				   "it)",
 				   pr->names[k]);
 			ok = 0;
 		} else if (!(unc[k] <= width)) {
 			add_reason(q,
 				   "not informed by the data: %s (uncertainty %.3g exceeds its "
-				   "bound width %.3g)",
+				   "bound width %.3g; fix it or narrow its bounds)",
 				   pr->names[k], unc[k], width);
 			ok = 0;
 		}

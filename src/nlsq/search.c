@@ -9,6 +9,7 @@
  * all the data. Starts where the model is flat are moved to slower rates before they are
  * screened. Screening is two rounds: a few iterations for every start, then the most
  * promising ones to convergence. */
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 #define XF_SCREEN_ROUND1_ITERATIONS 10	 /* every start */
 #define XF_SCREEN_ROUND1_FTOL	    1e-6 /* a rough position is enough to rank */
-#define XF_SCREEN_KEEP		    6	 /* starts continued to convergence */
+#define XF_SCREEN_KEEP		    4	 /* starts continued to convergence */
 #define XF_SCREEN_ROUND2_ITERATIONS 40
 #define XF_SCREEN_STALL_WINDOW	    6
 #define XF_REFINE_STALL_WINDOW	    10
@@ -295,17 +296,50 @@ static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 	       block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_GAMMA_DOT_T0);
 }
 
+/* The model is linear in the scaling coefficients: with the physics held, one
+ * Gauss-Newton step on their block of JᵀJ lands on the best contrast and offset for this
+ * start (clipped into their bounds). Quantile estimates can be far off when the window
+ * never decays to the baseline, and a start carrying them slides into the wrong
+ * contrast–decay trade-off. */
+static void profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b)
+{
+	int n = pr->n_full, m = 0;
+	int *idx = malloc(sizeof(int) * (size_t)n);
+	double *a = malloc(sizeof(double) * (size_t)n * n), *rhs = malloc(sizeof(double) * n);
+	if (idx && a && rhs) {
+		for (int k = pr->n_phys; k < n; k++)
+			if (!pr->fixed[k])
+				idx[m++] = k;
+		for (int p = 0; p < m; p++) {
+			for (int q = 0; q < m; q++)
+				a[p * m + q] = jtj[(size_t)idx[p] * n + idx[q]];
+			rhs[p] = b[idx[p]];
+		}
+		if (m > 0 && LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', m, 1, a, m, rhs, 1) == 0)
+			for (int p = 0; p < m; p++) {
+				int k = idx[p];
+				x[k] = fmin(fmax(x[k] + rhs[p], pr->lower[k]), pr->upper[k]);
+			}
+	}
+	free(idx);
+	free(a);
+	free(rhs);
+}
+
 /* Move a flat start towards slower rates (a decade at a time, offsets to 0) until the
- * model has correlations and derivatives again; a start that stays flat is dropped.
- * Returns 1 when the start was moved, 0 when it was fine, −1 when dropped. */
-static int unflatten(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
+ * model has correlations and derivatives again; a start that stays flat is dropped. The
+ * scaling of a start that can move is profiled (profile_scaling). Returns 1 when the
+ * start was moved, 0 when it was fine, −1 when dropped. */
+static int prepare_start(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 {
 	const xf_problem *pr = ctx->pr;
 	for (int move = 0; move <= XF_FLAT_MOVES; move++) {
 		xf_lik_out out = { 0.0, jtj, b, 0.0 };
 		int bad = xf_fit_pass(ctx, XF_ROLE_COARSE, c->x, &out);
-		if (!bad && !is_flat(ctx, &out))
+		if (!bad && !is_flat(ctx, &out)) {
+			profile_scaling(pr, c->x, jtj, b);
 			return move > 0;
+		}
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,
 					XF_P_GAMMA_DOT_T_OFFSET };
 		for (int q = 0; q < (pr->mode == XF_MODE_LAMINAR ? 4 : 2); q++) {
@@ -377,7 +411,7 @@ static int screen_round1(xf_fit_ctx *ctx, cand_list *cl, const int *mask, xf_fit
 	char phase[64];
 	for (int m = 0; m < cl->n; m++) {
 		candidate *c = &cl->c[m];
-		int moved = unflatten(ctx, c, work->jtj, work->b);
+		int moved = prepare_start(ctx, c, work->jtj, work->b);
 		if (moved < 0) {
 			xf_info("nlsq screen: start '%s' is flat at every slower rate: dropped",
 				c->label);
@@ -510,8 +544,9 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		     refined[XF_REFINE_MAX] = { { 0 } };
 	int ok = mask && !xf_fit_point_alloc(&work, nf);
 	for (; ok && n_alloc < XF_SCREEN_KEEP; n_alloc++)
-		ok = !xf_fit_point_alloc(&ends[n_alloc], nf) &&
-		     (n_alloc >= XF_REFINE_MAX || !xf_fit_point_alloc(&refined[n_alloc], nf));
+		ok = !xf_fit_point_alloc(&ends[n_alloc], nf);
+	for (int k = 0; ok && k < XF_REFINE_MAX; k++)
+		ok = !xf_fit_point_alloc(&refined[k], nf);
 	if (!ok || make_candidates(ctx, estimate, &cl) ||
 	    !(order = malloc(sizeof(candidate *) * (size_t)cl.n))) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory searching for the optimum");
@@ -571,11 +606,10 @@ done:
 	free(mask);
 	cand_list_free(&cl);
 	xf_fit_point_free(&work);
-	for (int k = 0; k < n_alloc; k++) {
+	for (int k = 0; k < n_alloc; k++)
 		xf_fit_point_free(&ends[k]);
-		if (k < XF_REFINE_MAX)
-			xf_fit_point_free(&refined[k]);
-	}
+	for (int k = 0; k < XF_REFINE_MAX; k++)
+		xf_fit_point_free(&refined[k]);
 	return rc;
 }
 
