@@ -94,6 +94,15 @@ def main():
     check(abs(p["reduced_chi_squared"] - p["residual_sd"] ** 2) < 1e-15, "reduced chi2 = s^2")
     for k in ("contrast", "offset"):
         check(k in p["parameters"], f"homodyne's parameters.{k}")
+    q = p["quality"]
+    check(q["overall"] == "good" and q["reasons"] == [], f"quality {q}")
+    check(q["checks"]["distance_to_optimum_se"] <= 0.1 and q["checks"]["all_parameters_informed"]
+          and q["checks"]["best_of_screened_starts"], f"checks {q['checks']}")
+    s = p["search"]
+    check(s["starts_screened"] >= 20 and s["refined_on_all_data"] >= 1
+          and s["whole_data_pass_equivalents"] > p["iterations"], f"search {s}")
+    check(set(s["estimated_start"]) == set(names), "estimated start of every physical parameter")
+    check("quality: good" in r.stdout and "search:" in r.stdout, "console summary")
     check(len(p["per_angle"]["phi_deg"]) == 4, "per_angle phi")
     with h5py.File(os.path.join(d, "results.h5"), "r") as h:
         vals = h["/nlsq/values"][()]
@@ -105,6 +114,7 @@ def main():
         check(np.isnan(res[0, 5]) and np.isnan(res[7, 7]), "NaN where not fitted")
         check(abs(np.nanstd(h["/nlsq/residuals"][()]) - 0.001) < 1e-4, "residual map sd")
         check(h["/nlsq"].attrs["status"] in ("converged", b"converged"), "status attribute")
+        check(h["/nlsq"].attrs["quality"] in ("good", b"good"), "quality attribute")
     check(os.path.getsize(os.path.join(d, "run.log")) > 0, "run.log written")
     check(len([f for f in os.listdir(os.path.join(d, "plots")) if f.endswith(".png")]) == 5,
           "4 angle plots + overview")
