@@ -16,7 +16,7 @@
 #define XF_PLOT_MARKERS	       40
 #define XF_PLOT_FIRST_COLOUR   16
 #define XF_PLOT_QUALITY_COLOUR 15  /* cmap0 slot of the quality banner */
-#define XF_PLOT_QUALITY_CHARS  170 /* reasons beyond this are cut with "…" */
+#define XF_PLOT_QUALITY_CHARS  110 /* per banner line; beyond two lines cut with "…" */
 
 static const unsigned char palette[XF_PLOT_MAX_CURVES][3] = {
 	{ 31, 119, 180 }, { 255, 127, 14 },  { 44, 160, 44 },	{ 214, 39, 40 },  { 148, 103, 189 },
@@ -229,6 +229,9 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		if (fixed)
 			snprintf(line, sizeof line, "%s = %.6g  (fixed)   %s", src->names[k],
 				 src->values[k], unit);
+		else if (!isfinite(u))
+			snprintf(line, sizeof line, "%s = %.6g  (undetermined)   %s", src->names[k],
+				 src->values[k], unit);
 		else
 			snprintf(line, sizeof line, "%s = %.6g ± %.3g   %s", src->names[k],
 				 src->values[k], u, unit);
@@ -253,7 +256,7 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 }
 
 /* The quality grade under the title, coloured (green good, orange marginal, red poor),
- * with its reasons on one line. */
+ * with its reasons after it, wrapped over at most two lines. */
 static void quality_banner(const xf_plot_src *src)
 {
 	if (!src->quality)
@@ -268,23 +271,42 @@ static void quality_banner(const xf_plot_src *src)
 		      b = good	 ? 50
 			  : poor ? 30
 				 : 0;
-	char line[XF_PLOT_QUALITY_CHARS + 64];
-	int len = snprintf(line, sizeof line, "quality: %s", src->quality);
+	char text[2 * XF_PLOT_QUALITY_CHARS + 64];
+	int len = snprintf(text, sizeof text, "quality: %s", src->quality);
 	const char *reasons = src->quality_reasons ? src->quality_reasons : "";
-	for (const char *p = reasons; *p && len < XF_PLOT_QUALITY_CHARS; p++) {
-		if (p == reasons)
-			len += snprintf(line + len, sizeof line - len, " — ");
-		line[len++] = *p == '\n' ? ';' : *p;
-		if (*p == '\n')
-			line[len++] = ' ';
-		line[len] = '\0';
+	if (*reasons)
+		len += snprintf(text + len, sizeof text - (size_t)len, " — ");
+	for (const char *p = reasons; *p && len < (int)sizeof text - 8; p++) {
+		if (*p == '\n') {
+			text[len++] = ';';
+			text[len++] = ' ';
+		} else {
+			text[len++] = *p;
+		}
 	}
-	if (len >= XF_PLOT_QUALITY_CHARS)
-		snprintf(line + XF_PLOT_QUALITY_CHARS, sizeof line - XF_PLOT_QUALITY_CHARS, " …");
+	text[len] = '\0';
+	if (len > 2 * XF_PLOT_QUALITY_CHARS)
+		strcpy(text + 2 * XF_PLOT_QUALITY_CHARS - 3, "…");
+	/* break the first line at the last space that fits */
+	char line1[XF_PLOT_QUALITY_CHARS + 8];
+	const char *rest = "";
+	if ((int)strlen(text) > XF_PLOT_QUALITY_CHARS) {
+		int cut = XF_PLOT_QUALITY_CHARS;
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = XF_PLOT_QUALITY_CHARS;
+		snprintf(line1, sizeof line1, "%.*s", cut, text);
+		rest = text + cut + (text[cut] == ' ');
+	} else {
+		snprintf(line1, sizeof line1, "%s", text);
+	}
 	plscol0(XF_PLOT_QUALITY_COLOUR, r, g, b);
 	plcol0(XF_PLOT_QUALITY_COLOUR);
-	xf_plot_text(1.05);
-	plptex(0.5, 0.925, 1.0, 0.0, 0.5, line);
+	xf_plot_text(0.95);
+	plptex(0.5, 0.93, 1.0, 0.0, 0.5, line1);
+	if (*rest)
+		plptex(0.5, 0.905, 1.0, 0.0, 0.5, rest);
 	black();
 }
 
@@ -306,9 +328,9 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	quality_banner(src);
 	xf_plot_text(1.0);
-	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.89,
+	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.86,
 			"per-angle contrast (± 1σ)");
-	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.89,
+	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.86,
 			"per-angle offset (± 1σ)");
 	lag_panel(src, cuts, 0.07, 0.52, 0.07, 0.45);
 	text_panel(src, 0.58, 0.98, 0.05, 0.46);
