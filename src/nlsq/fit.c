@@ -221,8 +221,10 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 		if (xf_pairset_sample(&sets[r], pr->ds->n_frames, target, o->multi_start_seed,
 				      streams[r]))
 			return xf_fail(err, XF_EXIT_DATA, "out of memory for the screening pairs");
-		ctx->lik[r] = sets[r].pair_i ? xf_lik_create(pr, &sets[r], pool, err)
-					     : ctx->lik[XF_ROLE_FULL];
+		/* an (improbable) empty sample falls back to all the data */
+		int sampled = sets[r].pair_i && sets[r].n_pairs > 0;
+		ctx->lik[r] =
+			sampled ? xf_lik_create(pr, &sets[r], pool, err) : ctx->lik[XF_ROLE_FULL];
 		if (!ctx->lik[r])
 			return err->code;
 		ctx->search.round_points[r] = xf_lik_points(ctx->lik[r]);
