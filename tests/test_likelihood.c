@@ -135,6 +135,26 @@ static void check_pass(xf_mode mode, xf_scaling_mode scaling, int n_threads, xf_
 				 b_ref[k]);
 	}
 	assert_true(out.mean_g1sq > 0.0 && out.mean_g1sq <= 1.0);
+	/* the lighter passes: χ² and b alone, χ² alone, the same numbers */
+	double b_grad[64];
+	xf_lik_out grad = { 0.0, NULL, b_grad, 0.0 }, value = { 0.0, NULL, NULL, 0.0 };
+	assert_int_equal(xf_lik_eval(lik, x, &grad), 0);
+	assert_int_equal(xf_lik_eval(lik, x, &value), 0);
+	assert_true(fabs(grad.chi2 - out.chi2) <= 1e-12 * out.chi2);
+	assert_true(fabs(value.chi2 - out.chi2) <= 1e-12 * out.chi2);
+	assert_true(fabs(value.mean_g1sq - out.mean_g1sq) <= 1e-12 * out.mean_g1sq);
+	for (int k = 0; k < nf; k++)
+		if (fabs(b_grad[k] - b[k]) > 1e-10 * sqrt(h_ref[k * nf + k] * chi2_ref))
+			fail_msg("gradient pass b[%s] %.15g, full pass %.15g", pr.names[k],
+				 b_grad[k], b[k]);
+	/* blocks run inline (no pool) give the same bits */
+	xf_lik *inline_lik = xf_lik_create(&pr, &ps, NULL, &err);
+	double b_inline[64];
+	xf_lik_out inl = { 0.0, NULL, b_inline, 0.0 };
+	assert_int_equal(xf_lik_eval(inline_lik, x, &inl), 0);
+	assert_memory_equal(&inl.chi2, &grad.chi2, sizeof(double));
+	assert_memory_equal(b_inline, b_grad, sizeof(double) * nf);
+	xf_lik_destroy(inline_lik);
 	free(h);
 	free(h_ref);
 	xf_lik_destroy(lik);
@@ -225,23 +245,25 @@ static void test_scaling_types(void **state)
 	xf_bound bnd = { 0.1, 0.5, 0.3, 0.1 };
 	const double start[4] = { 0.2, 0.3, 0.6, 0.25 };
 	char name[64];
-	double lo, hi, x0, row[5];
+	double lo, hi, x0, mu, sd, row[5];
 	const xf_scaling_type *t = xf_scaling_type_of(XF_SCALING_INDIVIDUAL);
 	assert_int_equal(t->n_coefs(4, 2), 4);
-	t->coef("contrast", 2, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	t->coef("contrast", 2, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0, &mu, &sd);
 	assert_string_equal(name, "contrast_002");
 	assert_true(lo == 0.1 && hi == 0.5 && x0 == 0.5); /* clipped into the bounds */
+	assert_true(mu == 0.3 && sd == 0.1);		   /* every angle: the bound's prior */
 	t = xf_scaling_type_of(XF_SCALING_AUTO);
 	assert_int_equal(t->n_coefs(4, 2), 1);
 	assert_true(t->shared_row);
-	t->coef("offset", 0, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	t->coef("offset", 0, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0, &mu, &sd);
 	assert_string_equal(name, "offset");
 	assert_true(fabs(x0 - 0.3375) < 1e-15);
 	t = xf_scaling_type_of(XF_SCALING_FOURIER);
 	assert_int_equal(t->n_coefs(7, 2), 5);
-	t->coef("contrast", 3, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0);
+	t->coef("contrast", 3, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0, &mu, &sd);
 	assert_string_equal(name, "contrast_cos2");
 	assert_true(fabs(hi - 0.2) < 1e-15 && fabs(lo + 0.2) < 1e-15 && x0 == 0.0);
+	assert_true(mu == 0.0 && fabs(sd - 0.1) < 1e-15); /* harmonics: centred on 0 */
 	t->basis_row(0, M_PI / 3, 5, row);
 	assert_true(row[0] == 1.0 && fabs(row[1] - 0.5) < 1e-15 &&
 		    fabs(row[4] - sin(2 * M_PI / 3)) < 1e-15);

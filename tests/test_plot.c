@@ -17,6 +17,7 @@
 #include "xpcsfit/model.h"
 #include "xpcsfit/plot.h"
 #include <plplot.h>
+#include "util/files.h"
 #include "xpcsfit/results.h"
 
 static char tmp_root[1024];

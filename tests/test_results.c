@@ -22,6 +22,7 @@
 #include "io/io_internal.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/plot.h"
+#include "util/files.h"
 #include "xpcsfit/results.h"
 
 #define N_PHI	 3

@@ -38,11 +38,12 @@ typedef struct xf_scaling_type {
 	int (*n_coefs)(int n_phi, int fourier_order);
 	/* basis row of angle a (φ in radians) */
 	void (*basis_row)(int a, double phi_rad, int n_coefs, double *row);
-	/* name ("contrast_003", ...), bounds and start of coefficient k of a quantity
-	 * ("contrast" or "offset") from its scalar bound and the per-angle starts */
+	/* name ("contrast_003", ...), bounds, start and prior (mean, sd) of coefficient k
+	 * of a quantity ("contrast" or "offset") from its scalar bound and the per-angle
+	 * starts */
 	void (*coef)(const char *quantity, int k, const xf_bound *bound, const double *angle_start,
 		     int n_phi, char *name, size_t name_size, double *lower, double *upper,
-		     double *start);
+		     double *start, double *prior_mu, double *prior_sigma);
 	/* 1 when the per-angle values are held at their starts (constant) */
 	int held_at_start;
 } xf_scaling_type;
@@ -106,25 +107,33 @@ int xf_pairset_sample(xf_pairset *ps, int n_frames, size_t n_target, uint64_t se
 		      uint32_t stream);
 void xf_pairset_free(xf_pairset *ps);
 
+/* Residuals data − model at x of every point of a pair set, pair by pair with the angles
+ * inside ([n_pairs][n_phi]); x in the problem's layout. Returns 0, −1 on allocation
+ * failure. (For robust noise scales: CMC's σ prior.) */
+int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x,
+			 double *res);
+
 /* What a pass returns. */
 typedef struct xf_lik_out {
 	double chi2; /* Σ r², r = (data − model)/σ */
-	double *jtj; /* n_full × n_full, row-major (may be NULL) */
-	double *b;   /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (may be NULL with jtj) */
+	double *jtj;	 /* n_full × n_full, row-major (NULL: not computed) */
+	double *b;	 /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (NULL: not computed) */
 	double mean_g1sq; /* mean g1² over the points: ~0 when the model is flat (decayed) */
 } xf_lik_out;
 
 /* Evaluator of a problem over a pair set on a virtual-device pool (opaque). */
 typedef struct xf_lik xf_lik;
 
-/* The pair set and the pool must outlive the evaluator. */
+/* The pair set and the pool must outlive the evaluator. pool NULL: the blocks run in the
+ * calling thread, one after another (same sums, same bits). */
 xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool, xf_error *err);
 void xf_lik_destroy(xf_lik *lik);
 /* Points of the evaluator's pair set: n_pairs · n_phi. */
 size_t xf_lik_points(const xf_lik *lik);
 
-/* One pass at x (n_full values): χ², and JᵀJ and b when out->jtj is not NULL. Returns 0,
- * or −1 when χ² is not finite. */
+/* One pass at x (n_full values): χ² always; b too when out->b is not NULL; JᵀJ and b when
+ * out->jtj is not NULL. A pass that computes less is cheaper (NUTS needs χ² and b, a
+ * self-check χ² alone). Returns 0, or −1 when χ² is not finite. */
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
 
 #endif

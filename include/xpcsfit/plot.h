@@ -3,6 +3,7 @@
 #define XPCSFIT_PLOT_H
 
 #include <stddef.h>
+#include "xpcsfit/cmc.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
@@ -20,6 +21,12 @@ void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);
  * with no other threads running (it forks). */
 int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_nlsq_result *res, int workers, xf_error *err);
+
+/* The plots of a CMC result (docs/cmc.md "Plots"): trace and rank plots per parameter,
+ * the corner plot of the physical parameters, the per-shard forest plot, and per angle
+ * data | posterior-mean fit | residual. */
+int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		const xf_cmc_result *res, xf_error *err);
 
 /* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
 int xf_plot_result_dir(const char *dir, xf_error *err);

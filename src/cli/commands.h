@@ -8,6 +8,8 @@ int xf_cmd_validate(int argc, char **argv); /* cmd_validate.c */
 int xf_cmd_config(int argc, char **argv);   /* cmd_config.c */
 int xf_cmd_nlsq(int argc, char **argv);	    /* cmd_nlsq.c */
 int xf_cmd_plot(int argc, char **argv);	    /* cmd_plot.c */
+int xf_cmd_cmc(int argc, char **argv);	    /* cmd_cmc.c */
+int xf_cmd_fit(int argc, char **argv);	    /* cmd_cmc.c: nlsq, then cmc */
 
 /* "xpcsfit: error: <msg>" on stderr; returns code. */
 int xf_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

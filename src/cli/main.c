@@ -52,7 +52,8 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "simulate", xf_cmd_simulate }, { "validate", xf_cmd_validate },
 		{ "nlsq", xf_cmd_nlsq },	 { "plot", xf_cmd_plot },
-		{ "config", xf_cmd_config },
+		{ "config", xf_cmd_config },	 { "cmc", xf_cmd_cmc },
+		{ "fit", xf_cmd_fit },
 	};
 	if (argc < 2) {
 		usage(stderr);
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
 		if (!strcmp(cmd, commands[k].name))
 			return commands[k].run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "cmc") || !strcmp(cmd, "fit") || !strcmp(cmd, "batch"))
+	if (!strcmp(cmd, "batch"))
 		return xf_cli_error(XF_EXIT_CONFIG,
 				    "command '%s' is not available in this version, "
 				    "see 'xpcsfit --help'",

@@ -15,48 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void xf_io_format_double(double x, char *buf, size_t size)
-{
-	if (!isfinite(x)) {
-		snprintf(buf, size, "null");
-		return;
-	}
-	/* snprintf/strtod follow LC_NUMERIC: pin this thread to "C" while formatting */
-	locale_t c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-	locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
-	for (int digits = 15; digits <= 17; digits++) {
-		snprintf(buf, size, "%.*g", digits, x);
-		if (digits == 17 || strtod(buf, NULL) == x)
-			break;
-	}
-	if (c_loc) {
-		uselocale(old);
-		freelocale(c_loc);
-	}
-}
-
-static cJSON *num(double x)
-{
-	char buf[32];
-	xf_io_format_double(x, buf, sizeof buf);
-	return cJSON_CreateRaw(buf);
-}
-
-static cJSON *num_int(long long v)
-{
-	char buf[32];
-	snprintf(buf, sizeof buf, "%lld", v);
-	return cJSON_CreateRaw(buf);
-}
-
-static cJSON *num_array(const double *v, int n)
-{
-	cJSON *arr = cJSON_CreateArray();
-	for (int k = 0; k < n; k++)
-		cJSON_AddItemToArray(arr, num(v ? v[k] : NAN));
-	return arr;
-}
-
 static const char *convergence_status(const char *status)
 {
 	if (status && !strcmp(status, "converged"))
@@ -69,8 +27,8 @@ static const char *convergence_status(const char *status)
 static cJSON *parameter_entry(double value, double unc, int fixed)
 {
 	cJSON *p = cJSON_CreateObject();
-	cJSON_AddItemToObject(p, "value", num(value));
-	cJSON_AddItemToObject(p, "uncertainty", num(fixed ? NAN : unc));
+	cJSON_AddItemToObject(p, "value", xf_json_num(value));
+	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(fixed ? NAN : unc));
 	if (fixed)
 		cJSON_AddTrueToObject(p, "fixed");
 	return p;
@@ -123,11 +81,11 @@ static cJSON *scaling_object(const xf_nlsq_result *res)
 static cJSON *per_angle_object(const xf_nlsq_result *res)
 {
 	cJSON *pa = cJSON_CreateObject();
-	cJSON_AddItemToObject(pa, "phi_deg", num_array(res->phi_deg, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast", num_array(res->contrast, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast_uncertainty", num_array(res->contrast_unc, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset", num_array(res->offset, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset_uncertainty", num_array(res->offset_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_uncertainty", xf_json_numbers(res->contrast_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(res->offset, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_uncertainty", xf_json_numbers(res->offset_unc, res->n_phi));
 	return pa;
 }
 
@@ -142,7 +100,7 @@ static cJSON *covariance_object(const xf_nlsq_result *res)
 	for (int r = 0; r < n; r++)
 		cJSON_AddItemToArray(
 			matrix,
-			num_array(res->covariance ? res->covariance + (size_t)r * n : NULL, n));
+			xf_json_numbers(res->covariance ? res->covariance + (size_t)r * n : NULL, n));
 	cJSON_AddItemToObject(cov, "names", names);
 	cJSON_AddItemToObject(cov, "matrix", matrix);
 	return cov;
@@ -159,7 +117,7 @@ static cJSON *quality_object(const xf_nlsq_result *res)
 	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
 	cJSON_AddItemToObject(obj, "reasons", reasons);
 	cJSON *checks = cJSON_CreateObject();
-	cJSON_AddItemToObject(checks, "distance_to_optimum_se", num(q->distance_se));
+	cJSON_AddItemToObject(checks, "distance_to_optimum_se", xf_json_num(q->distance_se));
 	cJSON_AddBoolToObject(checks, "all_parameters_informed", q->all_informed);
 	cJSON_AddBoolToObject(checks, "best_of_screened_starts", q->best_of_starts);
 	cJSON_AddItemToObject(obj, "checks", checks);
@@ -172,21 +130,21 @@ static cJSON *search_object(const xf_nlsq_result *res)
 	const xf_nlsq_search *s = &res->search;
 	cJSON *obj = cJSON_CreateObject();
 	cJSON_AddStringToObject(obj, "chosen_start", s->chosen);
-	cJSON_AddItemToObject(obj, "starts_screened", num_int(s->n_candidates));
-	cJSON_AddItemToObject(obj, "starts_moved_from_flat", num_int(s->n_replaced));
-	cJSON_AddItemToObject(obj, "effective_starts", num_int(s->n_effective));
-	cJSON_AddItemToObject(obj, "basins", num_int(s->n_basins));
-	cJSON_AddItemToObject(obj, "refined_on_all_data", num_int(s->n_refined));
+	cJSON_AddItemToObject(obj, "starts_screened", xf_json_int(s->n_candidates));
+	cJSON_AddItemToObject(obj, "starts_moved_from_flat", xf_json_int(s->n_replaced));
+	cJSON_AddItemToObject(obj, "effective_starts", xf_json_int(s->n_effective));
+	cJSON_AddItemToObject(obj, "basins", xf_json_int(s->n_basins));
+	cJSON_AddItemToObject(obj, "refined_on_all_data", xf_json_int(s->n_refined));
 	for (int r = 0; r < 2; r++) {
 		cJSON *round = cJSON_CreateObject();
-		cJSON_AddItemToObject(round, "points", num_int((long long)s->round_points[r]));
-		cJSON_AddItemToObject(round, "passes", num_int(s->round_passes[r]));
+		cJSON_AddItemToObject(round, "points", xf_json_int((long long)s->round_points[r]));
+		cJSON_AddItemToObject(round, "passes", xf_json_int(s->round_passes[r]));
 		cJSON_AddItemToObject(obj, r ? "screening_round2" : "screening_round1", round);
 	}
-	cJSON_AddItemToObject(obj, "whole_data_pass_equivalents", num(s->pass_equivalents));
+	cJSON_AddItemToObject(obj, "whole_data_pass_equivalents", xf_json_num(s->pass_equivalents));
 	cJSON *est = cJSON_CreateObject();
 	for (int k = 0; k < res->n_phys && res->names; k++)
-		cJSON_AddItemToObject(est, res->names[k], num(s->estimate[k]));
+		cJSON_AddItemToObject(est, res->names[k], xf_json_num(s->estimate[k]));
 	cJSON_AddItemToObject(obj, "estimated_start", est);
 	return obj;
 }
@@ -199,17 +157,17 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
 	cJSON_AddStringToObject(root, "status", status);
 	cJSON_AddStringToObject(root, "convergence_status", convergence_status(res->status));
-	cJSON_AddItemToObject(root, "chi_squared", num(res->chi_squared));
-	cJSON_AddItemToObject(root, "reduced_chi_squared", num(res->reduced_chi_squared));
+	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(res->chi_squared));
+	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(res->reduced_chi_squared));
 	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
 	if (!sigma_given)
-		cJSON_AddItemToObject(root, "residual_sd", num(res->residual_sd));
-	cJSON_AddItemToObject(root, "n_points", num_int((long long)res->n_points));
-	cJSON_AddItemToObject(root, "n_free_parameters", num_int(res->n_free));
+		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(res->residual_sd));
+	cJSON_AddItemToObject(root, "n_points", xf_json_int((long long)res->n_points));
+	cJSON_AddItemToObject(root, "n_free_parameters", xf_json_int(res->n_free));
 	cJSON_AddStringToObject(root, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
-	cJSON_AddItemToObject(root, "sigma", num(res->sigma));
+	cJSON_AddItemToObject(root, "sigma", xf_json_num(res->sigma));
 	cJSON_AddStringToObject(root, "stop_reason", res->stop_reason ? res->stop_reason : "");
-	cJSON_AddItemToObject(root, "iterations", num_int(res->iterations));
+	cJSON_AddItemToObject(root, "iterations", xf_json_int(res->iterations));
 	cJSON_AddItemToObject(root, "quality", quality_object(res));
 	cJSON *at = cJSON_CreateArray();
 	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
@@ -220,22 +178,22 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
 	cJSON_AddStringToObject(root, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
 	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
-	cJSON_AddItemToObject(root, "covariance_rank", num_int(res->cov_rank));
-	cJSON_AddItemToObject(root, "n_starts", num_int(res->n_starts_run));
+	cJSON_AddItemToObject(root, "covariance_rank", xf_json_int(res->cov_rank));
+	cJSON_AddItemToObject(root, "n_starts", xf_json_int(res->n_starts_run));
 	cJSON_AddItemToObject(root, "search", search_object(res));
 	cJSON *timing = cJSON_CreateObject();
-	cJSON_AddItemToObject(timing, "load", num(res->time_load_s));
-	cJSON_AddItemToObject(timing, "fit", num(res->time_fit_s));
-	cJSON_AddItemToObject(timing, "total", num(res->time_total_s));
+	cJSON_AddItemToObject(timing, "load", xf_json_num(res->time_load_s));
+	cJSON_AddItemToObject(timing, "fit", xf_json_num(res->time_fit_s));
+	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
 	cJSON_AddStringToObject(data, "layout", xf_layout_name(ds->layout));
-	cJSON_AddItemToObject(data, "q", num(ds->q));
-	cJSON_AddItemToObject(data, "n_phi", num_int(ds->n_phi));
-	cJSON_AddItemToObject(data, "n_frames", num_int(ds->n_frames));
-	cJSON_AddItemToObject(data, "dt_s", num(ds->dt_s));
-	cJSON_AddItemToObject(data, "first_frame", num_int(ds->first_frame));
+	cJSON_AddItemToObject(data, "q", xf_json_num(ds->q));
+	cJSON_AddItemToObject(data, "n_phi", xf_json_int(ds->n_phi));
+	cJSON_AddItemToObject(data, "n_frames", xf_json_int(ds->n_frames));
+	cJSON_AddItemToObject(data, "dt_s", xf_json_num(ds->dt_s));
+	cJSON_AddItemToObject(data, "first_frame", xf_json_int(ds->first_frame));
 	cJSON_AddItemToObject(root, "data", data);
 	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
 	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
@@ -246,7 +204,7 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 			       const xf_nlsq_result *res, xf_error *err)
 {
 	char path[PATH_MAX];
-	if (xf_io_join(path, sizeof path, dir, "parameters.json", err) != 0)
+	if (xf_path_join(path, sizeof path, dir, "parameters.json", err) != 0)
 		return err->code;
 	cJSON *root = build(cfg, ds, res);
 	char *text = root ? cJSON_Print(root) : NULL;

@@ -41,7 +41,7 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 		return err->code;
 	if (write_plots) {
 		char plots[PATH_MAX];
-		if (xf_io_join(plots, sizeof plots, dir, "plots", err) != 0)
+		if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
 			return err->code;
 		/* the numbers are the result: a plot that cannot be drawn is a warning, and
 		 * `xpcsfit plot DIR` can redraw it later */
@@ -50,5 +50,31 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 			xf_warn("plots not written: %s", plot_err.msg);
 	}
 	log_versions_and_timing(dir, res);
+	return xf_results_write_log(dir, err);
+}
+
+int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err)
+{
+	if (xf_mkdir_p(dir, err) != 0)
+		return err->code;
+	if (xf_results_write_cmc_h5(dir, cfg, ds, res, err) != 0)
+		return err->code;
+	if (xf_results_write_cmc_json(dir, cfg, ds, res, err) != 0)
+		return err->code;
+	if (!opt || opt->write_plots) {
+		char plots[PATH_MAX];
+		xf_error plot_err = { 0 };
+		if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
+			return err->code;
+		if (xf_plot_cmc(plots, cfg, ds, res, &plot_err) != 0)
+			xf_warn("plots not written: %s", plot_err.msg);
+	}
+	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
+		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),
+		res->n_kept, res->n_shards, res->n_draws);
+	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s", res->time_sampling_s,
+		res->time_combine_s, res->time_total_s);
+	xf_info("results written to %s", dir);
 	return xf_results_write_log(dir, err);
 }

@@ -3,6 +3,7 @@
  * "description" attributes. Object time tracking is off everywhere so the same
  * result gives the same bytes; the file is written under a temporary name and renamed.
  * Surfaces are written angle by angle so at most one N×N map is in memory. */
+#include "io/h5write.h"
 #include "io/io_internal.h"
 #include "io/surface_chunks.h"
 #include "io/surfaces.h"
@@ -23,181 +24,21 @@
  * and inside HDF5's limits for very long series */
 #define XF_H5_MAX_CHUNK_BYTES (1u << 20)
 
-typedef struct h5w {
-	hid_t file;
-	hid_t dcpl; /* contiguous datasets, no time tracking */
-	hid_t gcpl; /* groups, no time tracking */
-	const char *path;
-	xf_error *err;
-	int failed;
-} h5w;
-
-static int h5_fail(h5w *w, const char *what)
-{
-	w->failed = 1;
-	return xf_fail(w->err, XF_EXIT_DATA, "cannot write %s, %s", what, w->path);
-}
-
-static hid_t str_type(size_t len)
-{
-	hid_t t = H5Tcopy(H5T_C_S1);
-	H5Tset_size(t, len > 0 ? len : 1);
-	H5Tset_strpad(t, H5T_STR_NULLTERM);
-	H5Tset_cset(t, H5T_CSET_UTF8);
-	return t;
-}
-
-static int attr_str(h5w *w, hid_t obj, const char *name, const char *value)
-{
-	if (w->failed)
-		return -1;
-	if (!value)
-		value = "";
-	hid_t t = str_type(strlen(value) + 1);
-	hid_t s = H5Screate(H5S_SCALAR);
-	hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-	herr_t st = a < 0 ? -1 : H5Awrite(a, t, value);
-	if (a >= 0)
-		H5Aclose(a);
-	H5Sclose(s);
-	H5Tclose(t);
-	if (st < 0)
-		return h5_fail(w, name);
-	return 0;
-}
-
-static int describe(h5w *w, hid_t d, const char *units, const char *desc)
-{
-	attr_str(w, d, "units", units);
-	return attr_str(w, d, "description", desc);
-}
-
-/* one numeric dataset of rank 0..2 (dims NULL for a scalar) */
-static int put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type, int rank,
-	       const hsize_t *dims, const void *data, const char *units, const char *desc)
-{
-	if (w->failed)
-		return -1;
-	hid_t s = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
-	hid_t d = H5Dcreate2(grp, name, file_type, s, H5P_DEFAULT, w->dcpl, H5P_DEFAULT);
-	herr_t st = d < 0 ? -1 : H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-	if (st >= 0)
-		describe(w, d, units, desc);
-	if (d >= 0)
-		H5Dclose(d);
-	H5Sclose(s);
-	if (st < 0)
-		return h5_fail(w, name);
-	return w->failed ? -1 : 0;
-}
-
-static int put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v,
-		   const char *units, const char *desc)
-{
-	hsize_t dims[1] = { n };
-	double *nan_fill = NULL;
-	if (!v) { /* a failed fit may lack some arrays: store NaN, keep the shape */
-		nan_fill = malloc((n ? n : 1) * sizeof *nan_fill);
-		if (!nan_fill)
-			return h5_fail(w, name);
-		for (size_t k = 0; k < n; k++)
-			nan_fill[k] = NAN;
-		v = nan_fill;
-	}
-	int rc = put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, dims, v, units, desc);
-	free(nan_fill);
-	return rc;
-}
-
-static int put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
-		   const char *desc)
-{
-	return put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 0, NULL, &v, units, desc);
-}
-
-static int put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *desc)
-{
-	return put(w, grp, name, H5T_NATIVE_LLONG, H5T_STD_I64LE, 0, NULL, &v, "1", desc);
-}
-
-/* fixed-length UTF-8 strings: h5py reads them as bytes ('S' dtype), HDFView as text */
-static int put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
-		       const char *desc)
-{
-	if (w->failed)
-		return -1;
-	size_t len = 1;
-	for (int k = 0; k < n; k++)
-		if (v[k] && strlen(v[k]) + 1 > len)
-			len = strlen(v[k]) + 1;
-	char *buf = calloc((size_t)(n > 0 ? n : 1), len);
-	if (!buf)
-		return h5_fail(w, name);
-	for (int k = 0; k < n; k++)
-		if (v[k])
-			memcpy(buf + (size_t)k * len, v[k], strlen(v[k]));
-	hid_t t = str_type(len);
-	hsize_t dims[1] = { (hsize_t)n };
-	int rc = put(w, grp, name, t, t, 1, dims, buf, "", desc);
-	H5Tclose(t);
-	free(buf);
-	return rc;
-}
-
-static hid_t group(h5w *w, const char *name)
-{
-	if (w->failed)
-		return -1;
-	hid_t g = H5Gcreate2(w->file, name, H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
-	if (g < 0)
-		h5_fail(w, name);
-	return g;
-}
-
-static int write_data_group(h5w *w, const xf_dataset *ds)
-{
-	hid_t g = group(w, "/data");
-	if (g < 0)
-		return -1;
-	size_t n = (size_t)ds->n_frames;
-	double *t = malloc(n * sizeof *t);
-	if (!t) {
-		H5Gclose(g);
-		return h5_fail(w, "/data/t");
-	}
-	for (size_t k = 0; k < n; k++)
-		t[k] = (double)k * ds->dt_s;
-	attr_str(w, g, "source_file", ds->path);
-	attr_str(w, g, "layout", xf_layout_name(ds->layout));
-	attr_str(w, g, "dt_source", ds->dt_source);
-	put_vec(w, g, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
-		"scattering angle of each fitted map, normalised to (-180, 180], ascending; "
-		"indexes every per-angle array");
-	put_vec(w, g, "t", n, t, "s",
-		"frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
-		"of the surfaces)");
-	put_f64(w, g, "q", ds->q, "1/angstrom", "wavevector q of the fitted ring");
-	put_f64(w, g, "dt", ds->dt_s, "s", "time between stored frames");
-	H5Gclose(g);
-	free(t);
-	return w->failed ? -1 : 0;
-}
-
 static int write_scalars(h5w *w, hid_t g, const xf_nlsq_result *res)
 {
-	put_f64(w, g, "chi_squared", res->chi_squared, "1",
+	xf_h5_put_f64(w, g, "chi_squared", res->chi_squared, "1",
 		"sum of squared weighted residuals r = (data - model)/sigma");
-	put_f64(w, g, "reduced_chi_squared", res->reduced_chi_squared, "1",
+	xf_h5_put_f64(w, g, "reduced_chi_squared", res->reduced_chi_squared, "1",
 		"chi_squared / (n_points - n_free_parameters)");
-	put_f64(w, g, "residual_sd", res->residual_sd, "1",
+	xf_h5_put_f64(w, g, "residual_sd", res->residual_sd, "1",
 		"sqrt(reduced chi squared) when sigma is not given, else NaN");
-	put_f64(w, g, "sigma", res->sigma, "1",
+	xf_h5_put_f64(w, g, "sigma", res->sigma, "1",
 		"sigma of the data used in the fit (1 when not given)");
-	put_i64(w, g, "n_points", (long long)res->n_points,
+	xf_h5_put_i64(w, g, "n_points", (long long)res->n_points,
 		"fitted points: n_phi * (N-1)(N-2)/2 (t1, t2 > 0, off the diagonal)");
-	put_i64(w, g, "n_free_parameters", res->n_free, "parameters varied by the fit");
-	put_i64(w, g, "iterations", res->iterations, "iterations of the optimiser");
-	return put_i64(w, g, "covariance_rank", res->cov_rank,
+	xf_h5_put_i64(w, g, "n_free_parameters", res->n_free, "parameters varied by the fit");
+	xf_h5_put_i64(w, g, "iterations", res->iterations, "iterations of the optimiser");
+	return xf_h5_put_i64(w, g, "covariance_rank", res->cov_rank,
 		       "rank of J^T J used for the covariance");
 }
 
@@ -209,38 +50,38 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	if (!units || !fixed) {
 		free(units);
 		free(fixed);
-		return h5_fail(w, "/nlsq/parameter_names");
+		return xf_h5_fail(w, "/nlsq/parameter_names");
 	}
 	for (int k = 0; k < n; k++) {
 		units[k] = k < res->n_phys && k < XF_N_PHYS ? xf_param_units[k] : "1";
 		fixed[k] = res->is_fixed ? (signed char)(res->is_fixed[k] != 0) : 0;
 	}
-	put_strings(w, g, "parameter_names", n, (const char *const *)res->names,
+	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)res->names,
 		    "every parameter in canonical order: the mode's physical parameters, "
 		    "then the per-angle scaling coefficients");
-	put_strings(w, g, "parameter_units", n, units, "units of each parameter");
-	put_vec(w, g, "values", (size_t)n, res->values, "see parameter_units",
+	xf_h5_put_strings(w, g, "parameter_units", n, units, "units of each parameter");
+	xf_h5_put_vec(w, g, "values", (size_t)n, res->values, "see parameter_units",
 		"fitted value of each parameter (fixed ones at their fixed value)");
-	put_vec(w, g, "uncertainties", (size_t)n, res->uncertainties, "see parameter_units",
+	xf_h5_put_vec(w, g, "uncertainties", (size_t)n, res->uncertainties, "see parameter_units",
 		"1-sigma standard error from the covariance; NaN for fixed parameters");
 	hsize_t d1[1] = { (hsize_t)n };
-	put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
+	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
 	    "1 where the parameter was held fixed");
 	if (res->covariance) {
 		hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
-		put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, res->covariance,
+		xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, res->covariance,
 		    "product of the two parameters' units",
 		    "covariance of the parameters (row-major, order of parameter_names); "
 		    "NaN rows/columns for fixed parameters");
 	} else {
 		double *nanm = malloc((size_t)(n > 0 ? n * n : 1) * sizeof *nanm);
 		if (!nanm) {
-			h5_fail(w, "/nlsq/covariance");
+			xf_h5_fail(w, "/nlsq/covariance");
 		} else {
 			for (int k = 0; k < n * n; k++)
 				nanm[k] = NAN;
 			hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
-			put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, nanm,
+			xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, nanm,
 			    "product of the two parameters' units",
 			    "covariance of the parameters (not available: NaN)");
 			free(nanm);
@@ -249,13 +90,13 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	free(units);
 	free(fixed);
 	size_t np = (size_t)res->n_phi;
-	put_vec(w, g, "per_angle_contrast", np, res->contrast, "1",
+	xf_h5_put_vec(w, g, "per_angle_contrast", np, res->contrast, "1",
 		"contrast (beta) of each angle, order of /data/phi_deg");
-	put_vec(w, g, "per_angle_offset", np, res->offset, "1",
+	xf_h5_put_vec(w, g, "per_angle_offset", np, res->offset, "1",
 		"offset (baseline) of each angle, order of /data/phi_deg");
-	put_vec(w, g, "per_angle_contrast_uncertainty", np, res->contrast_unc, "1",
+	xf_h5_put_vec(w, g, "per_angle_contrast_uncertainty", np, res->contrast_unc, "1",
 		"1-sigma standard error of each angle's contrast");
-	return put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
+	return xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
 		       "1-sigma standard error of each angle's offset");
 }
 
@@ -288,11 +129,11 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	H5Sclose(s);
 	H5Pclose(dcpl);
 	if (d < 0) {
-		h5_fail(w, name);
+		xf_h5_fail(w, name);
 		return -1;
 	}
-	describe(w, d, "1", desc);
-	attr_str(w, d, "axes", "phi, t1, t2 (see /data/phi_deg and /data/t)");
+	xf_h5_describe(w, d, "1", desc);
+	xf_h5_attr_str(w, d, "axes", "phi, t1, t2 (see /data/phi_deg and /data/t)");
 	return d;
 }
 
@@ -331,7 +172,7 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 	xf_pool *pool = xf_pool_create(threads);
 	xf_surface_chunk *batch = calloc((size_t)threads, sizeof *batch);
 	if (!pool || !batch)
-		h5_fail(w, "surfaces (out of memory)");
+		xf_h5_fail(w, "surfaces (out of memory)");
 	for (size_t first = 0; first < n_chunks && !w->failed; first += (size_t)threads) {
 		int count = (int)(n_chunks - first < (size_t)threads ? n_chunks - first
 								     : (size_t)threads);
@@ -347,14 +188,14 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 		xf_pool_run(pool, count, prepare_chunk, &ctx);
 		for (int k = 0; k < count && !w->failed; k++) {
 			if (batch[k].failed) {
-				h5_fail(w, "surfaces (model evaluation or compression failed)");
+				xf_h5_fail(w, "surfaces (model evaluation or compression failed)");
 				break;
 			}
 			hsize_t offset[3] = { (hsize_t)batch[k].angle, batch[k].row0, 0 };
 			for (int s = 0; s < XF_N_SURFACES && !w->failed; s++)
 				if (H5Dwrite_chunk(dsets[s], H5P_DEFAULT, 0, offset,
 						   batch[k].size[s], batch[k].bytes[s]) < 0)
-					h5_fail(w, names[s]);
+					xf_h5_fail(w, names[s]);
 		}
 		for (int k = 0; k < count; k++)
 			xf_io_surface_chunk_free(&batch[k]);
@@ -405,21 +246,21 @@ static char *join_reasons(const xf_quality *q)
 static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 			    const xf_nlsq_result *res, int surface_threads)
 {
-	hid_t g = group(w, "/nlsq");
+	hid_t g = xf_h5_group(w, "/nlsq");
 	if (g < 0)
 		return -1;
-	attr_str(w, g, "status", res->status ? res->status : "failed");
-	attr_str(w, g, "stop_reason", res->stop_reason ? res->stop_reason : "");
-	attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
-	attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
-	attr_str(w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
-	attr_str(w, g, "surfaces", surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
+	xf_h5_attr_str(w, g, "status", res->status ? res->status : "failed");
+	xf_h5_attr_str(w, g, "stop_reason", res->stop_reason ? res->stop_reason : "");
+	xf_h5_attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
+	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
+	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	xf_h5_attr_str(w, g, "surfaces", surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
-	attr_str(w, g, "parameters_at_bounds", at ? at : "");
+	xf_h5_attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
-	attr_str(w, g, "quality", xf_quality_level_name(res->quality.overall));
+	xf_h5_attr_str(w, g, "quality", xf_quality_level_name(res->quality.overall));
 	char *reasons = join_reasons(&res->quality);
-	attr_str(w, g, "quality_reasons", reasons ? reasons : "");
+	xf_h5_attr_str(w, g, "quality_reasons", reasons ? reasons : "");
 	free(reasons);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
@@ -433,49 +274,17 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
-	if (xf_io_join(path, sizeof path, dir, "results.h5", err) != 0)
-		return err->code;
-	if (xf_io_tmp_name(path, tmp, sizeof tmp) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
 	if (res->n_phi != ds->n_phi)
-		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
-			       res->n_phi, ds->n_phi, path);
-
-	/* the HDF5 error stack is translated into one line, never printed */
-	H5E_auto2_t old_fn;
-	void *old_data;
-	H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-
-	h5w w = { .file = -1, .path = path, .err = err };
-	w.dcpl = H5Pcreate(H5P_DATASET_CREATE);
-	w.gcpl = H5Pcreate(H5P_GROUP_CREATE);
-	H5Pset_obj_track_times(w.dcpl, 0);
-	H5Pset_obj_track_times(w.gcpl, 0);
-	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-	H5Pset_obj_track_times(fcpl, 0); /* the root group */
-	w.file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
-	H5Pclose(fcpl);
-	if (w.file < 0) {
-		H5Pclose(w.dcpl);
-		H5Pclose(w.gcpl);
-		H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-		return xf_fail(err, XF_EXIT_DATA, "cannot create file (folder not writable?), %s",
-			       path);
-	}
-	attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
-	attr_str(&w, w.file, "method", "nlsq");
-	attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
-	write_data_group(&w, ds);
+		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, in %s",
+			       res->n_phi, ds->n_phi, dir);
+	h5w w;
+	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
+	if (rc)
+		return rc;
+	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
+	xf_h5_attr_str(&w, w.file, "method", "nlsq");
+	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
+	xf_h5_data_group(&w, ds);
 	write_nlsq_group(&w, cfg, ds, res, surface_threads);
-	H5Pclose(w.dcpl);
-	H5Pclose(w.gcpl);
-	if (H5Fclose(w.file) < 0 && !w.failed)
-		h5_fail(&w, "file (close)");
-	H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-	if (w.failed) {
-		unlink(tmp);
-		return err->code ? err->code : XF_EXIT_DATA;
-	}
-	return xf_io_commit_tmp(tmp, path, err);
+	return xf_h5_close(&w, tmp, path);
 }

@@ -8,7 +8,7 @@
 int xf_results_write_log(const char *dir, xf_error *err)
 {
 	char path[PATH_MAX];
-	if (xf_io_join(path, sizeof path, dir, "run.log", err) != 0)
+	if (xf_path_join(path, sizeof path, dir, "run.log", err) != 0)
 		return err->code;
 	const char *text = xf_log_text();
 	if (!text)

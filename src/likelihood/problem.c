@@ -66,13 +66,10 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			int idx = pr->n_phys + q * pr->n_basis + k;
 			char name[64];
 			pr->scaling->coef(quantity[q], k, bound[q], start, pr->n_phi, name,
-					  sizeof name, &pr->lower[idx], &pr->upper[idx],
-					  &pr->start[idx]);
+					  sizeof name, &pr->lower[idx], &pr->upper[idx], &pr->start[idx],
+					  &pr->prior_mu[idx], &pr->prior_sigma[idx]);
 			pr->names[idx] = strdup(name);
 			pr->scale[idx] = pr->upper[idx] - pr->lower[idx];
-			pr->prior_mu[idx] = k == 0 ? bound[q]->prior_mu : 0.0;
-			pr->prior_sigma[idx] =
-				k == 0 ? bound[q]->prior_sigma : 0.25 * pr->scale[idx];
 			if (!pr->names[idx]) {
 				rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
 				break;

@@ -34,13 +34,16 @@ static void individual_row(int a, double phi_rad, int n, double *row)
 }
 
 static void individual_coef(const char *quantity, int k, const xf_bound *b, const double *start,
-			    int n_phi, char *name, size_t size, double *lo, double *hi, double *x0)
+			    int n_phi, char *name, size_t size, double *lo, double *hi, double *x0,
+			    double *mu, double *sd)
 {
 	(void)n_phi;
 	snprintf(name, size, "%s_%03d", quantity, k);
 	*lo = b->lower;
 	*hi = b->upper;
 	*x0 = clip(start[k], b->lower, b->upper);
+	*mu = b->prior_mu;
+	*sd = b->prior_sigma;
 }
 
 /* auto: one value shared by every angle, started at the mean of the per-angle starts */
@@ -60,13 +63,16 @@ static void shared_row(int a, double phi_rad, int n, double *row)
 }
 
 static void shared_coef(const char *quantity, int k, const xf_bound *b, const double *start,
-			int n_phi, char *name, size_t size, double *lo, double *hi, double *x0)
+			int n_phi, char *name, size_t size, double *lo, double *hi, double *x0,
+			    double *mu, double *sd)
 {
 	(void)k;
 	snprintf(name, size, "%s", quantity);
 	*lo = b->lower;
 	*hi = b->upper;
 	*x0 = clip(mean_of(start, n_phi), b->lower, b->upper);
+	*mu = b->prior_mu;
+	*sd = b->prior_sigma;
 }
 
 /* constant: no coefficient, the per-angle values are held at their starts */
@@ -94,21 +100,27 @@ static void fourier_row(int a, double phi_rad, int n, double *row)
 	}
 }
 
-/* the constant term takes the scalar bounds, the harmonics ± half the bound width */
+/* the constant term takes the scalar bounds and prior, the harmonics ± half the bound
+ * width with a prior centred on 0 (a quarter of their width) */
 static void fourier_coef(const char *quantity, int k, const xf_bound *b, const double *start,
-			 int n_phi, char *name, size_t size, double *lo, double *hi, double *x0)
+			 int n_phi, char *name, size_t size, double *lo, double *hi, double *x0,
+			    double *mu, double *sd)
 {
 	if (k == 0) {
 		snprintf(name, size, "%s_c0", quantity);
 		*lo = b->lower;
 		*hi = b->upper;
 		*x0 = clip(mean_of(start, n_phi), b->lower, b->upper);
+		*mu = b->prior_mu;
+		*sd = b->prior_sigma;
 		return;
 	}
 	snprintf(name, size, "%s_%s%d", quantity, k % 2 ? "cos" : "sin", (k + 1) / 2);
 	*hi = 0.5 * (b->upper - b->lower);
 	*lo = -*hi;
 	*x0 = 0.0;
+	*mu = 0.0;
+	*sd = 0.25 * (*hi - *lo);
 }
 
 static const xf_scaling_type types[] = {

@@ -1,10 +1,9 @@
 /* plot_dir.c — `xpcsfit plot DIR`: redraw <dir>/plots/ from <dir>/results.h5 alone
  * (surfaces read back angle by angle, values and per-angle scaling from /nlsq). A file
  * written with --no-surfaces cannot be drawn: that is said plainly. */
-#include "io/io_internal.h"
+#include "util/files.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
-#include "xpcsfit/results.h"
 
 #include <hdf5.h>
 #include <limits.h>
@@ -305,8 +304,8 @@ static void release(h5_result *r)
 int xf_plot_result_dir(const char *dir, xf_error *err)
 {
 	char path[PATH_MAX], plots[PATH_MAX];
-	if (xf_io_join(path, sizeof path, dir, "results.h5", err) != 0 ||
-	    xf_io_join(plots, sizeof plots, dir, "plots", err) != 0)
+	if (xf_path_join(path, sizeof path, dir, "results.h5", err) != 0 ||
+	    xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
 		return err->code;
 	H5E_auto2_t old_fn;
 	void *old_data;

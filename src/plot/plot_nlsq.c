@@ -1,11 +1,10 @@
 /* plot_nlsq.c — the plots of an NLSQ result: the driver that walks the angles (one
  * data/fit pair of N×N maps in memory at a time), and xf_plot_nlsq, which feeds it
  * from a fit in memory (data from the packed triangles, fit from the model). */
-#include "io/io_internal.h"
+#include "util/files.h"
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
-#include "xpcsfit/results.h"
 
 #include <limits.h>
 #include <math.h>
@@ -82,7 +81,7 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 		lag_cut(fit, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
 		char name[64], path[PATH_MAX];
 		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
-		rc = xf_io_join(path, sizeof path, plots_dir, name, err);
+		rc = xf_path_join(path, sizeof path, plots_dir, name, err);
 		if (rc != 0)
 			break;
 		angle_ctx ac = { src, a, data, fit, work };
@@ -155,7 +154,7 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 			     : draw_angles(plots_dir, src, &cuts, 0, 1, err);
 	if (rc == 0) {
 		char path[PATH_MAX];
-		rc = xf_io_join(path, sizeof path, plots_dir, "overview.png", err);
+		rc = xf_path_join(path, sizeof path, plots_dir, "overview.png", err);
 		overview_ctx oc = { src, &cuts };
 		if (rc == 0)
 			rc = xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H,

@@ -2,7 +2,7 @@
  * device, written to a temporary name and renamed. PLplot's fatal errors call exit()
  * after the user exit handler returns, so the handler longjmp()s back here instead:
  * the library must never end the program. Non-fatal PLplot aborts become warnings. */
-#include "io/io_internal.h"
+#include "util/files.h"
 #include "plot/plot_internal.h"
 
 #include <errno.h>
@@ -34,7 +34,7 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 	       xf_error *err)
 {
 	char tmp[PATH_MAX];
-	if (xf_io_tmp_name(path, tmp, sizeof tmp) != 0)
+	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
 	/* PLplot answers a file it cannot open by prompting for another name on stdin:
 	 * make sure the temporary file can be created before PLplot sees it */
@@ -72,7 +72,7 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 			       "plotting produced no file (folder not "
 			       "writable?), %s",
 			       path);
-	return xf_io_commit_tmp(tmp, path, err);
+	return xf_commit_tmp(tmp, path, err);
 }
 
 /* PLplot's default character height on the pngcairo device is about 30 px: too big

@@ -1,9 +1,9 @@
-/* atomic.c — creating result folders and writing files atomically: a killed run must
- * never leave a half-written file under a final name (spec/cli.md, "Result directory").
+/* files.c — the one home of the file-system helpers (util/files.h): creating result
+ * folders and writing files atomically. A killed run must never leave a half-written
+ * file under a final name (spec/cli.md, "Result directory").
  * Files go to "<path>.tmp.<pid>", are fsync'ed, then renamed; the folder is fsync'ed so
  * the rename itself survives a crash. */
-#include "io/io_internal.h"
-#include "xpcsfit/results.h"
+#include "util/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int xf_io_tmp_name(const char *path, char *buf, size_t size)
+int xf_tmp_name(const char *path, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s.tmp.%ld", path, (long)getpid());
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-int xf_io_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err)
+int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err)
 {
 	int n = snprintf(buf, size, "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= size)
@@ -79,7 +79,7 @@ static void fsync_parent(const char *path)
 	}
 }
 
-int xf_io_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
+int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 {
 	int fd = open(tmp_path, O_RDONLY);
 	if (fd < 0) {
@@ -109,7 +109,7 @@ int xf_io_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err)
 {
 	char tmp[PATH_MAX];
-	if (xf_io_tmp_name(path, tmp, sizeof tmp) != 0)
+	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)

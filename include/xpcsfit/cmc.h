@@ -1,0 +1,106 @@
+/* cmc.h — the consensus Monte Carlo posterior (spec/cmc.md, docs/cmc.md): NUTS on shards
+ * of frame pairs with tempered priors, warm-started from an NLSQ result, combined into
+ * one posterior in the sampler's space; diagnostics per shard. */
+#ifndef XPCSFIT_CMC_H
+#define XPCSFIT_CMC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/nlsq.h"
+
+/* One shard: what its chains say and whether it entered the combination. */
+typedef struct xf_cmc_shard {
+	long id;
+	size_t n_points;
+	int kept;	   /* 1: in the combination */
+	int failed;	   /* 1: could not be sampled (a non-finite start after retries) */
+	char reason[160];  /* why excluded or failed, "" otherwise */
+	/* diagnostics over every sampled coordinate (σ included) */
+	double rhat_max, ess_bulk_min, ess_tail_min;
+	double divergence_rate; /* divergent transitions / sampling transitions */
+	double depth_saturation; /* fraction of transitions at max tree depth */
+	double ebfmi_min;
+	double step_size_mean;
+	long grad_evals;
+	/* σ of the shard (never combined) and the scale of its prior */
+	double sigma_mean, sigma_sd, sigma_scale, noise;
+	/* per sampled parameter (n_theta; then σ for rhat/ess) */
+	double *rhat, *ess_bulk, *ess_tail; /* [n_theta + 1] */
+	double *mean, *sd;		    /* [n_theta] physical */
+	double *skew, *kurtosis;	    /* [n_theta] of the u-space draws (excess kurtosis) */
+	double *u_mean, *u_cov;		    /* [n_theta], [n_theta²]: the combination's inputs */
+} xf_cmc_shard;
+
+/* The consensus self-check against the full-data posterior (cmc.md, issue #16). */
+typedef struct xf_cmc_check {
+	int done;	   /* 0: not run (one shard, or check_draws 0) */
+	int m;		   /* points drawn from the combined Gaussian */
+	uint64_t seed;
+	double khat;	   /* Pareto k̂ of the importance ratios */
+	int corrected;	   /* 1: the reported summaries are the PSIS-weighted ones */
+	double sigma;	   /* σ at which the full posterior was evaluated */
+	double *u;	   /* [m][n_theta] points (u-space) */
+	double *log_w;	   /* [m] smoothed log-weights (normalised) */
+	/* the plain consensus summaries, kept beside the corrected ones */
+	double *mean, *sd, *median, *q05, *q95; /* [n_params] */
+} xf_cmc_check;
+
+typedef struct xf_cmc_result {
+	xf_mode mode;
+	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
+	int n_params, n_phys;
+	char **names;	   /* [n_params] canonical order, as NLSQ's */
+	int *is_fixed;	   /* [n_params] 1: not sampled (fixed by the config) */
+	int n_theta;	   /* sampled parameters */
+	int *theta;	   /* [n_theta] their index */
+	/* the combined posterior (physical parameters; fixed ones constant) */
+	int n_draws;
+	double *draws;			     /* [n_draws][n_params] */
+	double *mean, *sd, *median, *q05, *q95; /* [n_params] reported summaries */
+	double *cov;			     /* [n_params²] */
+	double *gp_mean, *gp_cov;	     /* Gaussian product of the kept shards (u-space) */
+	/* per angle: posterior mean and sd of contrast and offset */
+	int n_phi;
+	double *phi_deg, *contrast, *contrast_sd, *offset, *offset_sd;
+	/* shards */
+	long n_shards, n_kept;
+	xf_cmc_shard *shards;
+	int n_chains, n_warmup, n_samples;
+	double temper;	       /* 1/K */
+	char method[64];       /* the combination rule used */
+	const char *status;    /* "converged" | "failed" */
+	xf_quality quality;
+	xf_cmc_check check;
+	uint64_t seed;
+	long grad_evals;
+	char shard_dir[4096]; /* where every shard's draws are kept */
+	double time_sampling_s, time_combine_s, time_total_s;
+} xf_cmc_result;
+
+typedef struct xf_cmc_progress {
+	long shards_done, shards_total;
+	long divergences; /* so far */
+	double elapsed_s, eta_s;
+} xf_cmc_progress;
+
+typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
+
+/* Run CMC on ds warm-started from nlsq (which must fit the same data and mode): shards
+ * sampled on n_threads virtual devices, each finished shard saved at once in shard_dir
+ * (created), reused when resume is set and its inputs match. Returns 0 when a result was
+ * produced (status may be "failed": the caller writes it and exits 1), or an error code
+ * (XF_EXIT_INTERRUPT when interrupted: finished shards stay in shard_dir). */
+int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
+	       int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
+	       void *progress_ctx, xf_cmc_result *res, xf_error *err);
+void xf_cmc_result_free(xf_cmc_result *res);
+
+/* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
+ * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */
+int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,
+		       int *n_draws, int *dim, xf_error *err);
+
+#endif

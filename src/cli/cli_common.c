@@ -1,0 +1,151 @@
+/* cli_common.c — what the fitting subcommands share (cli_internal.h): timing, the
+ * --threads option, loading the config and the data, and the NLSQ step. */
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli_internal.h"
+#include "cli/commands.h"
+#include "xpcsfit/vdev.h"
+
+double xf_cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int xf_cli_threads(const char *arg, int *threads)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (*end || v < 1 || v > 1024)
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "--threads: '%s' is not allowed (a whole number from 1 to 1024)",
+				    arg);
+	*threads = (int)v;
+	return 0;
+}
+
+/* run.log keeps the config as it was read, so a result can be traced to its input. */
+static void log_config_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char text[65536];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	xf_info("config file %s (%zu bytes%s):\n%s", path, len,
+		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
+}
+
+int xf_cli_load(const char *command, const char *config_path, const char *data_path,
+		xf_config *cfg, xf_dataset *ds, int *threads)
+{
+	xf_error err = { 0 };
+	memset(ds, 0, sizeof *ds);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
+		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, command, config_path);
+	if (xf_config_load(config_path, cfg, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	log_config_text(config_path);
+	if (*threads == 0)
+		*threads = cfg->virtual_devices > 0 ? cfg->virtual_devices : xf_online_cores();
+	if (xf_dataset_load(cfg, data_path, ds, &err)) {
+		xf_config_free(cfg);
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
+	xf_info("data: %s (%s), q %.6g 1/A, %d angles, %d frames, dt %.6g s (%s), %zu points",
+		ds->path, xf_layout_name(ds->layout), ds->q, ds->n_phi, ds->n_frames, ds->dt_s,
+		ds->dt_source, ds->n_points);
+	return 0;
+}
+
+typedef struct progress_state {
+	int tty;
+	double t0;
+} progress_state;
+
+/* Iteration progress on stderr: one rewritten line on a terminal, log lines otherwise
+ * (then only the iterations on all the data: screening makes hundreds of short runs). */
+static void show_progress(const xf_nlsq_progress *p, void *ctx)
+{
+	progress_state *st = ctx;
+	if (!st->tty && p->screening)
+		return;
+	double t = xf_cli_now_s() - st->t0;
+	if (st->tty)
+		fprintf(stderr, "\r  nlsq %-20s iter %4d  chi2 %.8e  lambda %.1e  %6.1fs ",
+			p->phase, p->iteration, p->chi_squared, p->lambda, t);
+	else
+		fprintf(stderr, "xpcsfit: nlsq %s iteration %d chi2 %.10e lambda %.2e (%.1f s)\n",
+			p->phase, p->iteration, p->chi_squared, p->lambda, t);
+}
+
+static void print_summary(const char *dir, const xf_nlsq_result *res)
+{
+	const xf_nlsq_search *s = &res->search;
+	printf("nlsq: %s (%s) after %d iterations, chi2 %.6g, reduced chi2 %.6g, %zu points\n",
+	       res->status, res->stop_reason, res->iterations, res->chi_squared,
+	       res->reduced_chi_squared, res->n_points);
+	if (s->n_candidates > 1)
+		printf("search: %d starts screened on %zu points, %d basin%s, best from '%s'\n",
+		       s->n_candidates, s->round_points[0], s->n_basins,
+		       s->n_basins == 1 ? "" : "s", s->chosen);
+	for (int k = 0; k < res->n_phys; k++)
+		if (res->is_fixed[k])
+			printf("  %-20s %.8g (fixed)\n", res->names[k], res->values[k]);
+		else
+			printf("  %-20s %.8g +/- %.3g\n", res->names[k], res->values[k],
+			       res->uncertainties[k]);
+	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
+	for (int k = 0; k < res->quality.n_reasons; k++)
+		printf("  - %s\n", res->quality.reasons[k]);
+	printf("results: %s/\n", dir);
+}
+
+int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
+		     const xf_output_options *oopt, double t_start, double t_loaded,
+		     xf_nlsq_result *res)
+{
+	xf_error err = { 0 };
+	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices\n",
+		ds->n_points, ds->n_phi, ds->n_frames, threads);
+	progress_state ps = { isatty(2), xf_cli_now_s() };
+	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
+	if (ps.tty)
+		fputc('\n', stderr);
+	if (rc)
+		return xf_cli_error(err.code, "%s", err.msg);
+	double t_fit = xf_cli_now_s();
+	res->time_load_s = t_loaded - t_start;
+	res->time_fit_s = t_fit - t_loaded;
+	res->time_total_s = t_fit - t_start;
+	if (!strcmp(res->status, "max_iterations"))
+		xf_warn("nlsq stopped at max_iterations (%d) before converging",
+			cfg->nlsq.max_iterations);
+	if (strcmp(cfg->nlsq.loss, "linear"))
+		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
+			cfg->nlsq.loss);
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/nlsq", out);
+	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
+		oopt->write_surfaces ? " with surfaces" : "",
+		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
+	if (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err)) {
+		xf_nlsq_result_free(res);
+		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+	}
+	print_summary(dir, res);
+	rc = !strcmp(res->status, "failed") ? XF_EXIT_DATA : 0;
+	if (rc)
+		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
+			     res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason, dir);
+	return rc;
+}

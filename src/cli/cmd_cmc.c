@@ -1,0 +1,208 @@
+/* cmd_cmc.c — `xpcsfit cmc` and `xpcsfit fit` (spec/cli.md): the consensus Monte Carlo
+ * posterior warm-started from an NLSQ result — read from --nlsq DIR, or fitted first
+ * (fit always does that) — written to <out>/cmc/. */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli_internal.h"
+#include "cli/commands.h"
+#include "xpcsfit/cmc.h"
+
+static const char cmc_usage[] =
+	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
+	"                   [--threads N] [--resume] [--no-plots]\n"
+	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
+	"                   [--resume] [--no-plots]\n"
+	"\n"
+	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
+	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
+	"./xpcsfit_results): results.h5, parameters.json, plots/, run.log, shards/.\n"
+	"  --nlsq DIR      the NLSQ result to start from (DIR or DIR/nlsq holding\n"
+	"                  parameters.json); without it NLSQ runs first (fit: always)\n"
+	"  --resume        reuse the shards an interrupted run finished (same inputs)\n"
+	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
+	"  --no-plots      skip the PNG plots\n";
+
+typedef struct cmc_options {
+	const char *config, *data, *nlsq, *out;
+	int threads, resume, plots;
+} cmc_options;
+
+/* Parse; returns −1 to go on, else the exit code. */
+static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },	 { "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },	 { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+	*o = (cmc_options){ NULL, NULL, NULL, "./xpcsfit_results", 0, 0, 1 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'd': o->data = optarg; break;
+		case 'n': o->nlsq = optarg; break;
+		case 'o': o->out = optarg; break;
+		case 't':
+			if (xf_cli_threads(optarg, &o->threads))
+				return XF_EXIT_CONFIG;
+			break;
+		case 'r': o->resume = 1; break;
+		case 'P': o->plots = 0; break;
+		case 'h': fputs(cmc_usage, stdout); return 0;
+		default:
+			return xf_cli_error(XF_EXIT_CONFIG,
+					    "%s: unknown or incomplete option '%s', see 'xpcsfit %s "
+					    "--help'",
+					    cmd, argv[optind - 1], cmd);
+		}
+	}
+	if (optind < argc)
+		return xf_cli_error(XF_EXIT_CONFIG, "%s: unexpected argument '%s'", cmd, argv[optind]);
+	if (!o->config)
+		return xf_cli_error(XF_EXIT_CONFIG, "%s: --config is required, see 'xpcsfit %s --help'",
+				    cmd, cmd);
+	if (o->nlsq && !strcmp(cmd, "fit"))
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
+				    "use 'xpcsfit cmc --nlsq DIR'");
+	return -1;
+}
+
+/* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
+ * and config, or fitted now (written to <out>/nlsq/). */
+static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cfg,
+		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
+{
+	xf_error err = { 0 };
+	if (!o->nlsq) {
+		fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n", cmd);
+		xf_output_options oopt = { 1, o->plots, threads };
+		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, t_start, xf_cli_now_s(),
+					  nlsq);
+		if (rc == XF_EXIT_DATA && nlsq->status)
+			xf_warn("CMC starts from an NLSQ fit that did not converge: %s",
+				nlsq->quality.n_reasons ? nlsq->quality.reasons[0] : nlsq->stop_reason);
+		return nlsq->status ? 0 : rc;
+	}
+	char dir[PATH_MAX], probe[PATH_MAX];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s", o->nlsq);
+	snprintf(probe, sizeof probe, "%s/nlsq/parameters.json", o->nlsq);
+	if (stat(probe, &st) == 0)
+		snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq);
+	xf_nlsq_origin origin;
+	if (xf_results_read_nlsq(dir, nlsq, &origin, &err) ||
+	    xf_results_check_nlsq(dir, nlsq, &origin, cfg, ds, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (strcmp(origin.status, "converged"))
+		xf_warn("the NLSQ result in %s is '%s', not converged: CMC starts from it anyway",
+			dir, origin.status);
+	xf_info("cmc: warm start from the NLSQ result in %s", dir);
+	return 0;
+}
+
+static void show_progress(const xf_cmc_progress *p, void *ctx)
+{
+	int tty = *(const int *)ctx;
+	char eta[32] = "";
+	if (isfinite(p->eta_s))
+		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
+	fprintf(stderr, tty ? "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   "
+			    : "xpcsfit: cmc shards %ld/%ld, %ld divergences, %.1f s%s\n",
+		p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
+}
+
+static void print_summary(const char *dir, const xf_cmc_result *res)
+{
+	printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
+	       res->n_shards, res->method, res->n_draws);
+	for (int k = 0; k < res->n_phys; k++)
+		if (res->is_fixed[k])
+			printf("  %-20s %.8g (fixed)\n", res->names[k],
+			       res->n_draws ? res->draws[k] : NAN);
+		else
+			printf("  %-20s %.8g +/- %.3g  [%.6g, %.6g]\n", res->names[k], res->mean[k],
+			       res->sd[k], res->q05[k], res->q95[k]);
+	if (res->check.done)
+		printf("consensus check: k-hat %.3g on %d points%s\n", res->check.khat,
+		       res->check.m, res->check.corrected ? " (summaries corrected)" : "");
+	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
+	for (int k = 0; k < res->quality.n_reasons; k++)
+		printf("  - %s\n", res->quality.reasons[k]);
+	printf("results: %s/\n", dir);
+}
+
+static int run(const char *cmd, int argc, char **argv)
+{
+	cmc_options o;
+	int rc = parse(cmd, argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	double t_start = xf_cli_now_s();
+	xf_config cfg;
+	xf_dataset ds;
+	xf_nlsq_result nlsq;
+	xf_cmc_result res;
+	xf_error err = { 0 };
+	int threads = o.threads;
+	memset(&nlsq, 0, sizeof nlsq);
+	memset(&res, 0, sizeof res);
+	if ((rc = xf_cli_load(cmd, o.config, o.data, &cfg, &ds, &threads)))
+		return rc;
+	char dir[PATH_MAX], shards[PATH_MAX + 16];
+	snprintf(dir, sizeof dir, "%s/cmc", o.out);
+	snprintf(shards, sizeof shards, "%s/shards", dir);
+	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
+		goto done;
+	int tty = isatty(2);
+	fprintf(stderr, "xpcsfit: cmc on %zu points (%d angles x %d frames), %d virtual devices\n",
+		ds.n_points, ds.n_phi, ds.n_frames, threads);
+	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &tty, &res,
+			&err);
+	if (tty)
+		fputc('\n', stderr);
+	if (rc) {
+		rc = xf_cli_error(err.code, "%s", err.msg);
+		goto done;
+	}
+	xf_output_options oopt = { 1, o.plots, threads };
+	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
+		o.plots ? ", plots" : "");
+	if (xf_results_write_cmc(dir, &cfg, &ds, &res, &oopt, &err)) {
+		rc = xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+		goto done;
+	}
+	print_summary(dir, &res);
+	rc = strcmp(res.status, "converged") ? XF_EXIT_DATA : 0;
+	if (rc)
+		xf_cli_error(rc, "the posterior is not trustworthy (%s), results are marked failed, "
+				 "in %s",
+			     res.quality.n_reasons ? res.quality.reasons[0] : "see run.log", dir);
+done:
+	xf_cmc_result_free(&res);
+	xf_nlsq_result_free(&nlsq);
+	xf_dataset_free(&ds);
+	xf_config_free(&cfg);
+	return rc;
+}
+
+int xf_cmd_cmc(int argc, char **argv)
+{
+	return run("cmc", argc, argv);
+}
+
+int xf_cmd_fit(int argc, char **argv)
+{
+	return run("fit", argc, argv);
+}

@@ -1,0 +1,96 @@
+/* cmc_internal.h — the pieces of consensus Monte Carlo (cmc.md, docs/cmc.md): shard
+ * membership, the shard store, per-shard diagnostics and summaries, the combination and
+ * the self-check. The driver (run.c) puts them together; include/xpcsfit/cmc.h is what
+ * the rest of the program sees. */
+#ifndef XPCSFIT_CMC_INTERNAL_H
+#define XPCSFIT_CMC_INTERNAL_H
+
+#include <stdint.h>
+#include "cmc/sampler.h"
+#include "cmc/target.h"
+#include "xpcsfit/cmc.h"
+
+/* Points per shard when the config says auto (cmc.md). */
+#define XF_CMC_POINTS_STATIC  10000
+#define XF_CMC_POINTS_LAMINAR 8000
+
+/* K from num_shards, or ceil(n_points / max_points_per_shard); at most one pair each. */
+long xf_cmc_shard_count(const xf_cmc_options *o, xf_mode mode, size_t n_points, size_t n_pairs);
+/* The K shards' pair sets (shards.c). 0, or −1 on allocation failure (the sets made so
+ * far are left for the caller to free). */
+int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed);
+
+/* What a shard's sampling produced: every chain's draws in the sampler's space (the
+ * sampled parameters, then log σ) and the sampler's per-draw statistics. This is what
+ * the shard store keeps; everything else is recomputed from it. */
+typedef struct xf_shard_draws {
+	int n_chains, n_draws, dim;
+	double *draws;	      /* [chains][draws][dim] */
+	double *logp, *energy; /* [chains][draws] */
+	double *accept_stat;  /* [chains][draws] */
+	int *depth, *n_leapfrog, *divergent; /* [chains][draws] */
+	double *step_size;    /* [chains] */
+	long grad_evals;      /* warmup included, every chain */
+	int warmup_divergent;
+	double sigma_scale; /* the σ prior's scale */
+	double noise;	    /* 1.4826·MAD of the shard's NLSQ residuals */
+	int failed;	    /* 1: a chain's start was not finite after the retries */
+	char reason[160];
+} xf_shard_draws;
+
+int xf_shard_draws_alloc(xf_shard_draws *s, int n_chains, int n_draws, int dim);
+void xf_shard_draws_free(xf_shard_draws *s);
+
+/* The shard store (store.c): <dir>/shard_<id>.bin, written atomically. A file is reused
+ * by --resume only when its input hash matches. */
+int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s,
+		  xf_error *err);
+/* 1 when a matching file was loaded, 0 when there is none (or it does not match), −1 on
+ * a read error (err set). */
+int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf_error *err);
+
+/* FNV-1a over bytes, chained (the input hash of a shard). */
+uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
+#define XF_HASH_SEED 1469598103934665603ULL
+
+/* Diagnostics and summaries of one shard from its draws (summary.c): R̂, ESS, E-BFMI,
+ * divergences, depth saturation, physical means and sds, u-space moments, and the mean
+ * and covariance of θ in u-space that the combination uses. */
+int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta,
+		       const xf_shard_draws *s, int max_depth, xf_cmc_shard *out);
+
+/* The NLSQ warm start (warm.c): NLSQ's values in pr's layout, 1 % inside the bounds. */
+void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x);
+/* The initial metric in the sampler's space: NLSQ's covariance through du/dx at the
+ * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
+ * d = n_theta + 1; cov is d×d (dense) or d. */
+void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+			   int n_theta, const double *x_start, double share, size_t n_points,
+			   int dense, double *cov);
+/* use_nlsq_informed_priors: μ = NLSQ value, s = clip(width_factor × NLSQ uncertainty,
+ * 1 %…50 % of the bound width). Returns how many priors changed. */
+int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor);
+
+/* The combination (combine.c). A loader brings one shard's draws back (from the
+ * store); the combined posterior is in the sampler's space of θ. */
+typedef int (*xf_shard_loader)(void *ctx, long id, xf_shard_draws *s, xf_error *err);
+
+typedef struct xf_combination {
+	int n_theta, n_draws;	   /* G combined draws */
+	double *u_draws;	   /* [G][n_theta] */
+	double *gp_mean, *gp_cov;  /* the Gaussian product of the kept shards */
+} xf_combination;
+
+void xf_combination_free(xf_combination *c);
+
+/* Combine the kept shards (shards[s].kept) with `method` (cmc.md "Combination":
+ * consensus_mc, robust_consensus_mc, gaussian_product, homodyne_marginal): the robust
+ * rule first excludes shards whose mean is an outlier (modified z-score > 3.5 in any
+ * parameter), a shard whose covariance cannot be inverted is excluded; both with their
+ * reason. Shards are always taken in id order. Returns 0, or an error code (err set) —
+ * XF_EXIT_DATA when no shard is left. */
+int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n_shards,
+		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
+		   xf_error *err);
+
+#endif

@@ -1,0 +1,298 @@
+/* combine.c — the shard posteriors into one (cmc.md "Combination"), in the sampler's
+ * space of θ: W_s = Σ_s⁻¹ from each kept shard's draws; consensus draws
+ * θ_g = (Σ_s W_s)⁻¹ Σ_s W_s θ_{s,g} over the pooled draws g; the Gaussian product
+ * N((ΣW)⁻¹ Σ W_s μ_s, (ΣW)⁻¹) as the cross-check (and as a method of its own); homodyne's
+ * per-parameter precision weighting for comparison. Shards in id order, sums in a fixed
+ * order; the draws of a shard are brought back one shard at a time, so memory holds
+ * only the combined draws. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/cmc_internal.h"
+#include "xpcsfit/rng.h"
+
+#define XF_ROBUST_Z 3.5 /* modified z-score beyond which a shard mean is an outlier */
+
+void xf_combination_free(xf_combination *c)
+{
+	free(c->u_draws);
+	free(c->gp_mean);
+	free(c->gp_cov);
+	memset(c, 0, sizeof *c);
+}
+
+/* Inverse of an SPD matrix in place (full matrix). 0, or −1 when not positive definite. */
+static int spd_inverse(double *a, int n)
+{
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a, n) != 0 ||
+	    LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'L', n, a, n) != 0)
+		return -1;
+	for (int r = 0; r < n; r++)
+		for (int c = r + 1; c < n; c++)
+			a[r * n + c] = a[c * n + r];
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Robust screening: a kept shard whose u-space mean of any parameter has a modified
+ * z-score 0.6745·|μ − median|/MAD beyond XF_ROBUST_Z is excluded. */
+static int screen_outliers(int n_theta, xf_cmc_shard *shards, long n_shards)
+{
+	int n_kept = 0;
+	for (long s = 0; s < n_shards; s++)
+		n_kept += shards[s].kept;
+	if (n_kept < 3)
+		return 0;
+	double *v = malloc(sizeof(double) * (size_t)n_kept), *z = calloc((size_t)n_shards, sizeof(double));
+	int *worst = calloc((size_t)n_shards, sizeof(int));
+	if (!v || !z || !worst) {
+		free(v);
+		free(z);
+		free(worst);
+		return -1;
+	}
+	for (int k = 0; k < n_theta; k++) {
+		int m = 0;
+		for (long s = 0; s < n_shards; s++)
+			if (shards[s].kept)
+				v[m++] = shards[s].u_mean[k];
+		double med = median_of(v, m);
+		m = 0;
+		for (long s = 0; s < n_shards; s++)
+			if (shards[s].kept)
+				v[m++] = fabs(shards[s].u_mean[k] - med);
+		double mad = median_of(v, m);
+		if (!(mad > 0.0))
+			continue;
+		for (long s = 0; s < n_shards; s++) {
+			double zk = 0.6745 * fabs(shards[s].u_mean[k] - med) / mad;
+			if (shards[s].kept && zk > z[s]) {
+				z[s] = zk;
+				worst[s] = k;
+			}
+		}
+	}
+	for (long s = 0; s < n_shards; s++)
+		if (shards[s].kept && z[s] > XF_ROBUST_Z) {
+			shards[s].kept = 0;
+			snprintf(shards[s].reason, sizeof shards[s].reason,
+				 "outlier mean (robust_consensus_mc): parameter %d has modified "
+				 "z-score %.1f > %.1f",
+				 worst[s], z[s], XF_ROBUST_Z);
+		}
+	free(v);
+	free(z);
+	free(worst);
+	return 0;
+}
+
+/* Σ W_s, Σ W_s μ_s over the kept shards; W_s into w (n_shards × nt², NULL rows unused). */
+static int precisions(int nt, xf_cmc_shard *shards, long n_shards, double *w, double *w_sum,
+		      double *wmu_sum)
+{
+	size_t nn = (size_t)nt * nt;
+	memset(w_sum, 0, sizeof(double) * nn);
+	memset(wmu_sum, 0, sizeof(double) * (size_t)nt);
+	for (long s = 0; s < n_shards; s++) {
+		if (!shards[s].kept)
+			continue;
+		double *ws = w + (size_t)s * nn;
+		memcpy(ws, shards[s].u_cov, sizeof(double) * nn);
+		if (spd_inverse(ws, nt)) {
+			shards[s].kept = 0;
+			snprintf(shards[s].reason, sizeof shards[s].reason,
+				 "its draws' covariance is not positive definite");
+			continue;
+		}
+		for (size_t k = 0; k < nn; k++)
+			w_sum[k] += ws[k];
+		for (int r = 0; r < nt; r++)
+			for (int c = 0; c < nt; c++)
+				wmu_sum[r] += ws[r * nt + c] * shards[s].u_mean[c];
+	}
+	return 0;
+}
+
+static void mat_vec(const double *a, const double *x, double *y, int n)
+{
+	for (int r = 0; r < n; r++) {
+		double s = 0.0;
+		for (int c = 0; c < n; c++)
+			s += a[r * n + c] * x[c];
+		y[r] = s;
+	}
+}
+
+/* θ_g = (ΣW)⁻¹ Σ_s W_s θ_{s,g}, shard by shard from the store. */
+static int consensus_draws(int nt, xf_cmc_shard *shards, long n_shards, const double *w,
+			   xf_shard_loader load, void *ctx, xf_combination *out, xf_error *err)
+{
+	size_t nn = (size_t)nt * nt;
+	double *acc = NULL, *tmp = malloc(sizeof(double) * (size_t)nt);
+	int rc = 0;
+	out->n_draws = 0;
+	for (long s = 0; s < n_shards && rc == 0; s++) {
+		if (!shards[s].kept)
+			continue;
+		xf_shard_draws d;
+		if ((rc = load(ctx, s, &d, err)))
+			break;
+		int g_max = d.n_chains * d.n_draws;
+		if (!acc) {
+			out->n_draws = g_max;
+			acc = calloc((size_t)g_max * nt, sizeof(double));
+			if (!acc || !tmp)
+				rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		}
+		if (g_max < out->n_draws)
+			out->n_draws = g_max; /* G = the smallest pooled draw count */
+		for (int g = 0; rc == 0 && g < out->n_draws; g++) {
+			mat_vec(w + (size_t)s * nn, d.draws + (size_t)g * d.dim, tmp, nt);
+			for (int k = 0; k < nt; k++)
+				acc[(size_t)g * nt + k] += tmp[k];
+		}
+		xf_shard_draws_free(&d);
+	}
+	if (rc == 0) {
+		out->u_draws = malloc(sizeof(double) * (size_t)out->n_draws * nt);
+		if (!out->u_draws)
+			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		for (int g = 0; rc == 0 && g < out->n_draws; g++)
+			mat_vec(out->gp_cov, acc + (size_t)g * nt, out->u_draws + (size_t)g * nt, nt);
+	}
+	free(acc);
+	free(tmp);
+	return rc;
+}
+
+/* G draws of N(mean, cov) (full) or of independent normals (diagonal only). */
+static int gaussian_draws(int nt, const double *mean, const double *cov, int diagonal, int g_count,
+			  uint64_t seed, xf_combination *out, xf_error *err)
+{
+	double *l = malloc(sizeof(double) * (size_t)nt * nt);
+	out->u_draws = malloc(sizeof(double) * (size_t)g_count * nt);
+	if (!l || !out->u_draws) {
+		free(l);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+	}
+	memcpy(l, cov, sizeof(double) * (size_t)nt * nt);
+	for (int r = 0; r < nt; r++)
+		for (int c = 0; c < nt; c++)
+			if (diagonal && r != c)
+				l[r * nt + c] = 0.0;
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nt, l, nt) != 0) {
+		free(l);
+		return xf_fail(err, XF_EXIT_DATA, "the combined covariance is not positive definite");
+	}
+	out->n_draws = g_count;
+	for (int g = 0; g < g_count; g++) {
+		double *u = out->u_draws + (size_t)g * nt;
+		for (int r = 0; r < nt; r++) {
+			double s = mean[r];
+			for (int c = 0; c <= r; c++)
+				s += l[r * nt + c] *
+				     xf_rng_normal(seed, XF_RNG_CMC_GAUSS, (uint64_t)g, (uint64_t)c, 0);
+			u[r] = s;
+		}
+	}
+	free(l);
+	return 0;
+}
+
+/* homodyne's marginal rule: per parameter, precision-weighted mean and 1/Σ precision. */
+static void marginal_product(int nt, const xf_cmc_shard *shards, long n_shards, double *mean,
+			     double *cov)
+{
+	memset(cov, 0, sizeof(double) * (size_t)nt * nt);
+	for (int k = 0; k < nt; k++) {
+		double w = 0.0, wm = 0.0;
+		for (long s = 0; s < n_shards; s++)
+			if (shards[s].kept) {
+				double p = 1.0 / shards[s].u_cov[(size_t)k * nt + k];
+				w += p;
+				wm += p * shards[s].u_mean[k];
+			}
+		mean[k] = wm / w;
+		cov[(size_t)k * nt + k] = 1.0 / w;
+	}
+}
+
+int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n_shards,
+		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
+		   xf_error *err)
+{
+	int nt = n_theta, rc = 0;
+	size_t nn = (size_t)nt * nt;
+	memset(out, 0, sizeof *out);
+	out->n_theta = nt;
+	if (!strcmp(method, "robust_consensus_mc") && screen_outliers(nt, shards, n_shards))
+		return xf_fail(err, XF_EXIT_DATA, "out of memory screening shards");
+	double *w = malloc(sizeof(double) * nn * (size_t)n_shards);
+	double *wmu = malloc(sizeof(double) * (size_t)nt);
+	out->gp_mean = malloc(sizeof(double) * (size_t)nt);
+	out->gp_cov = malloc(sizeof(double) * nn);
+	if (!w || !wmu || !out->gp_mean || !out->gp_cov) {
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		goto done;
+	}
+	precisions(nt, shards, n_shards, w, out->gp_cov, wmu);
+	long kept = 0;
+	int g_count = 0;
+	for (long s = 0; s < n_shards; s++)
+		kept += shards[s].kept;
+	if (kept == 0) {
+		rc = xf_fail(err, XF_EXIT_DATA, "no shard is left to combine (every shard excluded)");
+		goto done;
+	}
+	if (spd_inverse(out->gp_cov, nt)) {
+		rc = xf_fail(err, XF_EXIT_DATA, "the summed shard precision is not positive definite");
+		goto done;
+	}
+	mat_vec(out->gp_cov, wmu, out->gp_mean, nt);
+	if (!strcmp(method, "consensus_mc") || !strcmp(method, "robust_consensus_mc")) {
+		rc = consensus_draws(nt, shards, n_shards, w, load, load_ctx, out, err);
+		goto done;
+	}
+	/* the Gaussian rules draw as many points as the first kept shard holds */
+	for (long s = 0; s < n_shards && g_count == 0; s++)
+		if (shards[s].kept) {
+			xf_shard_draws d;
+			if ((rc = load(load_ctx, s, &d, err)))
+				goto done;
+			g_count = d.n_chains * d.n_draws;
+			xf_shard_draws_free(&d);
+		}
+	if (!strcmp(method, "homodyne_marginal")) {
+		double *mean = malloc(sizeof(double) * (size_t)nt), *cov = malloc(sizeof(double) * nn);
+		if (!mean || !cov)
+			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		else {
+			marginal_product(nt, shards, n_shards, mean, cov);
+			rc = gaussian_draws(nt, mean, cov, 1, g_count, seed, out, err);
+		}
+		free(mean);
+		free(cov);
+	} else {
+		rc = gaussian_draws(nt, out->gp_mean, out->gp_cov, 0, g_count, seed, out, err);
+	}
+done:
+	free(w);
+	free(wmu);
+	if (rc)
+		xf_combination_free(out);
+	return rc;
+}

@@ -1,0 +1,312 @@
+/* result.c — the CMC result record (cmc.h): layout and shard slots, then the combined
+ * posterior in physical parameters with its summaries, the per-angle contrast and offset,
+ * the status (kept fraction against combination.min_success_rate) and the quality. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/run_internal.h"
+
+#define XF_EBFMI_LOW 0.3 /* below: the sampler explores the energy poorly (Betancourt) */
+#define XF_ESS_LOW   100 /* bulk or tail ESS of a kept shard below this: marginal */
+
+int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
+{
+	const xf_problem *pr = &r->pr;
+	int nf = pr->n_full;
+	res->mode = pr->mode;
+	res->scaling_mode = pr->scaling->mode;
+	res->n_params = nf;
+	res->n_phys = pr->n_phys;
+	res->n_theta = r->n_theta;
+	res->n_phi = pr->n_phi;
+	res->n_shards = r->n_shards;
+	res->n_chains = r->n_chains;
+	res->n_warmup = r->n_warmup;
+	res->n_samples = r->n_samples;
+	res->temper = r->temper;
+	res->seed = r->seed;
+	snprintf(res->method, sizeof res->method, "%s", r->o->combination_method);
+	snprintf(res->shard_dir, sizeof res->shard_dir, "%s", r->dir);
+	res->names = calloc((size_t)nf, sizeof(char *));
+	res->is_fixed = malloc(sizeof(int) * (size_t)nf);
+	res->theta = malloc(sizeof(int) * (size_t)(r->n_theta ? r->n_theta : 1));
+	res->phi_deg = malloc(sizeof(double) * (size_t)pr->n_phi);
+	res->shards = calloc((size_t)r->n_shards, sizeof(xf_cmc_shard));
+	if (!res->names || !res->is_fixed || !res->theta || !res->phi_deg || !res->shards)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+	for (int k = 0; k < nf; k++) {
+		res->names[k] = strdup(pr->names[k]);
+		res->is_fixed[k] = pr->fixed[k];
+		if (!res->names[k])
+			return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+	}
+	memcpy(res->theta, r->theta, sizeof(int) * (size_t)r->n_theta);
+	memcpy(res->phi_deg, pr->ds->phi_deg, sizeof(double) * (size_t)pr->n_phi);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Percentile q (0..100) of sorted v with linear interpolation (NumPy's default). */
+static double sorted_percentile(const double *v, int n, double q)
+{
+	double h = (n - 1) * q / 100.0;
+	int lo = (int)floor(h);
+	return lo + 1 < n ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[n - 1];
+}
+
+/* mean, sd, median, 5 % and 95 % of column k of draws [n][stride]. */
+static void column_summary(const double *draws, int n, int stride, int k, double *buf,
+			   double *mean, double *sd, double *median, double *q05, double *q95)
+{
+	double m = 0.0, v = 0.0;
+	for (int g = 0; g < n; g++)
+		m += draws[(size_t)g * stride + k] / n;
+	for (int g = 0; g < n; g++) {
+		double d = draws[(size_t)g * stride + k] - m;
+		buf[g] = draws[(size_t)g * stride + k];
+		v += d * d;
+	}
+	qsort(buf, (size_t)n, sizeof(double), cmp_double);
+	*mean = m;
+	*sd = n > 1 ? sqrt(v / (n - 1)) : NAN;
+	*median = sorted_percentile(buf, n, 50.0);
+	*q05 = sorted_percentile(buf, n, 5.0);
+	*q95 = sorted_percentile(buf, n, 95.0);
+}
+
+static int alloc_posterior(xf_cmc_result *res, int n_draws)
+{
+	size_t nf = (size_t)res->n_params, na = (size_t)res->n_phi;
+	res->n_draws = n_draws;
+	res->draws = malloc(sizeof(double) * (size_t)(n_draws ? n_draws : 1) * nf);
+	res->mean = malloc(sizeof(double) * nf);
+	res->sd = malloc(sizeof(double) * nf);
+	res->median = malloc(sizeof(double) * nf);
+	res->q05 = malloc(sizeof(double) * nf);
+	res->q95 = malloc(sizeof(double) * nf);
+	res->cov = malloc(sizeof(double) * nf * nf);
+	res->contrast = malloc(sizeof(double) * na);
+	res->contrast_sd = malloc(sizeof(double) * na);
+	res->offset = malloc(sizeof(double) * na);
+	res->offset_sd = malloc(sizeof(double) * na);
+	return !(res->draws && res->mean && res->sd && res->median && res->q05 && res->q95 &&
+		 res->cov && res->contrast && res->contrast_sd && res->offset && res->offset_sd);
+}
+
+/* Summaries of the physical draws: every parameter, the covariance, and per angle the
+ * contrast and offset the scaling coefficients mean. */
+static int summarize(const cmc_run *r, xf_cmc_result *res)
+{
+	int n = res->n_draws, nf = res->n_params, na = res->n_phi;
+	double *buf = malloc(sizeof(double) * (size_t)(n ? n : 1) * 2);
+	double *con = malloc(sizeof(double) * (size_t)na * (n ? n : 1));
+	double *off = malloc(sizeof(double) * (size_t)na * (n ? n : 1));
+	if (!buf || !con || !off) {
+		free(buf);
+		free(con);
+		free(off);
+		return -1;
+	}
+	for (int k = 0; k < nf; k++)
+		column_summary(res->draws, n, nf, k, buf, &res->mean[k], &res->sd[k],
+			       &res->median[k], &res->q05[k], &res->q95[k]);
+	for (int k = 0; k < nf; k++)
+		for (int l = 0; l < nf; l++) {
+			double c = 0.0;
+			for (int g = 0; g < n; g++)
+				c += (res->draws[(size_t)g * nf + k] - res->mean[k]) *
+				     (res->draws[(size_t)g * nf + l] - res->mean[l]);
+			res->cov[(size_t)k * nf + l] = n > 1 ? c / (n - 1) : NAN;
+		}
+	for (int g = 0; g < n; g++)
+		xf_problem_scaling(&r->pr, res->draws + (size_t)g * nf, con + (size_t)g * na,
+				   off + (size_t)g * na);
+	for (int a = 0; a < na; a++) {
+		double med, q05, q95;
+		column_summary(con, n, na, a, buf, &res->contrast[a], &res->contrast_sd[a], &med,
+			       &q05, &q95);
+		column_summary(off, n, na, a, buf, &res->offset[a], &res->offset_sd[a], &med, &q05,
+			       &q95);
+	}
+	free(buf);
+	free(con);
+	free(off);
+	return 0;
+}
+
+static void reason(xf_quality *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(xf_quality *q, const char *fmt, ...)
+{
+	if (q->n_reasons >= XF_QUALITY_MAX_REASONS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(q->reasons[q->n_reasons++], sizeof q->reasons[0], fmt, ap);
+	va_end(ap);
+}
+
+/* Status from the kept fraction; the quality from everything a user should know. */
+static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
+{
+	xf_quality *q = &res->quality;
+	long kept = 0, failed = 0, low_ebfmi = 0, low_ess = 0;
+	double rhat = 0.0;
+	for (long s = 0; s < res->n_shards; s++) {
+		const xf_cmc_shard *sh = &res->shards[s];
+		failed += sh->failed;
+		if (!sh->kept)
+			continue;
+		kept++;
+		rhat = fmax(rhat, sh->rhat_max);
+		low_ebfmi += sh->ebfmi_min < XF_EBFMI_LOW;
+		low_ess += sh->ess_bulk_min < XF_ESS_LOW || sh->ess_tail_min < XF_ESS_LOW;
+	}
+	res->n_kept = kept;
+	double fraction = (double)kept / (double)res->n_shards;
+	int ok = combined && fraction >= r->o->min_success_rate;
+	res->status = ok ? "converged" : "failed";
+	if (!combined)
+		reason(q, "no combined posterior: every shard was excluded or failed");
+	else if (fraction < r->o->min_success_rate)
+		reason(q,
+		       "only %ld of %ld shards kept (%.0f %% < combination.min_success_rate "
+		       "%.0f %%)",
+		       kept, res->n_shards, 100.0 * fraction, 100.0 * r->o->min_success_rate);
+	else if (kept < res->n_shards)
+		reason(q, "%ld of %ld shards excluded (see shards); the posterior carries the "
+			  "prior to the power %ld/%ld",
+		       res->n_shards - kept, res->n_shards, kept, res->n_shards);
+	if (failed)
+		reason(q, "%ld shards could not be sampled", failed);
+	if (low_ebfmi)
+		reason(q, "%ld kept shards have E-BFMI below %.1f (poor energy exploration)",
+		       low_ebfmi, XF_EBFMI_LOW);
+	if (low_ess)
+		reason(q, "%ld kept shards have a bulk or tail ESS below %d", low_ess, XF_ESS_LOW);
+	if (kept && rhat > 1.01)
+		reason(q, "the largest R-hat among kept shards is %.3f", rhat);
+	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
+}
+
+int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, void *ctx,
+		  xf_error *err)
+{
+	xf_combination comb;
+	xf_error cerr = { 0 };
+	int nt = r->n_theta, nf = res->n_params;
+	int crc = xf_cmc_combine(res->method, nt, res->shards, res->n_shards, load, ctx, r->seed,
+				 &comb, &cerr);
+	int combined = crc == 0;
+	if (crc && crc != XF_EXIT_DATA) {
+		*err = cerr;
+		return crc;
+	}
+	if (!combined)
+		xf_warn("cmc: %s", cerr.msg);
+	if (alloc_posterior(res, combined ? comb.n_draws : 0)) {
+		xf_combination_free(&comb);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+	}
+	for (int g = 0; g < res->n_draws; g++) {
+		double *x = res->draws + (size_t)g * nf;
+		memcpy(x, r->x_start, sizeof(double) * (size_t)nf);
+		for (int m = 0; m < nt; m++)
+			x[r->theta[m]] = 0.0;
+		double *xt = malloc(sizeof(double) * (size_t)(nt ? nt : 1));
+		if (!xt) {
+			xf_combination_free(&comb);
+			return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+		}
+		xf_cmc_theta_physical(&r->pr, r->theta, nt, comb.u_draws + (size_t)g * nt, xt);
+		for (int m = 0; m < nt; m++)
+			x[r->theta[m]] = xt[m];
+		free(xt);
+	}
+	if (combined) {
+		res->gp_mean = comb.gp_mean;
+		res->gp_cov = comb.gp_cov;
+		comb.gp_mean = comb.gp_cov = NULL;
+	}
+	xf_combination_free(&comb);
+	if (summarize(r, res))
+		return xf_fail(err, XF_EXIT_DATA, "out of memory summarizing the posterior");
+	for (long s = 0; s < res->n_shards; s++)
+		res->grad_evals += res->shards[s].grad_evals;
+	judge(r, res, combined);
+	return 0;
+}
+
+static void free_shard(xf_cmc_shard *s)
+{
+	free(s->rhat);
+	free(s->ess_bulk);
+	free(s->ess_tail);
+	free(s->mean);
+	free(s->sd);
+	free(s->skew);
+	free(s->kurtosis);
+	free(s->u_mean);
+	free(s->u_cov);
+}
+
+void xf_cmc_result_free(xf_cmc_result *res)
+{
+	if (res->names)
+		for (int k = 0; k < res->n_params; k++)
+			free(res->names[k]);
+	if (res->shards)
+		for (long s = 0; s < res->n_shards; s++)
+			free_shard(&res->shards[s]);
+	free(res->names);
+	free(res->is_fixed);
+	free(res->theta);
+	free(res->draws);
+	free(res->mean);
+	free(res->sd);
+	free(res->median);
+	free(res->q05);
+	free(res->q95);
+	free(res->cov);
+	free(res->gp_mean);
+	free(res->gp_cov);
+	free(res->phi_deg);
+	free(res->contrast);
+	free(res->contrast_sd);
+	free(res->offset);
+	free(res->offset_sd);
+	free(res->shards);
+	free(res->check.u);
+	free(res->check.log_w);
+	free(res->check.mean);
+	free(res->check.sd);
+	free(res->check.median);
+	free(res->check.q05);
+	free(res->check.q95);
+	memset(res, 0, sizeof *res);
+}
+
+int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,
+		       int *n_draws, int *dim, xf_error *err)
+{
+	xf_shard_draws d;
+	int got = xf_store_load(res->shard_dir, id, 0, &d, err);
+	if (got <= 0)
+		return got < 0 ? err->code
+			       : xf_fail(err, XF_EXIT_DATA, "shard %ld is missing from %s", id,
+					 res->shard_dir);
+	*draws = d.draws;
+	*n_chains = d.n_chains;
+	*n_draws = d.n_draws;
+	*dim = d.dim;
+	d.draws = NULL;
+	xf_shard_draws_free(&d);
+	return 0;
+}

@@ -1,0 +1,459 @@
+/* run.c — CMC from start to combined posterior (cmc.h): the CMC layout and warm start,
+ * shards and their noise scales and input hashes, the (shard, chain) tasks on the
+ * virtual devices, each finished shard saved at once, then diagnostics, exclusions and
+ * the combination (result.c assembles the result record).
+ *
+ * Determinism: a chain is a pure function of (seed, shard, chain); a shard's likelihood
+ * pass sums fixed blocks in order whether it runs inline in a task or on the pool; shards
+ * are combined in id order. So the bytes do not depend on the thread count, on which
+ * thread ran what, or on whether a shard was resumed from the store. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmc/cmc_internal.h"
+#include "cmc/run_internal.h"
+#include "util/files.h"
+#include "xpcsfit/rng.h"
+
+#define XF_CMC_RETRIES	  2	/* a non-finite start is retried with the next streams */
+#define XF_LAMINAR_ACCEPT 0.90	/* the floor of target_accept_prob for laminar flow */
+#define XF_INIT_JITTER	  0.5	/* chains start this many metric sds apart */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* 1.4826·MAD of a shard's residuals at the NLSQ point: a robust noise scale. */
+static double shard_noise(const cmc_run *r, const xf_pairset *ps)
+{
+	size_t n = ps->n_pairs * (size_t)r->pr.n_phi;
+	double *res = malloc(sizeof(double) * (n ? n : 1));
+	if (!res || xf_problem_residuals(&r->pr, ps, r->x_start, res)) {
+		free(res);
+		return NAN;
+	}
+	qsort(res, n, sizeof(double), cmp_double);
+	double med = n % 2 ? res[n / 2] : 0.5 * (res[n / 2 - 1] + res[n / 2]);
+	for (size_t k = 0; k < n; k++)
+		res[k] = fabs(res[k] - med);
+	qsort(res, n, sizeof(double), cmp_double);
+	double mad = n % 2 ? res[n / 2] : 0.5 * (res[n / 2 - 1] + res[n / 2]);
+	free(res);
+	return 1.4826 * mad;
+}
+
+/* Everything a shard's draws depend on, hashed: its pairs and data, the layout, priors,
+ * start, metric, the sampler settings and the seed (a stored shard is reused only when
+ * every one is the same). */
+static uint64_t shard_hash(const cmc_run *r, long s)
+{
+	const xf_pairset *ps = &r->jobs[s].ps;
+	const xf_problem *pr = &r->pr;
+	size_t n = (size_t)pr->ds->n_frames, nf = (size_t)pr->n_full;
+	uint64_t h = XF_HASH_SEED;
+	h = xf_hash_bytes(h, ps->pair_i, sizeof(uint32_t) * ps->n_pairs);
+	h = xf_hash_bytes(h, ps->pair_j, sizeof(uint32_t) * ps->n_pairs);
+	for (size_t k = 0; k < ps->n_pairs; k++) {
+		size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
+		for (int a = 0; a < pr->n_phi; a++)
+			h = xf_hash_bytes(h, &pr->ds->c2[a][idx], sizeof(double));
+	}
+	h = xf_hash_bytes(h, pr->ds->phi_deg, sizeof(double) * (size_t)pr->n_phi);
+	h = xf_hash_bytes(h, &pr->grid, sizeof pr->grid);
+	h = xf_hash_bytes(h, pr->lower, sizeof(double) * nf);
+	h = xf_hash_bytes(h, pr->upper, sizeof(double) * nf);
+	h = xf_hash_bytes(h, pr->prior_mu, sizeof(double) * nf);
+	h = xf_hash_bytes(h, pr->prior_sigma, sizeof(double) * nf);
+	h = xf_hash_bytes(h, pr->basis, sizeof(double) * (size_t)pr->n_phi * (size_t)pr->n_basis);
+	h = xf_hash_bytes(h, r->x_start, sizeof(double) * nf);
+	h = xf_hash_bytes(h, r->theta, sizeof(int) * (size_t)r->n_theta);
+	h = xf_hash_bytes(h, r->init_cov, sizeof(double) * r->cov_size);
+	const double real[3] = { r->temper, r->jobs[s].sigma_scale, r->target_accept };
+	const long ints[8] = { r->n_chains, r->n_warmup, r->n_samples, r->max_depth,
+			       r->dense,    r->n_shards, s,	      (long)r->seed };
+	h = xf_hash_bytes(h, real, sizeof real);
+	h = xf_hash_bytes(h, ints, sizeof ints);
+	return h;
+}
+
+/* One chain of one shard, with retries from the next streams when its start is not
+ * finite. Returns 0, XF_EXIT_INTERRUPT, or −1 (failed, reason set), −2 (memory). */
+static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
+		     size_t reason_size)
+{
+	shard_job *job = &r->jobs[s];
+	int d = r->n_theta + 1;
+	xf_cmc_target t;
+	double *u0 = malloc(sizeof(double) * (size_t)d);
+	int rc = -2;
+	if (!u0 || xf_cmc_target_alloc(&t, &r->pr))
+		goto done;
+	t.lik = lik;
+	t.n_points = job->ps.n_pairs * (size_t)r->pr.n_phi;
+	t.n_theta = r->n_theta;
+	t.theta = r->theta;
+	t.dim = d;
+	t.temper = r->temper;
+	t.sigma_scale = job->sigma_scale;
+	t.x_fixed = r->x_start;
+	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
+		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
+		xf_cmc_to_u(&t, r->x_start, job->noise, u0);
+		for (int k = 0; k < d; k++) { /* per-chain jitter in u-space */
+			double sd = sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]);
+			u0[k] += XF_INIT_JITTER * sd *
+				 xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key, (uint64_t)k);
+		}
+		xf_chain_setup cs = { .d = d,
+				      .logp = xf_cmc_target_logp,
+				      .ctx = &t,
+				      .n_warmup = r->n_warmup,
+				      .n_samples = r->n_samples,
+				      .max_depth = r->max_depth,
+				      .dense = r->dense,
+				      .target_accept = r->target_accept,
+				      .init = u0,
+				      .init_cov = r->init_cov,
+				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN } };
+		rc = xf_chain_run(&cs, out);
+		if (rc != -1)
+			break;
+	}
+	if (rc == -1)
+		snprintf(reason, reason_size,
+			 "the log density is not finite at chain %d's start (%d retries)", chain,
+			 XF_CMC_RETRIES);
+	if (rc == -3)
+		rc = XF_EXIT_INTERRUPT;
+done:
+	free(u0);
+	xf_cmc_target_free(&t);
+	return rc;
+}
+
+/* Copy a finished chain into the shard's draws. */
+static void keep_chain(shard_job *job, int chain, const xf_chain_out *o)
+{
+	xf_shard_draws *d = &job->draws;
+	size_t n = (size_t)d->n_draws, off = (size_t)chain * n;
+	memcpy(d->draws + off * (size_t)d->dim, o->draws, sizeof(double) * n * (size_t)d->dim);
+	memcpy(d->logp + off, o->logp, sizeof(double) * n);
+	memcpy(d->energy + off, o->energy, sizeof(double) * n);
+	memcpy(d->accept_stat + off, o->accept_stat, sizeof(double) * n);
+	memcpy(d->depth + off, o->depth, sizeof(int) * n);
+	memcpy(d->n_leapfrog + off, o->n_leapfrog, sizeof(int) * n);
+	memcpy(d->divergent + off, o->divergent, sizeof(int) * n);
+	d->step_size[chain] = o->step_size;
+	d->grad_evals += o->grad_evals;
+	d->warmup_divergent += o->warmup_divergent;
+}
+
+static void report(cmc_run *r)
+{
+	if (!r->progress)
+		return;
+	double el = now_s() - r->t0;
+	long done = r->shards_done, todo = r->n_shards - r->shards_resumed;
+	long run = done - r->shards_resumed;
+	xf_cmc_progress p = { done, r->n_shards, r->divergences, el,
+			      run > 0 ? el / run * (double)(todo - run) : NAN };
+	r->progress(&p, r->progress_ctx);
+}
+
+/* The last chain of a shard saves it (its own file: no lock needed for the write). */
+static void finish_shard(cmc_run *r, long s)
+{
+	shard_job *job = &r->jobs[s];
+	xf_error err = { 0 };
+	job->draws.sigma_scale = job->sigma_scale;
+	job->draws.noise = job->noise;
+	int rc = xf_store_save(r->dir, s, job->hash, &job->draws, &err);
+	long div = 0;
+	for (long k = 0; k < (long)job->draws.n_chains * job->draws.n_draws; k++)
+		div += job->draws.divergent[k];
+	xf_shard_draws_free(&job->draws);
+	pthread_mutex_lock(&r->lock);
+	if (rc && !r->err.code)
+		r->err = err;
+	r->shards_done++;
+	r->divergences += div;
+	report(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Task b of the pool: chain b % n_chains of shard b / n_chains. */
+static void chain_task(void *ctx, int b)
+{
+	cmc_run *r = ctx;
+	long s = b / r->n_chains;
+	int chain = b % r->n_chains, d = r->n_theta + 1;
+	shard_job *job = &r->jobs[s];
+	if (job->resumed || r->stop)
+		return;
+	xf_error err = { 0 };
+	xf_chain_out out;
+	char reason[160] = "";
+	memset(&out, 0, sizeof out);
+	xf_lik *lik = xf_lik_create(&r->pr, &job->ps, r->pooled_passes ? r->pool : NULL, &err);
+	int rc = -2;
+	if (lik && xf_chain_out_alloc(&out, d, r->n_samples, r->dense) == 0)
+		rc = run_chain(r, s, chain, lik, &out, reason, sizeof reason);
+	pthread_mutex_lock(&r->lock);
+	if (rc == 0) {
+		keep_chain(job, chain, &out);
+	} else if (rc == -1) {
+		job->draws.failed = 1;
+		snprintf(job->draws.reason, sizeof job->draws.reason, "%s", reason);
+	} else {
+		r->stop = 1; /* interrupted or out of memory: no more tasks */
+		if (!r->err.code)
+			rc == XF_EXIT_INTERRUPT
+				? xf_fail(&r->err, XF_EXIT_INTERRUPT,
+					  "interrupted: finished shards are kept for --resume, in %s",
+					  r->dir)
+				: xf_fail(&r->err, XF_EXIT_DATA, "out of memory sampling shard %ld", s);
+	}
+	int last = rc >= -1 && ++job->chains_done == r->n_chains;
+	pthread_mutex_unlock(&r->lock);
+	xf_lik_destroy(lik);
+	xf_chain_out_free(&out);
+	if (last)
+		finish_shard(r, s);
+}
+
+/* Shards, their noise scales and hashes; finished shards of an earlier run reused. */
+static int prepare_shards(cmc_run *r, int resume, xf_error *err)
+{
+	const xf_problem *pr = &r->pr;
+	r->jobs = calloc((size_t)r->n_shards, sizeof(shard_job));
+	xf_pairset *sets = malloc(sizeof(xf_pairset) * (size_t)r->n_shards);
+	if (!r->jobs || !sets || xf_cmc_shards_make(sets, r->n_shards, pr->ds->n_frames, r->seed)) {
+		free(sets);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory making %ld shards", r->n_shards);
+	}
+	for (long s = 0; s < r->n_shards; s++)
+		r->jobs[s].ps = sets[s];
+	free(sets);
+	for (long s = 0; s < r->n_shards; s++) {
+		shard_job *job = &r->jobs[s];
+		job->noise = shard_noise(r, &job->ps);
+		if (!(job->noise > 0.0) || !isfinite(job->noise))
+			job->noise = 1e-3; /* a perfect NLSQ fit (simulated, noise-free data) */
+		job->sigma_scale = 1.5 * job->noise;
+		job->hash = shard_hash(r, s);
+		int got = resume ? xf_store_load(r->dir, s, job->hash, &job->draws, err) : 0;
+		if (got < 0)
+			return err->code;
+		if (got) {
+			job->resumed = 1;
+			xf_shard_draws_free(&job->draws);
+			r->shards_resumed++;
+			r->shards_done++;
+		} else if (xf_shard_draws_alloc(&job->draws, r->n_chains, r->n_samples,
+						r->n_theta + 1)) {
+			return xf_fail(err, XF_EXIT_DATA, "out of memory for shard %ld", s);
+		}
+	}
+	if (r->shards_resumed)
+		xf_info("cmc: %ld of %ld shards resumed from %s", r->shards_resumed, r->n_shards,
+			r->dir);
+	return 0;
+}
+
+/* Sample every shard that is not resumed. */
+static int sample_shards(cmc_run *r, xf_error *err)
+{
+	int n_tasks = (int)(r->n_shards * r->n_chains);
+	if (r->pooled_passes)
+		for (int b = 0; b < n_tasks && !r->stop; b++)
+			chain_task(r, b); /* chains in turn, each pass on the whole pool */
+	else
+		xf_pool_run(r->pool, n_tasks, chain_task, r);
+	if (r->err.code) {
+		*err = r->err;
+		return err->code;
+	}
+	return 0;
+}
+
+static int load_shard(void *ctx, long id, xf_shard_draws *s, xf_error *err)
+{
+	cmc_run *r = ctx;
+	int got = xf_store_load(r->dir, id, r->jobs[id].hash, s, err);
+	if (got < 0)
+		return err->code;
+	if (got == 0)
+		return xf_fail(err, XF_EXIT_DATA, "shard %ld is missing from %s", id, r->dir);
+	return 0;
+}
+
+/* Diagnostics of every shard and the exclusion rules (cmc.md "Diagnostics"). */
+static int judge_shards(cmc_run *r, xf_cmc_result *res, xf_error *err)
+{
+	const xf_cmc_options *o = r->o;
+	for (long s = 0; s < r->n_shards; s++) {
+		xf_cmc_shard *sh = &res->shards[s];
+		xf_shard_draws d;
+		int rc = load_shard(r, s, &d, err);
+		if (rc)
+			return rc;
+		sh->id = s;
+		sh->n_points = r->jobs[s].ps.n_pairs * (size_t)r->pr.n_phi;
+		if (xf_shard_summarize(&r->pr, r->theta, r->n_theta, &d, r->max_depth, sh)) {
+			xf_shard_draws_free(&d);
+			return xf_fail(err, XF_EXIT_DATA, "out of memory summarizing shard %ld", s);
+		}
+		xf_shard_draws_free(&d);
+		sh->kept = !sh->failed;
+		if (sh->failed)
+			continue;
+		if (sh->divergence_rate > o->max_divergence_rate) {
+			sh->kept = 0;
+			snprintf(sh->reason, sizeof sh->reason,
+				 "divergence rate %.3g > %.3g (validation.max_divergence_rate)",
+				 sh->divergence_rate, o->max_divergence_rate);
+		} else if (!(sh->rhat_max <= o->max_per_shard_rhat)) {
+			sh->kept = 0;
+			snprintf(sh->reason, sizeof sh->reason,
+				 "max R-hat %.4g > %.4g (validation.max_per_shard_rhat)",
+				 sh->rhat_max, o->max_per_shard_rhat);
+		}
+	}
+	return 0;
+}
+
+/* The CMC layout: the per-angle mode (the config's, or NLSQ's with fourier turned into
+ * individual), σ = 1 in the pass (σ is sampled), the free parameters to sample. */
+static int build_problem(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
+			 const xf_nlsq_result *nlsq, xf_error *err)
+{
+	xf_config c = *cfg;
+	xf_scaling_mode mode = cfg->cmc.per_angle_mode;
+	if (mode == XF_SCALING_FOLLOW_NLSQ)
+		mode = nlsq->scaling_mode == XF_SCALING_FOURIER ? XF_SCALING_INDIVIDUAL
+								 : nlsq->scaling_mode;
+	c.nlsq.per_angle_mode = mode;
+	c.nlsq.anti_degeneracy_enable = 1; /* the mode chosen above applies to static too */
+	c.nlsq.constant_scaling_threshold = 1;
+	c.nlsq.has_sigma = 0;
+	int rc = xf_problem_build(&r->pr, &c, ds, err);
+	if (rc)
+		return rc;
+	r->theta = malloc(sizeof(int) * (size_t)r->pr.n_full);
+	if (!r->theta)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory");
+	for (int k = 0; k < r->pr.n_full; k++)
+		if (!r->pr.fixed[k])
+			r->theta[r->n_theta++] = k;
+	return 0;
+}
+
+static void free_run(cmc_run *r)
+{
+	if (r->jobs)
+		for (long s = 0; s < r->n_shards; s++) {
+			xf_pairset_free(&r->jobs[s].ps);
+			xf_shard_draws_free(&r->jobs[s].draws);
+		}
+	free(r->jobs);
+	free(r->theta);
+	free(r->x_start);
+	free(r->init_cov);
+	xf_pool_destroy(r->pool);
+	xf_problem_free(&r->pr);
+	pthread_mutex_destroy(&r->lock);
+}
+
+static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
+		 const xf_nlsq_result *nlsq, int n_threads, xf_error *err)
+{
+	const xf_cmc_options *o = &cfg->cmc;
+	int rc = build_problem(r, cfg, ds, nlsq, err);
+	if (rc)
+		return rc;
+	r->o = o;
+	r->seed = o->seed;
+	r->n_chains = o->num_chains;
+	r->n_warmup = o->num_warmup;
+	r->n_samples = o->num_samples;
+	r->max_depth = o->max_tree_depth;
+	r->dense = o->dense_mass;
+	r->target_accept = o->target_accept_prob;
+	if (cfg->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
+		r->target_accept = XF_LAMINAR_ACCEPT;
+	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
+	r->n_shards = xf_cmc_shard_count(o, cfg->mode, ds->n_points, n_pairs);
+	r->temper = 1.0 / (double)r->n_shards;
+	if (o->use_nlsq_informed_priors) {
+		int n = xf_cmc_informed_priors(&r->pr, nlsq, o->nlsq_prior_width_factor);
+		xf_warn("optimization.cmc.validation.use_nlsq_informed_priors: %d priors are "
+			"centred on the NLSQ result (width factor %g): the data then enter twice",
+			n, o->nlsq_prior_width_factor);
+	}
+	int d = r->n_theta + 1;
+	r->cov_size = r->dense ? (size_t)d * d : (size_t)d;
+	r->x_start = malloc(sizeof(double) * (size_t)r->pr.n_full);
+	r->init_cov = malloc(sizeof(double) * r->cov_size);
+	xf_blas_single_thread();
+	r->pool = xf_pool_create(n_threads);
+	if (!r->x_start || !r->init_cov || !r->pool)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory setting up CMC");
+	xf_cmc_warm_start(&r->pr, nlsq, r->x_start);
+	xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
+			      ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov);
+	/* one big shard: its passes use the whole pool; many shards: one chain per device */
+	r->pooled_passes = r->n_shards == 1;
+	return 0;
+}
+
+int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
+	       int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
+	       void *progress_ctx, xf_cmc_result *res, xf_error *err)
+{
+	cmc_run r;
+	memset(&r, 0, sizeof r);
+	memset(res, 0, sizeof *res);
+	pthread_mutex_init(&r.lock, NULL);
+	r.dir = shard_dir;
+	r.progress = progress;
+	r.progress_ctx = progress_ctx;
+	double t0 = now_s();
+	int rc = xf_mkdir_p(shard_dir, err);
+	if (rc || (rc = setup(&r, cfg, ds, nlsq, n_threads, err)))
+		goto done;
+	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
+		"target acceptance %.2f, %d sampled parameters + sigma per shard",
+		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,
+		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
+	if ((rc = prepare_shards(&r, resume, err)))
+		goto done;
+	r.t0 = now_s();
+	report(&r);
+	if ((rc = sample_shards(&r, err)))
+		goto done;
+	double t_sampled = now_s();
+	if ((rc = xf_cmc_result_init(&r, res, err)) || (rc = judge_shards(&r, res, err)))
+		goto done;
+	rc = xf_cmc_finish(&r, res, load_shard, &r, err);
+	res->time_sampling_s = t_sampled - r.t0;
+	res->time_combine_s = now_s() - t_sampled;
+	res->time_total_s = now_s() - t0;
+done:
+	if (rc)
+		xf_cmc_result_free(res);
+	free_run(&r);
+	return rc;
+}

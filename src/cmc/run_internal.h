@@ -1,0 +1,52 @@
+/* run_internal.h — the state of one CMC run, shared by the driver (run.c) and the result
+ * assembly (result.c). */
+#ifndef XPCSFIT_CMC_RUN_INTERNAL_H
+#define XPCSFIT_CMC_RUN_INTERNAL_H
+
+#include <pthread.h>
+#include "cmc/cmc_internal.h"
+
+/* One shard: its pairs, noise scale and input hash, and the draws its chains fill. */
+typedef struct shard_job {
+	xf_pairset ps;
+	double noise, sigma_scale;
+	uint64_t hash;
+	int resumed;	     /* loaded from the store: nothing to sample */
+	int chains_done;
+	xf_shard_draws draws; /* filled chain by chain, saved and freed when complete */
+} shard_job;
+
+typedef struct cmc_run {
+	const xf_cmc_options *o;
+	xf_problem pr; /* the CMC layout */
+	int n_theta;
+	int *theta;	  /* [n_theta] sampled parameters */
+	double *x_start;  /* [n_full] NLSQ's point in the CMC layout */
+	double *init_cov; /* initial metric, cov_size values */
+	size_t cov_size;
+	long n_shards;
+	double temper;
+	shard_job *jobs;
+	int n_chains, n_warmup, n_samples, max_depth, dense;
+	double target_accept;
+	uint64_t seed;
+	const char *dir;
+	xf_pool *pool;
+	int pooled_passes; /* 1: chains in turn, each pass on the pool */
+	/* progress, shared between tasks under the lock */
+	pthread_mutex_t lock;
+	long shards_done, shards_resumed, divergences;
+	int stop;
+	xf_error err;
+	double t0;
+	xf_cmc_progress_fn progress;
+	void *progress_ctx;
+} cmc_run;
+
+/* The result record's layout and per-shard slots (result.c). */
+int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err);
+/* Combine, summarize, per-angle values, status and quality (result.c). */
+int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, void *ctx,
+		  xf_error *err);
+
+#endif

@@ -1,0 +1,149 @@
+/* warm.c — what NLSQ gives CMC (cmc.md "Model per shard"): the start (NLSQ's values in
+ * the CMC layout, moved 1 % inside the bounds), the initial metric (NLSQ's covariance in
+ * the sampler's space, scaled to a shard's share of the data) and, only when the config
+ * asks for them, NLSQ-informed priors. NLSQ never sets the prior otherwise: building the
+ * prior from the same data would count the data twice. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/cmc_internal.h"
+
+#define XF_INSIDE_BOUNDS 0.01 /* starts are moved this fraction of the width inside */
+
+/* Index of a parameter name in the NLSQ result, or −1. */
+static int nlsq_index(const xf_nlsq_result *nlsq, const char *name)
+{
+	for (int k = 0; k < nlsq->n_params; k++)
+		if (!strcmp(nlsq->names[k], name))
+			return k;
+	return -1;
+}
+
+/* Scaling coefficients of pr that best reproduce NLSQ's per-angle values: least squares
+ * through the basis (individual: the values themselves; auto: their mean). */
+static void scaling_from_angles(const xf_problem *pr, const double *per_angle, double *coef)
+{
+	int nb = pr->n_basis, na = pr->n_phi;
+	/* normal equations BᵀB c = Bᵀv, solved by Gauss-Jordan (nb is small) */
+	double *m = calloc((size_t)nb * (nb + 1), sizeof(double));
+	if (!m)
+		return;
+	for (int r = 0; r < nb; r++) {
+		for (int c = 0; c < nb; c++)
+			for (int a = 0; a < na; a++)
+				m[r * (nb + 1) + c] += pr->basis[a * nb + r] * pr->basis[a * nb + c];
+		for (int a = 0; a < na; a++)
+			m[r * (nb + 1) + nb] += pr->basis[a * nb + r] * per_angle[a];
+	}
+	for (int p = 0; p < nb; p++) {
+		double piv = m[p * (nb + 1) + p];
+		if (fabs(piv) < 1e-300)
+			continue;
+		for (int c = 0; c <= nb; c++)
+			m[p * (nb + 1) + c] /= piv;
+		for (int r = 0; r < nb; r++)
+			if (r != p) {
+				double f = m[r * (nb + 1) + p];
+				for (int c = 0; c <= nb; c++)
+					m[r * (nb + 1) + c] -= f * m[p * (nb + 1) + c];
+			}
+	}
+	for (int r = 0; r < nb; r++)
+		coef[r] = m[r * (nb + 1) + nb];
+	free(m);
+}
+
+void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x)
+{
+	memcpy(x, pr->start, sizeof(double) * (size_t)pr->n_full);
+	for (int k = 0; k < pr->n_phys && k < nlsq->n_phys; k++)
+		if (!pr->fixed[k])
+			x[k] = nlsq->values[k];
+	if (pr->n_basis > 0 && nlsq->contrast && nlsq->offset && nlsq->n_phi == pr->n_phi) {
+		scaling_from_angles(pr, nlsq->contrast, x + pr->n_phys);
+		scaling_from_angles(pr, nlsq->offset, x + pr->n_phys + pr->n_basis);
+	}
+	for (int k = 0; k < pr->n_full; k++) {
+		double w = pr->upper[k] - pr->lower[k];
+		double lo = pr->lower[k] + XF_INSIDE_BOUNDS * w, hi = pr->upper[k] - XF_INSIDE_BOUNDS * w;
+		if (!pr->fixed[k])
+			x[k] = isfinite(x[k]) ? fmin(fmax(x[k], lo), hi) : 0.5 * (lo + hi);
+	}
+}
+
+/* NLSQ's variance of parameter k of pr (0 when unknown). */
+static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, int k)
+{
+	int j = nlsq_index(nlsq, pr->names[k]);
+	if (j >= 0) {
+		double v = nlsq->covariance[(size_t)j * nlsq->n_params + j];
+		return isfinite(v) && v > 0.0 ? v : 0.0;
+	}
+	/* another scaling layout: the mean per-angle variance */
+	int is_contrast = k < pr->n_phys + pr->n_basis;
+	const double *unc = is_contrast ? nlsq->contrast_unc : nlsq->offset_unc;
+	double v = 0.0;
+	for (int a = 0; unc && a < nlsq->n_phi; a++)
+		v += isfinite(unc[a]) ? unc[a] * unc[a] / nlsq->n_phi : 0.0;
+	return v;
+}
+
+void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+			   int n_theta, const double *x_start, double share, size_t n_points,
+			   int dense, double *cov)
+{
+	int d = n_theta + 1;
+	int same_layout = 1;
+	for (int m = 0; m < n_theta; m++)
+		same_layout &= nlsq_index(nlsq, pr->names[theta[m]]) >= 0;
+	size_t n_cov = dense ? (size_t)d * d : (size_t)d;
+	memset(cov, 0, sizeof(double) * n_cov);
+	for (int r = 0; r < n_theta; r++) {
+		int kr = theta[r];
+		/* du/dx = 1/(dx/du) at the start */
+		double f = (x_start[kr] - pr->lower[kr]) / (pr->upper[kr] - pr->lower[kr]);
+		double jr = 1.0 / ((pr->upper[kr] - pr->lower[kr]) * f * (1.0 - f));
+		for (int c = 0; c < n_theta; c++) {
+			if (!dense && c != r)
+				continue;
+			int kc = theta[c];
+			double fc = (x_start[kc] - pr->lower[kc]) / (pr->upper[kc] - pr->lower[kc]);
+			double jc = 1.0 / ((pr->upper[kc] - pr->lower[kc]) * fc * (1.0 - fc));
+			double v;
+			if (r == c)
+				v = nlsq_variance(pr, nlsq, kr);
+			else if (same_layout)
+				v = nlsq->covariance[(size_t)nlsq_index(nlsq, pr->names[kr]) *
+							     nlsq->n_params +
+						     nlsq_index(nlsq, pr->names[kc])];
+			else
+				v = 0.0;
+			/* a shard sees a share of the data: its posterior is ~1/share wider */
+			v = isfinite(v) ? v * jr * jc / share : 0.0;
+			cov[dense ? (size_t)r * d + c : (size_t)r] = v;
+		}
+		size_t rr = dense ? (size_t)r * d + r : (size_t)r;
+		if (!(cov[rr] > 0.0) || !isfinite(cov[rr]) || cov[rr] > 1e2)
+			cov[rr] = 1.0; /* unknown or uninformative: the sampler learns it */
+	}
+	/* log σ of a Gaussian likelihood: sd ≈ 1/√(2n) */
+	cov[dense ? (size_t)n_theta * d + n_theta : (size_t)n_theta] =
+		1.0 / (2.0 * (double)(n_points > 0 ? n_points : 1));
+}
+
+int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor)
+{
+	int changed = 0;
+	for (int k = 0; k < pr->n_full; k++) {
+		int j = nlsq_index(nlsq, pr->names[k]);
+		if (pr->fixed[k] || j < 0 || !isfinite(nlsq->uncertainties[j]))
+			continue;
+		double w = pr->upper[k] - pr->lower[k];
+		double s = width_factor * nlsq->uncertainties[j];
+		pr->prior_mu[k] = nlsq->values[j];
+		pr->prior_sigma[k] = fmin(fmax(s, 0.01 * w), 0.5 * w);
+		changed++;
+	}
+	return changed;
+}

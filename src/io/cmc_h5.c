@@ -1,0 +1,222 @@
+/* cmc_h5.c — <dir>/results.h5 of a CMC run (spec/cli.md): /data as for NLSQ and /cmc —
+ * the combined draws and their summaries, per-angle contrast and offset, the Gaussian
+ * product, per-shard diagnostics and the combination's inputs (u-space means and
+ * covariances), every shard's draws (shard by shard from the shard store, so memory
+ * holds one shard at a time), and the self-check points with their log-weights. */
+#include <hdf5.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/h5write.h"
+#include "io/io_internal.h"
+#include "xpcsfit/results.h"
+
+static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t cols,
+		       const double *v, const char *units, const char *desc)
+{
+	hsize_t dims[2] = { rows, cols };
+	xf_h5_put(w, g, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, v, units, desc);
+}
+
+static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	size_t nf = (size_t)res->n_params, na = (size_t)res->n_phi;
+	xf_h5_put_strings(w, g, "parameter_names", res->n_params, (const char *const *)res->names,
+			  "every parameter in canonical order (fixed ones included)");
+	signed char *fixed = malloc(nf);
+	double *summary = malloc(sizeof(double) * nf * 5);
+	if (!fixed || !summary) {
+		free(fixed);
+		free(summary);
+		xf_h5_fail(w, "/cmc/summary");
+		return;
+	}
+	for (size_t k = 0; k < nf; k++) {
+		fixed[k] = (signed char)res->is_fixed[k];
+		const double row[5] = { res->mean[k], res->sd[k], res->median[k], res->q05[k],
+					res->q95[k] };
+		memcpy(summary + k * 5, row, sizeof row);
+	}
+	hsize_t d1[1] = { nf };
+	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
+		  "1 where the parameter was held fixed (not sampled)");
+	put_matrix(w, g, "draws", (size_t)res->n_draws, nf, res->draws, "see parameter_names",
+		   "combined posterior draws of every parameter (rows: draws)");
+	put_matrix(w, g, "summary", nf, 5, summary, "see parameter_names",
+		   "per parameter: mean, sd, median, 5 % and 95 % quantiles (the reported "
+		   "summaries: PSIS-corrected when consensus_check says so)");
+	put_matrix(w, g, "covariance", nf, nf, res->cov, "product of units",
+		   "covariance of the combined draws");
+	xf_h5_put_vec(w, g, "per_angle_contrast", na, res->contrast, "1",
+		      "posterior mean contrast of each angle");
+	xf_h5_put_vec(w, g, "per_angle_contrast_sd", na, res->contrast_sd, "1", "its sd");
+	xf_h5_put_vec(w, g, "per_angle_offset", na, res->offset, "1",
+		      "posterior mean offset of each angle");
+	xf_h5_put_vec(w, g, "per_angle_offset_sd", na, res->offset_sd, "1", "its sd");
+	free(fixed);
+	free(summary);
+}
+
+/* Per-shard diagnostics as columns, and the combination's inputs. */
+static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	long k = res->n_shards;
+	size_t nt = (size_t)res->n_theta;
+	double *col = malloc(sizeof(double) * (size_t)k * (nt * nt + nt + 1));
+	if (!col) {
+		xf_h5_fail(w, "/cmc/shards");
+		return;
+	}
+	struct {
+		const char *name, *desc;
+		size_t off;
+	} cols[] = {
+		{ "kept", "1: the shard entered the combination", offsetof(xf_cmc_shard, kept) },
+		{ "rhat_max", "largest rank-normalised split R-hat", offsetof(xf_cmc_shard, rhat_max) },
+		{ "ess_bulk_min", "smallest bulk ESS", offsetof(xf_cmc_shard, ess_bulk_min) },
+		{ "ess_tail_min", "smallest tail ESS", offsetof(xf_cmc_shard, ess_tail_min) },
+		{ "divergence_rate", "divergent transitions / transitions",
+		  offsetof(xf_cmc_shard, divergence_rate) },
+		{ "max_depth_fraction", "transitions at max tree depth",
+		  offsetof(xf_cmc_shard, depth_saturation) },
+		{ "ebfmi_min", "smallest E-BFMI of its chains", offsetof(xf_cmc_shard, ebfmi_min) },
+		{ "step_size", "mean adapted step size", offsetof(xf_cmc_shard, step_size_mean) },
+		{ "sigma_mean", "posterior mean of the shard's noise sigma",
+		  offsetof(xf_cmc_shard, sigma_mean) },
+		{ "sigma_prior_scale", "scale of sigma's half-normal prior",
+		  offsetof(xf_cmc_shard, sigma_scale) },
+	};
+	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+		for (long s = 0; s < k; s++) {
+			const char *base = (const char *)&res->shards[s];
+			col[s] = !strcmp(cols[c].name, "kept") ? (double)res->shards[s].kept
+							       : *(const double *)(base + cols[c].off);
+		}
+		xf_h5_put_vec(w, g, cols[c].name, (size_t)k, col, "1", cols[c].desc);
+	}
+	for (long s = 0; s < k; s++)
+		for (size_t m = 0; m < nt; m++)
+			col[(size_t)s * nt + m] = res->shards[s].u_mean ? res->shards[s].u_mean[m] : NAN;
+	put_matrix(w, g, "u_mean", (size_t)k, nt, col, "1",
+		   "each shard's mean of the sampled parameters in the sampler's space");
+	hsize_t d3[3] = { (hsize_t)k, nt, nt };
+	for (long s = 0; s < k; s++)
+		for (size_t m = 0; m < nt * nt; m++)
+			col[(size_t)s * nt * nt + m] =
+				res->shards[s].u_cov ? res->shards[s].u_cov[m] : NAN;
+	xf_h5_put(w, g, "u_cov", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 3, d3, col, "1",
+		  "each shard's covariance in the sampler's space (the combination's W_s^-1)");
+	free(col);
+}
+
+/* Every shard's draws into one (K, chains, draws, dim) dataset, shard by shard. */
+static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	int dim = res->n_theta + 1;
+	hsize_t dims[4] = { (hsize_t)res->n_shards, (hsize_t)res->n_chains,
+			    (hsize_t)res->n_samples, (hsize_t)dim };
+	hid_t space = H5Screate_simple(4, dims, NULL);
+	hid_t dcpl = H5Pcopy(w->dcpl);
+	hsize_t chunk[4] = { 1, dims[1], dims[2], dims[3] };
+	H5Pset_chunk(dcpl, 4, chunk);
+	hid_t d = H5Dcreate2(g, "shard_draws", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Pclose(dcpl);
+	if (d < 0) {
+		H5Sclose(space);
+		xf_h5_fail(w, "/cmc/shard_draws");
+		return;
+	}
+	xf_h5_describe(w, d, "1",
+		       "every shard's draws in the sampler's space: logit of each sampled "
+		       "parameter within its bounds, then log sigma (shards, chains, draws, "
+		       "coordinates); NaN for a shard that could not be sampled");
+	for (long s = 0; s < res->n_shards && !w->failed; s++) {
+		double *draws = NULL;
+		int nc, nd, dd;
+		xf_error e = { 0 };
+		size_t n = (size_t)dims[1] * dims[2] * (size_t)dim;
+		int have = !res->shards[s].failed &&
+			   xf_cmc_shard_draws(res, s, &draws, &nc, &nd, &dd, &e) == 0 &&
+			   nc == (int)dims[1] && nd == (int)dims[2] && dd == dim;
+		if (!have) {
+			free(draws);
+			draws = malloc(sizeof(double) * n);
+			for (size_t q = 0; draws && q < n; q++)
+				draws[q] = NAN;
+		}
+		hsize_t start[4] = { (hsize_t)s, 0, 0, 0 };
+		hid_t mem = H5Screate_simple(4, chunk, NULL);
+		H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk, NULL);
+		if (!draws || H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, draws) < 0)
+			xf_h5_fail(w, "/cmc/shard_draws");
+		H5Sclose(mem);
+		free(draws);
+	}
+	H5Dclose(d);
+	H5Sclose(space);
+}
+
+static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	const xf_cmc_check *c = &res->check;
+	if (!c->done)
+		return;
+	hid_t cg = H5Gcreate2(g, "consensus_check", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	if (cg < 0) {
+		xf_h5_fail(w, "/cmc/consensus_check");
+		return;
+	}
+	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
+	xf_h5_put_f64(w, cg, "sigma", c->sigma, "1",
+		      "noise sigma of the full-data posterior (median of the kept shards')");
+	put_matrix(w, cg, "u", (size_t)c->m, (size_t)res->n_theta, c->u, "1",
+		   "the points drawn from the combined Gaussian (sampler's space)");
+	xf_h5_put_vec(w, cg, "log_weights", (size_t)c->m, c->log_w, "1",
+		      "their Pareto-smoothed, normalised log importance weights");
+	H5Gclose(cg);
+}
+
+int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			    const xf_cmc_result *res, xf_error *err)
+{
+	(void)cfg;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	h5w w;
+	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
+	if (rc)
+		return rc;
+	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
+	xf_h5_attr_str(&w, w.file, "method", "cmc");
+	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
+	xf_h5_data_group(&w, ds);
+	hid_t g = xf_h5_group(&w, "/cmc");
+	if (g >= 0) {
+		xf_h5_attr_str(&w, g, "status", res->status ? res->status : "failed");
+		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(res->quality.overall));
+		xf_h5_attr_str(&w, g, "combination_method", res->method);
+		xf_h5_attr_str(&w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+		posterior(&w, g, res);
+		if (res->gp_mean) {
+			xf_h5_put_vec(&w, g, "gaussian_product_mean", (size_t)res->n_theta,
+				      res->gp_mean, "1",
+				      "mean of the product of the kept shards' Gaussians (sampler's "
+				      "space)");
+			put_matrix(&w, g, "gaussian_product_cov", (size_t)res->n_theta,
+				   (size_t)res->n_theta, res->gp_cov, "1", "its covariance");
+		}
+		hid_t sg = H5Gcreate2(g, "shards", H5P_DEFAULT, w.gcpl, H5P_DEFAULT);
+		if (sg >= 0) {
+			shard_tables(&w, sg, res);
+			H5Gclose(sg);
+		} else {
+			xf_h5_fail(&w, "/cmc/shards");
+		}
+		shard_draws(&w, g, res);
+		check_group(&w, g, res);
+		H5Gclose(g);
+	}
+	return xf_h5_close(&w, tmp, path);
+}

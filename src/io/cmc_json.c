@@ -1,0 +1,255 @@
+/* cmc_json.c — <dir>/parameters.json of a CMC run (spec/cli.md, the cmc schema): the
+ * posterior summaries of every parameter, per-angle contrast and offset, the shards
+ * (planned, kept, excluded with reasons) and their diagnostics, the consensus check,
+ * the quality. homodyne's names are kept (convergence_status, parameters.contrast and
+ * .offset as means over angles). */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_internal.h"
+#include "xpcsfit/results.h"
+
+static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean, const double *sd,
+			    const double *median, const double *q05, const double *q95)
+{
+	cJSON *p = cJSON_CreateObject();
+	if (res->is_fixed[k]) {
+		cJSON_AddItemToObject(p, "value", xf_json_num(res->n_draws ? res->draws[k] : NAN));
+		cJSON_AddTrueToObject(p, "fixed");
+		return p;
+	}
+	cJSON_AddItemToObject(p, "mean", xf_json_num(mean[k]));
+	cJSON_AddItemToObject(p, "std", xf_json_num(sd[k]));
+	cJSON_AddItemToObject(p, "median", xf_json_num(median[k]));
+	cJSON_AddItemToObject(p, "q05", xf_json_num(q05[k]));
+	cJSON_AddItemToObject(p, "q95", xf_json_num(q95[k]));
+	return p;
+}
+
+/* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds */
+static cJSON *angle_mean(const double *v, const double *sd, int n)
+{
+	double m = 0.0, s2 = 0.0;
+	for (int a = 0; a < n; a++) {
+		m += v[a] / n;
+		s2 += sd[a] * sd[a] / n;
+	}
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddItemToObject(p, "mean", xf_json_num(m));
+	cJSON_AddItemToObject(p, "std", xf_json_num(sqrt(s2)));
+	return p;
+}
+
+static cJSON *parameters_object(const xf_cmc_result *res, int physical_only, int plain)
+{
+	const xf_cmc_check *c = &res->check;
+	cJSON *obj = cJSON_CreateObject();
+	int k0 = physical_only ? 0 : res->n_phys, k1 = physical_only ? res->n_phys : res->n_params;
+	for (int k = k0; k < k1; k++)
+		cJSON_AddItemToObject(obj, res->names[k],
+				      plain ? summary_entry(res, k, c->mean, c->sd, c->median, c->q05,
+							    c->q95)
+					    : summary_entry(res, k, res->mean, res->sd, res->median,
+							    res->q05, res->q95));
+	if (physical_only && !plain) {
+		cJSON_AddItemToObject(obj, "contrast",
+				      angle_mean(res->contrast, res->contrast_sd, res->n_phi));
+		cJSON_AddItemToObject(obj, "offset",
+				      angle_mean(res->offset, res->offset_sd, res->n_phi));
+	}
+	return obj;
+}
+
+static cJSON *per_angle_object(const xf_cmc_result *res)
+{
+	cJSON *pa = cJSON_CreateObject();
+	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_std", xf_json_numbers(res->contrast_sd, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(res->offset, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_std", xf_json_numbers(res->offset_sd, res->n_phi));
+	return pa;
+}
+
+static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddItemToObject(e, "id", xf_json_int(s->id));
+	cJSON_AddItemToObject(e, "n_points", xf_json_int((long long)s->n_points));
+	cJSON_AddBoolToObject(e, "kept", s->kept);
+	if (s->reason[0])
+		cJSON_AddStringToObject(e, "reason", s->reason);
+	if (s->failed)
+		return e;
+	cJSON_AddItemToObject(e, "rhat_max", xf_json_num(s->rhat_max));
+	cJSON_AddItemToObject(e, "ess_bulk_min", xf_json_num(s->ess_bulk_min));
+	cJSON_AddItemToObject(e, "ess_tail_min", xf_json_num(s->ess_tail_min));
+	cJSON_AddItemToObject(e, "divergence_rate", xf_json_num(s->divergence_rate));
+	cJSON_AddItemToObject(e, "max_depth_fraction", xf_json_num(s->depth_saturation));
+	cJSON_AddItemToObject(e, "ebfmi_min", xf_json_num(s->ebfmi_min));
+	cJSON_AddItemToObject(e, "step_size", xf_json_num(s->step_size_mean));
+	cJSON_AddItemToObject(e, "gradient_evaluations", xf_json_int(s->grad_evals));
+	cJSON_AddItemToObject(e, "sigma_mean", xf_json_num(s->sigma_mean));
+	cJSON_AddItemToObject(e, "sigma_sd", xf_json_num(s->sigma_sd));
+	cJSON_AddItemToObject(e, "sigma_prior_scale", xf_json_num(s->sigma_scale));
+	cJSON_AddItemToObject(e, "noise", xf_json_num(s->noise));
+	cJSON *ess = cJSON_CreateObject(), *rhat = cJSON_CreateObject(), *mean = cJSON_CreateObject();
+	cJSON *skew = cJSON_CreateObject();
+	for (int m = 0; m <= res->n_theta; m++) {
+		const char *name = m < res->n_theta ? res->names[res->theta[m]] : "sigma";
+		cJSON_AddItemToObject(ess, name, xf_json_num(s->ess_bulk[m]));
+		cJSON_AddItemToObject(rhat, name, xf_json_num(s->rhat[m]));
+		if (m < res->n_theta) {
+			cJSON_AddItemToObject(mean, name, xf_json_num(s->mean[m]));
+			cJSON_AddItemToObject(skew, name, xf_json_num(s->skew[m]));
+		}
+	}
+	cJSON_AddItemToObject(e, "ess_bulk", ess);
+	cJSON_AddItemToObject(e, "rhat", rhat);
+	cJSON_AddItemToObject(e, "mean", mean);
+	cJSON_AddItemToObject(e, "skewness_u", skew);
+	return e;
+}
+
+static cJSON *shards_object(const xf_cmc_result *res)
+{
+	cJSON *obj = cJSON_CreateObject(), *excluded = cJSON_CreateArray();
+	double rhat = 0.0, ess_bulk = INFINITY, ess_tail = INFINITY, div = 0.0;
+	long n_ok = 0;
+	for (long s = 0; s < res->n_shards; s++) {
+		const xf_cmc_shard *sh = &res->shards[s];
+		if (!sh->kept) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddItemToObject(e, "id", xf_json_int(s));
+			cJSON_AddStringToObject(e, "reason", sh->reason);
+			cJSON_AddItemToArray(excluded, e);
+		}
+		if (sh->failed)
+			continue;
+		rhat = fmax(rhat, sh->rhat_max);
+		ess_bulk = fmin(ess_bulk, sh->ess_bulk_min);
+		ess_tail = fmin(ess_tail, sh->ess_tail_min);
+		div += sh->divergence_rate;
+		n_ok++;
+	}
+	cJSON_AddItemToObject(obj, "planned", xf_json_int(res->n_shards));
+	cJSON_AddItemToObject(obj, "kept", xf_json_int(res->n_kept));
+	cJSON_AddItemToObject(obj, "kept_fraction",
+			      xf_json_num((double)res->n_kept / (double)res->n_shards));
+	cJSON_AddItemToObject(obj, "excluded", excluded);
+	cJSON_AddItemToObject(obj, "max_rhat", xf_json_num(n_ok ? rhat : NAN));
+	cJSON_AddItemToObject(obj, "min_ess_bulk", xf_json_num(n_ok ? ess_bulk : NAN));
+	cJSON_AddItemToObject(obj, "min_ess_tail", xf_json_num(n_ok ? ess_tail : NAN));
+	cJSON_AddItemToObject(obj, "mean_divergence_rate", xf_json_num(n_ok ? div / n_ok : NAN));
+	return obj;
+}
+
+static cJSON *check_object(const xf_cmc_result *res)
+{
+	const xf_cmc_check *c = &res->check;
+	if (!c->done)
+		return cJSON_CreateNull();
+	cJSON *obj = cJSON_CreateObject();
+	cJSON_AddItemToObject(obj, "khat", xf_json_num(c->khat));
+	cJSON_AddItemToObject(obj, "M", xf_json_int(c->m));
+	cJSON_AddItemToObject(obj, "seed", xf_json_int((long long)c->seed));
+	cJSON_AddBoolToObject(obj, "corrected", c->corrected);
+	cJSON_AddItemToObject(obj, "sigma", xf_json_num(c->sigma));
+	cJSON_AddItemToObject(obj, "consensus_summaries",
+			      c->corrected ? parameters_object(res, 1, 1) : cJSON_CreateNull());
+	return obj;
+}
+
+static cJSON *quality_object(const xf_quality *q)
+{
+	cJSON *obj = cJSON_CreateObject(), *reasons = cJSON_CreateArray();
+	for (int k = 0; k < q->n_reasons; k++)
+		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
+	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
+	cJSON_AddItemToObject(obj, "reasons", reasons);
+	return obj;
+}
+
+static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res)
+{
+	cJSON *root = cJSON_CreateObject();
+	const char *status = res->status ? res->status : "failed";
+	cJSON_AddStringToObject(root, "method", "cmc");
+	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
+	cJSON_AddStringToObject(root, "status", status);
+	cJSON_AddStringToObject(root, "convergence_status",
+				!strcmp(status, "converged") ? "converged" : "failed");
+	cJSON_AddItemToObject(root, "quality", quality_object(&res->quality));
+	cJSON_AddItemToObject(root, "parameters", parameters_object(res, 1, 0));
+	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(res, 0, 0));
+	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
+	cJSON_AddStringToObject(root, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	cJSON *comb = cJSON_CreateObject();
+	cJSON_AddStringToObject(comb, "method", res->method);
+	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(res->temper));
+	cJSON_AddItemToObject(comb, "n_draws", xf_json_int(res->n_draws));
+	cJSON_AddItemToObject(root, "combination", comb);
+	cJSON_AddItemToObject(root, "shards", shards_object(res));
+	cJSON_AddItemToObject(root, "consensus_check", check_object(res));
+	cJSON *sh = cJSON_CreateArray();
+	for (long s = 0; s < res->n_shards; s++)
+		cJSON_AddItemToArray(sh, shard_entry(res, &res->shards[s]));
+	cJSON_AddItemToObject(root, "shard_diagnostics", sh);
+	cJSON *sampler = cJSON_CreateObject();
+	cJSON_AddItemToObject(sampler, "chains", xf_json_int(res->n_chains));
+	cJSON_AddItemToObject(sampler, "warmup", xf_json_int(res->n_warmup));
+	cJSON_AddItemToObject(sampler, "samples", xf_json_int(res->n_samples));
+	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(cfg->cmc.max_tree_depth));
+	cJSON_AddItemToObject(sampler, "target_accept_prob",
+			      xf_json_num(cfg->cmc.target_accept_prob));
+	cJSON_AddBoolToObject(sampler, "dense_mass", cfg->cmc.dense_mass);
+	cJSON_AddItemToObject(sampler, "seed", xf_json_int((long long)res->seed));
+	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));
+	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", cfg->cmc.use_nlsq_informed_priors);
+	cJSON_AddItemToObject(root, "sampler", sampler);
+	cJSON *timing = cJSON_CreateObject();
+	cJSON_AddItemToObject(timing, "sampling", xf_json_num(res->time_sampling_s));
+	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
+	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
+	cJSON_AddItemToObject(root, "timing_s", timing);
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
+	cJSON_AddItemToObject(data, "q", xf_json_num(ds->q));
+	cJSON_AddItemToObject(data, "n_phi", xf_json_int(ds->n_phi));
+	cJSON_AddItemToObject(data, "n_frames", xf_json_int(ds->n_frames));
+	cJSON_AddItemToObject(data, "n_points", xf_json_int((long long)ds->n_points));
+	cJSON_AddItemToObject(data, "dt_s", xf_json_num(ds->dt_s));
+	cJSON_AddItemToObject(data, "first_frame", xf_json_int(ds->first_frame));
+	cJSON_AddItemToObject(root, "data", data);
+	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
+	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
+	return root;
+}
+
+int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			      const xf_cmc_result *res, xf_error *err)
+{
+	char path[PATH_MAX];
+	if (xf_path_join(path, sizeof path, dir, "parameters.json", err) != 0)
+		return err->code;
+	cJSON *root = build(cfg, ds, res);
+	char *text = root ? cJSON_Print(root) : NULL;
+	cJSON_Delete(root);
+	if (!text)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	size_t len = strlen(text);
+	char *withnl = malloc(len + 2);
+	if (!withnl) {
+		cJSON_free(text);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	}
+	memcpy(withnl, text, len);
+	memcpy(withnl + len, "\n", 2);
+	cJSON_free(text);
+	int rc = xf_write_file_atomic(path, withnl, len + 1, err);
+	free(withnl);
+	return rc;
+}

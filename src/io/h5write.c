@@ -1,0 +1,212 @@
+/* h5write.c — writing result files with HDF5 (h5write.h): a file under a temporary name
+ * with object time tracking off (the same result gives the same bytes), datasets with
+ * "units" and "description" attributes, committed by rename; HDF5's error stack is
+ * turned into one line. */
+#include <hdf5.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/h5write.h"
+#include "util/files.h"
+
+
+
+int xf_h5_fail(h5w *w, const char *what)
+{
+	w->failed = 1;
+	return xf_fail(w->err, XF_EXIT_DATA, "cannot write %s, %s", what, w->path);
+}
+
+hid_t xf_h5_str_type(size_t len)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, len > 0 ? len : 1);
+	H5Tset_strpad(t, H5T_STR_NULLTERM);
+	H5Tset_cset(t, H5T_CSET_UTF8);
+	return t;
+}
+
+int xf_h5_attr_str(h5w *w, hid_t obj, const char *name, const char *value)
+{
+	if (w->failed)
+		return -1;
+	if (!value)
+		value = "";
+	hid_t t = xf_h5_str_type(strlen(value) + 1);
+	hid_t s = H5Screate(H5S_SCALAR);
+	hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+	herr_t st = a < 0 ? -1 : H5Awrite(a, t, value);
+	if (a >= 0)
+		H5Aclose(a);
+	H5Sclose(s);
+	H5Tclose(t);
+	if (st < 0)
+		return xf_h5_fail(w, name);
+	return 0;
+}
+
+int xf_h5_describe(h5w *w, hid_t d, const char *units, const char *desc)
+{
+	xf_h5_attr_str(w, d, "units", units);
+	return xf_h5_attr_str(w, d, "description", desc);
+}
+
+/* one numeric dataset of rank 0..2 (dims NULL for a scalar) */
+int xf_h5_put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type, int rank,
+	       const hsize_t *dims, const void *data, const char *units, const char *desc)
+{
+	if (w->failed)
+		return -1;
+	hid_t s = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+	hid_t d = H5Dcreate2(grp, name, file_type, s, H5P_DEFAULT, w->dcpl, H5P_DEFAULT);
+	herr_t st = d < 0 ? -1 : H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+	if (st >= 0)
+		xf_h5_describe(w, d, units, desc);
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	if (st < 0)
+		return xf_h5_fail(w, name);
+	return w->failed ? -1 : 0;
+}
+
+int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v,
+		   const char *units, const char *desc)
+{
+	hsize_t dims[1] = { n };
+	double *nan_fill = NULL;
+	if (!v) { /* a failed fit may lack some arrays: store NaN, keep the shape */
+		nan_fill = malloc((n ? n : 1) * sizeof *nan_fill);
+		if (!nan_fill)
+			return xf_h5_fail(w, name);
+		for (size_t k = 0; k < n; k++)
+			nan_fill[k] = NAN;
+		v = nan_fill;
+	}
+	int rc = xf_h5_put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, dims, v, units, desc);
+	free(nan_fill);
+	return rc;
+}
+
+int xf_h5_put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
+		   const char *desc)
+{
+	return xf_h5_put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 0, NULL, &v, units, desc);
+}
+
+int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *desc)
+{
+	return xf_h5_put(w, grp, name, H5T_NATIVE_LLONG, H5T_STD_I64LE, 0, NULL, &v, "1", desc);
+}
+
+/* fixed-length UTF-8 strings: h5py reads them as bytes ('S' dtype), HDFView as text */
+int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
+		       const char *desc)
+{
+	if (w->failed)
+		return -1;
+	size_t len = 1;
+	for (int k = 0; k < n; k++)
+		if (v[k] && strlen(v[k]) + 1 > len)
+			len = strlen(v[k]) + 1;
+	char *buf = calloc((size_t)(n > 0 ? n : 1), len);
+	if (!buf)
+		return xf_h5_fail(w, name);
+	for (int k = 0; k < n; k++)
+		if (v[k])
+			memcpy(buf + (size_t)k * len, v[k], strlen(v[k]));
+	hid_t t = xf_h5_str_type(len);
+	hsize_t dims[1] = { (hsize_t)n };
+	int rc = xf_h5_put(w, grp, name, t, t, 1, dims, buf, "", desc);
+	H5Tclose(t);
+	free(buf);
+	return rc;
+}
+
+hid_t xf_h5_group(h5w *w, const char *name)
+{
+	if (w->failed)
+		return -1;
+	hid_t g = H5Gcreate2(w->file, name, H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	if (g < 0)
+		xf_h5_fail(w, name);
+	return g;
+}
+
+int xf_h5_data_group(h5w *w, const xf_dataset *ds)
+{
+	hid_t g = xf_h5_group(w, "/data");
+	if (g < 0)
+		return -1;
+	size_t n = (size_t)ds->n_frames;
+	double *t = malloc(n * sizeof *t);
+	if (!t) {
+		H5Gclose(g);
+		return xf_h5_fail(w, "/data/t");
+	}
+	for (size_t k = 0; k < n; k++)
+		t[k] = (double)k * ds->dt_s;
+	xf_h5_attr_str(w, g, "source_file", ds->path);
+	xf_h5_attr_str(w, g, "layout", xf_layout_name(ds->layout));
+	xf_h5_attr_str(w, g, "dt_source", ds->dt_source);
+	xf_h5_put_vec(w, g, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
+		"scattering angle of each fitted map, normalised to (-180, 180], ascending; "
+		"indexes every per-angle array");
+	xf_h5_put_vec(w, g, "t", n, t, "s",
+		"frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
+		"of the surfaces)");
+	xf_h5_put_f64(w, g, "q", ds->q, "1/angstrom", "wavevector q of the fitted ring");
+	xf_h5_put_f64(w, g, "dt", ds->dt_s, "s", "time between stored frames");
+	H5Gclose(g);
+	free(t);
+	return w->failed ? -1 : 0;
+}
+
+
+int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp, size_t size,
+	       xf_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->file = -1;
+	w->err = err;
+	if (xf_path_join(path, size, dir, name, err) != 0)
+		return err->code;
+	if (xf_tmp_name(path, tmp, size) != 0)
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+	w->path = path;
+	H5Eget_auto2(H5E_DEFAULT, &w->old_fn, &w->old_data);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	w->dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
+	H5Pset_obj_track_times(w->dcpl, 0);
+	H5Pset_obj_track_times(w->gcpl, 0);
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	H5Pset_obj_track_times(fcpl, 0); /* the root group */
+	w->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+	H5Pclose(fcpl);
+	if (w->file < 0) {
+		H5Pclose(w->dcpl);
+		H5Pclose(w->gcpl);
+		H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
+		return xf_fail(err, XF_EXIT_DATA, "cannot create file (folder not writable?), %s",
+			       path);
+	}
+	return 0;
+}
+
+int xf_h5_close(h5w *w, const char *tmp, const char *path)
+{
+	H5Pclose(w->dcpl);
+	H5Pclose(w->gcpl);
+	if (H5Fclose(w->file) < 0 && !w->failed)
+		xf_h5_fail(w, "file (close)");
+	H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
+	if (w->failed) {
+		unlink(tmp);
+		return w->err->code ? w->err->code : XF_EXIT_DATA;
+	}
+	return xf_commit_tmp(tmp, path, w->err);
+}

@@ -1,0 +1,203 @@
+/* params_read.c — an NLSQ result read back from its parameters.json (the warm start of
+ * `xpcsfit cmc --nlsq DIR`), and the check that it belongs to the data and config at
+ * hand: the same file, mode, q, angles and frame window, else CMC would start from the
+ * fit of something else. */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_internal.h"
+#include "xpcsfit/results.h"
+
+static char *read_text(const char *path, xf_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		xf_fail(err, XF_EXIT_CONFIG, "cannot read the NLSQ result %s (run `xpcsfit nlsq` first "
+					     "or give the folder that holds parameters.json)",
+			path);
+		return NULL;
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *text = malloc(cap);
+	while (text) {
+		size_t got = fread(text + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0)
+			break;
+		if (len + 1 == cap) {
+			char *t = realloc(text, cap * 2);
+			if (!t) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			text = t;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!text) {
+		xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+static double num_of(const cJSON *o)
+{
+	return cJSON_IsNumber(o) ? o->valuedouble : NAN; /* null (NaN, ±Inf) → NaN */
+}
+
+/* A JSON array of n numbers into a new array; NULL when it is not one. */
+static double *numbers(const cJSON *arr, int n)
+{
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != n)
+		return NULL;
+	double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+	for (int k = 0; v && k < n; k++)
+		v[k] = num_of(cJSON_GetArrayItem(arr, k));
+	return v;
+}
+
+static int bad(xf_error *err, const char *path, const char *what)
+{
+	return xf_fail(err, XF_EXIT_CONFIG, "%s is not an xpcsfit NLSQ result (%s)", path, what);
+}
+
+/* Parameters, covariance and per-angle values. */
+static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf_error *err)
+{
+	const cJSON *cov = cJSON_GetObjectItem(root, "covariance");
+	const cJSON *names = cJSON_GetObjectItem(cov, "names");
+	const cJSON *matrix = cJSON_GetObjectItem(cov, "matrix");
+	const cJSON *params = cJSON_GetObjectItem(root, "parameters");
+	const cJSON *scaling = cJSON_GetObjectItem(root, "scaling_parameters");
+	const cJSON *pa = cJSON_GetObjectItem(root, "per_angle");
+	int n = cJSON_IsArray(names) ? cJSON_GetArraySize(names) : 0;
+	if (n <= 0 || !cJSON_IsArray(matrix) || cJSON_GetArraySize(matrix) != n || !params || !pa)
+		return bad(err, path, "no covariance, parameters or per_angle");
+	res->n_params = n;
+	res->names = calloc((size_t)n, sizeof(char *));
+	res->values = malloc(sizeof(double) * (size_t)n);
+	res->uncertainties = malloc(sizeof(double) * (size_t)n);
+	res->is_fixed = calloc((size_t)n, sizeof(int));
+	res->covariance = malloc(sizeof(double) * (size_t)n * n);
+	if (!res->names || !res->values || !res->uncertainties || !res->is_fixed || !res->covariance)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+	for (int k = 0; k < n; k++) {
+		const cJSON *nm = cJSON_GetArrayItem(names, k);
+		if (!cJSON_IsString(nm))
+			return bad(err, path, "a parameter name is not a string");
+		res->names[k] = strdup(nm->valuestring);
+		const cJSON *p = cJSON_GetObjectItem(params, nm->valuestring);
+		if (!p)
+			p = cJSON_GetObjectItem(scaling, nm->valuestring);
+		if (!res->names[k] || !p)
+			return bad(err, path, "a parameter of the covariance has no value");
+		res->values[k] = num_of(cJSON_GetObjectItem(p, "value"));
+		res->uncertainties[k] = num_of(cJSON_GetObjectItem(p, "uncertainty"));
+		res->is_fixed[k] = cJSON_IsTrue(cJSON_GetObjectItem(p, "fixed"));
+		double *row = numbers(cJSON_GetArrayItem(matrix, k), n);
+		if (!row)
+			return bad(err, path, "the covariance is not square");
+		memcpy(res->covariance + (size_t)k * n, row, sizeof(double) * (size_t)n);
+		free(row);
+	}
+	const cJSON *phi = cJSON_GetObjectItem(pa, "phi_deg");
+	res->n_phi = cJSON_IsArray(phi) ? cJSON_GetArraySize(phi) : 0;
+	res->phi_deg = numbers(phi, res->n_phi);
+	res->contrast = numbers(cJSON_GetObjectItem(pa, "contrast"), res->n_phi);
+	res->contrast_unc = numbers(cJSON_GetObjectItem(pa, "contrast_uncertainty"), res->n_phi);
+	res->offset = numbers(cJSON_GetObjectItem(pa, "offset"), res->n_phi);
+	res->offset_unc = numbers(cJSON_GetObjectItem(pa, "offset_uncertainty"), res->n_phi);
+	if (res->n_phi <= 0 || !res->phi_deg || !res->contrast || !res->contrast_unc ||
+	    !res->offset || !res->offset_unc)
+		return bad(err, path, "per_angle values missing");
+	return 0;
+}
+
+int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
+			 xf_error *err)
+{
+	char path[PATH_MAX];
+	memset(res, 0, sizeof *res);
+	memset(origin, 0, sizeof *origin);
+	if (xf_path_join(path, sizeof path, dir, "parameters.json", err))
+		return err->code;
+	char *text = read_text(path, err);
+	if (!text)
+		return err->code;
+	cJSON *root = cJSON_Parse(text);
+	free(text);
+	int rc = 0;
+	const cJSON *method = cJSON_GetObjectItem(root, "method");
+	const cJSON *mode = cJSON_GetObjectItem(root, "analysis_mode");
+	const cJSON *pam = cJSON_GetObjectItem(root, "per_angle_mode");
+	const cJSON *data = cJSON_GetObjectItem(root, "data");
+	if (!root || !cJSON_IsString(method) || strcmp(method->valuestring, "nlsq") ||
+	    !cJSON_IsString(mode) || !cJSON_IsString(pam) || !data) {
+		rc = bad(err, path, "no method nlsq, analysis_mode, per_angle_mode or data");
+		goto done;
+	}
+	res->mode = !strcmp(mode->valuestring, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
+	res->n_phys = xf_mode_n_phys(res->mode);
+	const char *modes[4] = { "auto", "individual", "constant", "fourier" };
+	const xf_scaling_mode values[4] = { XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL,
+					    XF_SCALING_CONSTANT, XF_SCALING_FOURIER };
+	res->scaling_mode = XF_SCALING_INDIVIDUAL;
+	for (int k = 0; k < 4; k++)
+		if (!strcmp(pam->valuestring, modes[k]))
+			res->scaling_mode = values[k];
+	res->chi_squared = num_of(cJSON_GetObjectItem(root, "chi_squared"));
+	const cJSON *status = cJSON_GetObjectItem(root, "status");
+	snprintf(origin->status, sizeof origin->status, "%s",
+		 cJSON_IsString(status) ? status->valuestring : "");
+	const cJSON *file = cJSON_GetObjectItem(data, "file");
+	snprintf(origin->file, sizeof origin->file, "%s",
+		 cJSON_IsString(file) ? file->valuestring : "");
+	origin->q = num_of(cJSON_GetObjectItem(data, "q"));
+	origin->n_frames = (long)num_of(cJSON_GetObjectItem(data, "n_frames"));
+	origin->first_frame = (long)num_of(cJSON_GetObjectItem(data, "first_frame"));
+	rc = read_fit(root, path, res, err);
+done:
+	cJSON_Delete(root);
+	if (rc)
+		xf_nlsq_result_free(res);
+	return rc;
+}
+
+int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+			  const xf_config *cfg, const xf_dataset *ds, xf_error *err)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	int same_file = o->file[0] && ds->path && realpath(o->file, a) && realpath(ds->path, b) &&
+			!strcmp(a, b);
+	const char *why = NULL;
+	if (!same_file)
+		why = "another data file";
+	else if (res->mode != cfg->mode)
+		why = "another analysis_mode";
+	else if (!(fabs(o->q - ds->q) <= 1e-12 * fabs(ds->q)))
+		why = "another q";
+	else if (o->n_frames != ds->n_frames || o->first_frame != ds->first_frame)
+		why = "another frame window";
+	else if (res->n_phi != ds->n_phi)
+		why = "other angles";
+	for (int k = 0; !why && k < res->n_phi; k++)
+		if (!(fabs(res->phi_deg[k] - ds->phi_deg[k]) <= 1e-9))
+			why = "other angles";
+	if (!why)
+		return 0;
+	return xf_fail(err, XF_EXIT_CONFIG,
+		       "the NLSQ result in %s was fitted to %s (%s, mode %s, q %.6g, %d angles, "
+		       "%ld frames) than this run (%s, mode %s, q %.6g, %d angles, %d frames): "
+		       "fit it again or give the matching --nlsq",
+		       dir, why, o->file, xf_mode_name(res->mode), o->q, res->n_phi, o->n_frames,
+		       ds->path ? ds->path : "?", xf_mode_name(cfg->mode), ds->q, ds->n_phi,
+		       ds->n_frames);
+}

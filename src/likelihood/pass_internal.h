@@ -1,0 +1,121 @@
+/* pass_internal.h — the evaluator's state and the block kernels of the likelihood pass
+ * (likelihood.h): pass.c drives a pass, pass_hessian.c and pass_gradient.c hold the
+ * kernels of one block for the three things a caller can ask for. */
+#ifndef XPCSFIT_LIKELIHOOD_PASS_INTERNAL_H
+#define XPCSFIT_LIKELIHOOD_PASS_INTERNAL_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "model/kernel.h"
+#include "xpcsfit/likelihood.h"
+
+/* What one pass computes. */
+typedef enum xf_pass_level {
+	XF_PASS_VALUE = 0, /* χ² and Σ g1² */
+	XF_PASS_GRADIENT,  /* and b = Σ ∂c2·res */
+	XF_PASS_HESSIAN,   /* and JᵀJ */
+} xf_pass_level;
+
+/* Partial sums of one block; the caller reduces blocks in order. With the per-point
+ * Jacobian row j = [u·∂logg1D (3), v·∂I^γ (3), z, g1²·B_c, B_o] the per-angle parts
+ * collapse to a few scalars per angle. */
+typedef struct xf_accum {
+	double chi2;			   /* Σ res² (σ = 1) */
+	double g1sq;			   /* Σ g1² */
+	double hpp[XF_N_PHYS * XF_N_PHYS]; /* Σ j_p j_pᵀ, physical block */
+	double bp[XF_N_PHYS];		   /* Σ j_p res */
+	double *pc;			   /* [n_phi][7] Σ j_p g1² */
+	double *po;			   /* [n_phi][7] Σ j_p */
+	double *scc, *sco, *soo;	   /* [n_phi] Σ g1⁴, Σ g1², Σ 1 */
+	double *bc, *bo;		   /* [n_phi] Σ g1² res, Σ res */
+} xf_accum;
+
+struct xf_lik {
+	const xf_problem *pr;
+	const xf_dataset *ds;
+	const xf_pairset *ps;
+	xf_pool *pool;
+	size_t n_points; /* n_pairs · n_phi */
+	int n_blocks;
+	int *block_i, *block_j; /* implicit pair sets: first pair of each block */
+	/* evaluation workspace */
+	xf_frames frames;
+	double *contrast, *offset; /* [n_phi] at the current x */
+	double *cos_a, *sin_a;	   /* [n_phi] cos/sin((φ0 − φ)·π/180) */
+	xf_accum *slots;	   /* [n_blocks + 1], the last holds the total */
+	double *slot_store;
+	xf_pass_level level; /* what the running pass computes */
+	/* explicit pair sets (a subsample, a shard): their data gathered pair by pair,
+	 * [n_pairs][n_phi], so a pass reads it in order instead of jumping through n_phi
+	 * triangles (NULL for the set of every pair) */
+	double *gathered;
+};
+
+/* The pairs of one block, in order: (i, j) from the explicit list, or walked row by row
+ * from the block's first pair. */
+typedef struct pair_cursor {
+	const xf_pairset *ps;
+	size_t k, end; /* explicit: list position and end */
+	int i, j, n;   /* implicit: current pair, frames */
+} pair_cursor;
+
+static inline pair_cursor cursor_at(const xf_lik *lik, int block)
+{
+	pair_cursor c = { lik->ps, 0, 0, 0, 0, lik->ps->n_frames };
+	size_t first = (size_t)block * XF_PAIRS_PER_BLOCK;
+	c.k = first;
+	c.end = first + XF_PAIRS_PER_BLOCK < lik->ps->n_pairs ? first + XF_PAIRS_PER_BLOCK
+							      : lik->ps->n_pairs;
+	if (!lik->ps->pair_i) {
+		c.i = lik->block_i[block];
+		c.j = lik->block_j[block];
+	}
+	return c;
+}
+
+/* Next pair of the block into (i, j); 0 when the block is done. */
+static inline int cursor_next(pair_cursor *c, int *i, int *j)
+{
+	if (c->k >= c->end)
+		return 0;
+	if (c->ps->pair_i) {
+		*i = (int)c->ps->pair_i[c->k];
+		*j = (int)c->ps->pair_j[c->k];
+	} else {
+		*i = c->i;
+		*j = c->j;
+		if (++c->j == c->n) {
+			c->i++;
+			c->j = c->i + 1;
+		}
+	}
+	c->k++;
+	return 1;
+}
+
+/* c2 of angle p at the pair with packed index idx, the k-th pair of the set. */
+static inline double pass_data(const xf_lik *lik, int p, size_t idx, size_t k)
+{
+	return lik->gathered ? lik->gathered[k * (size_t)lik->pr->n_phi + (size_t)p]
+			     : lik->ds->c2[p][idx];
+}
+
+static inline void accum_clear(const xf_problem *pr, xf_accum *a)
+{
+	size_t n = (size_t)pr->n_phi;
+	a->chi2 = 0.0;
+	a->g1sq = 0.0;
+	memset(a->hpp, 0, sizeof a->hpp);
+	memset(a->bp, 0, sizeof a->bp);
+	memset(a->pc, 0, sizeof(double) * n * XF_N_PHYS);
+	memset(a->po, 0, sizeof(double) * n * XF_N_PHYS);
+	memset(a->scc, 0, sizeof(double) * n * 5); /* scc, sco, soo, bc, bo are contiguous */
+}
+
+/* The block kernels: fill slot `block` of lik with the sums of its pairs. */
+void xf_pass_block_hessian(xf_lik *lik, int block);
+void xf_pass_block_gradient(xf_lik *lik, int block);
+void xf_pass_block_value(xf_lik *lik, int block);
+
+#endif

@@ -1,0 +1,25 @@
+/* files.h — file-system helpers shared by every writer (results, plots, the CMC shard
+ * store): temporary names, joined paths, folders, atomic writes. */
+#ifndef XPCSFIT_UTIL_FILES_H
+#define XPCSFIT_UTIL_FILES_H
+
+#include <stddef.h>
+#include "xpcsfit/error.h"
+
+/* "<path>.tmp.<pid>" into buf; returns 0, or -1 when it does not fit. */
+int xf_tmp_name(const char *path, char *buf, size_t size);
+
+/* "<dir>/<name>" into buf; XF_EXIT_DATA with a message when it does not fit. */
+int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err);
+
+/* Create dir (and parents) if missing. */
+int xf_mkdir_p(const char *dir, xf_error *err);
+
+/* A file written completely under tmp_path by someone else (HDF5, PLplot): fsync it,
+ * rename it to path, fsync the folder. On failure tmp_path is removed. */
+int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
+
+/* Write bytes to path atomically: path.tmp.<pid>, fsync, rename. */
+int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err);
+
+#endif
