@@ -251,7 +251,7 @@ static void test_scaling_types(void **state)
 	t->coef("contrast", 2, &bnd, start, 4, name, sizeof name, &lo, &hi, &x0, &mu, &sd);
 	assert_string_equal(name, "contrast_002");
 	assert_true(lo == 0.1 && hi == 0.5 && x0 == 0.5); /* clipped into the bounds */
-	assert_true(mu == 0.3 && sd == 0.1);		   /* every angle: the bound's prior */
+	assert_true(mu == 0.3 && sd == 0.1);		  /* every angle: the bound's prior */
 	t = xf_scaling_type_of(XF_SCALING_AUTO);
 	assert_int_equal(t->n_coefs(4, 2), 1);
 	assert_true(t->shared_row);

@@ -15,12 +15,12 @@
 typedef struct xf_cmc_shard {
 	long id;
 	size_t n_points;
-	int kept;	   /* 1: in the combination */
-	int failed;	   /* 1: could not be sampled (a non-finite start after retries) */
-	char reason[160];  /* why excluded or failed, "" otherwise */
+	int kept;	  /* 1: in the combination */
+	int failed;	  /* 1: could not be sampled (a non-finite start after retries) */
+	char reason[160]; /* why excluded or failed, "" otherwise */
 	/* diagnostics over every sampled coordinate (σ included) */
 	double rhat_max, ess_bulk_min, ess_tail_min;
-	double divergence_rate; /* divergent transitions / sampling transitions */
+	double divergence_rate;	 /* divergent transitions / sampling transitions */
 	double depth_saturation; /* fraction of transitions at max tree depth */
 	double ebfmi_min;
 	double step_size_mean;
@@ -36,14 +36,14 @@ typedef struct xf_cmc_shard {
 
 /* The consensus self-check against the full-data posterior (cmc.md, issue #16). */
 typedef struct xf_cmc_check {
-	int done;	   /* 0: not run (one shard, or check_draws 0) */
-	int m;		   /* points drawn from the combined Gaussian */
+	int done; /* 0: not run (one shard, or check_draws 0) */
+	int m;	  /* points drawn from the combined Gaussian */
 	uint64_t seed;
-	double khat;	   /* Pareto k̂ of the importance ratios */
-	int corrected;	   /* 1: the reported summaries are the PSIS-weighted ones */
-	double sigma;	   /* σ at which the full posterior was evaluated */
-	double *u;	   /* [m][n_theta] points (u-space) */
-	double *log_w;	   /* [m] smoothed log-weights (normalised) */
+	double khat;   /* Pareto k̂ of the importance ratios */
+	int corrected; /* 1: the reported summaries are the PSIS-weighted ones */
+	double sigma;  /* σ at which the full posterior was evaluated */
+	double *u;     /* [m][n_theta] points (u-space) */
+	double *log_w; /* [m] smoothed log-weights (normalised) */
 	/* the plain consensus summaries, kept beside the corrected ones */
 	double *mean, *sd, *median, *q05, *q95; /* [n_params] */
 } xf_cmc_check;
@@ -52,16 +52,16 @@ typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
 	int n_params, n_phys;
-	char **names;	   /* [n_params] canonical order, as NLSQ's */
-	int *is_fixed;	   /* [n_params] 1: not sampled (fixed by the config) */
-	int n_theta;	   /* sampled parameters */
-	int *theta;	   /* [n_theta] their index */
+	char **names;  /* [n_params] canonical order, as NLSQ's */
+	int *is_fixed; /* [n_params] 1: not sampled (fixed by the config) */
+	int n_theta;   /* sampled parameters */
+	int *theta;    /* [n_theta] their index */
 	/* the combined posterior (physical parameters; fixed ones constant) */
 	int n_draws;
-	double *draws;			     /* [n_draws][n_params] */
+	double *draws;				/* [n_draws][n_params] */
 	double *mean, *sd, *median, *q05, *q95; /* [n_params] reported summaries */
-	double *cov;			     /* [n_params²] */
-	double *gp_mean, *gp_cov;	     /* Gaussian product of the kept shards (u-space) */
+	double *cov;				/* [n_params²] */
+	double *gp_mean, *gp_cov;		/* Gaussian product of the kept shards (u-space) */
 	/* per angle: posterior mean and sd of contrast and offset */
 	int n_phi;
 	double *phi_deg, *contrast, *contrast_sd, *offset, *offset_sd;
@@ -69,9 +69,9 @@ typedef struct xf_cmc_result {
 	long n_shards, n_kept;
 	xf_cmc_shard *shards;
 	int n_chains, n_warmup, n_samples;
-	double temper;	       /* 1/K */
-	char method[64];       /* the combination rule used */
-	const char *status;    /* "converged" | "failed" */
+	double temper;	    /* 1/K */
+	char method[64];    /* the combination rule used */
+	const char *status; /* "converged" | "failed" */
 	xf_quality quality;
 	xf_cmc_check check;
 	uint64_t seed;

@@ -110,14 +110,13 @@ void xf_pairset_free(xf_pairset *ps);
 /* Residuals data − model at x of every point of a pair set, pair by pair with the angles
  * inside ([n_pairs][n_phi]); x in the problem's layout. Returns 0, −1 on allocation
  * failure. (For robust noise scales: CMC's σ prior.) */
-int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x,
-			 double *res);
+int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x, double *res);
 
 /* What a pass returns. */
 typedef struct xf_lik_out {
 	double chi2; /* Σ r², r = (data − model)/σ */
-	double *jtj;	 /* n_full × n_full, row-major (NULL: not computed) */
-	double *b;	 /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (NULL: not computed) */
+	double *jtj; /* n_full × n_full, row-major (NULL: not computed) */
+	double *b;   /* n_full: −Jᵀr = Σ ∂c2·(data − model)/σ² (NULL: not computed) */
 	double mean_g1sq; /* mean g1² over the points: ~0 when the model is flat (decayed) */
 } xf_lik_out;
 

@@ -12,10 +12,10 @@ enum xf_rng_stream {
 	XF_RNG_SHARD = 3,
 	XF_RNG_SCREEN = 4,	  /* NLSQ screening subsample: counter (draw, 0, 0) */
 	XF_RNG_SCREEN_COARSE = 5, /* its first, smaller round: counter (draw, 0, 0) */
-	XF_RNG_CMC_CHAIN = 6,	   /* a NUTS chain: counter (shard, chain, n) */
-	XF_RNG_CMC_INIT = 7,	   /* a chain's initial jitter: counter (shard, chain, k) */
-	XF_RNG_CMC_CHECK = 8,	   /* the consensus self-check points: counter (m, k, 0) */
-	XF_RNG_CMC_GAUSS = 9,	   /* draws of a Gaussian combination: counter (g, k, 0) */
+	XF_RNG_CMC_CHAIN = 6,	  /* a NUTS chain: counter (shard, chain, n) */
+	XF_RNG_CMC_INIT = 7,	  /* a chain's initial jitter: counter (shard, chain, k) */
+	XF_RNG_CMC_CHECK = 8,	  /* the consensus self-check points: counter (m, k, 0) */
+	XF_RNG_CMC_GAUSS = 9,	  /* draws of a Gaussian combination: counter (g, k, 0) */
 };
 
 /* Uniform in (0, 1), never 0 or 1. */

@@ -23,9 +23,9 @@ int xf_cli_threads(const char *arg, int *threads)
 	char *end;
 	long v = strtol(arg, &end, 10);
 	if (*end || v < 1 || v > 1024)
-		return xf_cli_error(XF_EXIT_CONFIG,
-				    "--threads: '%s' is not allowed (a whole number from 1 to 1024)",
-				    arg);
+		return xf_cli_error(
+			XF_EXIT_CONFIG,
+			"--threads: '%s' is not allowed (a whole number from 1 to 1024)", arg);
 	*threads = (int)v;
 	return 0;
 }
@@ -44,8 +44,8 @@ static void log_config_text(const char *path)
 		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
 }
 
-int xf_cli_load(const char *command, const char *config_path, const char *data_path,
-		xf_config *cfg, xf_dataset *ds, int *threads)
+int xf_cli_load(const char *command, const char *config_path, const char *data_path, xf_config *cfg,
+		xf_dataset *ds, int *threads)
 {
 	xf_error err = { 0 };
 	memset(ds, 0, sizeof *ds);
@@ -146,6 +146,7 @@ int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out
 	rc = !strcmp(res->status, "failed") ? XF_EXIT_DATA : 0;
 	if (rc)
 		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
-			     res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason, dir);
+			     res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason,
+			     dir);
 	return rc;
 }

@@ -17,8 +17,8 @@ int xf_cli_threads(const char *arg, int *threads);
 /* Load the config (logged with its text) and the data (logged); threads 0 becomes the
  * config's virtual_devices or the online cores. Returns 0, or the exit code after
  * printing the error line. */
-int xf_cli_load(const char *command, const char *config_path, const char *data_path,
-		xf_config *cfg, xf_dataset *ds, int *threads);
+int xf_cli_load(const char *command, const char *config_path, const char *data_path, xf_config *cfg,
+		xf_dataset *ds, int *threads);
 
 /* NLSQ on ds, <out>/nlsq/ written, the summary printed. Returns the exit code (0, or 1
  * for a fit that did not converge, whose files are still written) and leaves the result

@@ -37,10 +37,14 @@ typedef struct cmc_options {
 static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
-		{ "nlsq", required_argument, 0, 'n' },	 { "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
-		{ "no-plots", no_argument, 0, 'P' },	 { "help", no_argument, 0, 'h' },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },
+		{ "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },
+		{ "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },
+		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -61,17 +65,19 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 		case 'P': o->plots = 0; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG,
-					    "%s: unknown or incomplete option '%s', see 'xpcsfit %s "
-					    "--help'",
-					    cmd, argv[optind - 1], cmd);
+			return xf_cli_error(
+				XF_EXIT_CONFIG,
+				"%s: unknown or incomplete option '%s', see 'xpcsfit %s "
+				"--help'",
+				cmd, argv[optind - 1], cmd);
 		}
 	}
 	if (optind < argc)
-		return xf_cli_error(XF_EXIT_CONFIG, "%s: unexpected argument '%s'", cmd, argv[optind]);
+		return xf_cli_error(XF_EXIT_CONFIG, "%s: unexpected argument '%s'", cmd,
+				    argv[optind]);
 	if (!o->config)
-		return xf_cli_error(XF_EXIT_CONFIG, "%s: --config is required, see 'xpcsfit %s --help'",
-				    cmd, cmd);
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "%s: --config is required, see 'xpcsfit %s --help'", cmd, cmd);
 	if (o->nlsq && !strcmp(cmd, "fit"))
 		return xf_cli_error(XF_EXIT_CONFIG,
 				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
@@ -92,7 +98,8 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 					  nlsq);
 		if (rc == XF_EXIT_DATA && nlsq->status)
 			xf_warn("CMC starts from an NLSQ fit that did not converge: %s",
-				nlsq->quality.n_reasons ? nlsq->quality.reasons[0] : nlsq->stop_reason);
+				nlsq->quality.n_reasons ? nlsq->quality.reasons[0]
+							: nlsq->stop_reason);
 		return nlsq->status ? 0 : rc;
 	}
 	char dir[PATH_MAX], probe[PATH_MAX];
@@ -118,8 +125,9 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	char eta[32] = "";
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
-	fprintf(stderr, tty ? "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   "
-			    : "xpcsfit: cmc shards %ld/%ld, %ld divergences, %.1f s%s\n",
+	fprintf(stderr,
+		tty ? "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   "
+		    : "xpcsfit: cmc shards %ld/%ld, %ld divergences, %.1f s%s\n",
 		p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
 }
 
@@ -186,8 +194,9 @@ static int run(const char *cmd, int argc, char **argv)
 	print_summary(dir, &res);
 	rc = strcmp(res.status, "converged") ? XF_EXIT_DATA : 0;
 	if (rc)
-		xf_cli_error(rc, "the posterior is not trustworthy (%s), results are marked failed, "
-				 "in %s",
+		xf_cli_error(rc,
+			     "the posterior is not trustworthy (%s), results are marked failed, "
+			     "in %s",
 			     res.quality.n_reasons ? res.quality.reasons[0] : "see run.log", dir);
 done:
 	xf_cmc_result_free(&res);

@@ -121,8 +121,8 @@ int xf_window_learn(xf_window_adapt *w, const double *q, double *cov)
 	size_t n_cov = w->dense ? (size_t)d * d : (size_t)d;
 	int in_window = w->base_window > 0 && w->counter >= w->init_buffer &&
 			w->counter < w->n_warmup - w->term_buffer && w->counter != w->n_warmup;
-	int end_window = w->base_window > 0 && w->counter == w->next_window &&
-			 w->counter != w->n_warmup;
+	int end_window =
+		w->base_window > 0 && w->counter == w->next_window && w->counter != w->n_warmup;
 	if (in_window)
 		welford_add(w, q);
 	if (!end_window) {

@@ -30,8 +30,8 @@ int xf_chain_out_alloc(xf_chain_out *o, int d, int n_samples, int dense)
 	o->n_leapfrog = malloc(sizeof(int) * n);
 	o->divergent = malloc(sizeof(int) * n);
 	o->metric = malloc(sizeof(double) * (dense ? (size_t)d * d : (size_t)d));
-	return !(o->draws && o->logp && o->energy && o->accept_stat && o->depth &&
-		 o->n_leapfrog && o->divergent && o->metric);
+	return !(o->draws && o->logp && o->energy && o->accept_stat && o->depth && o->n_leapfrog &&
+		 o->divergent && o->metric);
 }
 
 void xf_chain_out_free(xf_chain_out *o)
@@ -45,6 +45,37 @@ void xf_chain_out_free(xf_chain_out *o)
 	free(o->divergent);
 	free(o->metric);
 	memset(o, 0, sizeof *o);
+}
+
+/* The sampler runs in standardised coordinates z = (q − q0)/scale, scale = the square
+ * root of the initial metric's diagonal: Stan's metric regularisation adds a multiple of
+ * the identity, which only makes sense when every coordinate is of unit scale (in the
+ * XPCS posterior, u-space variances span 1e-8 … 1, and the identity term swamped the
+ * small ones, cutting the step size 50-fold). A fixed affine map changes the log
+ * density by a constant only, so the posterior is the same. */
+typedef struct scaled_target {
+	xf_logp_fn logp;
+	void *ctx;
+	int d;
+	const double *q0, *scale;
+	double *q; /* [d] workspace */
+} scaled_target;
+
+static void z_to_q(const scaled_target *t, const double *z, double *q)
+{
+	for (int k = 0; k < t->d; k++)
+		q[k] = t->q0[k] + t->scale[k] * z[k];
+}
+
+static int scaled_logp(void *ctx, const double *z, double *logp, double *grad)
+{
+	scaled_target *t = ctx;
+	z_to_q(t, z, t->q);
+	int rc = t->logp(t->ctx, t->q, logp, grad);
+	if (grad)
+		for (int k = 0; k < t->d; k++)
+			grad[k] *= t->scale[k];
+	return rc;
 }
 
 /* Warmup: every transition teaches the step size; at the end of each slow window the
@@ -88,17 +119,33 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 	xf_metric metric = { 0 };
 	xf_chain_rng rng = s->rng;
 	xf_nuts *nuts = NULL;
+	size_t n_cov = s->dense ? (size_t)d * d : (size_t)d;
 	double *cov = malloc(sizeof(double) * (size_t)d * d);
+	double *scale = malloc(sizeof(double) * (size_t)d);
+	double *zero = calloc((size_t)d, sizeof(double));
+	double *tq = malloc(sizeof(double) * (size_t)d);
+	scaled_target st = { s->logp, s->ctx, d, s->init, scale, tq };
 	out->grad_evals = 0;
 	out->warmup_divergent = 0;
-	if (!cov || xf_metric_alloc(&metric, d, s->dense) ||
-	    !(nuts = xf_nuts_create(d, s->max_depth, s->logp, s->ctx, &metric))) {
+	if (!cov || !scale || !zero || !tq || xf_metric_alloc(&metric, d, s->dense) ||
+	    !(nuts = xf_nuts_create(d, s->max_depth, scaled_logp, &st, &metric))) {
 		rc = -2;
 		goto done;
 	}
-	if (s->init_cov)
-		xf_metric_set(&metric, s->init_cov);
-	if (xf_nuts_init(nuts, s->init)) {
+	for (int k = 0; k < d; k++) {
+		double v =
+			s->init_cov ? s->init_cov[s->dense ? (size_t)k * d + k : (size_t)k] : 1.0;
+		scale[k] = v > 0.0 && isfinite(v) ? sqrt(v) : 1.0;
+	}
+	if (s->init_cov) { /* the initial metric in z: D⁻¹ C D⁻¹ */
+		for (size_t i = 0; i < n_cov; i++) {
+			int r = s->dense ? (int)(i / (size_t)d) : (int)i;
+			int c = s->dense ? (int)(i % (size_t)d) : (int)i;
+			cov[i] = s->init_cov[i] / (scale[r] * scale[c]);
+		}
+		xf_metric_set(&metric, cov);
+	}
+	if (xf_nuts_init(nuts, zero)) {
 		rc = -1;
 		goto done;
 	}
@@ -108,8 +155,7 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 		xf_nuts_info info;
 		xf_nuts_transition(nuts, &rng, &info);
 		out->grad_evals += info.n_leapfrog;
-		memcpy(out->draws + (size_t)it * d, xf_nuts_point(nuts, &out->logp[it]),
-		       sizeof(double) * (size_t)d);
+		z_to_q(&st, xf_nuts_point(nuts, &out->logp[it]), out->draws + (size_t)it * d);
 		out->energy[it] = info.energy;
 		out->accept_stat[it] = info.accept_stat;
 		out->depth[it] = info.depth;
@@ -121,10 +167,17 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 		}
 	}
 	out->step_size = xf_nuts_step(nuts);
-	memcpy(out->metric, metric.inv, sizeof(double) * (s->dense ? (size_t)d * d : (size_t)d));
+	for (size_t i = 0; i < n_cov; i++) { /* the adapted metric back in q: D M⁻¹ D */
+		int r = s->dense ? (int)(i / (size_t)d) : (int)i;
+		int c = s->dense ? (int)(i % (size_t)d) : (int)i;
+		out->metric[i] = metric.inv[i] * scale[r] * scale[c];
+	}
 done:
 	xf_nuts_destroy(nuts);
 	xf_metric_free(&metric);
 	free(cov);
+	free(scale);
+	free(zero);
+	free(tq);
 	return rc;
 }

@@ -25,12 +25,12 @@ int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed);
  * the shard store keeps; everything else is recomputed from it. */
 typedef struct xf_shard_draws {
 	int n_chains, n_draws, dim;
-	double *draws;	      /* [chains][draws][dim] */
-	double *logp, *energy; /* [chains][draws] */
-	double *accept_stat;  /* [chains][draws] */
+	double *draws;			     /* [chains][draws][dim] */
+	double *logp, *energy;		     /* [chains][draws] */
+	double *accept_stat;		     /* [chains][draws] */
 	int *depth, *n_leapfrog, *divergent; /* [chains][draws] */
-	double *step_size;    /* [chains] */
-	long grad_evals;      /* warmup included, every chain */
+	double *step_size;		     /* [chains] */
+	long grad_evals;		     /* warmup included, every chain */
 	int warmup_divergent;
 	double sigma_scale; /* the σ prior's scale */
 	double noise;	    /* 1.4826·MAD of the shard's NLSQ residuals */
@@ -43,8 +43,7 @@ void xf_shard_draws_free(xf_shard_draws *s);
 
 /* The shard store (store.c): <dir>/shard_<id>.bin, written atomically. A file is reused
  * by --resume only when its input hash matches. */
-int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s,
-		  xf_error *err);
+int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err);
 /* 1 when a matching file was loaded, 0 when there is none (or it does not match), −1 on
  * a read error (err set). */
 int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf_error *err);
@@ -56,8 +55,8 @@ uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 /* Diagnostics and summaries of one shard from its draws (summary.c): R̂, ESS, E-BFMI,
  * divergences, depth saturation, physical means and sds, u-space moments, and the mean
  * and covariance of θ in u-space that the combination uses. */
-int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta,
-		       const xf_shard_draws *s, int max_depth, xf_cmc_shard *out);
+int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, const xf_shard_draws *s,
+		       int max_depth, xf_cmc_shard *out);
 
 /* The NLSQ warm start (warm.c): NLSQ's values in pr's layout, 1 % inside the bounds. */
 void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x);
@@ -76,9 +75,9 @@ int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double wi
 typedef int (*xf_shard_loader)(void *ctx, long id, xf_shard_draws *s, xf_error *err);
 
 typedef struct xf_combination {
-	int n_theta, n_draws;	   /* G combined draws */
-	double *u_draws;	   /* [G][n_theta] */
-	double *gp_mean, *gp_cov;  /* the Gaussian product of the kept shards */
+	int n_theta, n_draws;	  /* G combined draws */
+	double *u_draws;	  /* [G][n_theta] */
+	double *gp_mean, *gp_cov; /* the Gaussian product of the kept shards */
 } xf_combination;
 
 void xf_combination_free(xf_combination *c);

@@ -49,7 +49,10 @@ static double median_of(double *v, int n)
 }
 
 /* Robust screening: a kept shard whose u-space mean of any parameter has a modified
- * z-score 0.6745·|μ − median|/MAD beyond XF_ROBUST_Z is excluded. */
+ * z-score |μ − median| / max(MAD/0.6745, median shard sd) beyond XF_ROBUST_Z is
+ * excluded. The floor matters: healthy shard means scatter by about one shard posterior
+ * sd, and the MAD of a few means that happen to agree closely is far smaller, so without
+ * it a shard one sd away scored 8.9 and failed a good run (adr/0010). */
 static int screen_outliers(int n_theta, xf_cmc_shard *shards, long n_shards)
 {
 	int n_kept = 0;
@@ -57,7 +60,8 @@ static int screen_outliers(int n_theta, xf_cmc_shard *shards, long n_shards)
 		n_kept += shards[s].kept;
 	if (n_kept < 3)
 		return 0;
-	double *v = malloc(sizeof(double) * (size_t)n_kept), *z = calloc((size_t)n_shards, sizeof(double));
+	double *v = malloc(sizeof(double) * (size_t)n_kept),
+	       *z = calloc((size_t)n_shards, sizeof(double));
 	int *worst = calloc((size_t)n_shards, sizeof(int));
 	if (!v || !z || !worst) {
 		free(v);
@@ -75,11 +79,18 @@ static int screen_outliers(int n_theta, xf_cmc_shard *shards, long n_shards)
 		for (long s = 0; s < n_shards; s++)
 			if (shards[s].kept)
 				v[m++] = fabs(shards[s].u_mean[k] - med);
-		double mad = median_of(v, m);
-		if (!(mad > 0.0))
+		double spread = median_of(v, m) / 0.6745;
+		m = 0;
+		for (long s = 0; s < n_shards; s++)
+			if (shards[s].kept)
+				v[m++] = sqrt(shards[s].u_cov[(size_t)k * n_theta + k]);
+		double sd = median_of(v, m);
+		if (sd > spread)
+			spread = sd;
+		if (!(spread > 0.0))
 			continue;
 		for (long s = 0; s < n_shards; s++) {
-			double zk = 0.6745 * fabs(shards[s].u_mean[k] - med) / mad;
+			double zk = fabs(shards[s].u_mean[k] - med) / spread;
 			if (shards[s].kept && zk > z[s]) {
 				z[s] = zk;
 				worst[s] = k;
@@ -172,7 +183,8 @@ static int consensus_draws(int nt, xf_cmc_shard *shards, long n_shards, const do
 		if (!out->u_draws)
 			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
 		for (int g = 0; rc == 0 && g < out->n_draws; g++)
-			mat_vec(out->gp_cov, acc + (size_t)g * nt, out->u_draws + (size_t)g * nt, nt);
+			mat_vec(out->gp_cov, acc + (size_t)g * nt, out->u_draws + (size_t)g * nt,
+				nt);
 	}
 	free(acc);
 	free(tmp);
@@ -196,7 +208,8 @@ static int gaussian_draws(int nt, const double *mean, const double *cov, int dia
 				l[r * nt + c] = 0.0;
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nt, l, nt) != 0) {
 		free(l);
-		return xf_fail(err, XF_EXIT_DATA, "the combined covariance is not positive definite");
+		return xf_fail(err, XF_EXIT_DATA,
+			       "the combined covariance is not positive definite");
 	}
 	out->n_draws = g_count;
 	for (int g = 0; g < g_count; g++) {
@@ -204,8 +217,8 @@ static int gaussian_draws(int nt, const double *mean, const double *cov, int dia
 		for (int r = 0; r < nt; r++) {
 			double s = mean[r];
 			for (int c = 0; c <= r; c++)
-				s += l[r * nt + c] *
-				     xf_rng_normal(seed, XF_RNG_CMC_GAUSS, (uint64_t)g, (uint64_t)c, 0);
+				s += l[r * nt + c] * xf_rng_normal(seed, XF_RNG_CMC_GAUSS,
+								   (uint64_t)g, (uint64_t)c, 0);
 			u[r] = s;
 		}
 	}
@@ -255,11 +268,13 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 	for (long s = 0; s < n_shards; s++)
 		kept += shards[s].kept;
 	if (kept == 0) {
-		rc = xf_fail(err, XF_EXIT_DATA, "no shard is left to combine (every shard excluded)");
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "no shard is left to combine (every shard excluded)");
 		goto done;
 	}
 	if (spd_inverse(out->gp_cov, nt)) {
-		rc = xf_fail(err, XF_EXIT_DATA, "the summed shard precision is not positive definite");
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "the summed shard precision is not positive definite");
 		goto done;
 	}
 	mat_vec(out->gp_cov, wmu, out->gp_mean, nt);
@@ -277,7 +292,8 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 			xf_shard_draws_free(&d);
 		}
 	if (!strcmp(method, "homodyne_marginal")) {
-		double *mean = malloc(sizeof(double) * (size_t)nt), *cov = malloc(sizeof(double) * nn);
+		double *mean = malloc(sizeof(double) * (size_t)nt),
+		       *cov = malloc(sizeof(double) * nn);
 		if (!mean || !cov)
 			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
 		else {

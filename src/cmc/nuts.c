@@ -103,7 +103,7 @@ xf_nuts *xf_nuts_create(int d, int max_depth, xf_logp_fn logp, void *ctx, const 
 		*vecs[k] = NEXT();
 	for (int l = 0; l <= max_depth; l++) {
 		level *lv = &s->levels[l];
-		double **lvecs[8] = { &lv->p_init_end, &lv->ps_init_end, &lv->rho_init,
+		double **lvecs[8] = { &lv->p_init_end,	&lv->ps_init_end,  &lv->rho_init,
 				      &lv->p_final_beg, &lv->ps_final_beg, &lv->rho_final,
 				      &lv->rho_subtree, &lv->rho_ext };
 		for (int k = 0; k < 8; k++)

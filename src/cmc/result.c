@@ -63,8 +63,8 @@ static double sorted_percentile(const double *v, int n, double q)
 }
 
 /* mean, sd, median, 5 % and 95 % of column k of draws [n][stride]. */
-static void column_summary(const double *draws, int n, int stride, int k, double *buf,
-			   double *mean, double *sd, double *median, double *q05, double *q95)
+static void column_summary(const double *draws, int n, int stride, int k, double *buf, double *mean,
+			   double *sd, double *median, double *q05, double *q95)
 {
 	double m = 0.0, v = 0.0;
 	for (int g = 0; g < n; g++)
@@ -181,8 +181,9 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		       "%.0f %%)",
 		       kept, res->n_shards, 100.0 * fraction, 100.0 * r->o->min_success_rate);
 	else if (kept < res->n_shards)
-		reason(q, "%ld of %ld shards excluded (see shards); the posterior carries the "
-			  "prior to the power %ld/%ld",
+		reason(q,
+		       "%ld of %ld shards excluded (see shards); the posterior carries the "
+		       "prior to the power %ld/%ld",
 		       res->n_shards - kept, res->n_shards, kept, res->n_shards);
 	if (failed)
 		reason(q, "%ld shards could not be sampled", failed);

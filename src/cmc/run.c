@@ -19,9 +19,9 @@
 #include "util/files.h"
 #include "xpcsfit/rng.h"
 
-#define XF_CMC_RETRIES	  2	/* a non-finite start is retried with the next streams */
-#define XF_LAMINAR_ACCEPT 0.90	/* the floor of target_accept_prob for laminar flow */
-#define XF_INIT_JITTER	  0.5	/* chains start this many metric sds apart */
+#define XF_CMC_RETRIES	  2    /* a non-finite start is retried with the next streams */
+#define XF_LAMINAR_ACCEPT 0.90 /* the floor of target_accept_prob for laminar flow */
+#define XF_INIT_JITTER	  0.5  /* chains start this many metric sds apart */
 
 static double now_s(void)
 {
@@ -82,8 +82,8 @@ static uint64_t shard_hash(const cmc_run *r, long s)
 	h = xf_hash_bytes(h, r->theta, sizeof(int) * (size_t)r->n_theta);
 	h = xf_hash_bytes(h, r->init_cov, sizeof(double) * r->cov_size);
 	const double real[3] = { r->temper, r->jobs[s].sigma_scale, r->target_accept };
-	const long ints[8] = { r->n_chains, r->n_warmup, r->n_samples, r->max_depth,
-			       r->dense,    r->n_shards, s,	      (long)r->seed };
+	const long ints[8] = { r->n_chains, r->n_warmup, r->n_samples, r->max_depth, r->dense,
+			       r->n_shards, s,		 (long)r->seed };
 	h = xf_hash_bytes(h, real, sizeof real);
 	h = xf_hash_bytes(h, ints, sizeof ints);
 	return h;
@@ -113,9 +113,11 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
 		xf_cmc_to_u(&t, r->x_start, job->noise, u0);
 		for (int k = 0; k < d; k++) { /* per-chain jitter in u-space */
-			double sd = sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]);
+			double sd =
+				sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]);
 			u0[k] += XF_INIT_JITTER * sd *
-				 xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key, (uint64_t)k);
+				 xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key,
+					       (uint64_t)k);
 		}
 		xf_chain_setup cs = { .d = d,
 				      .logp = xf_cmc_target_logp,
@@ -220,11 +222,12 @@ static void chain_task(void *ctx, int b)
 	} else {
 		r->stop = 1; /* interrupted or out of memory: no more tasks */
 		if (!r->err.code)
-			rc == XF_EXIT_INTERRUPT
-				? xf_fail(&r->err, XF_EXIT_INTERRUPT,
-					  "interrupted: finished shards are kept for --resume, in %s",
-					  r->dir)
-				: xf_fail(&r->err, XF_EXIT_DATA, "out of memory sampling shard %ld", s);
+			rc == XF_EXIT_INTERRUPT ? xf_fail(&r->err, XF_EXIT_INTERRUPT,
+							  "interrupted: finished shards are kept "
+							  "for --resume, in %s",
+							  r->dir)
+						: xf_fail(&r->err, XF_EXIT_DATA,
+							  "out of memory sampling shard %ld", s);
 	}
 	int last = rc >= -1 && ++job->chains_done == r->n_chains;
 	pthread_mutex_unlock(&r->lock);
@@ -344,7 +347,7 @@ static int build_problem(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
 	xf_scaling_mode mode = cfg->cmc.per_angle_mode;
 	if (mode == XF_SCALING_FOLLOW_NLSQ)
 		mode = nlsq->scaling_mode == XF_SCALING_FOURIER ? XF_SCALING_INDIVIDUAL
-								 : nlsq->scaling_mode;
+								: nlsq->scaling_mode;
 	c.nlsq.per_angle_mode = mode;
 	c.nlsq.anti_degeneracy_enable = 1; /* the mode chosen above applies to static too */
 	c.nlsq.constant_scaling_threshold = 1;
@@ -377,8 +380,8 @@ static void free_run(cmc_run *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
-		 const xf_nlsq_result *nlsq, int n_threads, xf_error *err)
+static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
+		 int n_threads, xf_error *err)
 {
 	const xf_cmc_options *o = &cfg->cmc;
 	int rc = build_problem(r, cfg, ds, nlsq, err);

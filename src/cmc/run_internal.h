@@ -11,7 +11,7 @@ typedef struct shard_job {
 	xf_pairset ps;
 	double noise, sigma_scale;
 	uint64_t hash;
-	int resumed;	     /* loaded from the store: nothing to sample */
+	int resumed; /* loaded from the store: nothing to sample */
 	int chains_done;
 	xf_shard_draws draws; /* filled chain by chain, saved and freed when complete */
 } shard_job;

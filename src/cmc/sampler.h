@@ -32,9 +32,9 @@ double xf_chain_normal(xf_chain_rng *r);
 /* ---- metric (metric.c) ---- */
 typedef struct xf_metric {
 	int d;
-	int dense;	 /* 1: full inverse metric, 0: diagonal */
-	double *inv;	 /* M⁻¹: d×d row-major (dense) or d (diagonal) */
-	double *chol;	 /* dense: lower Cholesky factor L of M⁻¹ (M⁻¹ = L Lᵀ) */
+	int dense;    /* 1: full inverse metric, 0: diagonal */
+	double *inv;  /* M⁻¹: d×d row-major (dense) or d (diagonal) */
+	double *chol; /* dense: lower Cholesky factor L of M⁻¹ (M⁻¹ = L Lᵀ) */
 } xf_metric;
 
 int xf_metric_alloc(xf_metric *m, int d, int dense);
@@ -100,9 +100,9 @@ typedef struct xf_window_adapt {
 	int n_warmup, init_buffer, term_buffer, base_window;
 	int counter, window_size, next_window;
 	int d, dense;
-	long n;			/* samples in the current window */
-	double *mean, *m2;	/* Welford: mean [d], co-moment [d×d] or [d] */
-	double *delta;		/* [d] scratch */
+	long n;		   /* samples in the current window */
+	double *mean, *m2; /* Welford: mean [d], co-moment [d×d] or [d] */
+	double *delta;	   /* [d] scratch */
 } xf_window_adapt;
 
 int xf_window_init(xf_window_adapt *w, int n_warmup, int d, int dense);
@@ -118,18 +118,20 @@ typedef struct xf_chain_setup {
 	void *ctx;
 	int n_warmup, n_samples, max_depth, dense;
 	double target_accept;
-	const double *init;	 /* [d] start */
-	const double *init_cov;	 /* [d×d] (dense) or [d] initial metric; NULL: identity */
+	const double *init;	/* [d] start */
+	const double *init_cov; /* [d×d] (dense) or [d] initial metric; NULL: identity. Its
+				  * diagonal also sets the standardised coordinates
+				  * (q − init)/√diag that the sampler moves in (chain.c) */
 	xf_chain_rng rng;
 } xf_chain_setup;
 
 typedef struct xf_chain_out {
-	double *draws;	      /* [n_samples][d] */
-	double *logp;	      /* [n_samples] log density of each draw */
-	double *energy;	      /* [n_samples] */
+	double *draws;	/* [n_samples][d] */
+	double *logp;	/* [n_samples] log density of each draw */
+	double *energy; /* [n_samples] */
 	int *depth, *n_leapfrog, *divergent;
 	double *accept_stat;  /* [n_samples] */
-	double step_size;     /* after adaptation */
+	double step_size;     /* after adaptation, in the standardised coordinates */
 	long grad_evals;      /* leapfrog steps, warmup included */
 	int warmup_divergent; /* divergences during warmup */
 	double *metric;	      /* [d×d] or [d]: the adapted inverse metric */

@@ -33,8 +33,7 @@ static int by_index(const void *a, const void *b)
 
 /* Pair (i, j) of linear index p (rows i = 1..N−2, j = i+1..N−1), walking forward from the
  * row of the previous, smaller index. */
-static void pair_of(uint32_t p, int n, uint32_t *row, size_t *row_start, uint32_t *i,
-		    uint32_t *j)
+static void pair_of(uint32_t p, int n, uint32_t *row, size_t *row_start, uint32_t *i, uint32_t *j)
 {
 	while (p >= *row_start + (size_t)(n - 1 - (int)*row)) {
 		*row_start += (size_t)(n - 1 - (int)*row);

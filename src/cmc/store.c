@@ -39,8 +39,8 @@ int xf_shard_draws_alloc(xf_shard_draws *s, int n_chains, int n_draws, int dim)
 	s->n_leapfrog = malloc(sizeof(int) * n);
 	s->divergent = malloc(sizeof(int) * n);
 	s->step_size = malloc(sizeof(double) * (size_t)n_chains);
-	return !(s->draws && s->logp && s->energy && s->accept_stat && s->depth &&
-		 s->n_leapfrog && s->divergent && s->step_size);
+	return !(s->draws && s->logp && s->energy && s->accept_stat && s->depth && s->n_leapfrog &&
+		 s->divergent && s->step_size);
 }
 
 void xf_shard_draws_free(xf_shard_draws *s)
@@ -88,8 +88,7 @@ static void shard_path(char *path, size_t size, const char *dir, long id)
 	snprintf(path, size, "%s/shard_%06ld.bin", dir, id);
 }
 
-int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s,
-		  xf_error *err)
+int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err)
 {
 	char path[4200];
 	buf b = { 0 };
@@ -167,10 +166,10 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
 	uint64_t file_hash, check;
 	int32_t counts[4], wdiv = 0;
 	int64_t evals = 0;
-	int ok = len > sizeof check && take(&p, end, magic, 8) == 0 && !memcmp(magic, XF_STORE_MAGIC, 8) &&
-		 take(&p, end, &file_hash, 8) == 0 && (hash == 0 || file_hash == hash) &&
-		 take(&p, end, counts, sizeof counts) == 0 && counts[0] > 0 && counts[1] > 0 &&
-		 counts[2] > 0;
+	int ok = len > sizeof check && take(&p, end, magic, 8) == 0 &&
+		 !memcmp(magic, XF_STORE_MAGIC, 8) && take(&p, end, &file_hash, 8) == 0 &&
+		 (hash == 0 || file_hash == hash) && take(&p, end, counts, sizeof counts) == 0 &&
+		 counts[0] > 0 && counts[1] > 0 && counts[2] > 0;
 	if (ok) {
 		memcpy(&check, end - sizeof check, sizeof check);
 		ok = check == xf_hash_bytes(XF_HASH_SEED, img, len - sizeof check);
@@ -184,7 +183,8 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
 	if (ok) {
 		size_t n = (size_t)counts[0] * (size_t)counts[1];
 		s->failed = counts[3];
-		ok = take(&p, end, &evals, sizeof evals) == 0 && take(&p, end, &wdiv, sizeof wdiv) == 0 &&
+		ok = take(&p, end, &evals, sizeof evals) == 0 &&
+		     take(&p, end, &wdiv, sizeof wdiv) == 0 &&
 		     take(&p, end, &s->sigma_scale, sizeof(double)) == 0 &&
 		     take(&p, end, &s->noise, sizeof(double)) == 0 &&
 		     take(&p, end, s->reason, sizeof s->reason) == 0 &&

@@ -23,8 +23,8 @@ static int alloc_shard(xf_cmc_shard *out, int n_theta)
 	out->kurtosis = calloc(nt, sizeof(double));
 	out->u_mean = calloc(nt, sizeof(double));
 	out->u_cov = calloc(nt * nt, sizeof(double));
-	return !(out->rhat && out->ess_bulk && out->ess_tail && out->mean && out->sd &&
-		 out->skew && out->kurtosis && out->u_mean && out->u_cov);
+	return !(out->rhat && out->ess_bulk && out->ess_tail && out->mean && out->sd && out->skew &&
+		 out->kurtosis && out->u_mean && out->u_cov);
 }
 
 /* R̂ and ESS of every coordinate: columns [chains][draws] of the draws. */
@@ -45,8 +45,10 @@ static int convergence(const xf_shard_draws *s, xf_cmc_shard *out)
 		out->ess_tail[k] = xf_diag_ess_tail(col, nc, nd);
 		/* NaN (constant draws, too few) counts as the worst value */
 		out->rhat_max = isnan(out->rhat[k]) ? INFINITY : fmax(out->rhat_max, out->rhat[k]);
-		out->ess_bulk_min = isnan(out->ess_bulk[k]) ? 0.0 : fmin(out->ess_bulk_min, out->ess_bulk[k]);
-		out->ess_tail_min = isnan(out->ess_tail[k]) ? 0.0 : fmin(out->ess_tail_min, out->ess_tail[k]);
+		out->ess_bulk_min =
+			isnan(out->ess_bulk[k]) ? 0.0 : fmin(out->ess_bulk_min, out->ess_bulk[k]);
+		out->ess_tail_min =
+			isnan(out->ess_tail[k]) ? 0.0 : fmin(out->ess_tail_min, out->ess_tail[k]);
 	}
 	free(col);
 	return 0;
@@ -126,8 +128,8 @@ static int moments(const xf_problem *pr, const int *theta, int n_theta, const xf
 	return 0;
 }
 
-int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta,
-		       const xf_shard_draws *s, int max_depth, xf_cmc_shard *out)
+int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, const xf_shard_draws *s,
+		       int max_depth, xf_cmc_shard *out)
 {
 	if (alloc_shard(out, n_theta))
 		return -1;

@@ -108,9 +108,11 @@ int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
 		int k = t->theta[m];
 		double s = sigmoid(u[m]);
 		double dxdu = (pr->upper[k] - pr->lower[k]) * s * (1.0 - s);
-		double dprior_dx = -(t->x[k] - pr->prior_mu[k]) / (pr->prior_sigma[k] * pr->prior_sigma[k]);
+		double dprior_dx =
+			-(t->x[k] - pr->prior_mu[k]) / (pr->prior_sigma[k] * pr->prior_sigma[k]);
 		/* d/du [log s(u) + log s(−u)] = 1 − 2s */
-		grad[m] = t->temper * (dprior_dx * dxdu + (1.0 - 2.0 * s)) + t->b[k] * inv_s2 * dxdu;
+		grad[m] =
+			t->temper * (dprior_dx * dxdu + (1.0 - 2.0 * s)) + t->b[k] * inv_s2 * dxdu;
 	}
 	grad[nt] = -ratio * ratio + 1.0 - n + out.chi2 * inv_s2;
 	return 0;

@@ -12,17 +12,17 @@
 #include "xpcsfit/likelihood.h"
 
 typedef struct xf_cmc_target {
-	const xf_problem *pr; /* the CMC layout (σ = 1 in the pass) */
-	xf_lik *lik;	      /* the shard's pass */
-	size_t n_points;      /* points of the shard */
-	int n_theta;	      /* sampled parameters of pr (the free ones) */
-	const int *theta;     /* [n_theta] their index in pr's layout */
-	int dim;	      /* n_theta + 1 */
-	double temper;	      /* prior exponent 1/K */
-	double sigma_scale;   /* HalfNormal scale of σ */
+	const xf_problem *pr;  /* the CMC layout (σ = 1 in the pass) */
+	xf_lik *lik;	       /* the shard's pass */
+	size_t n_points;       /* points of the shard */
+	int n_theta;	       /* sampled parameters of pr (the free ones) */
+	const int *theta;      /* [n_theta] their index in pr's layout */
+	int dim;	       /* n_theta + 1 */
+	double temper;	       /* prior exponent 1/K */
+	double sigma_scale;    /* HalfNormal scale of σ */
 	const double *x_fixed; /* [n_full] values of the parameters not sampled */
-	double *x, *b;	      /* [n_full] workspace */
-	long evals;	      /* log-density evaluations */
+	double *x, *b;	       /* [n_full] workspace */
+	long evals;	       /* log-density evaluations */
 } xf_cmc_target;
 
 /* Workspace for a target over pr; the caller fills the other fields. 0 or −1. */

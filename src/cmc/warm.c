@@ -32,7 +32,8 @@ static void scaling_from_angles(const xf_problem *pr, const double *per_angle, d
 	for (int r = 0; r < nb; r++) {
 		for (int c = 0; c < nb; c++)
 			for (int a = 0; a < na; a++)
-				m[r * (nb + 1) + c] += pr->basis[a * nb + r] * pr->basis[a * nb + c];
+				m[r * (nb + 1) + c] +=
+					pr->basis[a * nb + r] * pr->basis[a * nb + c];
 		for (int a = 0; a < na; a++)
 			m[r * (nb + 1) + nb] += pr->basis[a * nb + r] * per_angle[a];
 	}
@@ -66,7 +67,8 @@ void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double 
 	}
 	for (int k = 0; k < pr->n_full; k++) {
 		double w = pr->upper[k] - pr->lower[k];
-		double lo = pr->lower[k] + XF_INSIDE_BOUNDS * w, hi = pr->upper[k] - XF_INSIDE_BOUNDS * w;
+		double lo = pr->lower[k] + XF_INSIDE_BOUNDS * w,
+		       hi = pr->upper[k] - XF_INSIDE_BOUNDS * w;
 		if (!pr->fixed[k])
 			x[k] = isfinite(x[k]) ? fmin(fmax(x[k], lo), hi) : 0.5 * (lo + hi);
 	}

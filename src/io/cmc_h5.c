@@ -14,8 +14,8 @@
 #include "io/io_internal.h"
 #include "xpcsfit/results.h"
 
-static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t cols,
-		       const double *v, const char *units, const char *desc)
+static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t cols, const double *v,
+		       const char *units, const char *desc)
 {
 	hsize_t dims[2] = { rows, cols };
 	xf_h5_put(w, g, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, v, units, desc);
@@ -75,7 +75,8 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 		size_t off;
 	} cols[] = {
 		{ "kept", "1: the shard entered the combination", offsetof(xf_cmc_shard, kept) },
-		{ "rhat_max", "largest rank-normalised split R-hat", offsetof(xf_cmc_shard, rhat_max) },
+		{ "rhat_max", "largest rank-normalised split R-hat",
+		  offsetof(xf_cmc_shard, rhat_max) },
 		{ "ess_bulk_min", "smallest bulk ESS", offsetof(xf_cmc_shard, ess_bulk_min) },
 		{ "ess_tail_min", "smallest tail ESS", offsetof(xf_cmc_shard, ess_tail_min) },
 		{ "divergence_rate", "divergent transitions / transitions",
@@ -92,14 +93,16 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
 		for (long s = 0; s < k; s++) {
 			const char *base = (const char *)&res->shards[s];
-			col[s] = !strcmp(cols[c].name, "kept") ? (double)res->shards[s].kept
-							       : *(const double *)(base + cols[c].off);
+			col[s] = !strcmp(cols[c].name, "kept")
+					 ? (double)res->shards[s].kept
+					 : *(const double *)(base + cols[c].off);
 		}
 		xf_h5_put_vec(w, g, cols[c].name, (size_t)k, col, "1", cols[c].desc);
 	}
 	for (long s = 0; s < k; s++)
 		for (size_t m = 0; m < nt; m++)
-			col[(size_t)s * nt + m] = res->shards[s].u_mean ? res->shards[s].u_mean[m] : NAN;
+			col[(size_t)s * nt + m] =
+				res->shards[s].u_mean ? res->shards[s].u_mean[m] : NAN;
 	put_matrix(w, g, "u_mean", (size_t)k, nt, col, "1",
 		   "each shard's mean of the sampled parameters in the sampler's space");
 	hsize_t d3[3] = { (hsize_t)k, nt, nt };
@@ -116,13 +119,14 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
 {
 	int dim = res->n_theta + 1;
-	hsize_t dims[4] = { (hsize_t)res->n_shards, (hsize_t)res->n_chains,
-			    (hsize_t)res->n_samples, (hsize_t)dim };
+	hsize_t dims[4] = { (hsize_t)res->n_shards, (hsize_t)res->n_chains, (hsize_t)res->n_samples,
+			    (hsize_t)dim };
 	hid_t space = H5Screate_simple(4, dims, NULL);
 	hid_t dcpl = H5Pcopy(w->dcpl);
 	hsize_t chunk[4] = { 1, dims[1], dims[2], dims[3] };
 	H5Pset_chunk(dcpl, 4, chunk);
-	hid_t d = H5Dcreate2(g, "shard_draws", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	hid_t d =
+		H5Dcreate2(g, "shard_draws", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	H5Pclose(dcpl);
 	if (d < 0) {
 		H5Sclose(space);
@@ -200,10 +204,11 @@ int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_data
 		xf_h5_attr_str(&w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
 		posterior(&w, g, res);
 		if (res->gp_mean) {
-			xf_h5_put_vec(&w, g, "gaussian_product_mean", (size_t)res->n_theta,
-				      res->gp_mean, "1",
-				      "mean of the product of the kept shards' Gaussians (sampler's "
-				      "space)");
+			xf_h5_put_vec(
+				&w, g, "gaussian_product_mean", (size_t)res->n_theta, res->gp_mean,
+				"1",
+				"mean of the product of the kept shards' Gaussians (sampler's "
+				"space)");
 			put_matrix(&w, g, "gaussian_product_cov", (size_t)res->n_theta,
 				   (size_t)res->n_theta, res->gp_cov, "1", "its covariance");
 		}

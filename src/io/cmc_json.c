@@ -49,11 +49,11 @@ static cJSON *parameters_object(const xf_cmc_result *res, int physical_only, int
 	cJSON *obj = cJSON_CreateObject();
 	int k0 = physical_only ? 0 : res->n_phys, k1 = physical_only ? res->n_phys : res->n_params;
 	for (int k = k0; k < k1; k++)
-		cJSON_AddItemToObject(obj, res->names[k],
-				      plain ? summary_entry(res, k, c->mean, c->sd, c->median, c->q05,
-							    c->q95)
-					    : summary_entry(res, k, res->mean, res->sd, res->median,
-							    res->q05, res->q95));
+		cJSON_AddItemToObject(
+			obj, res->names[k],
+			plain ? summary_entry(res, k, c->mean, c->sd, c->median, c->q05, c->q95)
+			      : summary_entry(res, k, res->mean, res->sd, res->median, res->q05,
+					      res->q95));
 	if (physical_only && !plain) {
 		cJSON_AddItemToObject(obj, "contrast",
 				      angle_mean(res->contrast, res->contrast_sd, res->n_phi));
@@ -96,7 +96,8 @@ static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
 	cJSON_AddItemToObject(e, "sigma_sd", xf_json_num(s->sigma_sd));
 	cJSON_AddItemToObject(e, "sigma_prior_scale", xf_json_num(s->sigma_scale));
 	cJSON_AddItemToObject(e, "noise", xf_json_num(s->noise));
-	cJSON *ess = cJSON_CreateObject(), *rhat = cJSON_CreateObject(), *mean = cJSON_CreateObject();
+	cJSON *ess = cJSON_CreateObject(), *rhat = cJSON_CreateObject(),
+	      *mean = cJSON_CreateObject();
 	cJSON *skew = cJSON_CreateObject();
 	for (int m = 0; m <= res->n_theta; m++) {
 		const char *name = m < res->n_theta ? res->names[res->theta[m]] : "sigma";

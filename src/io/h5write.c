@@ -12,8 +12,6 @@
 #include "io/h5write.h"
 #include "util/files.h"
 
-
-
 int xf_h5_fail(h5w *w, const char *what)
 {
 	w->failed = 1;
@@ -56,7 +54,7 @@ int xf_h5_describe(h5w *w, hid_t d, const char *units, const char *desc)
 
 /* one numeric dataset of rank 0..2 (dims NULL for a scalar) */
 int xf_h5_put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type, int rank,
-	       const hsize_t *dims, const void *data, const char *units, const char *desc)
+	      const hsize_t *dims, const void *data, const char *units, const char *desc)
 {
 	if (w->failed)
 		return -1;
@@ -73,8 +71,8 @@ int xf_h5_put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_ty
 	return w->failed ? -1 : 0;
 }
 
-int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v,
-		   const char *units, const char *desc)
+int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v, const char *units,
+		  const char *desc)
 {
 	hsize_t dims[1] = { n };
 	double *nan_fill = NULL;
@@ -86,13 +84,14 @@ int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v
 			nan_fill[k] = NAN;
 		v = nan_fill;
 	}
-	int rc = xf_h5_put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, dims, v, units, desc);
+	int rc =
+		xf_h5_put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 1, dims, v, units, desc);
 	free(nan_fill);
 	return rc;
 }
 
 int xf_h5_put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
-		   const char *desc)
+		  const char *desc)
 {
 	return xf_h5_put(w, grp, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 0, NULL, &v, units, desc);
 }
@@ -104,7 +103,7 @@ int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *
 
 /* fixed-length UTF-8 strings: h5py reads them as bytes ('S' dtype), HDFView as text */
 int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
-		       const char *desc)
+		      const char *desc)
 {
 	if (w->failed)
 		return -1;
@@ -153,18 +152,17 @@ int xf_h5_data_group(h5w *w, const xf_dataset *ds)
 	xf_h5_attr_str(w, g, "layout", xf_layout_name(ds->layout));
 	xf_h5_attr_str(w, g, "dt_source", ds->dt_source);
 	xf_h5_put_vec(w, g, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
-		"scattering angle of each fitted map, normalised to (-180, 180], ascending; "
-		"indexes every per-angle array");
+		      "scattering angle of each fitted map, normalised to (-180, 180], ascending; "
+		      "indexes every per-angle array");
 	xf_h5_put_vec(w, g, "t", n, t, "s",
-		"frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
-		"of the surfaces)");
+		      "frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
+		      "of the surfaces)");
 	xf_h5_put_f64(w, g, "q", ds->q, "1/angstrom", "wavevector q of the fitted ring");
 	xf_h5_put_f64(w, g, "dt", ds->dt_s, "s", "time between stored frames");
 	H5Gclose(g);
 	free(t);
 	return w->failed ? -1 : 0;
 }
-
 
 int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp, size_t size,
 	       xf_error *err)

@@ -34,8 +34,8 @@ int xf_h5_describe(h5w *w, hid_t d, const char *units, const char *desc);
 int xf_h5_put(h5w *w, hid_t grp, const char *name, hid_t mem_type, hid_t file_type, int rank,
 	      const hsize_t *dims, const void *data, const char *units, const char *desc);
 /* a vector of doubles (NULL: NaN of the same length) */
-int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v,
-		  const char *units, const char *desc);
+int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v, const char *units,
+		  const char *desc);
 int xf_h5_put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
 		  const char *desc);
 int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *desc);

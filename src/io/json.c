@@ -51,4 +51,3 @@ cJSON *xf_json_numbers(const double *v, int n)
 		cJSON_AddItemToArray(arr, xf_json_num(v ? v[k] : NAN));
 	return arr;
 }
-

@@ -83,9 +83,11 @@ static cJSON *per_angle_object(const xf_nlsq_result *res)
 	cJSON *pa = cJSON_CreateObject();
 	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
 	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(res->contrast, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast_uncertainty", xf_json_numbers(res->contrast_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_uncertainty",
+			      xf_json_numbers(res->contrast_unc, res->n_phi));
 	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(res->offset, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset_uncertainty", xf_json_numbers(res->offset_unc, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_uncertainty",
+			      xf_json_numbers(res->offset_unc, res->n_phi));
 	return pa;
 }
 
@@ -100,7 +102,8 @@ static cJSON *covariance_object(const xf_nlsq_result *res)
 	for (int r = 0; r < n; r++)
 		cJSON_AddItemToArray(
 			matrix,
-			xf_json_numbers(res->covariance ? res->covariance + (size_t)r * n : NULL, n));
+			xf_json_numbers(res->covariance ? res->covariance + (size_t)r * n : NULL,
+					n));
 	cJSON_AddItemToObject(cov, "names", names);
 	cJSON_AddItemToObject(cov, "matrix", matrix);
 	return cov;

@@ -16,8 +16,9 @@ static char *read_text(const char *path, xf_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		xf_fail(err, XF_EXIT_CONFIG, "cannot read the NLSQ result %s (run `xpcsfit nlsq` first "
-					     "or give the folder that holds parameters.json)",
+		xf_fail(err, XF_EXIT_CONFIG,
+			"cannot read the NLSQ result %s (run `xpcsfit nlsq` first "
+			"or give the folder that holds parameters.json)",
 			path);
 		return NULL;
 	}
@@ -87,7 +88,8 @@ static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf
 	res->uncertainties = malloc(sizeof(double) * (size_t)n);
 	res->is_fixed = calloc((size_t)n, sizeof(int));
 	res->covariance = malloc(sizeof(double) * (size_t)n * n);
-	if (!res->names || !res->values || !res->uncertainties || !res->is_fixed || !res->covariance)
+	if (!res->names || !res->values || !res->uncertainties || !res->is_fixed ||
+	    !res->covariance)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
 	for (int k = 0; k < n; k++) {
 		const cJSON *nm = cJSON_GetArrayItem(names, k);

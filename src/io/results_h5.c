@@ -27,19 +27,19 @@
 static int write_scalars(h5w *w, hid_t g, const xf_nlsq_result *res)
 {
 	xf_h5_put_f64(w, g, "chi_squared", res->chi_squared, "1",
-		"sum of squared weighted residuals r = (data - model)/sigma");
+		      "sum of squared weighted residuals r = (data - model)/sigma");
 	xf_h5_put_f64(w, g, "reduced_chi_squared", res->reduced_chi_squared, "1",
-		"chi_squared / (n_points - n_free_parameters)");
+		      "chi_squared / (n_points - n_free_parameters)");
 	xf_h5_put_f64(w, g, "residual_sd", res->residual_sd, "1",
-		"sqrt(reduced chi squared) when sigma is not given, else NaN");
+		      "sqrt(reduced chi squared) when sigma is not given, else NaN");
 	xf_h5_put_f64(w, g, "sigma", res->sigma, "1",
-		"sigma of the data used in the fit (1 when not given)");
+		      "sigma of the data used in the fit (1 when not given)");
 	xf_h5_put_i64(w, g, "n_points", (long long)res->n_points,
-		"fitted points: n_phi * (N-1)(N-2)/2 (t1, t2 > 0, off the diagonal)");
+		      "fitted points: n_phi * (N-1)(N-2)/2 (t1, t2 > 0, off the diagonal)");
 	xf_h5_put_i64(w, g, "n_free_parameters", res->n_free, "parameters varied by the fit");
 	xf_h5_put_i64(w, g, "iterations", res->iterations, "iterations of the optimiser");
 	return xf_h5_put_i64(w, g, "covariance_rank", res->cov_rank,
-		       "rank of J^T J used for the covariance");
+			     "rank of J^T J used for the covariance");
 }
 
 static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
@@ -57,22 +57,22 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 		fixed[k] = res->is_fixed ? (signed char)(res->is_fixed[k] != 0) : 0;
 	}
 	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)res->names,
-		    "every parameter in canonical order: the mode's physical parameters, "
-		    "then the per-angle scaling coefficients");
+			  "every parameter in canonical order: the mode's physical parameters, "
+			  "then the per-angle scaling coefficients");
 	xf_h5_put_strings(w, g, "parameter_units", n, units, "units of each parameter");
 	xf_h5_put_vec(w, g, "values", (size_t)n, res->values, "see parameter_units",
-		"fitted value of each parameter (fixed ones at their fixed value)");
+		      "fitted value of each parameter (fixed ones at their fixed value)");
 	xf_h5_put_vec(w, g, "uncertainties", (size_t)n, res->uncertainties, "see parameter_units",
-		"1-sigma standard error from the covariance; NaN for fixed parameters");
+		      "1-sigma standard error from the covariance; NaN for fixed parameters");
 	hsize_t d1[1] = { (hsize_t)n };
 	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
-	    "1 where the parameter was held fixed");
+		  "1 where the parameter was held fixed");
 	if (res->covariance) {
 		hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
-		xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, res->covariance,
-		    "product of the two parameters' units",
-		    "covariance of the parameters (row-major, order of parameter_names); "
-		    "NaN rows/columns for fixed parameters");
+		xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2,
+			  res->covariance, "product of the two parameters' units",
+			  "covariance of the parameters (row-major, order of parameter_names); "
+			  "NaN rows/columns for fixed parameters");
 	} else {
 		double *nanm = malloc((size_t)(n > 0 ? n * n : 1) * sizeof *nanm);
 		if (!nanm) {
@@ -81,9 +81,9 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 			for (int k = 0; k < n * n; k++)
 				nanm[k] = NAN;
 			hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
-			xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2, nanm,
-			    "product of the two parameters' units",
-			    "covariance of the parameters (not available: NaN)");
+			xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2,
+				  nanm, "product of the two parameters' units",
+				  "covariance of the parameters (not available: NaN)");
 			free(nanm);
 		}
 	}
@@ -91,13 +91,13 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	free(fixed);
 	size_t np = (size_t)res->n_phi;
 	xf_h5_put_vec(w, g, "per_angle_contrast", np, res->contrast, "1",
-		"contrast (beta) of each angle, order of /data/phi_deg");
+		      "contrast (beta) of each angle, order of /data/phi_deg");
 	xf_h5_put_vec(w, g, "per_angle_offset", np, res->offset, "1",
-		"offset (baseline) of each angle, order of /data/phi_deg");
+		      "offset (baseline) of each angle, order of /data/phi_deg");
 	xf_h5_put_vec(w, g, "per_angle_contrast_uncertainty", np, res->contrast_unc, "1",
-		"1-sigma standard error of each angle's contrast");
+		      "1-sigma standard error of each angle's contrast");
 	return xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
-		       "1-sigma standard error of each angle's offset");
+			     "1-sigma standard error of each angle's offset");
 }
 
 /* Rows of a surface chunk: the whole N×N map of an angle when it is small, else row
@@ -254,7 +254,8 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	xf_h5_attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
 	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
 	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
-	xf_h5_attr_str(w, g, "surfaces", surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
+	xf_h5_attr_str(w, g, "surfaces",
+		       surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
 	xf_h5_attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);

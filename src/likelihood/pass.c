@@ -219,8 +219,7 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	lik->cos_a = malloc(sizeof(double) * na);
 	lik->sin_a = malloc(sizeof(double) * na);
 	if (!lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a || gather(lik) ||
-	    make_blocks(lik) ||
-	    alloc_slots(lik) ||
+	    make_blocks(lik) || alloc_slots(lik) ||
 	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->mode == XF_MODE_LAMINAR)) {
 		xf_lik_destroy(lik);
 		xf_fail(err, XF_EXIT_DATA,

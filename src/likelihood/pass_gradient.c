@@ -12,12 +12,11 @@ typedef struct point_grad {
 	double g1sq, res, u, v, z;
 } point_grad;
 
-static inline point_grad laminar_point(const xf_lik *lik, int p, double g1d, double s_ig,
-				       double ig, double data)
+static inline point_grad laminar_point(const xf_lik *lik, int p, double g1d, double s_ig, double ig,
+				       double data)
 {
 	double dfactor;
-	double factor =
-		xf_shear_factor(s_ig * lik->cos_a[p], lik->pr->grid.shear_model, &dfactor);
+	double factor = xf_shear_factor(s_ig * lik->cos_a[p], lik->pr->grid.shear_model, &dfactor);
 	double g1 = g1d * factor, con = lik->contrast[p];
 	point_grad t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
 	if (g1 < XF_G1_FLOOR) {
@@ -51,7 +50,8 @@ static void laminar_gradient(xf_lik *lik, int block)
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
 		double s_ig = f->s * ig, ur = 0.0, vr = 0.0, zr = 0.0;
 		for (int p = 0; p < n_phi; p++) {
-			point_grad t = laminar_point(lik, p, g1d, s_ig, ig, pass_data(lik, p, idx, k));
+			point_grad t =
+				laminar_point(lik, p, g1d, s_ig, ig, pass_data(lik, p, idx, k));
 			chi2 += t.res * t.res;
 			g1sum += t.g1sq;
 			ur += t.u * t.res;
@@ -142,8 +142,8 @@ void xf_pass_block_value(xf_lik *lik, int block)
 		double s_ig = laminar ? f->s * xf_pair_integral(f->cg, f->dcg, i, j, bq) : 0.0;
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
 		for (int p = 0; p < n_phi; p++) {
-			double g1 = laminar ? g1d * xf_shear_factor(s_ig * lik->cos_a[p], shear_model,
-								    &dfactor)
+			double g1 = laminar ? g1d * xf_shear_factor(s_ig * lik->cos_a[p],
+								    shear_model, &dfactor)
 					    : g1d;
 			if (g1 < XF_G1_FLOOR)
 				g1 = XF_G1_FLOOR;

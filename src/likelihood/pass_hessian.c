@@ -98,8 +98,7 @@ static void laminar_block_per_angle(const xf_lik *lik, xf_accum *acc, const pair
 		double chi2 = 0, scc = 0, sco = 0, soo = 0, bc = 0, bo = 0;
 		for (int k = 0; k < n_pairs; k++) {
 			const pair_info *q = &pi[k];
-			point_terms t =
-				laminar_point(lik, p, q->g1d, s * q->ig, q->ig,
+			point_terms t = laminar_point(lik, p, q->g1d, s * q->ig, q->ig,
 						      pass_data(lik, p, q->idx, q->pos));
 			chi2 += t.res * t.res;
 			add_point_sums(&sums[k], &t);

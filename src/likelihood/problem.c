@@ -66,8 +66,9 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			int idx = pr->n_phys + q * pr->n_basis + k;
 			char name[64];
 			pr->scaling->coef(quantity[q], k, bound[q], start, pr->n_phi, name,
-					  sizeof name, &pr->lower[idx], &pr->upper[idx], &pr->start[idx],
-					  &pr->prior_mu[idx], &pr->prior_sigma[idx]);
+					  sizeof name, &pr->lower[idx], &pr->upper[idx],
+					  &pr->start[idx], &pr->prior_mu[idx],
+					  &pr->prior_sigma[idx]);
 			pr->names[idx] = strdup(name);
 			pr->scale[idx] = pr->upper[idx] - pr->lower[idx];
 			if (!pr->names[idx]) {

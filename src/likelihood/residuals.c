@@ -6,8 +6,7 @@
 #include "model/kernel.h"
 #include "xpcsfit/likelihood.h"
 
-int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x,
-			 double *res)
+int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x, double *res)
 {
 	const xf_dataset *ds = pr->ds;
 	int n = ds->n_frames, n_phi = pr->n_phi, laminar = pr->mode == XF_MODE_LAMINAR;
@@ -41,7 +40,8 @@ int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const doubl
 					    : g1d;
 			if (g1 < XF_G1_FLOOR)
 				g1 = XF_G1_FLOOR;
-			res[k * (size_t)n_phi + (size_t)p] = ds->c2[p][idx] - (off[p] + con[p] * g1 * g1);
+			res[k * (size_t)n_phi + (size_t)p] =
+				ds->c2[p][idx] - (off[p] + con[p] * g1 * g1);
 		}
 		if (!ps->pair_i && ++j == n) { /* every pair, row by row */
 			i++;

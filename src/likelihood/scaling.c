@@ -64,7 +64,7 @@ static void shared_row(int a, double phi_rad, int n, double *row)
 
 static void shared_coef(const char *quantity, int k, const xf_bound *b, const double *start,
 			int n_phi, char *name, size_t size, double *lo, double *hi, double *x0,
-			    double *mu, double *sd)
+			double *mu, double *sd)
 {
 	(void)k;
 	snprintf(name, size, "%s", quantity);
@@ -104,7 +104,7 @@ static void fourier_row(int a, double phi_rad, int n, double *row)
  * width with a prior centred on 0 (a quarter of their width) */
 static void fourier_coef(const char *quantity, int k, const xf_bound *b, const double *start,
 			 int n_phi, char *name, size_t size, double *lo, double *hi, double *x0,
-			    double *mu, double *sd)
+			 double *mu, double *sd)
 {
 	if (k == 0) {
 		snprintf(name, size, "%s_c0", quantity);
