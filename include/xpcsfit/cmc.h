@@ -22,6 +22,7 @@ typedef struct xf_cmc_shard {
 	double rhat_max, ess_bulk_min, ess_tail_min;
 	double divergence_rate;	 /* divergent transitions / sampling transitions */
 	double depth_saturation; /* fraction of transitions at max tree depth */
+	double mean_depth;	 /* mean tree depth of the sampling transitions */
 	double ebfmi_min;
 	double step_size_mean;
 	long grad_evals;

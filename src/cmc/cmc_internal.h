@@ -48,6 +48,15 @@ int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws 
  * a read error (err set). */
 int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf_error *err);
 
+/* Sample shard `id` alone of the K that cfg and ds define (its chains on n_threads
+ * devices, the shard saved in shard_dir) and summarise it into *out (free with
+ * xf_cmc_shard_free): what one shard costs, for benchmarks and extrapolation, without
+ * sampling the other K − 1. *n_shards receives K. Returns 0 or an error code. */
+void xf_cmc_shard_free(xf_cmc_shard *s);
+int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
+		      int n_threads, const char *shard_dir, long id, long *n_shards,
+		      xf_cmc_shard *out, xf_error *err);
+
 /* FNV-1a over bytes, chained (the input hash of a shard). */
 uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 #define XF_HASH_SEED 1469598103934665603ULL

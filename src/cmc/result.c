@@ -245,7 +245,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	return 0;
 }
 
-static void free_shard(xf_cmc_shard *s)
+void xf_cmc_shard_free(xf_cmc_shard *s)
 {
 	free(s->rhat);
 	free(s->ess_bulk);
@@ -265,7 +265,7 @@ void xf_cmc_result_free(xf_cmc_result *res)
 			free(res->names[k]);
 	if (res->shards)
 		for (long s = 0; s < res->n_shards; s++)
-			free_shard(&res->shards[s]);
+			xf_cmc_shard_free(&res->shards[s]);
 	free(res->names);
 	free(res->is_fixed);
 	free(res->theta);

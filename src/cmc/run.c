@@ -203,7 +203,7 @@ static void chain_task(void *ctx, int b)
 	long s = b / r->n_chains;
 	int chain = b % r->n_chains, d = r->n_theta + 1;
 	shard_job *job = &r->jobs[s];
-	if (job->resumed || r->stop)
+	if (job->resumed || job->skipped || r->stop)
 		return;
 	xf_error err = { 0 };
 	xf_chain_out out;
@@ -214,6 +214,11 @@ static void chain_task(void *ctx, int b)
 	if (lik && xf_chain_out_alloc(&out, d, r->n_samples, r->dense) == 0)
 		rc = run_chain(r, s, chain, lik, &out, reason, sizeof reason);
 	pthread_mutex_lock(&r->lock);
+	/* a shard's buffers exist from its first finished chain until it is saved: memory
+	 * grows with the shards in flight, not with K (1 430 shards × 0.5 MB otherwise) */
+	if (rc >= -1 && !job->draws.draws &&
+	    xf_shard_draws_alloc(&job->draws, r->n_chains, r->n_samples, d))
+		rc = -2;
 	if (rc == 0) {
 		keep_chain(job, chain, &out);
 	} else if (rc == -1) {
@@ -252,6 +257,10 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	free(sets);
 	for (long s = 0; s < r->n_shards; s++) {
 		shard_job *job = &r->jobs[s];
+		if (r->only_shard >= 0 && s != r->only_shard) {
+			job->skipped = 1;
+			continue;
+		}
 		job->noise = shard_noise(r, &job->ps);
 		if (!(job->noise > 0.0) || !isfinite(job->noise))
 			job->noise = 1e-3; /* a perfect NLSQ fit (simulated, noise-free data) */
@@ -265,9 +274,6 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 			xf_shard_draws_free(&job->draws);
 			r->shards_resumed++;
 			r->shards_done++;
-		} else if (xf_shard_draws_alloc(&job->draws, r->n_chains, r->n_samples,
-						r->n_theta + 1)) {
-			return xf_fail(err, XF_EXIT_DATA, "out of memory for shard %ld", s);
 		}
 	}
 	if (r->shards_resumed)
@@ -430,6 +436,7 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 	memset(&r, 0, sizeof r);
 	memset(res, 0, sizeof *res);
 	pthread_mutex_init(&r.lock, NULL);
+	r.only_shard = -1;
 	r.dir = shard_dir;
 	r.progress = progress;
 	r.progress_ctx = progress_ctx;
@@ -457,6 +464,40 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 done:
 	if (rc)
 		xf_cmc_result_free(res);
+	free_run(&r);
+	return rc;
+}
+
+int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
+		      int n_threads, const char *shard_dir, long id, long *n_shards,
+		      xf_cmc_shard *out, xf_error *err)
+{
+	cmc_run r;
+	memset(&r, 0, sizeof r);
+	memset(out, 0, sizeof *out);
+	pthread_mutex_init(&r.lock, NULL);
+	r.dir = shard_dir;
+	r.only_shard = id;
+	int rc = xf_mkdir_p(shard_dir, err);
+	if (rc || (rc = setup(&r, cfg, ds, nlsq, n_threads, err)))
+		goto done;
+	*n_shards = r.n_shards;
+	if (id < 0 || id >= r.n_shards) {
+		rc = xf_fail(err, XF_EXIT_CONFIG, "shard %ld does not exist (%ld shards)", id,
+			     r.n_shards);
+		goto done;
+	}
+	if ((rc = prepare_shards(&r, 0, err)) || (rc = sample_shards(&r, err)))
+		goto done;
+	xf_shard_draws d;
+	if ((rc = load_shard(&r, id, &d, err)))
+		goto done;
+	out->id = id;
+	out->n_points = r.jobs[id].ps.n_pairs * (size_t)r.pr.n_phi;
+	if (xf_shard_summarize(&r.pr, r.theta, r.n_theta, &d, r.max_depth, out))
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory summarizing shard %ld", id);
+	xf_shard_draws_free(&d);
+done:
 	free_run(&r);
 	return rc;
 }

@@ -12,6 +12,7 @@ typedef struct shard_job {
 	double noise, sigma_scale;
 	uint64_t hash;
 	int resumed; /* loaded from the store: nothing to sample */
+	int skipped; /* not this run's shard (xf_cmc_sample_one) */
 	int chains_done;
 	xf_shard_draws draws; /* filled chain by chain, saved and freed when complete */
 } shard_job;
@@ -25,6 +26,7 @@ typedef struct cmc_run {
 	double *init_cov; /* initial metric, cov_size values */
 	size_t cov_size;
 	long n_shards;
+	long only_shard; /* ≥ 0: sample this shard alone (xf_cmc_sample_one); −1: all */
 	double temper;
 	shard_job *jobs;
 	int n_chains, n_warmup, n_samples, max_depth, dense;

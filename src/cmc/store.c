@@ -24,6 +24,8 @@ uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
+/* zeroed: a failed chain leaves its slots as zeros, so a stored shard is always the same
+ * bytes */
 int xf_shard_draws_alloc(xf_shard_draws *s, int n_chains, int n_draws, int dim)
 {
 	memset(s, 0, sizeof *s);
@@ -31,14 +33,14 @@ int xf_shard_draws_alloc(xf_shard_draws *s, int n_chains, int n_draws, int dim)
 	s->n_chains = n_chains;
 	s->n_draws = n_draws;
 	s->dim = dim;
-	s->draws = malloc(sizeof(double) * n * (size_t)dim);
-	s->logp = malloc(sizeof(double) * n);
-	s->energy = malloc(sizeof(double) * n);
-	s->accept_stat = malloc(sizeof(double) * n);
-	s->depth = malloc(sizeof(int) * n);
-	s->n_leapfrog = malloc(sizeof(int) * n);
-	s->divergent = malloc(sizeof(int) * n);
-	s->step_size = malloc(sizeof(double) * (size_t)n_chains);
+	s->draws = calloc(n * (size_t)dim, sizeof(double));
+	s->logp = calloc(n, sizeof(double));
+	s->energy = calloc(n, sizeof(double));
+	s->accept_stat = calloc(n, sizeof(double));
+	s->depth = calloc(n, sizeof(int));
+	s->n_leapfrog = calloc(n, sizeof(int));
+	s->divergent = calloc(n, sizeof(int));
+	s->step_size = calloc((size_t)n_chains, sizeof(double));
 	return !(s->draws && s->logp && s->energy && s->accept_stat && s->depth && s->n_leapfrog &&
 		 s->divergent && s->step_size);
 }

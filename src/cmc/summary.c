@@ -58,11 +58,13 @@ static int convergence(const xf_shard_draws *s, xf_cmc_shard *out)
 static void sampler_health(const xf_shard_draws *s, int max_depth, xf_cmc_shard *out)
 {
 	size_t n = (size_t)s->n_chains * (size_t)s->n_draws;
-	long div = 0, sat = 0;
+	long div = 0, sat = 0, depth = 0;
 	for (size_t i = 0; i < n; i++) {
 		div += s->divergent[i];
 		sat += s->depth[i] >= max_depth;
+		depth += s->depth[i];
 	}
+	out->mean_depth = (double)depth / (double)n;
 	out->divergence_rate = (double)div / (double)n;
 	out->depth_saturation = (double)sat / (double)n;
 	out->ebfmi_min = INFINITY;
