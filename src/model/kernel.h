@@ -30,7 +30,9 @@ typedef struct xf_frames {
 	double *dcd[3]; /* ∂C^D_k / ∂(D0, alpha, D_offset) */
 	double *cg;	/* C^γ_k */
 	double *dcg[3]; /* ∂C^γ_k / ∂(gamma_dot_t0, beta, gamma_dot_t_offset) */
-	double *store;	/* one allocation behind the arrays */
+	double *log_t;	/* log t̃_k of the grid in log_t_dt (cached: t̃^e = exp(e·log t̃)) */
+	double log_t_dt;
+	double *store; /* one allocation behind the arrays */
 } xf_frames;
 
 int xf_frames_alloc(xf_frames *f, int n_frames, int with_shear);
@@ -75,8 +77,9 @@ static inline double xf_sinc(double x, double *dsinc)
 	}
 	double sn, cs;
 	sincos(x, &sn, &cs);
-	*dsinc = cs / x - sn / (x * x);
-	return sn / x;
+	double inv = 1.0 / x, sinc = sn * inv; /* one division: this runs for every point */
+	*dsinc = (cs - sinc) * inv;
+	return sinc;
 }
 
 /* Shear factor F(Φ) and dF/dΦ for the chosen shear model. */
