@@ -13,7 +13,8 @@ static void usage(FILE *out)
 	      "Redraw the plots of a result directory (e.g. xpcsfit_results/nlsq) from its\n"
 	      "results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit |\n"
 	      "residual) and DIR/plots/overview.png. Needs the c2 surfaces, i.e. a fit run\n"
-	      "without --no-surfaces.\n"
+	      "without --no-surfaces. A cmc result folder is redrawn by `xpcsfit cmc ...\n"
+	      "--resume`, which reuses the sampled shards.\n"
 	      "\n"
 	      "options:\n"
 	      "  -h, --help   show this help\n",

@@ -207,11 +207,12 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 
 	pladv(0);
 	/* title: angle, q, mode and status, then the key fitted values */
-	char line1[512], line2[1024] = "", line3[512] = "";
-	snprintf(line1, sizeof line1,
-		 "φ = %.2f°   q = %.5g Å#u-1#d   %s fit, %s (%s)   reduced χ#u2#d = %.4g%s",
-		 src->phi_deg[a], src->q, src->mode_name, src->status, src->stop_reason,
-		 src->reduced_chi_squared,
+	char line1[512], line2[1024] = "", line3[512] = "", chi2[64] = "";
+	if (isfinite(src->reduced_chi_squared))
+		snprintf(chi2, sizeof chi2, "   reduced χ#u2#d = %.4g", src->reduced_chi_squared);
+	snprintf(line1, sizeof line1, "φ = %.2f°   q = %.5g Å#u-1#d   %s %s, %s (%s)%s%s",
+		 src->phi_deg[a], src->q, src->mode_name,
+		 src->method ? "CMC posterior mean" : "fit", src->status, src->stop_reason, chi2,
 		 factor > 1 ? "   [maps block-averaged for display]" : "");
 	for (int k = 0; k < src->n_phys && src->values; k++)
 		append_value(line2, sizeof line2, param_label(src->names[k]), src->values[k],
@@ -251,7 +252,11 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 		rlo = -rhi;
 		xf_plot_cmap_sequential();
 		heatmap(&md, t_max, lo, hi, 0, "data", "c#d2#u");
-		heatmap(&mf, t_max, lo, hi, 1, "fit (diagonal corrected like the data)", "c#d2#u");
+		heatmap(&mf, t_max, lo, hi, 1,
+			src->method
+				? "model at the posterior mean (diagonal corrected like the data)"
+				: "fit (diagonal corrected like the data)",
+			"c#d2#u");
 		xf_plot_cmap_diverging();
 		heatmap(&mr, t_max, rlo, rhi, 2, "residual: data − fit (grey: not fitted)",
 			"data − fit");

@@ -219,7 +219,8 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 	plwind(0.0, 1.0, 0.0, 1.0);
 	black();
 	xf_plot_text(1.15);
-	plptex(0.0, y, 1.0, 0.0, 0.0, "Fitted parameters (± 1σ)");
+	plptex(0.0, y, 1.0, 0.0, 0.0,
+	       src->method ? "Posterior means (± 1 sd)" : "Fitted parameters (± 1σ)");
 	y -= 1.3 * step;
 	xf_plot_text(1.0);
 	for (int k = 0; k < src->n_phys && src->values; k++, y -= step) {
@@ -238,14 +239,21 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		plptex(0.02, y, 1.0, 0.0, 0.0, line);
 	}
 	y -= 0.4 * step;
-	snprintf(line, sizeof line, "status: %s (stop: %s), %d iterations", src->status,
-		 src->stop_reason, src->iterations);
-	plptex(0.0, y, 1.0, 0.0, 0.0, line);
-	y -= step;
-	snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g", src->chi_squared,
-		 src->reduced_chi_squared);
-	plptex(0.0, y, 1.0, 0.0, 0.0, line);
-	y -= step;
+	if (src->method) {
+		/* a posterior has no χ² minimum or iteration count: the caller says what
+		 * matters instead (shards, draws) */
+		for (int k = 0; k < 2; k++, y -= step)
+			plptex(0.0, y, 1.0, 0.0, 0.0, src->run_text[k] ? src->run_text[k] : "");
+	} else {
+		snprintf(line, sizeof line, "status: %s (stop: %s), %d iterations", src->status,
+			 src->stop_reason, src->iterations);
+		plptex(0.0, y, 1.0, 0.0, 0.0, line);
+		y -= step;
+		snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
+			 src->chi_squared, src->reduced_chi_squared);
+		plptex(0.0, y, 1.0, 0.0, 0.0, line);
+		y -= step;
+	}
 	snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s", src->mode_name,
 		 src->q, src->dt_s);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
@@ -322,8 +330,8 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	plwind(0.0, 1.0, 0.0, 1.0);
 	black();
 	char title[256];
-	snprintf(title, sizeof title, "xpcsfit NLSQ, %s: %s (%s)", src->mode_name, src->status,
-		 src->stop_reason);
+	snprintf(title, sizeof title, "xpcsfit %s, %s: %s (%s)", src->method ? src->method : "NLSQ",
+		 src->mode_name, src->status, src->stop_reason);
 	xf_plot_text(1.5);
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	quality_banner(src);

@@ -1,13 +1,301 @@
-/* plot_cmc.c — the plots of a CMC result (plot.h). */
+/* plot_cmc.c — the plots of a CMC result (plot.h): per angle data | model at the
+ * posterior mean | residual and overview.png (the NLSQ pages, fed the posterior mean),
+ * corner.png, forest.png, and trace and rank pages for a few shards read back from the
+ * shard store. A page that cannot be drawn does not stop the others; the first error is
+ * returned. */
+#include "plot/plot_cmc.h"
 #include "plot/plot_internal.h"
 #include "util/files.h"
+#include "xpcsfit/likelihood.h"
+#include "xpcsfit/params.h"
 #include "xpcsfit/plot.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Trace and rank pages are drawn for at most this many shards. K can be in the hundreds
+ * and a page per shard would be slow to draw and never read: shard 0 stands for the
+ * kept ones (shards are random splits of the same data and behave alike), then the
+ * shards left out of the combination, worst R̂ first, are the ones a reader must
+ * inspect. When all were kept, the kept shard with the largest R̂ is the worst case. */
+#define XF_PLOT_CMC_MAX_SHARDS 5
+
+static int keep_first(int rc, int next)
+{
+	return rc ? rc : next;
+}
+
+/* The angle pages and overview.png through the NLSQ drawing code, with the posterior
+ * mean standing in for the fitted values. */
+static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		       const xf_cmc_result *res, xf_error *err)
+{
+	if (res->n_phi != ds->n_phi)
+		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
+			       res->n_phi, ds->n_phi, plots_dir);
+	double *unc = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
+	if (!unc)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory for plots, %s", plots_dir);
+	for (int k = 0; k < res->n_params; k++)
+		unc[k] = res->is_fixed[k] ? NAN : res->sd[k];
+	xf_nlsq_result view = {
+		.mode = res->mode,
+		.scaling_mode = res->scaling_mode,
+		.n_params = res->n_params,
+		.names = res->names,
+		.values = res->mean,
+		.uncertainties = unc,
+		.is_fixed = res->is_fixed,
+		.n_phys = res->n_phys,
+		.n_phi = res->n_phi,
+		.phi_deg = res->phi_deg,
+		.contrast = res->contrast,
+		.contrast_unc = res->contrast_sd,
+		.offset = res->offset,
+		.offset_unc = res->offset_sd,
+	};
+	xf_plot_model_ctx ctx = { cfg, ds, &view };
+	const char *units[XF_N_BOUND_SLOTS];
+	for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
+		units[k] = k < res->n_phys ? xf_param_units[k] : "";
+	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]] = "";
+	for (int k = 0; k < res->quality.n_reasons; k++) {
+		if (k)
+			strcat(reasons, "\n");
+		strcat(reasons, res->quality.reasons[k]);
+	}
+	char kept[96], run0[256], run1[256];
+	snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
+	snprintf(run0, sizeof run0, "status: %s,  %s (%s)", res->status ? res->status : "failed",
+		 kept, res->method);
+	snprintf(run1, sizeof run1, "%d draws combined;  per shard %d chains × %d (+%d warmup)",
+		 res->n_draws, res->n_chains, res->n_samples, res->n_warmup);
+	xf_plot_src src = {
+		.n_phi = ds->n_phi,
+		.phi_deg = ds->phi_deg,
+		.n_frames = ds->n_frames,
+		.dt_s = ds->dt_s,
+		.q = ds->q,
+		.mode_name = xf_mode_name(res->mode),
+		.status = res->status ? res->status : "failed",
+		.stop_reason = kept,
+		.quality = xf_quality_level_name(res->quality.overall),
+		.quality_reasons = reasons,
+		.chi_squared = NAN,
+		.reduced_chi_squared = NAN,
+		.n_points = (long long)ds->n_points,
+		.n_params = res->n_params,
+		.n_phys = res->n_phys,
+		.names = res->names,
+		.units = units, /* read for the n_phys physical parameters only */
+		.values = res->mean,
+		.uncertainties = unc,
+		.is_fixed = res->is_fixed,
+		.contrast = res->contrast,
+		.contrast_unc = res->contrast_sd,
+		.offset = res->offset,
+		.offset_unc = res->offset_sd,
+		.surfaces = xf_plot_model_surfaces,
+		.ctx = &ctx,
+		.workers = 1,
+		.method = "CMC",
+		.run_text = { run0, run1 },
+	};
+	int rc = xf_plot_draw_all(plots_dir, &src, err);
+	free(unc);
+	return rc;
+}
+
+/* The bounds of the sampler's logit transform (cmc.md "Sampling space"), from the
+ * problem CMC built: its per-angle mode forced as CMC forces it. Returns 0, or −1 when
+ * the rebuilt layout does not match the result (the pages then stay in the sampler's
+ * space rather than show wrong physical values). */
+static int sampler_bounds(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
+			  double *lower, double *upper)
+{
+	if (!cfg || !ds)
+		return -1;
+	xf_config c = *cfg;
+	c.nlsq.per_angle_mode = res->scaling_mode;
+	c.nlsq.anti_degeneracy_enable = 1;
+	c.nlsq.constant_scaling_threshold = 1;
+	c.nlsq.has_sigma = 0;
+	xf_problem pr;
+	xf_error ignore = { 0 };
+	if (xf_problem_build(&pr, &c, ds, &ignore) != 0)
+		return -1;
+	int ok = pr.n_full == res->n_params;
+	for (int k = 0; ok && k < pr.n_full; k++) {
+		ok = !strcmp(pr.names[k], res->names[k]) && !pr.fixed[k] == !res->is_fixed[k];
+		lower[k] = pr.lower[k];
+		upper[k] = pr.upper[k];
+	}
+	xf_problem_free(&pr);
+	return ok ? 0 : -1;
+}
+
+static double sigmoid(double u)
+{
+	return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u));
+}
+
+/* a R̂ worse than b; NaN (not computable) counts as the worst */
+static int worse(double a, double b)
+{
+	return (isnan(a) && !isnan(b)) || a > b;
+}
+
+/* The shards to draw, in drawing order (see XF_PLOT_CMC_MAX_SHARDS). */
+static int pick_shards(const xf_cmc_result *res, long *pick)
+{
+	int n = 0;
+	if (res->n_shards > 0 && !res->shards[0].failed)
+		pick[n++] = 0;
+	int any_excluded = 0;
+	while (n < XF_PLOT_CMC_MAX_SHARDS) {
+		long best = -1;
+		for (long s = 1; s < res->n_shards; s++) {
+			const xf_cmc_shard *sh = &res->shards[s];
+			int taken = 0;
+			for (int k = 0; k < n; k++)
+				taken |= pick[k] == s;
+			if (taken || sh->kept || sh->failed)
+				continue;
+			if (best < 0 || worse(sh->rhat_max, res->shards[best].rhat_max))
+				best = s;
+		}
+		if (best < 0)
+			break;
+		pick[n++] = best;
+		any_excluded = 1;
+	}
+	if (!any_excluded && n < XF_PLOT_CMC_MAX_SHARDS) {
+		long worst = -1;
+		for (long s = 1; s < res->n_shards; s++)
+			if (!res->shards[s].failed &&
+			    (worst < 0 ||
+			     worse(res->shards[s].rhat_max, res->shards[worst].rhat_max)))
+				worst = s;
+		if (worst > 0 &&
+		    (n == 0 || worse(res->shards[worst].rhat_max, res->shards[0].rhat_max)))
+			pick[n++] = worst;
+	}
+	return n;
+}
+
+/* One shard's trace and rank pages from its stored draws. */
+static int draw_shard(const char *plots_dir, const xf_cmc_result *res, long s, const double *lower,
+		      const double *upper, xf_error *err)
+{
+	const xf_cmc_shard *sh = &res->shards[s];
+	double *draws = NULL;
+	int nc = 0, nd = 0, dim = 0;
+	if (xf_cmc_shard_draws(res, sh->id, &draws, &nc, &nd, &dim, err) != 0)
+		return err->code;
+	int nt = res->n_theta;
+	if (dim != nt + 1 || nc < 1 || nd < 1) {
+		free(draws);
+		return xf_fail(err, XF_EXIT_DATA, "shard %ld: draws of %d coordinates for %d, %s",
+			       sh->id, dim, nt + 1, res->shard_dir);
+	}
+	/* panels: physical parameters, σ, then the per-angle ones up to the cap */
+	int order[XF_PLOT_CMC_MAX_PANELS], n_panels = 0;
+	for (int m = 0; m < nt && n_panels < XF_PLOT_CMC_MAX_PANELS; m++)
+		if (res->theta[m] < res->n_phys)
+			order[n_panels++] = m;
+	if (n_panels < XF_PLOT_CMC_MAX_PANELS)
+		order[n_panels++] = nt;
+	for (int m = 0; m < nt && n_panels < XF_PLOT_CMC_MAX_PANELS; m++)
+		if (res->theta[m] >= res->n_phys)
+			order[n_panels++] = m;
+	size_t per = (size_t)nc * nd;
+	double *values = malloc(sizeof(double) * per * n_panels);
+	double *ranked = malloc(sizeof(double) * per * n_panels);
+	const char *names[XF_PLOT_CMC_MAX_PANELS];
+	double rhat[XF_PLOT_CMC_MAX_PANELS], ess[XF_PLOT_CMC_MAX_PANELS];
+	int rc = 0;
+	if (!values || !ranked) {
+		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for the shard %ld plots, %s", sh->id,
+			     plots_dir);
+		goto out;
+	}
+	for (int p = 0; p < n_panels; p++) {
+		int m = order[p], k = m < nt ? res->theta[m] : -1;
+		names[p] = k >= 0 ? res->names[k] : "σ (noise of c2)";
+		rhat[p] = sh->rhat ? sh->rhat[m] : NAN;
+		ess[p] = sh->ess_bulk ? sh->ess_bulk[m] : NAN;
+		for (size_t g = 0; g < per; g++) {
+			double u = draws[g * (size_t)dim + m];
+			ranked[p * per + g] = u;
+			values[p * per + g] =
+				k < 0	? exp(u)
+				: lower ? lower[k] + (upper[k] - lower[k]) * sigmoid(u)
+					: u;
+		}
+	}
+	xf_plot_chains c = {
+		.shard = sh->id,
+		.kept = sh->kept,
+		.failed = sh->failed,
+		.reason = sh->reason,
+		.n_chains = nc,
+		.n_draws = nd,
+		.n_panels = n_panels,
+		.n_cut = nt + 1 - n_panels,
+		.values = values,
+		.ranked = ranked,
+		.names = names,
+		.rhat = rhat,
+		.ess = ess,
+		.physical = lower != NULL,
+		.rhat_max = sh->rhat_max,
+		.divergence_rate = sh->divergence_rate,
+	};
+	char name[64], path[PATH_MAX];
+	snprintf(name, sizeof name, "trace_shard%03ld.png", sh->id);
+	rc = xf_path_join(path, sizeof path, plots_dir, name, err);
+	if (rc == 0)
+		rc = xf_plot_cmc_trace(path, &c, err);
+	snprintf(name, sizeof name, "rank_shard%03ld.png", sh->id);
+	if (rc == 0)
+		rc = xf_path_join(path, sizeof path, plots_dir, name, err);
+	if (rc == 0)
+		rc = xf_plot_cmc_rank(path, &c, err);
+out:
+	free(values);
+	free(ranked);
+	free(draws);
+	return rc;
+}
 
 int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		const xf_cmc_result *res, xf_error *err)
 {
-	(void)cfg;
-	(void)ds;
-	(void)res;
-	return xf_mkdir_p(plots_dir, err);
+	if (xf_mkdir_p(plots_dir, err) != 0)
+		return err->code;
+	xf_error e = { 0 };
+	int rc = 0;
+	char path[PATH_MAX];
+	if (ds)
+		rc = keep_first(rc, draw_angles(plots_dir, cfg, ds, res, rc ? &e : err));
+	if (xf_path_join(path, sizeof path, plots_dir, "corner.png", err) != 0)
+		return err->code;
+	rc = keep_first(rc, xf_plot_cmc_corner(path, res, rc ? &e : err));
+	if (xf_path_join(path, sizeof path, plots_dir, "forest.png", err) != 0)
+		return err->code;
+	rc = keep_first(rc, xf_plot_cmc_forest(path, res, rc ? &e : err));
+	double *lower = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
+	double *upper = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
+	int physical = lower && upper && sampler_bounds(cfg, ds, res, lower, upper) == 0;
+	long pick[XF_PLOT_CMC_MAX_SHARDS];
+	int n_pick = pick_shards(res, pick);
+	for (int k = 0; k < n_pick; k++)
+		rc = keep_first(rc, draw_shard(plots_dir, res, pick[k], physical ? lower : NULL,
+					       physical ? upper : NULL, rc ? &e : err));
+	free(lower);
+	free(upper);
+	return rc;
 }

@@ -207,6 +207,14 @@ static int check_surface_shape(h5_result *r, hid_t d, const char *name, xf_error
 static int load(h5_result *r, xf_error *err)
 {
 	size_t n = 0, m = 0;
+	/* a CMC result keeps no surfaces and its trace/rank pages need the shard store and
+	 * the config's bounds: `xpcsfit cmc --resume` redraws them in seconds */
+	if (exists(r->file, "/cmc") && !exists(r->file, "/nlsq"))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "results.h5 holds a CMC result, whose plots are drawn by the cmc "
+			       "run: rerun `xpcsfit cmc --config C.yaml --nlsq NLSQ_DIR --out OUT "
+			       "--resume` to redraw them from the kept shards, %s",
+			       r->path);
 	if (!exists(r->file, "/data/c2") || !exists(r->file, "/nlsq/c2_fit"))
 		return xf_fail(err, XF_EXIT_DATA,
 			       "results.h5 has no c2 surfaces (the fit was "

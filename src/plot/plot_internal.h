@@ -5,7 +5,10 @@
 #define XPCSFIT_PLOT_INTERNAL_H
 
 #include <stddef.h>
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/nlsq.h"
 
 /* page sizes in pixels */
 #define XF_PLOT_ANGLE_W	   2160
@@ -41,7 +44,24 @@ typedef struct xf_plot_src {
 	/* processes drawing the angle PNGs (≤ 1: this one). PLplot keeps global state, so
 	 * parallel drawing needs processes; only for surfaces() that touch no HDF5. */
 	int workers;
+	/* NULL for an NLSQ fit. For CMC "CMC": the titles say so, the values are posterior
+	 * means ± sd, and run_text replaces the status/iterations and χ² lines (no χ²
+	 * minimum, no iterations) */
+	const char *method;
+	const char *run_text[2];
 } xf_plot_src;
+
+/* The surfaces of a fit in memory (xf_plot_src.surfaces): data from the packed
+ * triangles, fit from the model at res's physical values and per-angle scaling. CMC
+ * passes a view of its posterior mean as an xf_nlsq_result, so both methods draw the
+ * model the same way. */
+typedef struct xf_plot_model_ctx {
+	const xf_config *cfg;
+	const xf_dataset *ds;
+	const xf_nlsq_result *res;
+} xf_plot_model_ctx;
+
+int xf_plot_model_surfaces(void *ctx, int a, double *data, double *fit, xf_error *err);
 
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */
 typedef struct xf_plot_cuts {

@@ -167,15 +167,9 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 	return rc;
 }
 
-typedef struct mem_ctx {
-	const xf_config *cfg;
-	const xf_dataset *ds;
-	const xf_nlsq_result *res;
-} mem_ctx;
-
-static int mem_surfaces(void *p, int a, double *data, double *fit, xf_error *err)
+int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *err)
 {
-	mem_ctx *c = p;
+	xf_plot_model_ctx *c = p;
 	xf_io_data_surface(c->ds, a, data);
 	if (xf_io_fit_surface(c->cfg, c->ds, c->res, a, fit) != 0)
 		return xf_fail(err, XF_EXIT_DATA,
@@ -198,7 +192,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 	int n_units = res->n_params < (int)(sizeof units / sizeof units[0]) ? res->n_params : 0;
 	for (int k = 0; k < n_units; k++)
 		units[k] = k < res->n_phys ? xf_param_units[k] : "";
-	mem_ctx ctx = { cfg, ds, res };
+	xf_plot_model_ctx ctx = { cfg, ds, res };
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]] = "";
 	for (int k = 0; k < res->quality.n_reasons; k++) {
 		if (k)
@@ -231,7 +225,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.contrast_unc = res->contrast_unc,
 		.offset = res->offset,
 		.offset_unc = res->offset_unc,
-		.surfaces = mem_surfaces,
+		.surfaces = xf_plot_model_surfaces,
 		.ctx = &ctx,
 		.workers = workers,
 	};

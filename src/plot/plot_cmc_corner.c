@@ -1,0 +1,265 @@
+/* plot_cmc_corner.c — corner.png: the combined posterior of the free physical parameters.
+ * Diagonal: histogram of each parameter's draws with the reported mean ± sd. Below it:
+ * every pair as a scatter of the draws, the draws' 1σ and 2σ covariance ellipses and
+ * their correlation ρ (D0–alpha and gamma_dot_t0–beta are often strongly correlated,
+ * which is what a reader looks for here). */
+#include "plot/plot_cmc.h"
+#include "plot/plot_internal.h"
+
+#include <math.h>
+#include <plplot.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_PX 150
+#define LEFT_PX	  200
+#define RIGHT_PX  50
+#define BOTTOM_PX 140
+#define GAP_PX	  34
+/* scatter points per panel: more only darken the cloud and slow the drawing */
+#define MAX_POINTS 2000
+#define MAX_BINS   40
+
+typedef struct corner {
+	const xf_cmc_result *res;
+	int n;		    /* panels per side */
+	int idx[XF_N_PHYS]; /* parameter index of each */
+	double lo[XF_N_PHYS], hi[XF_N_PHYS];
+	double mean[XF_N_PHYS], cov[XF_N_PHYS][XF_N_PHYS]; /* of the draws */
+	int cell, width, height;
+} corner;
+
+static double draw_of(const corner *c, int g, int p)
+{
+	return c->res->draws[(size_t)g * c->res->n_params + c->idx[p]];
+}
+
+static void viewport(const corner *c, int row, int col)
+{
+	double x0 = LEFT_PX + col * c->cell, y0 = HEADER_PX + row * c->cell;
+	plvpor(x0 / c->width, (x0 + c->cell - GAP_PX) / c->width,
+	       1.0 - (y0 + c->cell - GAP_PX) / c->height, 1.0 - y0 / c->height);
+}
+
+/* as many ticks as fit the cell: narrow posteriors around large values still get
+ * distinct labels (decimals from the step) */
+static void axis(const corner *c, int p, int is_x, int labelled)
+{
+	xf_plot_cmc_axis(is_x,
+			 is_x ? (labelled ? "bcnst" : "bcst") : (labelled ? "bcnstv" : "bcst"),
+			 c->lo[p], c->hi[p], 3);
+}
+
+static void diagonal(const corner *c, int p)
+{
+	const xf_cmc_result *res = c->res;
+	int nd = res->n_draws, bins = nd / 30;
+	bins = bins < 8 ? 8 : bins > MAX_BINS ? MAX_BINS : bins;
+	int count[MAX_BINS] = { 0 }, top = 1;
+	double w = (c->hi[p] - c->lo[p]) / bins;
+	for (int g = 0; g < nd; g++) {
+		int b = (int)((draw_of(c, g, p) - c->lo[p]) / w);
+		if (b >= 0 && b < bins && ++count[b] > top)
+			top = count[b];
+	}
+	viewport(c, p, p);
+	plwind(c->lo[p], c->hi[p], 0.0, 1.15 * top);
+	plscol0(15, 160, 190, 225);
+	for (int b = 0; b < bins; b++) {
+		double x0 = c->lo[p] + b * w, x1 = x0 + w;
+		double fx[4] = { x0, x1, x1, x0 }, fy[4] = { 0, 0, count[b], count[b] };
+		plcol0(15);
+		plfill(4, fx, fy);
+		plcol0(XF_PLOT_CMC_COLOUR0);
+		plline(4, fx, fy);
+	}
+	/* the reported mean (PSIS-corrected when the consensus check said so) and ± sd */
+	double m = res->mean[c->idx[p]], s = res->sd[c->idx[p]];
+	double ly[2] = { 0.0, 1.15 * top };
+	plcol0(XF_PLOT_CMC_COLOUR0 + 3);
+	double lx[2] = { m, m };
+	plwidth(2.0);
+	plline(2, lx, ly);
+	plwidth(1.0);
+	pllsty(2);
+	for (int k = -1; k <= 1; k += 2) {
+		double sx[2] = { m + k * s, m + k * s };
+		plline(2, sx, ly);
+	}
+	pllsty(1);
+	plcol0(1);
+	xf_plot_text(0.8);
+	axis(c, p, 1, p == c->n - 1);
+	plbox("", 0.0, 0, "bc", 0.0, 0);
+	/* name and value on two lines over the panel, in the empty cell above it */
+	char value[96];
+	snprintf(value, sizeof value, "%.5g ± %.2g", m, s);
+	xf_plot_text(0.9);
+	plmtex("t", 2.1, 0.5, 0.5, res->names[c->idx[p]]);
+	plmtex("t", 0.6, 0.5, 0.5, value);
+}
+
+/* the ellipse {x: (x − μ)ᵀ Σ⁻¹ (x − μ) = k²} of a 2×2 covariance */
+static void ellipse(double mx, double my, double sxx, double syy, double sxy, double k)
+{
+	enum { N = 97 };
+	double x[N], y[N];
+	/* Σ = L Lᵀ (Cholesky): the ellipse is μ + k·L·(cos t, sin t) */
+	double l11 = sqrt(sxx), l21 = l11 > 0 ? sxy / l11 : 0.0;
+	double r = syy - l21 * l21, l22 = r > 0 ? sqrt(r) : 0.0;
+	for (int i = 0; i < N; i++) {
+		double t = 2.0 * M_PI * i / (N - 1), ct = cos(t), st = sin(t);
+		x[i] = mx + k * l11 * ct;
+		y[i] = my + k * (l21 * ct + l22 * st);
+	}
+	plline(N, x, y);
+}
+
+static void pair(const corner *c, int row, int col)
+{
+	int nd = c->res->n_draws, stride = nd > MAX_POINTS ? (nd + MAX_POINTS - 1) / MAX_POINTS : 1;
+	int np = (nd + stride - 1) / stride;
+	double *x = malloc(sizeof(double) * (size_t)(np ? np : 1));
+	double *y = malloc(sizeof(double) * (size_t)(np ? np : 1));
+	viewport(c, row, col);
+	plwind(c->lo[col], c->hi[col], c->lo[row], c->hi[row]);
+	if (x && y) {
+		int k = 0;
+		for (int g = 0; g < nd; g += stride, k++) {
+			x[k] = draw_of(c, g, col);
+			y[k] = draw_of(c, g, row);
+		}
+		/* translucent points: the density shows where they pile up */
+		plscol0a(15, 31, 119, 180, 0.3);
+		plcol0(15);
+		xf_plot_text(0.3);
+		plstring(k, x, y, "●");
+	}
+	free(x);
+	free(y);
+	double sxx = c->cov[col][col], syy = c->cov[row][row], sxy = c->cov[row][col];
+	plcol0(XF_PLOT_CMC_COLOUR0 + 3);
+	plwidth(1.5);
+	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 1.0);
+	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 2.0);
+	plwidth(1.0);
+	plcol0(1);
+	xf_plot_text(0.8);
+	axis(c, col, 1, row == c->n - 1);
+	axis(c, row, 0, col == 0);
+	if (sxx > 0 && syy > 0) {
+		char rho[32];
+		snprintf(rho, sizeof rho, "ρ = %+.2f", sxy / sqrt(sxx * syy));
+		xf_plot_text(0.85);
+		plmtex("t", -1.5, 0.96, 1.0, rho);
+	}
+}
+
+static void draw_corner(void *ctx)
+{
+	corner *c = ctx;
+	const xf_cmc_result *res = c->res;
+	xf_plot_cmc_colours();
+	pladv(0);
+	plvpor(0.0, 1.0, 0.0, 1.0);
+	plwind(0.0, c->width, 0.0, c->height);
+	plcol0(1);
+	char line[512];
+	snprintf(line, sizeof line, "CMC posterior, %s: pairs of the physical parameters",
+		 xf_mode_name(res->mode));
+	xf_plot_text(1.4);
+	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
+	snprintf(line, sizeof line,
+		 "%d combined draws from %ld of %ld shards (%s);  red: mean ± sd (diagonal), "
+		 "1σ and 2σ ellipses of the draws' covariance",
+		 res->n_draws, res->n_kept, res->n_shards, res->method);
+	xf_plot_text(0.95);
+	plptex(c->width / 2.0, c->height - 78, 1.0, 0.0, 0.5, line);
+	char fixed[256] = "";
+	for (int k = 0; k < res->n_phys; k++)
+		if (res->is_fixed[k])
+			snprintf(fixed + strlen(fixed), sizeof fixed - strlen(fixed), "%s%s = %.4g",
+				 *fixed ? ", " : "fixed, not sampled: ", res->names[k],
+				 res->mean[k]);
+	if (*fixed)
+		plptex(c->width / 2.0, c->height - 108, 1.0, 0.0, 0.5, fixed);
+	for (int row = 0; row < c->n; row++) {
+		diagonal(c, row);
+		for (int col = 0; col < row; col++)
+			pair(c, row, col);
+	}
+	/* axis names once per column (bottom) and per row (left); staggered on narrow
+	 * cells, where neighbouring names would run into each other */
+	int stagger = c->cell < 400;
+	for (int p = 0; p < c->n; p++) {
+		char label[128];
+		xf_plot_cmc_label(label, sizeof label, res->names[c->idx[p]]);
+		xf_plot_text(0.95);
+		viewport(c, c->n - 1, p);
+		plmtex("b", stagger && p % 2 ? 4.9 : 3.2, 0.5, 0.5, label);
+		if (p > 0) {
+			viewport(c, p, 0);
+			plmtex("l", stagger && p % 2 ? 7.6 : 5.9, 0.5, 0.5, label);
+		}
+	}
+}
+
+static void draw_empty(void *ctx)
+{
+	const xf_cmc_result *res = ctx;
+	char line[256];
+	if (res->n_draws < 2)
+		snprintf(line, sizeof line,
+			 "no combined posterior: %ld of %ld shards kept (see forest.png and "
+			 "parameters.json \"shards\")",
+			 res->n_kept, res->n_shards);
+	else
+		snprintf(line, sizeof line, "%s", "every physical parameter is fixed: no pairs");
+	xf_plot_cmc_colours();
+	pladv(0);
+	plvpor(0.0, 1.0, 0.0, 1.0);
+	plwind(0.0, 1.0, 0.0, 1.0);
+	plcol0(1);
+	xf_plot_text(1.4);
+	plptex(0.5, 0.7, 1.0, 0.0, 0.5, "CMC posterior: pairs of the physical parameters");
+	xf_plot_text(1.1);
+	plptex(0.5, 0.4, 1.0, 0.0, 0.5, line);
+}
+
+int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err)
+{
+	corner c = { .res = res };
+	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
+		if (!res->is_fixed[k])
+			c.idx[c.n++] = k;
+	if (c.n == 0 || res->n_draws < 2)
+		/* a page that says why, rather than a missing file that looks like a bug */
+		return xf_pl_file(path, XF_PLOT_CMC_W, 400, draw_empty, (void *)res, err);
+	int nd = res->n_draws;
+	for (int p = 0; p < c.n; p++) {
+		double lo = INFINITY, hi = -INFINITY, sum = 0.0;
+		for (int g = 0; g < nd; g++) {
+			double v = draw_of(&c, g, p);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+			sum += v;
+		}
+		double pad = hi > lo ? 0.05 * (hi - lo) : (fabs(hi) > 0 ? 1e-3 * fabs(hi) : 1e-3);
+		c.lo[p] = lo - pad;
+		c.hi[p] = hi + pad;
+		c.mean[p] = sum / nd;
+	}
+	for (int p = 0; p < c.n; p++)
+		for (int q = 0; q <= p; q++) {
+			double s = 0.0;
+			for (int g = 0; g < nd; g++)
+				s += (draw_of(&c, g, p) - c.mean[p]) *
+				     (draw_of(&c, g, q) - c.mean[q]);
+			c.cov[p][q] = c.cov[q][p] = s / (nd - 1);
+		}
+	c.cell = c.n <= 3 ? 420 : c.n <= 5 ? 330 : 270;
+	c.width = LEFT_PX + c.n * c.cell + RIGHT_PX;
+	c.height = HEADER_PX + c.n * c.cell + BOTTOM_PX;
+	return xf_pl_file(path, c.width, c.height, draw_corner, &c, err);
+}
