@@ -57,6 +57,15 @@ int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_
 		      int n_threads, const char *shard_dir, long id, long *n_shards,
 		      xf_cmc_shard *out, xf_error *err);
 
+/* Pareto-smoothed importance sampling (psis.c). log_w holds n log importance ratios;
+ * they are replaced by smoothed, normalised log-weights (Σ exp = 1). Returns k̂, the
+ * shape of the generalized Pareto fitted to the largest ratios (≤ 0.7: the weighted
+ * estimates can be trusted), INFINITY when it cannot be fitted. */
+double xf_psis(double *log_w, int n);
+/* The generalized Pareto fit (Zhang & Stephens 2009, PSIS's prior on k) to x[n] > 0
+ * sorted ascending: shape k and scale σ. 0, or −1 when it cannot be fitted. */
+int xf_gpd_fit(const double *x, int n, double *k, double *sigma);
+
 /* FNV-1a over bytes, chained (the input hash of a shard). */
 uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 #define XF_HASH_SEED 1469598103934665603ULL

@@ -1,6 +1,8 @@
 /* result.c — the CMC result record (cmc.h): layout and shard slots, then the combined
  * posterior in physical parameters with its summaries, the per-angle contrast and offset,
  * the status (kept fraction against combination.min_success_rate) and the quality. */
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,38 +50,19 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Percentile q (0..100) of sorted v with linear interpolation (NumPy's default). */
-static double sorted_percentile(const double *v, int n, double q)
-{
-	double h = (n - 1) * q / 100.0;
-	int lo = (int)floor(h);
-	return lo + 1 < n ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[n - 1];
-}
-
-/* mean, sd, median, 5 % and 95 % of column k of draws [n][stride]. */
+/* mean, sd, median, 5 % and 95 % of column k of draws [n][stride] (GSL: the quantiles
+ * interpolate linearly between order statistics, as NumPy's default). */
 static void column_summary(const double *draws, int n, int stride, int k, double *buf, double *mean,
 			   double *sd, double *median, double *q05, double *q95)
 {
-	double m = 0.0, v = 0.0;
+	*mean = gsl_stats_mean(draws + k, (size_t)stride, (size_t)n);
+	*sd = n > 1 ? gsl_stats_sd_m(draws + k, (size_t)stride, (size_t)n, *mean) : NAN;
 	for (int g = 0; g < n; g++)
-		m += draws[(size_t)g * stride + k] / n;
-	for (int g = 0; g < n; g++) {
-		double d = draws[(size_t)g * stride + k] - m;
 		buf[g] = draws[(size_t)g * stride + k];
-		v += d * d;
-	}
-	qsort(buf, (size_t)n, sizeof(double), cmp_double);
-	*mean = m;
-	*sd = n > 1 ? sqrt(v / (n - 1)) : NAN;
-	*median = sorted_percentile(buf, n, 50.0);
-	*q05 = sorted_percentile(buf, n, 5.0);
-	*q95 = sorted_percentile(buf, n, 95.0);
+	gsl_sort(buf, 1, (size_t)n);
+	*median = gsl_stats_quantile_from_sorted_data(buf, 1, (size_t)n, 0.50);
+	*q05 = gsl_stats_quantile_from_sorted_data(buf, 1, (size_t)n, 0.05);
+	*q95 = gsl_stats_quantile_from_sorted_data(buf, 1, (size_t)n, 0.95);
 }
 
 static int alloc_posterior(xf_cmc_result *res, int n_draws)
