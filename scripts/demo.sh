@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: simulate a laminar-flow sample as a real APS-U file, validate it, fit it with
-# NLSQ, and fit the bundled real CHX matrix (static). Prints where the results are.
+# NLSQ, fit the bundled real CHX matrix (static), and sample the laminar posterior (CMC).
+# Prints where the results are.
 set -euo pipefail
 xpcsfit=${1:-build/xpcsfit}
 cd "$(dirname "$0")/.."
@@ -26,6 +27,12 @@ if [ -f configs/chx_static.yaml ]; then
 fi
 
 echo
+echo "== 5. the posterior (CMC): NLSQ, then NUTS on 4 shards of the first 120 frames,"
+echo "      combined; shards saved as they finish (--resume continues a killed run)"
+"$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior
+
+echo
 echo "Results: demo_output/laminar/nlsq/ (parameters.json, results.h5, plots/, run.log)"
 [ -f configs/chx_static.yaml ] && echo "         demo_output/chx/nlsq/"
+echo "         demo_output/laminar_posterior/cmc/ (corner.png, forest.png, trace/rank plots)"
 exit 0
