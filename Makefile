@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build test demo bench clean sanitize format format-check
+.PHONY: all deps build test test-slow demo bench clean sanitize format format-check
 
 all: build
 
@@ -15,7 +15,11 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE bench
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'bench|slow'
+
+# The slow statistical tests (label slow: full CMC calibration, ~tens of minutes).
+test-slow: build
+	@cd $(BUILD) && ctest --output-on-failure -L slow -V
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)/xpcsfit
@@ -32,7 +36,7 @@ sanitize: deps
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS) -LE bench
+		ctest --output-on-failure -j $(JOBS) -LE 'bench|slow'
 
 # Layout is enforced: .clang-format (Linux-kernel style); CI runs format-check.
 format:
