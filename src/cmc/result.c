@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmc/check.h"
 #include "cmc/run_internal.h"
 
 #define XF_EBFMI_LOW 0.3 /* below: the sampler explores the energy poorly (Betancourt) */
@@ -175,6 +176,11 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		       low_ebfmi, XF_EBFMI_LOW);
 	if (low_ess)
 		reason(q, "%ld kept shards have a bulk or tail ESS below %d", low_ess, XF_ESS_LOW);
+	if (res->check.done && !(res->check.khat <= XF_KHAT_MAX))
+		reason(q,
+		       "the combined posterior does not match the full-data posterior (Pareto "
+		       "k-hat %.2f > %.1f): fewer shards, or num_shards: 1 (the exact posterior)",
+		       res->check.khat, XF_KHAT_MAX);
 	if (kept && rhat > 1.01)
 		reason(q, "the largest R-hat among kept shards is %.3f", rhat);
 	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
@@ -219,9 +225,14 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 		res->gp_cov = comb.gp_cov;
 		comb.gp_mean = comb.gp_cov = NULL;
 	}
-	xf_combination_free(&comb);
-	if (summarize(r, res))
+	if (summarize(r, res)) {
+		xf_combination_free(&comb);
 		return xf_fail(err, XF_EXIT_DATA, "out of memory summarizing the posterior");
+	}
+	int rc = combined ? xf_cmc_self_check(r, comb.u_draws, comb.n_draws, res, err) : 0;
+	xf_combination_free(&comb);
+	if (rc)
+		return rc;
 	for (long s = 0; s < res->n_shards; s++)
 		res->grad_evals += res->shards[s].grad_evals;
 	judge(r, res, combined);

@@ -288,7 +288,7 @@ static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_o
 
 static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
-	static const char *const known[] = { "method", "min_success_rate", NULL };
+	static const char *const known[] = { "method", "min_success_rate", "check_draws", NULL };
 	/* not on the spec list: homodyne's result check switch and warning level */
 	static const char *const ignored[] = { "validate_results", "min_success_rate_warning",
 					       NULL };
@@ -313,7 +313,8 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_choice(r, map, sect, "method", methods, &index, &given)) ||
 	    (rc = xf_cfg_number(r, map, sect, "min_success_rate", XF_CHECK_HALF_OPEN_UNIT,
-				&o->min_success_rate, NULL)))
+				&o->min_success_rate, NULL)) ||
+	    (rc = read_int(r, map, sect, "check_draws", 0, 1000000, &o->check_draws)))
 		return rc;
 	if (!given)
 		return 0;
