@@ -61,6 +61,14 @@ int xf_cli_load(const char *command, const char *config_path, const char *data_p
 		xf_config_free(cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
+	/* Results record the file read as an absolute path: `cmc --nlsq DIR` compares it
+	 * with its own data file, and a relative one would name another file from another
+	 * working directory. */
+	char *abs = realpath(ds->path, NULL);
+	if (abs) {
+		free(ds->path);
+		ds->path = abs;
+	}
 	xf_info("data: %s (%s), q %.6g 1/A, %d angles, %d frames, dt %.6g s (%s), %zu points",
 		ds->path, xf_layout_name(ds->layout), ds->q, ds->n_phi, ds->n_frames, ds->dt_s,
 		ds->dt_source, ds->n_points);

@@ -119,10 +119,21 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 	return 0;
 }
 
+typedef struct progress_state {
+	int tty, resume, reported;
+	const char *shard_dir;
+} progress_state;
+
 static void show_progress(const xf_cmc_progress *p, void *ctx)
 {
-	int tty = *(const int *)ctx;
+	progress_state *st = ctx;
+	int tty = st->tty;
 	char eta[32] = "";
+	/* the first report comes before any sampling: the shards done are the resumed ones */
+	if (!st->reported++ && st->resume)
+		fprintf(stderr, "xpcsfit: cmc: --resume: resumed %ld of %ld shards from %s%s\n",
+			p->shards_done, p->shards_total, st->shard_dir,
+			p->shards_done ? "" : " (none finished with these inputs)");
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
 	fprintf(stderr,
@@ -135,7 +146,7 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 {
 	printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
 	       res->n_shards, res->method, res->n_draws);
-	for (int k = 0; k < res->n_phys; k++)
+	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++)
 		if (res->is_fixed[k])
 			printf("  %-20s %.8g (fixed)\n", res->names[k],
 			       res->n_draws ? res->draws[k] : NAN);
@@ -173,12 +184,12 @@ static int run(const char *cmd, int argc, char **argv)
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
-	int tty = isatty(2);
+	progress_state ps = { isatty(2), o.resume, 0, shards };
 	fprintf(stderr, "xpcsfit: cmc on %zu points (%d angles x %d frames), %d virtual devices\n",
 		ds.n_points, ds.n_phi, ds.n_frames, threads);
-	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &tty, &res,
+	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
 			&err);
-	if (tty)
+	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc) {
 		rc = xf_cli_error(err.code, "%s", err.msg);

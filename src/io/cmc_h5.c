@@ -34,11 +34,31 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 		xf_h5_fail(w, "/cmc/summary");
 		return;
 	}
+	/* no combined draws (every shard excluded): the summaries are not numbers */
+	int none = res->n_draws <= 0;
 	for (size_t k = 0; k < nf; k++) {
 		fixed[k] = (signed char)res->is_fixed[k];
 		const double row[5] = { res->mean[k], res->sd[k], res->median[k], res->q05[k],
 					res->q95[k] };
-		memcpy(summary + k * 5, row, sizeof row);
+		for (int c = 0; c < 5; c++)
+			summary[k * 5 + c] = none ? NAN : row[c];
+	}
+	double *cov = malloc(sizeof(double) * nf * nf), *angles = malloc(sizeof(double) * 4 * na);
+	if (!cov || !angles) {
+		free(fixed);
+		free(summary);
+		free(cov);
+		free(angles);
+		xf_h5_fail(w, "/cmc/summary");
+		return;
+	}
+	for (size_t k = 0; k < nf * nf; k++)
+		cov[k] = none ? NAN : res->cov[k];
+	for (size_t a = 0; a < na; a++) {
+		angles[a] = none ? NAN : res->contrast[a];
+		angles[na + a] = none ? NAN : res->contrast_sd[a];
+		angles[2 * na + a] = none ? NAN : res->offset[a];
+		angles[3 * na + a] = none ? NAN : res->offset_sd[a];
 	}
 	hsize_t d1[1] = { nf };
 	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
@@ -48,16 +68,18 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 	put_matrix(w, g, "summary", nf, 5, summary, "see parameter_names",
 		   "per parameter: mean, sd, median, 5 % and 95 % quantiles (the reported "
 		   "summaries: PSIS-corrected when consensus_check says so)");
-	put_matrix(w, g, "covariance", nf, nf, res->cov, "product of units",
+	put_matrix(w, g, "covariance", nf, nf, cov, "product of units",
 		   "covariance of the combined draws");
-	xf_h5_put_vec(w, g, "per_angle_contrast", na, res->contrast, "1",
+	xf_h5_put_vec(w, g, "per_angle_contrast", na, angles, "1",
 		      "posterior mean contrast of each angle");
-	xf_h5_put_vec(w, g, "per_angle_contrast_sd", na, res->contrast_sd, "1", "its sd");
-	xf_h5_put_vec(w, g, "per_angle_offset", na, res->offset, "1",
+	xf_h5_put_vec(w, g, "per_angle_contrast_sd", na, angles + na, "1", "its sd");
+	xf_h5_put_vec(w, g, "per_angle_offset", na, angles + 2 * na, "1",
 		      "posterior mean offset of each angle");
-	xf_h5_put_vec(w, g, "per_angle_offset_sd", na, res->offset_sd, "1", "its sd");
+	xf_h5_put_vec(w, g, "per_angle_offset_sd", na, angles + 3 * na, "1", "its sd");
 	free(fixed);
 	free(summary);
+	free(cov);
+	free(angles);
 }
 
 /* Per-shard diagnostics as columns, and the combination's inputs. */

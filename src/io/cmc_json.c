@@ -12,6 +12,23 @@
 #include "io/io_internal.h"
 #include "xpcsfit/results.h"
 
+/* v, or NaN (null) when there is no combined posterior: summaries of zero draws are not
+ * numbers, whatever the summarizing code left in them. */
+static double drawn(const xf_cmc_result *res, double v)
+{
+	return res->n_draws > 0 ? v : NAN;
+}
+
+static cJSON *drawn_numbers(const xf_cmc_result *res, const double *v, int n)
+{
+	if (res->n_draws > 0)
+		return xf_json_numbers(v, n);
+	cJSON *arr = cJSON_CreateArray();
+	for (int k = 0; k < n; k++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNull());
+	return arr;
+}
+
 static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean, const double *sd,
 			    const double *median, const double *q05, const double *q95)
 {
@@ -21,16 +38,16 @@ static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean,
 		cJSON_AddTrueToObject(p, "fixed");
 		return p;
 	}
-	cJSON_AddItemToObject(p, "mean", xf_json_num(mean[k]));
-	cJSON_AddItemToObject(p, "std", xf_json_num(sd[k]));
-	cJSON_AddItemToObject(p, "median", xf_json_num(median[k]));
-	cJSON_AddItemToObject(p, "q05", xf_json_num(q05[k]));
-	cJSON_AddItemToObject(p, "q95", xf_json_num(q95[k]));
+	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, mean[k])));
+	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, sd[k])));
+	cJSON_AddItemToObject(p, "median", xf_json_num(drawn(res, median[k])));
+	cJSON_AddItemToObject(p, "q05", xf_json_num(drawn(res, q05[k])));
+	cJSON_AddItemToObject(p, "q95", xf_json_num(drawn(res, q95[k])));
 	return p;
 }
 
 /* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds */
-static cJSON *angle_mean(const double *v, const double *sd, int n)
+static cJSON *angle_mean(const xf_cmc_result *res, const double *v, const double *sd, int n)
 {
 	double m = 0.0, s2 = 0.0;
 	for (int a = 0; a < n; a++) {
@@ -38,8 +55,8 @@ static cJSON *angle_mean(const double *v, const double *sd, int n)
 		s2 += sd[a] * sd[a] / n;
 	}
 	cJSON *p = cJSON_CreateObject();
-	cJSON_AddItemToObject(p, "mean", xf_json_num(m));
-	cJSON_AddItemToObject(p, "std", xf_json_num(sqrt(s2)));
+	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, m)));
+	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, sqrt(s2))));
 	return p;
 }
 
@@ -56,9 +73,9 @@ static cJSON *parameters_object(const xf_cmc_result *res, int physical_only, int
 					      res->q95));
 	if (physical_only && !plain) {
 		cJSON_AddItemToObject(obj, "contrast",
-				      angle_mean(res->contrast, res->contrast_sd, res->n_phi));
+				      angle_mean(res, res->contrast, res->contrast_sd, res->n_phi));
 		cJSON_AddItemToObject(obj, "offset",
-				      angle_mean(res->offset, res->offset_sd, res->n_phi));
+				      angle_mean(res, res->offset, res->offset_sd, res->n_phi));
 	}
 	return obj;
 }
@@ -67,10 +84,10 @@ static cJSON *per_angle_object(const xf_cmc_result *res)
 {
 	cJSON *pa = cJSON_CreateObject();
 	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(res->contrast, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast_std", xf_json_numbers(res->contrast_sd, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(res->offset, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset_std", xf_json_numbers(res->offset_sd, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", drawn_numbers(res, res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_std", drawn_numbers(res, res->contrast_sd, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset", drawn_numbers(res, res->offset, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_std", drawn_numbers(res, res->offset_sd, res->n_phi));
 	return pa;
 }
 
