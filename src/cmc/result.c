@@ -56,6 +56,10 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 static void column_summary(const double *draws, int n, int stride, int k, double *buf, double *mean,
 			   double *sd, double *median, double *q05, double *q95)
 {
+	if (n == 0) { /* no combined posterior: nothing to report, not zeros */
+		*mean = *sd = *median = *q05 = *q95 = NAN;
+		return;
+	}
 	*mean = gsl_stats_mean(draws + k, (size_t)stride, (size_t)n);
 	*sd = n > 1 ? gsl_stats_sd_m(draws + k, (size_t)stride, (size_t)n, *mean) : NAN;
 	for (int g = 0; g < n; g++)

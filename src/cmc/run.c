@@ -405,6 +405,11 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 		r->target_accept = XF_LAMINAR_ACCEPT;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
 	r->n_shards = xf_cmc_shard_count(o, cfg->mode, ds->n_points, n_pairs);
+	if (o->num_shards > r->n_shards)
+		xf_warn("optimization.cmc.sharding.num_shards: %ld shards asked for, but the data "
+			"have %zu frame pairs: using %ld shards of one pair each, which cannot "
+			"identify the parameters; use far fewer",
+			o->num_shards, n_pairs, r->n_shards);
 	r->temper = 1.0 / (double)r->n_shards;
 	if (o->use_nlsq_informed_priors) {
 		int n = xf_cmc_informed_priors(&r->pr, nlsq, o->nlsq_prior_width_factor);

@@ -279,7 +279,7 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 	xf_error e = { 0 };
 	int rc = 0;
 	char path[PATH_MAX];
-	if (ds)
+	if (ds && res->n_draws > 0) /* no posterior mean: no model to draw over the data */
 		rc = keep_first(rc, draw_angles(plots_dir, cfg, ds, res, rc ? &e : err));
 	if (xf_path_join(path, sizeof path, plots_dir, "corner.png", err) != 0)
 		return err->code;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_PX 150
+#define HEADER_PX 215
 #define LEFT_PX	  200
 #define RIGHT_PX  50
 #define BOTTOM_PX 140
@@ -51,6 +51,22 @@ static void axis(const corner *c, int p, int is_x, int labelled)
 			 c->lo[p], c->hi[p], 3);
 }
 
+/* a solid line at the mean and dashed ones at ± sd, over the panel's height */
+static void mean_sd_lines(double m, double s, int colour, double height)
+{
+	double ly[2] = { 0.0, height }, lx[2] = { m, m };
+	plcol0(colour);
+	plwidth(2.0);
+	plline(2, lx, ly);
+	plwidth(1.0);
+	pllsty(2);
+	for (int k = -1; k <= 1; k += 2) {
+		double sx[2] = { m + k * s, m + k * s };
+		plline(2, sx, ly);
+	}
+	pllsty(1);
+}
+
 static void diagonal(const corner *c, int p)
 {
 	const xf_cmc_result *res = c->res;
@@ -74,20 +90,16 @@ static void diagonal(const corner *c, int p)
 		plcol0(XF_PLOT_CMC_COLOUR0);
 		plline(4, fx, fy);
 	}
-	/* the reported mean (PSIS-corrected when the consensus check said so) and ± sd */
+	/* the reported mean and ± sd; when the self-check corrected them, the corrected
+	 * ones in green over the plain consensus ones in red, so the difference shows */
 	double m = res->mean[c->idx[p]], s = res->sd[c->idx[p]];
-	double ly[2] = { 0.0, 1.15 * top };
-	plcol0(XF_PLOT_CMC_COLOUR0 + 3);
-	double lx[2] = { m, m };
-	plwidth(2.0);
-	plline(2, lx, ly);
-	plwidth(1.0);
-	pllsty(2);
-	for (int k = -1; k <= 1; k += 2) {
-		double sx[2] = { m + k * s, m + k * s };
-		plline(2, sx, ly);
+	if (res->check.corrected) {
+		mean_sd_lines(res->check.mean[c->idx[p]], res->check.sd[c->idx[p]],
+			      XF_PLOT_CMC_COLOUR0 + 3, 1.15 * top);
+		mean_sd_lines(m, s, XF_PLOT_CMC_COLOUR0 + 2, 1.15 * top);
+	} else {
+		mean_sd_lines(m, s, XF_PLOT_CMC_COLOUR0 + 3, 1.15 * top);
 	}
-	pllsty(1);
 	plcol0(1);
 	xf_plot_text(0.8);
 	axis(c, p, 1, p == c->n - 1);
@@ -143,6 +155,13 @@ static void pair(const corner *c, int row, int col)
 	plwidth(1.5);
 	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 1.0);
 	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 2.0);
+	if (c->res->check.corrected) { /* the corrected (exact-posterior) covariance */
+		const double *cov = c->res->cov, *mean = c->res->mean;
+		int n = c->res->n_params, i = c->idx[col], j = c->idx[row];
+		plcol0(XF_PLOT_CMC_COLOUR0 + 2);
+		ellipse(mean[i], mean[j], cov[i * n + i], cov[j * n + j], cov[j * n + i], 1.0);
+		ellipse(mean[i], mean[j], cov[i * n + i], cov[j * n + j], cov[j * n + i], 2.0);
+	}
 	plwidth(1.0);
 	plcol0(1);
 	xf_plot_text(0.8);
@@ -170,11 +189,21 @@ static void draw_corner(void *ctx)
 		 xf_mode_name(res->mode));
 	xf_plot_text(1.4);
 	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
-	snprintf(line, sizeof line,
-		 "%d combined draws from %ld of %ld shards (%s);  red: mean ± sd (diagonal), "
-		 "1σ and 2σ ellipses of the draws' covariance",
-		 res->n_draws, res->n_kept, res->n_shards, res->method);
+	char legend[256];
+	snprintf(line, sizeof line, "%d combined draws from %ld of %ld shards (%s)", res->n_draws,
+		 res->n_kept, res->n_shards, res->method);
+	if (res->check.corrected)
+		snprintf(legend, sizeof legend,
+			 "red: the consensus draws' mean ± sd, 1σ and 2σ ellipses;  green: "
+			 "corrected to the full-data posterior (self-check k̂ = %.2f), reported",
+			 res->check.khat);
+	else
+		snprintf(legend, sizeof legend,
+			 "red: mean ± sd, 1σ and 2σ ellipses of the draws' covariance%s",
+			 res->check.done ? ";  self-check k̂ > 0.7: NOT the full-data posterior"
+					 : "");
 	xf_plot_text(0.95);
+	plptex(c->width / 2.0, c->height - 110, 1.0, 0.0, 0.5, legend);
 	plptex(c->width / 2.0, c->height - 78, 1.0, 0.0, 0.5, line);
 	char fixed[256] = "";
 	for (int k = 0; k < res->n_phys; k++)
@@ -183,7 +212,7 @@ static void draw_corner(void *ctx)
 				 *fixed ? ", " : "fixed, not sampled: ", res->names[k],
 				 res->mean[k]);
 	if (*fixed)
-		plptex(c->width / 2.0, c->height - 108, 1.0, 0.0, 0.5, fixed);
+		plptex(c->width / 2.0, c->height - 140, 1.0, 0.0, 0.5, fixed);
 	for (int row = 0; row < c->n; row++) {
 		diagonal(c, row);
 		for (int col = 0; col < row; col++)
