@@ -2,12 +2,14 @@
 """compare_static.py — Stan as the reference sampler for xpcsfit's NUTS (cmc, one shard).
 
 What it measures: the same one-shard static posterior (static_shard.stan, written from
-shared/spec/model.md and cmc.md) sampled by Stan (rstan, default NUTS with a diagonal
-metric unless --metric says otherwise) and, with --xpcsfit, by `xpcsfit cmc` with
-num_shards: 1. For every parameter it reports the posterior mean and sd of each, their
-difference in Stan sds, the bulk ESS, bulk ESS per second of sampling wall time
-(warmup + draws, compilation excluded) and the ratio of ESS/s (xpcsfit / Stan); plus
-Stan's divergences, R-hat, step size and compile time. Before sampling it checks the
+shared/spec/model.md and cmc.md) sampled by Stan (rstan NUTS, with each metric of --metric
+in turn: diag_e and dense_e by default) and, with --xpcsfit, by `xpcsfit cmc` with
+num_shards: 1 (dense metric). For every parameter it reports the posterior mean and sd of
+each, xpcsfit's difference in Stan sds and sd ratio, the bulk ESS of every sampler from
+rstan::monitor (monitor_draws.R on xpcsfit's draws), bulk ESS per second of sampling wall
+time (warmup + draws, compilation excluded) and the ratio of ESS/s (xpcsfit / the better
+Stan metric), also per CPU second; plus Stan's divergences, R-hat, step size, leapfrog
+steps and compile time. Before sampling it checks the
 Stan model's c2 against tests/helpers/xpcs_reference.py (model_c2_full) at a few
 parameter sets, floors included.
 
@@ -25,12 +27,13 @@ so both samplers target exactly the same posterior. Priors and bounds: model.md 
 
 Run with Debian's /usr/bin/python3 (numpy, h5py, yaml) after scripts/install-stan.sh.
 Asserts nothing: prints a table and writes every number to --out (JSON); exits 0 unless
-something crashes. The xpcsfit side is off until `xpcsfit cmc` exists (--xpcsfit).
+something crashes. Not part of `make test`. Results: docs/validation.md, "CMC against Stan".
 """
 import argparse
 import csv
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -143,16 +146,44 @@ def nlsq(xf, cfg, work, threads, log):
     return pj, out, noise, 1.5 * noise, r.size
 
 
+def cpu_children():
+    """CPU seconds (user + system) of the finished child processes so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def xpcsfit_cmc(xf, cfg, out, threads, log):
-    """xpcsfit cmc warm-started from the NLSQ result; return D/cmc/parameters.json."""
+    """xpcsfit cmc warm-started from the NLSQ result; return D/cmc/parameters.json with
+    the command's wall and CPU seconds (_wall_s, _cpu_s: the whole command, start-up,
+    combination and output included)."""
+    c0 = cpu_children()
     t0 = time.perf_counter()
     run([xf, "cmc", "--config", cfg, "--nlsq", os.path.join(out, "nlsq"), "--out", out,
-         "--threads", str(threads)], log)
+         "--threads", str(threads), "--no-plots"], log)
     wall = time.perf_counter() - t0
     with open(os.path.join(out, "cmc", "parameters.json")) as f:
         pj = json.load(f)
     pj["_wall_s"] = wall
+    pj["_cpu_s"] = cpu_children() - c0
     return pj
+
+
+def xpcsfit_monitor(out, names, work, log):
+    """rstan::monitor of xpcsfit's shard-0 draws (monitor_draws.R): bulk ESS with Stan's
+    own estimator. The draws are in the sampler's space (logit within the bounds, log
+    sigma); rank-normalised bulk ESS and R-hat do not change under such monotone maps."""
+    with h5py.File(os.path.join(out, "cmc", "results.h5"), "r") as f:
+        d = np.asarray(f["/cmc/shard_draws"][0], dtype=np.float64)  # chains x draws x p
+    path = os.path.join(work, "xf_draws.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["chain", "iter"] + names)
+        for c in range(d.shape[0]):
+            for g in range(d.shape[1]):
+                w.writerow([c + 1, g + 1] + [repr(float(x)) for x in d[c, g]])
+    summ = os.path.join(work, "xf_monitor.csv")
+    run(["Rscript", os.path.join(HERE, "monitor_draws.R"), path, summ], log)
+    return {r["name"]: r for r in read_csv(summ)}
 
 
 def stan_data(ds, dt, sigma_scale):
@@ -189,6 +220,53 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+def stan_result(mdir, metric, data, a):
+    """One metric's Stan run (run_stan.R's files in mdir): print its diagnostics, return
+    its timing, summary and diagnostics."""
+    timing = read_csv(os.path.join(mdir, "timing.csv"))[0]
+    chains = read_csv(os.path.join(mdir, "chains.csv"))
+    summ = {r["name"]: r for r in read_csv(os.path.join(mdir, "summary.csv"))}
+    wall = float(timing["sampling_wall_s"])
+    chain_s = sum(float(c["warmup_s"]) + float(c["sample_s"]) for c in chains)
+    div = sum(int(float(c["divergences"])) for c in chains)
+    draws = read_csv(os.path.join(mdir, "draws.csv"))
+    dmat = np.array([[float(r[n]) for n in THETA] for r in draws])
+    pcorr = np.corrcoef(dmat.T)
+    print(f"stan {metric}: sampling {wall:.2f} s wall ({a.chains} chains x ({a.warmup} + "
+          f"{a.samples}), {a.cores} in parallel); per-chain CPU times summed {chain_s:.2f} s")
+    print("stan %s: divergences %d, max-treedepth hits %d, step sizes %s, leapfrog steps per "
+          "draw %s, E-BFMI %s, R-hat max %.4f" % (
+              metric, div, sum(int(float(c["max_treedepth_hits"])) for c in chains),
+              ", ".join(f"{float(c['stepsize']):.3g}" for c in chains),
+              ", ".join(f"{float(c['mean_leapfrog']):.0f}" for c in chains),
+              ", ".join(f"{float(c['bfmi']):.2f}" for c in chains),
+              max(float(r["Rhat"]) for r in summ.values())))
+    print("stan %s: posterior correlations D0-alpha %.3f, D0-D_offset %.3f, alpha-D_offset %.3f"
+          % (metric, pcorr[0, 1], pcorr[0, 2], pcorr[1, 2]))
+
+    # Adapted diagonal inverse metric (chain 1) against the draws' variance in Stan's
+    # unconstrained space: Stan regularises the metric towards 1e-3 (a fixed absolute
+    # amount), which dominates parameters whose u-space sd is far below 0.03.
+    metric_ratio = None
+    with open(os.path.join(mdir, "adaptation.txt")) as f:
+        adapt_txt = f.read()
+    if metric == "diag_e":
+        lines = adapt_txt.splitlines()
+        k = next(n for n, ln in enumerate(lines) if "inverse mass matrix" in ln)
+        inv_m = np.array([float(x) for x in lines[k + 1].strip("# \n").split(",")])
+        bl = np.r_[data["theta_lo"], data["contrast_lo"], data["offset_lo"]]
+        bh = np.r_[data["theta_hi"], data["contrast_hi"], data["offset_hi"]]
+        allx = np.array([[float(r[n]) for n in [sn for sn, _ in NAMES]] for r in draws])
+        pr = (allx[:, :5] - bl) / (bh - bl)
+        u = np.c_[np.log(pr / (1 - pr)), np.log(allx[:, 5])]
+        metric_ratio = dict(zip([xn for _, xn in NAMES], (inv_m / u.var(axis=0)).tolist()))
+        print("stan diag_e: adapted inverse metric / u-space posterior variance: " +
+              ", ".join(f"{n} {v:.3g}" for n, v in metric_ratio.items()))
+    return {"timing": timing, "wall_s": wall, "cpu_s": chain_s, "divergences": div,
+            "chains": chains, "summary": summ, "posterior_correlation_theta": pcorr.tolist(),
+            "inverse_metric_over_u_variance": metric_ratio, "adaptation": adapt_txt}
+
+
 # ------------------------------------------------------------------ main
 
 def main():
@@ -205,10 +283,20 @@ def main():
     ap.add_argument("--adapt-delta", type=float, default=0.85)
     ap.add_argument("--seed", type=int, default=20240601, help="Stan's seed")
     ap.add_argument("--cores", type=int, default=min(4, os.cpu_count() or 1),
-                    help="parallel Stan chains and xpcsfit --threads")
-    ap.add_argument("--metric", default="diag_e", choices=["diag_e", "dense_e"],
-                    help="Stan's metric (xpcsfit's default is dense)")
+                    help="parallel Stan chains and xpcsfit --threads (1: both run one "
+                    "chain at a time on one core)")
+    ap.add_argument("--metric", default="diag_e,dense_e",
+                    help="Stan's metric(s), comma-separated, sampled in turn: diag_e, dense_e "
+                    "(xpcsfit's default is dense; the ratio is against the best)")
+    ap.add_argument("--model-cache", default=None,
+                    help="compiled Stan model kept here and reused while the model text is "
+                    "the same (default WORK/static_shard_model.rds; '' to compile every run)")
     a = ap.parse_args()
+    metrics = [m for m in a.metric.split(",") if m]
+    if not metrics or any(m not in ("diag_e", "dense_e") for m in metrics):
+        ap.error("--metric: diag_e, dense_e or both (comma-separated)")
+    cache = os.path.join(a.work, "static_shard_model.rds") if a.model_cache is None \
+        else a.model_cache
     os.makedirs(a.work, exist_ok=True)
     out_json = a.out or os.path.join(a.work, "compare.json")
     log = os.path.join(a.work, "run.log")
@@ -287,7 +375,7 @@ def main():
     run(["Rscript", os.path.join(HERE, "run_stan.R"), os.path.join(HERE, "static_shard.stan"),
          os.path.join(sdir, "data.R"), os.path.join(sdir, "inits.R"), sdir, str(a.chains),
          str(a.warmup), str(a.samples), str(a.seed), repr(a.adapt_delta), str(a.cores),
-         a.metric], log)
+         ",".join(metrics)] + ([cache] if cache else []), log)
     rscript_s = time.perf_counter() - t0
 
     # Model check against the NumPy transcription.
@@ -304,96 +392,141 @@ def main():
               f"max |c2_stan - c2_reference| = {dmax:.3g} over {stan_c2.size} points "
               f"(c2 in [{ref_pts.min():.6g}, {ref_pts.max():.6g}])")
 
-    timing = read_csv(os.path.join(sdir, "timing.csv"))[0]
-    chains = read_csv(os.path.join(sdir, "chains.csv"))
-    summ = {r["name"]: r for r in read_csv(os.path.join(sdir, "summary.csv"))}
-    wall = float(timing["sampling_wall_s"])
-    chain_s = sum(float(c["warmup_s"]) + float(c["sample_s"]) for c in chains)
-    div = sum(int(float(c["divergences"])) for c in chains)
-    draws = read_csv(os.path.join(sdir, "draws.csv"))
-    dmat = np.array([[float(r[n]) for n in THETA] for r in draws])
-    pcorr = np.corrcoef(dmat.T)
-    print(f"stan: compile {float(timing['compile_s']):.1f} s, sampling {wall:.2f} s wall "
-          f"({a.chains} chains x ({a.warmup} + {a.samples}), {a.cores} cores, {a.metric}); "
-          f"sum of per-chain times {chain_s:.2f} s; Rscript total {rscript_s:.1f} s")
-    print("stan: divergences %d, max-treedepth hits %d, step sizes %s, E-BFMI %s" % (
-        div, sum(int(float(c["max_treedepth_hits"])) for c in chains),
-        ", ".join(f"{float(c['stepsize']):.3g}" for c in chains),
-        ", ".join(f"{float(c['bfmi']):.2f}" for c in chains)))
-    print("stan posterior correlations D0-alpha %.3f, D0-D_offset %.3f, alpha-D_offset %.3f" %
-          (pcorr[0, 1], pcorr[0, 2], pcorr[1, 2]))
+    stan = {}
+    for m in metrics:
+        stan[m] = stan_result(os.path.join(sdir, m), m, data, a)
+    compile_s = float(next(iter(stan.values()))["timing"]["compile_s"])
+    cached = int(float(next(iter(stan.values()))["timing"]["compile_cached"]))
+    print(f"stan: compile {compile_s:.1f} s" + (" (cached model; that compile's time)"
+                                                if cached else "") +
+          f"; Rscript total {rscript_s:.1f} s")
 
-    # Adapted diagonal inverse metric (chain 1) against the draws' variance in Stan's
-    # unconstrained space: Stan regularises the metric towards 1e-3 (a fixed absolute
-    # amount), which dominates parameters whose u-space sd is far below 0.03.
-    metric_ratio = None
-    with open(os.path.join(sdir, "adaptation.txt")) as f:
-        adapt_txt = f.read()
-    if a.metric == "diag_e":
-        lines = adapt_txt.splitlines()
-        k = next(n for n, ln in enumerate(lines) if "inverse mass matrix" in ln)
-        inv_m = np.array([float(x) for x in lines[k + 1].strip("# \n").split(",")])
-        bl = np.r_[data["theta_lo"], data["contrast_lo"], data["offset_lo"]]
-        bh = np.r_[data["theta_hi"], data["contrast_hi"], data["offset_hi"]]
-        allx = np.array([[float(r[n]) for n in [sn for sn, _ in NAMES]] for r in draws])
-        pr = (allx[:, :5] - bl) / (bh - bl)
-        u = np.c_[np.log(pr / (1 - pr)), np.log(allx[:, 5])]
-        metric_ratio = dict(zip([xn for _, xn in NAMES], (inv_m / u.var(axis=0)).tolist()))
-        print("stan: adapted inverse metric / u-space posterior variance: " +
-              ", ".join(f"{n} {v:.3g}" for n, v in metric_ratio.items()))
-
-    # xpcsfit side (when run): summaries by xpcsfit's names.
+    # xpcsfit side (when run): summaries by xpcsfit's names; its bulk ESS both as xpcsfit
+    # reports it and from rstan::monitor on its draws.
     xs = {}
-    xf_time = None
+    xf_time = xf_cpu = None
     if cmc is not None:
         sh = cmc["shard_diagnostics"][0]
         xf_time = float(cmc.get("timing_s", {}).get("sampling") or sh.get("sampling_s"))
+        xf_cpu = cmc["_cpu_s"]
         ess = sh.get("ess_bulk", {})
+        names = [xn for _, xn in NAMES]
+        mon = xpcsfit_monitor(xfout, names, a.work, log)
         for n in THETA:
-            xs[n] = {"mean": cmc["parameters"][n]["mean"], "sd": cmc["parameters"][n]["std"],
-                     "ess_bulk": ess.get(n)}
+            xs[n] = {"mean": cmc["parameters"][n]["mean"], "sd": cmc["parameters"][n]["std"]}
         pa = cmc["per_angle"]
         for n in ("contrast", "offset"):
-            xs[f"{n}_000"] = {"mean": pa[n][0], "sd": pa[f"{n}_std"][0],
-                              "ess_bulk": next((ess[k] for k in (f"{n}_000", f"{n}[0]", f"{n}_0", n)
-                                                if k in ess), None)}
-        xs["sigma"] = {"mean": sh.get("sigma_mean"), "sd": None,
-                       "ess_bulk": next((ess[k] for k in ("sigma", "sigma_0", "sigma_000")
-                                         if k in ess), None)}
+            xs[f"{n}_000"] = {"mean": pa[n][0], "sd": pa[f"{n}_std"][0]}
+        xs["sigma"] = {"mean": sh.get("sigma_mean"), "sd": sh.get("sigma_sd")}
+        for n in names:
+            xs[n]["ess_bulk_own"] = ess.get(n)
+            xs[n]["ess_bulk"] = float(mon[n]["Bulk_ESS"])
+            xs[n]["rhat"] = float(mon[n]["Rhat"])
+        print(f"xpcsfit: sampling {xf_time:.3f} s wall (timing_s.sampling; {a.chains} chains "
+              f"in turn, each likelihood pass on {a.cores} thread(s)); whole `xpcsfit cmc` "
+              f"{cmc['_wall_s']:.3f} s wall, {xf_cpu:.3f} s CPU; step size "
+              f"{sh.get('step_size', float('nan')):.3g}, {sh.get('gradient_evaluations')} "
+              f"gradient evaluations ({sh.get('gradient_evaluations', 0) / (a.chains * (a.warmup + a.samples)):.1f} "
+              f"per iteration), divergence rate {sh.get('divergence_rate')}, "
+              f"E-BFMI min {sh.get('ebfmi_min', float('nan')):.2f}, R-hat max "
+              f"{sh.get('rhat_max', float('nan')):.4f}")
 
-    rows = []
-    print()
-    print(f"{'parameter':<13}{'truth':>10}{'Stan mean ± sd':>26}{'xpcsfit mean ± sd':>26}"
-          f"{'Δ/sd_Stan':>10}{'ESS Stan':>9}{'ESS/s':>8}{'ESS xf':>8}{'ESS/s':>8}{'ratio':>7}")
     tr = {"D0": truth["D0"], "alpha": truth["alpha"], "D_offset": truth["D_offset"],
           "contrast_000": truth["contrast"], "offset_000": truth["offset"], "sigma": truth["noise"]}
+    rows = []
     for sn, xn in NAMES:
-        s = summ[sn]
-        sm, ssd, sess = float(s["mean"]), float(s["sd"]), float(s["Bulk_ESS"])
-        row = {"name": xn, "stan_name": sn, "truth": tr[xn], "stan_mean": sm, "stan_sd": ssd,
-               "stan_q05": float(s["q05"]), "stan_q50": float(s["q50"]),
-               "stan_q95": float(s["q95"]), "stan_rhat": float(s["Rhat"]),
-               "stan_ess_bulk": sess, "stan_ess_tail": float(s["Tail_ESS"]),
-               "stan_ess_bulk_per_s": sess / wall, "stan_ess_bulk_per_chain_s": sess / chain_s}
+        row = {"name": xn, "stan_name": sn, "truth": tr[xn]}
+        for m in metrics:
+            s = stan[m]["summary"][sn]
+            sm, ssd, sess = float(s["mean"]), float(s["sd"]), float(s["Bulk_ESS"])
+            row[m] = {"mean": sm, "sd": ssd, "q05": float(s["q05"]), "q50": float(s["q50"]),
+                      "q95": float(s["q95"]), "rhat": float(s["Rhat"]), "ess_bulk": sess,
+                      "ess_tail": float(s["Tail_ESS"]),
+                      "ess_bulk_per_s": sess / stan[m]["wall_s"],
+                      "ess_bulk_per_cpu_s": sess / stan[m]["cpu_s"]}
         x = xs.get(xn)
-        xtxt, dtxt, etxt, rtxt, xes = "-", "-", "-", "-", "-"
-        if x is not None and x["mean"] is not None:
-            row.update({"xpcsfit_mean": x["mean"], "xpcsfit_sd": x["sd"],
-                        "diff_in_stan_sd": (x["mean"] - sm) / ssd})
-            xtxt = f"{x['mean']:.6g} ± {x['sd']:.3g}" if x["sd"] is not None else f"{x['mean']:.6g}"
-            dtxt = f"{row['diff_in_stan_sd']:+.2f}"
-            if x["ess_bulk"] is not None and xf_time:
-                row.update({"xpcsfit_ess_bulk": x["ess_bulk"],
-                            "xpcsfit_ess_bulk_per_s": x["ess_bulk"] / xf_time,
-                            "ess_per_s_ratio": (x["ess_bulk"] / xf_time) / (sess / wall)})
-                xes = f"{x['ess_bulk']:.0f}"
-                etxt = f"{row['xpcsfit_ess_bulk_per_s']:.0f}"
-                rtxt = f"{row['ess_per_s_ratio']:.2f}"
+        if x is not None:
+            row["xpcsfit"] = dict(x)
+            row["xpcsfit"]["ess_bulk_per_s"] = x["ess_bulk"] / xf_time
+            row["xpcsfit"]["ess_bulk_per_cpu_s"] = x["ess_bulk"] / xf_cpu
+            for m in metrics:
+                row[m]["xpcsfit_diff_in_sd"] = (x["mean"] - row[m]["mean"]) / row[m]["sd"]
+                row[m]["xpcsfit_sd_ratio"] = (x["sd"] / row[m]["sd"]
+                                              if x["sd"] is not None else None)
         rows.append(row)
-        print(f"{xn:<13}{tr[xn]:>10.6g}{f'{sm:.6g} ± {ssd:.3g}':>26}{xtxt:>26}{dtxt:>10}"
-              f"{sess:>9.0f}{sess / wall:>8.0f}{xes:>8}{etxt:>8}{rtxt:>7}")
-    print("ESS/s: bulk ESS / sampling wall time (warmup + draws, all chains); "
-          "ratio = xpcsfit / Stan")
+
+    # Stan's best metric: the larger smallest bulk ESS per wall second over the parameters.
+    min_rate = {m: min(r[m]["ess_bulk_per_s"] for r in rows) for m in metrics}
+    best = max(metrics, key=lambda m: min_rate[m])
+
+    print()
+    print("Posterior: mean ± sd; Δ = (xpcsfit − Stan) mean in Stan sds; sd ratio = "
+          "xpcsfit sd / Stan sd")
+    hdr = f"{'parameter':<13}{'truth':>8}"
+    for m in metrics:
+        hdr += f"{'Stan ' + m:>25}"
+    hdr += f"{'xpcsfit':>25}"
+    if cmc is not None:
+        for m in metrics:
+            hdr += f"{'Δ ' + m[:-2]:>9}{'sd ' + m[:-2]:>9}"
+    print(hdr)
+    for r in rows:
+        ln = f"{r['name']:<13}{r['truth']:>8.6g}"
+        for m in metrics:
+            ln += f"{r[m]['mean']:>14.6g} ± {r[m]['sd']:<8.3g}"
+        x = r.get("xpcsfit")
+        ln += f"{x['mean']:>14.6g} ± {x['sd']:<8.3g}" if x else f"{'-':>25}"
+        if x:
+            for m in metrics:
+                ln += f"{r[m]['xpcsfit_diff_in_sd']:>+9.3f}{r[m]['xpcsfit_sd_ratio']:>9.3f}"
+        print(ln)
+
+    print()
+    print(f"Efficiency: bulk ESS (rstan::monitor for all; xpcsfit's own estimate in "
+          f"brackets) and bulk ESS per second of sampling wall time; ratio = xpcsfit / "
+          f"Stan {best} (the better Stan metric here)")
+    hdr = f"{'parameter':<13}"
+    for m in metrics:
+        hdr += f"{'ESS ' + m[:-2]:>10}{'/s':>8}"
+    hdr += f"{'ESS xpcsfit':>20}{'/s':>9}{'ratio':>8}{'ratio CPU':>10}"
+    print(hdr)
+    for r in rows:
+        ln = f"{r['name']:<13}"
+        for m in metrics:
+            ln += f"{r[m]['ess_bulk']:>10.0f}{r[m]['ess_bulk_per_s']:>8.2f}"
+        x = r.get("xpcsfit")
+        if x:
+            own = f"({x['ess_bulk_own']:.0f})" if x.get("ess_bulk_own") is not None else ""
+            ratio = x["ess_bulk_per_s"] / r[best]["ess_bulk_per_s"]
+            ratio_cpu = x["ess_bulk_per_cpu_s"] / r[best]["ess_bulk_per_cpu_s"]
+            r["ratio_vs_best"] = ratio
+            r["ratio_cpu_vs_best"] = ratio_cpu
+            ln += f"{x['ess_bulk']:>12.0f}{own:>8}{x['ess_bulk_per_s']:>9.0f}{ratio:>8.0f}" \
+                  f"{ratio_cpu:>10.0f}"
+        print(ln)
+    summary = {"best_stan_metric": best}
+    ln = f"{'min':<13}"
+    for m in metrics:
+        e = min(r[m]["ess_bulk"] for r in rows)
+        ln += f"{e:>10.0f}{min_rate[m]:>8.2f}"
+    if cmc is not None:
+        e = min(r["xpcsfit"]["ess_bulk"] for r in rows)
+        xr_ = e / xf_time
+        ratio = xr_ / min_rate[best]
+        ratio_cpu = (e / xf_cpu) / min(r[best]["ess_bulk_per_cpu_s"] for r in rows)
+        summary.update({"xpcsfit_min_ess_bulk_per_s": xr_, "stan_min_ess_bulk_per_s": min_rate[best],
+                        "ratio_min_ess_per_s": ratio, "ratio_min_ess_per_cpu_s": ratio_cpu})
+        ln += f"{e:>12.0f}{'':>8}{xr_:>9.0f}{ratio:>8.0f}{ratio_cpu:>10.0f}"
+    print(ln)
+    print("time basis: Stan = wall time of sampling() (warmup + draws, all chains, compile "
+          "excluded); xpcsfit = timing_s.sampling (warmup + draws, all chains). 'ratio CPU' "
+          "uses CPU seconds instead: Stan's per-chain clock() times summed, xpcsfit's whole "
+          "cmc command (start-up and output included)")
+    print("times (s):  " + "; ".join(
+        f"Stan {m}: wall {stan[m]['wall_s']:.1f}, CPU {stan[m]['cpu_s']:.1f}" for m in metrics) +
+        (f"; xpcsfit: sampling wall {xf_time:.3f}, command wall {cmc['_wall_s']:.3f}, "
+         f"command CPU {xf_cpu:.3f}" if cmc is not None else "") +
+        f"; Stan compile {compile_s:.1f}")
 
     result = {
         "what": "one-shard static posterior: Stan (reference) vs xpcsfit cmc",
@@ -404,15 +537,17 @@ def main():
                  "noise_1.4826MAD": noise, "n_residuals": nres},
         "sigma_prior_scale": sigma_scale,
         "model_check": check_out,
-        "stan": {"rstan_chains": a.chains, "warmup": a.warmup, "samples": a.samples,
-                 "adapt_delta": a.adapt_delta, "seed": a.seed, "cores": a.cores,
-                 "metric": a.metric, "compile_s": float(timing["compile_s"]),
-                 "sampling_wall_s": wall, "sum_chain_s": chain_s, "divergences": div,
-                 "chains": chains, "posterior_correlation_theta": pcorr.tolist(),
-                 "inverse_metric_over_u_variance": metric_ratio, "adaptation": adapt_txt},
+        "cores": a.cores,
+        "stan": {"chains": a.chains, "warmup": a.warmup, "samples": a.samples,
+                 "adapt_delta": a.adapt_delta, "seed": a.seed, "compile_s": compile_s,
+                 "compile_cached": cached,
+                 "metrics": {m: {k: v for k, v in stan[m].items() if k != "summary"}
+                             for m in metrics}},
         "xpcsfit": None if cmc is None else {
-            "sampling_s": xf_time, "wall_s": cmc.get("_wall_s"),
-            "shard_diagnostics": cmc.get("shard_diagnostics"), "timing_s": cmc.get("timing_s")},
+            "sampling_s": xf_time, "wall_s": cmc.get("_wall_s"), "cpu_s": xf_cpu,
+            "threads": a.cores, "shard_diagnostics": cmc.get("shard_diagnostics"),
+            "sampler": cmc.get("sampler"), "timing_s": cmc.get("timing_s")},
+        "summary": summary,
         "rows": rows,
     }
     with open(out_json, "w") as f:
