@@ -233,41 +233,12 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
-	cJSON *data = cJSON_CreateObject();
-	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
-	cJSON_AddItemToObject(data, "q", xf_json_num(ds->q));
-	cJSON_AddItemToObject(data, "n_phi", xf_json_int(ds->n_phi));
-	cJSON_AddItemToObject(data, "n_frames", xf_json_int(ds->n_frames));
-	cJSON_AddItemToObject(data, "n_points", xf_json_int((long long)ds->n_points));
-	cJSON_AddItemToObject(data, "dt_s", xf_json_num(ds->dt_s));
-	cJSON_AddItemToObject(data, "first_frame", xf_json_int(ds->first_frame));
-	cJSON_AddItemToObject(root, "data", data);
-	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
-	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
+	xf_json_add_provenance(root, cfg, ds);
 	return root;
 }
 
 int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			      const xf_cmc_result *res, xf_error *err)
 {
-	char path[PATH_MAX];
-	if (xf_path_join(path, sizeof path, dir, "parameters.json", err) != 0)
-		return err->code;
-	cJSON *root = build(cfg, ds, res);
-	char *text = root ? cJSON_Print(root) : NULL;
-	cJSON_Delete(root);
-	if (!text)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
-	size_t len = strlen(text);
-	char *withnl = malloc(len + 2);
-	if (!withnl) {
-		cJSON_free(text);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
-	}
-	memcpy(withnl, text, len);
-	memcpy(withnl + len, "\n", 2);
-	cJSON_free(text);
-	int rc = xf_write_file_atomic(path, withnl, len + 1, err);
-	free(withnl);
-	return rc;
+	return xf_json_write(dir, "parameters.json", build(cfg, ds, res), err);
 }

@@ -18,4 +18,12 @@ cJSON *xf_json_num(double x);
 cJSON *xf_json_int(long long v);
 cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
 
+/* What every parameters.json ends with: "data" (file, layout, q, n_phi, n_frames, n_points,
+ * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
+typedef struct xf_config xf_config;
+void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds);
+/* Print root (deleted here; NULL means out of memory) with a trailing newline and write it
+ * atomically as dir/name. Returns 0 or an error code. */
+int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err);
+
 #endif

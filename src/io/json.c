@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <limits.h>
+#include <string.h>
+
 #include "io/io_internal.h"
+#include "xpcsfit/config.h"
 
 void xf_io_format_double(double x, char *buf, size_t size)
 {
@@ -50,4 +54,46 @@ cJSON *xf_json_numbers(const double *v, int n)
 	for (int k = 0; k < n; k++)
 		cJSON_AddItemToArray(arr, xf_json_num(v ? v[k] : NAN));
 	return arr;
+}
+
+void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds)
+{
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
+	cJSON_AddStringToObject(data, "layout", xf_layout_name(ds->layout));
+	cJSON_AddItemToObject(data, "q", xf_json_num(ds->q));
+	cJSON_AddItemToObject(data, "n_phi", xf_json_int(ds->n_phi));
+	cJSON_AddItemToObject(data, "n_frames", xf_json_int(ds->n_frames));
+	cJSON_AddItemToObject(data, "n_points", xf_json_int((long long)ds->n_points));
+	cJSON_AddItemToObject(data, "dt_s", xf_json_num(ds->dt_s));
+	cJSON_AddItemToObject(data, "first_frame", xf_json_int(ds->first_frame));
+	cJSON_AddItemToObject(root, "data", data);
+	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
+	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
+}
+
+int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err)
+{
+	char path[PATH_MAX];
+	if (xf_path_join(path, sizeof path, dir, name, err) != 0) {
+		cJSON_Delete(root);
+		return err->code;
+	}
+	char *text = root ? cJSON_Print(root) : NULL;
+	cJSON_Delete(root);
+	if (!text)
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	size_t len = strlen(text);
+	/* a trailing newline: friendlier to cat and to line-based tools */
+	char *withnl = malloc(len + 2);
+	if (!withnl) {
+		cJSON_free(text);
+		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+	}
+	memcpy(withnl, text, len);
+	memcpy(withnl + len, "\n", 2);
+	cJSON_free(text);
+	int rc = xf_write_file_atomic(path, withnl, len + 1, err);
+	free(withnl);
+	return rc;
 }
