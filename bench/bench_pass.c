@@ -23,17 +23,9 @@ int main(int argc, char **argv)
 	int n_phi = argc > 2 ? atoi(argv[2]) : 23;
 	int threads = argc > 3 ? atoi(argv[3]) : 2;
 	xf_log_set_stderr(1, 0);
-	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.001, 0.0054, 2e6 };
-	const double truth[7] = { 1000.0, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0 };
-	double *phi = malloc(sizeof(double) * n_phi), *con = malloc(sizeof(double) * n_phi);
-	double *off = malloc(sizeof(double) * n_phi);
-	for (int a = 0; a < n_phi; a++) {
-		phi[a] = -90.0 + 180.0 * a / n_phi;
-		con[a] = 0.3;
-		off[a] = 1.0;
-	}
+	const double truth[7] = XF_BENCH_TRUTH;
 	xf_dataset ds;
-	if (xf_synth_dataset(&g, truth, n_phi, phi, con, off, 1e-3, 1, &ds))
+	if (xf_synth_benchmark(n_frames, n_phi, &ds))
 		return 1;
 	xf_config cfg;
 	xf_config_defaults(&cfg);

@@ -6,33 +6,6 @@
 
 #include "likelihood/pass_internal.h"
 
-/* One laminar point: g1, its residual and the per-point scalars of the Jacobian row
- * (u diffusion, v shear rate, z φ0); see pass_hessian.c. */
-typedef struct point_grad {
-	double g1sq, res, u, v, z;
-} point_grad;
-
-static inline point_grad laminar_point(const xf_lik *lik, int p, double g1d, double s_ig, double ig,
-				       double data)
-{
-	double dfactor;
-	double factor = xf_shear_factor(s_ig * lik->cos_a[p], lik->pr->grid.shear_model, &dfactor);
-	double g1 = g1d * factor, con = lik->contrast[p];
-	point_grad t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
-	if (g1 < XF_G1_FLOOR) {
-		g1 = XF_G1_FLOOR; /* hard floor: no derivative */
-	} else {
-		double two_cg1 = 2.0 * con * g1;
-		double shear = two_cg1 * g1d * dfactor * lik->frames.s;
-		t.u = two_cg1 * g1;
-		t.v = shear * lik->cos_a[p];
-		t.z = -shear * lik->sin_a[p] * XF_DEG2RAD * ig;
-	}
-	t.g1sq = g1 * g1;
-	t.res = data - (lik->offset[p] + con * t.g1sq);
-	return t;
-}
-
 static void laminar_gradient(xf_lik *lik, int block)
 {
 	const xf_frames *f = &lik->frames;
@@ -50,7 +23,7 @@ static void laminar_gradient(xf_lik *lik, int block)
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
 		double s_ig = f->s * ig, ur = 0.0, vr = 0.0, zr = 0.0;
 		for (int p = 0; p < n_phi; p++) {
-			point_grad t =
+			point_terms t =
 				laminar_point(lik, p, g1d, s_ig, ig, pass_data(lik, p, idx, k));
 			chi2 += t.res * t.res;
 			g1sum += t.g1sq;

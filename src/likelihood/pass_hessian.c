@@ -34,34 +34,6 @@ static void add_pair_outer(xf_accum *acc, const double a[3], const double b[3], 
 	acc->bp[6] += s->zr;
 }
 
-/* Per-point scalars of the laminar Jacobian row: u (diffusion), v (shear rate), z (φ0),
- * with g1² and the residual. */
-typedef struct point_terms {
-	double u, v, z, g1sq, res;
-} point_terms;
-
-static inline point_terms laminar_point(const xf_lik *lik, int p, double g1d, double s_ig,
-					double ig, double data)
-{
-	double dfactor;
-	double factor = xf_shear_factor(s_ig * lik->cos_a[p], lik->pr->grid.shear_model, &dfactor);
-	double g1 = g1d * factor;
-	double con = lik->contrast[p];
-	point_terms t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
-	if (g1 < XF_G1_FLOOR) {
-		g1 = XF_G1_FLOOR; /* hard floor: no derivative */
-	} else {
-		double two_cg1 = 2.0 * con * g1;
-		double shear = two_cg1 * g1d * dfactor * lik->frames.s;
-		t.u = two_cg1 * g1;
-		t.v = shear * lik->cos_a[p];
-		t.z = -shear * lik->sin_a[p] * XF_DEG2RAD * ig;
-	}
-	t.g1sq = g1 * g1;
-	t.res = data - (lik->offset[p] + con * t.g1sq);
-	return t;
-}
-
 static inline void add_point_sums(pair_sums *s, const point_terms *t)
 {
 	s->uu += t->u * t->u;

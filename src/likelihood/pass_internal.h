@@ -101,6 +101,35 @@ static inline double pass_data(const xf_lik *lik, int p, size_t idx, size_t k)
 			     : lik->ds->c2[p][idx];
 }
 
+/* One laminar point: g1, its residual and the per-point scalars of its Jacobian row (u
+ * for the diffusion parameters, v for the shear rate, z for φ0); the pair-shared factors
+ * multiply them in the callers (pass_hessian.c, pass_gradient.c). */
+typedef struct point_terms {
+	double u, v, z, g1sq, res;
+} point_terms;
+
+static inline point_terms laminar_point(const xf_lik *lik, int p, double g1d, double s_ig,
+					double ig, double data)
+{
+	double dfactor;
+	double factor = xf_shear_factor(s_ig * lik->cos_a[p], lik->pr->grid.shear_model, &dfactor);
+	double g1 = g1d * factor;
+	double con = lik->contrast[p];
+	point_terms t = { 0.0, 0.0, 0.0, 0.0, 0.0 };
+	if (g1 < XF_G1_FLOOR) {
+		g1 = XF_G1_FLOOR; /* hard floor: no derivative */
+	} else {
+		double two_cg1 = 2.0 * con * g1;
+		double shear = two_cg1 * g1d * dfactor * lik->frames.s;
+		t.u = two_cg1 * g1;
+		t.v = shear * lik->cos_a[p];
+		t.z = -shear * lik->sin_a[p] * XF_DEG2RAD * ig;
+	}
+	t.g1sq = g1 * g1;
+	t.res = data - (lik->offset[p] + con * t.g1sq);
+	return t;
+}
+
 static inline void accum_clear(const xf_problem *pr, xf_accum *a)
 {
 	size_t n = (size_t)pr->n_phi;

@@ -54,3 +54,25 @@ void xf_synth_free(xf_dataset *ds)
 {
 	xf_dataset_free(ds);
 }
+
+int xf_synth_benchmark(int n_frames, int n_phi, xf_dataset *ds)
+{
+	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.001, 0.0054, 2e6 };
+	const double truth[7] = XF_BENCH_TRUTH;
+	double *phi = malloc(sizeof(double) * (size_t)n_phi);
+	double *con = malloc(sizeof(double) * (size_t)n_phi);
+	double *off = malloc(sizeof(double) * (size_t)n_phi);
+	int rc = -1;
+	if (phi && con && off) {
+		for (int a = 0; a < n_phi; a++) {
+			phi[a] = -90.0 + 180.0 * a / n_phi;
+			con[a] = 0.3;
+			off[a] = 1.0;
+		}
+		rc = xf_synth_dataset(&g, truth, n_phi, phi, con, off, 1e-3, 1, ds);
+	}
+	free(phi);
+	free(con);
+	free(off);
+	return rc;
+}

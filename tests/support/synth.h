@@ -15,4 +15,13 @@ int xf_synth_dataset(const xf_model_grid *grid, const double *theta, int n_phi,
 
 void xf_synth_free(xf_dataset *ds);
 
+/* The benchmark workload (make bench): laminar_flow, n_phi angles evenly over
+ * [−90°, 90°), n_frames frames, dt 1 ms, q 0.0054 Å⁻¹, contrast 0.3, offset 1, noise 1e-3,
+ * the truth XF_BENCH_TRUTH. Returns 0 or -1. */
+#define XF_BENCH_TRUTH                                                                             \
+	{                                                                                          \
+		1000.0, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0                                         \
+	}
+int xf_synth_benchmark(int n_frames, int n_phi, xf_dataset *ds);
+
 #endif
