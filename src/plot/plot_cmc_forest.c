@@ -154,10 +154,16 @@ static void draw_forest(void *ctx)
 		 xf_mode_name(res->mode));
 	xf_plot_text(1.4);
 	plptex(f->width / 2.0, f->height - 40, 1.0, 0.0, 0.5, line);
+	/* the self-check's verdict belongs next to the shards it judges */
+	char check[160] = "";
+	if (res->check.done)
+		snprintf(check, sizeof check, "  Self-check k̂ = %.2f: %s.", res->check.khat,
+			 res->check.corrected ? "band corrected to the full-data posterior"
+					      : "NOT the full-data posterior (k̂ > 0.7)");
 	snprintf(line, sizeof line,
 		 "%ld of %ld shards kept (%s).  Grey band: the combined posterior mean ± sd; "
-		 "a shard alone is about √K = %.1f times wider.",
-		 res->n_kept, res->n_shards, res->method, sqrt((double)res->n_shards));
+		 "a shard alone is about √K = %.1f times wider.%s",
+		 res->n_kept, res->n_shards, res->method, sqrt((double)res->n_shards), check);
 	xf_plot_text(0.95);
 	plptex(f->width / 2.0, f->height - 78, 1.0, 0.0, 0.5, line);
 	/* key */
