@@ -8,7 +8,8 @@
  * 2. Tempering: K = 4 shards of data that carry no information on four parameters must
  *    give back their TruncatedNormal priors (moments computed analytically).
  * 3. Consensus: on laminar data that every shard identifies, K = 1, 4, 16 agree (means
- *    within 0.2 posterior sd, sds within 15 %).
+ *    within 0.2 posterior sd, sds within 15 %, k-hat <= 0.7); on harder data (slow set
+ *    only) they do not yet.
  *
  * The reduced versions run in `make test`; XF_CAL_FULL=1 (the ctest test
  * test_cmc_calibration_full, label "slow", `make test-slow`) runs the full ones. Every
@@ -475,32 +476,30 @@ static void test_tempering_prior(void **state)
 
 /* ---- 3. K-independence on laminar data ------------------------------------------- */
 
-/* Laminar data that every shard of K = 16 identifies (6 angles, low noise): the reported
- * posteriors of K = 1 (the exact posterior), 4 and 16 must agree, means within 0.2
- * posterior sd of K = 1 and sds within 15 % (cmc.md). */
-static void test_consensus_laminar(void **state)
+/* One laminar K-independence case: data, NLSQ start and sampler lengths. */
+struct consensus_case {
+	const char *tag;
+	int n_frames;
+	double truth[7], start[7], noise;
+	int warmup, samples;
+	int check_khat; /* assert k-hat <= 0.7 for K > 1 */
+};
+
+/* K = 1 (the exact posterior), 4 and 16 on the case's data: the reported means must be
+ * within 0.2 posterior sd of K = 1 and the sds within 15 % (cmc.md). Returns the number
+ * of failed (parameter, K) pairs, plus one per K > 1 with k-hat > 0.7 when asked. */
+static int consensus_run(const struct consensus_case *cc)
 {
-	(void)state;
-	int full = full_mode();
-	/* KNOWN TO FAIL (measured, see the commit message): K = 4 gives k-hat 0.71 > 0.7,
-	 * so its plain consensus summaries stay, 0.54 sd off with sds 0.67x for the shear
-	 * block; K = 16 (k-hat 0.57, PSIS-corrected) has sds 0.84-0.90x. cmc.md "When the
-	 * combination can be trusted" expects such failures of plain consensus on this model;
-	 * the tolerances are the spec's and are not weakened. It runs only in the slow set
-	 * (XF_CAL_FULL=1, make test-slow) so that make test stays green on the other two. */
-	if (!full)
-		skip();
-	int n_frames = (int)env_num("XF_CONS_FRAMES", 60);
-	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, n_frames, 0.001, 0.0054, 2e6 };
-	const double truth[7] = { 1500, -1.1, 10, 0.015, -0.3, 0.0005, 1.5 };
-	const double start[7] = { 1000, -0.6, 0, 0.01, 0, 0, 0 };
+	xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, cc->n_frames, 0.001, 0.0054, 2e6 };
 	const double phi[6] = { -60, -30, 0, 30, 60, 90 },
 		     con[6] = { 0.3, 0.3, 0.3, 0.3, 0.3, 0.3 };
 	const double off[6] = { 1, 1, 1, 1, 1, 1 };
 	xf_dataset ds;
-	assert_int_equal(xf_synth_dataset(&g, truth, 6, phi, con, off, 1e-3, 31, &ds), 0);
+	assert_int_equal(xf_synth_dataset(&g, cc->truth, 6, phi, con, off, cc->noise, 31, &ds), 0);
 	const long ks[3] = { 1, 4, 16 };
-	double mean[3][XF_N_BOUND_SLOTS + 2], sd[3][XF_N_BOUND_SLOTS + 2];
+	double mean[3][XF_N_BOUND_SLOTS + 2], sd[3][XF_N_BOUND_SLOTS + 2], khat[3] = { 0 };
+	double plain_mean[3][XF_N_BOUND_SLOTS + 2], plain_sd[3][XF_N_BOUND_SLOTS + 2];
+	int corrected[3] = { 0 };
 	char names[XF_N_BOUND_SLOTS + 2][32];
 	int np = 0;
 	for (int r = 0; r < 3; r++) {
@@ -509,15 +508,15 @@ static void test_consensus_laminar(void **state)
 		xf_config_defaults(&cfg);
 		cfg.mode = XF_MODE_LAMINAR;
 		for (int k = 0; k < 7; k++) {
-			cfg.values[k] = start[k];
+			cfg.values[k] = cc->start[k];
 			cfg.value_given[k] = 1;
 		}
-		cmc_options(&cfg, ks[r], 4, (int)env_num("XF_CONS_WARMUP", full ? 500 : 300),
-			    (int)env_num("XF_CONS_SAMPLES", full ? 1500 : 500), 5);
+		cmc_options(&cfg, ks[r], 4, (int)env_num("XF_CONS_WARMUP", cc->warmup),
+			    (int)env_num("XF_CONS_SAMPLES", cc->samples), 5);
 		xf_nlsq_result nlsq;
 		xf_cmc_result res;
-		char tag[32];
-		snprintf(tag, sizeof tag, "consensus_k%ld", ks[r]);
+		char tag[64];
+		snprintf(tag, sizeof tag, "%s_k%ld", cc->tag, ks[r]);
 		fit(&cfg, &ds, tag, &nlsq, &res);
 		assert_int_equal(res.n_shards, ks[r]);
 		np = res.n_params < XF_N_BOUND_SLOTS + 2 ? res.n_params : XF_N_BOUND_SLOTS + 2;
@@ -527,19 +526,20 @@ static void test_consensus_laminar(void **state)
 			rhat_max = fmax(rhat_max, res.shards[s].rhat_max);
 			div = fmax(div, res.shards[s].divergence_rate);
 		}
-		printf("K = %2ld: %zu points, %ld kept, k-hat %.3f (corrected %d), quality %s; "
+		khat[r] = res.check.done ? res.check.khat : NAN;
+		corrected[r] = res.check.done && res.check.corrected;
+		printf("%s K = %2ld: %zu points, %ld kept, k-hat %.3f (corrected %d), quality %s; "
 		       "shards: min bulk ESS %.0f, max R-hat %.3f, max divergence rate %.3f; %.1f "
 		       "s\n",
-		       res.n_shards, ds.n_points, res.n_kept, res.check.khat, res.check.corrected,
+		       cc->tag, res.n_shards, ds.n_points, res.n_kept, khat[r], corrected[r],
 		       xf_quality_level_name(res.quality.overall), ess_min, rhat_max, div,
 		       now_s() - t0);
 		for (int k = 0; k < np; k++) {
 			snprintf(names[k], sizeof names[k], "%s", res.names[k]);
 			mean[r][k] = res.mean[k];
 			sd[r][k] = res.sd[k];
-			if (res.check.corrected)
-				printf("    %-20s plain consensus mean %.6g sd %.4g\n",
-				       res.names[k], res.check.mean[k], res.check.sd[k]);
+			plain_mean[r][k] = corrected[r] ? res.check.mean[k] : res.mean[k];
+			plain_sd[r][k] = corrected[r] ? res.check.sd[k] : res.sd[k];
 		}
 		xf_cmc_result_free(&res);
 		xf_nlsq_result_free(&nlsq);
@@ -547,9 +547,10 @@ static void test_consensus_laminar(void **state)
 	}
 	xf_dataset_free(&ds);
 	int failed = 0;
-	printf("  %-20s %12s %10s | %12s %10s %6s %6s | %12s %10s %6s %6s\n", "parameter",
-	       "K=1 mean", "sd", "K=4 mean", "sd", "dz", "sd/sd1", "K=16 mean", "sd", "dz",
-	       "sd/sd1");
+	printf("  reported (PSIS-corrected where k-hat <= 0.7) against K = 1; [plain consensus]\n");
+	printf("  %-20s %12s %10s | %12s %10s %6s %6s [%6s %6s] | %12s %10s %6s %6s [%6s %6s]\n",
+	       "parameter", "K=1 mean", "sd", "K=4 mean", "sd", "dz", "sd/sd1", "dz", "sd/sd1",
+	       "K=16 mean", "sd", "dz", "sd/sd1", "dz", "sd/sd1");
 	for (int k = 0; k < np; k++) {
 		printf("  %-20s %12.6g %10.4g", names[k], mean[0][k], sd[0][k]);
 		for (int r = 1; r < 3; r++) {
@@ -557,14 +558,77 @@ static void test_consensus_laminar(void **state)
 			       ratio = sd[r][k] / sd[0][k];
 			int ok = fabs(dz) < 0.2 && fabs(ratio - 1.0) < 0.15;
 			failed += !ok;
-			printf(" | %12.6g %10.4g %+6.2f %6.3f%s", mean[r][k], sd[r][k], dz, ratio,
-			       ok ? " " : "*");
+			printf(" | %12.6g %10.4g %+6.2f %6.3f%s[%+6.2f %6.3f]", mean[r][k],
+			       sd[r][k], dz, ratio, ok ? " " : "*",
+			       (plain_mean[r][k] - mean[0][k]) / sd[0][k],
+			       plain_sd[r][k] / sd[0][k]);
 		}
 		printf("\n");
 	}
+	for (int r = 1; r < 3 && cc->check_khat; r++)
+		if (!(khat[r] <= 0.7)) {
+			printf("  K = %ld: k-hat %.3f > 0.7  <-- FAIL\n", ks[r], khat[r]);
+			failed++;
+		}
+	return failed;
+}
+
+/* Laminar data that every shard of K = 16 identifies (issue #16): 6 angles x 80 frames,
+ * fast diffusion (D0 2e4, alpha -0.5, D_offset 5e3) and low noise (2.5e-4), so each
+ * shard's posterior is close to Gaussian and the consensus, PSIS-corrected, is
+ * K-independent; k-hat <= 0.7 is asserted for K = 4 and 16. Measured (2-core machine):
+ * - full (4 chains x (500 + 1500)), 85 s: reported means within 0.08 sd of K = 1, sds
+ *   0.98-1.03x; k-hat 0.31 (K = 4), 0.42 (K = 16); K = 16 plain consensus 0.38 sd off,
+ *   sds 0.92-1.02x.
+ * - reduced, make test (4 chains x (200 + 400)), 23 s: within 0.06 sd, sds 0.94-1.00x;
+ *   k-hat 0.04, 0.25. */
+static void test_consensus_laminar(void **state)
+{
+	(void)state;
+	int full = full_mode();
+	struct consensus_case cc = {
+		.tag = "consensus",
+		.n_frames = (int)env_num("XF_CONS_FRAMES", 80),
+		.truth = { 2e4, -0.5, 5e3, 0.015, -0.3, 0.0005, 1.5 },
+		.start = { 1.5e4, -0.4, 3e3, 0.01, 0, 0, 0 },
+		.noise = 2.5e-4,
+		.warmup = full ? 500 : 200,
+		.samples = full ? 1500 : 400,
+		.check_khat = 1,
+	};
+	int failed = consensus_run(&cc);
 	if (failed)
-		fail_msg("consensus: %d (parameter, K) pairs differ from K = 1 by more than 0.2 "
-			 "sd in the mean or 15 %% in the sd (marked *)",
+		fail_msg("consensus: %d failures: (parameter, K) pairs off K = 1 by more than 0.2 "
+			 "sd in the mean or 15 %% in the sd (marked *), or k-hat > 0.7",
+			 failed);
+}
+
+/* The harder case of ADR 0012, slow set only: 6 angles x 60 frames, noise 1e-3.
+ * KNOWN TO FAIL (measured, see the commit message): K = 4 gives k-hat 0.71 > 0.7, so its
+ * plain consensus summaries stay, 0.54 sd off with sds 0.67x for the shear block; K = 16
+ * (k-hat 0.57, PSIS-corrected) has sds 0.84-0.90x. cmc.md "When the combination can be
+ * trusted" expects such failures of plain consensus on this model; the tolerances are the
+ * spec's and are not weakened. The k-hat of K = 4 is not asserted here: above 0.7 the
+ * result says it is not to be trusted. */
+static void test_consensus_laminar_hard(void **state)
+{
+	(void)state;
+	if (!full_mode())
+		skip();
+	struct consensus_case cc = {
+		.tag = "consensus_hard",
+		.n_frames = 60,
+		.truth = { 1500, -1.1, 10, 0.015, -0.3, 0.0005, 1.5 },
+		.start = { 1000, -0.6, 0, 0.01, 0, 0, 0 },
+		.noise = 1e-3,
+		.warmup = 500,
+		.samples = 1500,
+		.check_khat = 0,
+	};
+	int failed = consensus_run(&cc);
+	if (failed)
+		fail_msg("consensus (hard case): %d (parameter, K) pairs differ from K = 1 by more "
+			 "than 0.2 sd in the mean or 15 %% in the sd (marked *)",
 			 failed);
 }
 
@@ -576,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_sbc_static),
 		cmocka_unit_test(test_tempering_prior),
 		cmocka_unit_test(test_consensus_laminar),
+		cmocka_unit_test(test_consensus_laminar_hard),
 	};
 	if (only && *only) {
 		cmocka_set_test_filter(only);
