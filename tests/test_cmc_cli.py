@@ -143,6 +143,53 @@ def test_determinism(nlsq, shards=3):
     return dirs[0]
 
 
+def test_noise_estimate(nlsq, cmc_dir):
+    """The σ prior's noise scale is 1.4826·MAD of each shard's residuals at NLSQ's own
+    point (cmc.md): for Gaussian noise it matches NLSQ's residual sd. A start moved away
+    from NLSQ (an earlier version pushed every value 1 % of the width inside its bounds:
+    D0 8000 in [1, 1e6] to 10 000) made it several times too large."""
+    sd = params(nlsq)["residual_sd"]
+    for s in params(cmc_dir)["shard_diagnostics"]:
+        check(abs(s["noise"] / sd - 1.0) < 0.15,
+              f"shard {s['id']}: noise {s['noise']:.4g} vs NLSQ residual sd {sd:.4g}")
+
+
+def test_start_off_bounds():
+    """Laminar data with γ̇0 = 0.002, bounds [1e-6, 0.5]: the chains start at NLSQ's γ̇0 and
+    σ's noise scale matches NLSQ's residual sd. The earlier start clamped every value to
+    1 % of the width from its bounds (γ̇0 to 0.005), far from the mode, and the noise
+    estimate taken there was many times too large (44× on 6 × 80 frames)."""
+    data = os.path.join(TMP, "lam_small_gdot.h5")
+    cfg = os.path.join(TMP, "lam_small_gdot.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"""analysis_mode: laminar_flow
+experimental_data: {{file_path: {data}}}
+analyzer_parameters:
+  dt: 0.001
+  end_frame: 60
+  scattering: {{wavevector_q: 0.0054}}
+  geometry: {{stator_rotor_gap: 2000000}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset, gamma_dot_t0, beta, gamma_dot_t_offset, phi0]
+  values: [1200, -1.2, 10, 0.002, -0.25, 0.0004, 2.0]
+optimization:
+  nlsq: {{anti_degeneracy: {{per_angle_mode: auto}}}}
+  cmc:
+    sharding: {{num_shards: 1}}
+    per_shard_mcmc: {{num_chains: 2, num_warmup: 60, num_samples: 40}}
+""")
+    r = run("simulate", "--config", cfg, "--phi", "-60,0,45,90", "--out", data, "--noise",
+            "0.001", "--seed", "2")
+    check(r.returncode == 0, f"simulate: {r.stderr}")
+    d = out("start_off_bounds")
+    r = run("fit", "--config", cfg, "--out", d, "--no-plots")
+    check(r.returncode in (0, 1), f"fit: exit {r.returncode}: {r.stderr}")
+    nlsq = params(os.path.join(d, "nlsq"))
+    noise = params(os.path.join(d, "cmc"))["shard_diagnostics"][0]["noise"]
+    check(abs(noise / nlsq["residual_sd"] - 1.0) < 0.15,
+          f"noise {noise:.4g} vs NLSQ residual sd {nlsq['residual_sd']:.4g}")
+
+
 def test_schema(cmc_dir):
     """parameters.json and results.h5 of a converged run (spec/cli.md, cmc schema)."""
     p = params(cmc_dir)
@@ -531,8 +578,14 @@ def main():
             "--no-surfaces")
     check(r.returncode == 0, f"nlsq: {r.stderr}")
     nlsq = os.path.join(out("n"), "nlsq")
-    for name, fn in (("determinism", lambda: test_schema(test_determinism(nlsq))),
+    def determinism_schema_noise():
+        cmc_dir = test_determinism(nlsq)
+        test_schema(cmc_dir)
+        test_noise_estimate(nlsq, cmc_dir)
+
+    for name, fn in (("determinism", determinism_schema_noise),
                      ("determinism, num_shards 1", lambda: test_determinism(nlsq, 1)),
+                     ("start off the bounds", test_start_off_bounds),
                      ("resume", lambda: test_resume(nlsq)),
                      ("bad config", lambda: test_bad_config(nlsq)),
                      ("bad --nlsq", lambda: test_bad_nlsq(nlsq, sim)),

@@ -76,8 +76,10 @@ uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, const xf_shard_draws *s,
 		       int max_depth, xf_cmc_shard *out);
 
-/* The NLSQ warm start (warm.c): NLSQ's values in pr's layout, 1 % inside the bounds. */
-void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x);
+/* The NLSQ warm start (warm.c): NLSQ's values in pr's layout into x_nlsq (the point of
+ * the noise estimate), and the chains' start x: the same, except that a value on a
+ * bound is moved 1 % of the width inside. */
+void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x_nlsq, double *x);
 /* The initial metric in the sampler's space: NLSQ's covariance through du/dx at the
  * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
  * d = n_theta + 1; cov is d×d (dense) or d. */

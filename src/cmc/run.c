@@ -41,7 +41,7 @@ static double shard_noise(const cmc_run *r, const xf_pairset *ps)
 {
 	size_t n = ps->n_pairs * (size_t)r->pr.n_phi;
 	double *res = malloc(sizeof(double) * (n ? n : 1));
-	if (!res || xf_problem_residuals(&r->pr, ps, r->x_start, res)) {
+	if (!res || xf_problem_residuals(&r->pr, ps, r->x_nlsq, res)) {
 		free(res);
 		return NAN;
 	}
@@ -380,6 +380,7 @@ static void free_run(cmc_run *r)
 	free(r->jobs);
 	free(r->theta);
 	free(r->x_start);
+	free(r->x_nlsq);
 	free(r->init_cov);
 	xf_pool_destroy(r->pool);
 	xf_problem_free(&r->pr);
@@ -420,12 +421,13 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	int d = r->n_theta + 1;
 	r->cov_size = r->dense ? (size_t)d * d : (size_t)d;
 	r->x_start = malloc(sizeof(double) * (size_t)r->pr.n_full);
+	r->x_nlsq = malloc(sizeof(double) * (size_t)r->pr.n_full);
 	r->init_cov = malloc(sizeof(double) * r->cov_size);
 	xf_blas_single_thread();
 	r->pool = xf_pool_create(n_threads);
-	if (!r->x_start || !r->init_cov || !r->pool)
+	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->pool)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory setting up CMC");
-	xf_cmc_warm_start(&r->pr, nlsq, r->x_start);
+	xf_cmc_warm_start(&r->pr, nlsq, r->x_nlsq, r->x_start);
 	xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
 			      ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov);
 	/* one big shard: its passes use the whole pool; many shards: one chain per device */

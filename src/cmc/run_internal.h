@@ -22,7 +22,8 @@ typedef struct cmc_run {
 	xf_problem pr; /* the CMC layout */
 	int n_theta;
 	int *theta;	  /* [n_theta] sampled parameters */
-	double *x_start;  /* [n_full] NLSQ's point in the CMC layout */
+	double *x_start;  /* [n_full] the chains' start: NLSQ's point, off the bounds */
+	double *x_nlsq;	  /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
 	double *init_cov; /* initial metric, cov_size values */
 	size_t cov_size;
 	long n_shards;
