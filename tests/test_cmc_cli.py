@@ -348,6 +348,14 @@ def test_bad_config(nlsq):
         r = run("fit", "--config", cfg, "--out", d)
         check(r.returncode == 2 and key in r.stderr and not os.path.exists(d),
               f"fit with a bad {key}: {r.returncode} {r.stderr}")
+    # more shards than the data have frame pairs (50 frames: 1 176 pairs): refused before
+    # anything is sampled or written, not run as hundreds of one-pair shards
+    cfg = write_config("too_many_shards.yaml", shards=5000)
+    d = out("too_many_shards")
+    r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", d)
+    one_error_line(r, "optimization.cmc.sharding.num_shards", "frame pairs",
+                   what="num_shards above the frame pairs")
+    check(not os.path.exists(os.path.join(d, "cmc")), f"num_shards 5000: {d}/cmc created")
     # the documented key check_draws is read, not warned about as unknown
     cfg = write_config("check_draws.yaml", cmc="    combination: {check_draws: 500}\n")
     r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", out("check_draws"), "--no-plots")

@@ -122,6 +122,8 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 typedef struct progress_state {
 	int tty, resume, reported;
 	const char *shard_dir;
+	const xf_dataset *ds; /* for the banner */
+	int threads;
 } progress_state;
 
 static void show_progress(const xf_cmc_progress *p, void *ctx)
@@ -129,11 +131,18 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	progress_state *st = ctx;
 	int tty = st->tty;
 	char eta[32] = "";
-	/* the first report comes before any sampling: the shards done are the resumed ones */
-	if (!st->reported++ && st->resume)
-		fprintf(stderr, "xpcsfit: cmc: --resume: resumed %ld of %ld shards from %s%s\n",
-			p->shards_done, p->shards_total, st->shard_dir,
-			p->shards_done ? "" : " (none finished with these inputs)");
+	/* The first report comes once the layout is valid and before any sampling (so a
+	 * config error stays one line), and its shards done are the resumed ones. */
+	if (!st->reported++) {
+		fprintf(stderr,
+			"xpcsfit: cmc on %zu points (%d angles x %d frames), %d virtual devices\n",
+			st->ds->n_points, st->ds->n_phi, st->ds->n_frames, st->threads);
+		if (st->resume)
+			fprintf(stderr,
+				"xpcsfit: cmc: --resume: resumed %ld of %ld shards from %s%s\n",
+				p->shards_done, p->shards_total, st->shard_dir,
+				p->shards_done ? "" : " (none finished with these inputs)");
+	}
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
 	fprintf(stderr,
@@ -184,12 +193,10 @@ static int run(const char *cmd, int argc, char **argv)
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
-	progress_state ps = { isatty(2), o.resume, 0, shards };
-	fprintf(stderr, "xpcsfit: cmc on %zu points (%d angles x %d frames), %d virtual devices\n",
-		ds.n_points, ds.n_phi, ds.n_frames, threads);
+	progress_state ps = { isatty(2), o.resume, 0, shards, &ds, threads };
 	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
 			&err);
-	if (ps.tty)
+	if (ps.tty && ps.reported)
 		fputc('\n', stderr);
 	if (rc) {
 		rc = xf_cli_error(err.code, "%s", err.msg);

@@ -405,12 +405,15 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	if (cfg->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
 		r->target_accept = XF_LAMINAR_ACCEPT;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
+	/* more shards than frame pairs would mean shards of one pair or none: a config
+	 * error, not something to run for hours */
+	if (o->num_shards > 0 && (size_t)o->num_shards > n_pairs)
+		return xf_fail(
+			err, XF_EXIT_CONFIG,
+			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
+			"only %zu frame pairs; use far fewer shards",
+			o->num_shards, n_pairs);
 	r->n_shards = xf_cmc_shard_count(o, cfg->mode, ds->n_points, n_pairs);
-	if (o->num_shards > r->n_shards)
-		xf_warn("optimization.cmc.sharding.num_shards: %ld shards asked for, but the data "
-			"have %zu frame pairs: using %ld shards of one pair each, which cannot "
-			"identify the parameters; use far fewer",
-			o->num_shards, n_pairs, r->n_shards);
 	r->temper = 1.0 / (double)r->n_shards;
 	if (o->use_nlsq_informed_priors) {
 		int n = xf_cmc_informed_priors(&r->pr, nlsq, o->nlsq_prior_width_factor);
@@ -448,8 +451,9 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 	r.progress = progress;
 	r.progress_ctx = progress_ctx;
 	double t0 = now_s();
-	int rc = xf_mkdir_p(shard_dir, err);
-	if (rc || (rc = setup(&r, cfg, ds, nlsq, n_threads, err)))
+	/* the layout first: a config error leaves nothing on disk */
+	int rc = setup(&r, cfg, ds, nlsq, n_threads, err);
+	if (rc || (rc = xf_mkdir_p(shard_dir, err)))
 		goto done;
 	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
