@@ -53,10 +53,12 @@ typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
 	int n_params, n_phys;
-	char **names;  /* [n_params] canonical order, as NLSQ's */
-	int *is_fixed; /* [n_params] 1: not sampled (fixed by the config) */
-	int n_theta;   /* sampled parameters */
-	int *theta;    /* [n_theta] their index */
+	char **names;	       /* [n_params] canonical order, as NLSQ's */
+	int *is_fixed;	       /* [n_params] 1: not sampled (fixed by the config) */
+	double *lower, *upper; /* [n_params] bounds of the sampler's logit transform, which
+				* map the stored u-space draws to physical values */
+	int n_theta;	       /* sampled parameters */
+	int *theta;	       /* [n_theta] their index */
 	/* the combined posterior (physical parameters; fixed ones constant) */
 	int n_draws;
 	double *draws;				/* [n_draws][n_params] */

@@ -35,10 +35,13 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 	snprintf(res->shard_dir, sizeof res->shard_dir, "%s", r->dir);
 	res->names = calloc((size_t)nf, sizeof(char *));
 	res->is_fixed = malloc(sizeof(int) * (size_t)nf);
+	res->lower = malloc(sizeof(double) * (size_t)nf);
+	res->upper = malloc(sizeof(double) * (size_t)nf);
 	res->theta = malloc(sizeof(int) * (size_t)(r->n_theta ? r->n_theta : 1));
 	res->phi_deg = malloc(sizeof(double) * (size_t)pr->n_phi);
 	res->shards = calloc((size_t)r->n_shards, sizeof(xf_cmc_shard));
-	if (!res->names || !res->is_fixed || !res->theta || !res->phi_deg || !res->shards)
+	if (!res->names || !res->is_fixed || !res->lower || !res->upper || !res->theta ||
+	    !res->phi_deg || !res->shards)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
 	for (int k = 0; k < nf; k++) {
 		res->names[k] = strdup(pr->names[k]);
@@ -46,6 +49,8 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 		if (!res->names[k])
 			return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
 	}
+	memcpy(res->lower, pr->lower, sizeof(double) * (size_t)nf);
+	memcpy(res->upper, pr->upper, sizeof(double) * (size_t)nf);
 	memcpy(res->theta, r->theta, sizeof(int) * (size_t)r->n_theta);
 	memcpy(res->phi_deg, pr->ds->phi_deg, sizeof(double) * (size_t)pr->n_phi);
 	return 0;
@@ -266,6 +271,8 @@ void xf_cmc_result_free(xf_cmc_result *res)
 			xf_cmc_shard_free(&res->shards[s]);
 	free(res->names);
 	free(res->is_fixed);
+	free(res->lower);
+	free(res->upper);
 	free(res->theta);
 	free(res->draws);
 	free(res->mean);

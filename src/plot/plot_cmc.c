@@ -109,34 +109,6 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 	return rc;
 }
 
-/* The bounds of the sampler's logit transform (cmc.md "Sampling space"), from the
- * problem CMC built: its per-angle mode forced as CMC forces it. Returns 0, or −1 when
- * the rebuilt layout does not match the result (the pages then stay in the sampler's
- * space rather than show wrong physical values). */
-static int sampler_bounds(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
-			  double *lower, double *upper)
-{
-	if (!cfg || !ds)
-		return -1;
-	xf_config c = *cfg;
-	c.nlsq.per_angle_mode = res->scaling_mode;
-	c.nlsq.anti_degeneracy_enable = 1;
-	c.nlsq.constant_scaling_threshold = 1;
-	c.nlsq.has_sigma = 0;
-	xf_problem pr;
-	xf_error ignore = { 0 };
-	if (xf_problem_build(&pr, &c, ds, &ignore) != 0)
-		return -1;
-	int ok = pr.n_full == res->n_params;
-	for (int k = 0; ok && k < pr.n_full; k++) {
-		ok = !strcmp(pr.names[k], res->names[k]) && !pr.fixed[k] == !res->is_fixed[k];
-		lower[k] = pr.lower[k];
-		upper[k] = pr.upper[k];
-	}
-	xf_problem_free(&pr);
-	return ok ? 0 : -1;
-}
-
 static double sigmoid(double u)
 {
 	return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u));
@@ -287,15 +259,10 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 	if (xf_path_join(path, sizeof path, plots_dir, "forest.png", err) != 0)
 		return err->code;
 	rc = keep_first(rc, xf_plot_cmc_forest(path, res, rc ? &e : err));
-	double *lower = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
-	double *upper = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
-	int physical = lower && upper && sampler_bounds(cfg, ds, res, lower, upper) == 0;
 	long pick[XF_PLOT_CMC_MAX_SHARDS];
 	int n_pick = pick_shards(res, pick);
 	for (int k = 0; k < n_pick; k++)
-		rc = keep_first(rc, draw_shard(plots_dir, res, pick[k], physical ? lower : NULL,
-					       physical ? upper : NULL, rc ? &e : err));
-	free(lower);
-	free(upper);
+		rc = keep_first(rc, draw_shard(plots_dir, res, pick[k], res->lower, res->upper,
+					       rc ? &e : err));
 	return rc;
 }
