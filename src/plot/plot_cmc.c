@@ -61,12 +61,8 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 	const char *units[XF_N_BOUND_SLOTS];
 	for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
 		units[k] = k < res->n_phys ? xf_param_units[k] : "";
-	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]] = "";
-	for (int k = 0; k < res->quality.n_reasons; k++) {
-		if (k)
-			strcat(reasons, "\n");
-		strcat(reasons, res->quality.reasons[k]);
-	}
+	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]];
+	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
 	char kept[96], run0[256], run1[256];
 	snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
 	snprintf(run0, sizeof run0, "status: %s,  %s (%s)", res->status ? res->status : "failed",

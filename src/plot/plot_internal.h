@@ -5,6 +5,7 @@
 #define XPCSFIT_PLOT_INTERNAL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
@@ -90,5 +91,15 @@ double xf_plot_text_scale(double scale);
 /* colour maps (cmap1) */
 void xf_plot_cmap_sequential(void);
 void xf_plot_cmap_diverging(void);
+
+/* The quality reasons as one string, one per line (the overview's text block). */
+static inline void xf_plot_join_reasons(const xf_quality *q, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < q->n_reasons && used < size; k++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s", k ? "\n" : "",
+					 q->reasons[k]);
+}
 
 #endif
