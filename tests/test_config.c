@@ -873,7 +873,10 @@ static void test_virtual_devices(void **state)
 {
 	(void)state;
 	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: 0\n",
-		     "parallel.virtual_devices: '0' is not allowed", "auto or an integer >= 1");
+		     "parallel.virtual_devices: '0' is not allowed",
+		     "auto or an integer from 1 to 1024");
+	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: 100000\n",
+		     "parallel.virtual_devices: '100000' is not allowed", "cfg.yaml:3");
 	expect_error(STATIC_HEAD "parallel:\n  virtual_devices: some\n", "parallel.virtual_devices",
 		     NULL);
 	xf_config cfg;
@@ -885,6 +888,76 @@ static void test_virtual_devices(void **state)
 	assert_int_equal(load_text(STATIC_HEAD "parallel: {virtual_devices: 3}\n", &cfg, &err), 0);
 	assert_int_equal(cfg.virtual_devices, 3);
 	xf_config_free(&cfg);
+}
+
+/* Counts that size work or memory are bounded (docs/config.md "Limits"), issue 9. */
+static void test_count_bounds(void **state)
+{
+	(void)state;
+	expect_error(STATIC_HEAD "optimization: {nlsq: {multi_start: {n_starts: 5000000}}}\n",
+		     "optimization.nlsq.multi_start.n_starts: '5000000' is not allowed",
+		     "from 1 to 10000");
+	expect_error(STATIC_HEAD
+		     "optimization: {nlsq: {anti_degeneracy: {fourier_order: 2147483647}}}\n",
+		     "optimization.nlsq.anti_degeneracy.fourier_order", "from 1 to 64");
+	expect_error(STATIC_HEAD "optimization: {cmc: {per_shard_mcmc: {num_chains: 100000}}}\n",
+		     "optimization.cmc.per_shard_mcmc.num_chains", "from 1 to 1024");
+	expect_error(STATIC_HEAD "optimization: {cmc: {per_shard_mcmc: {num_samples: 1e9}}}\n",
+		     "optimization.cmc.per_shard_mcmc.num_samples", "from 1 to 1000000");
+	expect_error(STATIC_HEAD "optimization: {cmc: {per_shard_mcmc: {num_warmup: 1e9}}}\n",
+		     "optimization.cmc.per_shard_mcmc.num_warmup", "from 1 to 1000000");
+	xf_config cfg;
+	xf_error err;
+	assert_int_equal(load_text(STATIC_HEAD "optimization: {nlsq: {multi_start: {n_starts: "
+					       "10000}}}\nparallel: {virtual_devices: 1024}\n",
+				   &cfg, &err),
+			 0);
+	assert_int_equal(cfg.nlsq.n_starts, 10000);
+	assert_int_equal(cfg.virtual_devices, 1024);
+	xf_config_free(&cfg);
+}
+
+/* 100 000 keys in one mapping: loads (the duplicate check is a sort, not pairwise), and
+ * a repeat among them is found with both lines. */
+static void test_many_keys(void **state)
+{
+	(void)state;
+	enum { N_KEYS = 100000 };
+	size_t cap = (size_t)N_KEYS * 24 + 256, len = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, STATIC_HEAD "x_many:\n");
+	for (int k = 0; k < N_KEYS; k++)
+		len += (size_t)snprintf(text + len, cap - len, "  k%d: %d\n", k, k);
+	xf_config cfg;
+	xf_error err;
+	assert_int_equal(load_text(text, &cfg, &err), 0);
+	xf_config_free(&cfg);
+	/* the same key again as the last line: first at line 3 (k0), repeat at N + 3 */
+	snprintf(text + len, cap - len, "  k0: again\n");
+	char where[64];
+	snprintf(where, sizeof where, "cfg.yaml:%d", N_KEYS + 3);
+	expect_error(text, "duplicated key 'k0' (first written at line 3)", where);
+	free(text);
+}
+
+/* A FIFO or a folder as config is refused before it is read (a FIFO would block). */
+static void test_config_not_regular(void **state)
+{
+	(void)state;
+	char path[PATH_MAX + 64];
+	xf_config cfg;
+	xf_error err;
+	snprintf(path, sizeof path, "%s/cfg.fifo", tmp_dir);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(path, &cfg, &err), XF_EXIT_CONFIG);
+	assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+	unlink(path);
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(tmp_dir, &cfg, &err), XF_EXIT_CONFIG);
+	assert_non_null(strstr(err.msg, "not a regular file (a folder)"));
 }
 
 static void test_number_forms(void **state)
@@ -1119,6 +1192,9 @@ int main(void)
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_bad_per_angle_mode),
 		cmocka_unit_test(test_virtual_devices),
+		cmocka_unit_test(test_count_bounds),
+		cmocka_unit_test(test_many_keys),
+		cmocka_unit_test(test_config_not_regular),
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test(test_template_round_trip),
 		cmocka_unit_test(test_relative_data_path),

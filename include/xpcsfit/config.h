@@ -8,6 +8,14 @@
 #include "xpcsfit/error.h"
 #include "xpcsfit/params.h"
 
+/* Upper bounds of the counts a config (or the command line) gives that size work or
+ * memory (docs/config.md, "Limits"); a larger value is a one-line config error. */
+#define XF_VIRTUAL_DEVICES_MAX 1024    /* parallel.virtual_devices and --threads */
+#define XF_N_STARTS_MAX	       10000   /* optimization.nlsq.multi_start.n_starts */
+#define XF_FOURIER_ORDER_MAX   64      /* optimization.nlsq.anti_degeneracy.fourier_order */
+#define XF_NUM_CHAINS_MAX      1024    /* optimization.cmc.per_shard_mcmc.num_chains */
+#define XF_NUM_DRAWS_MAX       1000000 /* num_warmup and num_samples of per_shard_mcmc */
+
 typedef enum xf_scaling_mode {
 	XF_SCALING_AUTO = 0,
 	XF_SCALING_INDIVIDUAL,

@@ -22,10 +22,10 @@ int xf_cli_threads(const char *arg, int *threads)
 {
 	char *end;
 	long v = strtol(arg, &end, 10);
-	if (*end || v < 1 || v > 1024)
-		return xf_cli_error(
-			XF_EXIT_CONFIG,
-			"--threads: '%s' is not allowed (a whole number from 1 to 1024)", arg);
+	if (end == arg || *end || v < 1 || v > XF_VIRTUAL_DEVICES_MAX)
+		return xf_cli_error(XF_EXIT_CONFIG,
+				    "--threads: '%s' is not allowed (a whole number from 1 to %d)",
+				    arg, XF_VIRTUAL_DEVICES_MAX);
 	*threads = (int)v;
 	return 0;
 }

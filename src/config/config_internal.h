@@ -53,9 +53,9 @@ int xf_cfg_number(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 /* Integer in [lo, hi]; written as 12, 12.0 or 1.2e1. */
 int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
 	       long lo, long hi, long *out, int *given);
-/* Integer >= 1 or "auto" (→ 0). */
+/* Integer from 1 to hi (INT_MAX at most) or "auto" (→ 0). */
 int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		       const char *key, long *out);
+		       const char *key, long hi, long *out);
 /* Non-negative integer up to 2^64 − 1 (seeds). */
 int xf_cfg_u64(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
 	       uint64_t *out);

@@ -64,7 +64,8 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf
 	    (rc = xf_cfg_choice(r, map, sect, "per_angle_mode", nlsq_modes, &mode, &given)) ||
 	    (rc = read_int(r, map, sect, "constant_scaling_threshold", 1, INT_MAX,
 			   &o->constant_scaling_threshold)) ||
-	    (rc = read_int(r, map, sect, "fourier_order", 1, INT_MAX, &o->fourier_order)) ||
+	    (rc = read_int(r, map, sect, "fourier_order", 1, XF_FOURIER_ORDER_MAX,
+			   &o->fourier_order)) ||
 	    (rc = xf_cfg_section(r, map, sect, "hierarchical", &hier)))
 		return rc;
 	if (given)
@@ -102,7 +103,7 @@ static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nls
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->multi_start)) ||
-	    (rc = read_int(r, map, sect, "n_starts", 1, INT_MAX, &o->n_starts)) ||
+	    (rc = read_int(r, map, sect, "n_starts", 1, XF_N_STARTS_MAX, &o->n_starts)) ||
 	    (rc = xf_cfg_u64(r, map, sect, "seed", &o->multi_start_seed)))
 		return rc;
 	return 0;
@@ -210,8 +211,8 @@ static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_opt
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_int_or_auto(r, map, sect, "num_shards", &o->num_shards)) ||
-	    (rc = xf_cfg_int_or_auto(r, map, sect, "max_points_per_shard",
+	if ((rc = xf_cfg_int_or_auto(r, map, sect, "num_shards", INT_MAX, &o->num_shards)) ||
+	    (rc = xf_cfg_int_or_auto(r, map, sect, "max_points_per_shard", INT_MAX,
 				     &o->max_points_per_shard)))
 		return rc;
 	return 0;
@@ -235,9 +236,9 @@ static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc, xf_c
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = read_int(r, map, sect, "num_warmup", 1, INT_MAX, &o->num_warmup)) ||
-	    (rc = read_int(r, map, sect, "num_samples", 1, INT_MAX, &o->num_samples)) ||
-	    (rc = read_int(r, map, sect, "num_chains", 1, INT_MAX, &o->num_chains)) ||
+	if ((rc = read_int(r, map, sect, "num_warmup", 1, XF_NUM_DRAWS_MAX, &o->num_warmup)) ||
+	    (rc = read_int(r, map, sect, "num_samples", 1, XF_NUM_DRAWS_MAX, &o->num_samples)) ||
+	    (rc = read_int(r, map, sect, "num_chains", 1, XF_NUM_CHAINS_MAX, &o->num_chains)) ||
 	    (rc = xf_cfg_number(r, map, sect, "target_accept_prob", XF_CHECK_OPEN_UNIT,
 				&o->target_accept_prob, NULL)) ||
 	    (rc = read_int(r, map, sect, "max_tree_depth", 1, XF_MAX_TREE_DEPTH,

@@ -379,7 +379,8 @@ int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, "parallel", known, NULL);
-	rc = xf_cfg_int_or_auto(r, map, "parallel", "virtual_devices", &devices);
+	rc = xf_cfg_int_or_auto(r, map, "parallel", "virtual_devices", XF_VIRTUAL_DEVICES_MAX,
+				&devices);
 	if (rc)
 		return rc;
 	cfg->virtual_devices = (int)devices;

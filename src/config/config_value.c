@@ -160,9 +160,9 @@ int xf_cfg_int(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, 
 }
 
 int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *parent,
-		       const char *key, long *out)
+		       const char *key, long hi, long *out)
 {
-	char buf[XF_CFG_PATH_MAX];
+	char buf[XF_CFG_PATH_MAX], allowed[96];
 	int bad;
 	double v = 0;
 	const xf_ynode *node = scalar_at(map, key, &bad);
@@ -172,10 +172,13 @@ int xf_cfg_int_or_auto(const xf_cfg_reader *r, const xf_ynode *map, const char *
 		*out = 0;
 		return 0;
 	}
+	if (hi >= INT_MAX)
+		snprintf(allowed, sizeof allowed, "auto or an integer >= 1");
+	else
+		snprintf(allowed, sizeof allowed, "auto or an integer from 1 to %ld", hi);
 	if (bad || xf_cfg_scalar_number(node, &v) != 0 || v != floor(v) || v < 1 ||
-	    v > (double)INT_MAX)
-		return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key),
-					"auto or an integer >= 1");
+	    v > (double)(hi < INT_MAX ? hi : INT_MAX))
+		return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key), allowed);
 	*out = (long)v;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* dataset.c — xf_dataset_load: open an APS file, read its layout, select one q ring, the
  * angles, the frame window and dt, and store each kept map as a packed upper triangle.
- * Maps are read one at a time so that at most one full stored map is in memory. */
+ * Only the frame window of each map is read (a hyperslab), one map at a time, so memory
+ * and time follow the window, never the declared map. */
 #include "xpcsfit/dataset.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "data/h5util.h"
 #include "data/raw.h"
 #include "data/select.h"
+#include "util/size.h"
 
 static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 {
@@ -23,11 +25,14 @@ static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 						    : xf_read_aps_old(raw, err);
 	if (!rc)
 		rc = xf_raw_check_shapes(raw, err);
+	if (!rc)
+		rc = xf_raw_check_values(raw, err);
 	return rc;
 }
 
 /* Count non-finite values in the fitted part of the window (rows 1.., j > i) and in the
- * rest of the stored upper triangle (diagonal, t = 0 row, outside the window). */
+ * rest of the block's upper triangle (diagonal, t = 0 row, the rows read around the
+ * window). The block is n × n; the window starts at row `first` of it. */
 static void count_non_finite(const double *m, size_t n, size_t first, size_t n_win, size_t *fitted,
 			     size_t *elsewhere)
 {
@@ -44,16 +49,52 @@ static void count_non_finite(const double *m, size_t n, size_t first, size_t n_w
 		}
 }
 
+/* The fitted points of one map must be usable (data.md, "Refused values"): every one
+ * within the plausibility limit, and not all equal (a map with no variance carries no
+ * information on any parameter). Locations are named in 1-based stored frames. */
+static int check_fitted_values(const double *p, size_t nw, long first_frame, const xf_raw_map *rm,
+			       double phi_deg, const char *file_name, xf_error *err)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	size_t pairs = xf_fitted_pairs(nw);
+	for (size_t i = 1; i < nw; i++)
+		for (size_t j = i + 1; j < nw; j++) {
+			double v = p[xf_packed_index(nw, i, j)];
+			if (fabs(v) > XF_C2_MAGNITUDE_MAX)
+				return xf_fail(
+					err, XF_EXIT_DATA,
+					"value %.6g at frames (t1, t2) = (%ld, %ld) of map %s "
+					"(φ = %g) is beyond the plausibility limit |C2| <= %g, "
+					"in %s",
+					v, first_frame + (long)i, first_frame + (long)j, rm->path,
+					phi_deg, XF_C2_MAGNITUDE_MAX, file_name);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	if (pairs >= 2 && lo == hi)
+		return xf_fail(err, XF_EXIT_DATA,
+			       "map %s (φ = %g) has no variance: every fitted point of frames %ld "
+			       "to %ld equals %g, in %s",
+			       rm->path, phi_deg, first_frame, first_frame + (long)nw - 1, lo,
+			       file_name);
+	return 0;
+}
+
+/* Read the window of one map as the block of rows [lo, hi): the window plus one frame
+ * on each side where the map has it, which the diagonal correction of the window's end
+ * frames reads (data.md), so results equal those of a whole-map read. */
 static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds, int a,
 		    double *buf, xf_error *err)
 {
 	size_t n = raw->n_rows, first = (size_t)ds->first_frame - 1, nw = (size_t)ds->n_frames;
+	size_t lo = first > 0 ? first - 1 : 0, hi = first + nw + 1 < n ? first + nw + 1 : n;
+	size_t nb = hi - lo, off = first - lo;
 	size_t bad_fit, bad_other;
-	int rc = xf_h5_read_matrix(raw->file, raw->file_name, rm->path, buf, err);
+	int rc = xf_h5_read_block(raw->file, raw->file_name, rm->path, lo, nb, buf, err);
 	if (rc)
 		return rc;
-	xf_triangle_to_full(buf, n, rm->path);
-	count_non_finite(buf, n, first, nw, &bad_fit, &bad_other);
+	xf_triangle_to_full(buf, nb, rm->path);
+	count_non_finite(buf, nb, off, nw, &bad_fit, &bad_other);
 	if (bad_fit)
 		return xf_fail(err, XF_EXIT_DATA,
 			       "%zu NaN or Inf values among the points to be fitted of map %s "
@@ -61,17 +102,17 @@ static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds
 			       bad_fit, rm->path, ds->phi_deg[a], raw->file_name);
 	if (bad_other)
 		xf_warn("map %s holds %zu NaN or Inf values outside the fitted points "
-			"(diagonal, t = 0 row or outside the frame window)",
+			"(diagonal, t = 0 row or next to the frame window)",
 			rm->path, bad_other);
-	xf_diagonal_correct(buf, n);
-	double *p = malloc(xf_packed_size(nw) * sizeof *p);
+	xf_diagonal_correct(buf, nb);
+	double *p = xf_malloc_array(xf_packed_size(nw), sizeof *p);
 	if (!p)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory storing map %s", rm->path);
 	for (size_t i = 0; i < nw; i++)
 		for (size_t j = i; j < nw; j++)
-			p[xf_packed_index(nw, i, j)] = buf[(first + i) * n + first + j];
+			p[xf_packed_index(nw, i, j)] = buf[(off + i) * nb + off + j];
 	ds->c2[a] = p;
-	return 0;
+	return check_fitted_values(p, nw, ds->first_frame, rm, ds->phi_deg[a], raw->file_name, err);
 }
 
 static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf_error *err)
@@ -89,10 +130,14 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf
 		goto out;
 	ds->n_q_rings = xf_raw_count_q_rings(raw);
 	ds->n_frames_stored = (long)raw->n_rows;
-	ds->phi_deg = calloc((size_t)ds->n_phi, sizeof *ds->phi_deg);
-	ds->map_number = calloc((size_t)ds->n_phi, sizeof *ds->map_number);
-	ds->c2 = calloc((size_t)ds->n_phi, sizeof *ds->c2);
-	buf = malloc(raw->n_rows * raw->n_rows * sizeof *buf);
+	ds->phi_deg = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->phi_deg);
+	ds->map_number = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->map_number);
+	ds->c2 = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->c2);
+	/* one block (window + a frame each side) at a time; the window size is bounded by
+	 * xf_select_frames, the product is checked all the same */
+	size_t nb = (size_t)ds->n_frames + 2 < raw->n_rows ? (size_t)ds->n_frames + 2 : raw->n_rows;
+	size_t block;
+	buf = xf_size_mul(nb, nb, &block) == 0 ? xf_malloc_array(block, sizeof *buf) : NULL;
 	if (!ds->phi_deg || !ds->map_number || !ds->c2 || !buf) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", raw->file_name);
 		goto out;

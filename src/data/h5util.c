@@ -6,10 +6,14 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include "util/size.h"
 
 #define XF_LIBLZF_SONAME "liblzf.so.1"
 
@@ -82,6 +86,20 @@ int xf_h5_lzf_available(void)
 	return H5Zfilter_avail(XF_H5_FILTER_LZF) > 0;
 }
 
+/* 1 when another process holds an exclusive lock on path: HDF5 (1.10.7 and later)
+ * flock()s every file it opens, shared for readers and exclusive for writers, so a
+ * failed open of a file that an h5py.File(path, "a") keeps open is this, not damage
+ * (ADR 0014). */
+static int locked_by_writer(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return locked;
+}
+
 int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 {
 	struct stat st;
@@ -100,6 +118,12 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 	*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (*file < 0) {
 		xf_h5_last_error(why, sizeof why);
+		if (locked_by_writer(path))
+			return xf_fail(err, XF_EXIT_DATA,
+				       "data file is locked by another program (an HDF5 writer has "
+				       "it open): close that program, or set "
+				       "HDF5_USE_FILE_LOCKING=FALSE to read it anyway, %s",
+				       path);
 		return xf_fail(err, XF_EXIT_DATA,
 			       "cannot open HDF5 file, truncated or damaged (%s): %s",
 			       why[0] ? why : "unknown HDF5 error", path);
@@ -155,8 +179,10 @@ static int filter_missing(hid_t d, const char *file_name, const char *path, xf_e
 	return bad;
 }
 
-static int read_doubles(hid_t d, const char *file_name, const char *path, double *out,
-			xf_error *err)
+/* Read the selection file_space of d into out (mem_space), as double; H5S_ALL twice
+ * reads the whole dataset. */
+static int read_doubles(hid_t d, const char *file_name, const char *path, hid_t mem_space,
+			hid_t file_space, double *out, xf_error *err)
 {
 	hid_t t = H5Dget_type(d);
 	H5T_class_t cls = H5Tget_class(t);
@@ -166,7 +192,7 @@ static int read_doubles(hid_t d, const char *file_name, const char *path, double
 			       file_name);
 	if (filter_missing(d, file_name, path, err))
 		return XF_EXIT_DATA;
-	if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
+	if (H5Dread(d, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, out) < 0) {
 		char why[512];
 		xf_h5_last_error(why, sizeof why);
 		return xf_fail(err, XF_EXIT_DATA, "cannot read dataset %s in %s (%s)", path,
@@ -208,12 +234,19 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is empty", path, file_name);
 		goto out;
 	}
-	*out = malloc((size_t)np * sizeof **out);
+	if ((unsigned long long)np > XF_H5_LIST_MAX) {
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "dataset %s in %s declares %lld entries, above the limit of %d for a "
+			     "list (docs/input-formats.md)",
+			     path, file_name, (long long)np, XF_H5_LIST_MAX);
+		goto out;
+	}
+	*out = xf_malloc_array((size_t)np, sizeof **out);
 	if (!*out) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
 		goto out;
 	}
-	rc = read_doubles(d, file_name, path, *out, err);
+	rc = read_doubles(d, file_name, path, H5S_ALL, H5S_ALL, *out, err);
 	if (rc) {
 		free(*out);
 		*out = NULL;
@@ -243,6 +276,28 @@ int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, doubl
 	return rc;
 }
 
+/* Memory type of a fixed-length string cell of sz bytes: null-padded, so that HDF5's
+ * conversion keeps all sz characters. A null-terminated memory type of the same size
+ * would drop the last one ("phi" stored as h5py's S3 read as "ph"). */
+static hid_t fixed_string_type(size_t sz)
+{
+	hid_t mt = H5Tcopy(H5T_C_S1);
+	H5Tset_size(mt, sz);
+	H5Tset_strpad(mt, H5T_STR_NULLPAD);
+	return mt;
+}
+
+/* A fixed-length cell of sz bytes as a C string: cut at the first NUL (null-terminated
+ * or null-padded) and drop trailing spaces (space-padded, Fortran style). cell has room
+ * for sz + 1 bytes. */
+static void trim_cell(char *cell, size_t sz)
+{
+	size_t n = strnlen(cell, sz);
+	while (n > 0 && cell[n - 1] == ' ')
+		n--;
+	cell[n] = '\0';
+}
+
 int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char *buf, size_t len,
 		      xf_error *err)
 {
@@ -269,14 +324,15 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 		H5Tclose(mt);
 	} else {
 		size_t sz = H5Tget_size(t);
-		char *tmp = calloc(sz + 1, 1);
-		hid_t mt = H5Tcopy(H5T_C_S1);
-		H5Tset_size(mt, sz + 1);
-		if (!tmp || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0)
+		char *tmp = sz <= XF_H5_STRING_MAX ? calloc(sz + 1, 1) : NULL;
+		hid_t mt = fixed_string_type(sz);
+		if (!tmp || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0) {
 			rc = xf_fail(err, XF_EXIT_DATA, "cannot read string %s in %s", path,
 				     file_name);
-		else
+		} else {
+			trim_cell(tmp, sz);
 			snprintf(buf, len, "%s", tmp);
+		}
 		free(tmp);
 		H5Tclose(mt);
 	}
@@ -304,13 +360,24 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 			     file_name);
 		goto out;
 	}
+	if ((unsigned long long)np > XF_H5_LIST_MAX || sz > XF_H5_STRING_MAX) {
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "dataset %s in %s declares %lld strings of %zu bytes, above the "
+			     "limits of %d strings of %d bytes (docs/input-formats.md)",
+			     path, file_name, (long long)np, sz, XF_H5_LIST_MAX, XF_H5_STRING_MAX);
+		goto out;
+	}
 	/* read in the file's own string kind: variable length as char *, fixed as
-	 * sz-byte cells (not necessarily NUL-terminated) */
+	 * sz-byte null-padded cells (not necessarily NUL-terminated) */
 	int vlen = H5Tis_variable_str(t) > 0;
-	mt = H5Tcopy(H5T_C_S1);
-	H5Tset_size(mt, vlen ? H5T_VARIABLE : sz);
+	if (vlen) {
+		mt = H5Tcopy(H5T_C_S1);
+		H5Tset_size(mt, H5T_VARIABLE);
+	} else {
+		mt = fixed_string_type(sz);
+	}
 	H5Tset_cset(mt, H5Tget_cset(t));
-	buf = calloc((size_t)np, vlen ? sizeof(char *) : sz);
+	buf = xf_calloc_array((size_t)np, vlen ? sizeof(char *) : sz);
 	if (!buf || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
 		rc = xf_fail(err, XF_EXIT_DATA, "cannot read strings %s in %s", path, file_name);
 		goto out;
@@ -320,10 +387,12 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 		if (vlen) {
 			const char *v = ((char **)buf)[k];
 			snprintf(dst, len, "%s", v ? v : "");
+			trim_cell(dst, strlen(dst));
 		} else {
 			size_t m = sz < len - 1 ? sz : len - 1;
 			memcpy(dst, (char *)buf + k * sz, m);
 			dst[m] = '\0';
+			trim_cell(dst, m);
 		}
 	}
 	*n = (size_t)np;
@@ -363,13 +432,29 @@ int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size
 	return rc;
 }
 
-int xf_h5_read_matrix(hid_t file, const char *file_name, const char *path, double *out,
-		      xf_error *err)
+int xf_h5_read_block(hid_t file, const char *file_name, const char *path, size_t first, size_t n,
+		     double *out, xf_error *err)
 {
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
 		return XF_EXIT_DATA;
-	int rc = read_doubles(d, file_name, path, out, err);
+	hsize_t start[2] = { first, first }, count[2] = { n, n };
+	hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
+	int rc;
+	if (fs < 0 || ms < 0 ||
+	    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+	    H5Sselect_valid(fs) <= 0) {
+		H5Eclear2(H5E_DEFAULT);
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "cannot select rows %zu to %zu of map %s in %s (outside the map)",
+			     first + 1, first + n, path, file_name);
+	} else {
+		rc = read_doubles(d, file_name, path, ms, fs, out, err);
+	}
+	if (ms >= 0)
+		H5Sclose(ms);
+	if (fs >= 0)
+		H5Sclose(fs);
 	H5Dclose(d);
 	return rc;
 }

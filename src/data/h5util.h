@@ -14,6 +14,13 @@
 	"LZF compression filter (HDF5 filter 32000) is not available: "                            \
 	"install Debian package hdf5-plugin-lzf"
 
+/* Limits on what a data file may declare (docs/input-formats.md, "Limits"): a 1-D list
+ * (q, φ, bins, mapping) of at most 2^24 entries, string cells of at most 4096 bytes.
+ * Real files hold thousands of bins; a larger declaration is damage or hostility, and
+ * refusing it before allocating keeps a 69 KB file from asking for terabytes. */
+#define XF_H5_LIST_MAX	 (1 << 24)
+#define XF_H5_STRING_MAX 4096
+
 /* Turn off HDF5's automatic error-stack printing and make the LZF plugin loadable
  * (idempotent; call before any HDF5 use). */
 void xf_h5_quiet(void);
@@ -24,7 +31,8 @@ int xf_h5_exists(hid_t file, const char *path);
 /* 1 when the LZF filter can be used (registered or loadable as a plugin). */
 int xf_h5_lzf_available(void);
 
-/* Open a file read-only with a translated error (missing, not HDF5, damaged). */
+/* Open a file read-only with a translated error (missing, not a regular file, not HDF5,
+ * locked by a writer, damaged). */
 int xf_h5_open_read(const char *path, hid_t *file, xf_error *err);
 
 /* A 1-D list: scalar, (M,), (1, M) or (M, 1); any numeric type converted to double.
@@ -44,10 +52,12 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 /* Shape of a 2-D dataset; error when it is not 2-D. */
 int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size_t *rows,
 		       size_t *cols, xf_error *err);
-/* Read a whole 2-D dataset as double (row-major) into out (rows·cols values); a missing
- * filter (LZF above all) gets a message naming the filter and the package. */
-int xf_h5_read_matrix(hid_t file, const char *file_name, const char *path, double *out,
-		      xf_error *err);
+/* Read the square block rows [first, first + n) × columns [first, first + n) of a 2-D
+ * dataset as double (row-major, n·n values) with a hyperslab, so that cost follows the
+ * block and not the stored map; a missing filter (LZF above all) gets a message naming
+ * the filter and the package. */
+int xf_h5_read_block(hid_t file, const char *file_name, const char *path, size_t first, size_t n,
+		     double *out, xf_error *err);
 
 /* Integer-valued list entries (bins, mappings): error when one is not an integer. */
 int xf_h5_list_to_long(const double *v, size_t n, long *out, const char *file_name,

@@ -98,6 +98,10 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 		if (rows != cols)
 			return xf_fail(err, XF_EXIT_DATA, "map %s in %s is not square (%zu × %zu)",
 				       p, raw->file_name, rows, cols);
+		if (rows > (size_t)XF_MAP_ROWS_MAX)
+			return xf_fail(err, XF_EXIT_DATA,
+				       "map %s in %s declares %zu rows, above the limit of %ld", p,
+				       raw->file_name, rows, XF_MAP_ROWS_MAX);
 		if (rows < 3)
 			return xf_fail(err, XF_EXIT_DATA,
 				       "map %s in %s is %zu × %zu, smaller than the 3 × 3 needed",
@@ -114,6 +118,24 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 		}
 	}
 	raw->n_rows = rows0;
+	return 0;
+}
+
+int xf_raw_check_values(const xf_raw_file *raw, xf_error *err)
+{
+	for (int m = 0; m < raw->n_maps; m++) {
+		const xf_raw_map *rm = &raw->maps[m];
+		if (!(rm->q > 0 && rm->q <= XF_Q_MAX))
+			return xf_fail(err, XF_EXIT_DATA,
+				       "q = %g of map %s is not a wavevector (want 0 < q <= %g "
+				       "Å⁻¹), in %s",
+				       rm->q, rm->path, XF_Q_MAX, raw->file_name);
+		if (!(fabs(rm->phi_deg) <= XF_PHI_ABS_MAX))
+			return xf_fail(err, XF_EXIT_DATA,
+				       "φ = %g of map %s is not an angle (want |φ| <= %g degrees), "
+				       "in %s",
+				       rm->phi_deg, rm->path, XF_PHI_ABS_MAX, raw->file_name);
+	}
 	return 0;
 }
 
@@ -162,6 +184,17 @@ int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period
 		rc = optional_number(raw, avg_path, 1.0, &avg, err);
 	if (rc)
 		return rc;
+	const char *bad = !isfinite(period)				    ? period_path
+			  : !(stride >= 1 && stride <= XF_FRAME_FACTOR_MAX) ? stride_path
+			  : !(avg >= 1 && avg <= XF_FRAME_FACTOR_MAX)	    ? avg_path
+									    : NULL;
+	if (bad || stride != floor(stride) || avg != floor(avg))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "frame timing %s × stride × avg = %g × %g × %g is not usable (%s "
+			       "must be a finite number, stride_frame and avg_frame whole numbers "
+			       "from 1 to %g), in %s",
+			       period_name, period, stride, avg, bad ? bad : stride_path,
+			       XF_FRAME_FACTOR_MAX, raw->file_name);
 	raw->has_file_dt = 1;
 	raw->file_dt_s = period * stride * avg;
 	snprintf(raw->file_dt_desc, sizeof raw->file_dt_desc,

@@ -10,6 +10,27 @@
 
 #define XF_RAW_PATH_MAX 256
 
+/* Limits and plausibility bounds of data.md / docs/input-formats.md ("Limits", "Refused
+ * values"); ADR 0015 gives the reasons for each number. */
+/* Frames of one window: it is read as one (N + 2)² block of doubles (34 GB here). */
+#define XF_WINDOW_FRAMES_MAX 65536L
+/* Declared rows of a stored map: any size HDF5 can declare is fine as long as frame
+ * numbers stay exact in a double and a long. */
+#define XF_MAP_ROWS_MAX (1L << 52)
+/* |C2| of a fitted point: correlations are normalised to about 1; 1e12 is far above
+ * any real map and far below the 1e154 whose square overflows χ². */
+#define XF_C2_MAGNITUDE_MAX 1e12
+/* q of a bin, Å⁻¹: above 0 and at most 100 (a hard X-ray reaches about 10). */
+#define XF_Q_MAX 100.0
+/* φ of a bin as stored, degrees: |φ| <= 720 covers every convention (0..360, -180..180,
+ * -360..360); beyond it the number is not an angle. */
+#define XF_PHI_ABS_MAX 720.0
+/* dt, s: from a picosecond to a day. */
+#define XF_DT_MIN_S 1e-12
+#define XF_DT_MAX_S 86400.0
+/* stride_frame and avg_frame: whole numbers from 1 to 10^6. */
+#define XF_FRAME_FACTOR_MAX 1e6
+
 typedef struct xf_raw_map {
 	char path[XF_RAW_PATH_MAX]; /* dataset path of the stored map */
 	int map_number;		    /* 1-based position among the stored maps */
@@ -35,6 +56,8 @@ int xf_read_aps_u(xf_raw_file *raw, xf_error *err);
 int xf_read_aps_old(xf_raw_file *raw, xf_error *err);
 /* Check every map is 2-D, square, equal-sized and at least 3×3; sets raw->n_rows. */
 int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err);
+/* Every map's q and φ finite and in range (XF_Q_MAX, XF_PHI_ABS_MAX). */
+int xf_raw_check_values(const xf_raw_file *raw, xf_error *err);
 void xf_raw_free(xf_raw_file *raw);
 
 /* Frame period from the file: period × stride × avg; stride and avg default to 1, a

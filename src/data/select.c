@@ -161,6 +161,12 @@ int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *
 		end = n_rows;
 	}
 	long n = end - start + 1;
+	if (n > XF_WINDOW_FRAMES_MAX)
+		return xf_fail(err, XF_EXIT_DATA,
+			       "frame window of %ld frames (start_frame %ld, end_frame %ld of %ld "
+			       "stored) is above the limit of %ld frames: set "
+			       "analyzer_parameters.start_frame and end_frame",
+			       n, start, end, n_rows, XF_WINDOW_FRAMES_MAX);
 	if (n < XF_MIN_FRAMES)
 		return xf_fail(err, XF_EXIT_DATA,
 			       "fewer than %d frames left: start_frame %ld, end_frame %ld of %ld "
@@ -175,9 +181,10 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 		 size_t source_len, xf_error *err)
 {
 	if (cfg->has_dt) {
-		if (!(cfg->dt_s > 0))
+		if (!(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
 			return xf_fail(err, XF_EXIT_CONFIG,
-				       "analyzer_parameters.dt = %g must be > 0 s", cfg->dt_s);
+				       "analyzer_parameters.dt = %g s is outside %g to %g s",
+				       cfg->dt_s, XF_DT_MIN_S, XF_DT_MAX_S);
 		*dt_s = cfg->dt_s;
 		snprintf(source, source_len, "config");
 		if (raw->has_file_dt &&
@@ -195,9 +202,12 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 			       raw->layout == XF_LAYOUT_APS_U
 				       ? "/entry/instrument/detector_1/frame_time"
 				       : "/measurement/instrument/detector/exposure_period");
-	if (!(raw->file_dt_s > 0))
-		return xf_fail(err, XF_EXIT_DATA, "dt from the file is %g s (%s), not > 0, in %s",
-			       raw->file_dt_s, raw->file_dt_desc, raw->file_name);
+	if (!(raw->file_dt_s >= XF_DT_MIN_S && raw->file_dt_s <= XF_DT_MAX_S))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "dt from the file is %g s (%s), outside %g to %g s: set "
+			       "analyzer_parameters.dt, in %s",
+			       raw->file_dt_s, raw->file_dt_desc, XF_DT_MIN_S, XF_DT_MAX_S,
+			       raw->file_name);
 	*dt_s = raw->file_dt_s;
 	snprintf(source, source_len, "file: %s", raw->file_dt_desc);
 	xf_info("dt = %.9g s from the file (%s)", *dt_s, raw->file_dt_desc);

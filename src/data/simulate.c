@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <math.h>
 #include "data/h5util.h"
+#include "data/raw.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
 
@@ -191,19 +193,46 @@ static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_o
 	free(q);
 }
 
+/* The angles must make a file that the reader accepts (data.md): each within
+ * |φ| <= XF_PHI_ABS_MAX and no two the same after normalising to (-180, 180] — 0 and 360
+ * are one angle, and a file holding both is refused by validate. */
+static int check_angles(const xf_sim_options *opt, xf_error *err)
+{
+	for (int a = 0; a < opt->n_phi; a++) {
+		if (!(fabs(opt->phi_deg[a]) <= XF_PHI_ABS_MAX))
+			return xf_fail(err, XF_EXIT_CONFIG,
+				       "--phi: %g is not an angle (want |φ| <= %g degrees)",
+				       opt->phi_deg[a], XF_PHI_ABS_MAX);
+		for (int b = 0; b < a; b++)
+			if (xf_phi_normalise(opt->phi_deg[a]) == xf_phi_normalise(opt->phi_deg[b]))
+				return xf_fail(err, XF_EXIT_CONFIG,
+					       "--phi: %g and %g are the same angle (φ = %g in "
+					       "(-180, 180]): give each angle once",
+					       opt->phi_deg[b], opt->phi_deg[a],
+					       xf_phi_normalise(opt->phi_deg[a]));
+	}
+	return 0;
+}
+
 static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
 {
-	if (!cfg->has_q || !(cfg->wavevector_q > 0))
+	if (!cfg->has_q || !(cfg->wavevector_q > 0 && cfg->wavevector_q <= XF_Q_MAX))
 		return xf_fail(err, XF_EXIT_CONFIG,
-			       "simulate needs analyzer_parameters.scattering.wavevector_q > 0");
-	if (!cfg->has_dt || !(cfg->dt_s > 0))
-		return xf_fail(err, XF_EXIT_CONFIG, "simulate needs analyzer_parameters.dt > 0");
+			       "simulate needs analyzer_parameters.scattering.wavevector_q from 0 "
+			       "(excluded) to %g Å⁻¹",
+			       XF_Q_MAX);
+	if (!cfg->has_dt || !(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "simulate needs analyzer_parameters.dt from %g to %g s", XF_DT_MIN_S,
+			       XF_DT_MAX_S);
 	if (opt->n_frames < XF_SIM_MIN_FRAMES)
 		return xf_fail(err, XF_EXIT_CONFIG,
 			       "simulate needs at least %d frames (end_frame or --frames), got %d",
 			       XF_SIM_MIN_FRAMES, opt->n_frames);
 	if (opt->n_phi < 1)
 		return xf_fail(err, XF_EXIT_CONFIG, "simulate needs at least one angle (--phi)");
+	if (check_angles(opt, err))
+		return XF_EXIT_CONFIG;
 	if (opt->lzf && !xf_h5_lzf_available())
 		return xf_fail(err, XF_EXIT_DATA, XF_H5_LZF_MESSAGE);
 	return 0;
