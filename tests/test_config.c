@@ -663,7 +663,7 @@ static void test_temporal_block(void **state)
 	xf_config_free(&cfg);
 
 	expect_error(STATIC_HEAD "analyzer_parameters: {temporal: {dt: -1}}\n",
-		     "analyzer_parameters.temporal.dt: '-1' is not allowed", "> 0");
+		     "analyzer_parameters.temporal.dt: '-1' is not allowed", "from 1e-12 to 86400");
 	expect_error(STATIC_HEAD "analyzer_parameters: {temporal: {end_frame: 0}}\n",
 		     "analyzer_parameters.temporal.end_frame: '0'", NULL);
 }
@@ -715,10 +715,16 @@ static void test_bad_mode(void **state)
 static void test_bad_dt(void **state)
 {
 	(void)state;
-	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: -1\n",
-		     "analyzer_parameters.dt: '-1' is not allowed (must be a number > 0)",
-		     "cfg.yaml:3");
+	expect_error(
+		STATIC_HEAD "analyzer_parameters:\n  dt: -1\n",
+		"analyzer_parameters.dt: '-1' is not allowed (must be a number of seconds from "
+		"1e-12 to 86400)",
+		"cfg.yaml:3");
 	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: 0\n", "analyzer_parameters.dt", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: 1e308\n",
+		     "analyzer_parameters.dt: '1e308' is not allowed", "cfg.yaml:3");
+	expect_error(STATIC_HEAD "analyzer_parameters:\n  temporal: {dt: 1e5}\n",
+		     "analyzer_parameters.temporal.dt: '1e5' is not allowed", "cfg.yaml:3");
 	expect_error(STATIC_HEAD "analyzer_parameters:\n  dt: [1, 2]\n",
 		     "analyzer_parameters.dt: a list is not allowed", NULL);
 	expect_error(STATIC_HEAD "analyzer_parameters:\n  end_frame: 0\n",

@@ -1,11 +1,13 @@
 """test_data_formats.py — `xpcsfit validate --json` on APS files written by h5py in the
 layouts other writers produce (spec/data.md), against numpy's reading of the same data."""
 import os
+import subprocess
 import sys
 
+import h5py
 import numpy as np
 
-from aps_fixtures import (check, close, expected_means, lower, module_tests, run,
+from aps_fixtures import (binary, check, close, expected_means, lower, module_tests, run,
                           run_tests, smooth_map, tmp_dir, upper, validate, write_aps_old,
                           write_aps_u, write_config)
 
@@ -91,6 +93,85 @@ def test_nonsymmetric_full_map_warns():
     check("not symmetric" in err and "c2_00001" in err, "asymmetry warning: " + err)
     up = np.triu(m) + np.triu(m, 1).T
     close(got["fitted_mean"], [expected_means(up)[0]], what="upper triangle used")
+
+
+def declared_map_file(fn, rows, stored):
+    """A small file declaring one rows × rows map (chunked 64 × 64) of which only the
+    top-left corner `stored` is written; the rest is the fill value 0."""
+    with h5py.File(fn, "w") as f:
+        f["/xpcs/qmap/dynamic_v_list_dim0"] = np.array([0.01])
+        f["/xpcs/qmap/dynamic_v_list_dim1"] = np.array([0.0])
+        f["/xpcs/qmap/dynamic_num_pts"] = np.array([1, 1], dtype="<i4")
+        f["/xpcs/twotime/processed_bins"] = np.array([1], dtype="<i4")
+        m = f.create_dataset("/xpcs/twotime/correlation_map/c2_00001", shape=(rows, rows),
+                             dtype="<f8", chunks=(64, 64))
+        k = stored.shape[0]
+        m[0:k, 0:k] = stored
+        f["/entry/instrument/detector_1/frame_time"] = np.float64(0.1)
+
+
+def peak_rss_mb(args):
+    """Exit code and peak resident memory (MB) of `xpcsfit args`, measured in a fresh
+    Python process so that no earlier child counts."""
+    probe = ("import resource, subprocess, sys\n"
+             "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", probe, binary()] + args, capture_output=True,
+                         text=True, timeout=120).stdout.split()
+    return int(out[0]), int(out[1]) / 1024.0
+
+
+def test_window_of_declared_huge_map():
+    """Issue 9: only the frame window is read (a hyperslab), so a 40 000² or 3·10⁹²
+    declared map with a 40-frame window costs what the window costs. Memory, not time,
+    is asserted: the whole 40 000² map would take 12.8 GB."""
+    m = smooth_map(128, 7)
+    up = upper(m)
+    want = expected_means(m, 2, 40)
+    cfg = path("declared.yaml")
+    write_config(cfg, dt=None, start=2, end=40)
+    for rows in (40000, 3000000000):
+        fn = path("declared_%d.h5" % rows)
+        declared_map_file(fn, rows, up)
+        check(os.path.getsize(fn) < 1 << 20, "file is small")
+        got, err = validate(cfg, fn)
+        check(got["n_frames"] == 39 and got["start_frame"] == 2, "window %r" % got)
+        close(got["fitted_mean"], [want[0]], what="fitted mean, %d rows" % rows)
+        close(got["diagonal_mean"], [want[1]], what="diagonal mean, %d rows" % rows)
+        rc, mb = peak_rss_mb(["validate", "--config", cfg, "--data", fn])
+        check(rc == 0 and mb < 200, "validate exit %d, peak %.0f MB" % (rc, mb))
+
+
+def test_fixed_and_variable_length_map_names():
+    """map_names as h5py S3 ("phi" with no NUL), space-padded S6 and variable-length
+    strings are all [q, phi] (issue 9: S3 was read as "ph" and a valid file refused)."""
+    kinds = {
+        "s3": np.array([b"q", b"phi"], dtype="S3"),
+        "space": np.array([b"q     ", b"phi   "], dtype="S6"),
+        "vlen": np.array(["q", "phi"], dtype=h5py.string_dtype()),
+    }
+    cfg = path("names.yaml")
+    write_config(cfg)
+    for name, names in kinds.items():
+        fn = path("names_%s.h5" % name)
+        write_aps_u(fn, [upper(smooth_map(N, 1))], [0.01], [0.0], [1],
+                    extra=lambda f: f.create_dataset("/xpcs/qmap/map_names", data=names))
+        got, err = validate(cfg, fn)
+        check(got["layout"] == "aps-u", "%s map_names accepted" % name)
+
+
+def test_file_held_by_writer():
+    """A file an HDF5 writer keeps open is named as locked (exit 1); with
+    HDF5_USE_FILE_LOCKING=FALSE it is read (ADR 0014)."""
+    fn = path("held.h5")
+    write_aps_u(fn, [upper(smooth_map(N, 2))], [0.01], [0.0], [1])
+    cfg = path("held.yaml")
+    write_config(cfg)
+    with h5py.File(fn, "a"):
+        rc, out, err = run(["validate", "--config", cfg, "--data", fn])
+        check(rc == 1 and "locked by another program" in err, "locked: %d %s" % (rc, err))
+        got, err = validate(cfg, fn, env={"HDF5_USE_FILE_LOCKING": "FALSE"})
+        check(got["layout"] == "aps-u", "read with locking off")
 
 
 def test_out_of_range_bin_skipped():

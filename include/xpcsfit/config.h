@@ -15,6 +15,9 @@
 #define XF_FOURIER_ORDER_MAX   64      /* optimization.nlsq.anti_degeneracy.fourier_order */
 #define XF_NUM_CHAINS_MAX      1024    /* optimization.cmc.per_shard_mcmc.num_chains */
 #define XF_NUM_DRAWS_MAX       1000000 /* num_warmup and num_samples of per_shard_mcmc */
+/* dt (config or file), s: from a picosecond to a day (ADR 0015). */
+#define XF_DT_MIN_S 1e-12
+#define XF_DT_MAX_S 86400.0
 
 typedef enum xf_scaling_mode {
 	XF_SCALING_AUTO = 0,

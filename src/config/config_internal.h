@@ -26,6 +26,7 @@ typedef enum xf_cfg_check {
 	XF_CHECK_FRACTION,	 /* 0 <= x <= 1 */
 	XF_CHECK_HALF_OPEN_UNIT, /* 0 < x <= 1 */
 	XF_CHECK_AT_LEAST_ONE,	 /* >= 1 */
+	XF_CHECK_FRAME_TIME,	 /* XF_DT_MIN_S <= x <= XF_DT_MAX_S (seconds) */
 } xf_cfg_check;
 
 /* "parent.key" into buf (just key when parent is ""). Returns buf. */

@@ -173,7 +173,7 @@ static int read_temporal(const xf_cfg_reader *r, const xf_ynode *map, int has_st
 	if (rc || !tmp)
 		return rc;
 	xf_cfg_check_keys(r, tmp, sect, known, NULL);
-	if ((rc = xf_cfg_number(r, tmp, sect, "dt", XF_CHECK_POSITIVE, &dt, &has_dt)) ||
+	if ((rc = xf_cfg_number(r, tmp, sect, "dt", XF_CHECK_FRAME_TIME, &dt, &has_dt)) ||
 	    (rc = xf_cfg_int(r, tmp, sect, "start_frame", -1000000000L, 1000000000L, &start,
 			     &t_start)) ||
 	    (rc = xf_cfg_int(r, tmp, sect, "end_frame", -1, 1000000000L, &end, &t_end)) ||
@@ -227,7 +227,8 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	xf_cfg_check_keys(r, map, sect, known, NULL);
 	int shear = 0, given = 0, has_start = 0, has_end = 0;
 	long end_frame = cfg->end_frame;
-	if ((rc = xf_cfg_number(r, map, sect, "dt", XF_CHECK_POSITIVE, &cfg->dt_s, &cfg->has_dt)) ||
+	if ((rc = xf_cfg_number(r, map, sect, "dt", XF_CHECK_FRAME_TIME, &cfg->dt_s,
+				&cfg->has_dt)) ||
 	    /* start_frame below 1 is clamped with a warning by the reader (data.md) */
 	    (rc = xf_cfg_int(r, map, sect, "start_frame", -1000000000L, 1000000000L,
 			     &cfg->start_frame, &has_start)) ||

@@ -109,6 +109,9 @@ static int check_passes(xf_cfg_check check, double v, const char **allowed)
 	case XF_CHECK_FRACTION: *allowed = "a number from 0 to 1"; return v >= 0 && v <= 1;
 	case XF_CHECK_HALF_OPEN_UNIT: *allowed = "a number > 0 and <= 1"; return v > 0 && v <= 1;
 	case XF_CHECK_AT_LEAST_ONE: *allowed = "a number >= 1"; return v >= 1;
+	case XF_CHECK_FRAME_TIME:
+		*allowed = "a number of seconds from 1e-12 to 86400";
+		return v >= XF_DT_MIN_S && v <= XF_DT_MAX_S;
 	case XF_CHECK_FINITE:
 	default: *allowed = "a finite number"; return 1;
 	}

@@ -184,17 +184,22 @@ int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period
 		rc = optional_number(raw, avg_path, 1.0, &avg, err);
 	if (rc)
 		return rc;
-	const char *bad = !isfinite(period)				    ? period_path
-			  : !(stride >= 1 && stride <= XF_FRAME_FACTOR_MAX) ? stride_path
-			  : !(avg >= 1 && avg <= XF_FRAME_FACTOR_MAX)	    ? avg_path
-									    : NULL;
-	if (bad || stride != floor(stride) || avg != floor(avg))
+	const char *bad = NULL, *want = NULL;
+	if (!isfinite(period)) {
+		bad = period_path;
+		want = "a finite number";
+	} else if (!(stride >= 1 && stride <= XF_FRAME_FACTOR_MAX && stride == floor(stride))) {
+		bad = stride_path;
+		want = "a whole number from 1 to 10^6";
+	} else if (!(avg >= 1 && avg <= XF_FRAME_FACTOR_MAX && avg == floor(avg))) {
+		bad = avg_path;
+		want = "a whole number from 1 to 10^6";
+	}
+	if (bad)
 		return xf_fail(err, XF_EXIT_DATA,
-			       "frame timing %s × stride × avg = %g × %g × %g is not usable (%s "
-			       "must be a finite number, stride_frame and avg_frame whole numbers "
-			       "from 1 to %g), in %s",
-			       period_name, period, stride, avg, bad ? bad : stride_path,
-			       XF_FRAME_FACTOR_MAX, raw->file_name);
+			       "frame timing %s × stride × avg = %g × %g × %g is not usable: %s "
+			       "must be %s, in %s",
+			       period_name, period, stride, avg, bad, want, raw->file_name);
 	raw->has_file_dt = 1;
 	raw->file_dt_s = period * stride * avg;
 	snprintf(raw->file_dt_desc, sizeof raw->file_dt_desc,

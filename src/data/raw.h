@@ -25,9 +25,6 @@
 /* φ of a bin as stored, degrees: |φ| <= 720 covers every convention (0..360, -180..180,
  * -360..360); beyond it the number is not an angle. */
 #define XF_PHI_ABS_MAX 720.0
-/* dt, s: from a picosecond to a day. */
-#define XF_DT_MIN_S 1e-12
-#define XF_DT_MAX_S 86400.0
 /* stride_frame and avg_frame: whole numbers from 1 to 10^6. */
 #define XF_FRAME_FACTOR_MAX 1e6
 

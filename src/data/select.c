@@ -183,8 +183,9 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 	if (cfg->has_dt) {
 		if (!(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
 			return xf_fail(err, XF_EXIT_CONFIG,
-				       "analyzer_parameters.dt = %g s is outside %g to %g s",
-				       cfg->dt_s, XF_DT_MIN_S, XF_DT_MAX_S);
+				       "analyzer_parameters.dt = %g s is outside %g to %g s, in %s",
+				       cfg->dt_s, XF_DT_MIN_S, XF_DT_MAX_S,
+				       cfg->source_path ? cfg->source_path : "the config");
 		*dt_s = cfg->dt_s;
 		snprintf(source, source_len, "config");
 		if (raw->has_file_dt &&

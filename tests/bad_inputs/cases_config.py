@@ -1,10 +1,147 @@
-"""cases_config.py — configs that cannot be used: one line naming the key and the file, exit 2."""
+"""cases_config.py — configs that cannot be used: one line naming the key and the file, exit 2.
+Counts that size work or memory are bounded (docs/config.md, "Limits"); anything that is
+not a regular file is refused before it is read."""
+import os
+
+from aps_fixtures import smooth_map, upper, write_aps_u
 from corpus import expect_nothing_written
 
+HEAD = "analysis_mode: static\n"
+
+
+def data_file(d):
+    path = os.path.join(d, "data.h5")
+    write_aps_u(path, [upper(smooth_map(30, s)) for s in range(2)], [0.01], [0.0, 45.0],
+                [1, 2], frame_time=0.1)
+    return path
+
+
+def text_config(body, command="validate", extra=(), data=False):
+    """A config of HEAD + body (bytes or str) run with `command`."""
+    def make(d):
+        path = os.path.join(d, "cfg.yaml")
+        text = HEAD.encode() + (body if isinstance(body, bytes) else body.encode())
+        if data:
+            text += ("experimental_data: {file_path: %s}\n" % data_file(d)).encode()
+        with open(path, "wb") as f:
+            f.write(text)
+        args = [command, "--config", path] + list(extra)
+        if command == "nlsq":
+            args += ["--out", d + "/out", "--no-plots"]
+        return args
+    return make
+
+
+def special(kind):
+    def make(d):
+        path = os.path.join(d, "cfg.yaml")
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "folder":
+            os.mkdir(path)
+        elif kind == "dangling":
+            os.symlink(os.path.join(d, "gone.yaml"), path)
+        return ["validate", "--config", path]
+    return make
+
+
+def alias_bomb():
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for k in range(1, 9):
+        prev = "*a%d" % (k - 1)
+        lines.append("a%d: &a%d [%s]" % (k, k, ", ".join([prev] * 10)))
+    return "x_bomb:\n" + "".join("  %s\n" % l for l in lines)
+
+
+def deep():
+    return "x_deep: " + "[" * 200 + "]" * 200 + "\n"
+
+
+def many_keys_repeat():
+    body = "x_many:\n" + "".join("  k%d: %d\n" % (k, k) for k in range(100000))
+    return body + "  k7: again\n"
+
+
+C = "Configs"
 CASES = [
-    {"name": "config_missing", "klass": "Configs",
+    {"name": "config_missing", "klass": C,
      "make": lambda d: ["validate", "--config", d + "/nope.yaml"],
      "rc": 2, "needles": ["nope.yaml"],
      "fix": "Check the path given to --config.",
      "check": expect_nothing_written()},
+    {"name": "config_dangling_link", "klass": C, "make": special("dangling"),
+     "rc": 2, "needles": ["cannot open config file", "cfg.yaml"],
+     "fix": "The symbolic link points nowhere: point it at the config, or name the file."},
+    {"name": "config_fifo", "klass": C, "make": special("fifo"), "timeout": 20,
+     "rc": 2, "needles": ["config file is not a regular file (a FIFO)", "cfg.yaml"],
+     "fix": "Write the config to a regular file; pipes are refused unread (they would block)."},
+    {"name": "config_folder", "klass": C, "make": special("folder"),
+     "rc": 2, "needles": ["config file is not a regular file (a folder)", "cfg.yaml"],
+     "fix": "Name the YAML file itself, not its folder."},
+    {"name": "config_invalid_yaml", "klass": C,
+     "make": text_config("analyzer_parameters:\n  dt: [1, 2\n  start_frame: 3\n"),
+     "rc": 2, "needles": ["invalid YAML", "cfg.yaml:"],
+     "fix": "Fix the YAML syntax at the line and column named (an unclosed bracket here)."},
+    {"name": "config_invalid_utf8", "klass": C,
+     "make": text_config(b"analyzer_parameters: {dt: \"\xff\xfe\"}\n"),
+     "rc": 2, "needles": ["invalid YAML", "cfg.yaml"],
+     "fix": "Save the config as UTF-8 text."},
+    {"name": "config_type_error", "klass": C,
+     "make": text_config("analyzer_parameters: {dt: fast}\n"),
+     "rc": 2, "needles": ["analyzer_parameters.dt: 'fast' is not allowed", "cfg.yaml:2"],
+     "fix": "Give dt as a number of seconds."},
+    {"name": "config_range_error", "klass": C,
+     "make": text_config("analyzer_parameters: {dt: -0.1}\n"),
+     "rc": 2, "needles": ["analyzer_parameters.dt: '-0.1' is not allowed", "cfg.yaml:2"],
+     "fix": "dt is the time between frames, in seconds, above 0."},
+    {"name": "config_dt_huge", "klass": C,
+     "make": text_config("analyzer_parameters: {dt: 1e308}\n", data=True),
+     "rc": 2, "needles": ["analyzer_parameters.dt: '1e308' is not allowed",
+                          "from 1e-12 to 86400", "cfg.yaml:2"],
+     "fix": "dt is the time between frames in seconds, from 1e-12 to 86400."},
+    {"name": "config_q_zero", "klass": C,
+     "make": text_config("analyzer_parameters: {scattering: {wavevector_q: 0}}\n"),
+     "rc": 2, "needles": ["wavevector_q: '0' is not allowed"],
+     "fix": "wavevector_q is the q of the ring to fit, in Å⁻¹, above 0."},
+    {"name": "config_end_frame_zero", "klass": C,
+     "make": text_config("analyzer_parameters: {end_frame: 0}\n"),
+     "rc": 2, "needles": ["analyzer_parameters.end_frame"],
+     "fix": "end_frame is 1-based and inclusive; -1 means the last stored frame."},
+    {"name": "config_alias_bomb", "klass": C, "make": text_config(alias_bomb()),
+     "rc": 2, "needles": ["YAML aliases expand to more than", "cfg.yaml"],
+     "fix": "Write the config without nested aliases (a 'billion laughs' file is refused)."},
+    {"name": "config_deep_nesting", "klass": C, "make": text_config(deep()),
+     "rc": 2, "needles": ["YAML nested deeper than 64 levels", "cfg.yaml"],
+     "fix": "A config is a few levels deep; remove the nesting."},
+    {"name": "config_duplicate_key", "klass": C,
+     "make": text_config("parallel: {virtual_devices: 2}\nparallel: {}\n"),
+     "rc": 2, "needles": ["duplicated key 'parallel' (first written at line 2)", "cfg.yaml:3"],
+     "fix": "Keep one of the two sections (YAML keeps only the last, silently)."},
+    {"name": "config_duplicate_among_100k", "klass": C, "make": text_config(many_keys_repeat()),
+     "rc": 2, "timeout": 20,
+     "needles": ["duplicated key 'k7' (first written at line 10)", "cfg.yaml:100003"],
+     "fix": "Remove the repeated key; the check is a sort, so even 100 000 keys are fast."},
+    {"name": "config_virtual_devices_huge", "klass": C,
+     "make": text_config("parallel: {virtual_devices: 100000}\n"),
+     "rc": 2, "needles": ["parallel.virtual_devices: '100000' is not allowed", "1 to 1024"],
+     "fix": "virtual_devices is a thread count from 1 to 1024 (or auto)."},
+    {"name": "config_n_starts_huge", "klass": C,
+     "make": text_config("optimization: {nlsq: {multi_start: {enable: true, "
+                         "n_starts: 5000000}}}\n", command="nlsq", data=True),
+     "rc": 2, "needles": ["multi_start.n_starts: '5000000' is not allowed", "1 to 10000"],
+     "fix": "n_starts is at most 10000; more starts do not find a better optimum.",
+     "check": expect_nothing_written()},
+    {"name": "config_num_chains_huge", "klass": C,
+     "make": text_config("optimization: {cmc: {per_shard_mcmc: {num_chains: 1000000}}}\n"),
+     "rc": 2, "needles": ["per_shard_mcmc.num_chains: '1000000' is not allowed", "1 to 1024"],
+     "fix": "num_chains is at most 1024 (num_warmup and num_samples at most 10^6)."},
+    {"name": "config_fourier_order_huge", "klass": C,
+     "make": text_config("optimization: {nlsq: {anti_degeneracy: "
+                         "{fourier_order: 2147483647}}}\n"),
+     "rc": 2, "needles": ["anti_degeneracy.fourier_order", "1 to 64"],
+     "fix": "fourier_order is at most 64 (it needs 2·order + 1 angles)."},
+    {"name": "threads_out_of_range", "klass": C,
+     "make": text_config("", command="nlsq", data=True, extra=["--threads", "100000"]),
+     "rc": 2, "needles": ["--threads: '100000' is not allowed", "1 to 1024"],
+     "fix": "--threads takes a whole number from 1 to 1024."},
 ]

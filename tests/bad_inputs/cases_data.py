@@ -1,0 +1,304 @@
+"""cases_data.py — data files that cannot be used: one line naming what and where, exit 1
+(exit 2 where the fix is in the config or on the command line). Degenerate values are
+refused before any fit (docs/input-formats.md, "Refused values" and "Limits")."""
+import os
+
+import h5py
+import numpy as np
+
+from aps_fixtures import smooth_map, upper, write_aps_u, write_config
+from corpus import expect_nothing_written
+
+N = 30  # frames of the small maps
+MAP1 = "/xpcs/twotime/correlation_map/c2_00001"
+HELD = {}  # files kept open by a "writer" while a case runs, closed by its check
+
+
+def good_file(d, name="data.h5", maps=None, q=(0.01,), phi=(0.0, 45.0), frame_time=0.1,
+              **kw):
+    """A valid two-angle APS-U file under d; keyword arguments go to write_aps_u."""
+    if maps is None:
+        maps = [upper(smooth_map(N, s)) for s in range(len(phi))]
+    path = os.path.join(d, name)
+    write_aps_u(path, maps, list(q), list(phi), list(range(1, len(phi) + 1)),
+                frame_time=frame_time, **kw)
+    return path
+
+
+def config(d, data, name="cfg.yaml", **kw):
+    """A static config for data (dt from the file unless given)."""
+    path = os.path.join(d, name)
+    kw.setdefault("dt", None)
+    write_config(path, data=data, **kw)
+    return path
+
+
+def validate(d, data=None, **kw):
+    """validate on data (a good file when None) with a config written for it."""
+    data = data or good_file(d)
+    return ["validate", "--config", config(d, data, **kw)]
+
+
+def edit_map(path, edit, map_path=MAP1):
+    """Rewrite one stored map through edit(array) -> array."""
+    with h5py.File(path, "a") as f:
+        m = f[map_path]
+        a = m[...]
+        m[...] = edit(a)
+
+
+def set_value(i, j, v):
+    def edit(a):
+        a[i, j] = v
+        return a
+    return edit
+
+
+def declared_map(d, rows, name="declared.h5", fill=None):
+    """A tiny file declaring one rows × rows map (chunked 64 × 64, nothing written but
+    what fill writes)."""
+    path = os.path.join(d, name)
+    with h5py.File(path, "w") as f:
+        f["/xpcs/qmap/dynamic_v_list_dim0"] = np.array([0.01])
+        f["/xpcs/qmap/dynamic_v_list_dim1"] = np.array([0.0])
+        f["/xpcs/qmap/dynamic_num_pts"] = np.array([1, 1], dtype="<i4")
+        f["/xpcs/twotime/processed_bins"] = np.array([1], dtype="<i4")
+        m = f.create_dataset(MAP1, shape=(rows, rows), dtype="<f8", chunks=(64, 64))
+        if fill:
+            fill(m)
+        f["/entry/instrument/detector_1/frame_time"] = np.float64(0.1)
+    return path
+
+
+def write_list(path, dataset, values):
+    with h5py.File(path, "a") as f:
+        del f[dataset]
+        f[dataset] = np.asarray(values)
+
+
+def held_open(d):
+    """A good file that an HDF5 writer (h5py in append mode) keeps open during the run."""
+    path = good_file(d)
+    HELD[d] = h5py.File(path, "a")
+    return validate(d, path)
+
+
+def release(scratch, rc, out, err):
+    f = HELD.pop(scratch, None)
+    if f is not None:
+        f.close()
+
+
+def truncated(d):
+    path = good_file(d)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    return validate(d, path)
+
+
+def not_hdf5(d):
+    path = os.path.join(d, "data.h5")
+    with open(path, "w") as f:
+        f.write("q,phi\n0.01,0\n")
+    return validate(d, path)
+
+
+def special(kind):
+    def make(d):
+        path = os.path.join(d, "data.h5")
+        if kind == "folder":
+            os.mkdir(path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dangling":
+            os.symlink(os.path.join(d, "gone.h5"), path)
+        return validate(d, path)
+    return make
+
+
+def string_map(d):
+    path = good_file(d)
+    with h5py.File(path, "a") as f:
+        del f[MAP1]
+        f[MAP1] = np.full((N, N), b"1.0", dtype="S3")
+    return validate(d, path)
+
+
+def no_bins(d):
+    path = good_file(d)
+    with h5py.File(path, "a") as f:
+        del f["/xpcs/twotime/processed_bins"]
+    return validate(d, path)
+
+
+def bad_list(dataset, values):
+    def make(d):
+        path = good_file(d)
+        write_list(path, dataset, values)
+        return validate(d, path)
+    return make
+
+
+def bad_value(i, j, v, **cfg):
+    def make(d):
+        path = good_file(d)
+        edit_map(path, set_value(i, j, v))
+        return validate(d, path, **cfg)
+    return make
+
+
+def flat_map(value):
+    def make(d):
+        path = good_file(d, maps=[np.full((N, N), value), upper(smooth_map(N, 1))])
+        return validate(d, path)
+    return make
+
+
+def frame_time(v, **kw):
+    def make(d):
+        return validate(d, good_file(d, frame_time=v, **kw))
+    return make
+
+
+def huge_declared(d):
+    return validate(d, declared_map(d, 3000000000))
+
+
+def long_list(d):
+    path = good_file(d)
+    with h5py.File(path, "a") as f:
+        del f["/xpcs/qmap/dynamic_v_list_dim1"]
+        f.create_dataset("/xpcs/qmap/dynamic_v_list_dim1", shape=(1 << 30,), dtype="<f8",
+                         chunks=(4096,))
+    return validate(d, path)
+
+
+def map_names(names):
+    def make(d):
+        path = good_file(d, extra=lambda f: f.create_dataset(
+            "/xpcs/qmap/map_names", data=np.array(names, dtype="S8")))
+        return validate(d, path)
+    return make
+
+
+def sim_duplicate_phi(d):
+    cfg = os.path.join(d, "cfg.yaml")
+    write_config(cfg, end=20)
+    return ["simulate", "--config", cfg, "--phi", "0,90,360", "--out", d + "/out/sim.h5"]
+
+
+def sim_bad_phi(d):
+    cfg = os.path.join(d, "cfg.yaml")
+    write_config(cfg, end=20)
+    return ["simulate", "--config", cfg, "--phi", "0,1e300", "--out", d + "/out/sim.h5"]
+
+
+def nlsq_flat(d):
+    path = good_file(d, maps=[np.zeros((N, N)), np.zeros((N, N))])
+    return ["nlsq", "--config", config(d, path), "--out", d + "/out", "--no-plots"]
+
+
+def no_sim_file(scratch, rc, out, err):
+    if os.path.exists(os.path.join(scratch, "out", "sim.h5")):
+        raise AssertionError("simulate wrote a file it then refuses")
+
+
+D = "Data files"
+CASES = [
+    {"name": "data_missing", "klass": D,
+     "make": lambda d: validate(d, d + "/nope.h5"),
+     "rc": 1, "needles": ["data file not found", "nope.h5"],
+     "fix": "Check experimental_data.file_path in the config (or --data)."},
+    {"name": "data_dangling_link", "klass": D, "make": special("dangling"),
+     "rc": 1, "needles": ["data file not found", "data.h5"],
+     "fix": "The symbolic link points nowhere: point it at the file, or name the file itself."},
+    {"name": "data_folder", "klass": D, "make": special("folder"),
+     "rc": 1, "needles": ["not a regular file", "data.h5"],
+     "fix": "Name the HDF5 file itself, not the folder holding it."},
+    {"name": "data_fifo", "klass": D, "make": special("fifo"), "timeout": 20,
+     "rc": 1, "needles": ["not a regular file", "data.h5"],
+     "fix": "Copy the data to a regular file first; pipes and devices are refused unread."},
+    {"name": "data_not_hdf5", "klass": D, "make": not_hdf5,
+     "rc": 1, "needles": ["not an HDF5 file", "data.h5"],
+     "fix": "Give the correlator's HDF5 result (.h5/.hdf), not a text export."},
+    {"name": "data_truncated", "klass": D, "make": truncated,
+     "rc": 1, "needles": ["truncated or damaged", "data.h5"],
+     "fix": "Copy the file again from its source (the transfer was cut short)."},
+    {"name": "data_locked", "klass": D, "make": held_open, "check": release,
+     "rc": 1, "needles": ["locked by another program", "HDF5_USE_FILE_LOCKING", "data.h5"],
+     "fix": "Close the program that writes the file (or wait for it), or set "
+            "HDF5_USE_FILE_LOCKING=FALSE if you know the file is complete."},
+    {"name": "data_missing_dataset", "klass": D, "make": no_bins,
+     "rc": 1, "needles": ["missing dataset /xpcs/twotime/processed_bins"],
+     "fix": "The file is not a complete APS-U two-time result: rerun the correlator."},
+    {"name": "data_map_not_numeric", "klass": D, "make": string_map,
+     "rc": 1, "needles": ["not numeric", "c2_00001"],
+     "fix": "Maps must hold numbers: rewrite the map as float64."},
+    {"name": "data_map_names_not_qphi", "klass": D, "make": map_names([b"x", b"y"]),
+     "rc": 1, "needles": ["map_names is [x, y]", "not q × φ"],
+     "fix": "Partition the qmap in q and φ (map_names [q, phi]) and correlate again."},
+    {"name": "data_phi_nan", "klass": D,
+     "make": bad_list("/xpcs/qmap/dynamic_v_list_dim1", [float("nan"), 45.0]),
+     "rc": 1, "needles": ["φ = nan", "c2_00001", "is not an angle"],
+     "fix": "Repair the φ list (/xpcs/qmap/dynamic_v_list_dim1) of the qmap."},
+    {"name": "data_phi_out_of_range", "klass": D,
+     "make": bad_list("/xpcs/qmap/dynamic_v_list_dim1", [0.0, 1e300]),
+     "rc": 1, "needles": ["φ = 1e+300", "c2_00002", "|φ| <= 720"],
+     "fix": "φ must be an angle in degrees (|φ| <= 720); repair the qmap's φ list."},
+    {"name": "data_q_nan", "klass": D,
+     "make": bad_list("/xpcs/qmap/dynamic_v_list_dim0", [float("nan")]),
+     "rc": 1, "needles": ["q = nan", "c2_00001", "not a wavevector"],
+     "fix": "Repair the q list (/xpcs/qmap/dynamic_v_list_dim0) of the qmap."},
+    {"name": "data_q_zero", "klass": D,
+     "make": bad_list("/xpcs/qmap/dynamic_v_list_dim0", [0.0]),
+     "rc": 1, "needles": ["q = 0", "0 < q <= 100"],
+     "fix": "q must lie in (0, 100] Å⁻¹; a zero q is an unfilled or masked bin."},
+    {"name": "data_frame_time_inf", "klass": D, "make": frame_time(float("inf")),
+     "rc": 1, "needles": ["frame timing", "inf"],
+     "fix": "Repair /entry/instrument/detector_1/frame_time, or set analyzer_parameters.dt."},
+    {"name": "data_frame_time_huge", "klass": D, "make": frame_time(1e308),
+     "rc": 1, "needles": ["dt from the file is 1e+308 s", "outside 1e-12 to 86400 s"],
+     "fix": "Repair the file's frame_time, or set analyzer_parameters.dt in the config."},
+    {"name": "data_frame_time_zero", "klass": D, "make": frame_time(0.0),
+     "rc": 1, "needles": ["dt from the file is 0 s", "outside"],
+     "fix": "Repair the file's frame_time, or set analyzer_parameters.dt in the config."},
+    {"name": "data_frame_time_negative", "klass": D, "make": frame_time(-0.1),
+     "rc": 1, "needles": ["dt from the file is -0.1 s", "outside"],
+     "fix": "Repair the file's frame_time, or set analyzer_parameters.dt in the config."},
+    {"name": "data_stride_not_whole", "klass": D, "make": frame_time(0.1, stride=0),
+     "rc": 1, "needles": ["frame timing", "stride_frame"],
+     "fix": "stride_frame and avg_frame must be whole numbers from 1 to 10^6; repair them."},
+    {"name": "data_map_all_zero", "klass": D, "make": flat_map(0.0),
+     "rc": 1, "needles": ["c2_00001 (φ = 0) has no variance", "equals 0"],
+     "fix": "The map holds no correlation (an empty bin): leave its angle out with "
+            "phi_filtering, or correlate again."},
+    {"name": "data_map_constant", "klass": D, "make": flat_map(1.0),
+     "rc": 1, "needles": ["has no variance", "equals 1"],
+     "fix": "The map holds no correlation: leave its angle out with phi_filtering."},
+    {"name": "data_map_zero_nlsq", "klass": D, "make": nlsq_flat,
+     "rc": 1, "needles": ["has no variance"],
+     "fix": "Empty maps are refused before any fit; leave their angles out or correlate again.",
+     "check": expect_nothing_written()},
+    {"name": "data_value_huge", "klass": D, "make": bad_value(3, 10, 1e200),
+     "rc": 1, "needles": ["value 1e+200 at frames (t1, t2) = (4, 11)", "c2_00001",
+                          "plausibility limit"],
+     "fix": "A stored value beyond |C2| = 1e12 is corrupt: repair the map, or move the "
+            "frame window past it (start_frame/end_frame)."},
+    {"name": "data_value_nan", "klass": D, "make": bad_value(3, 10, float("nan")),
+     "rc": 1, "needles": ["NaN or Inf values among the points to be fitted", "c2_00001"],
+     "fix": "Repair the map, or choose a frame window without the bad values."},
+    {"name": "data_declared_huge", "klass": D, "make": huge_declared,
+     "rc": 1, "needles": ["frame window of 3000000000 frames", "above the limit of 65536"],
+     "fix": "Set analyzer_parameters.start_frame and end_frame to a window of at most "
+            "65536 frames; only the window is read."},
+    {"name": "data_list_too_long", "klass": D, "make": long_list,
+     "rc": 1, "needles": ["dynamic_v_list_dim1", "1073741824 entries", "above the limit"],
+     "fix": "A list longer than 2^24 entries is damage: repair or regenerate the file."},
+    {"name": "simulate_phi_duplicate", "klass": D, "make": sim_duplicate_phi,
+     "rc": 2, "needles": ["--phi: 0 and 360 are the same angle"], "check": no_sim_file,
+     "fix": "Give each angle once (360 is 0, -180 is 180)."},
+    {"name": "simulate_phi_not_angle", "klass": D, "make": sim_bad_phi,
+     "rc": 2, "needles": ["--phi: 1e+300 is not an angle"], "check": no_sim_file,
+     "fix": "Give angles in degrees with |φ| <= 720."},
+]
