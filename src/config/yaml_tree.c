@@ -18,6 +18,8 @@
 #define XF_YAML_MAX_DEPTH 64
 /* Aliases are expanded by copying: cap the copies so a "billion laughs" file fails fast. */
 #define XF_YAML_MAX_NODES 1000000
+/* A config is a few KB; a file above this is not one (and libyaml would hold it all). */
+#define XF_YAML_MAX_BYTES (64L << 20)
 
 /* What every copy step needs: the libyaml document, the name for messages, the error
  * and the node budget left. */
@@ -258,6 +260,12 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 			       : S_ISFIFO(st.st_mode) ? "a FIFO"
 						      : "a device or socket",
 			       path);
+	}
+	if (st.st_size > XF_YAML_MAX_BYTES) {
+		close(fd);
+		return xf_fail(err, XF_EXIT_CONFIG,
+			       "config file is %lld bytes, above the limit of %ld MiB: %s",
+			       (long long)st.st_size, XF_YAML_MAX_BYTES >> 20, path);
 	}
 	FILE *f = fdopen(fd, "rb");
 	if (!f) {

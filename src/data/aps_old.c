@@ -7,6 +7,7 @@
 #include <string.h>
 #include "data/h5util.h"
 #include "data/raw.h"
+#include "util/size.h"
 
 #define Q_LIST	 "/xpcs/dqlist"
 #define PHI_LIST "/xpcs/dphilist"
@@ -41,9 +42,13 @@ static herr_t add_key(hid_t g, const char *name, const H5L_info_t *info, void *d
 		l->bad = 1;
 		return 0;
 	}
+	if (l->n >= XF_H5_LIST_MAX)
+		return -1; /* more maps than a list may hold: "cannot list the maps" */
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
-		legacy_key *k = realloc(l->keys, cap * sizeof *k);
+		size_t bytes;
+		legacy_key *k =
+			xf_size_mul(cap, sizeof *k, &bytes) == 0 ? realloc(l->keys, bytes) : NULL;
 		if (!k)
 			return -1;
 		l->keys = k;
@@ -127,7 +132,7 @@ static int legacy_bins(xf_raw_file *raw, const key_list *keys, size_t n_lists, l
 			     BINS, n, MAPS, keys->n, raw->file_name);
 	if (!rc)
 		rc = xf_h5_list_to_long(v, n, bins, raw->file_name, BINS, err);
-	if (!rc && !(sorted = malloc(n * sizeof *sorted)))
+	if (!rc && !(sorted = xf_malloc_array(n, sizeof *sorted)))
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", BINS);
 	if (!rc) {
 		int same = 1;
@@ -191,11 +196,11 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 			     n_q, PHI_LIST, n_phi, raw->file_name);
 	if (!rc)
 		rc = list_keys(raw, &keys, err);
-	if (!rc && !(bins = malloc((keys.n ? keys.n : 1) * sizeof *bins)))
+	if (!rc && !(bins = xf_malloc_array(keys.n, sizeof *bins)))
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
 	if (!rc)
 		rc = legacy_bins(raw, &keys, n_q, bins, err);
-	if (!rc && !(raw->maps = calloc(keys.n ? keys.n : 1, sizeof *raw->maps)))
+	if (!rc && !(raw->maps = xf_calloc_array(keys.n, sizeof *raw->maps)))
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
 	if (!rc)
 		fill_maps(raw, &keys, bins, q, phi, n_q);

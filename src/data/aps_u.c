@@ -7,6 +7,7 @@
 #include <strings.h>
 #include "data/h5util.h"
 #include "data/raw.h"
+#include "util/size.h"
 
 #define Q_LIST	  "/xpcs/qmap/dynamic_v_list_dim0"
 #define PHI_LIST  "/xpcs/qmap/dynamic_v_list_dim1"
@@ -90,7 +91,7 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 		rc = xf_h5_read_list(raw->file, raw->file_name, BINS, &l->bins_d, &l->n_bins, err);
 	if (rc)
 		return rc;
-	l->bins = malloc(l->n_bins * sizeof *l->bins);
+	l->bins = xf_malloc_array(l->n_bins, sizeof *l->bins);
 	if (!l->bins)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", BINS);
 	rc = xf_h5_list_to_long(l->bins_d, l->n_bins, l->bins, raw->file_name, BINS, err);
@@ -100,7 +101,7 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 			     err);
 	if (rc)
 		return rc;
-	l->mapping = malloc(l->n_mapping * sizeof *l->mapping);
+	l->mapping = xf_malloc_array(l->n_mapping, sizeof *l->mapping);
 	if (!l->mapping)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", INDEX_MAP);
 	return xf_h5_list_to_long(l->mapping_d, l->n_mapping, l->mapping, raw->file_name, INDEX_MAP,
@@ -147,7 +148,7 @@ static int fill_maps(xf_raw_file *raw, const aps_u_lists *l)
 	size_t skipped_len = 0;
 	int n_skipped = 0;
 	const char *why = "";
-	raw->maps = calloc(l->n_bins ? l->n_bins : 1, sizeof *raw->maps);
+	raw->maps = xf_calloc_array(l->n_bins, sizeof *raw->maps);
 	if (!raw->maps)
 		return -1;
 	for (size_t k = 0; k < l->n_bins; k++) {

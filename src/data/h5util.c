@@ -62,7 +62,10 @@ void xf_h5_last_error(char *buf, size_t len)
 	H5Eclear2(H5E_DEFAULT);
 }
 
-int xf_h5_exists(hid_t file, const char *path)
+/* Walk the links of path from the root: 1 when every one exists and is a hard or soft
+ * link (within the file), 0 when one is missing, -1 when one leads outside the file
+ * (an external or user-defined link), which is never followed. */
+static int walk_links(hid_t file, const char *path)
 {
 	char part[1024];
 	size_t len = strlen(path);
@@ -70,14 +73,31 @@ int xf_h5_exists(hid_t file, const char *path)
 		return 0;
 	/* H5Lexists fails (not "no") when a parent is missing: check every prefix. */
 	for (size_t k = 1; k <= len; k++) {
+		H5L_info_t info;
 		if (k < len && path[k] != '/')
 			continue;
 		memcpy(part, path, k);
 		part[k] = '\0';
-		if (H5Lexists(file, part, H5P_DEFAULT) <= 0)
+		if (H5Lexists(file, part, H5P_DEFAULT) <= 0 ||
+		    H5Lget_info(file, part, &info, H5P_DEFAULT) < 0) {
+			H5Eclear2(H5E_DEFAULT);
 			return 0;
+		}
+		if (info.type != H5L_TYPE_HARD && info.type != H5L_TYPE_SOFT)
+			return -1;
 	}
-	return H5Oexists_by_name(file, path, H5P_DEFAULT) > 0;
+	return 1;
+}
+
+int xf_h5_exists(hid_t file, const char *path)
+{
+	/* an external link could name any file, a FIFO included (reading it blocks), or
+	 * one that changes under us: data is read only from the file the user named */
+	if (walk_links(file, path) != 1)
+		return 0;
+	int yes = H5Oexists_by_name(file, path, H5P_DEFAULT) > 0;
+	H5Eclear2(H5E_DEFAULT);
+	return yes;
 }
 
 int xf_h5_lzf_available(void)
@@ -131,21 +151,44 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 	return 0;
 }
 
-static int missing(const char *file_name, const char *path, xf_error *err)
+/* 1 when the dataset's values live outside the file (external raw storage or a virtual
+ * dataset): those files are not read, for the reason links to them are not followed. */
+static int stored_elsewhere(hid_t d, const char *file_name, const char *path, xf_error *err)
 {
-	return xf_fail(err, XF_EXIT_DATA, "missing dataset %s in %s", path, file_name);
+	hid_t dcpl = H5Dget_create_plist(d);
+	int ext = dcpl >= 0 ? H5Pget_external_count(dcpl) : 0;
+	int virt = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	H5Eclear2(H5E_DEFAULT);
+	if (ext > 0 || virt)
+		return xf_fail(err, XF_EXIT_DATA,
+			       "dataset %s in %s keeps its values in other files (%s), which are "
+			       "not read (copy the data into the file)",
+			       path, file_name,
+			       virt ? "a virtual dataset" : "external raw storage");
+	return 0;
 }
 
 static hid_t open_dataset(hid_t file, const char *file_name, const char *path, xf_error *err)
 {
 	if (!xf_h5_exists(file, path)) {
-		missing(file_name, path, err);
+		if (walk_links(file, path) < 0)
+			xf_fail(err, XF_EXIT_DATA,
+				"%s in %s is a link to another file, which is not followed (copy "
+				"the data into the file)",
+				path, file_name);
+		else
+			xf_fail(err, XF_EXIT_DATA, "missing dataset %s in %s", path, file_name);
 		return -1;
 	}
 	hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
 	if (d < 0) {
 		H5Eclear2(H5E_DEFAULT);
 		xf_fail(err, XF_EXIT_DATA, "%s is not a dataset in %s", path, file_name);
+	} else if (stored_elsewhere(d, file_name, path, err)) {
+		H5Dclose(d);
+		d = -1;
 	}
 	return d;
 }
@@ -190,7 +233,7 @@ static int read_doubles(hid_t d, const char *file_name, const char *path, hid_t 
 	if (cls != H5T_INTEGER && cls != H5T_FLOAT)
 		return xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is not numeric", path,
 			       file_name);
-	if (filter_missing(d, file_name, path, err))
+	if (stored_elsewhere(d, file_name, path, err) || filter_missing(d, file_name, path, err))
 		return XF_EXIT_DATA;
 	if (H5Dread(d, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, out) < 0) {
 		char why[512];

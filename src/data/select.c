@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/size.h"
 
 /* Bins of one ring share q to this relative precision. */
 #define XF_Q_RING_TOLERANCE 1e-6
@@ -84,7 +85,7 @@ static void list_angles(const xf_selected_angle *a, int n, char *buf, size_t len
 int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring,
 		     xf_selected_angle **out, int *n_out, int *n_in_ring, xf_error *err)
 {
-	xf_selected_angle *a = malloc((size_t)(raw->n_maps ? raw->n_maps : 1) * sizeof *a);
+	xf_selected_angle *a = xf_malloc_array((size_t)raw->n_maps, sizeof *a);
 	int n = 0, kept = 0;
 	char list[512];
 	*out = NULL;

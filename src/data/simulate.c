@@ -11,6 +11,7 @@
 #include <math.h>
 #include "data/h5util.h"
 #include "data/raw.h"
+#include "util/size.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
 
@@ -127,7 +128,7 @@ static void write_map(sim_file *f, const xf_sim_options *opt, const char *path, 
 static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
 {
 	size_t n = (size_t)opt->n_phi;
-	long long *seq = malloc(n * sizeof *seq);
+	long long *seq = xf_malloc_array(n, sizeof *seq);
 	if (!seq) {
 		f->failed = 1;
 		return;
@@ -166,7 +167,7 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
 {
 	size_t n = (size_t)opt->n_phi;
-	double *q = malloc(n * sizeof *q);
+	double *q = xf_malloc_array(n, sizeof *q);
 	if (!q) {
 		f->failed = 1;
 		return;
@@ -225,6 +226,12 @@ static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_erro
 		return xf_fail(err, XF_EXIT_CONFIG,
 			       "simulate needs analyzer_parameters.dt from %g to %g s", XF_DT_MIN_S,
 			       XF_DT_MAX_S);
+	if (opt->n_frames > XF_WINDOW_FRAMES_MAX)
+		return xf_fail(
+			err, XF_EXIT_CONFIG,
+			"simulate writes at most %ld frames (a map is built whole in memory), "
+			"got %d",
+			XF_WINDOW_FRAMES_MAX, opt->n_frames);
 	if (opt->n_frames < XF_SIM_MIN_FRAMES)
 		return xf_fail(err, XF_EXIT_CONFIG,
 			       "simulate needs at least %d frames (end_frame or --frames), got %d",
@@ -264,7 +271,8 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	size_t n = (size_t)opt->n_frames;
 	xf_model_grid grid = { cfg->mode, cfg->shear_model,  opt->n_frames,
 			       cfg->dt_s, cfg->wavevector_q, cfg->gap_A };
-	double *m = malloc(n * n * sizeof *m);
+	size_t n_values;
+	double *m = xf_size_mul(n, n, &n_values) == 0 ? xf_malloc_array(n_values, sizeof *m) : NULL;
 	if (!m)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory simulating %zu frames", n);
 	truth(cfg, theta);

@@ -45,6 +45,15 @@ def special(kind):
     return make
 
 
+def huge_config(d):
+    """A 65 MiB config (a sparse file: nothing is written but its size)."""
+    path = os.path.join(d, "cfg.yaml")
+    with open(path, "wb") as f:
+        f.write(HEAD.encode())
+        f.truncate(65 << 20)
+    return ["validate", "--config", path]
+
+
 def alias_bomb():
     lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
     for k in range(1, 9):
@@ -78,6 +87,9 @@ CASES = [
     {"name": "config_folder", "klass": C, "make": special("folder"),
      "rc": 2, "needles": ["config file is not a regular file (a folder)", "cfg.yaml"],
      "fix": "Name the YAML file itself, not its folder."},
+    {"name": "config_too_big", "klass": C, "make": huge_config,
+     "rc": 2, "needles": ["config file is 68157440 bytes, above the limit of 64 MiB"],
+     "fix": "A config is a few KB: name the YAML config, not a data or log file."},
     {"name": "config_invalid_yaml", "klass": C,
      "make": text_config("analyzer_parameters:\n  dt: [1, 2\n  start_frame: 3\n"),
      "rc": 2, "needles": ["invalid YAML", "cfg.yaml:"],

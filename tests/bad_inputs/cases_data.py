@@ -182,6 +182,27 @@ def map_names(names):
     return make
 
 
+def external_link(d):
+    """The first map is an external link to a FIFO: following it would block."""
+    path = good_file(d)
+    os.mkfifo(os.path.join(d, "pipe"))
+    with h5py.File(path, "a") as f:
+        del f[MAP1]
+        f[MAP1] = h5py.ExternalLink(os.path.join(d, "pipe"), "/c2")
+    return validate(d, path)
+
+
+def external_storage(d):
+    """The first map keeps its values in a FIFO (external raw storage)."""
+    path = good_file(d)
+    os.mkfifo(os.path.join(d, "pipe"))
+    with h5py.File(path, "a") as f:
+        del f[MAP1]
+        f.create_dataset(MAP1, shape=(N, N), dtype="<f8",
+                         external=[(os.path.join(d, "pipe"), 0, h5py.h5f.UNLIMITED)])
+    return validate(d, path)
+
+
 def sim_duplicate_phi(d):
     cfg = os.path.join(d, "cfg.yaml")
     write_config(cfg, end=20)
@@ -295,6 +316,14 @@ CASES = [
     {"name": "data_list_too_long", "klass": D, "make": long_list,
      "rc": 1, "needles": ["dynamic_v_list_dim1", "1073741824 entries", "above the limit"],
      "fix": "A list longer than 2^24 entries is damage: repair or regenerate the file."},
+    {"name": "data_external_link", "klass": D, "make": external_link, "timeout": 20,
+     "rc": 1, "needles": ["c2_00001", "is a link to another file, which is not followed"],
+     "fix": "Copy the maps into the file (h5py: f.copy or h5copy); links to other files "
+            "are not followed, since they may name anything, a pipe included."},
+    {"name": "data_external_storage", "klass": D, "make": external_storage, "timeout": 20,
+     "rc": 1, "needles": ["c2_00001", "keeps its values in other files"],
+     "fix": "Rewrite the map with its values inside the file (external raw storage and "
+            "virtual datasets are not read)."},
     {"name": "simulate_phi_duplicate", "klass": D, "make": sim_duplicate_phi,
      "rc": 2, "needles": ["--phi: 0 and 360 are the same angle"], "check": no_sim_file,
      "fix": "Give each angle once (360 is 0, -180 is 180)."},
