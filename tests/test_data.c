@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "data/select.h"
+#include "util/size.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/model.h"
@@ -144,6 +145,41 @@ static void test_frames(void **state)
 	cfg.start_frame = 11;
 	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_EXIT_DATA);
 	assert_non_null(strstr(err.msg, "beyond"));
+	/* a window above the limit is refused before any allocation (issue 9); a small
+	 * window of a huge declared map is fine */
+	xf_error_clear(&err);
+	cfg.start_frame = 1;
+	cfg.end_frame = -1;
+	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), XF_EXIT_DATA);
+	assert_non_null(strstr(err.msg, "above the limit of 65536 frames"));
+	cfg.end_frame = 40;
+	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), 0);
+	assert_int_equal(n, 40);
+	cfg.end_frame = XF_WINDOW_FRAMES_MAX;
+	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), 0);
+	assert_int_equal(n, XF_WINDOW_FRAMES_MAX);
+}
+
+/* util/size.h: products that overflow are reported, never wrapped (issue 9). */
+static void test_size_helpers(void **state)
+{
+	(void)state;
+	size_t out = 0;
+	assert_int_equal(xf_size_mul(3, 5, &out), 0);
+	assert_int_equal(out, 15);
+	assert_int_equal(xf_size_mul(0, SIZE_MAX, &out), 0);
+	assert_int_equal(out, 0);
+	assert_int_equal(xf_size_mul(SIZE_MAX / 2 + 1, 2, &out), -1);
+	assert_true(out == SIZE_MAX);
+	/* 3·10⁹ declared rows squared times 8 bytes does not fit in 64 bits */
+	assert_int_equal(xf_size_mul3(3000000000u, 3000000000u, 8, &out), -1);
+	assert_int_equal(xf_size_mul3(40000, 40000, 8, &out), 0);
+	assert_true(out == 12800000000u);
+	assert_null(xf_malloc_array(SIZE_MAX / 4, 8));
+	assert_null(xf_calloc_array(SIZE_MAX / 4, 8));
+	void *p = xf_malloc_array(0, 8); /* one element: NULL only on failure */
+	assert_non_null(p);
+	free(p);
 }
 
 static void test_dt_rules(void **state)
@@ -179,9 +215,17 @@ static void test_dt_rules(void **state)
 	cfg.dt_s = 0;
 	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_CONFIG);
 	xf_error_clear(&err);
+	cfg.dt_s = 1e308; /* finite but not a frame time */
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_CONFIG);
+	assert_non_null(strstr(err.msg, "outside 1e-12 to 86400 s"));
+	xf_error_clear(&err);
 	cfg.has_dt = 0;
 	raw.file_dt_s = -1;
 	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_DATA);
+	xf_error_clear(&err);
+	raw.file_dt_s = INFINITY;
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_DATA);
+	assert_non_null(strstr(err.msg, "set analyzer_parameters.dt"));
 }
 
 /* a laminar-flow config for simulate */
@@ -325,6 +369,17 @@ static void test_simulate_bad_inputs(void **state)
 	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_CONFIG);
 	assert_non_null(strstr(err.msg, "wavevector_q"));
 	assert_int_not_equal(access(opt.out_path, F_OK), 0);
+	/* angles that validate would refuse in the file: 0 and 360 are one angle */
+	xf_error_clear(&err);
+	cfg.has_q = 1;
+	const double same[2] = { 0, 360 };
+	opt.phi_deg = same;
+	opt.n_phi = 2;
+	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_CONFIG);
+	assert_non_null(strstr(err.msg, "0 and 360 are the same angle"));
+	assert_int_not_equal(access(opt.out_path, F_OK), 0);
+	opt.phi_deg = phi;
+	opt.n_phi = 1;
 	xf_error_clear(&err);
 	cfg.has_q = 1;
 	opt.out_path = tmp_path("no_such_dir/x.h5");
@@ -340,6 +395,7 @@ int main(void)
 	xf_log_set_stderr(0, 0);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packed_index),
+		cmocka_unit_test(test_size_helpers),
 		cmocka_unit_test(test_triangle_upper_lower),
 		cmocka_unit_test(test_triangle_full),
 		cmocka_unit_test(test_diagonal_correction),

@@ -142,6 +142,22 @@ def test_window_of_declared_huge_map():
         check(rc == 0 and mb < 200, "validate exit %d, peak %.0f MB" % (rc, mb))
 
 
+def test_window_block_matches_whole_map():
+    """The window is read as a block (the window and one frame each side); every storage
+    (upper, lower, full) and every window position gives what the whole map gives."""
+    full = [smooth_map(N, 30 + s) for s in range(3)]
+    stored = [upper(full[0]), lower(full[1]), full[2]]
+    fn = path("u_block.h5")
+    write_aps_u(fn, stored, [0.01], [0.0, 30.0, 60.0], [1, 2, 3])
+    cfg = path("u_block.yaml")
+    for start, end in ((1, N), (1, 5), (3, 12), (N - 4, N), (2, N - 1)):
+        write_config(cfg, start=start, end=end)
+        got, err = validate(cfg, fn)
+        want = [expected_means(m, start, end) for m in full]
+        close(got["fitted_mean"], [w[0] for w in want], what="fitted %d-%d" % (start, end))
+        close(got["diagonal_mean"], [w[1] for w in want], what="diag %d-%d" % (start, end))
+
+
 def test_fixed_and_variable_length_map_names():
     """map_names as h5py S3 ("phi" with no NUL), space-padded S6 and variable-length
     strings are all [q, phi] (issue 9: S3 was read as "ph" and a valid file refused)."""
