@@ -170,6 +170,32 @@ static int stored_elsewhere(hid_t d, const char *file_name, const char *path, xf
 	return 0;
 }
 
+/* 1 when a chunk of the dataset is larger than XF_H5_CHUNK_MAX bytes: HDF5 decompresses
+ * a whole chunk to read any part of it, so a compressed 3 GB chunk of a tiny file would
+ * cost 3 GB for a 40-frame window. */
+static int chunk_too_big(hid_t d, const char *file_name, const char *path, xf_error *err)
+{
+	hid_t dcpl = H5Dget_create_plist(d), t = H5Dget_type(d);
+	hsize_t dims[H5S_MAX_RANK];
+	size_t bytes = t >= 0 ? H5Tget_size(t) : 1;
+	int rank = -1, over = 0;
+	if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED)
+		rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, dims);
+	for (int k = 0; k < rank && !over; k++)
+		over = xf_size_mul(bytes, (size_t)dims[k], &bytes) != 0;
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	if (t >= 0)
+		H5Tclose(t);
+	H5Eclear2(H5E_DEFAULT);
+	if (rank > 0 && (over || bytes > XF_H5_CHUNK_MAX))
+		return xf_fail(err, XF_EXIT_DATA,
+			       "dataset %s in %s is stored in chunks of more than %d MiB, above "
+			       "the limit (docs/input-formats.md)",
+			       path, file_name, XF_H5_CHUNK_MAX >> 20);
+	return 0;
+}
+
 static hid_t open_dataset(hid_t file, const char *file_name, const char *path, xf_error *err)
 {
 	if (!xf_h5_exists(file, path)) {
@@ -186,7 +212,8 @@ static hid_t open_dataset(hid_t file, const char *file_name, const char *path, x
 	if (d < 0) {
 		H5Eclear2(H5E_DEFAULT);
 		xf_fail(err, XF_EXIT_DATA, "%s is not a dataset in %s", path, file_name);
-	} else if (stored_elsewhere(d, file_name, path, err)) {
+	} else if (stored_elsewhere(d, file_name, path, err) ||
+		   chunk_too_big(d, file_name, path, err)) {
 		H5Dclose(d);
 		d = -1;
 	}

@@ -15,11 +15,15 @@
 	"install Debian package hdf5-plugin-lzf"
 
 /* Limits on what a data file may declare (docs/input-formats.md, "Limits"): a 1-D list
- * (q, φ, bins, mapping) of at most 2^24 entries, string cells of at most 4096 bytes.
+ * (q, φ, bins, mapping) of at most 2^24 entries, string cells of at most 4096 bytes,
+ * chunks of at most 256 MiB.
  * Real files hold thousands of bins; a larger declaration is damage or hostility, and
  * refusing it before allocating keeps a 69 KB file from asking for terabytes. */
 #define XF_H5_LIST_MAX	 (1 << 24)
 #define XF_H5_STRING_MAX 4096
+/* A chunk of a chunked dataset: HDF5 decompresses whole chunks, so this bounds the cost
+ * of reading any part of a map. h5py's automatic chunks are at most 1 MiB. */
+#define XF_H5_CHUNK_MAX (256 << 20)
 
 /* Turn off HDF5's automatic error-stack printing and make the LZF plugin loadable
  * (idempotent; call before any HDF5 use). */

@@ -203,6 +203,20 @@ def external_storage(d):
     return validate(d, path)
 
 
+def huge_chunk(d):
+    """A 20000² map declared as one 3.2 GB gzip chunk: written with ones it would be a
+    3 MB file whose every read decompresses 3.2 GB (refused from the declaration)."""
+    path = os.path.join(d, "data.h5")
+    with h5py.File(path, "w") as f:
+        f["/xpcs/qmap/dynamic_v_list_dim0"] = np.array([0.01])
+        f["/xpcs/qmap/dynamic_v_list_dim1"] = np.array([0.0])
+        f["/xpcs/twotime/processed_bins"] = np.array([1], dtype="<i4")
+        f.create_dataset(MAP1, shape=(20000, 20000), dtype="<f8", chunks=(20000, 20000),
+                         compression="gzip")
+        f["/entry/instrument/detector_1/frame_time"] = np.float64(0.1)
+    return validate(d, path, end=40)
+
+
 def sim_duplicate_phi(d):
     cfg = os.path.join(d, "cfg.yaml")
     write_config(cfg, end=20)
@@ -324,6 +338,9 @@ CASES = [
      "rc": 1, "needles": ["c2_00001", "keeps its values in other files"],
      "fix": "Rewrite the map with its values inside the file (external raw storage and "
             "virtual datasets are not read)."},
+    {"name": "data_chunk_too_big", "klass": D, "make": huge_chunk,
+     "rc": 1, "needles": ["c2_00001", "chunks of more than 256 MiB"],
+     "fix": "Rewrite the maps with smaller chunks (h5py chunks=True, or rows of the map)."},
     {"name": "simulate_phi_duplicate", "klass": D, "make": sim_duplicate_phi,
      "rc": 2, "needles": ["--phi: 0 and 360 are the same angle"], "check": no_sim_file,
      "fix": "Give each angle once (360 is 0, -180 is 180)."},
