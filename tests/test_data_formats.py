@@ -159,12 +159,14 @@ def test_window_block_matches_whole_map():
 
 
 def test_fixed_and_variable_length_map_names():
-    """map_names as h5py S3 ("phi" with no NUL), space-padded S6 and variable-length
-    strings are all [q, phi] (issue 9: S3 was read as "ph" and a valid file refused)."""
+    """map_names as h5py S3 ("phi" with no NUL), space-padded S6, variable-length and
+    fixed-length UTF-8 strings are all [q, phi] (issue 9: S3 was read as "ph" and a valid
+    file refused)."""
     kinds = {
         "s3": np.array([b"q", b"phi"], dtype="S3"),
         "space": np.array([b"q     ", b"phi   "], dtype="S6"),
         "vlen": np.array(["q", "phi"], dtype=h5py.string_dtype()),
+        "utf8": np.array([b"q", b"phi"], dtype=h5py.string_dtype("utf-8", 3)),
     }
     cfg = path("names.yaml")
     write_config(cfg)

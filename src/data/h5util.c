@@ -349,11 +349,12 @@ int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, doubl
 /* Memory type of a fixed-length string cell of sz bytes: null-padded, so that HDF5's
  * conversion keeps all sz characters. A null-terminated memory type of the same size
  * would drop the last one ("phi" stored as h5py's S3 read as "ph"). */
-static hid_t fixed_string_type(size_t sz)
+static hid_t fixed_string_type(size_t sz, hid_t file_type)
 {
 	hid_t mt = H5Tcopy(H5T_C_S1);
 	H5Tset_size(mt, sz);
 	H5Tset_strpad(mt, H5T_STR_NULLPAD);
+	H5Tset_cset(mt, H5Tget_cset(file_type)); /* HDF5 converts no ASCII ↔ UTF-8 */
 	return mt;
 }
 
@@ -384,6 +385,7 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 		char *v = NULL;
 		hid_t mt = H5Tcopy(H5T_C_S1);
 		H5Tset_size(mt, H5T_VARIABLE);
+		H5Tset_cset(mt, H5Tget_cset(t));
 		if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) {
 			rc = xf_fail(err, XF_EXIT_DATA, "cannot read string %s in %s", path,
 				     file_name);
@@ -395,7 +397,7 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 	} else {
 		size_t sz = H5Tget_size(t);
 		char *tmp = sz <= XF_H5_STRING_MAX ? calloc(sz + 1, 1) : NULL;
-		hid_t mt = fixed_string_type(sz);
+		hid_t mt = fixed_string_type(sz, t);
 		if (!tmp || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0) {
 			rc = xf_fail(err, XF_EXIT_DATA, "cannot read string %s in %s", path,
 				     file_name);
@@ -444,7 +446,7 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 		mt = H5Tcopy(H5T_C_S1);
 		H5Tset_size(mt, H5T_VARIABLE);
 	} else {
-		mt = fixed_string_type(sz);
+		mt = fixed_string_type(sz, t);
 	}
 	H5Tset_cset(mt, H5Tget_cset(t));
 	buf = xf_calloc_array((size_t)np, vlen ? sizeof(char *) : sz);
