@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "data/h5util.h"
+#include "util/files.h"
+#include "util/interrupt.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
 
@@ -291,15 +293,22 @@ int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error 
 	int rc = check_inputs(cfg, opt, err);
 	if (rc)
 		return rc;
+	if (!opt->out_path[0])
+		return xf_fail(err, XF_EXIT_CONFIG, "--out is empty: give a file name");
 	size_t len = strlen(opt->out_path) + 32;
 	char *tmp = malloc(len);
 	if (!tmp)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory");
-	snprintf(tmp, len, "%s.tmp%ld", opt->out_path, (long)getpid());
+	if (xf_tmp_name(opt->out_path, tmp, len) != 0) {
+		free(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", opt->out_path);
+	}
+	xf_remove_stale_tmp_of(opt->out_path);
+	xf_phase("write", 0);
 	rc = write_file(cfg, opt, tmp, err);
-	if (!rc && rename(tmp, opt->out_path) != 0)
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot rename %s to %s", tmp, opt->out_path);
-	if (rc)
+	if (!rc)
+		rc = xf_commit_tmp(tmp, opt->out_path, err); /* fsync, rename, fsync the folder */
+	else
 		unlink(tmp);
 	free(tmp);
 	return rc;
