@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -55,6 +56,12 @@ static int write_file(xf_mode mode, const char *path)
 		return xf_cli_error(XF_EXIT_DATA, "cannot build the template, %s", path);
 	}
 	xf_error err = { 0 };
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(text);
+		return xf_cli_error(XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
+				    path);
+	}
 	xf_remove_stale_tmp_of(path);
 	int rc = xf_write_file_atomic(path, text, len, &err);
 	free(text);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "data/h5util.h"
 #include "util/files.h"
@@ -229,9 +230,11 @@ static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
 			missing);
 }
 
+/* the HDF5 file under the temporary name tmp; messages name the final one */
 static int write_file(const xf_config *cfg, const xf_sim_options *opt, const char *tmp,
 		      xf_error *err)
 {
+	const char *shown = opt->out_path;
 	sim_file f = { -1, -1, -1, 0 };
 	double theta[XF_N_PHYS];
 	size_t n = (size_t)opt->n_frames;
@@ -252,7 +255,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.file < 0) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot create %s (%s)", tmp, why);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot create the file (%s), %s", why, shown);
 		goto out;
 	}
 	if (opt->layout == XF_LAYOUT_APS_OLD)
@@ -274,12 +277,12 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.failed) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot write %s (%s)", tmp,
-			     why[0] ? why : "HDF5 write failed");
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot write the file (%s; disk full?), %s",
+			     why[0] ? why : "HDF5 write failed", shown);
 	}
 out:
 	if (f.file >= 0 && H5Fclose(f.file) < 0)
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot close %s", tmp);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot finish the file (disk full?), %s", shown);
 	H5Pclose(fcpl);
 	H5Pclose(f.gcpl);
 	H5Pclose(f.dcpl);
@@ -293,8 +296,12 @@ int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error 
 	int rc = check_inputs(cfg, opt, err);
 	if (rc)
 		return rc;
+	struct stat st;
 	if (!opt->out_path[0])
 		return xf_fail(err, XF_EXIT_CONFIG, "--out is empty: give a file name");
+	if (stat(opt->out_path, &st) == 0 && S_ISDIR(st.st_mode))
+		return xf_fail(err, XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
+			       opt->out_path);
 	size_t len = strlen(opt->out_path) + 32;
 	char *tmp = malloc(len);
 	if (!tmp)
