@@ -386,8 +386,33 @@ def test_workers_die(cfg):
         check(not looks_complete(os.path.join(out, "nlsq")), "killed in plots: not complete")
 
 
+def test_cmc_nlsq_not_converged():
+    """cmc without --nlsq on data where NLSQ does not converge: NLSQ's failure is a
+    warning there (CMC goes on from it), never an "error:" line followed by more work."""
+    top = os.path.join(TMP, "noisy")
+    os.makedirs(top)
+    cfg = os.path.join(top, "c.yaml")
+    data = os.path.join(top, "s.h5")
+    with open(cfg, "w") as f:
+        f.write(CONFIG.format(data=data).replace("end_frame: 40", "end_frame: 60"))
+    r = run("simulate", "--config", cfg, "--phi", "0,90", "--out", data, "--noise", "1.0")
+    check(r.returncode == 0, "simulate noisy")
+    r = run("nlsq", "--config", cfg, "--out", os.path.join(top, "alone"), "--no-plots")
+    if r.returncode != 1:
+        print("SKIP cmc warm start: NLSQ converged on the noisy data")
+        return
+    r = run("cmc", "--config", cfg, "--out", os.path.join(top, "out"), "--no-plots")
+    errors = [l for l in r.stderr.splitlines() if l.startswith("xpcsfit: error:")]
+    check("the NLSQ fit did not converge" in r.stderr and "CMC starts from it" in r.stderr,
+          f"NLSQ failure is a warning: {r.stderr[-400:]}")
+    check(not any("the fit did not converge" in l for l in errors), f"no NLSQ error line: {errors}")
+    check(len(errors) <= 1 and os.path.exists(os.path.join(top, "out", "cmc", "parameters.json")),
+          f"CMC ran and wrote its result: {errors}")
+
+
 def main():
     cfg = setup(os.path.join(TMP, "base"))
+    test_cmc_nlsq_not_converged()
     test_force_and_rerun(cfg)
     test_lock(cfg)
     test_stale_and_incomplete(cfg)

@@ -212,7 +212,8 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
 			     why, dir);
 	else if (rc)
-		xf_warn("the NLSQ fit did not converge (%s), its results are marked failed, in %s",
+		xf_warn("the NLSQ fit did not converge (%s), its results are marked failed, in "
+			"%s: CMC starts from it anyway",
 			why, dir);
 	return rc;
 }

@@ -98,10 +98,7 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 		xf_output_options oopt = { 1, o->plots, threads };
 		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
 					  cmd, t_start, xf_cli_now_s(), nlsq);
-		if (rc == XF_EXIT_DATA && nlsq->status)
-			xf_warn("CMC starts from an NLSQ fit that did not converge: %s",
-				nlsq->quality.n_reasons ? nlsq->quality.reasons[0]
-							: nlsq->stop_reason);
+		/* a fit that did not converge was a warning there: CMC starts from it */
 		return nlsq->status ? 0 : rc;
 	}
 	char dir[PATH_MAX], probe[PATH_MAX];
