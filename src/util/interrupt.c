@@ -17,13 +17,13 @@
 
 #define XF_MAX_CHILDREN 256
 
-static volatile sig_atomic_t got_signal;  /* SIGINT or SIGTERM, 0 while none */
-static volatile sig_atomic_t polling;	  /* the current phase checks the flag itself */
-static volatile sig_atomic_t reported;	  /* the CLI printed the line already */
+static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM, 0 while none */
+static volatile sig_atomic_t polling;	 /* the current phase checks the flag itself */
+static volatile sig_atomic_t reported;	 /* the CLI printed the line already */
 static char phase_name[64] = "start";
 #define XF_MAX_MARKERS 4
 static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
-static volatile sig_atomic_t marker_set;      /* any slot in use */
+static volatile sig_atomic_t marker_set;       /* any slot in use */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 
@@ -73,7 +73,8 @@ static void stop_now(void)
 		put(2, sig_name(sig));
 		put(2, " during ");
 		put(2, phase_name);
-		put(2, marker_set ? ": the result folder is marked incomplete, " : ": nothing written");
+		put(2, marker_set ? ": the result folder is marked incomplete, "
+				  : ": nothing written");
 		put(2, where);
 		put(2, "\n");
 	}

@@ -127,10 +127,9 @@ static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 		return xf_fail(err, XF_EXIT_DATA, "cannot create the lock file: %s, %s",
 			       strerror(errno), lock);
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int rc = errno == EWOULDBLOCK
-				 ? refuse_locked(fd, dir, err)
-				 : xf_fail(err, XF_EXIT_DATA, "cannot lock: %s, %s",
-					   strerror(errno), lock);
+		int rc = errno == EWOULDBLOCK ? refuse_locked(fd, dir, err)
+					      : xf_fail(err, XF_EXIT_DATA, "cannot lock: %s, %s",
+							strerror(errno), lock);
 		close(fd);
 		return rc;
 	}
@@ -292,7 +291,8 @@ void xf_rundir_release(xf_rundir *rd)
 		char lock[PATH_MAX];
 		xf_interrupt_remove_marker(rd->marker);
 		unlink(rd->marker);
-		if (snprintf(lock, sizeof lock, "%s/%s", rd->dir, XF_RUNDIR_LOCK) < (int)sizeof lock)
+		if (snprintf(lock, sizeof lock, "%s/%s", rd->dir, XF_RUNDIR_LOCK) <
+		    (int)sizeof lock)
 			unlink(lock);
 		/* the folder, and its parents up to the outermost one this claim created */
 		char path[PATH_MAX];

@@ -18,9 +18,9 @@
 
 typedef struct xf_rundir {
 	char dir[PATH_MAX];
-	char marker[PATH_MAX]; /* <dir>/INCOMPLETE */
-	int lock_fd;	       /* the flock()ed <dir>/.lock; -1 when not held */
-	int completed;	       /* xf_rundir_complete() done */
+	char marker[PATH_MAX];	/* <dir>/INCOMPLETE */
+	int lock_fd;		/* the flock()ed <dir>/.lock; -1 when not held */
+	int completed;		/* xf_rundir_complete() done */
 	char created[PATH_MAX]; /* the outermost folder the claim created ("": none) */
 } xf_rundir;
 
