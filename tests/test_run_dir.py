@@ -41,7 +41,8 @@ optimization:
     sharding: {{num_shards: 2}}
     per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
 """
-NOISE = ("*** PLPLOT", "Can't open", "HDF5-DIAG", "Segmentation fault", "Aborted")
+NOISE = ("*** PLPLOT", "Can't open", "HDF5-DIAG", "Segmentation fault", "Aborted",
+         "AddressSanitizer", "LeakSanitizer", "runtime error:")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
 FAILURES = []
