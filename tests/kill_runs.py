@@ -130,7 +130,8 @@ def main():
     check(r.returncode == 0, f"nlsq rerun --force: {r.stderr[-300:]}")
     same_result(ref, d, "nlsq rerun after kills")
 
-    # cmc: the reference, then kills of --resume runs; the last one runs to its end
+    # cmc: the reference, then kills of --force and --resume runs; a last --resume run
+    # goes to its end
     cref_out = os.path.join(TMP, "cref")
     r, t_cmc = timed(["cmc", "--config", cfg, "--nlsq", ref, "--out", cref_out, "--threads",
                       "2", "--no-plots"])
@@ -141,8 +142,11 @@ def main():
     states = {}
     for k in range(KILLS):
         delay = rng.uniform(0.0, 1.3 * t_cmc)
+        # every other run starts afresh (--force resamples every shard), so that kills
+        # land during sampling and not only in runs that resume nearly everything
+        mode = "--force" if k % 2 == 0 else "--resume"
         kill_at(["cmc", "--config", cfg, "--nlsq", ref, "--out", out, "--threads", "2",
-                 "--no-plots", "--resume"], delay)
+                 "--no-plots", mode], delay)
         s = after_kill(c, cref, f"cmc kill {k} at {delay:.3f} s")
         states[s] = states.get(s, 0) + 1
     print(f"cmc: {KILLS} kills over {t_cmc:.2f} s runs: {states}")
