@@ -60,7 +60,7 @@ def main():
         "-60,-30,0,30,60,90", "--out", data, "--noise", "0.00025", "--seed", "5",
         "--contrast", "0.3", "--offset", "1.0")
     run("nlsq", "--config", config("start.yaml", 1, START), "--out", tmp, "--no-plots",
-        "--no-surfaces")
+        "--no-surfaces", "--force")
     threads = str(os.cpu_count() or 2)
     print(f"laminar 6 angles x 80 frames, {threads} virtual devices, 4 chains x "
           f"({WARMUP} + {DRAWS}) per shard")
@@ -70,7 +70,8 @@ def main():
     for k in (1, 4, 16):
         out = os.path.join(tmp, f"k{k}")
         run("cmc", "--config", config(f"k{k}.yaml", k, START), "--nlsq",
-            os.path.join(tmp, "nlsq"), "--out", out, "--threads", threads, "--no-plots")
+            os.path.join(tmp, "nlsq"), "--out", out, "--threads", threads, "--no-plots",
+            "--force")
         p = json.load(open(os.path.join(out, "cmc", "parameters.json")))
         shards = p["shard_diagnostics"]
         ess = min(s["ess_bulk_min"] for s in shards)

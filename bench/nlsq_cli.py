@@ -57,7 +57,7 @@ def main():
         print(f"simulate: {time.perf_counter() - t0:.2f} s ({data})")
     out = os.path.join(tmp, "bench_out")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([xf, "nlsq", "--config", fit_cfg, "--out", out, "--no-plots",
+    proc = subprocess.Popen([xf, "nlsq", "--config", fit_cfg, "--out", out, "--no-plots", "--force",
                              "--threads", str(args.threads)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     # wait4 gives this child's own rusage (peak RSS of the nlsq process alone)

@@ -84,7 +84,7 @@ def main():
 
     out = os.path.join(tmp, "scipyref_out")
     t0 = time.perf_counter()
-    r = subprocess.run([xf, "nlsq", "--config", fit_cfg, "--out", out, "--no-plots",
+    r = subprocess.run([xf, "nlsq", "--config", fit_cfg, "--out", out, "--no-plots", "--force",
                         "--threads", str(args.threads)], capture_output=True, text=True)
     t_xf = time.perf_counter() - t0
     if r.returncode != 0:

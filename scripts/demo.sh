@@ -18,18 +18,18 @@ echo "== 2. validate: what would be fitted"
 echo
 echo "== 3. NLSQ fit of the laminar sample (truth: D0 1200, alpha -1.2, D_offset 10,"
 echo "      gamma_dot_t0 0.012, beta -0.25, gamma_dot_t_offset 0.0004, phi0 2)"
-"$xpcsfit" nlsq --config configs/demo_fit.yaml --out demo_output/laminar
+"$xpcsfit" nlsq --config configs/demo_fit.yaml --out demo_output/laminar --force
 
 if [ -f configs/chx_static.yaml ]; then
 	echo
 	echo "== 4. NLSQ fit of the real CHX two-time matrix (static, bundled in data/)"
-	"$xpcsfit" nlsq --config configs/chx_static.yaml --out demo_output/chx
+	"$xpcsfit" nlsq --config configs/chx_static.yaml --out demo_output/chx --force
 fi
 
 echo
 echo "== 5. the posterior (CMC): NLSQ, then NUTS on 4 shards of the first 120 frames,"
 echo "      combined; shards saved as they finish (--resume continues a killed run)"
-"$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior
+"$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior --force
 
 echo
 echo "Results: demo_output/laminar/nlsq/ (parameters.json, results.h5, plots/, run.log)"

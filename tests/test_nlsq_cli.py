@@ -140,7 +140,7 @@ def main():
         f.write(open(cfg).read() + "parallel:\n  virtual_devices: 3\n")
     r, dv = fit(cfg_vd, os.path.join(TMP, "out_vd"), "--no-plots")
     check(r.returncode == 0 and "3 virtual devices" in r.stderr, "parallel.virtual_devices")
-    r, dv = fit(cfg_vd, os.path.join(TMP, "out_vd"), "--no-plots", "--threads", "2")
+    r, dv = fit(cfg_vd, os.path.join(TMP, "out_vd"), "--no-plots", "--threads", "2", "--force")
     check("2 virtual devices" in r.stderr, "--threads wins over parallel.virtual_devices")
 
     # 3. max_iterations (which caps the iterations on all the data; a single path here,

@@ -48,8 +48,9 @@ def simulate(mode, truth, phi, name, seed):
 
 
 def fit(config, data, out):
+    # --force: the scratch folder survives between runs of the suite
     rc, stdout, err = run(["nlsq", "--config", config, "--data", data, "--out", out,
-                           "--no-plots", "--no-surfaces"])
+                           "--no-plots", "--no-surfaces", "--force"])
     path = os.path.join(out, "nlsq", "parameters.json")
     p = json.load(open(path)) if os.path.exists(path) else {}
     return rc, p, err

@@ -1,6 +1,7 @@
 /* cli_common.c — what the fitting subcommands share (cli_internal.h): timing, the
  * --threads option, loading the config and the data, and the NLSQ step. */
 #include <hdf5.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "util/interrupt.h"
+#include "util/rundir.h"
 #include "xpcsfit/vdev.h"
 
 double xf_cli_now_s(void)
@@ -49,6 +52,7 @@ int xf_cli_load(const char *command, const char *config_path, const char *data_p
 {
 	xf_error err = { 0 };
 	memset(ds, 0, sizeof *ds);
+	xf_phase("load", 0);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
 		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, command, config_path);
@@ -118,19 +122,71 @@ static void print_summary(const char *dir, const xf_nlsq_result *res)
 	printf("results: %s/\n", dir);
 }
 
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
+			      int threads, const xf_output_options *oopt, const char *command,
+			      double t_start, double t_loaded, xf_nlsq_result *res);
+
+int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
+{
+	if (!out || !out[0])
+		return xf_cli_error(XF_EXIT_CONFIG, "--out is empty: give a folder name");
+	if ((size_t)snprintf(buf, size, "%s/%s", out, method) >= size)
+		return xf_cli_error(XF_EXIT_CONFIG, "--out is too long (%zu characters)",
+				    strlen(out));
+	return 0;
+}
+
+int xf_cli_check_out(const char *out, const char *method, int replace, const char *hint)
+{
+	char dir[PATH_MAX];
+	xf_error err = { 0 };
+	int rc = xf_cli_out_dir(dir, sizeof dir, out, method);
+	if (rc == 0 && xf_rundir_check(dir, replace, hint, &err) != 0)
+		rc = xf_cli_error(err.code, "%s", err.msg);
+	return rc;
+}
+
+int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
+		 const char *command)
+{
+	char dir[PATH_MAX];
+	xf_error err = { 0 };
+	rd->lock_fd = -1;
+	int rc = xf_cli_out_dir(dir, sizeof dir, out, method);
+	if (rc == 0 && xf_rundir_claim(rd, dir, replace, hint, command, &err) != 0)
+		rc = xf_cli_error(err.code, "%s", err.msg);
+	return rc;
+}
+
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
-		     const xf_output_options *oopt, double t_start, double t_loaded,
-		     xf_nlsq_result *res)
+		     const xf_output_options *oopt, int replace, const char *command,
+		     double t_start, double t_loaded, xf_nlsq_result *res)
+{
+	xf_rundir rd;
+	int rc = xf_cli_claim(&rd, out, "nlsq", replace, "--force", command);
+	if (rc)
+		return rc;
+	rc = nlsq_fit_and_write(cfg, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
+	xf_rundir_release(&rd);
+	return rc;
+}
+
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
+			      int threads, const xf_output_options *oopt, const char *command,
+			      double t_start, double t_loaded, xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
+	const char *dir = rd->dir;
 	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices\n",
 		ds->n_points, ds->n_phi, ds->n_frames, threads);
 	progress_state ps = { isatty(2), xf_cli_now_s() };
+	xf_phase("fit", 1);
 	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)
 		return xf_cli_error(err.code, "%s", err.msg);
+	xf_phase("results", 0);
 	double t_fit = xf_cli_now_s();
 	res->time_load_s = t_loaded - t_start;
 	res->time_fit_s = t_fit - t_loaded;
@@ -141,20 +197,23 @@ int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out
 	if (strcmp(cfg->nlsq.loss, "linear"))
 		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
 			cfg->nlsq.loss);
-	char dir[4200];
-	snprintf(dir, sizeof dir, "%s/nlsq", out);
 	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
 		oopt->write_surfaces ? " with surfaces" : "",
 		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
-	if (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err)) {
+	if (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)) {
 		xf_nlsq_result_free(res);
 		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
 	}
 	print_summary(dir, res);
 	rc = !strcmp(res->status, "failed") ? XF_EXIT_DATA : 0;
-	if (rc)
+	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
+	/* for cmc and fit this is the warm start, and the run goes on: a warning there */
+	if (rc && !strcmp(command, "nlsq"))
 		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
-			     res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason,
-			     dir);
+			     why, dir);
+	else if (rc)
+		xf_warn("the NLSQ fit did not converge (%s), its results are marked failed, in "
+			"%s: CMC starts from it anyway",
+			why, dir);
 	return rc;
 }

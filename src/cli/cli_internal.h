@@ -8,6 +8,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/results.h"
+#include "util/rundir.h"
 
 double xf_cli_now_s(void);
 
@@ -20,11 +21,25 @@ int xf_cli_threads(const char *arg, int *threads);
 int xf_cli_load(const char *command, const char *config_path, const char *data_path, xf_config *cfg,
 		xf_dataset *ds, int *threads);
 
-/* NLSQ on ds, <out>/nlsq/ written, the summary printed. Returns the exit code (0, or 1
+/* "<out>/<method>" into buf; an empty --out is refused. Returns 0 or the exit code after
+ * printing the error line. */
+int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method);
+
+/* Before loading anything: <out>/<method> can be written (util/rundir.h: not a file, not
+ * locked by another run, no finished result unless replace). 0 or the exit code. */
+int xf_cli_check_out(const char *out, const char *method, int replace, const char *hint);
+
+/* Claim <out>/<method> for this run (lock, INCOMPLETE marker, the previous result removed).
+ * 0 or the exit code after printing the error line. */
+int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
+		 const char *command);
+
+/* NLSQ on ds, <out>/nlsq/ claimed (replace: a finished result there may be replaced),
+ * fitted, written, marked complete, the summary printed. Returns the exit code (0, or 1
  * for a fit that did not converge, whose files are still written) and leaves the result
  * in res (the caller frees it), or an error code with nothing in res. */
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
-		     const xf_output_options *oopt, double t_start, double t_loaded,
-		     xf_nlsq_result *res);
+		     const xf_output_options *oopt, int replace, const char *command,
+		     double t_start, double t_loaded, xf_nlsq_result *res);
 
 #endif

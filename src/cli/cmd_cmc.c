@@ -11,13 +11,14 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "util/interrupt.h"
 #include "xpcsfit/cmc.h"
 
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
-	"                   [--threads N] [--resume] [--no-plots]\n"
+	"                   [--threads N] [--resume] [--no-plots] [--force]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                   [--resume] [--no-plots]\n"
+	"                   [--resume] [--no-plots] [--force]\n"
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
@@ -26,29 +27,29 @@ static const char cmc_usage[] =
 	"                  parameters.json); without it NLSQ runs first (fit: always)\n"
 	"  --resume        reuse the shards an interrupted run finished (same inputs)\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
-	"  --no-plots      skip the PNG plots\n";
+	"  --no-plots      skip the PNG plots\n"
+	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
+	"                  runs first); --resume replaces them too, keeping the shards\n"
+	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
+	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
 typedef struct cmc_options {
 	const char *config, *data, *nlsq, *out;
-	int threads, resume, plots;
+	int threads, resume, plots, force;
 } cmc_options;
 
 /* Parse; returns −1 to go on, else the exit code. */
 static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },
-		{ "data", required_argument, 0, 'd' },
-		{ "nlsq", required_argument, 0, 'n' },
-		{ "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' },
-		{ "resume", no_argument, 0, 'r' },
-		{ "no-plots", no_argument, 0, 'P' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },	  { "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },	  { "force", no_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
 	};
 	int c;
-	*o = (cmc_options){ NULL, NULL, NULL, "./xpcsfit_results", 0, 0, 1 };
+	*o = (cmc_options){ NULL, NULL, NULL, "./xpcsfit_results", 0, 0, 1, 0 };
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -63,6 +64,7 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 			break;
 		case 'r': o->resume = 1; break;
 		case 'P': o->plots = 0; break;
+		case 'f': o->force = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			return xf_cli_error(
@@ -94,12 +96,9 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 	if (!o->nlsq) {
 		fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n", cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
-		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, t_start, xf_cli_now_s(),
-					  nlsq);
-		if (rc == XF_EXIT_DATA && nlsq->status)
-			xf_warn("CMC starts from an NLSQ fit that did not converge: %s",
-				nlsq->quality.n_reasons ? nlsq->quality.reasons[0]
-							: nlsq->stop_reason);
+		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
+					  cmd, t_start, xf_cli_now_s(), nlsq);
+		/* a fit that did not converge was a warning there: CMC starts from it */
 		return nlsq->status ? 0 : rc;
 	}
 	char dir[PATH_MAX], probe[PATH_MAX];
@@ -108,6 +107,13 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 	snprintf(probe, sizeof probe, "%s/nlsq/parameters.json", o->nlsq);
 	if (stat(probe, &st) == 0)
 		snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq);
+	if (xf_rundir_incomplete(dir))
+		return xf_cli_error(
+			XF_EXIT_DATA,
+			"the NLSQ result is incomplete (its run was interrupted, failed "
+			"or is still going: see its INCOMPLETE file); rerun nlsq with "
+			"--force, %s",
+			dir);
 	xf_nlsq_origin origin;
 	if (xf_results_read_nlsq(dir, nlsq, &origin, &err) ||
 	    xf_results_check_nlsq(dir, nlsq, &origin, cfg, ds, &err))
@@ -186,13 +192,25 @@ static int run(const char *cmd, int argc, char **argv)
 	int threads = o.threads;
 	memset(&nlsq, 0, sizeof nlsq);
 	memset(&res, 0, sizeof res);
+	const char *hint = "--force (or --resume)";
+	int replace = o.force || o.resume;
+	if ((rc = xf_cli_check_out(o.out, "cmc", replace, hint)) ||
+	    (!o.nlsq && (rc = xf_cli_check_out(o.out, "nlsq", replace, hint))))
+		return rc;
 	if ((rc = xf_cli_load(cmd, o.config, o.data, &cfg, &ds, &threads)))
 		return rc;
-	char dir[PATH_MAX], shards[PATH_MAX + 16];
-	snprintf(dir, sizeof dir, "%s/cmc", o.out);
+	xf_rundir rd;
+	if ((rc = xf_cli_claim(&rd, o.out, "cmc", replace, hint, cmd))) {
+		xf_dataset_free(&ds);
+		xf_config_free(&cfg);
+		return rc;
+	}
+	const char *dir = rd.dir;
+	char shards[PATH_MAX + 16];
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
+	xf_phase("sample", 1);
 	progress_state ps = { isatty(2), o.resume, 0, shards, &ds, threads };
 	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
 			&err);
@@ -202,10 +220,12 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 		goto done;
 	}
+	xf_phase("results", 0);
 	xf_output_options oopt = { 1, o.plots, threads };
 	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
 		o.plots ? ", plots" : "");
-	if (xf_results_write_cmc(dir, &cfg, &ds, &res, &oopt, &err)) {
+	if (xf_results_write_cmc(dir, &cfg, &ds, &res, &oopt, &err) ||
+	    xf_rundir_complete(&rd, &err)) {
 		rc = xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
 		goto done;
 	}
@@ -217,6 +237,7 @@ static int run(const char *cmd, int argc, char **argv)
 			     "in %s",
 			     res.quality.n_reasons ? res.quality.reasons[0] : "see run.log", dir);
 done:
+	xf_rundir_release(&rd);
 	xf_cmc_result_free(&res);
 	xf_nlsq_result_free(&nlsq);
 	xf_dataset_free(&ds);

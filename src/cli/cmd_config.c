@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "util/files.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/error.h"
 
@@ -39,32 +41,31 @@ static int parse_mode(const char *name, xf_mode *mode)
 	return -1;
 }
 
-/* Write the template to path.tmp.<pid>, then rename over path. */
+/* The template built in memory, then written by the one atomic writer (util/files.h):
+ * temporary name, fsync, rename, fsync the folder. */
 static int write_file(xf_mode mode, const char *path)
 {
-	size_t len = strlen(path) + 32;
-	char *tmp = malloc(len);
-	if (!tmp)
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
 		return xf_cli_error(XF_EXIT_DATA, "out of memory, writing %s", path);
-	snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		int rc = xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s",
-				      strerror(errno), tmp);
-		free(tmp);
-		return rc;
-	}
 	int wrc = xf_config_write_template(mode, f);
-	int crc = fclose(f);
-	if (wrc || crc != 0 || rename(tmp, path) != 0) {
-		int e = wrc ? wrc : errno;
-		unlink(tmp);
-		free(tmp);
-		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, %s", strerror(e),
+	if (fclose(f) != 0 || wrc) {
+		free(text);
+		return xf_cli_error(XF_EXIT_DATA, "cannot build the template, %s", path);
+	}
+	xf_error err = { 0 };
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(text);
+		return xf_cli_error(XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
 				    path);
 	}
-	free(tmp);
-	return 0;
+	xf_remove_stale_tmp_of(path);
+	int rc = xf_write_file_atomic(path, text, len, &err);
+	free(text);
+	return rc ? xf_cli_error(err.code, "%s", err.msg) : 0;
 }
 
 int xf_cmd_config(int argc, char **argv)

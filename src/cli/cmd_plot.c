@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/interrupt.h"
+#include "util/rundir.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/plot.h"
 
@@ -45,7 +47,14 @@ int xf_cmd_plot(int argc, char **argv)
 		return xf_cli_error(XF_EXIT_CONFIG, "missing result directory, usage: xpcsfit "
 						    "plot DIR");
 	xf_error err = { 0 };
-	if (xf_plot_result_dir(dir, &err) != 0)
+	xf_rundir rd;
+	/* not while a run writes the folder; the plots are replaced one by one, atomically */
+	if (xf_rundir_lock(&rd, dir, &err) != 0)
+		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+	xf_phase("plots", 0);
+	int rc = xf_plot_result_dir(dir, &err);
+	xf_rundir_release(&rd);
+	if (rc != 0)
 		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
 	fprintf(stderr, "xpcsfit: plots written to %s/plots\n", dir);
 	return 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/interrupt.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 
@@ -124,6 +125,7 @@ int xf_cmd_validate(int argc, char **argv)
 	};
 	const char *config_path = NULL, *data_path = NULL;
 	int json = 0, c;
+	xf_phase("validate", 0); /* a signal ends the process at once: nothing is written */
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {

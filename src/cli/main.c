@@ -1,21 +1,24 @@
 /* main.c — the xpcsfit program: dispatch to a subcommand (spec/cli.md). */
-#include <signal.h>
+#include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/interrupt.h"
 #include "xpcsfit/error.h"
 
 int xf_cli_error(int code, const char *fmt, ...)
 {
+	char line[4096];
 	va_list ap;
-	fputs("xpcsfit: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return code;
+	xf_interrupt_reported();
+	fprintf(stderr, "xpcsfit: error: %s\n", line);
+	xf_interrupt_note(line); /* the reason, in the INCOMPLETE marker of a claimed folder */
+	return code == XF_EXIT_INTERRUPT ? xf_interrupt_exit_code() : code;
 }
 
 static void usage(FILE *out)
@@ -34,18 +37,23 @@ static void usage(FILE *out)
 	      out);
 }
 
-/* First Ctrl-C: stop at the next optimiser iteration and exit 130 without writing a
- * result; a second one ends the process at once (the default action). */
-static void on_interrupt(int sig)
-{
-	xf_request_interrupt();
-	signal(sig, SIG_DFL);
-}
+static int run(int argc, char **argv);
 
+/* SIGINT/SIGTERM: see util/interrupt.h (exit 130 / 143, every phase). HDF5 must not
+ * close files from an atexit handler: after a failed H5Fclose (disk full) its library
+ * shutdown crashes on the half-closed file, and every file is closed explicitly anyway. */
 int main(int argc, char **argv)
 {
-	signal(SIGINT, on_interrupt);
-	signal(SIGTERM, on_interrupt);
+	H5dont_atexit();
+	xf_signals_install();
+	int rc = run(argc, argv);
+	if (xf_interrupt_signal() && rc != 0)
+		rc = xf_interrupt_exit_code();
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
 	static const struct {
 		const char *name;
 		int (*run)(int, char **);

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <math.h>
 #include "data/h5util.h"
 #include "data/raw.h"
+#include "util/files.h"
+#include "util/interrupt.h"
 #include "util/size.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
@@ -263,9 +266,11 @@ static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
 			missing);
 }
 
+/* the HDF5 file under the temporary name tmp; messages name the final one */
 static int write_file(const xf_config *cfg, const xf_sim_options *opt, const char *tmp,
 		      xf_error *err)
 {
+	const char *shown = opt->out_path;
 	sim_file f = { -1, -1, -1, 0 };
 	double theta[XF_N_PHYS];
 	size_t n = (size_t)opt->n_frames;
@@ -287,7 +292,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.file < 0) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot create %s (%s)", tmp, why);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot create the file (%s), %s", why, shown);
 		goto out;
 	}
 	if (opt->layout == XF_LAYOUT_APS_OLD)
@@ -309,12 +314,12 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.failed) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot write %s (%s)", tmp,
-			     why[0] ? why : "HDF5 write failed");
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot write the file (%s; disk full?), %s",
+			     why[0] ? why : "HDF5 write failed", shown);
 	}
 out:
 	if (f.file >= 0 && H5Fclose(f.file) < 0)
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot close %s", tmp);
+		rc = xf_fail(err, XF_EXIT_DATA, "cannot finish the file (disk full?), %s", shown);
 	H5Pclose(fcpl);
 	H5Pclose(f.gcpl);
 	H5Pclose(f.dcpl);
@@ -328,15 +333,26 @@ int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error 
 	int rc = check_inputs(cfg, opt, err);
 	if (rc)
 		return rc;
+	struct stat st;
+	if (!opt->out_path[0])
+		return xf_fail(err, XF_EXIT_CONFIG, "--out is empty: give a file name");
+	if (stat(opt->out_path, &st) == 0 && S_ISDIR(st.st_mode))
+		return xf_fail(err, XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
+			       opt->out_path);
 	size_t len = strlen(opt->out_path) + 32;
 	char *tmp = malloc(len);
 	if (!tmp)
 		return xf_fail(err, XF_EXIT_DATA, "out of memory");
-	snprintf(tmp, len, "%s.tmp%ld", opt->out_path, (long)getpid());
+	if (xf_tmp_name(opt->out_path, tmp, len) != 0) {
+		free(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", opt->out_path);
+	}
+	xf_remove_stale_tmp_of(opt->out_path);
+	xf_phase("write", 0);
 	rc = write_file(cfg, opt, tmp, err);
-	if (!rc && rename(tmp, opt->out_path) != 0)
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot rename %s to %s", tmp, opt->out_path);
-	if (rc)
+	if (!rc)
+		rc = xf_commit_tmp(tmp, opt->out_path, err); /* fsync, rename, fsync the folder */
+	else
 		unlink(tmp);
 	free(tmp);
 	return rc;

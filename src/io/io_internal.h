@@ -22,6 +22,10 @@ cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
  * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
 typedef struct xf_config xf_config;
 void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds);
+/* What the next parameters.json says under "outputs" (docs/outputs.md): plots "written",
+ * "skipped" (--no-plots) or "failed" (then status "partial" and the reason); NULL plots:
+ * no "outputs" object (a parameters.json written on its own). */
+void xf_json_set_outputs(const char *plots, const char *plots_error);
 /* Print root (deleted here; NULL means out of memory) with a trailing newline and write it
  * atomically as dir/name. Returns 0 or an error code. */
 int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err);

@@ -56,8 +56,30 @@ cJSON *xf_json_numbers(const double *v, int n)
 	return arr;
 }
 
+/* what the result writer (results.c) reports about the files of this run */
+static struct {
+	const char *plots; /* "written", "skipped", "failed"; NULL: not set */
+	char plots_error[512];
+} outputs;
+
+void xf_json_set_outputs(const char *plots, const char *plots_error)
+{
+	outputs.plots = plots;
+	snprintf(outputs.plots_error, sizeof outputs.plots_error, "%s",
+		 plots_error ? plots_error : "");
+}
+
 void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds)
 {
+	if (outputs.plots) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "status",
+					strcmp(outputs.plots, "failed") ? "complete" : "partial");
+		cJSON_AddStringToObject(o, "plots", outputs.plots);
+		if (outputs.plots_error[0])
+			cJSON_AddStringToObject(o, "plots_error", outputs.plots_error);
+		cJSON_AddItemToObject(root, "outputs", o);
+	}
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "file", ds->path ? ds->path : "");
 	cJSON_AddStringToObject(data, "layout", xf_layout_name(ds->layout));

@@ -1,8 +1,11 @@
-/* results.c — writing a whole NLSQ result directory (spec/cli.md "Result directory"):
- * results.h5, parameters.json, plots/ and run.log last, so that a run.log in place means
- * every other file is complete. A failed fit is written all the same (status "failed").
- * A plot that fails is a warning (recorded in run.log), not a failed run. */
+/* results.c — writing a whole result directory (spec/cli.md "Result directory"):
+ * results.h5, plots/, parameters.json (its "outputs" says whether the plots are there) and
+ * run.log last, whose last line says "complete" or "partial". The folder itself is claimed
+ * and released by the CLI (util/rundir.h): its INCOMPLETE marker goes only after all of
+ * this. A failed fit is written all the same (status "failed"). A plot that fails is a
+ * warning, recorded in parameters.json and run.log, not a failed run. */
 #include "io/io_internal.h"
+#include "util/interrupt.h"
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
 
@@ -27,6 +30,61 @@ static void log_versions_and_timing(const char *dir, const xf_nlsq_result *res)
 	xf_info("results written to %s", dir);
 }
 
+/* plots: a failure is a warning (the numbers are the result, `xpcsfit plot DIR` can
+ * redraw them) but it is recorded: parameters.json "outputs" says partial, and so does the
+ * last line of run.log */
+typedef int (*plot_fn)(const char *plots_dir, void *ctx, xf_error *err);
+
+static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
+		      int (*write_json)(const char *dir, void *ctx, xf_error *err), xf_error *err)
+{
+	xf_error plot_err = { 0 };
+	const char *plots = "skipped";
+	if (write_plots) {
+		char path[PATH_MAX];
+		if (xf_path_join(path, sizeof path, dir, "plots", err) != 0)
+			return err->code;
+		xf_phase("plots", 0);
+		plots = "written";
+		if (draw(path, ctx, &plot_err) != 0) {
+			plots = "failed";
+			xf_warn("plots not written: %s", plot_err.msg);
+		}
+	}
+	xf_phase("write", 0);
+	xf_json_set_outputs(plots, plot_err.code ? plot_err.msg : NULL);
+	int rc = write_json(dir, ctx, err);
+	xf_json_set_outputs(NULL, NULL);
+	if (rc)
+		return rc;
+	if (plot_err.code)
+		xf_info("partial: every file of this result is written except the plots (%s); "
+			"`xpcsfit plot DIR` redraws them",
+			plot_err.msg);
+	else
+		xf_info("complete: every file of this result is written");
+	return xf_results_write_log(dir, err);
+}
+
+typedef struct nlsq_ctx {
+	const xf_config *cfg;
+	const xf_dataset *ds;
+	const xf_nlsq_result *res;
+	int threads;
+} nlsq_ctx;
+
+static int nlsq_plots(const char *plots_dir, void *p, xf_error *err)
+{
+	nlsq_ctx *c = p;
+	return xf_plot_nlsq_parallel(plots_dir, c->cfg, c->ds, c->res, c->threads, err);
+}
+
+static int nlsq_json(const char *dir, void *p, xf_error *err)
+{
+	nlsq_ctx *c = p;
+	return xf_results_write_nlsq_json(dir, c->cfg, c->ds, c->res, err);
+}
+
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
 {
@@ -35,22 +93,30 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 	int write_plots = opt ? opt->write_plots : 1;
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
+	xf_phase("results.h5", 0);
 	if (xf_results_write_nlsq_h5(dir, cfg, ds, res, surface_threads, err) != 0)
 		return err->code;
-	if (xf_results_write_nlsq_json(dir, cfg, ds, res, err) != 0)
-		return err->code;
-	if (write_plots) {
-		char plots[PATH_MAX];
-		if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
-			return err->code;
-		/* the numbers are the result: a plot that cannot be drawn is a warning, and
-		 * `xpcsfit plot DIR` can redraw it later */
-		xf_error plot_err = { 0 };
-		if (xf_plot_nlsq_parallel(plots, cfg, ds, res, threads, &plot_err) != 0)
-			xf_warn("plots not written: %s", plot_err.msg);
-	}
 	log_versions_and_timing(dir, res);
-	return xf_results_write_log(dir, err);
+	nlsq_ctx c = { cfg, ds, res, threads };
+	return write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, err);
+}
+
+typedef struct cmc_ctx {
+	const xf_config *cfg;
+	const xf_dataset *ds;
+	const xf_cmc_result *res;
+} cmc_ctx;
+
+static int cmc_plots(const char *plots_dir, void *p, xf_error *err)
+{
+	cmc_ctx *c = p;
+	return xf_plot_cmc(plots_dir, c->cfg, c->ds, c->res, err);
+}
+
+static int cmc_json(const char *dir, void *p, xf_error *err)
+{
+	cmc_ctx *c = p;
+	return xf_results_write_cmc_json(dir, c->cfg, c->ds, c->res, err);
 }
 
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -58,23 +124,15 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 {
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
+	xf_phase("results.h5", 0);
 	if (xf_results_write_cmc_h5(dir, cfg, ds, res, err) != 0)
 		return err->code;
-	if (xf_results_write_cmc_json(dir, cfg, ds, res, err) != 0)
-		return err->code;
-	if (!opt || opt->write_plots) {
-		char plots[PATH_MAX];
-		xf_error plot_err = { 0 };
-		if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
-			return err->code;
-		if (xf_plot_cmc(plots, cfg, ds, res, &plot_err) != 0)
-			xf_warn("plots not written: %s", plot_err.msg);
-	}
 	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
 		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),
 		res->n_kept, res->n_shards, res->n_draws);
 	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s", res->time_sampling_s,
 		res->time_combine_s, res->time_total_s);
 	xf_info("results written to %s", dir);
-	return xf_results_write_log(dir, err);
+	cmc_ctx c = { cfg, ds, res };
+	return write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json, err);
 }

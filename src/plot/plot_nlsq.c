@@ -2,10 +2,12 @@
  * data/fit pair of N×N maps in memory at a time), and xf_plot_nlsq, which feeds it
  * from a fit in memory (data from the packed triangles, fit from the model). */
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -106,10 +108,15 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 	memset(errs, 0, sizeof(xf_error) * (size_t)workers);
 	fflush(stdout);
 	fflush(stderr);
+	pid_t parent = getpid();
 	for (int w = 0; w < workers; w++) {
 		pid[w] = fork();
-		if (pid[w] == 0)
+		if (pid[w] == 0) {
+			xf_child_setup(parent); /* dies with this process, leaves it the signals */
+			xf_test_pause("plot_worker");
 			_exit(draw_angles(plots_dir, src, cuts, w, workers, &errs[w]) ? 1 : 0);
+		}
+		xf_child_track(pid[w]);
 	}
 	int rc = 0;
 	for (int w = 0; w < workers; w++) {
@@ -119,8 +126,11 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 				rc = draw_angles(plots_dir, src, cuts, w, workers, err);
 			continue;
 		}
-		if (waitpid(pid[w], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status) != 0) {
+		pid_t got;
+		while ((got = waitpid(pid[w], &status, 0)) < 0 && errno == EINTR)
+			;
+		xf_child_untrack(pid[w]);
+		if (got < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			if (rc == 0 && errs[w].code)
 				rc = xf_fail(err, errs[w].code, "%s", errs[w].msg);
 			else if (rc == 0)

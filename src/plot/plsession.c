@@ -1,7 +1,11 @@
 /* plsession.c — one PNG file = one PLplot session (plinit … plend) on the pngcairo
- * device, written to a temporary name and renamed. PLplot's fatal errors call exit()
+ * device, written to a temporary name (through a FILE* PLplot is handed, never the path),
+ * checked to be a whole PNG, then renamed. PLplot's fatal errors call exit()
  * after the user exit handler returns, so the handler longjmp()s back here instead:
  * the library must never end the program. Non-fatal PLplot aborts become warnings. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
 #include "util/files.h"
 #include "plot/plot_internal.h"
 
@@ -11,7 +15,9 @@
 #include <plplot.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static jmp_buf *pl_jump;     /* where a fatal PLplot error returns to */
@@ -30,48 +36,135 @@ static void pl_abort_handler(PLCHAR_VECTOR msg)
 	xf_warn("PLplot: %s", msg ? msg : "(no message)");
 }
 
-int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
-	       xf_error *err)
+/* PLplot prints some warnings straight to stderr. While a session runs, fd 2 goes to an
+ * in-memory file; afterwards our own lines are passed through and PLplot's become
+ * warnings (in run.log too), so no raw library line reaches the terminal. */
+typedef struct stderr_capture {
+	int saved; /* the real stderr; -1 when not capturing */
+	int mem;   /* the memfd standing in for it */
+} stderr_capture;
+
+static void capture_begin(stderr_capture *c)
 {
-	char tmp[PATH_MAX];
-	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
-	/* PLplot answers a file it cannot open by prompting for another name on stdin:
-	 * make sure the temporary file can be created before PLplot sees it */
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot write plot: %s, %s", strerror(errno),
-			       path);
-	close(fd);
+	c->saved = c->mem = -1;
+	fflush(stderr);
+	int mem = memfd_create("xpcsfit-plplot", MFD_CLOEXEC);
+	int saved = mem >= 0 ? dup(2) : -1;
+	if (saved < 0 || dup2(mem, 2) < 0) {
+		if (mem >= 0)
+			close(mem);
+		if (saved >= 0)
+			close(saved);
+		return;
+	}
+	c->saved = saved;
+	c->mem = mem;
+}
+
+static void capture_end(stderr_capture *c)
+{
+	if (c->saved < 0)
+		return;
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	off_t size = lseek(c->mem, 0, SEEK_END);
+	if (size > 0) {
+		size_t n = size > 65536 ? 65536 : (size_t)size;
+		char *text = malloc(n + 1);
+		if (text && pread(c->mem, text, n, 0) == (ssize_t)n) {
+			text[n] = '\0';
+			for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+				if (!strncmp(line, "xpcsfit:", 8))
+					fprintf(stderr, "%s\n", line); /* ours, already logged */
+				else if (line[strspn(line, " *\t")])
+					xf_warn("PLplot: %s", line + strspn(line, " \t"));
+			}
+		}
+		free(text);
+	}
+	close(c->mem);
+}
+
+/* A whole PNG: the signature first, the IEND chunk last. A disk that filled up during the
+ * write leaves a short file, which must never be renamed to a final name. */
+static int png_whole(int fd)
+{
+	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	static const unsigned char iend[12] = { 0,   0,	  0,	0,    'I',  'E',
+						'N', 'D', 0xae, 0x42, 0x60, 0x82 };
+	unsigned char head[8], tail[12];
+	off_t size = lseek(fd, 0, SEEK_END);
+	return size >= 20 && pread(fd, head, 8, 0) == 8 && !memcmp(head, sig, 8) &&
+	       pread(fd, tail, 12, size - 12) == 12 && !memcmp(tail, iend, 12);
+}
+
+/* One plinit ... plend session into the open file fd (PLplot gets a FILE* of its own
+ * on a copy of fd and closes it at plend: it never sees the path, whose '%' it would
+ * take for a family-file format). Returns 0, or 1 with pl_message set. */
+static int pl_session(int fd, int width_px, int height_px, void (*draw)(void *ctx), void *ctx)
+{
+	int copy = dup(fd);
+	FILE *f = copy >= 0 ? fdopen(copy, "wb") : NULL;
+	if (!f) {
+		if (copy >= 0)
+			close(copy);
+		snprintf(pl_message, sizeof pl_message, "cannot open a stream: %s",
+			 strerror(errno));
+		return 1;
+	}
 	jmp_buf here;
 	volatile int initialised = 0;
 	pl_message[0] = '\0';
 	if (setjmp(here) != 0) {
 		pl_jump = NULL;
 		if (initialised)
-			plend();
-		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "plotting failed (PLplot: %s), %s", pl_message,
-			       path);
+			plend(); /* closes f */
+		else
+			fclose(f);
+		return 1;
 	}
 	pl_jump = &here;
 	plsexit(pl_exit_handler);
 	plsabort(pl_abort_handler);
 	plsdev("pngcairo");
-	plsfnam(tmp);
+	plsfile(f);
 	plspage(0.0, 0.0, width_px, height_px, 0, 0);
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;
 	draw(ctx);
-	plend();
-	initialised = 0;
+	plend(); /* writes the PNG and closes f */
 	pl_jump = NULL;
-	if (access(tmp, F_OK) != 0)
-		return xf_fail(err, XF_EXIT_DATA,
-			       "plotting produced no file (folder not "
-			       "writable?), %s",
+	return 0;
+}
+
+int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
+	       xf_error *err)
+{
+	char tmp[PATH_MAX];
+	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
+		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return xf_fail(err, XF_EXIT_DATA, "cannot write plot: %s, %s", strerror(errno),
 			       path);
+	stderr_capture cap;
+	capture_begin(&cap);
+	int failed = pl_session(fd, width_px, height_px, draw, ctx);
+	capture_end(&cap);
+	int whole = !failed && png_whole(fd);
+	close(fd);
+	if (failed) {
+		unlink(tmp);
+		return xf_fail(err, XF_EXIT_DATA, "plotting failed (PLplot: %s), %s", pl_message,
+			       path);
+	}
+	if (!whole) {
+		unlink(tmp);
+		return xf_fail(err, XF_EXIT_DATA,
+			       "the plot file was not written whole (disk full?), %s", path);
+	}
 	return xf_commit_tmp(tmp, path, err);
 }
 

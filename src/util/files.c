@@ -5,10 +5,14 @@
  * the rename itself survives a crash. */
 #include "util/files.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +21,64 @@ int xf_tmp_name(const char *path, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s.tmp.%ld", path, (long)getpid());
 	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The pid of a temporary name "<base>.tmp.<pid>", or 0 when name is not one. */
+static long tmp_pid(const char *name, size_t *base_len)
+{
+	const char *t = strstr(name, ".tmp.");
+	while (t) {
+		const char *d = t + 5;
+		if (*d && strspn(d, "0123456789") == strlen(d)) {
+			*base_len = (size_t)(t - name);
+			return strtol(d, NULL, 10);
+		}
+		t = strstr(t + 1, ".tmp.");
+	}
+	return 0;
+}
+
+int xf_remove_stale_tmps(const char *dir, const char *base, int any_pid)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int removed = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t base_len = 0;
+		long pid = tmp_pid(e->d_name, &base_len);
+		if (pid <= 0 || pid == (long)getpid())
+			continue;
+		if (base && (strlen(base) != base_len || strncmp(e->d_name, base, base_len)))
+			continue;
+		/* a live writer's file is left alone unless the caller holds the folder's
+		 * lock (then no live xpcsfit can be writing there) */
+		if (!any_pid && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+			continue;
+		char path[PATH_MAX];
+		int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (n > 0 && (size_t)n < sizeof path && unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int xf_remove_stale_tmp_of(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t n = slash ? (size_t)(slash - path) : 1;
+	if (n >= sizeof dir || !*base)
+		return 0;
+	if (slash)
+		memcpy(dir, slash == path ? "/" : path, slash == path ? 1 : n);
+	else
+		dir[0] = '.';
+	dir[slash == path ? 1 : n] = '\0';
+	return xf_remove_stale_tmps(dir, base, 0);
 }
 
 int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err)

@@ -9,6 +9,16 @@
 /* "<path>.tmp.<pid>" into buf; returns 0, or -1 when it does not fit. */
 int xf_tmp_name(const char *path, char *buf, size_t size);
 
+/* Remove the temporary files "<name>.tmp.<pid>" left in dir by runs that died (killed,
+ * out of power). base: only those of "<base>.tmp.<pid>" (NULL: any name). any_pid 0: only
+ * those whose pid is not alive; 1: every one but this process's own (the caller holds the
+ * folder's run lock, so no live run writes there). Returns how many were removed. */
+int xf_remove_stale_tmps(const char *dir, const char *base, int any_pid);
+
+/* The same for the temporary files of one target file (simulate, config --out), those of
+ * dead processes only. */
+int xf_remove_stale_tmp_of(const char *path);
+
 /* "<dir>/<name>" into buf; XF_EXIT_DATA with a message when it does not fit. */
 int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err);
 

@@ -1,0 +1,237 @@
+/* interrupt.c — SIGINT/SIGTERM handling, phases and helper processes (interrupt.h).
+ * Everything the handler touches is prepared beforehand in static storage, and the
+ * handler only calls async-signal-safe functions (write, open, kill, alarm, _exit). */
+#include "util/interrupt.h"
+#include "xpcsfit/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XF_MAX_CHILDREN 256
+
+static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM, 0 while none */
+static volatile sig_atomic_t polling;	 /* the current phase checks the flag itself */
+static volatile sig_atomic_t reported;	 /* the CLI printed the line already */
+static char phase_name[64] = "start";
+#define XF_MAX_MARKERS 4
+static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
+static volatile sig_atomic_t marker_set;       /* any slot in use */
+static volatile pid_t children[XF_MAX_CHILDREN];
+static volatile sig_atomic_t n_children;
+
+static void put(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w <= 0 && errno != EINTR)
+			return;
+		if (w > 0) {
+			s += w;
+			n -= (size_t)w;
+		}
+	}
+}
+
+static const char *sig_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+/* Kill the helpers, note the interruption, one line, exit: async-signal-safe only. */
+static void stop_now(void)
+{
+	int sig = got_signal ? got_signal : SIGINT;
+	for (int k = 0; k < n_children; k++)
+		if (children[k] > 0)
+			kill(children[k], SIGKILL);
+	const char *where = "";
+	for (int k = 0; marker_set && k < XF_MAX_MARKERS; k++) {
+		if (!markers[k][0])
+			continue;
+		where = markers[k];
+		int fd = open(markers[k], O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			put(fd, "interrupted by ");
+			put(fd, sig_name(sig));
+			put(fd, " during ");
+			put(fd, phase_name);
+			put(fd, "\n");
+			close(fd);
+		}
+	}
+	if (!reported) {
+		put(2, "xpcsfit: error: interrupted by ");
+		put(2, sig_name(sig));
+		put(2, " during ");
+		put(2, phase_name);
+		put(2, marker_set ? ": the result folder is marked incomplete, "
+				  : ": nothing written");
+		put(2, where);
+		put(2, "\n");
+	}
+	_exit(128 + sig);
+}
+
+static void on_signal(int sig)
+{
+	if (got_signal) /* a second signal: stop whatever the phase */
+		stop_now();
+	got_signal = sig;
+	xf_request_interrupt();
+	if (polling)
+		alarm(1); /* the backstop: the loops check the flag far more often */
+	else
+		stop_now();
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	stop_now();
+}
+
+void xf_signals_install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGALRM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+}
+
+void xf_test_pause(const char *name)
+{
+	const char *hook = getenv("XPCSFIT_TEST_PAUSE");
+	size_t len = strlen(name);
+	if (!hook || strncmp(hook, name, len) || hook[len] != ':')
+		return;
+	double s = atof(hook + len + 1);
+	fprintf(stderr, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
+	for (double t = 0; t < s && !got_signal; t += 0.01)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+}
+
+void xf_phase(const char *name, int polls)
+{
+	/* the name is read by the handler: block the signals while it changes */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	snprintf(phase_name, sizeof phase_name, "%s", name);
+	polling = polls;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (got_signal && !polls)
+		stop_now();
+	xf_test_pause(name);
+	if (got_signal && !polls)
+		stop_now();
+}
+
+int xf_interrupt_signal(void)
+{
+	return got_signal;
+}
+
+int xf_interrupt_exit_code(void)
+{
+	return got_signal == SIGTERM ? 128 + SIGTERM : XF_EXIT_INTERRUPT;
+}
+
+void xf_interrupt_reported(void)
+{
+	if (got_signal) {
+		alarm(0);
+		reported = 1;
+	}
+}
+
+static void set_markers(const char *add, const char *remove)
+{
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGALRM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	int any = 0;
+	for (int k = 0; k < XF_MAX_MARKERS; k++) {
+		if (remove && !strcmp(markers[k], remove))
+			markers[k][0] = '\0';
+		if (add && !markers[k][0] && strlen(add) < PATH_MAX) {
+			strcpy(markers[k], add);
+			add = NULL;
+		}
+		any |= markers[k][0] != '\0';
+	}
+	marker_set = any;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void xf_interrupt_add_marker(const char *path)
+{
+	set_markers(path, NULL);
+}
+
+void xf_interrupt_remove_marker(const char *path)
+{
+	set_markers(NULL, path);
+}
+
+void xf_child_track(pid_t pid)
+{
+	if (pid > 0 && n_children < XF_MAX_CHILDREN) {
+		children[n_children] = pid;
+		n_children = n_children + 1;
+	}
+}
+
+void xf_child_untrack(pid_t pid)
+{
+	for (int k = 0; k < n_children; k++)
+		if (children[k] == pid)
+			children[k] = 0;
+	while (n_children > 0 && children[n_children - 1] == 0)
+		n_children = n_children - 1;
+}
+
+void xf_child_setup(pid_t parent)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGALRM, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent) /* the parent died before the line above */
+		_exit(1);
+}
+
+void xf_interrupt_note(const char *line)
+{
+	for (int k = 0; k < XF_MAX_MARKERS; k++) {
+		if (!markers[k][0])
+			continue;
+		int fd = open(markers[k], O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			put(fd, line);
+			put(fd, "\n");
+			close(fd);
+		}
+	}
+}

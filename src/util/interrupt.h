@@ -1,0 +1,53 @@
+/* interrupt.h — what SIGINT and SIGTERM do (spec/cli.md: exit 130 for SIGINT, 143 for
+ * SIGTERM; docs/outputs.md "Interrupted runs"). The run is a sequence of phases. In a
+ * polling phase (the NLSQ fit, CMC sampling) the handler only sets the flag of error.h:
+ * the loops stop at their next check and the CLI exits with the signal's code; a backstop
+ * alarm ends the process one second later if they do not. In every other phase (load,
+ * validate, surfaces, plots, writing) the handler ends the process at once: it kills the
+ * helper processes, notes the interruption in the run folder's INCOMPLETE marker, prints
+ * one error line and _exit()s with 128 + signal. Files are only ever renamed into place
+ * whole, so an exit at any instant leaves at most temporary files (removed by the next
+ * run into the folder) and the marker. */
+#ifndef XPCSFIT_UTIL_INTERRUPT_H
+#define XPCSFIT_UTIL_INTERRUPT_H
+
+#include <sys/types.h>
+
+/* Install the SIGINT/SIGTERM handlers (main, before anything else). */
+void xf_signals_install(void);
+
+/* Enter a phase: name for the messages ("load", "fit", "plots", ...), polls 1 when the
+ * code of this phase checks xf_interrupted() itself. Entering a non-polling phase after a
+ * signal arrived ends the process now. Test hook: XPCSFIT_TEST_PAUSE=<phase>:<seconds>
+ * sleeps at the start of that phase (tests/test_run_dir.py; documented in docs/outputs.md),
+ * so that a signal can be sent during a phase that is otherwise too short to hit. */
+void xf_phase(const char *name, int polls);
+
+/* The test hook alone (the plot workers' "plot_worker", which is no phase). */
+void xf_test_pause(const char *name);
+
+/* The signal that interrupted the run (SIGINT or SIGTERM), 0 while none did. */
+int xf_interrupt_signal(void);
+
+/* The exit code of an interrupted run: 130 for SIGINT, 143 for SIGTERM. */
+int xf_interrupt_exit_code(void);
+
+/* The CLI has printed the error line of a graceful stop: cancel the backstop alarm. */
+void xf_interrupt_reported(void);
+
+/* The marker files of the run folders being written (fit writes two); an interruption
+ * appends a line to each. */
+void xf_interrupt_add_marker(const char *path);
+void xf_interrupt_remove_marker(const char *path);
+
+/* Append a line (the error that ended the run) to the markers of the folders in work. */
+void xf_interrupt_note(const char *line);
+
+/* Helper processes (plot workers): the parent tracks them so that an interruption kills
+ * them; the child calls xf_child_setup() first thing, so that it dies with its parent
+ * (PR_SET_PDEATHSIG) and leaves the signals to the parent. */
+void xf_child_track(pid_t pid);
+void xf_child_untrack(pid_t pid);
+void xf_child_setup(pid_t parent);
+
+#endif

@@ -1,0 +1,181 @@
+"""cases_outputs.py — result folders and output paths that cannot be used (adr/0017,
+docs/outputs.md "Result folders"): an empty or wrong --out, a folder that cannot be
+created, a finished result without --force, a folder another run holds, an incomplete NLSQ
+result given to cmc. One line naming the folder; exit 2 when the command line must change,
+1 when the file system refuses. Paths with spaces, non-ASCII names and '%' are no errors:
+tests/test_run_dir.py runs them end to end, and the disk-full cases (a private tmpfs)."""
+import fcntl
+import os
+import subprocess
+
+from corpus import binary, expect_nothing_written
+
+KLASS = "Outputs and paths"
+CONFIG = """analysis_mode: static
+experimental_data:
+  file_path: {data}
+analyzer_parameters:
+  dt: 0.1
+  end_frame: 30
+  scattering: {{wavevector_q: 0.0054}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: [8000, -0.1, 0]
+  fixed_parameters: {{D_offset: 0}}
+"""
+HELD = []  # lock files held by this process for the "locked" cases
+
+
+def config(d, simulate=True):
+    """A small static config in d, and its data file when simulate."""
+    cfg = os.path.join(d, "c.yaml")
+    with open(cfg, "w") as f:
+        f.write(CONFIG.format(data=os.path.join(d, "s.h5")))
+    if simulate:
+        subprocess.run([binary(), "simulate", "--config", cfg, "--phi", "0,90", "--out",
+                        os.path.join(d, "s.h5")], check=True, capture_output=True)
+    return cfg
+
+
+def finished(d, method="nlsq"):
+    """A folder that holds a finished result (the files a run leaves, no INCOMPLETE)."""
+    r = os.path.join(d, "out", method)
+    os.makedirs(os.path.join(r, "plots"))
+    for name in ("results.h5", "parameters.json", "run.log", "plots/overview.png"):
+        with open(os.path.join(r, name), "w") as f:
+            f.write("earlier result\n")
+    return r
+
+
+def held(d, method="nlsq"):
+    """A folder whose lock this process holds, as a running xpcsfit would."""
+    r = os.path.join(d, "out", method)
+    os.makedirs(r)
+    fd = os.open(os.path.join(r, ".lock"), os.O_RDWR | os.O_CREAT)
+    os.write(fd, b"4242\n")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    HELD.append(fd)
+    return r
+
+
+def release(scratch, rc, out, err):
+    while HELD:
+        os.close(HELD.pop())
+
+
+def untouched(method="nlsq"):
+    """The earlier result is still there, byte for byte."""
+    def check(scratch, rc, out, err):
+        for name in ("results.h5", "parameters.json", "run.log", "plots/overview.png"):
+            with open(os.path.join(scratch, "out", method, name)) as f:
+                assert f.read() == "earlier result\n", name + " was changed"
+    return check
+
+
+def both(*checks):
+    def check(scratch, rc, out, err):
+        for c in checks:
+            c(scratch, rc, out, err)
+    return check
+
+
+def nlsq(d, *extra):
+    return ["nlsq", "--config", config(d), "--out", os.path.join(d, "out"), *extra]
+
+
+def write_file(path, text="x\n"):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def incomplete_nlsq(d):
+    cfg = config(d)
+    r = finished(d)
+    write_file(os.path.join(r, "INCOMPLETE"), "xpcsfit nlsq (pid 1) started writing\n")
+    return ["cmc", "--config", cfg, "--nlsq", r, "--out", os.path.join(d, "cmc_out")]
+
+
+CASES = [
+    {"name": "out_empty", "klass": KLASS,
+     "make": lambda d: ["nlsq", "--config", config(d, False), "--out", ""],
+     "rc": 2, "needles": ["--out is empty"],
+     "fix": "Give --out a folder name (it defaults to ./xpcsfit_results when left out).",
+     "check": expect_nothing_written(".")},
+    {"name": "out_is_file", "klass": KLASS,
+     "make": lambda d: ["nlsq", "--config", config(d, False), "--out",
+                        write_file(os.path.join(d, "notes.txt"))],
+     "rc": 2, "needles": ["is a file, not a folder", "notes.txt"],
+     "fix": "--out names the folder that receives nlsq/ and cmc/: choose a folder, not a file."},
+    {"name": "out_under_file", "klass": KLASS,
+     "make": lambda d: ["nlsq", "--config", config(d, False), "--out",
+                        write_file(os.path.join(d, "notes.txt")) + "/run1"],
+     "rc": 2, "needles": ["is a file, not a folder", "notes.txt"],
+     "fix": "A part of the --out path is a file: choose a path made of folders."},
+    {"name": "out_cannot_create", "klass": KLASS,
+     "make": lambda d: nlsq(d)[:-1] + ["/proc/xpcsfit_results"],
+     "rc": 1, "needles": ["cannot create folder", "/proc/xpcsfit_results/nlsq"],
+     "fix": "Choose an --out on a file system you can write to (check permissions, "
+            "read-only mounts).",
+     "check": expect_nothing_written(".")},
+    {"name": "result_exists", "klass": KLASS,
+     "make": lambda d: (finished(d), nlsq(d))[1],
+     "rc": 2, "needles": ["already holds a finished result", "--force", "out/nlsq"],
+     "fix": "Add --force to replace the earlier result (its files are removed first), or "
+            "choose another --out.",
+     "check": untouched()},
+    {"name": "result_locked", "klass": KLASS,
+     "make": lambda d: (held(d), nlsq(d, "--force"))[1],
+     "rc": 2, "needles": ["another xpcsfit run (pid 4242)", "out/nlsq"],
+     "fix": "Another run is writing this folder (it holds out/nlsq/.lock): wait for it "
+            "to end or choose another --out. --force does not override a live run.",
+     "check": both(release, expect_nothing_written("out"))},
+    {"name": "cmc_result_exists", "klass": KLASS,
+     "make": lambda d: (finished(d, "cmc"),
+                        ["cmc", "--config", config(d, False), "--out",
+                         os.path.join(d, "out")])[1],
+     "rc": 2, "needles": ["already holds a finished result", "--force (or --resume)",
+                          "out/cmc"],
+     "fix": "Add --force to sample again from scratch, or --resume to reuse the finished "
+            "shards; both replace the earlier result files.",
+     "check": untouched("cmc")},
+    {"name": "fit_nlsq_result_exists", "klass": KLASS,
+     "make": lambda d: (finished(d, "nlsq"),
+                        ["fit", "--config", config(d, False), "--out",
+                         os.path.join(d, "out")])[1],
+     "rc": 2, "needles": ["already holds a finished result", "out/nlsq"],
+     "fix": "fit writes out/nlsq/ and out/cmc/: add --force (or --resume) to replace "
+            "their earlier results.",
+     "check": untouched("nlsq")},
+    {"name": "cmc_nlsq_incomplete", "klass": KLASS,
+     "make": incomplete_nlsq,
+     "rc": 1, "needles": ["NLSQ result is incomplete", "INCOMPLETE", "out/nlsq"],
+     "fix": "The NLSQ run that wrote that folder did not finish: rerun nlsq with --force, "
+            "then cmc.",
+     "check": expect_nothing_written("cmc_out")},
+    {"name": "plot_dir_locked", "klass": KLASS,
+     "make": lambda d: (finished(d), held(d, "busy"), ["plot", os.path.join(d, "out", "busy")])[2],
+     "rc": 2, "needles": ["another xpcsfit run", "out/busy"],
+     "fix": "Wait for the run writing that folder to end, then redraw its plots.",
+     "check": release},
+    {"name": "plot_dir_missing", "klass": KLASS,
+     "make": lambda d: ["plot", os.path.join(d, "nowhere")],
+     "rc": 1, "needles": ["no such result folder", "nowhere"],
+     "fix": "Give xpcsfit plot the result folder itself (OUT/nlsq)."},
+    {"name": "nlsq_resume", "klass": KLASS,
+     "make": lambda d: nlsq(d, "--resume"),
+     "rc": 2, "needles": ["unknown or incomplete option", "--resume"],
+     "fix": "Only cmc and fit resume (from their shards); rerun nlsq with --force."},
+    {"name": "simulate_out_empty", "klass": KLASS,
+     "make": lambda d: ["simulate", "--config", config(d, False), "--phi", "0", "--out", ""],
+     "rc": 2, "needles": ["--out"],
+     "fix": "Give simulate --out the name of the HDF5 file to write."},
+    {"name": "simulate_out_is_folder", "klass": KLASS,
+     "make": lambda d: ["simulate", "--config", config(d, False), "--phi", "0", "--out", d],
+     "rc": 2, "needles": ["--out is a folder"],
+     "fix": "Give simulate --out a file name, not a folder."},
+    {"name": "config_out_is_folder", "klass": KLASS,
+     "make": lambda d: ["config", "--mode", "static", "--out", d],
+     "rc": 2, "needles": ["--out is a folder"],
+     "fix": "Give config --out a file name (or leave it out to print to standard output)."},
+]
