@@ -88,9 +88,9 @@ static void expect_error(const char *text, const char *frag1, const char *frag2)
 	xf_config cfg;
 	xf_error err;
 	int rc = load_text(text, &cfg, &err);
-	if (rc != XF_EXIT_CONFIG)
+	if (rc != XF_ERR_CONFIG)
 		fail_msg("expected exit 2, got %d for:\n%s", rc, text);
-	assert_int_equal(err.code, XF_EXIT_CONFIG);
+	assert_int_equal(err.code, XF_ERR_CONFIG);
 	if (frag1 && !strstr(err.msg, frag1))
 		fail_msg("message '%s' lacks '%s'", err.msg, frag1);
 	if (frag2 && !strstr(err.msg, frag2))
@@ -821,7 +821,7 @@ static void test_bad_yaml_and_file(void **state)
 	xf_error err;
 	xf_error_clear(&err);
 	int rc = xf_config_load("/nonexistent/dir/missing.yaml", &cfg, &err);
-	assert_int_equal(rc, XF_EXIT_CONFIG);
+	assert_int_equal(rc, XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "/nonexistent/dir/missing.yaml"));
 	assert_non_null(strstr(err.msg, "cannot open config file"));
 }
@@ -958,11 +958,11 @@ static void test_config_not_regular(void **state)
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	xf_error_clear(&err);
-	assert_int_equal(xf_config_load(path, &cfg, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_config_load(path, &cfg, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
 	unlink(path);
 	xf_error_clear(&err);
-	assert_int_equal(xf_config_load(tmp_dir, &cfg, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_config_load(tmp_dir, &cfg, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "not a regular file (a folder)"));
 }
 
@@ -1124,7 +1124,7 @@ static void test_truncated_configs(void **state)
 			xf_config_free(&cfg);
 			continue;
 		}
-		assert_int_equal(rc, XF_EXIT_CONFIG);
+		assert_int_equal(rc, XF_ERR_CONFIG);
 		assert_true(strlen(err.msg) > 10);
 		assert_null(strchr(err.msg, '\n'));
 		n_failed++;
@@ -1153,21 +1153,21 @@ static void test_cmd_config(void **state)
 	assert_int_not_equal(access(tmp_name, F_OK), 0);
 
 	char *args2[] = { "config", "--mode=static", "--out=" };
-	assert_int_equal(xf_cmd_config(3, args2), XF_EXIT_CONFIG);
+	assert_int_equal(xf_cmd_config(3, args2), XF_ERR_CONFIG);
 	char *args3[] = { "config" };
-	assert_int_equal(xf_cmd_config(1, args3), XF_EXIT_CONFIG);
+	assert_int_equal(xf_cmd_config(1, args3), XF_ERR_CONFIG);
 	assert_non_null(strstr(cli_message, "missing --mode"));
 	char *args4[] = { "config", "--mode", "flow" };
-	assert_int_equal(xf_cmd_config(3, args4), XF_EXIT_CONFIG);
+	assert_int_equal(xf_cmd_config(3, args4), XF_ERR_CONFIG);
 	assert_non_null(strstr(cli_message, "'flow' is not allowed"));
 	char *args5[] = { "config", "--colour" };
-	assert_int_equal(xf_cmd_config(2, args5), XF_EXIT_CONFIG);
+	assert_int_equal(xf_cmd_config(2, args5), XF_ERR_CONFIG);
 	assert_non_null(strstr(cli_message, "unknown option '--colour'"));
 	char *args6[] = { "config", "--mode" };
-	assert_int_equal(xf_cmd_config(2, args6), XF_EXIT_CONFIG);
+	assert_int_equal(xf_cmd_config(2, args6), XF_ERR_CONFIG);
 	assert_non_null(strstr(cli_message, "needs a value"));
 	char *args7[] = { "config", "--mode", "static", "--out", "/nonexistent/dir/c.yaml" };
-	assert_int_equal(xf_cmd_config(5, args7), XF_EXIT_DATA);
+	assert_int_equal(xf_cmd_config(5, args7), XF_ERR_IO);
 	assert_non_null(strstr(cli_message, "cannot write"));
 }
 

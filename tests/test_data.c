@@ -139,18 +139,18 @@ static void test_frames(void **state)
 	assert_int_equal(n, 5);
 	cfg.start_frame = 9;
 	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "fewer than 3 frames"));
 	xf_error_clear(&err);
 	cfg.start_frame = 11;
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "beyond"));
 	/* a window above the limit is refused before any allocation (issue 9); a small
 	 * window of a huge declared map is fine */
 	xf_error_clear(&err);
 	cfg.start_frame = 1;
 	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "above the limit of 65536 frames"));
 	cfg.end_frame = 40;
 	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), 0);
@@ -193,7 +193,7 @@ static void test_dt_rules(void **state)
 	memset(&raw, 0, sizeof raw);
 	raw.file_name = "f.h5";
 	xf_config_defaults(&cfg);
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frame_time"));
 	xf_error_clear(&err);
 	raw.has_file_dt = 1;
@@ -213,18 +213,18 @@ static void test_dt_rules(void **state)
 	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
 	cfg.dt_s = 0;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	xf_error_clear(&err);
 	cfg.dt_s = 1e308; /* finite but not a frame time */
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "outside 1e-12 to 86400 s"));
 	xf_error_clear(&err);
 	cfg.has_dt = 0;
 	raw.file_dt_s = -1;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_DATA);
 	xf_error_clear(&err);
 	raw.file_dt_s = INFINITY;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "set analyzer_parameters.dt"));
 }
 
@@ -361,12 +361,12 @@ static void test_simulate_bad_inputs(void **state)
 	xf_error err = { 0 };
 	sim_config(&cfg, 10);
 	xf_sim_options opt = { tmp_path("bad.h5"), XF_LAYOUT_APS_U, 1, phi, 2, 0.3, 1, 0, 1, 0 };
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frames"));
 	xf_error_clear(&err);
 	opt.n_frames = 10;
 	cfg.has_q = 0;
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "wavevector_q"));
 	assert_int_not_equal(access(opt.out_path, F_OK), 0);
 	/* angles that validate would refuse in the file: 0 and 360 are one angle */
@@ -375,7 +375,7 @@ static void test_simulate_bad_inputs(void **state)
 	const double same[2] = { 0, 360 };
 	opt.phi_deg = same;
 	opt.n_phi = 2;
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_CONFIG);
+	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "0 and 360 are the same angle"));
 	assert_int_not_equal(access(opt.out_path, F_OK), 0);
 	opt.phi_deg = phi;
@@ -383,7 +383,7 @@ static void test_simulate_bad_inputs(void **state)
 	xf_error_clear(&err);
 	cfg.has_q = 1;
 	opt.out_path = tmp_path("no_such_dir/x.h5");
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_EXIT_DATA);
+	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "cannot create"));
 }
 

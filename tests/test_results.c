@@ -748,7 +748,7 @@ static void test_atomic_errors(void **state)
 	assert_int_equal(xf_write_file_atomic(blocker, "x", 1, &err), 0);
 	/* a folder below a regular file cannot exist: even root cannot write there */
 	snprintf(target, sizeof target, "%s/sub/parameters.json", blocker);
-	assert_int_equal(xf_write_file_atomic(target, "{}", 2, &err), 1);
+	assert_int_equal(xf_write_file_atomic(target, "{}", 2, &err), XF_ERR_IO);
 	assert_non_null(strstr(err.msg, target));
 	xf_error_clear(&err);
 	snprintf(target, sizeof target, "%s/sub", blocker);

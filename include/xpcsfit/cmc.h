@@ -95,7 +95,7 @@ typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
  * sampled on n_threads virtual devices, each finished shard saved at once in shard_dir
  * (created), reused when resume is set and its inputs match. Returns 0 when a result was
  * produced (status may be "failed": the caller writes it and exits 1), or an error code
- * (XF_EXIT_INTERRUPT when interrupted: finished shards stay in shard_dir). */
+ * (XF_ERR_INTERRUPTED when interrupted: finished shards stay in shard_dir). */
 int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
 	       int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
 	       void *progress_ctx, xf_cmc_result *res, xf_error *err);

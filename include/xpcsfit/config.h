@@ -127,7 +127,7 @@ typedef struct xf_config {
 void xf_config_defaults(xf_config *cfg);
 /* Read a YAML file. Unknown keys: one xf_warn each with the key path. Bad values, an
  * unreadable file or invalid YAML: error naming the key path, value and what is allowed,
- * return XF_EXIT_CONFIG. On error cfg is left freed/defaulted. */
+ * return XF_ERR_CONFIG. On error cfg is left freed/defaulted. */
 int xf_config_load(const char *path, xf_config *cfg, xf_error *err);
 void xf_config_free(xf_config *cfg);
 /* The start value of parameter k: values[k] if given, else middle of bounds[k]. */

@@ -53,8 +53,8 @@ static inline size_t xf_fitted_pairs(size_t n)
 }
 
 /* Read `path` (or cfg->data_path when path is NULL), select the q ring, φ range and
- * frame window of cfg. Errors (data.md "Bad input"): XF_EXIT_DATA with one line;
- * config-side problems (e.g. dt ≤ 0 in the config, no data path): XF_EXIT_CONFIG. */
+ * frame window of cfg. Errors (data.md "Bad input"): XF_ERR_DATA with one line;
+ * config-side problems (e.g. dt ≤ 0 in the config, no data path): XF_ERR_CONFIG. */
 int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err);
 void xf_dataset_free(xf_dataset *ds);
 

@@ -1,8 +1,10 @@
-/* error.h — error context and log lines shared by every module.
+/* error.h — status codes, the error context and log lines shared by every module.
  *
- * Library functions never exit(): they return an int status (0 ok, XF_EXIT_DATA for bad
- * data or a failed run, XF_EXIT_CONFIG for a usage/config error) and fill an xf_error with
- * one line "what, where". The CLI prints it once as "xpcsfit: error: <msg>".
+ * Library functions never exit(): they return an xf_status (XF_OK, or the class of the
+ * failure) and fill an xf_error with one line "what, where". The status says what kind of
+ * failure it was; the CLI alone turns it into an exit code (src/cli/main.c, one table:
+ * data/io/memory 1, config 2, interrupted 130 or 143), as GSL's gsl_errno.h and SQLite's
+ * result codes keep library codes apart from what a program does with them.
  * Warnings and info lines go to stderr (unless silenced) and into an in-memory run log
  * that the result writers save as run.log. */
 #ifndef XPCSFIT_ERROR_H
@@ -11,15 +13,23 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-enum {
+typedef enum xf_status {
 	XF_OK = 0,
-	XF_EXIT_DATA = 1,   /* run failed: bad data, fit failed */
-	XF_EXIT_CONFIG = 2, /* usage or config error */
-	XF_EXIT_INTERRUPT = 130,
-};
+	XF_ERR_DATA = 1,	/* the data cannot be used, or the run failed (fit failed) */
+	XF_ERR_CONFIG = 2,	/* usage or config error: the user's request cannot be met */
+	XF_ERR_IO = 3,		/* a file could not be read or written (disk full, rights) */
+	XF_ERR_NOMEM = 4,	/* an allocation failed */
+	XF_ERR_INTERRUPTED = 5, /* SIGINT or SIGTERM asked the run to stop */
+	XF_STATUS_COUNT
+} xf_status;
+
+/* "ok", "data", "config", "io", "nomem", "interrupted"; "unknown" out of range. */
+const char *xf_status_name(int status);
+/* One short sentence per status, for logs and tools. */
+const char *xf_status_message(int status);
 
 typedef struct xf_error {
-	int code;	/* 0 while no error has been recorded */
+	int code;	/* xf_status; XF_OK while no error has been recorded */
 	char msg[2048]; /* one line, no trailing newline */
 } xf_error;
 
@@ -38,7 +48,7 @@ const char *xf_log_text(void);
 void xf_log_reset(void);
 
 /* Set from a SIGINT/SIGTERM handler; long loops (the optimiser) stop at the next
- * iteration and the CLI exits with XF_EXIT_INTERRUPT, writing no result. */
+ * iteration and the CLI exits with XF_ERR_INTERRUPTED, writing no result. */
 void xf_request_interrupt(void);
 int xf_interrupted(void);
 

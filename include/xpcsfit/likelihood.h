@@ -80,8 +80,8 @@ typedef struct xf_problem {
 
 /* Build the problem of cfg on ds: the per-angle mode used (nlsq.md: static uses
  * individual unless anti_degeneracy.enable, auto shares above the threshold, fourier needs
- * 2K+1 angles), quantile starts, bounds, starts. Errors: XF_EXIT_CONFIG for a bad
- * per_angle_scaling count, XF_EXIT_DATA otherwise. */
+ * 2K+1 angles), quantile starts, bounds, starts. Errors: XF_ERR_CONFIG for a bad
+ * per_angle_scaling count, XF_ERR_DATA otherwise. */
 int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err);
 void xf_problem_free(xf_problem *pr);
 

@@ -54,7 +54,7 @@ typedef struct xf_nlsq_origin {
 int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
 			 xf_error *err);
 /* 0 when that result was fitted to this data and config (file, mode, q, frame window,
- * angles), else XF_EXIT_CONFIG with one line naming the difference. */
+ * angles), else XF_ERR_CONFIG with one line naming the difference. */
 int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err);
 

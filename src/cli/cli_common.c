@@ -26,7 +26,7 @@ int xf_cli_threads(const char *arg, int *threads)
 	char *end;
 	long v = strtol(arg, &end, 10);
 	if (end == arg || *end || v < 1 || v > XF_VIRTUAL_DEVICES_MAX)
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "--threads: '%s' is not allowed (a whole number from 1 to %d)",
 				    arg, XF_VIRTUAL_DEVICES_MAX);
 	*threads = (int)v;
@@ -129,9 +129,9 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
 {
 	if (!out || !out[0])
-		return xf_cli_error(XF_EXIT_CONFIG, "--out is empty: give a folder name");
+		return xf_cli_error(XF_ERR_CONFIG, "--out is empty: give a folder name");
 	if ((size_t)snprintf(buf, size, "%s/%s", out, method) >= size)
-		return xf_cli_error(XF_EXIT_CONFIG, "--out is too long (%zu characters)",
+		return xf_cli_error(XF_ERR_CONFIG, "--out is too long (%zu characters)",
 				    strlen(out));
 	return 0;
 }
@@ -202,10 +202,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)) {
 		xf_nlsq_result_free(res);
-		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	}
 	print_summary(dir, res);
-	rc = !strcmp(res->status, "failed") ? XF_EXIT_DATA : 0;
+	rc = !strcmp(res->status, "failed") ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
 	/* for cmc and fit this is the warm start, and the run goes on: a warning there */
 	if (rc && !strcmp(command, "nlsq"))

@@ -60,7 +60,7 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 		case 'o': o->out = optarg; break;
 		case 't':
 			if (xf_cli_threads(optarg, &o->threads))
-				return XF_EXIT_CONFIG;
+				return XF_ERR_CONFIG;
 			break;
 		case 'r': o->resume = 1; break;
 		case 'P': o->plots = 0; break;
@@ -68,20 +68,20 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			return xf_cli_error(
-				XF_EXIT_CONFIG,
+				XF_ERR_CONFIG,
 				"%s: unknown or incomplete option '%s', see 'xpcsfit %s "
 				"--help'",
 				cmd, argv[optind - 1], cmd);
 		}
 	}
 	if (optind < argc)
-		return xf_cli_error(XF_EXIT_CONFIG, "%s: unexpected argument '%s'", cmd,
+		return xf_cli_error(XF_ERR_CONFIG, "%s: unexpected argument '%s'", cmd,
 				    argv[optind]);
 	if (!o->config)
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "%s: --config is required, see 'xpcsfit %s --help'", cmd, cmd);
 	if (o->nlsq && !strcmp(cmd, "fit"))
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
 				    "use 'xpcsfit cmc --nlsq DIR'");
 	return -1;
@@ -109,7 +109,7 @@ static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cf
 		snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq);
 	if (xf_rundir_incomplete(dir))
 		return xf_cli_error(
-			XF_EXIT_DATA,
+			XF_ERR_DATA,
 			"the NLSQ result is incomplete (its run was interrupted, failed "
 			"or is still going: see its INCOMPLETE file); rerun nlsq with "
 			"--force, %s",
@@ -226,11 +226,11 @@ static int run(const char *cmd, int argc, char **argv)
 		o.plots ? ", plots" : "");
 	if (xf_results_write_cmc(dir, &cfg, &ds, &res, &oopt, &err) ||
 	    xf_rundir_complete(&rd, &err)) {
-		rc = xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 		goto done;
 	}
 	print_summary(dir, &res);
-	rc = strcmp(res.status, "converged") ? XF_EXIT_DATA : 0;
+	rc = strcmp(res.status, "converged") ? XF_ERR_DATA : 0;
 	if (rc)
 		xf_cli_error(rc,
 			     "the posterior is not trustworthy (%s), results are marked failed, "

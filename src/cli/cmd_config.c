@@ -49,18 +49,17 @@ static int write_file(xf_mode mode, const char *path)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
-		return xf_cli_error(XF_EXIT_DATA, "out of memory, writing %s", path);
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory, writing %s", path);
 	int wrc = xf_config_write_template(mode, f);
 	if (fclose(f) != 0 || wrc) {
 		free(text);
-		return xf_cli_error(XF_EXIT_DATA, "cannot build the template, %s", path);
+		return xf_cli_error(XF_ERR_DATA, "cannot build the template, %s", path);
 	}
 	xf_error err = { 0 };
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		free(text);
-		return xf_cli_error(XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
-				    path);
+		return xf_cli_error(XF_ERR_CONFIG, "--out is a folder: give a file name, %s", path);
 	}
 	xf_remove_stale_tmp_of(path);
 	int rc = xf_write_file_atomic(path, text, len, &err);
@@ -86,14 +85,14 @@ int xf_cmd_config(int argc, char **argv)
 			target = &out_path;
 			value = arg[5] == '=' ? arg + 6 : NULL;
 		} else {
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "unknown option '%s', see 'xpcsfit "
 					    "config --help'",
 					    arg);
 		}
 		if (!value) {
 			if (k + 1 >= argc)
-				return xf_cli_error(XF_EXIT_CONFIG,
+				return xf_cli_error(XF_ERR_CONFIG,
 						    "option '%s' needs a value, "
 						    "see 'xpcsfit config --help'",
 						    arg);
@@ -103,20 +102,20 @@ int xf_cmd_config(int argc, char **argv)
 	}
 	xf_mode mode;
 	if (!mode_name)
-		return xf_cli_error(XF_EXIT_CONFIG, "missing --mode (static or laminar_flow), "
-						    "see 'xpcsfit config --help'");
+		return xf_cli_error(XF_ERR_CONFIG, "missing --mode (static or laminar_flow), "
+						   "see 'xpcsfit config --help'");
 	if (parse_mode(mode_name, &mode))
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "--mode '%s' is not allowed (must be static "
 				    "or laminar_flow), see 'xpcsfit config --help'",
 				    mode_name);
 	if (out_path && !out_path[0])
-		return xf_cli_error(XF_EXIT_CONFIG, "--out needs a file name, see 'xpcsfit "
-						    "config --help'");
+		return xf_cli_error(XF_ERR_CONFIG, "--out needs a file name, see 'xpcsfit "
+						   "config --help'");
 	if (out_path)
 		return write_file(mode, out_path);
 	if (xf_config_write_template(mode, stdout))
-		return xf_cli_error(XF_EXIT_DATA, "cannot write the template: %s, standard output",
+		return xf_cli_error(XF_ERR_DATA, "cannot write the template: %s, standard output",
 				    strerror(errno));
 	return 0;
 }

@@ -45,23 +45,23 @@ int xf_cmd_nlsq(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 't':
 			if (xf_cli_threads(optarg, &threads))
-				return XF_EXIT_CONFIG;
+				return XF_ERR_CONFIG;
 			break;
 		case 'P': oopt.write_plots = 0; break;
 		case 'S': oopt.write_surfaces = 0; break;
 		case 'f': force = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "nlsq: unknown or incomplete option '%s', "
 					    "see 'xpcsfit nlsq --help'",
 					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return xf_cli_error(XF_EXIT_CONFIG, "nlsq: unexpected argument '%s'", argv[optind]);
+		return xf_cli_error(XF_ERR_CONFIG, "nlsq: unexpected argument '%s'", argv[optind]);
 	if (!config_path)
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "nlsq: --config is required, see 'xpcsfit nlsq --help'");
 	int rc = xf_cli_check_out(out, "nlsq", force, "--force");
 	if (rc)

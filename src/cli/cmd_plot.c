@@ -32,30 +32,30 @@ int xf_cmd_plot(int argc, char **argv)
 			return 0;
 		}
 		if (argv[k][0] == '-' && argv[k][1] != '\0')
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "unknown option '%s', see 'xpcsfit "
 					    "plot --help'",
 					    argv[k]);
 		if (dir)
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "more than one result directory given "
 					    "('%s' and '%s'), see 'xpcsfit plot --help'",
 					    dir, argv[k]);
 		dir = argv[k];
 	}
 	if (!dir)
-		return xf_cli_error(XF_EXIT_CONFIG, "missing result directory, usage: xpcsfit "
-						    "plot DIR");
+		return xf_cli_error(XF_ERR_CONFIG, "missing result directory, usage: xpcsfit "
+						   "plot DIR");
 	xf_error err = { 0 };
 	xf_rundir rd;
 	/* not while a run writes the folder; the plots are replaced one by one, atomically */
 	if (xf_rundir_lock(&rd, dir, &err) != 0)
-		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	xf_phase("plots", 0);
 	int rc = xf_plot_result_dir(dir, &err);
 	xf_rundir_release(&rd);
 	if (rc != 0)
-		return xf_cli_error(err.code ? err.code : XF_EXIT_DATA, "%s", err.msg);
+		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	fprintf(stderr, "xpcsfit: plots written to %s/plots\n", dir);
 	return 0;
 }

@@ -36,7 +36,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	if (end == s || *end || errno || !isfinite(*out))
-		return xf_cli_error(XF_EXIT_CONFIG, "%s: '%s' is not a number", opt, s);
+		return xf_cli_error(XF_ERR_CONFIG, "%s: '%s' is not a number", opt, s);
 	return 0;
 }
 
@@ -45,14 +45,14 @@ static int parse_phi(const char *s, double **phi, int *n)
 	*n = 0;
 	*phi = malloc(SIM_MAX_ANGLES * sizeof **phi);
 	if (!*phi)
-		return xf_cli_error(XF_EXIT_DATA, "out of memory");
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory");
 	const char *p = s;
 	while (*n < SIM_MAX_ANGLES) {
 		char *end;
 		errno = 0;
 		double v = strtod(p, &end);
 		if (end == p || errno || !isfinite(v) || (*end && *end != ','))
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "--phi: '%s' is not a comma-separated list of angles",
 					    s);
 		(*phi)[(*n)++] = v;
@@ -60,7 +60,7 @@ static int parse_phi(const char *s, double **phi, int *n)
 			return 0;
 		p = end + 1;
 	}
-	return xf_cli_error(XF_EXIT_CONFIG, "--phi: more than %d angles", SIM_MAX_ANGLES);
+	return xf_cli_error(XF_ERR_CONFIG, "--phi: more than %d angles", SIM_MAX_ANGLES);
 }
 
 static int parse_args(int argc, char **argv, const char **config_path, const char **phi_s,
@@ -95,7 +95,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 			else if (!strcmp(optarg, "aps-old"))
 				opt->layout = XF_LAYOUT_APS_OLD;
 			else
-				rc = xf_cli_error(XF_EXIT_CONFIG,
+				rc = xf_cli_error(XF_ERR_CONFIG,
 						  "--layout: '%s' is not allowed "
 						  "(aps-u or aps-old)",
 						  optarg);
@@ -105,14 +105,14 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		case 'n':
 			rc = parse_double("--noise", optarg, &opt->noise_sd);
 			if (!rc && opt->noise_sd < 0)
-				rc = xf_cli_error(XF_EXIT_CONFIG, "--noise: '%s' must be >= 0",
+				rc = xf_cli_error(XF_ERR_CONFIG, "--noise: '%s' must be >= 0",
 						  optarg);
 			break;
 		case 's':
 			errno = 0;
 			opt->seed = strtoull(optarg, &end, 10);
 			if (end == optarg || *end || errno || optarg[0] == '-')
-				rc = xf_cli_error(XF_EXIT_CONFIG,
+				rc = xf_cli_error(XF_ERR_CONFIG,
 						  "--seed: '%s' is not a whole "
 						  "number >= 0",
 						  optarg);
@@ -122,14 +122,14 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 			errno = 0;
 			*frames = strtol(optarg, &end, 10);
 			if (end == optarg || *end || errno || *frames < 3 || *frames > 1000000)
-				rc = xf_cli_error(XF_EXIT_CONFIG,
+				rc = xf_cli_error(XF_ERR_CONFIG,
 						  "--frames: '%s' is not allowed (a "
 						  "whole number from 3 to 1000000)",
 						  optarg);
 			break;
 		case 'h': fputs(simulate_usage, stdout); return -1;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "simulate: unknown or incomplete option "
 					    "'%s', see 'xpcsfit simulate --help'",
 					    argv[optind - 1]);
@@ -138,11 +138,11 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	if (rc)
 		return rc;
 	if (optind < argc)
-		return xf_cli_error(XF_EXIT_CONFIG, "simulate: unexpected argument '%s'",
+		return xf_cli_error(XF_ERR_CONFIG, "simulate: unexpected argument '%s'",
 				    argv[optind]);
 	if (!*config_path || !*phi_s || !opt->out_path)
-		return xf_cli_error(XF_EXIT_CONFIG, "simulate: --config, --phi and --out are "
-						    "required, see 'xpcsfit simulate --help'");
+		return xf_cli_error(XF_ERR_CONFIG, "simulate: --config, --phi and --out are "
+						   "required, see 'xpcsfit simulate --help'");
 	return 0;
 }
 
@@ -167,7 +167,7 @@ int xf_cmd_simulate(int argc, char **argv)
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
 	if (frames == 0 && cfg.end_frame <= 0) {
-		rc = xf_cli_error(XF_EXIT_CONFIG,
+		rc = xf_cli_error(XF_ERR_CONFIG,
 				  "simulate needs the number of frames: set "
 				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",
 				  config_path);

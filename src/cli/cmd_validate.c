@@ -74,7 +74,7 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *
 	char *text = cJSON_Print(o);
 	cJSON_Delete(o);
 	if (!text)
-		return xf_cli_error(XF_EXIT_DATA, "out of memory printing JSON");
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
 	puts(text);
 	free(text);
 	return 0;
@@ -135,18 +135,18 @@ int xf_cmd_validate(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'h': fputs(validate_usage, stdout); return 0;
 		default:
-			return xf_cli_error(XF_EXIT_CONFIG,
+			return xf_cli_error(XF_ERR_CONFIG,
 					    "validate: unknown or incomplete option "
 					    "'%s', see 'xpcsfit validate --help'",
 					    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return xf_cli_error(XF_EXIT_CONFIG, "validate: unexpected argument '%s'",
+		return xf_cli_error(XF_ERR_CONFIG, "validate: unexpected argument '%s'",
 				    argv[optind]);
 	if (!config_path)
-		return xf_cli_error(XF_EXIT_CONFIG, "validate: --config is required, see "
-						    "'xpcsfit validate --help'");
+		return xf_cli_error(XF_ERR_CONFIG, "validate: --config is required, see "
+						   "'xpcsfit validate --help'");
 	xf_config cfg;
 	xf_dataset ds;
 	xf_error err = { 0 };
@@ -160,7 +160,7 @@ int xf_cmd_validate(int argc, char **argv)
 	double *fit_mean = calloc((size_t)ds.n_phi, sizeof *fit_mean);
 	double *diag_mean = calloc((size_t)ds.n_phi, sizeof *diag_mean);
 	if (!fit_mean || !diag_mean) {
-		rc = xf_cli_error(XF_EXIT_DATA, "out of memory");
+		rc = xf_cli_error(XF_ERR_NOMEM, "out of memory");
 	} else {
 		for (int a = 0; a < ds.n_phi; a++)
 			angle_means(&ds, a, &fit_mean[a], &diag_mean[a]);

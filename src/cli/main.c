@@ -18,7 +18,7 @@ int xf_cli_error(int code, const char *fmt, ...)
 	xf_interrupt_reported();
 	fprintf(stderr, "xpcsfit: error: %s\n", line);
 	xf_interrupt_note(line); /* the reason, in the INCOMPLETE marker of a claimed folder */
-	return code == XF_EXIT_INTERRUPT ? xf_interrupt_exit_code() : code;
+	return code;
 }
 
 static void usage(FILE *out)
@@ -39,6 +39,22 @@ static void usage(FILE *out)
 
 static int run(int argc, char **argv);
 
+/* The one table from library status to exit code (spec/cli.md): 1 when the run or the
+ * data failed (an I/O error or exhausted memory included), 2 for usage and config, 128 +
+ * the signal when interrupted (130 SIGINT, 143 SIGTERM). */
+static int exit_code(int status)
+{
+	switch (status) {
+	case XF_OK: return 0;
+	case XF_ERR_CONFIG: return 2;
+	case XF_ERR_INTERRUPTED: return xf_interrupt_exit_code();
+	case XF_ERR_DATA:
+	case XF_ERR_IO:
+	case XF_ERR_NOMEM:
+	default: return 1;
+	}
+}
+
 /* SIGINT/SIGTERM: see util/interrupt.h (exit 130 / 143, every phase). HDF5 must not
  * close files from an atexit handler: after a failed H5Fclose (disk full) its library
  * shutdown crashes on the half-closed file, and every file is closed explicitly anyway. */
@@ -48,8 +64,8 @@ int main(int argc, char **argv)
 	xf_signals_install();
 	int rc = run(argc, argv);
 	if (xf_interrupt_signal() && rc != 0)
-		rc = xf_interrupt_exit_code();
-	return rc;
+		rc = XF_ERR_INTERRUPTED;
+	return exit_code(rc);
 }
 
 static int run(int argc, char **argv)
@@ -65,7 +81,7 @@ static int run(int argc, char **argv)
 	};
 	if (argc < 2) {
 		usage(stderr);
-		return XF_EXIT_CONFIG;
+		return XF_ERR_CONFIG;
 	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
@@ -80,10 +96,10 @@ static int run(int argc, char **argv)
 		if (!strcmp(cmd, commands[k].name))
 			return commands[k].run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "batch"))
-		return xf_cli_error(XF_EXIT_CONFIG,
+		return xf_cli_error(XF_ERR_CONFIG,
 				    "command '%s' is not available in this version, "
 				    "see 'xpcsfit --help'",
 				    cmd);
 	usage(stderr);
-	return xf_cli_error(XF_EXIT_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
+	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

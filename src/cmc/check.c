@@ -199,7 +199,7 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 	if (!mean || !chol || !z || !u || !w || !c->u || !c->log_w || !c->mean || !c->sd ||
 	    !c->median || !c->q05 || !c->q95 || xf_pairset_all(&all, r->pr.ds->n_frames) ||
 	    xf_cmc_target_alloc(&t, &r->pr)) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for the consensus self-check");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the consensus self-check");
 		goto done;
 	}
 	have_target = 1;
@@ -246,7 +246,7 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 		int bad = xf_cmc_target_logp(&t, u, &lp, NULL);
 		c->log_w[i] = bad || !isfinite(lp) ? -INFINITY : lp - log_q;
 		if (xf_interrupted()) {
-			rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted during the self-check");
+			rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted during the self-check");
 			goto done;
 		}
 	}
@@ -259,7 +259,7 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 		w[i] = exp(c->log_w[i]);
 	if (c->khat <= XF_KHAT_MAX) {
 		if (correct(r, res, w))
-			rc = xf_fail(err, XF_EXIT_DATA,
+			rc = xf_fail(err, XF_ERR_NOMEM,
 				     "out of memory for the consensus self-check");
 	} else {
 		xf_warn("cmc: the combined posterior does not match the full-data posterior "

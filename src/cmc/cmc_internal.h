@@ -107,7 +107,7 @@ void xf_combination_free(xf_combination *c);
  * rule first excludes shards whose mean is an outlier (modified z-score > 3.5 in any
  * parameter), a shard whose covariance cannot be inverted is excluded; both with their
  * reason. Shards are always taken in id order. Returns 0, or an error code (err set) —
- * XF_EXIT_DATA when no shard is left. */
+ * XF_ERR_DATA when no shard is left. */
 int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n_shards,
 		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
 		   xf_error *err);

@@ -167,7 +167,7 @@ static int consensus_draws(int nt, xf_cmc_shard *shards, long n_shards, const do
 			out->n_draws = g_max;
 			acc = calloc((size_t)g_max * nt, sizeof(double));
 			if (!acc || !tmp)
-				rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+				rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
 		}
 		if (g_max < out->n_draws)
 			out->n_draws = g_max; /* G = the smallest pooled draw count */
@@ -181,7 +181,7 @@ static int consensus_draws(int nt, xf_cmc_shard *shards, long n_shards, const do
 	if (rc == 0) {
 		out->u_draws = malloc(sizeof(double) * (size_t)out->n_draws * nt);
 		if (!out->u_draws)
-			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
 		for (int g = 0; rc == 0 && g < out->n_draws; g++)
 			mat_vec(out->gp_cov, acc + (size_t)g * nt, out->u_draws + (size_t)g * nt,
 				nt);
@@ -199,7 +199,7 @@ static int gaussian_draws(int nt, const double *mean, const double *cov, int dia
 	out->u_draws = malloc(sizeof(double) * (size_t)g_count * nt);
 	if (!l || !out->u_draws) {
 		free(l);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
 	}
 	memcpy(l, cov, sizeof(double) * (size_t)nt * nt);
 	for (int r = 0; r < nt; r++)
@@ -208,7 +208,7 @@ static int gaussian_draws(int nt, const double *mean, const double *cov, int dia
 				l[r * nt + c] = 0.0;
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nt, l, nt) != 0) {
 		free(l);
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "the combined covariance is not positive definite");
 	}
 	out->n_draws = g_count;
@@ -253,13 +253,13 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 	memset(out, 0, sizeof *out);
 	out->n_theta = nt;
 	if (!strcmp(method, "robust_consensus_mc") && screen_outliers(nt, shards, n_shards))
-		return xf_fail(err, XF_EXIT_DATA, "out of memory screening shards");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory screening shards");
 	double *w = malloc(sizeof(double) * nn * (size_t)n_shards);
 	double *wmu = malloc(sizeof(double) * (size_t)nt);
 	out->gp_mean = malloc(sizeof(double) * (size_t)nt);
 	out->gp_cov = malloc(sizeof(double) * nn);
 	if (!w || !wmu || !out->gp_mean || !out->gp_cov) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
 		goto done;
 	}
 	precisions(nt, shards, n_shards, w, out->gp_cov, wmu);
@@ -268,12 +268,12 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 	for (long s = 0; s < n_shards; s++)
 		kept += shards[s].kept;
 	if (kept == 0) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "no shard is left to combine (every shard excluded)");
 		goto done;
 	}
 	if (spd_inverse(out->gp_cov, nt)) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "the summed shard precision is not positive definite");
 		goto done;
 	}
@@ -295,7 +295,7 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 		double *mean = malloc(sizeof(double) * (size_t)nt),
 		       *cov = malloc(sizeof(double) * nn);
 		if (!mean || !cov)
-			rc = xf_fail(err, XF_EXIT_DATA, "out of memory combining shards");
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
 		else {
 			marginal_product(nt, shards, n_shards, mean, cov);
 			rc = gaussian_draws(nt, mean, cov, 1, g_count, seed, out, err);

@@ -42,12 +42,12 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 	res->shards = calloc((size_t)r->n_shards, sizeof(xf_cmc_shard));
 	if (!res->names || !res->is_fixed || !res->lower || !res->upper || !res->theta ||
 	    !res->phi_deg || !res->shards)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the CMC result");
 	for (int k = 0; k < nf; k++) {
 		res->names[k] = strdup(pr->names[k]);
 		res->is_fixed[k] = pr->fixed[k];
 		if (!res->names[k])
-			return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the CMC result");
 	}
 	memcpy(res->lower, pr->lower, sizeof(double) * (size_t)nf);
 	memcpy(res->upper, pr->upper, sizeof(double) * (size_t)nf);
@@ -204,7 +204,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	int crc = xf_cmc_combine(res->method, nt, res->shards, res->n_shards, load, ctx, r->seed,
 				 &comb, &cerr);
 	int combined = crc == 0;
-	if (crc && crc != XF_EXIT_DATA) {
+	if (crc && crc != XF_ERR_DATA) {
 		*err = cerr;
 		return crc;
 	}
@@ -212,7 +212,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 		xf_warn("cmc: %s", cerr.msg);
 	if (alloc_posterior(res, combined ? comb.n_draws : 0)) {
 		xf_combination_free(&comb);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the CMC result");
 	}
 	for (int g = 0; g < res->n_draws; g++) {
 		double *x = res->draws + (size_t)g * nf;
@@ -222,7 +222,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 		double *xt = malloc(sizeof(double) * (size_t)(nt ? nt : 1));
 		if (!xt) {
 			xf_combination_free(&comb);
-			return xf_fail(err, XF_EXIT_DATA, "out of memory for the CMC result");
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the CMC result");
 		}
 		xf_cmc_theta_physical(&r->pr, r->theta, nt, comb.u_draws + (size_t)g * nt, xt);
 		for (int m = 0; m < nt; m++)
@@ -236,7 +236,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	}
 	if (summarize(r, res)) {
 		xf_combination_free(&comb);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory summarizing the posterior");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory summarizing the posterior");
 	}
 	int rc = combined ? xf_cmc_self_check(r, comb.u_draws, comb.n_draws, res, err) : 0;
 	xf_combination_free(&comb);
@@ -306,7 +306,7 @@ int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n
 	int got = xf_store_load(res->shard_dir, id, 0, &d, err);
 	if (got <= 0)
 		return got < 0 ? err->code
-			       : xf_fail(err, XF_EXIT_DATA, "shard %ld is missing from %s", id,
+			       : xf_fail(err, XF_ERR_DATA, "shard %ld is missing from %s", id,
 					 res->shard_dir);
 	*draws = d.draws;
 	*n_chains = d.n_chains;

@@ -90,7 +90,7 @@ static uint64_t shard_hash(const cmc_run *r, long s)
 }
 
 /* One chain of one shard, with retries from the next streams when its start is not
- * finite. Returns 0, XF_EXIT_INTERRUPT, or −1 (failed, reason set), −2 (memory). */
+ * finite. Returns 0, XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
 static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
 		     size_t reason_size)
 {
@@ -139,7 +139,7 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 			 "the log density is not finite at chain %d's start (%d retries)", chain,
 			 XF_CMC_RETRIES);
 	if (rc == -3)
-		rc = XF_EXIT_INTERRUPT;
+		rc = XF_ERR_INTERRUPTED;
 done:
 	free(u0);
 	xf_cmc_target_free(&t);
@@ -227,12 +227,12 @@ static void chain_task(void *ctx, int b)
 	} else {
 		r->stop = 1; /* interrupted or out of memory: no more tasks */
 		if (!r->err.code)
-			rc == XF_EXIT_INTERRUPT ? xf_fail(&r->err, XF_EXIT_INTERRUPT,
-							  "interrupted: finished shards are kept "
-							  "for --resume, in %s",
-							  r->dir)
-						: xf_fail(&r->err, XF_EXIT_DATA,
-							  "out of memory sampling shard %ld", s);
+			rc == XF_ERR_INTERRUPTED ? xf_fail(&r->err, XF_ERR_INTERRUPTED,
+							   "interrupted: finished shards are kept "
+							   "for --resume, in %s",
+							   r->dir)
+						 : xf_fail(&r->err, XF_ERR_NOMEM,
+							   "out of memory sampling shard %ld", s);
 	}
 	int last = rc >= -1 && ++job->chains_done == r->n_chains;
 	pthread_mutex_unlock(&r->lock);
@@ -250,7 +250,7 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	xf_pairset *sets = malloc(sizeof(xf_pairset) * (size_t)r->n_shards);
 	if (!r->jobs || !sets || xf_cmc_shards_make(sets, r->n_shards, pr->ds->n_frames, r->seed)) {
 		free(sets);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory making %ld shards", r->n_shards);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory making %ld shards", r->n_shards);
 	}
 	for (long s = 0; s < r->n_shards; s++)
 		r->jobs[s].ps = sets[s];
@@ -305,7 +305,7 @@ static int load_shard(void *ctx, long id, xf_shard_draws *s, xf_error *err)
 	if (got < 0)
 		return err->code;
 	if (got == 0)
-		return xf_fail(err, XF_EXIT_DATA, "shard %ld is missing from %s", id, r->dir);
+		return xf_fail(err, XF_ERR_DATA, "shard %ld is missing from %s", id, r->dir);
 	return 0;
 }
 
@@ -323,7 +323,7 @@ static int judge_shards(cmc_run *r, xf_cmc_result *res, xf_error *err)
 		sh->n_points = r->jobs[s].ps.n_pairs * (size_t)r->pr.n_phi;
 		if (xf_shard_summarize(&r->pr, r->theta, r->n_theta, &d, r->max_depth, sh)) {
 			xf_shard_draws_free(&d);
-			return xf_fail(err, XF_EXIT_DATA, "out of memory summarizing shard %ld", s);
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory summarizing shard %ld", s);
 		}
 		xf_shard_draws_free(&d);
 		sh->kept = !sh->failed;
@@ -363,7 +363,7 @@ static int build_problem(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
 		return rc;
 	r->theta = malloc(sizeof(int) * (size_t)r->pr.n_full);
 	if (!r->theta)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	for (int k = 0; k < r->pr.n_full; k++)
 		if (!r->pr.fixed[k])
 			r->theta[r->n_theta++] = k;
@@ -409,7 +409,7 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	 * error, not something to run for hours */
 	if (o->num_shards > 0 && (size_t)o->num_shards > n_pairs)
 		return xf_fail(
-			err, XF_EXIT_CONFIG,
+			err, XF_ERR_CONFIG,
 			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
 			"only %zu frame pairs; use far fewer shards",
 			o->num_shards, n_pairs);
@@ -429,7 +429,7 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	xf_blas_single_thread();
 	r->pool = xf_pool_create(n_threads);
 	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->pool)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory setting up CMC");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up CMC");
 	xf_cmc_warm_start(&r->pr, nlsq, r->x_nlsq, r->x_start);
 	xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
 			      ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov);
@@ -494,7 +494,7 @@ int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_
 		goto done;
 	*n_shards = r.n_shards;
 	if (id < 0 || id >= r.n_shards) {
-		rc = xf_fail(err, XF_EXIT_CONFIG, "shard %ld does not exist (%ld shards)", id,
+		rc = xf_fail(err, XF_ERR_CONFIG, "shard %ld does not exist (%ld shards)", id,
 			     r.n_shards);
 		goto done;
 	}
@@ -506,7 +506,7 @@ int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_
 	out->id = id;
 	out->n_points = r.jobs[id].ps.n_pairs * (size_t)r.pr.n_phi;
 	if (xf_shard_summarize(&r.pr, r.theta, r.n_theta, &d, r.max_depth, out))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory summarizing shard %ld", id);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory summarizing shard %ld", id);
 	xf_shard_draws_free(&d);
 done:
 	free_run(&r);

@@ -118,7 +118,7 @@ int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws 
 	put(&b, &check, sizeof check);
 	if (b.failed) {
 		free(b.p);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory saving shard %ld", id);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory saving shard %ld", id);
 	}
 	shard_path(path, sizeof path, dir, id);
 	int rc = xf_write_file_atomic(path, b.p, b.n, err);
@@ -152,7 +152,7 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
 			if (!q) {
 				free(img);
 				fclose(f);
-				xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+				xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 				return -1;
 			}
 			img = q;
@@ -179,7 +179,7 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
 	if (ok && xf_shard_draws_alloc(s, counts[0], counts[1], counts[2])) {
 		xf_shard_draws_free(s);
 		free(img);
-		xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+		xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 		return -1;
 	}
 	if (ok) {

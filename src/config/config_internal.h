@@ -33,7 +33,7 @@ typedef enum xf_cfg_check {
 const char *xf_cfg_path(char buf[XF_CFG_PATH_MAX], const char *parent, const char *key);
 
 /* Error for a bad value: "<path>: '<text>' is not allowed (must be <allowed>), in
- * file:line". node may be a list or mapping. Returns XF_EXIT_CONFIG. */
+ * file:line". node may be a list or mapping. Returns XF_ERR_CONFIG. */
 int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *path,
 		     const char *allowed);
 

@@ -13,7 +13,7 @@
 
 static int oom(const xf_cfg_reader *r)
 {
-	return xf_fail(r->err, XF_EXIT_CONFIG, "out of memory reading %s", r->file);
+	return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
 }
 
 /* ---- parameter_space ---------------------------------------------------------------- */
@@ -40,7 +40,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	if (rc)
 		return rc;
 	if (!name)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s.name: missing (must be a parameter "
 			       "name), in %s:%d",
 			       path, r->file, item->line);
@@ -51,7 +51,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 		return xf_cfg_bad_value(r, xf_ynode_get(item, "name"), npath,
 					XF_PARAM_NAMES_ALLOWED ", contrast, offset");
 	if (seen[idx])
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: '%s' names %s, which already has "
 			       "bounds at parameter_space.bounds[%d] (each parameter once), "
 			       "in %s:%d",
@@ -69,7 +69,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 				&has_sigma)))
 		return rc;
 	if (!(b.lower < b.upper))
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: min %g >= max %g for %s is not "
 			       "allowed (must be min < max), in %s:%d",
 			       path, b.lower, b.upper, xf_param_names[idx], r->file, item->line);
@@ -115,7 +115,7 @@ int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf
 static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *name, double v,
 			  const xf_bound *b, int line)
 {
-	return xf_fail(r->err, XF_EXIT_CONFIG,
+	return xf_fail(r->err, XF_ERR_CONFIG,
 		       "%s: %s = %g is outside its bounds [%g, %g] "
 		       "(must lie within parameter_space.bounds or the default bounds), "
 		       "in %s:%d",
@@ -181,12 +181,12 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 		return xf_cfg_bad_value(r, values, "initial_parameters.values",
 					"null or a list of numbers, one per parameter_names entry");
 	if (values && !names)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "initial_parameters.parameter_names: "
 			       "missing (values are matched to parameter_names by name), in %s:%d",
 			       r->file, values->line);
 	if (values && values->n != names->n)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "initial_parameters.values: %zu values "
 			       "for %zu parameter_names is not allowed (must be one value per "
 			       "name), in %s:%d",
@@ -200,7 +200,7 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 		if (idx < 0)
 			continue;
 		if (seen[idx])
-			return xf_fail(r->err, XF_EXIT_CONFIG,
+			return xf_fail(r->err, XF_ERR_CONFIG,
 				       "%s: '%s' names %s a second time "
 				       "(first at parameter_names[%d]; each parameter once), "
 				       "in %s:%d",

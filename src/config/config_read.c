@@ -81,7 +81,7 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 	if (rc)
 		return rc;
 	if (!model_given)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "analysis_mode: missing (must be one of "
 			       "static, laminar_flow, static_isotropic, static_anisotropic; "
 			       "parameter_space.model is also accepted), in %s",
@@ -134,7 +134,7 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		size_t len = (folder ? strlen(folder) + 1 : 0) + strlen(name) + 1;
 		char *joined = malloc(len);
 		if (!joined)
-			return xf_fail(r->err, XF_EXIT_CONFIG, "out of memory reading %s", r->file);
+			return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
 		if (folder) {
 			size_t flen = strlen(folder);
 			int slash = folder[flen - 1] == '/';
@@ -288,7 +288,7 @@ static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, const ch
 	if (rc)
 		return rc;
 	if (!has_min || !has_max)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s.%s: missing (must be a number in "
 			       "degrees), in %s:%d",
 			       path, has_min ? "max_angle" : "min_angle", r->file, item->line);
@@ -332,7 +332,7 @@ static int read_phi_section(const xf_cfg_reader *r, const xf_ynode *map, const c
 		return 0;
 	cfg->phi_ranges = calloc(list->n, sizeof *cfg->phi_ranges);
 	if (!cfg->phi_ranges)
-		return xf_fail(r->err, XF_EXIT_CONFIG, "out of memory reading %s", r->file);
+		return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
 	for (size_t k = 0; k < list->n; k++) {
 		rc = read_phi_range(r, list->items[k], sect, (int)k, &cfg->phi_ranges[k]);
 		if (rc)
@@ -413,17 +413,17 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err)
 	if (rc)
 		return rc;
 	if (!root || xf_ynode_is_null(root))
-		rc = xf_fail(err, XF_EXIT_CONFIG,
+		rc = xf_fail(err, XF_ERR_CONFIG,
 			     "config file is empty (analysis_mode is "
 			     "required), in %s",
 			     path);
 	else if (root->kind != XF_YNODE_MAPPING)
-		rc = xf_fail(err, XF_EXIT_CONFIG,
+		rc = xf_fail(err, XF_ERR_CONFIG,
 			     "the top level of a config must be a mapping "
 			     "of keys, in %s:%d",
 			     path, root->line);
 	else if (!(cfg->source_path = strdup(path)))
-		rc = xf_fail(err, XF_EXIT_CONFIG, "out of memory reading %s", path);
+		rc = xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", path);
 	else
 		rc = read_all(&r, root, cfg);
 	xf_yaml_free(root);

@@ -28,11 +28,11 @@ int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *p
 {
 	int line = node ? node->line : 0;
 	if (node && node->kind == XF_YNODE_SCALAR)
-		return xf_fail(r->err, XF_EXIT_CONFIG,
+		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: '%.*s' is not allowed (must be %s), in %s:%d", path,
 			       XF_CFG_VALUE_SHOWN, node->text, allowed, r->file, line);
 	const char *what = node && node->kind == XF_YNODE_SEQUENCE ? "a list" : "a mapping";
-	return xf_fail(r->err, XF_EXIT_CONFIG, "%s: %s is not allowed (must be %s), in %s:%d", path,
+	return xf_fail(r->err, XF_ERR_CONFIG, "%s: %s is not allowed (must be %s), in %s:%d", path,
 		       what, allowed, r->file, line);
 }
 

@@ -60,7 +60,7 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out);
 
 static int out_of_memory(copy_ctx *c)
 {
-	return xf_fail(c->err, XF_EXIT_CONFIG, "out of memory reading %s", c->name);
+	return xf_fail(c->err, XF_ERR_CONFIG, "out of memory reading %s", c->name);
 }
 
 static int copy_scalar(copy_ctx *c, yaml_node_t *src, xf_ynode *dst)
@@ -125,7 +125,7 @@ static int check_duplicate_keys(copy_ctx *c, const xf_ynode *map)
 	free(order);
 	if (repeat == map->n)
 		return 0;
-	return xf_fail(c->err, XF_EXIT_CONFIG,
+	return xf_fail(c->err, XF_ERR_CONFIG,
 		       "duplicated key '%s' (first written at line %d), in %s:%d",
 		       map->keys[repeat], map->key_lines[first], c->name, map->key_lines[repeat]);
 }
@@ -147,7 +147,7 @@ static int copy_mapping(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode *dst)
 		yaml_node_t *key = yaml_document_get_node(c->doc, first[k].key);
 		int line = key ? (int)key->start_mark.line + 1 : 0;
 		if (!key || key->type != YAML_SCALAR_NODE)
-			return xf_fail(c->err, XF_EXIT_CONFIG,
+			return xf_fail(c->err, XF_ERR_CONFIG,
 				       "a mapping key that is not a "
 				       "plain name is not supported, in %s:%d",
 				       c->name, line);
@@ -169,14 +169,14 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out)
 {
 	*out = NULL;
 	if (!src)
-		return xf_fail(c->err, XF_EXIT_CONFIG, "malformed YAML document, in %s", c->name);
+		return xf_fail(c->err, XF_ERR_CONFIG, "malformed YAML document, in %s", c->name);
 	if (depth > XF_YAML_MAX_DEPTH)
-		return xf_fail(c->err, XF_EXIT_CONFIG,
+		return xf_fail(c->err, XF_ERR_CONFIG,
 			       "YAML nested deeper than %d levels, "
 			       "in %s:%d",
 			       XF_YAML_MAX_DEPTH, c->name, (int)src->start_mark.line + 1);
 	if (c->nodes_left == 0)
-		return xf_fail(c->err, XF_EXIT_CONFIG,
+		return xf_fail(c->err, XF_ERR_CONFIG,
 			       "YAML aliases expand to more than %d "
 			       "nodes, in %s:%d",
 			       XF_YAML_MAX_NODES, c->name, (int)src->start_mark.line + 1);
@@ -192,7 +192,7 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out)
 	case YAML_SEQUENCE_NODE: return copy_sequence(c, src, depth, dst);
 	case YAML_MAPPING_NODE: return copy_mapping(c, src, depth, dst);
 	default:
-		return xf_fail(c->err, XF_EXIT_CONFIG, "malformed YAML node, in %s:%d", c->name,
+		return xf_fail(c->err, XF_ERR_CONFIG, "malformed YAML node, in %s:%d", c->name,
 			       dst->line);
 	}
 }
@@ -201,23 +201,23 @@ static int parser_error(const yaml_parser_t *parser, const char *name, xf_error 
 {
 	const char *problem = parser->problem ? parser->problem : "unknown problem";
 	if (parser->error == YAML_MEMORY_ERROR)
-		return xf_fail(err, XF_EXIT_CONFIG, "out of memory reading %s", name);
+		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", name);
 	if (parser->error == YAML_READER_ERROR)
-		return xf_fail(err, XF_EXIT_CONFIG, "invalid YAML: %s (byte offset %zu), in %s",
+		return xf_fail(err, XF_ERR_CONFIG, "invalid YAML: %s (byte offset %zu), in %s",
 			       problem, parser->problem_offset, name);
 	if (parser->context) {
 		/* libyaml's contexts read "while parsing a ..."; keep the "parsing a ..." */
 		const char *ctx = parser->context;
 		if (strncmp(ctx, "while ", 6) == 0)
 			ctx += 6;
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "invalid YAML: %s (%s started at line "
 			       "%d), in %s:%d:%d",
 			       problem, ctx, (int)parser->context_mark.line + 1, name,
 			       (int)parser->problem_mark.line + 1,
 			       (int)parser->problem_mark.column + 1);
 	}
-	return xf_fail(err, XF_EXIT_CONFIG, "invalid YAML: %s, in %s:%d:%d", problem, name,
+	return xf_fail(err, XF_ERR_CONFIG, "invalid YAML: %s, in %s:%d:%d", problem, name,
 		       (int)parser->problem_mark.line + 1, (int)parser->problem_mark.column + 1);
 }
 
@@ -251,11 +251,11 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 	 * refused before a byte is read. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return xf_fail(err, XF_EXIT_CONFIG, "cannot open config file: %s, %s",
+		return xf_fail(err, XF_ERR_CONFIG, "cannot open config file: %s, %s",
 			       strerror(errno), path);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return xf_fail(err, XF_EXIT_CONFIG, "config file is not a regular file (%s): %s",
+		return xf_fail(err, XF_ERR_CONFIG, "config file is not a regular file (%s): %s",
 			       S_ISDIR(st.st_mode)    ? "a folder"
 			       : S_ISFIFO(st.st_mode) ? "a FIFO"
 						      : "a device or socket",
@@ -263,7 +263,7 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 	}
 	if (st.st_size > XF_YAML_MAX_BYTES) {
 		close(fd);
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "config file is %lld bytes, above the limit of %ld MiB: %s",
 			       (long long)st.st_size, XF_YAML_MAX_BYTES >> 20, path);
 	}
@@ -271,13 +271,13 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 	if (!f) {
 		int e = errno;
 		close(fd);
-		return xf_fail(err, XF_EXIT_CONFIG, "cannot open config file: %s, %s", strerror(e),
+		return xf_fail(err, XF_ERR_CONFIG, "cannot open config file: %s, %s", strerror(e),
 			       path);
 	}
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);
-		return xf_fail(err, XF_EXIT_CONFIG, "out of memory reading %s", path);
+		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", path);
 	}
 	yaml_parser_set_input_file(&parser, f);
 	int rc = load_with_parser(&parser, path, root, err);
@@ -285,7 +285,7 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 	if (ferror(f) && rc == 0) {
 		xf_yaml_free(*root);
 		*root = NULL;
-		rc = xf_fail(err, XF_EXIT_CONFIG, "read error, in %s", path);
+		rc = xf_fail(err, XF_ERR_CONFIG, "read error, in %s", path);
 	}
 	fclose(f);
 	return rc;
@@ -296,7 +296,7 @@ int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_
 	*root = NULL;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
-		return xf_fail(err, XF_EXIT_CONFIG, "out of memory reading %s", name);
+		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
 	int rc = load_with_parser(&parser, name, root, err);
 	yaml_parser_delete(&parser);

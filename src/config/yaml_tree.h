@@ -30,7 +30,7 @@ struct xf_ynode {
 	int *key_lines; /* line of each mapping key */
 };
 
-/* Parse a whole file (first document). On failure returns XF_EXIT_CONFIG with err set:
+/* Parse a whole file (first document). On failure returns XF_ERR_CONFIG with err set:
  * a missing/unreadable file names the path; bad YAML gives libyaml's problem and the
  * line:column. An empty file gives *root = NULL and returns 0. */
 int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);

@@ -75,23 +75,23 @@ static int list_keys(xf_raw_file *raw, key_list *l, xf_error *err)
 		H5Gclose(g);
 	H5Eclear2(H5E_DEFAULT);
 	if (st < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot list the maps of %s in %s", MAPS,
+		return xf_fail(err, XF_ERR_DATA, "cannot list the maps of %s in %s", MAPS,
 			       raw->file_name);
 	if (l->bad)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "map key %s/%s has no trailing number to order it by, in %s", MAPS,
 			       l->bad_name, raw->file_name);
 	for (size_t k = 1; k < l->n; k++) {
 		const legacy_key *a = &l->keys[0], *b = &l->keys[k];
 		if (a->prefix_len != b->prefix_len || strncmp(a->name, b->name, a->prefix_len))
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "map keys with mixed prefixes in %s (%s and %s), in %s",
 				       MAPS, a->name, b->name, raw->file_name);
 	}
 	qsort(l->keys, l->n, sizeof *l->keys, by_number);
 	for (size_t k = 1; k < l->n; k++)
 		if (l->keys[k].number == l->keys[k - 1].number)
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "map keys %s and %s in %s have the same number, in %s",
 				       l->keys[k - 1].name, l->keys[k].name, MAPS, raw->file_name);
 	return 0;
@@ -122,18 +122,18 @@ static int legacy_bins(xf_raw_file *raw, const key_list *keys, size_t n_lists, l
 		return 0;
 	}
 	if (!xf_h5_exists(raw->file, BINS))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "%s and %s list %zu bins but %s holds %zu maps, and there is no %s "
 			       "to say which bins the maps are, in %s",
 			       Q_LIST, PHI_LIST, n_lists, MAPS, keys->n, BINS, raw->file_name);
 	rc = xf_h5_read_list(raw->file, raw->file_name, BINS, &v, &n, err);
 	if (!rc && n != keys->n)
-		rc = xf_fail(err, XF_EXIT_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
+		rc = xf_fail(err, XF_ERR_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
 			     BINS, n, MAPS, keys->n, raw->file_name);
 	if (!rc)
 		rc = xf_h5_list_to_long(v, n, bins, raw->file_name, BINS, err);
 	if (!rc && !(sorted = xf_malloc_array(n, sizeof *sorted)))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", BINS);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", BINS);
 	if (!rc) {
 		int same = 1;
 		memcpy(sorted, bins, n * sizeof *sorted);
@@ -192,16 +192,16 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 	if (!rc)
 		rc = xf_h5_read_list(raw->file, raw->file_name, PHI_LIST, &phi, &n_phi, err);
 	if (!rc && n_q != n_phi)
-		rc = xf_fail(err, XF_EXIT_DATA, "%s has %zu entries but %s has %zu, in %s", Q_LIST,
+		rc = xf_fail(err, XF_ERR_DATA, "%s has %zu entries but %s has %zu, in %s", Q_LIST,
 			     n_q, PHI_LIST, n_phi, raw->file_name);
 	if (!rc)
 		rc = list_keys(raw, &keys, err);
 	if (!rc && !(bins = xf_malloc_array(keys.n, sizeof *bins)))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", raw->file_name);
 	if (!rc)
 		rc = legacy_bins(raw, &keys, n_q, bins, err);
 	if (!rc && !(raw->maps = xf_calloc_array(keys.n, sizeof *raw->maps)))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", raw->file_name);
 	if (!rc)
 		fill_maps(raw, &keys, bins, q, phi, n_q);
 	free(q);

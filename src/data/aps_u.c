@@ -47,7 +47,7 @@ static int check_num_pts(xf_raw_file *raw, const aps_u_lists *l, xf_error *err)
 	if (rc)
 		return rc;
 	if (n < 2 || np[0] != (double)l->n_q || np[1] != (double)l->n_phi)
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "%s = [%g, %g] disagrees with the list lengths (%zu q in %s, %zu φ "
 			     "in %s), in %s",
 			     NUM_PTS, np[0], n > 1 ? np[1] : -1.0, l->n_q, Q_LIST, l->n_phi,
@@ -71,7 +71,7 @@ static int check_map_names(xf_raw_file *raw, xf_error *err)
 		return rc;
 	if (n >= 2 && !strcasecmp(names[0], "q") && !strcasecmp(names[1], "phi"))
 		return 0;
-	return xf_fail(err, XF_EXIT_DATA,
+	return xf_fail(err, XF_ERR_DATA,
 		       "%s is [%s%s%s%s]: the dynamic partition is not q × φ (xpcsfit needs "
 		       "[q, phi]: partition the qmap in q and φ), in %s",
 		       MAP_NAMES, n > 0 ? names[0] : "", n > 1 ? ", " : "", n > 1 ? names[1] : "",
@@ -93,7 +93,7 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 		return rc;
 	l->bins = xf_malloc_array(l->n_bins, sizeof *l->bins);
 	if (!l->bins)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", BINS);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", BINS);
 	rc = xf_h5_list_to_long(l->bins_d, l->n_bins, l->bins, raw->file_name, BINS, err);
 	if (rc || !xf_h5_exists(raw->file, INDEX_MAP))
 		return rc;
@@ -103,7 +103,7 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 		return rc;
 	l->mapping = xf_malloc_array(l->n_mapping, sizeof *l->mapping);
 	if (!l->mapping)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", INDEX_MAP);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", INDEX_MAP);
 	return xf_h5_list_to_long(l->mapping_d, l->n_mapping, l->mapping, raw->file_name, INDEX_MAP,
 				  err);
 }
@@ -116,7 +116,7 @@ static int count_maps(xf_raw_file *raw, size_t *n, xf_error *err)
 		if (g >= 0)
 			H5Gclose(g);
 		H5Eclear2(H5E_DEFAULT);
-		return xf_fail(err, XF_EXIT_DATA, "%s in %s is not a group of maps", MAPS,
+		return xf_fail(err, XF_ERR_DATA, "%s in %s is not a group of maps", MAPS,
 			       raw->file_name);
 	}
 	H5Gclose(g);
@@ -183,10 +183,10 @@ int xf_read_aps_u(xf_raw_file *raw, xf_error *err)
 	if (!rc)
 		rc = count_maps(raw, &n_stored, err);
 	if (!rc && n_stored != l.n_bins)
-		rc = xf_fail(err, XF_EXIT_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
+		rc = xf_fail(err, XF_ERR_DATA, "%s lists %zu bins but %s holds %zu maps, in %s",
 			     BINS, l.n_bins, MAPS, n_stored, raw->file_name);
 	if (!rc && fill_maps(raw, &l))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", raw->file_name);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", raw->file_name);
 	lists_free(&l);
 	if (rc)
 		return rc;

@@ -62,7 +62,7 @@ static int check_fitted_values(const double *p, size_t nw, long first_frame, con
 			double v = p[xf_packed_index(nw, i, j)];
 			if (fabs(v) > XF_C2_MAGNITUDE_MAX)
 				return xf_fail(
-					err, XF_EXIT_DATA,
+					err, XF_ERR_DATA,
 					"value %.6g at frames (t1, t2) = (%ld, %ld) of map %s "
 					"(φ = %g) is beyond the plausibility limit |C2| <= %g, "
 					"in %s",
@@ -72,7 +72,7 @@ static int check_fitted_values(const double *p, size_t nw, long first_frame, con
 			hi = v > hi ? v : hi;
 		}
 	if (pairs >= 2 && lo == hi)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "map %s (φ = %g) has no variance: every fitted point of frames %ld "
 			       "to %ld equals %g, in %s",
 			       rm->path, phi_deg, first_frame, first_frame + (long)nw - 1, lo,
@@ -96,7 +96,7 @@ static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds
 	xf_triangle_to_full(buf, nb, rm->path);
 	count_non_finite(buf, nb, off, nw, &bad_fit, &bad_other);
 	if (bad_fit)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "%zu NaN or Inf values among the points to be fitted of map %s "
 			       "(φ = %g), in %s",
 			       bad_fit, rm->path, ds->phi_deg[a], raw->file_name);
@@ -107,7 +107,7 @@ static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds
 	xf_diagonal_correct(buf, nb);
 	double *p = xf_malloc_array(xf_packed_size(nw), sizeof *p);
 	if (!p)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory storing map %s", rm->path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory storing map %s", rm->path);
 	for (size_t i = 0; i < nw; i++)
 		for (size_t j = i; j < nw; j++)
 			p[xf_packed_index(nw, i, j)] = buf[(off + i) * nb + off + j];
@@ -139,7 +139,7 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf
 	size_t block;
 	buf = xf_size_mul(nb, nb, &block) == 0 ? xf_malloc_array(block, sizeof *buf) : NULL;
 	if (!ds->phi_deg || !ds->map_number || !ds->c2 || !buf) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", raw->file_name);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", raw->file_name);
 		goto out;
 	}
 	for (int a = 0; a < ds->n_phi && !rc; a++) {
@@ -163,12 +163,12 @@ int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_e
 	if (!path)
 		path = cfg->data_path;
 	if (!path || !path[0])
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "no data file: set experimental_data.file_path (or data_folder_path "
 			       "and data_file_name) in the config, or pass --data");
 	ds->path = strdup(path);
 	int rc = ds->path ? read_raw(path, &raw, err)
-			  : xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", path);
+			  : xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
 	if (!rc) {
 		ds->layout = raw.layout;
 		rc = fill(cfg, &raw, ds, err);

@@ -126,25 +126,25 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 	char why[512];
 	xf_h5_quiet();
 	if (stat(path, &st) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "data file not found: %s (%s)", path,
+		return xf_fail(err, XF_ERR_DATA, "data file not found: %s (%s)", path,
 			       strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return xf_fail(err, XF_EXIT_DATA, "data file is not a regular file: %s", path);
+		return xf_fail(err, XF_ERR_DATA, "data file is not a regular file: %s", path);
 	htri_t is = H5Fis_hdf5(path);
 	if (is <= 0) {
 		H5Eclear2(H5E_DEFAULT);
-		return xf_fail(err, XF_EXIT_DATA, "not an HDF5 file (no HDF5 signature): %s", path);
+		return xf_fail(err, XF_ERR_DATA, "not an HDF5 file (no HDF5 signature): %s", path);
 	}
 	*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (*file < 0) {
 		xf_h5_last_error(why, sizeof why);
 		if (locked_by_writer(path))
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "data file is locked by another program (an HDF5 writer has "
 				       "it open): close that program, or set "
 				       "HDF5_USE_FILE_LOCKING=FALSE to read it anyway, %s",
 				       path);
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "cannot open HDF5 file, truncated or damaged (%s): %s",
 			       why[0] ? why : "unknown HDF5 error", path);
 	}
@@ -162,7 +162,7 @@ static int stored_elsewhere(hid_t d, const char *file_name, const char *path, xf
 		H5Pclose(dcpl);
 	H5Eclear2(H5E_DEFAULT);
 	if (ext > 0 || virt)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "dataset %s in %s keeps its values in other files (%s), which are "
 			       "not read (copy the data into the file)",
 			       path, file_name,
@@ -189,7 +189,7 @@ static int chunk_too_big(hid_t d, const char *file_name, const char *path, xf_er
 		H5Tclose(t);
 	H5Eclear2(H5E_DEFAULT);
 	if (rank > 0 && (over || bytes > XF_H5_CHUNK_MAX))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "dataset %s in %s is stored in chunks of more than %d MiB, above "
 			       "the limit (docs/input-formats.md)",
 			       path, file_name, XF_H5_CHUNK_MAX >> 20);
@@ -200,18 +200,18 @@ static hid_t open_dataset(hid_t file, const char *file_name, const char *path, x
 {
 	if (!xf_h5_exists(file, path)) {
 		if (walk_links(file, path) < 0)
-			xf_fail(err, XF_EXIT_DATA,
+			xf_fail(err, XF_ERR_DATA,
 				"%s in %s is a link to another file, which is not followed (copy "
 				"the data into the file)",
 				path, file_name);
 		else
-			xf_fail(err, XF_EXIT_DATA, "missing dataset %s in %s", path, file_name);
+			xf_fail(err, XF_ERR_DATA, "missing dataset %s in %s", path, file_name);
 		return -1;
 	}
 	hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
 	if (d < 0) {
 		H5Eclear2(H5E_DEFAULT);
-		xf_fail(err, XF_EXIT_DATA, "%s is not a dataset in %s", path, file_name);
+		xf_fail(err, XF_ERR_DATA, "%s is not a dataset in %s", path, file_name);
 	} else if (stored_elsewhere(d, file_name, path, err) ||
 		   chunk_too_big(d, file_name, path, err)) {
 		H5Dclose(d);
@@ -236,10 +236,10 @@ static int filter_missing(hid_t d, const char *file_name, const char *path, xf_e
 			continue;
 		bad = 1;
 		if (id == XF_H5_FILTER_LZF)
-			xf_fail(err, XF_EXIT_DATA, XF_H5_LZF_MESSAGE ", needed by %s in %s", path,
+			xf_fail(err, XF_ERR_DATA, XF_H5_LZF_MESSAGE ", needed by %s in %s", path,
 				file_name);
 		else
-			xf_fail(err, XF_EXIT_DATA,
+			xf_fail(err, XF_ERR_DATA,
 				"HDF5 filter %d (%s) needed by %s in %s is not available", (int)id,
 				name[0] ? name : "unknown", path, file_name);
 	}
@@ -258,14 +258,14 @@ static int read_doubles(hid_t d, const char *file_name, const char *path, hid_t 
 	H5T_class_t cls = H5Tget_class(t);
 	H5Tclose(t);
 	if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-		return xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is not numeric", path,
+		return xf_fail(err, XF_ERR_DATA, "dataset %s in %s is not numeric", path,
 			       file_name);
 	if (stored_elsewhere(d, file_name, path, err) || filter_missing(d, file_name, path, err))
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	if (H5Dread(d, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, out) < 0) {
 		char why[512];
 		xf_h5_last_error(why, sizeof why);
-		return xf_fail(err, XF_EXIT_DATA, "cannot read dataset %s in %s (%s)", path,
+		return xf_fail(err, XF_ERR_DATA, "cannot read dataset %s in %s (%s)", path,
 			       file_name, why[0] ? why : "unknown HDF5 error");
 	}
 	return 0;
@@ -278,13 +278,13 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 	*n = 0;
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	hid_t s = H5Dget_space(d);
 	int rank = H5Sget_simple_extent_ndims(s);
 	hsize_t dims[H5S_MAX_RANK];
 	int rc = 0;
 	if (rank < 0 || rank > H5S_MAX_RANK) {
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot read the shape of %s in %s", path,
+		rc = xf_fail(err, XF_ERR_DATA, "cannot read the shape of %s in %s", path,
 			     file_name);
 		goto out;
 	}
@@ -293,7 +293,7 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 	for (int k = 0; k < rank; k++)
 		long_dims += dims[k] > 1;
 	if (long_dims > 1) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "dataset %s in %s should be a 1-D list (scalar, (M,), (1, M) or "
 			     "(M, 1)) but has rank %d with %d dimensions longer than 1",
 			     path, file_name, rank, long_dims);
@@ -301,11 +301,11 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 	}
 	hssize_t np = H5Sget_simple_extent_npoints(s);
 	if (np <= 0) {
-		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is empty", path, file_name);
+		rc = xf_fail(err, XF_ERR_DATA, "dataset %s in %s is empty", path, file_name);
 		goto out;
 	}
 	if ((unsigned long long)np > XF_H5_LIST_MAX) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "dataset %s in %s declares %lld entries, above the limit of %d for a "
 			     "list (docs/input-formats.md)",
 			     path, file_name, (long long)np, XF_H5_LIST_MAX);
@@ -313,7 +313,7 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 	}
 	*out = xf_malloc_array((size_t)np, sizeof **out);
 	if (!*out) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 		goto out;
 	}
 	rc = read_doubles(d, file_name, path, H5S_ALL, H5S_ALL, *out, err);
@@ -338,7 +338,7 @@ int xf_h5_read_scalar(hid_t file, const char *file_name, const char *path, doubl
 	if (rc)
 		return rc;
 	if (n != 1)
-		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s should hold one number, not %zu",
+		rc = xf_fail(err, XF_ERR_DATA, "dataset %s in %s should hold one number, not %zu",
 			     path, file_name, n);
 	else
 		*out = v[0];
@@ -375,11 +375,11 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 	buf[0] = '\0';
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	int rc = 0;
 	hid_t t = H5Dget_type(d), s = H5Dget_space(d);
 	if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(s) != 1) {
-		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is not a single string", path,
+		rc = xf_fail(err, XF_ERR_DATA, "dataset %s in %s is not a single string", path,
 			     file_name);
 	} else if (H5Tis_variable_str(t) > 0) {
 		char *v = NULL;
@@ -387,7 +387,7 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 		H5Tset_size(mt, H5T_VARIABLE);
 		H5Tset_cset(mt, H5Tget_cset(t));
 		if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) {
-			rc = xf_fail(err, XF_EXIT_DATA, "cannot read string %s in %s", path,
+			rc = xf_fail(err, XF_ERR_DATA, "cannot read string %s in %s", path,
 				     file_name);
 		} else {
 			snprintf(buf, len, "%s", v ? v : "");
@@ -399,7 +399,7 @@ int xf_h5_read_string(hid_t file, const char *file_name, const char *path, char 
 		char *tmp = sz <= XF_H5_STRING_MAX ? calloc(sz + 1, 1) : NULL;
 		hid_t mt = fixed_string_type(sz, t);
 		if (!tmp || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp) < 0) {
-			rc = xf_fail(err, XF_EXIT_DATA, "cannot read string %s in %s", path,
+			rc = xf_fail(err, XF_ERR_DATA, "cannot read string %s in %s", path,
 				     file_name);
 		} else {
 			trim_cell(tmp, sz);
@@ -421,19 +421,19 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 	*n = 0;
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	int rc = 0;
 	hid_t t = H5Dget_type(d), s = H5Dget_space(d), mt = -1;
 	hssize_t np = H5Sget_simple_extent_npoints(s);
 	size_t sz = H5Tget_size(t);
 	void *buf = NULL;
 	if (H5Tget_class(t) != H5T_STRING || np < 1) {
-		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is not a list of strings", path,
+		rc = xf_fail(err, XF_ERR_DATA, "dataset %s in %s is not a list of strings", path,
 			     file_name);
 		goto out;
 	}
 	if ((unsigned long long)np > XF_H5_LIST_MAX || sz > XF_H5_STRING_MAX) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "dataset %s in %s declares %lld strings of %zu bytes, above the "
 			     "limits of %d strings of %d bytes (docs/input-formats.md)",
 			     path, file_name, (long long)np, sz, XF_H5_LIST_MAX, XF_H5_STRING_MAX);
@@ -451,7 +451,7 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 	H5Tset_cset(mt, H5Tget_cset(t));
 	buf = xf_calloc_array((size_t)np, vlen ? sizeof(char *) : sz);
 	if (!buf || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot read strings %s in %s", path, file_name);
+		rc = xf_fail(err, XF_ERR_DATA, "cannot read strings %s in %s", path, file_name);
 		goto out;
 	}
 	for (size_t k = 0; k < (size_t)np && k < max; k++) {
@@ -486,13 +486,13 @@ int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size
 {
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	hid_t s = H5Dget_space(d);
 	hsize_t dims[H5S_MAX_RANK];
 	int rank = H5Sget_simple_extent_ndims(s);
 	int rc = 0;
 	if (rank != 2) {
-		rc = xf_fail(err, XF_EXIT_DATA, "map %s in %s should be 2-D but has rank %d", path,
+		rc = xf_fail(err, XF_ERR_DATA, "map %s in %s should be 2-D but has rank %d", path,
 			     file_name, rank);
 	} else {
 		H5Sget_simple_extent_dims(s, dims, NULL);
@@ -509,7 +509,7 @@ int xf_h5_read_block(hid_t file, const char *file_name, const char *path, size_t
 {
 	hid_t d = open_dataset(file, file_name, path, err);
 	if (d < 0)
-		return XF_EXIT_DATA;
+		return XF_ERR_DATA;
 	hsize_t start[2] = { first, first }, count[2] = { n, n };
 	hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
 	int rc;
@@ -517,7 +517,7 @@ int xf_h5_read_block(hid_t file, const char *file_name, const char *path, size_t
 	    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
 	    H5Sselect_valid(fs) <= 0) {
 		H5Eclear2(H5E_DEFAULT);
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "cannot select rows %zu to %zu of map %s in %s (outside the map)",
 			     first + 1, first + n, path, file_name);
 	} else {
@@ -536,7 +536,7 @@ int xf_h5_list_to_long(const double *v, size_t n, long *out, const char *file_na
 {
 	for (size_t k = 0; k < n; k++) {
 		if (!isfinite(v[k]) || v[k] != floor(v[k]) || fabs(v[k]) > 9.0e15)
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "dataset %s in %s should hold integers, entry %zu is %.17g",
 				       path, file_name, k, v[k]);
 		out[k] = (long)v[k];

@@ -48,14 +48,14 @@ static int no_two_time(hid_t file, const char *file_name, xf_error *err)
 {
 	char type[64] = "";
 	if (xf_h5_exists(file, "/xpcs/qmap/dynamic_v_list_dim0"))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "no two-time correlation maps: an APS-U %sresult without "
 			       "/xpcs/twotime/correlation_map (xpcsfit fits two-time maps: "
 			       "correlate the data with the two-time analysis), in %s",
 			       xf_h5_exists(file, "/xpcs/multitau") ? "multi-tau " : "", file_name);
 	if (xf_h5_exists(file, "/xpcs/analysis_type"))
 		xf_h5_read_string(file, file_name, "/xpcs/analysis_type", type, sizeof type, NULL);
-	return xf_fail(err, XF_EXIT_DATA,
+	return xf_fail(err, XF_ERR_DATA,
 		       "no two-time correlation maps: a legacy APS result%s%s without "
 		       "/exchange/C2T_all (xpcsfit fits two-time maps: correlate the data with "
 		       "the two-time analysis), in %s",
@@ -78,7 +78,7 @@ int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_er
 	struct top_keys t = { "", 0 };
 	H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, &t);
 	H5Eclear2(H5E_DEFAULT);
-	return xf_fail(err, XF_EXIT_DATA,
+	return xf_fail(err, XF_ERR_DATA,
 		       "unknown file layout: neither APS-U (/xpcs/qmap/dynamic_v_list_dim0 and "
 		       "/xpcs/twotime/correlation_map) nor APS old (/xpcs/dqlist, "
 		       "/xpcs/dphilist and /exchange/C2T_all) keys found; top-level keys: %s, "
@@ -96,14 +96,14 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 		if (rc)
 			return rc;
 		if (rows != cols)
-			return xf_fail(err, XF_EXIT_DATA, "map %s in %s is not square (%zu × %zu)",
+			return xf_fail(err, XF_ERR_DATA, "map %s in %s is not square (%zu × %zu)",
 				       p, raw->file_name, rows, cols);
 		if (rows > (size_t)XF_MAP_ROWS_MAX)
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "map %s in %s declares %zu rows, above the limit of %ld", p,
 				       raw->file_name, rows, XF_MAP_ROWS_MAX);
 		if (rows < 3)
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "map %s in %s is %zu × %zu, smaller than the 3 × 3 needed",
 				       p, raw->file_name, rows, cols);
 		if (m == 0) {
@@ -111,7 +111,7 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 			cols0 = cols;
 		} else if (rows != rows0 || cols != cols0) {
 			return xf_fail(
-				err, XF_EXIT_DATA,
+				err, XF_ERR_DATA,
 				"maps of unequal shape: %s is %zu × %zu but %s is %zu × %zu, "
 				"in %s",
 				p, rows, cols, raw->maps[0].path, rows0, cols0, raw->file_name);
@@ -126,12 +126,12 @@ int xf_raw_check_values(const xf_raw_file *raw, xf_error *err)
 	for (int m = 0; m < raw->n_maps; m++) {
 		const xf_raw_map *rm = &raw->maps[m];
 		if (!(rm->q > 0 && rm->q <= XF_Q_MAX))
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "q = %g of map %s is not a wavevector (want 0 < q <= %g "
 				       "Å⁻¹), in %s",
 				       rm->q, rm->path, XF_Q_MAX, raw->file_name);
 		if (!(fabs(rm->phi_deg) <= XF_PHI_ABS_MAX))
-			return xf_fail(err, XF_EXIT_DATA,
+			return xf_fail(err, XF_ERR_DATA,
 				       "φ = %g of map %s is not an angle (want |φ| <= %g degrees), "
 				       "in %s",
 				       rm->phi_deg, rm->path, XF_PHI_ABS_MAX, raw->file_name);
@@ -196,7 +196,7 @@ int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period
 		want = "a whole number from 1 to 10^6";
 	}
 	if (bad)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "frame timing %s × stride × avg = %g × %g × %g is not usable: %s "
 			       "must be %s, in %s",
 			       period_name, period, stride, avg, bad, want, raw->file_name);

@@ -20,12 +20,12 @@
 int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err)
 {
 	if (raw->n_maps == 0)
-		return xf_fail(err, XF_EXIT_DATA, "no map left: every bin is out of range, in %s",
+		return xf_fail(err, XF_ERR_DATA, "no map left: every bin is out of range, in %s",
 			       raw->file_name);
 	if (!cfg->has_q) {
 		int rings = xf_raw_count_q_rings(raw);
 		if (rings != 1)
-			return xf_fail(err, XF_EXIT_CONFIG,
+			return xf_fail(err, XF_ERR_CONFIG,
 				       "analyzer_parameters.scattering.wavevector_q is not set and "
 				       "%s holds %d q rings: set it to choose one",
 				       raw->file_name, rings);
@@ -91,7 +91,7 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 	*out = NULL;
 	*n_out = *n_in_ring = 0;
 	if (!a)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory selecting angles");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory selecting angles");
 	for (int m = 0; m < raw->n_maps; m++)
 		if (in_ring(raw->maps[m].q, q_ring)) {
 			a[n].raw_index = m;
@@ -100,14 +100,14 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 	qsort(a, (size_t)n, sizeof *a, by_phi);
 	for (int k = 1; k < n; k++)
 		if (fabs(a[k].phi_deg - a[k - 1].phi_deg) <= XF_PHI_SAME_DEG) {
-			xf_fail(err, XF_EXIT_DATA,
+			xf_fail(err, XF_ERR_DATA,
 				"two bins of the q = %g ring have the same φ = %g (maps %s and "
 				"%s), "
 				"in %s",
 				q_ring, a[k].phi_deg, raw->maps[a[k - 1].raw_index].path,
 				raw->maps[a[k].raw_index].path, raw->file_name);
 			free(a);
-			return XF_EXIT_DATA;
+			return XF_ERR_DATA;
 		}
 	*n_in_ring = n;
 	if (!cfg->phi_filter_enabled) {
@@ -121,13 +121,13 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 	if (kept == 0) {
 		list_angles(a, n, list, sizeof list);
 		if (!cfg->fallback_to_all_angles) {
-			xf_fail(err, XF_EXIT_DATA,
+			xf_fail(err, XF_ERR_DATA,
 				"no map left after φ filtering: no angle of the q = %g ring lies "
 				"in "
 				"phi_filtering.target_ranges (available: %s), in %s",
 				q_ring, list, raw->file_name);
 			free(a);
-			return XF_EXIT_DATA;
+			return XF_ERR_DATA;
 		}
 		/* the angles were overwritten only up to `kept` = 0: all n are still there */
 		xf_warn("no angle lies in phi_filtering.target_ranges; fallback_to_all_angles: "
@@ -152,7 +152,7 @@ int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *
 	}
 	if (start > n_rows)
 		return xf_fail(
-			err, XF_EXIT_DATA,
+			err, XF_ERR_DATA,
 			"analyzer_parameters.start_frame %ld is beyond the %ld stored frames",
 			start, n_rows);
 	if (end > n_rows) {
@@ -163,13 +163,13 @@ int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *
 	}
 	long n = end - start + 1;
 	if (n > XF_WINDOW_FRAMES_MAX)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "frame window of %ld frames (start_frame %ld, end_frame %ld of %ld "
 			       "stored) is above the limit of %ld frames: set "
 			       "analyzer_parameters.start_frame and end_frame",
 			       n, start, end, n_rows, XF_WINDOW_FRAMES_MAX);
 	if (n < XF_MIN_FRAMES)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "fewer than %d frames left: start_frame %ld, end_frame %ld of %ld "
 			       "stored frames",
 			       XF_MIN_FRAMES, start, end, n_rows);
@@ -183,7 +183,7 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 {
 	if (cfg->has_dt) {
 		if (!(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
-			return xf_fail(err, XF_EXIT_CONFIG,
+			return xf_fail(err, XF_ERR_CONFIG,
 				       "analyzer_parameters.dt = %g s is outside %g to %g s, in %s",
 				       cfg->dt_s, XF_DT_MIN_S, XF_DT_MAX_S,
 				       cfg->source_path ? cfg->source_path : "the config");
@@ -197,7 +197,7 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 		return 0;
 	}
 	if (!raw->has_file_dt)
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "no dt: analyzer_parameters.dt is not set and %s has no frame "
 			       "period (%s)",
 			       raw->file_name,
@@ -205,7 +205,7 @@ int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, cha
 				       ? "/entry/instrument/detector_1/frame_time"
 				       : "/measurement/instrument/detector/exposure_period");
 	if (!(raw->file_dt_s >= XF_DT_MIN_S && raw->file_dt_s <= XF_DT_MAX_S))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "dt from the file is %g s (%s), outside %g to %g s: set "
 			       "analyzer_parameters.dt, in %s",
 			       raw->file_dt_s, raw->file_dt_desc, XF_DT_MIN_S, XF_DT_MAX_S,

@@ -204,12 +204,12 @@ static int check_angles(const xf_sim_options *opt, xf_error *err)
 {
 	for (int a = 0; a < opt->n_phi; a++) {
 		if (!(fabs(opt->phi_deg[a]) <= XF_PHI_ABS_MAX))
-			return xf_fail(err, XF_EXIT_CONFIG,
+			return xf_fail(err, XF_ERR_CONFIG,
 				       "--phi: %g is not an angle (want |φ| <= %g degrees)",
 				       opt->phi_deg[a], XF_PHI_ABS_MAX);
 		for (int b = 0; b < a; b++)
 			if (xf_phi_normalise(opt->phi_deg[a]) == xf_phi_normalise(opt->phi_deg[b]))
-				return xf_fail(err, XF_EXIT_CONFIG,
+				return xf_fail(err, XF_ERR_CONFIG,
 					       "--phi: %g and %g are the same angle (φ = %g in "
 					       "(-180, 180]): give each angle once",
 					       opt->phi_deg[b], opt->phi_deg[a],
@@ -221,30 +221,30 @@ static int check_angles(const xf_sim_options *opt, xf_error *err)
 static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
 {
 	if (!cfg->has_q || !(cfg->wavevector_q > 0 && cfg->wavevector_q <= XF_Q_MAX))
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs analyzer_parameters.scattering.wavevector_q from 0 "
 			       "(excluded) to %g Å⁻¹",
 			       XF_Q_MAX);
 	if (!cfg->has_dt || !(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs analyzer_parameters.dt from %g to %g s", XF_DT_MIN_S,
 			       XF_DT_MAX_S);
 	if (opt->n_frames > XF_WINDOW_FRAMES_MAX)
 		return xf_fail(
-			err, XF_EXIT_CONFIG,
+			err, XF_ERR_CONFIG,
 			"simulate writes at most %ld frames (a map is built whole in memory), "
 			"got %d",
 			XF_WINDOW_FRAMES_MAX, opt->n_frames);
 	if (opt->n_frames < XF_SIM_MIN_FRAMES)
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs at least %d frames (end_frame or --frames), got %d",
 			       XF_SIM_MIN_FRAMES, opt->n_frames);
 	if (opt->n_phi < 1)
-		return xf_fail(err, XF_EXIT_CONFIG, "simulate needs at least one angle (--phi)");
+		return xf_fail(err, XF_ERR_CONFIG, "simulate needs at least one angle (--phi)");
 	if (check_angles(opt, err))
-		return XF_EXIT_CONFIG;
+		return XF_ERR_CONFIG;
 	if (opt->lzf && !xf_h5_lzf_available())
-		return xf_fail(err, XF_EXIT_DATA, XF_H5_LZF_MESSAGE);
+		return xf_fail(err, XF_ERR_DATA, XF_H5_LZF_MESSAGE);
 	return 0;
 }
 
@@ -279,7 +279,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	size_t n_values;
 	double *m = xf_size_mul(n, n, &n_values) == 0 ? xf_malloc_array(n_values, sizeof *m) : NULL;
 	if (!m)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory simulating %zu frames", n);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory simulating %zu frames", n);
 	truth(cfg, theta);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	f.gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -292,7 +292,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.file < 0) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot create the file (%s), %s", why, shown);
+		rc = xf_fail(err, XF_ERR_DATA, "cannot create the file (%s), %s", why, shown);
 		goto out;
 	}
 	if (opt->layout == XF_LAYOUT_APS_OLD)
@@ -302,7 +302,7 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	for (int a = 0; a < opt->n_phi && !f.failed; a++) {
 		char path[128];
 		if (simulate_map(&grid, theta, opt, a, m)) {
-			rc = xf_fail(err, XF_EXIT_DATA, "out of memory evaluating the model");
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory evaluating the model");
 			goto out;
 		}
 		if (opt->layout == XF_LAYOUT_APS_OLD)
@@ -314,12 +314,12 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 	if (f.failed) {
 		char why[256];
 		xf_h5_last_error(why, sizeof why);
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot write the file (%s; disk full?), %s",
+		rc = xf_fail(err, XF_ERR_DATA, "cannot write the file (%s; disk full?), %s",
 			     why[0] ? why : "HDF5 write failed", shown);
 	}
 out:
 	if (f.file >= 0 && H5Fclose(f.file) < 0)
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot finish the file (disk full?), %s", shown);
+		rc = xf_fail(err, XF_ERR_DATA, "cannot finish the file (disk full?), %s", shown);
 	H5Pclose(fcpl);
 	H5Pclose(f.gcpl);
 	H5Pclose(f.dcpl);
@@ -335,17 +335,17 @@ int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error 
 		return rc;
 	struct stat st;
 	if (!opt->out_path[0])
-		return xf_fail(err, XF_EXIT_CONFIG, "--out is empty: give a file name");
+		return xf_fail(err, XF_ERR_CONFIG, "--out is empty: give a file name");
 	if (stat(opt->out_path, &st) == 0 && S_ISDIR(st.st_mode))
-		return xf_fail(err, XF_EXIT_CONFIG, "--out is a folder: give a file name, %s",
+		return xf_fail(err, XF_ERR_CONFIG, "--out is a folder: give a file name, %s",
 			       opt->out_path);
 	size_t len = strlen(opt->out_path) + 32;
 	char *tmp = malloc(len);
 	if (!tmp)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	if (xf_tmp_name(opt->out_path, tmp, len) != 0) {
 		free(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", opt->out_path);
+		return xf_fail(err, XF_ERR_DATA, "path too long, %s", opt->out_path);
 	}
 	xf_remove_stale_tmp_of(opt->out_path);
 	xf_phase("write", 0);

@@ -15,7 +15,7 @@
 int xf_h5_fail(h5w *w, const char *what)
 {
 	w->failed = 1;
-	return xf_fail(w->err, XF_EXIT_DATA, "cannot write %s, %s", what, w->path);
+	return xf_fail(w->err, XF_ERR_IO, "cannot write %s, %s", what, w->path);
 }
 
 hid_t xf_h5_str_type(size_t len)
@@ -173,7 +173,7 @@ int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp,
 	if (xf_path_join(path, size, dir, name, err) != 0)
 		return err->code;
 	if (xf_tmp_name(path, tmp, size) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
 	w->path = path;
 	H5Eget_auto2(H5E_DEFAULT, &w->old_fn, &w->old_data);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -189,7 +189,7 @@ int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp,
 		H5Pclose(w->dcpl);
 		H5Pclose(w->gcpl);
 		H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
-		return xf_fail(err, XF_EXIT_DATA, "cannot create file (folder not writable?), %s",
+		return xf_fail(err, XF_ERR_IO, "cannot create file (folder not writable?), %s",
 			       path);
 	}
 	return 0;
@@ -204,7 +204,7 @@ int xf_h5_close(h5w *w, const char *tmp, const char *path)
 	H5Eset_auto2(H5E_DEFAULT, w->old_fn, w->old_data);
 	if (w->failed) {
 		unlink(tmp);
-		return w->err->code ? w->err->code : XF_EXIT_DATA;
+		return w->err->code ? w->err->code : XF_ERR_DATA;
 	}
 	return xf_commit_tmp(tmp, path, w->err);
 }

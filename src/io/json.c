@@ -104,13 +104,13 @@ int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err)
 	char *text = root ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
 	if (!text)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory building JSON, %s", path);
 	size_t len = strlen(text);
 	/* a trailing newline: friendlier to cat and to line-based tools */
 	char *withnl = malloc(len + 2);
 	if (!withnl) {
 		cJSON_free(text);
-		return xf_fail(err, XF_EXIT_DATA, "out of memory building JSON, %s", path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory building JSON, %s", path);
 	}
 	memcpy(withnl, text, len);
 	memcpy(withnl + len, "\n", 2);

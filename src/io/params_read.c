@@ -16,7 +16,7 @@ static char *read_text(const char *path, xf_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		xf_fail(err, XF_EXIT_CONFIG,
+		xf_fail(err, XF_ERR_CONFIG,
 			"cannot read the NLSQ result %s (run `xpcsfit nlsq` first "
 			"or give the folder that holds parameters.json)",
 			path);
@@ -42,7 +42,7 @@ static char *read_text(const char *path, xf_error *err)
 	}
 	fclose(f);
 	if (!text) {
-		xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+		xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 		return NULL;
 	}
 	text[len] = '\0';
@@ -67,7 +67,7 @@ static double *numbers(const cJSON *arr, int n)
 
 static int bad(xf_error *err, const char *path, const char *what)
 {
-	return xf_fail(err, XF_EXIT_CONFIG, "%s is not an xpcsfit NLSQ result (%s)", path, what);
+	return xf_fail(err, XF_ERR_CONFIG, "%s is not an xpcsfit NLSQ result (%s)", path, what);
 }
 
 /* Parameters, covariance and per-angle values. */
@@ -90,7 +90,7 @@ static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf
 	res->covariance = malloc(sizeof(double) * (size_t)n * n);
 	if (!res->names || !res->values || !res->uncertainties || !res->is_fixed ||
 	    !res->covariance)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	for (int k = 0; k < n; k++) {
 		const cJSON *nm = cJSON_GetArrayItem(names, k);
 		if (!cJSON_IsString(nm))
@@ -195,7 +195,7 @@ int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_n
 			why = "other angles";
 	if (!why)
 		return 0;
-	return xf_fail(err, XF_EXIT_CONFIG,
+	return xf_fail(err, XF_ERR_CONFIG,
 		       "the NLSQ result in %s was fitted to %s (%s, mode %s, q %.6g, %d angles, "
 		       "%ld frames) than this run (%s, mode %s, q %.6g, %d angles, %d frames): "
 		       "fit it again or give the matching --nlsq",

@@ -276,7 +276,7 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	if (res->n_phi != ds->n_phi)
-		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, in %s",
+		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, in %s",
 			       res->n_phi, ds->n_phi, dir);
 	h5w w;
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);

@@ -199,13 +199,13 @@ static int alloc_slots(xf_lik *lik)
 xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool, xf_error *err)
 {
 	if (ps->n_pairs == 0 || ps->n_frames != pr->ds->n_frames) {
-		xf_fail(err, XF_EXIT_DATA, "no frame pairs to evaluate (%zu pairs of %d frames)",
+		xf_fail(err, XF_ERR_DATA, "no frame pairs to evaluate (%zu pairs of %d frames)",
 			ps->n_pairs, ps->n_frames);
 		return NULL;
 	}
 	xf_lik *lik = calloc(1, sizeof *lik);
 	if (!lik) {
-		xf_fail(err, XF_EXIT_DATA, "out of memory setting up the likelihood");
+		xf_fail(err, XF_ERR_NOMEM, "out of memory setting up the likelihood");
 		return NULL;
 	}
 	size_t na = (size_t)pr->n_phi;
@@ -222,7 +222,7 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	    make_blocks(lik) || alloc_slots(lik) ||
 	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->mode == XF_MODE_LAMINAR)) {
 		xf_lik_destroy(lik);
-		xf_fail(err, XF_EXIT_DATA,
+		xf_fail(err, XF_ERR_NOMEM,
 			"out of memory setting up the likelihood (%d angles, %zu pairs)", pr->n_phi,
 			ps->n_pairs);
 		return NULL;

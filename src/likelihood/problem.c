@@ -34,7 +34,7 @@ static int angle_starts(const xf_problem *pr, const char *quantity, int n_given,
 			const double *given, const double *estimate, double *out, xf_error *err)
 {
 	if (n_given != 0 && n_given != 1 && n_given != pr->n_phi)
-		return xf_fail(err, XF_EXIT_CONFIG,
+		return xf_fail(err, XF_ERR_CONFIG,
 			       "initial_parameters.per_angle_scaling.%s: %d values given, "
 			       "expected 1 or %d (one per angle kept)",
 			       quantity, n_given, pr->n_phi);
@@ -54,7 +54,7 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 	double *base[2] = { pr->base_contrast, pr->base_offset };
 	double *start = malloc(sizeof(double) * (size_t)pr->n_phi);
 	if (!start)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory building the scaling layout");
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory building the scaling layout");
 	int rc = 0;
 	for (int q = 0; q < 2 && !rc; q++) {
 		rc = angle_starts(pr, quantity[q], n_given[q], given[q], estimate[q], start, err);
@@ -72,7 +72,7 @@ static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
 			pr->names[idx] = strdup(name);
 			pr->scale[idx] = pr->upper[idx] - pr->lower[idx];
 			if (!pr->names[idx]) {
-				rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
+				rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 				break;
 			}
 		}
@@ -106,7 +106,7 @@ int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 {
 	memset(pr, 0, sizeof *pr);
 	if (ds->n_frames < 3 || ds->n_phi < 1)
-		return xf_fail(err, XF_EXIT_DATA, "nothing to fit: %d angles, %d frames", ds->n_phi,
+		return xf_fail(err, XF_ERR_DATA, "nothing to fit: %d angles, %d frames", ds->n_phi,
 			       ds->n_frames);
 	pr->ds = ds;
 	pr->mode = cfg->mode;
@@ -122,7 +122,7 @@ int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 	pr->n_full = pr->n_phys + 2 * pr->n_basis;
 	if (alloc_arrays(pr)) {
 		xf_problem_free(pr);
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_NOMEM,
 			       "out of memory setting up the fit (%d angles, %d frames)", ds->n_phi,
 			       ds->n_frames);
 	}
@@ -139,7 +139,7 @@ int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 		pr->value_given[k] = cfg->value_given[k] || cfg->is_fixed[k];
 		if (!pr->names[k]) {
 			xf_problem_free(pr);
-			return xf_fail(err, XF_EXIT_DATA, "out of memory");
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory");
 		}
 	}
 	pr->angle_bounds[0] = cfg->bounds[XF_P_CONTRAST];

@@ -220,7 +220,7 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 			target = all;
 		if (xf_pairset_sample(&sets[r], pr->ds->n_frames, target, o->multi_start_seed,
 				      streams[r]))
-			return xf_fail(err, XF_EXIT_DATA, "out of memory for the screening pairs");
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the screening pairs");
 		/* an (improbable) empty sample falls back to all the data */
 		int sampled = sets[r].pair_i && sets[r].n_pairs > 0;
 		ctx->lik[r] =
@@ -264,7 +264,7 @@ static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
 	} else {
 		double *start = malloc(sizeof(double) * (size_t)pr->n_full);
 		if (!start)
-			return xf_fail(err, XF_EXIT_DATA, "out of memory");
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory");
 		memcpy(start, pr->start, sizeof(double) * (size_t)pr->n_full);
 		for (int k = 0; k < pr->n_phys; k++)
 			if (!pr->value_given[k])
@@ -273,9 +273,9 @@ static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
 		free(start);
 	}
 	if (rc == 0 && polish(ctx, best))
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	if (rc == 0 && xf_interrupted())
-		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
+		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");
 	return rc;
 }
 
@@ -313,14 +313,14 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	ctx.progress = progress;
 	ctx.progress_ctx = progress_ctx;
 	if (!pool) {
-		rc = xf_fail(err, XF_EXIT_DATA, "cannot start %d worker threads", n_threads);
+		rc = xf_fail(err, XF_ERR_DATA, "cannot start %d worker threads", n_threads);
 		goto done;
 	}
 	if ((rc = make_evaluators(&ctx, pool, sets, err)))
 		goto done;
 	if (xf_fit_point_alloc(&best, pr.n_full) ||
 	    xf_nlsq_estimate_start(&pr, ctx.search.estimate, &ctx.data_mean_g1sq)) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for %d parameters", pr.n_full);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for %d parameters", pr.n_full);
 		goto done;
 	}
 	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d of %d "
@@ -333,7 +333,7 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	count_passes(&ctx);
 	if (fill_result(&ctx, &best, res)) {
 		xf_nlsq_result_free(res);
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory writing the result");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory writing the result");
 		goto done;
 	}
 	res->n_starts_run = ctx.search.n_candidates;

@@ -549,7 +549,7 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		ok = !xf_fit_point_alloc(&refined[k], nf);
 	if (!ok || make_candidates(ctx, estimate, &cl) ||
 	    !(order = malloc(sizeof(candidate *) * (size_t)cl.n))) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory searching for the optimum");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory searching for the optimum");
 		goto done;
 	}
 	for (int k = 0; k < nf; k++)
@@ -559,7 +559,7 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		xf_lik_points(ctx->lik[XF_ROLE_COARSE]), XF_SCREEN_KEEP,
 		xf_lik_points(ctx->lik[XF_ROLE_SCREEN]), xf_lik_points(ctx->lik[XF_ROLE_FULL]));
 	if (screen_round1(ctx, &cl, mask, &work)) {
-		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
+		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");
 		goto done;
 	}
 	order_candidates(&cl, order);
@@ -568,7 +568,7 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		keep++;
 	int n_ends = keep ? screen_round2(ctx, order, keep, mask, ends) : 0;
 	if (n_ends < 0) {
-		rc = xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written");
+		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");
 		goto done;
 	}
 	if (n_ends == 0 && keep > 0) {
@@ -578,7 +578,7 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		n_ends = 1;
 	}
 	if (n_ends == 0) {
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "the model is not finite at any start (check bounds and "
 			     "initial_parameters), in %s",
 			     pr->ds->path ? pr->ds->path : "data");
@@ -591,8 +591,8 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 				labels[r] = cl.c[m].label;
 	if (refine(ctx, ends, n_ends, mask, labels, best, refined)) {
 		rc = xf_interrupted()
-			     ? xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written")
-			     : xf_fail(err, XF_EXIT_DATA,
+			     ? xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written")
+			     : xf_fail(err, XF_ERR_DATA,
 				       "no start could be refined on all the data, in %s",
 				       pr->ds->path ? pr->ds->path : "data");
 		goto done;
@@ -679,7 +679,7 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 	int *mask = malloc(sizeof(int) * (size_t)nf);
 	xf_fit_point other = { 0 };
 	if (!mask || xf_fit_point_alloc(&other, nf)) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory");
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 		goto done;
 	}
 	free_mask_of(pr, mask);
@@ -702,7 +702,7 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 		}
 	}
 	if (bad)
-		rc = xf_fail(err, XF_EXIT_DATA,
+		rc = xf_fail(err, XF_ERR_DATA,
 			     "the model is not finite at the start values (check bounds and "
 			     "initial_parameters), in %s",
 			     pr->ds->path ? pr->ds->path : "data");

@@ -34,11 +34,11 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 		       const xf_cmc_result *res, xf_error *err)
 {
 	if (res->n_phi != ds->n_phi)
-		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
+		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
 			       res->n_phi, ds->n_phi, plots_dir);
 	double *unc = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
 	if (!unc)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory for plots, %s", plots_dir);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
 	for (int k = 0; k < res->n_params; k++)
 		unc[k] = res->is_fixed[k] ? NAN : res->sd[k];
 	xf_nlsq_result view = {
@@ -166,7 +166,7 @@ static int draw_shard(const char *plots_dir, const xf_cmc_result *res, long s, c
 	int nt = res->n_theta;
 	if (dim != nt + 1 || nc < 1 || nd < 1) {
 		free(draws);
-		return xf_fail(err, XF_EXIT_DATA, "shard %ld: draws of %d coordinates for %d, %s",
+		return xf_fail(err, XF_ERR_DATA, "shard %ld: draws of %d coordinates for %d, %s",
 			       sh->id, dim, nt + 1, res->shard_dir);
 	}
 	/* panels: physical parameters, σ, then the per-angle ones up to the cap */
@@ -186,7 +186,7 @@ static int draw_shard(const char *plots_dir, const xf_cmc_result *res, long s, c
 	double rhat[XF_PLOT_CMC_MAX_PANELS], ess[XF_PLOT_CMC_MAX_PANELS];
 	int rc = 0;
 	if (!values || !ranked) {
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for the shard %ld plots, %s", sh->id,
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the shard %ld plots, %s", sh->id,
 			     plots_dir);
 		goto out;
 	}

@@ -48,7 +48,7 @@ static int exists(hid_t file, const char *path)
 static double *read_doubles(h5_result *r, const char *name, size_t *n, xf_error *err)
 {
 	if (!exists(r->file, name)) {
-		xf_fail(err, XF_EXIT_DATA, "missing dataset %s, %s", name, r->path);
+		xf_fail(err, XF_ERR_DATA, "missing dataset %s, %s", name, r->path);
 		return NULL;
 	}
 	hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
@@ -58,7 +58,7 @@ static double *read_doubles(h5_result *r, const char *name, size_t *n, xf_error 
 	if (!v || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
 		free(v);
 		v = NULL;
-		xf_fail(err, XF_EXIT_DATA, "cannot read dataset %s, %s", name, r->path);
+		xf_fail(err, XF_ERR_DATA, "cannot read dataset %s, %s", name, r->path);
 	} else {
 		*n = (size_t)count;
 	}
@@ -116,7 +116,7 @@ static char *read_attr(hid_t obj, const char *name)
 static char **read_strings(h5_result *r, const char *name, int *n_out, xf_error *err)
 {
 	if (!exists(r->file, name)) {
-		xf_fail(err, XF_EXIT_DATA, "missing dataset %s, %s", name, r->path);
+		xf_fail(err, XF_ERR_DATA, "missing dataset %s, %s", name, r->path);
 		return NULL;
 	}
 	hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
@@ -157,7 +157,7 @@ static char **read_strings(h5_result *r, const char *name, int *n_out, xf_error 
 			for (int k = 0; k < n; k++)
 				free(out[k]);
 		free(out);
-		xf_fail(err, XF_EXIT_DATA, "cannot read strings %s, %s", name, r->path);
+		xf_fail(err, XF_ERR_DATA, "cannot read strings %s, %s", name, r->path);
 		return NULL;
 	}
 	*n_out = n;
@@ -182,7 +182,7 @@ static int file_surfaces(void *p, int a, double *data, double *fit, xf_error *er
 	h5_result *r = p;
 	if (read_surface(r->d_c2, a, r->n_frames, data) != 0 ||
 	    read_surface(r->d_fit, a, r->n_frames, fit) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot read the surfaces of angle %d, %s", a,
+		return xf_fail(err, XF_ERR_DATA, "cannot read the surfaces of angle %d, %s", a,
 			       r->path);
 	return 0;
 }
@@ -197,7 +197,7 @@ static int check_surface_shape(h5_result *r, hid_t d, const char *name, xf_error
 	H5Sclose(s);
 	if (rank != 3 || dims[0] != (hsize_t)r->n_phi || dims[1] != (hsize_t)r->n_frames ||
 	    dims[2] != (hsize_t)r->n_frames)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "%s has the wrong shape (expected %d x %d x %d), "
 			       "%s",
 			       name, r->n_phi, r->n_frames, r->n_frames, r->path);
@@ -210,13 +210,13 @@ static int load(h5_result *r, xf_error *err)
 	/* a CMC result keeps no surfaces and its trace/rank pages need the shard store and
 	 * the config's bounds: `xpcsfit cmc --resume` redraws them in seconds */
 	if (exists(r->file, "/cmc") && !exists(r->file, "/nlsq"))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "results.h5 holds a CMC result, whose plots are drawn by the cmc "
 			       "run: rerun `xpcsfit cmc --config C.yaml --nlsq NLSQ_DIR --out OUT "
 			       "--resume` to redraw them from the kept shards, %s",
 			       r->path);
 	if (!exists(r->file, "/data/c2") || !exists(r->file, "/nlsq/c2_fit"))
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "results.h5 has no c2 surfaces (the fit was "
 			       "run with --no-surfaces): rerun the fit without --no-surfaces "
 			       "to draw plots, %s",
@@ -228,7 +228,7 @@ static int load(h5_result *r, xf_error *err)
 		return err->code;
 	r->n_frames = (int)n;
 	if (r->n_phi < 1 || r->n_frames < 3)
-		return xf_fail(err, XF_EXIT_DATA, "nothing to plot (%d angles, %d frames), %s",
+		return xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s",
 			       r->n_phi, r->n_frames, r->path);
 	r->q = read_scalar(r, "/data/q");
 	if (!(r->names = read_strings(r, "/nlsq/parameter_names", &r->n_params, err)))
@@ -237,7 +237,7 @@ static int load(h5_result *r, xf_error *err)
 	    !(r->unc = read_doubles(r, "/nlsq/uncertainties", &m, err)))
 		return err->code;
 	if ((int)n != r->n_params || (int)m != r->n_params)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "/nlsq/values does not match "
 			       "/nlsq/parameter_names, %s",
 			       r->path);
@@ -255,7 +255,7 @@ static int load(h5_result *r, xf_error *err)
 		if (!(*per[k] = read_doubles(r, per_names[k], &n, err)))
 			return err->code;
 		if ((int)n != r->n_phi)
-			return xf_fail(err, XF_EXIT_DATA, "%s has %zu values for %d angles, %s",
+			return xf_fail(err, XF_ERR_DATA, "%s has %zu values for %d angles, %s",
 				       per_names[k], n, r->n_phi, r->path);
 	}
 	hid_t g = H5Gopen2(r->file, "/nlsq", H5P_DEFAULT);
@@ -275,7 +275,7 @@ static int load(h5_result *r, xf_error *err)
 	r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
 	r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
 	if (r->d_c2 < 0 || r->d_fit < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot open the c2 surfaces, %s", r->path);
+		return xf_fail(err, XF_ERR_DATA, "cannot open the c2 surfaces, %s", r->path);
 	if (check_surface_shape(r, r->d_c2, "/data/c2", err) != 0 ||
 	    check_surface_shape(r, r->d_fit, "/nlsq/c2_fit", err) != 0)
 		return err->code;
@@ -322,11 +322,11 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 	h5_result r = { .file = -1, .path = path, .d_c2 = -1, .d_fit = -1 };
 	int rc;
 	if (H5Fis_hdf5(path) <= 0) {
-		rc = xf_fail(err, XF_EXIT_DATA, "no readable results.h5 in the result folder, %s",
+		rc = xf_fail(err, XF_ERR_DATA, "no readable results.h5 in the result folder, %s",
 			     path);
 	} else {
 		r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-		rc = r.file < 0 ? xf_fail(err, XF_EXIT_DATA, "cannot open, %s", path)
+		rc = r.file < 0 ? xf_fail(err, XF_ERR_DATA, "cannot open, %s", path)
 				: load(&r, err);
 	}
 	if (rc == 0) {

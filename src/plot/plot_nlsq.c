@@ -73,7 +73,7 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 	double *work = malloc(nn * sizeof *work);
 	int rc = 0;
 	if (!data || !fit || !work)
-		rc = xf_fail(err, XF_EXIT_DATA, "out of memory for plots (N = %zu), %s", n,
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
 	for (int a = first; a < src->n_phi && rc == 0; a += stride) {
 		rc = src->surfaces(src->ctx, a, data, fit, err);
@@ -134,7 +134,7 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 			if (rc == 0 && errs[w].code)
 				rc = xf_fail(err, errs[w].code, "%s", errs[w].msg);
 			else if (rc == 0)
-				rc = xf_fail(err, XF_EXIT_DATA, "a plot worker failed, %s",
+				rc = xf_fail(err, XF_ERR_DATA, "a plot worker failed, %s",
 					     plots_dir);
 		}
 	}
@@ -145,7 +145,7 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err)
 {
 	if (src->n_phi < 1 || src->n_frames < 3)
-		return xf_fail(err, XF_EXIT_DATA, "nothing to plot (%d angles, %d frames), %s",
+		return xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s",
 			       src->n_phi, src->n_frames, plots_dir);
 	if (xf_mkdir_p(plots_dir, err) != 0)
 		return err->code;
@@ -157,7 +157,7 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 					 MAP_SHARED | MAP_ANONYMOUS, -1, 0)
 				  : malloc(2 * cut_bytes);
 	if (store == MAP_FAILED || !store)
-		return xf_fail(err, XF_EXIT_DATA, "out of memory for plots, %s", plots_dir);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
 	cuts.data = store;
 	cuts.fit = cuts.data + (size_t)src->n_phi * cuts.n_lags;
 	int rc = workers > 1 ? draw_angles_forked(plots_dir, src, &cuts, workers, err)
@@ -182,7 +182,7 @@ int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *
 	xf_plot_model_ctx *c = p;
 	xf_io_data_surface(c->ds, a, data);
 	if (xf_io_fit_surface(c->cfg, c->ds, c->res, a, fit) != 0)
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "model evaluation failed for the plot of "
 			       "angle %d",
 			       a);
@@ -236,7 +236,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.workers = workers,
 	};
 	if (res->n_phi != ds->n_phi)
-		return xf_fail(err, XF_EXIT_DATA, "result has %d angles but the data %d, %s",
+		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
 			       res->n_phi, ds->n_phi, plots_dir);
 	return xf_plot_draw_all(plots_dir, &src, err);
 }

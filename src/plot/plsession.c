@@ -144,10 +144,10 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 {
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
 	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot write plot: %s, %s", strerror(errno),
+		return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(errno),
 			       path);
 	stderr_capture cap;
 	capture_begin(&cap);
@@ -157,12 +157,12 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 	close(fd);
 	if (failed) {
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "plotting failed (PLplot: %s), %s", pl_message,
+		return xf_fail(err, XF_ERR_DATA, "plotting failed (PLplot: %s), %s", pl_message,
 			       path);
 	}
 	if (!whole) {
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA,
+		return xf_fail(err, XF_ERR_DATA,
 			       "the plot file was not written whole (disk full?), %s", path);
 	}
 	return xf_commit_tmp(tmp, path, err);

@@ -32,6 +32,28 @@ int xf_fail(xf_error *err, int code, const char *fmt, ...)
 	return err && err->code ? err->code : code;
 }
 
+static const struct {
+	const char *name, *message;
+} status_text[XF_STATUS_COUNT] = {
+	[XF_OK] = { "ok", "success" },
+	[XF_ERR_DATA] = { "data", "the data cannot be used or the run failed" },
+	[XF_ERR_CONFIG] = { "config", "usage or configuration error" },
+	[XF_ERR_IO] = { "io", "a file could not be read or written" },
+	[XF_ERR_NOMEM] = { "nomem", "out of memory" },
+	[XF_ERR_INTERRUPTED] = { "interrupted", "interrupted by a signal" },
+};
+
+const char *xf_status_name(int status)
+{
+	return status >= 0 && status < XF_STATUS_COUNT ? status_text[status].name : "unknown";
+}
+
+const char *xf_status_message(int status)
+{
+	return status >= 0 && status < XF_STATUS_COUNT ? status_text[status].message
+						       : "unknown status";
+}
+
 void xf_error_clear(xf_error *err)
 {
 	err->code = 0;

@@ -85,7 +85,7 @@ int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_e
 {
 	int n = snprintf(buf, size, "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= size)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s/%s", dir, name);
+		return xf_fail(err, XF_ERR_DATA, "path too long, %s/%s", dir, name);
 	return 0;
 }
 
@@ -94,9 +94,9 @@ int xf_mkdir_p(const char *dir, xf_error *err)
 	char path[PATH_MAX];
 	size_t len = strlen(dir);
 	if (len == 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot create a folder with an empty name");
+		return xf_fail(err, XF_ERR_IO, "cannot create a folder with an empty name");
 	if (len >= sizeof path)
-		return xf_fail(err, XF_EXIT_DATA, "folder name too long, %s", dir);
+		return xf_fail(err, XF_ERR_DATA, "folder name too long, %s", dir);
 	memcpy(path, dir, len + 1);
 	/* create each prefix in turn; EEXIST is fine as long as it is a folder */
 	for (size_t k = 1; k <= len; k++) {
@@ -107,14 +107,14 @@ int xf_mkdir_p(const char *dir, xf_error *err)
 		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
 			int e = errno;
 			path[k] = saved;
-			return xf_fail(err, XF_EXIT_DATA, "cannot create folder: %s, %s",
-				       strerror(e), dir);
+			return xf_fail(err, XF_ERR_IO, "cannot create folder: %s, %s", strerror(e),
+				       dir);
 		}
 		path[k] = saved;
 	}
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return xf_fail(err, XF_EXIT_DATA, "not a folder, %s", dir);
+		return xf_fail(err, XF_ERR_DATA, "not a folder, %s", dir);
 	return 0;
 }
 
@@ -147,22 +147,22 @@ int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 	if (fd < 0) {
 		int e = errno;
 		unlink(tmp_path);
-		return xf_fail(err, XF_EXIT_DATA, "cannot reopen temporary file: %s, %s",
-			       strerror(e), tmp_path);
+		return xf_fail(err, XF_ERR_IO, "cannot reopen temporary file: %s, %s", strerror(e),
+			       tmp_path);
 	}
 	if (fsync(fd) != 0 && errno != EINVAL) {
 		int e = errno;
 		close(fd);
 		unlink(tmp_path);
-		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s", strerror(e),
+		return xf_fail(err, XF_ERR_IO, "cannot flush file to disk: %s, %s", strerror(e),
 			       path);
 	}
 	close(fd);
 	if (rename(tmp_path, path) != 0) {
 		int e = errno;
 		unlink(tmp_path);
-		return xf_fail(err, XF_EXIT_DATA, "cannot rename %s to final name: %s, %s",
-			       tmp_path, strerror(e), path);
+		return xf_fail(err, XF_ERR_IO, "cannot rename %s to final name: %s, %s", tmp_path,
+			       strerror(e), path);
 	}
 	fsync_parent(path);
 	return 0;
@@ -172,11 +172,10 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 {
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
-		return xf_fail(err, XF_EXIT_DATA, "path too long, %s", path);
+		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(errno),
-			       path);
+		return xf_fail(err, XF_ERR_IO, "cannot write file: %s, %s", strerror(errno), path);
 	const char *p = data;
 	size_t left = size;
 	while (left > 0) {
@@ -187,7 +186,7 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 			int e = w < 0 ? errno : ENOSPC;
 			close(fd);
 			unlink(tmp);
-			return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e),
+			return xf_fail(err, XF_ERR_IO, "cannot write file: %s, %s", strerror(e),
 				       path);
 		}
 		p += w;
@@ -197,19 +196,19 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 		int e = errno;
 		close(fd);
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "cannot flush file to disk: %s, %s", strerror(e),
+		return xf_fail(err, XF_ERR_IO, "cannot flush file to disk: %s, %s", strerror(e),
 			       path);
 	}
 	if (close(fd) != 0) {
 		int e = errno;
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "cannot write file: %s, %s", strerror(e), path);
+		return xf_fail(err, XF_ERR_IO, "cannot write file: %s, %s", strerror(e), path);
 	}
 	if (rename(tmp, path) != 0) {
 		int e = errno;
 		unlink(tmp);
-		return xf_fail(err, XF_EXIT_DATA, "cannot rename temporary file: %s, %s",
-			       strerror(e), path);
+		return xf_fail(err, XF_ERR_IO, "cannot rename temporary file: %s, %s", strerror(e),
+			       path);
 	}
 	fsync_parent(path);
 	return 0;

@@ -19,7 +19,7 @@ int xf_remove_stale_tmps(const char *dir, const char *base, int any_pid);
  * dead processes only. */
 int xf_remove_stale_tmp_of(const char *path);
 
-/* "<dir>/<name>" into buf; XF_EXIT_DATA with a message when it does not fit. */
+/* "<dir>/<name>" into buf; XF_ERR_DATA with a message when it does not fit. */
 int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_error *err);
 
 /* Create dir (and parents) if missing. */

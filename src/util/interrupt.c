@@ -152,7 +152,7 @@ int xf_interrupt_signal(void)
 
 int xf_interrupt_exit_code(void)
 {
-	return got_signal == SIGTERM ? 128 + SIGTERM : XF_EXIT_INTERRUPT;
+	return 128 + (got_signal == SIGTERM ? SIGTERM : SIGINT);
 }
 
 void xf_interrupt_reported(void)

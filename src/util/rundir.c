@@ -59,7 +59,7 @@ static int refuse_locked(int fd, const char *dir, xf_error *err)
 	char who[48] = "";
 	if (pid > 0)
 		snprintf(who, sizeof who, " (pid %ld)", pid);
-	return xf_fail(err, XF_EXIT_CONFIG,
+	return xf_fail(err, XF_ERR_CONFIG,
 		       "another xpcsfit run%s is writing this result folder: wait for it to "
 		       "end or choose another --out, %s",
 		       who, dir);
@@ -67,7 +67,7 @@ static int refuse_locked(int fd, const char *dir, xf_error *err)
 
 static int refuse_existing(const char *dir, const char *hint, xf_error *err)
 {
-	return xf_fail(err, XF_EXIT_CONFIG,
+	return xf_fail(err, XF_ERR_CONFIG,
 		       "the result folder already holds a finished result: add %s to replace "
 		       "it or choose another --out, %s",
 		       hint, dir);
@@ -77,9 +77,9 @@ int xf_rundir_check(const char *dir, int replace, const char *replace_hint, xf_e
 {
 	struct stat st;
 	if (!dir || !dir[0])
-		return xf_fail(err, XF_EXIT_CONFIG, "--out is empty: give a folder name");
+		return xf_fail(err, XF_ERR_CONFIG, "--out is empty: give a folder name");
 	if (strlen(dir) + 32 >= PATH_MAX)
-		return xf_fail(err, XF_EXIT_CONFIG, "--out is too long (%zu characters), %.64s...",
+		return xf_fail(err, XF_ERR_CONFIG, "--out is too long (%zu characters), %.64s...",
 			       strlen(dir), dir);
 	/* the nearest part of the path that exists must be a folder */
 	char path[PATH_MAX];
@@ -87,7 +87,7 @@ int xf_rundir_check(const char *dir, int replace, const char *replace_hint, xf_e
 	for (;;) {
 		if (stat(path, &st) == 0) {
 			if (!S_ISDIR(st.st_mode))
-				return xf_fail(err, XF_EXIT_CONFIG,
+				return xf_fail(err, XF_ERR_CONFIG,
 					       "--out: %s is a file, not a folder, %s", path, dir);
 			break;
 		}
@@ -121,14 +121,14 @@ static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 	if (snprintf(rd->dir, sizeof rd->dir, "%s", dir) >= (int)sizeof rd->dir ||
 	    xf_path_join(rd->marker, sizeof rd->marker, dir, XF_RUNDIR_MARKER, err) != 0 ||
 	    xf_path_join(lock, sizeof lock, dir, XF_RUNDIR_LOCK, err) != 0)
-		return xf_fail(err, XF_EXIT_CONFIG, "path too long, %s", dir);
+		return xf_fail(err, XF_ERR_CONFIG, "path too long, %s", dir);
 	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
-		return xf_fail(err, XF_EXIT_DATA, "cannot create the lock file: %s, %s",
+		return xf_fail(err, XF_ERR_IO, "cannot create the lock file: %s, %s",
 			       strerror(errno), lock);
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		int rc = errno == EWOULDBLOCK ? refuse_locked(fd, dir, err)
-					      : xf_fail(err, XF_EXIT_DATA, "cannot lock: %s, %s",
+					      : xf_fail(err, XF_ERR_DATA, "cannot lock: %s, %s",
 							strerror(errno), lock);
 		close(fd);
 		return rc;
@@ -149,7 +149,7 @@ int xf_rundir_lock(xf_rundir *rd, const char *dir, xf_error *err)
 	rd->completed = 1; /* nothing of the folder is ever rolled back */
 	rd->created[0] = '\0';
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return xf_fail(err, XF_EXIT_DATA, "no such result folder, %s", dir);
+		return xf_fail(err, XF_ERR_DATA, "no such result folder, %s", dir);
 	return take_lock(rd, dir, err);
 }
 
@@ -256,8 +256,8 @@ int xf_rundir_claim(xf_rundir *rd, const char *dir, int replace, const char *rep
 int xf_rundir_complete(xf_rundir *rd, xf_error *err)
 {
 	if (unlink(rd->marker) != 0 && errno != ENOENT)
-		return xf_fail(err, XF_EXIT_DATA, "cannot remove the marker: %s, %s",
-			       strerror(errno), rd->marker);
+		return xf_fail(err, XF_ERR_IO, "cannot remove the marker: %s, %s", strerror(errno),
+			       rd->marker);
 	xf_interrupt_remove_marker(rd->marker);
 	rd->completed = 1;
 	int fd = open(rd->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -24,7 +24,7 @@ typedef struct xf_rundir {
 	char created[PATH_MAX]; /* the outermost folder the claim created ("": none) */
 } xf_rundir;
 
-/* Before any work, nothing created: refuse (XF_EXIT_CONFIG) an empty name, a dir that is
+/* Before any work, nothing created: refuse (XF_ERR_CONFIG) an empty name, a dir that is
  * not a folder, a folder another run holds, or a finished result when !replace.
  * replace_hint names the option that would allow it ("--force"). */
 int xf_rundir_check(const char *dir, int replace, const char *replace_hint, xf_error *err);
