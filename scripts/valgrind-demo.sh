@@ -24,7 +24,7 @@ step validate --config "$work/fit.yaml"
 step nlsq --config "$work/fit.yaml" --out "$work/laminar" --threads 2
 step nlsq --config configs/chx_static.yaml --out "$work/chx" --threads 2 --no-plots
 sed -e "s|demo_output/laminar_demo.h5|$work/laminar_demo.h5|" \
-	-e "s|num_warmup: 300|num_warmup: 60|" -e "s|num_samples: 700|num_samples: 60|" \
+	-e "s|num_warmup: 300|num_warmup: 150|" -e "s|num_samples: 700|num_samples: 150|" -e "s|num_shards: 4|num_shards: 2|" \
 	-e "s|end_frame: 120|end_frame: 40|" -e "s|num_chains: 4|num_chains: 2|" \
 	configs/demo_cmc.yaml >"$work/cmc.yaml"
 step fit --config "$work/cmc.yaml" --out "$work/posterior" --threads 2
