@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include "data/h5util.h"
 #include "data/raw.h"
@@ -92,6 +93,12 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf
 	ds->phi_deg = calloc((size_t)ds->n_phi, sizeof *ds->phi_deg);
 	ds->map_number = calloc((size_t)ds->n_phi, sizeof *ds->map_number);
 	ds->c2 = calloc((size_t)ds->n_phi, sizeof *ds->c2);
+	/* n_rows² · 8 must not wrap (declared sizes near 2³² did, found by fuzz_h5) */
+	if (raw->n_rows > (size_t)1 << 28 || raw->n_rows * raw->n_rows > SIZE_MAX / sizeof *buf) {
+		rc = xf_fail(err, XF_EXIT_DATA, "maps of %zu × %zu in %s are too large to load",
+			     (size_t)raw->n_rows, (size_t)raw->n_rows, raw->file_name);
+		goto out;
+	}
 	buf = malloc(raw->n_rows * raw->n_rows * sizeof *buf);
 	if (!ds->phi_deg || !ds->map_number || !ds->c2 || !buf) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory loading %s", raw->file_name);

@@ -208,6 +208,15 @@ int xf_h5_read_list(hid_t file, const char *file_name, const char *path, double 
 		rc = xf_fail(err, XF_EXIT_DATA, "dataset %s in %s is empty", path, file_name);
 		goto out;
 	}
+	/* a declared size is not a promise of data: a damaged header can claim 2⁴⁰ entries
+	 * (found by fuzz_h5); no q/φ list, bin list or mapping comes near this */
+	if ((uint64_t)np > XF_H5_MAX_LIST) {
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "dataset %s in %s declares %lld entries, more than the %lld a list "
+			     "may hold",
+			     path, file_name, (long long)np, (long long)XF_H5_MAX_LIST);
+		goto out;
+	}
 	*out = malloc((size_t)np * sizeof **out);
 	if (!*out) {
 		rc = xf_fail(err, XF_EXIT_DATA, "out of memory reading %s", path);

@@ -6,10 +6,14 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "xpcsfit/error.h"
 
 /* HDF5's registered id of the LZF filter (h5py, boost_corr). */
 #define XF_H5_FILTER_LZF 32000
+/* Most entries a 1-D list (q, φ, bins, index mapping) may declare: 2²⁴, far above any
+ * detector's bin count, far below a size that could wrap or exhaust memory. */
+#define XF_H5_MAX_LIST ((uint64_t)1 << 24)
 #define XF_H5_LZF_MESSAGE                                                                          \
 	"LZF compression filter (HDF5 filter 32000) is not available: "                            \
 	"install Debian package hdf5-plugin-lzf"
