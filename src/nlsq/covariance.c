@@ -2,6 +2,7 @@
  * of the Jacobi-scaled matrix so that parameters spanning 1e-6…1e5 do not spoil the
  * conditioning; reports the numerical rank. */
 #include "nlsq/covariance.h"
+#include "xpcsfit/error.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -27,6 +28,7 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 		free(a);
 		free(d);
 		free(ev);
+		xf_note_no_memory(); /* callers read the NaN as "no information" */
 		return -1;
 	}
 	for (int k = 0; k < n; k++)

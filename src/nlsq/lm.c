@@ -237,6 +237,7 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 	out->chi2 = NAN;
 	if (work_alloc(&w, n, s->stall_window)) {
 		work_free(&w);
+		xf_note_no_memory(); /* not a non-finite start: the fit must not go on without it */
 		return -1;
 	}
 	for (int k = 0; k < n; k++)
