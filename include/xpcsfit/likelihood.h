@@ -112,7 +112,7 @@ void xf_pairset_free(xf_pairset *ps);
  * failure. (For robust noise scales: CMC's σ prior.) */
 int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x, double *res);
 
-/* Where χ² stops being finite at x (adr/0015): a parameter value, the model at a point,
+/* Where χ² stops being finite at x (adr/0018): a parameter value, the model at a point,
  * a stored value, or a residual whose square over σ² overflows. i, j are the window's
  * frame indices (0-based, 1 ≤ i < j ≤ N−1); the stored row is ds->first_frame + i. */
 typedef enum xf_non_finite_kind {

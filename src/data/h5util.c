@@ -313,6 +313,16 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 			     file_name);
 		goto out;
 	}
+	/* a damaged header can declare 2²⁷ names or 2³¹-byte cells (found by fuzz_h5: 1.8 GB
+	 * for a list of two names) */
+	if ((uint64_t)np > XF_H5_MAX_STRINGS || sz > XF_H5_MAX_STRING_BYTES) {
+		rc = xf_fail(err, XF_EXIT_DATA,
+			     "dataset %s in %s declares %lld strings of %zu bytes, more than a "
+			     "list of names may hold (%d of %d bytes)",
+			     path, file_name, (long long)np, sz, XF_H5_MAX_STRINGS,
+			     XF_H5_MAX_STRING_BYTES);
+		goto out;
+	}
 	/* read in the file's own string kind: variable length as char *, fixed as
 	 * sz-byte cells (not necessarily NUL-terminated) */
 	int vlen = H5Tis_variable_str(t) > 0;

@@ -14,6 +14,9 @@
 /* Most entries a 1-D list (q, φ, bins, index mapping) may declare: 2²⁴, far above any
  * detector's bin count, far below a size that could wrap or exhaust memory. */
 #define XF_H5_MAX_LIST ((uint64_t)1 << 24)
+/* Most entries and bytes per entry of a list of names (map_names: 2 of a few bytes). */
+#define XF_H5_MAX_STRINGS      4096
+#define XF_H5_MAX_STRING_BYTES 65536
 #define XF_H5_LZF_MESSAGE                                                                          \
 	"LZF compression filter (HDF5 filter 32000) is not available: "                            \
 	"install Debian package hdf5-plugin-lzf"

@@ -5,6 +5,7 @@
 #include "xpcsfit/error.h"
 
 #include <lapacke.h>
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -14,6 +15,7 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 		  int *rank, double *weak_dir)
 {
 	int m = 0;
+	assert(n > 0);
 	for (int k = 0; k < n * n; k++)
 		cov[k] = NAN;
 	for (int k = 0; weak_dir && k < n; k++)

@@ -1,5 +1,5 @@
 /* degenerate.c — the fit's own guards for inputs that pass the loader but leave nothing
- * to fit (adr/0015-degenerate-fits.md): χ² that is not finite is explained by the data
+ * to fit (adr/0018-degenerate-fits.md): χ² that is not finite is explained by the data
  * location or parameter that made it so, never by a generic "check the config". */
 #include <assert.h>
 #include <math.h>

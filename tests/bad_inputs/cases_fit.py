@@ -1,4 +1,4 @@
-"""cases_fit.py — degenerate fits (adr/0015-degenerate-fits.md): inputs that pass the
+"""cases_fit.py — degenerate fits (adr/0018-degenerate-fits.md): inputs that pass the
 loader but leave nothing to fit, or make χ² overflow. Each ends with exit 1 and one line
 that names the angle, the frames or the parameter at fault — never "converged" with
 ±0 uncertainties, never a message that blames the config for a data problem."""

@@ -1,5 +1,5 @@
 /* fail_alloc.c — allocation-failure injection for the test copy of the CLI
- * (xpcsfit_faults, tests/faults/CMakeLists.txt; adr/0014-fuzzing-and-fault-injection.md).
+ * (xpcsfit_faults, tests/faults/CMakeLists.txt; adr/0017-fuzzing-and-fault-injection.md).
  *
  * The copy is linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,
  * so every allocation made by xpcsfit's own code (the CLI and libxpcsfit.a) comes here;

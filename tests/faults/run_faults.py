@@ -1,4 +1,4 @@
-"""run_faults.py — allocation-failure loop (issue 9; adr/0014-fuzzing-and-fault-injection.md).
+"""run_faults.py — allocation-failure loop (issue 9; adr/0017-fuzzing-and-fault-injection.md).
 
 Runs `xpcsfit_faults` (the CLI linked with tests/faults/fail_alloc.c) once without a
 failure to count the wrapped allocations T, then once per N in 1..T with the N-th
