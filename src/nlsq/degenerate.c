@@ -7,6 +7,14 @@
 
 #include "nlsq/nlsq_internal.h"
 
+int xf_fit_non_finite_at(const xf_fit_ctx *ctx, const double *x)
+{
+	xf_non_finite w;
+	if (xf_problem_find_non_finite(ctx->pr, x, &w))
+		return 0; /* no memory to look: the caller's own message stands */
+	return w.kind != XF_NON_FINITE_NONE || !isfinite(w.chi2);
+}
+
 int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *when, xf_error *err)
 {
 	const xf_problem *pr = ctx->pr;

@@ -93,6 +93,8 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
  * data or a residual overflowed. `when` completes "χ² is not finite ..." ("at every
  * start", "at the start values"). Returns XF_EXIT_DATA. */
 int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *when, xf_error *err);
+/* 1 when χ² over all the data is not finite at x (one point-by-point walk). */
+int xf_fit_non_finite_at(const xf_fit_ctx *ctx, const double *x);
 
 /* Before the search (adr/0018): every angle's fitted points must vary (a constant map,
  * all zeros included, informs nothing) and their mean must lie where offset + contrast·g1²

@@ -600,9 +600,14 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		rc = xf_interrupted()
 			     ? xf_fail(err, XF_EXIT_INTERRUPT, "interrupted: no result written")
 		     : xf_no_memory() ? fail_no_memory(err)
-				      : xf_fail(err, XF_EXIT_DATA,
-						"no start could be refined on all the data, in %s",
-						pr->ds->path ? pr->ds->path : "data");
+		     /* finite on the screening subsample, not on all the data: say where */
+		     : xf_fit_non_finite_at(ctx, ends[0].x)
+			     ? xf_fit_fail_non_finite(ctx, ends[0].x,
+						      "on all the data at the best screened point",
+						      err)
+			     : xf_fail(err, XF_EXIT_DATA,
+				       "no start could be refined on all the data, in %s",
+				       pr->ds->path ? pr->ds->path : "data");
 		goto done;
 	}
 	xf_info("nlsq: %d starts screened (%d moved from flat), %d basins, %d refined; "
