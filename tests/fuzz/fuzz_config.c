@@ -1,6 +1,7 @@
 /* fuzz_config.c — fuzz target: the YAML config loader (xf_config_load) on arbitrary bytes.
  * Any input must end in 0 (a config) or an error with one line and a config/data exit
  * code — never a crash, leak, hang or sanitizer report. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		xf_config_free(&cfg);
 	} else {
 		/* an error is one line with a known exit code */
-		if (rc != XF_EXIT_CONFIG && rc != XF_EXIT_DATA)
+		if (rc != XF_EXIT_CONFIG && rc != XF_EXIT_DATA) {
+			fprintf(stderr, "fuzz_config: exit code %d: %s\n", rc, err.msg);
 			abort();
-		if (err.msg[0] == '\0' || strchr(err.msg, '\n'))
+		}
+		if (err.msg[0] == '\0' || strchr(err.msg, '\n')) {
+			fprintf(stderr, "fuzz_config: not one error line: '%s'\n", err.msg);
 			abort();
+		}
 	}
 	xf_log_reset();
 	return 0;

@@ -59,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		xf_dataset_free(&ds);
 	} else if ((rc != XF_EXIT_CONFIG && rc != XF_EXIT_DATA) || err.msg[0] == '\0' ||
 		   strchr(err.msg, '\n')) {
+		fprintf(stderr, "fuzz_h5: exit code %d, not one error line: '%s'\n", rc, err.msg);
 		abort();
 	}
 	/* every file, dataset, group, type, space and attribute opened is closed again */

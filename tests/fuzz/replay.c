@@ -49,6 +49,8 @@ static int replay_file(const char *path)
 		}
 		len += (size_t)r;
 	}
+	if (getenv("XF_REPLAY_VERBOSE"))
+		fprintf(stderr, "replay: %s\n", path);
 	LLVMFuzzerTestOneInput(buf, len);
 	free(buf);
 	return 0;
