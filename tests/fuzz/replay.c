@@ -94,7 +94,8 @@ static int replay_dir(const char *dir)
 	}
 	closedir(d);
 	if (rc == 0) {
-		qsort(names, n, sizeof *names, cmp_names);
+		if (n > 0) /* qsort(NULL, 0, ...) is undefined */
+			qsort(names, n, sizeof *names, cmp_names);
 		for (size_t k = 0; k < n; k++) {
 			struct stat st;
 			if (stat(names[k], &st) == 0 && S_ISREG(st.st_mode)) {
