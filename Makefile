@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build test test-slow demo bench clean sanitize format format-check
+.PHONY: all deps build test test-slow demo bench clean sanitize format format-check fuzz-build
 
 all: build
 
@@ -37,6 +37,14 @@ sanitize: deps
 	@cd build-asan && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE 'bench|slow'
+
+# libFuzzer targets (clang; docs/fuzzing.md says how to run them). Not part of `make test`,
+# which replays the kept corpora with the normal build.
+fuzz-build:
+	@bash scripts/install-deps.sh --fuzz
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+		-DXPCSFIT_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_config fuzz_h5
 
 # Layout is enforced: .clang-format (Linux-kernel style); CI runs format-check.
 format:

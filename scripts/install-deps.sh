@@ -17,6 +17,11 @@ packages=(
   libplplot-dev plplot-driver-cairo
   python3 python3-numpy python3-scipy python3-h5py python3-yaml
 )
+# --fuzz: also clang (libFuzzer, ASan, UBSan) for `make fuzz-build` (docs/fuzzing.md);
+# the normal build and `make test` never need it.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -54,7 +54,9 @@ static void explicit_normal_equations(const xf_problem *pr, const xf_pairset *ps
 				      double *chi2, double *jtj, double *b)
 {
 	int nf = pr->n_full, np = pr->n_phys, nb = pr->n_basis;
-	double con[pr->n_phi], off[pr->n_phi];
+	double *con = malloc(2 * (size_t)pr->n_phi * sizeof *con);
+	assert_non_null(con);
+	double *off = con + pr->n_phi;
 	xf_problem_scaling(pr, x, con, off);
 	memset(jtj, 0, sizeof(double) * nf * nf);
 	memset(b, 0, sizeof(double) * nf);
@@ -81,6 +83,7 @@ static void explicit_normal_equations(const xf_problem *pr, const xf_pairset *ps
 					jtj[m * nf + l] += row[m] * row[l];
 			}
 		}
+	free(con);
 }
 
 /* The streamed pass equals the explicit sums on all pairs (sample = 0) or on a sampled

@@ -758,10 +758,12 @@ static void test_atomic_errors(void **state)
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
 	xf_output_options opt = { 1, 1, 1 };
-	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err), XF_ERR_IO);
+	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err),
+			 XF_ERR_IO);
 	assert_non_null(strstr(err.msg, target));
 	xf_error_clear(&err);
-	assert_int_equal(xf_results_write_nlsq_h5(target, &f.cfg, &f.ds, &f.res, 1, &err), XF_ERR_IO);
+	assert_int_equal(xf_results_write_nlsq_h5(target, &f.cfg, &f.ds, &f.res, 1, &err),
+			 XF_ERR_IO);
 	assert_non_null(strstr(err.msg, "results.h5"));
 	free_fixture(&f);
 	/* an atomic write replaces the old content completely and leaves no temporary */

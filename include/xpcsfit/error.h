@@ -52,4 +52,11 @@ void xf_log_reset(void);
 void xf_request_interrupt(void);
 int xf_interrupted(void);
 
+/* Sticky record that an allocation failed where the code has a fallback that would give
+ * a different answer (a start dropped, a default scaling, a NaN check): the fit and the
+ * sampler check it before they report a result, and fail with "out of memory" instead of
+ * returning a result that differs from the one with memory (tests/faults/). */
+void xf_note_no_memory(void);
+int xf_no_memory(void);
+
 #endif

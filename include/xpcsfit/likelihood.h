@@ -112,6 +112,29 @@ void xf_pairset_free(xf_pairset *ps);
  * failure. (For robust noise scales: CMC's σ prior.) */
 int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x, double *res);
 
+/* Where χ² stops being finite at x (adr/0018): a parameter value, the model at a point,
+ * a stored value, or a residual whose square over σ² overflows. i, j are the window's
+ * frame indices (0-based, 1 ≤ i < j ≤ N−1); the stored row is ds->first_frame + i. */
+typedef enum xf_non_finite_kind {
+	XF_NON_FINITE_NONE = 0,	 /* every point finite (the sum overflows, or none) */
+	XF_NON_FINITE_PARAMETER, /* x[param] itself */
+	XF_NON_FINITE_MODEL,	 /* the model c2 at (angle, i, j) */
+	XF_NON_FINITE_DATA,	 /* the stored c2 at (angle, i, j) */
+	XF_NON_FINITE_RESIDUAL,	 /* (data − model)²/σ² at (angle, i, j), or σ² underflows */
+} xf_non_finite_kind;
+
+typedef struct xf_non_finite {
+	xf_non_finite_kind kind;
+	int param;	    /* XF_NON_FINITE_PARAMETER: index into x */
+	int angle, i, j;    /* the point, −1 when none */
+	double data, model; /* c2 stored and modelled there */
+	double chi2;	    /* kind NONE: χ² summed point by point (finite: χ² is fine) */
+} xf_non_finite;
+
+/* The first non-finite term of χ² at x over every fitted point, in pass order. Returns 0
+ * (where filled, kind NONE when nothing is found), −1 on allocation failure. */
+int xf_problem_find_non_finite(const xf_problem *pr, const double *x, xf_non_finite *where);
+
 /* What a pass returns. */
 typedef struct xf_lik_out {
 	double chi2; /* Σ r², r = (data − model)/σ */

@@ -13,7 +13,7 @@
 
 static int oom(const xf_cfg_reader *r)
 {
-	return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
+	return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
 }
 
 /* ---- parameter_space ---------------------------------------------------------------- */

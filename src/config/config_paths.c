@@ -19,7 +19,7 @@ static int take(xf_config *cfg, const char *path, xf_error *err)
 	free(cfg->data_path);
 	cfg->data_path = strdup(path);
 	if (!cfg->data_path)
-		return xf_fail(err, XF_ERR_CONFIG, "out of memory resolving data path %s", path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory resolving data path %s", path);
 	return 0;
 }
 
@@ -44,7 +44,7 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 {
 	char *path = NULL;
 	if (expand_home(written, &path))
-		return xf_fail(err, XF_ERR_CONFIG, "out of memory resolving data path %s", written);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory resolving data path %s", written);
 	int rc;
 	if (path[0] == '/') {
 		snprintf(cfg->data_path_note, sizeof cfg->data_path_note,
@@ -70,7 +70,7 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 		char *joined = malloc(len);
 		if (!joined) {
 			free(path);
-			return xf_fail(err, XF_ERR_CONFIG, "out of memory resolving data path %s",
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory resolving data path %s",
 				       written);
 		}
 		memcpy(joined, config_path, dir_len);

@@ -134,7 +134,7 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		size_t len = (folder ? strlen(folder) + 1 : 0) + strlen(name) + 1;
 		char *joined = malloc(len);
 		if (!joined)
-			return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
+			return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
 		if (folder) {
 			size_t flen = strlen(folder);
 			int slash = folder[flen - 1] == '/';
@@ -332,7 +332,7 @@ static int read_phi_section(const xf_cfg_reader *r, const xf_ynode *map, const c
 		return 0;
 	cfg->phi_ranges = calloc(list->n, sizeof *cfg->phi_ranges);
 	if (!cfg->phi_ranges)
-		return xf_fail(r->err, XF_ERR_CONFIG, "out of memory reading %s", r->file);
+		return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
 	for (size_t k = 0; k < list->n; k++) {
 		rc = read_phi_range(r, list->items[k], sect, (int)k, &cfg->phi_ranges[k]);
 		if (rc)
@@ -423,7 +423,7 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err)
 			     "of keys, in %s:%d",
 			     path, root->line);
 	else if (!(cfg->source_path = strdup(path)))
-		rc = xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", path);
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	else
 		rc = read_all(&r, root, cfg);
 	xf_yaml_free(root);

@@ -60,7 +60,7 @@ static int copy_node(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode **out);
 
 static int out_of_memory(copy_ctx *c)
 {
-	return xf_fail(c->err, XF_ERR_CONFIG, "out of memory reading %s", c->name);
+	return xf_fail(c->err, XF_ERR_NOMEM, "out of memory reading %s", c->name);
 }
 
 static int copy_scalar(copy_ctx *c, yaml_node_t *src, xf_ynode *dst)
@@ -201,7 +201,7 @@ static int parser_error(const yaml_parser_t *parser, const char *name, xf_error 
 {
 	const char *problem = parser->problem ? parser->problem : "unknown problem";
 	if (parser->error == YAML_MEMORY_ERROR)
-		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", name);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", name);
 	if (parser->error == YAML_READER_ERROR)
 		return xf_fail(err, XF_ERR_CONFIG, "invalid YAML: %s (byte offset %zu), in %s",
 			       problem, parser->problem_offset, name);
@@ -277,7 +277,7 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		fclose(f);
-		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", path);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	}
 	yaml_parser_set_input_file(&parser, f);
 	int rc = load_with_parser(&parser, path, root, err);
@@ -296,7 +296,7 @@ int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_
 	*root = NULL;
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
-		return xf_fail(err, XF_ERR_CONFIG, "out of memory reading %s", name);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
 	int rc = load_with_parser(&parser, name, root, err);
 	yaml_parser_delete(&parser);

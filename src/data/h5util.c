@@ -432,11 +432,12 @@ int xf_h5_read_string_list(hid_t file, const char *file_name, const char *path, 
 			     file_name);
 		goto out;
 	}
-	if ((unsigned long long)np > XF_H5_LIST_MAX || sz > XF_H5_STRING_MAX) {
+	if ((unsigned long long)np > XF_H5_STRINGS_MAX || sz > XF_H5_STRING_MAX) {
 		rc = xf_fail(err, XF_ERR_DATA,
 			     "dataset %s in %s declares %lld strings of %zu bytes, above the "
 			     "limits of %d strings of %d bytes (docs/input-formats.md)",
-			     path, file_name, (long long)np, sz, XF_H5_LIST_MAX, XF_H5_STRING_MAX);
+			     path, file_name, (long long)np, sz, XF_H5_STRINGS_MAX,
+			     XF_H5_STRING_MAX);
 		goto out;
 	}
 	/* read in the file's own string kind: variable length as char *, fixed as

@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "xpcsfit/error.h"
 
 /* HDF5's registered id of the LZF filter (h5py, boost_corr). */
@@ -21,6 +22,9 @@
  * refusing it before allocating keeps a 69 KB file from asking for terabytes. */
 #define XF_H5_LIST_MAX	 (1 << 24)
 #define XF_H5_STRING_MAX 4096
+/* A list of names (map_names holds 2 of a few bytes): at most 4096 cells, so that a
+ * damaged header cannot make a string read cost gigabytes (fuzz_h5 found 2^27 names). */
+#define XF_H5_STRINGS_MAX 4096
 /* A chunk of a chunked dataset: HDF5 decompresses whole chunks, so this bounds the cost
  * of reading any part of a map. h5py's automatic chunks are at most 1 MiB. */
 #define XF_H5_CHUNK_MAX (256 << 20)

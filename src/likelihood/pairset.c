@@ -1,5 +1,6 @@
 /* pairset.c — sets of frame pairs (likelihood.h): all fitted pairs, or a deterministic
  * random subsample of them. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ int xf_pairset_sample(xf_pairset *ps, int n_frames, size_t n_target, uint64_t se
 		n++;
 		next += 1.0 + floor(log(xf_rng_uniform(seed, stream, draw, 0, 0)) / log_miss);
 	}
+	assert(n <= cap && (n == 0 || ps->pair_j[n - 1] < (uint32_t)n_frames));
 	ps->n_pairs = n;
 	return 0;
 }

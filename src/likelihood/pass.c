@@ -2,6 +2,7 @@
  * the evaluator, the blocks on the pool (or inline), their reduction in block order and
  * the assembly of JᵀJ and b over the parameter layout. The block kernels are in
  * pass_hessian.c (χ², JᵀJ, Jᵀr) and pass_gradient.c (χ² and Jᵀr; χ² alone). */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,7 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 	else
 		for (int blk = 0; blk < lik->n_blocks; blk++)
 			run_block(lik, blk);
+	assert(lik->n_blocks >= 1);
 	xf_accum *total = &lik->slots[lik->n_blocks];
 	reduce_slots(lik, total);
 	out->chi2 = total->chi2 / (pr->sigma * pr->sigma);
@@ -170,6 +172,7 @@ static int make_blocks(xf_lik *lik)
 		}
 		pair += row;
 	}
+	assert(blk == lik->n_blocks); /* every block starts at a pair of the set */
 	return 0;
 }
 
@@ -209,6 +212,8 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 		return NULL;
 	}
 	size_t na = (size_t)pr->n_phi;
+	assert(na > 0 && pr->n_full == pr->n_phys + 2 * pr->n_basis);
+	assert(ps->n_pairs <= xf_fitted_pairs((size_t)ps->n_frames));
 	lik->pr = pr;
 	lik->ds = pr->ds;
 	lik->ps = ps;

@@ -60,6 +60,8 @@ void xf_quantile_scaling(const xf_dataset *ds, const xf_bound *cb, const xf_boun
 {
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
 	double *buf = n_pairs >= XF_QUANTILE_MIN_POINTS ? malloc(sizeof(double) * n_pairs) : NULL;
+	if (!buf && n_pairs >= XF_QUANTILE_MIN_POINTS)
+		xf_note_no_memory();
 	double lag80 = buf ? lag_percentile((size_t)ds->n_frames, 80.0) : 0.0;
 	double lag20 = buf ? lag_percentile((size_t)ds->n_frames, 20.0) : 0.0;
 	for (int a = 0; a < ds->n_phi; a++) {

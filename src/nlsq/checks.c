@@ -28,8 +28,10 @@ double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *j
 	int *mask = calloc((size_t)n, sizeof(int));
 	double *c = malloc(sizeof(double) * (size_t)n * n);
 	double d2 = NAN;
-	if (!mask || !c)
+	if (!mask || !c) {
+		xf_note_no_memory();
 		goto done;
+	}
 	for (int k = 0; k < n; k++) {
 		double tol = XF_AT_BOUND_TOL * pr->scale[k];
 		int held = (x[k] <= pr->lower[k] + tol && b[k] <= 0.0) ||
@@ -133,12 +135,22 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	double s2 = best->chi2 / fmax(1.0, (double)pr->n_points - res->n_free);
 	q->distance_se = xf_fit_distance_se(pr, best->x, best->jtj, best->b, best->chi2);
 	double *unc = malloc(sizeof(double) * (size_t)n);
+	if (!unc)
+		xf_note_no_memory();
 	if (unc)
 		for (int k = 0; k < n; k++) {
 			double v = cov[(size_t)k * n + k];
 			unc[k] = v >= 0.0 ? sqrt(v) : NAN;
 		}
-	q->all_informed = unc && check_informed(pr, best, unc, cov_rank, weak_dir, res->n_free, q);
+	int zero_noise = xf_fit_zero_noise(pr, res->residual_sd);
+	if (zero_noise)
+		add_reason(q,
+			   "the residuals vanish (residual sd %.3g): noise-free data leave the "
+			   "noise level unknown, so no uncertainty is given (set "
+			   "optimization.nlsq.sigma)",
+			   res->residual_sd);
+	q->all_informed = unc && (zero_noise || check_informed(pr, best, unc, cov_rank, weak_dir,
+							       res->n_free, q));
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;

@@ -2,8 +2,10 @@
  * of the Jacobi-scaled matrix so that parameters spanning 1e-6…1e5 do not spoil the
  * conditioning; reports the numerical rank. */
 #include "nlsq/covariance.h"
+#include "xpcsfit/error.h"
 
 #include <lapacke.h>
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -13,6 +15,7 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 		  int *rank, double *weak_dir)
 {
 	int m = 0;
+	assert(n > 0);
 	for (int k = 0; k < n * n; k++)
 		cov[k] = NAN;
 	for (int k = 0; weak_dir && k < n; k++)
@@ -27,6 +30,7 @@ int xf_covariance(const double *jtj, int n, const int *free_mask, double scale_f
 		free(a);
 		free(d);
 		free(ev);
+		xf_note_no_memory(); /* callers read the NaN as "no information" */
 		return -1;
 	}
 	for (int k = 0; k < n; k++)

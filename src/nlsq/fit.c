@@ -116,6 +116,8 @@ static int fill_result(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_
 	res->stop_reason = xf_stop_reason_name(best->stop);
 	/* σ unknown: scale (JᵀJ)⁻¹ by the residual variance s² = χ²/(n − p) */
 	double factor = pr->has_sigma ? 1.0 : res->reduced_chi_squared;
+	if (xf_fit_zero_noise(pr, res->residual_sd))
+		factor = NAN; /* no noise level: every uncertainty unknown, none "±0" */
 	if (xf_covariance(best->jtj, nf, free_mask, factor, res->covariance, &res->cov_rank,
 			  weak_dir))
 		goto done;
@@ -306,6 +308,10 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	int rc = xf_problem_build(&pr, cfg, ds, err);
 	if (rc)
 		return rc;
+	if ((rc = xf_fit_check_data(&pr, err))) {
+		xf_problem_free(&pr);
+		return rc;
+	}
 	xf_blas_single_thread();
 	xf_pool *pool = xf_pool_create(n_threads);
 	ctx.pr = &pr;
@@ -313,7 +319,9 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	ctx.progress = progress;
 	ctx.progress_ctx = progress_ctx;
 	if (!pool) {
-		rc = xf_fail(err, XF_ERR_DATA, "cannot start %d worker threads", n_threads);
+		rc = xf_fail(err, XF_ERR_NOMEM,
+			     "cannot start %d worker threads (out of memory or the thread limit)",
+			     n_threads);
 		goto done;
 	}
 	if ((rc = make_evaluators(&ctx, pool, sets, err)))
@@ -331,7 +339,13 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	if ((rc = find_optimum(&ctx, &best, err)))
 		goto done;
 	count_passes(&ctx);
-	if (fill_result(&ctx, &best, res)) {
+	/* an allocation failed on a path with a fallback: the answer may differ from the
+	 * one with memory, so there is none (tests/faults/) */
+	if (xf_no_memory()) {
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory during the fit: no result written");
+		goto done;
+	}
+	if (fill_result(&ctx, &best, res) || xf_no_memory()) {
 		xf_nlsq_result_free(res);
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory writing the result");
 		goto done;

@@ -12,6 +12,7 @@
 #include "xpcsfit/error.h"
 
 #include <lapacke.h>
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,7 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 		double *b, xf_lm_outcome *out)
 {
 	int n = s->n;
+	assert(n > 0 && s->max_iterations >= 0);
 	lm_work w;
 	xf_damping damp;
 	out->iterations = 0;
@@ -237,6 +239,7 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 	out->chi2 = NAN;
 	if (work_alloc(&w, n, s->stall_window)) {
 		work_free(&w);
+		xf_note_no_memory(); /* not a non-finite start: the fit must not go on without it */
 		return -1;
 	}
 	for (int k = 0; k < n; k++)

@@ -85,6 +85,28 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
  * then everything, with the direct path as fallback when that ends badly. */
 int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err);
 
+/* Decades a flat start is moved towards slower rates before it is dropped. */
+#define XF_FLAT_MOVES 6
+
+/* A fit that found χ² not finite at x: fails with one line naming the cause (adr/0020):
+ * the parameter, or the angle and frames (t1, t2 as stored rows) where the model, the
+ * data or a residual overflowed. `when` completes "χ² is not finite ..." ("at every
+ * start", "at the start values"). Returns XF_ERR_DATA. */
+int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *when, xf_error *err);
+/* 1 when χ² over all the data is not finite at x (one point-by-point walk). */
+int xf_fit_non_finite_at(const xf_fit_ctx *ctx, const double *x);
+
+/* Before the search (adr/0020): every angle's fitted points must vary (a constant map,
+ * all zeros included, informs nothing) and their mean must lie where offset + contrast·g1²
+ * can reach within the bounds. Returns 0, or XF_ERR_DATA with one line naming the angle. */
+int xf_fit_check_data(const xf_problem *pr, xf_error *err);
+
+/* σ unknown and the residuals vanish to rounding (noise-free data, an interpolating
+ * model): the residual variance that scales the covariance is no noise level, and
+ * uncertainties from it would read "±0". Such a fit reports none (adr/0020). */
+#define XF_ZERO_NOISE_REL 1e-10
+int xf_fit_zero_noise(const xf_problem *pr, double residual_sd);
+
 /* The documented convergence checks at best, the status and the quality; cov, cov_rank
  * and weak_dir come from xf_covariance at best. */
 #define XF_CONVERGED_SE 0.1

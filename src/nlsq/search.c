@@ -38,7 +38,6 @@
  * where the data do not), or a whole rate block has no derivative (every rate on its
  * floor). */
 #define XF_FLAT_FRACTION 0.05
-#define XF_FLAT_MOVES	 6     /* decades a flat start is moved towards slower rates */
 #define XF_LOG_SPACED	 100.0 /* Latin hypercube: log spacing above upper/lower */
 
 typedef struct candidate {
@@ -194,8 +193,10 @@ static void cand_list_free(cand_list *cl)
 static double lhs_value(const xf_problem *pr, uint64_t seed, int m, int s, int k)
 {
 	int *perm = malloc(sizeof(int) * (size_t)m);
-	if (!perm)
+	if (!perm) {
+		xf_note_no_memory();
 		return pr->start[k];
+	}
 	for (int q = 0; q < m; q++)
 		perm[q] = q;
 	for (int q = m - 1; q > 0; q--) { /* Fisher-Yates keyed by (parameter, position) */
@@ -306,6 +307,8 @@ static void profile_scaling(const xf_problem *pr, double *x, const double *jtj, 
 	int n = pr->n_full, m = 0;
 	int *idx = malloc(sizeof(int) * (size_t)n);
 	double *a = malloc(sizeof(double) * (size_t)n * n), *rhs = malloc(sizeof(double) * n);
+	if (!idx || !a || !rhs)
+		xf_note_no_memory();
 	if (idx && a && rhs) {
 		for (int k = pr->n_phys; k < n; k++)
 			if (!pr->fixed[k])
@@ -532,6 +535,12 @@ static int refine(xf_fit_ctx *ctx, const xf_fit_point *ends, int n_ends, const i
 	return isfinite(best->chi2) ? 0 : -1;
 }
 
+/* A start lost to a failed allocation is not a start the model rejected. */
+static int fail_no_memory(xf_error *err)
+{
+	return xf_fail(err, XF_ERR_NOMEM, "out of memory during the fit: no result written");
+}
+
 int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, xf_error *err)
 {
 	const xf_problem *pr = ctx->pr;
@@ -578,10 +587,8 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 		n_ends = 1;
 	}
 	if (n_ends == 0) {
-		rc = xf_fail(err, XF_ERR_DATA,
-			     "the model is not finite at any start (check bounds and "
-			     "initial_parameters), in %s",
-			     pr->ds->path ? pr->ds->path : "data");
+		rc = xf_no_memory() ? fail_no_memory(err)
+				    : xf_fit_fail_non_finite(ctx, cl.c[0].x, "at every start", err);
 		goto done;
 	}
 	ctx->search.n_basins = n_ends;
@@ -592,6 +599,12 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
 	if (refine(ctx, ends, n_ends, mask, labels, best, refined)) {
 		rc = xf_interrupted()
 			     ? xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written")
+		     : xf_no_memory() ? fail_no_memory(err)
+		     /* finite on the screening subsample, not on all the data: say where */
+		     : xf_fit_non_finite_at(ctx, ends[0].x)
+			     ? xf_fit_fail_non_finite(ctx, ends[0].x,
+						      "on all the data at the best screened point",
+						      err)
 			     : xf_fail(err, XF_ERR_DATA,
 				       "no start could be refined on all the data, in %s",
 				       pr->ds->path ? pr->ds->path : "data");
@@ -630,8 +643,10 @@ static int hierarchical_path(xf_fit_ctx *ctx, const double *start, const int *ma
 {
 	const xf_problem *pr = ctx->pr;
 	int *phys_only = malloc(sizeof(int) * (size_t)pr->n_full);
-	if (!phys_only)
+	if (!phys_only) {
+		xf_note_no_memory();
 		return -1;
+	}
 	for (int k = 0; k < pr->n_full; k++)
 		phys_only[k] = k < pr->n_phys && mask[k];
 	memcpy(p->x, start, sizeof(double) * (size_t)pr->n_full);
@@ -702,10 +717,9 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 		}
 	}
 	if (bad)
-		rc = xf_fail(err, XF_ERR_DATA,
-			     "the model is not finite at the start values (check bounds and "
-			     "initial_parameters), in %s",
-			     pr->ds->path ? pr->ds->path : "data");
+		rc = xf_no_memory()
+			     ? fail_no_memory(err)
+			     : xf_fit_fail_non_finite(ctx, start, "at the start values", err);
 	else
 		ctx->search.n_effective = converged_stop(best->stop);
 done:

@@ -8,6 +8,7 @@
  * For laminar flow the extra decay of the other angles, y_φ/y_⊥ = F(Φ)², inverted on the
  * first lobe of the sinc, gives the shear integral and so γ̇(t), and γ̇0 and β the same
  * way. Offsets start at 0, φ0 at its start. Everything is clipped into the bounds. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,11 +225,10 @@ static double invert_shear(double r, xf_shear_model model)
 
 /* γ̇(t) per bin from the angles that see the shear, against the reference group. */
 static void estimate_shear(const xf_problem *pr, const lag_means *lm, const double *w_ref,
-			   const double *abs_cos, double *g0, double *beta)
+			   const double *abs_cos, double *w_one, double *g0, double *beta)
 {
 	const double s = pr->grid.q * pr->grid.gap_A * pr->grid.dt_s / (2.0 * M_PI);
 	line_fit lf = { 0 };
-	double w_one[lm->n_phi];
 	for (int b = 0; b < lm->n_bins; b++) {
 		rate_fit rf = { 0 };
 		for (int a = 0; a < lm->n_phi; a++) {
@@ -288,16 +288,21 @@ static double data_mean(const lag_means *lm)
 
 int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1sq)
 {
-	lag_means lm;
+	lag_means lm = { 0 };
 	int n_phi = pr->n_phi;
 	double phi0 = pr->start[XF_P_PHI0 < pr->n_phys ? XF_P_PHI0 : 0];
 	if (pr->mode != XF_MODE_LAMINAR)
 		phi0 = 0.0;
-	if (lag_means_fill(&lm, pr)) {
+	assert(n_phi > 0);
+	/* three weights per angle: |cos(φ0 − φ)|, the reference group, one angle alone */
+	double *work = malloc(3 * (size_t)n_phi * sizeof *work);
+	if (!work || lag_means_fill(&lm, pr)) {
+		free(work);
 		lag_means_free(&lm);
 		return -1;
 	}
-	double abs_cos[n_phi], w_ref[n_phi], min_cos = 2.0;
+	double *abs_cos = work, *w_ref = work + n_phi, *w_one = work + 2 * (size_t)n_phi;
+	double min_cos = 2.0;
 	for (int a = 0; a < n_phi; a++) {
 		abs_cos[a] = pr->mode == XF_MODE_LAMINAR
 				     ? fabs(cos((phi0 - pr->ds->phi_deg[a]) * XF_DEG2RAD))
@@ -310,12 +315,13 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 		theta[k] = 0.0;
 	estimate_diffusion(pr, &lm, w_ref, &theta[XF_P_D0], &theta[XF_P_ALPHA]);
 	if (pr->mode == XF_MODE_LAMINAR) {
-		estimate_shear(pr, &lm, w_ref, abs_cos, &theta[XF_P_GAMMA_DOT_T0],
+		estimate_shear(pr, &lm, w_ref, abs_cos, w_one, &theta[XF_P_GAMMA_DOT_T0],
 			       &theta[XF_P_BETA]);
 		theta[XF_P_PHI0] = phi0;
 	}
 	*mean_g1sq = data_mean(&lm);
 	lag_means_free(&lm);
+	free(work);
 	for (int k = 0; k < pr->n_phys; k++)
 		theta[k] = clip(pr->fixed[k] ? pr->start[k] : theta[k], pr->lower[k], pr->upper[k]);
 	return 0;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <plplot.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* at most this many angles get their own colour in the lag panel (a subset, evenly
@@ -82,7 +83,11 @@ static void per_angle_panel(const xf_plot_src *src, const double *v, const doubl
 	xf_plot_text(1.1);
 	plmtex("t", 1.0, 0.5, 0.5, title);
 	plcol0(XF_PLOT_FIRST_COLOUR);
-	double x[n > 0 ? n : 1], ylo[n > 0 ? n : 1], yhi[n > 0 ? n : 1];
+	/* x, y − u, y + u per angle; without memory the panel keeps its frame only */
+	double *x = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *x);
+	if (!x)
+		return;
+	double *ylo = x + (n > 0 ? n : 1), *yhi = ylo + (n > 0 ? n : 1);
 	for (int k = 0; k < n; k++) {
 		double e = u && isfinite(u[k]) ? u[k] : 0.0;
 		x[k] = src->phi_deg[k];
@@ -95,6 +100,7 @@ static void per_angle_panel(const xf_plot_src *src, const double *v, const doubl
 	plpoin(n, x, v, 17);
 	plwidth(1.0);
 	black();
+	free(x);
 }
 
 /* angles drawn in the lag panel: all, or an even spread of XF_PLOT_MAX_CURVES */
@@ -148,7 +154,10 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	pllab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)", "");
 	xf_plot_text(1.1);
 	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points) and fit (lines), per angle");
-	double lx[nl], ly[nl];
+	double *lx = malloc(2 * (size_t)nl * sizeof *lx);
+	if (!lx)
+		return;
+	double *ly = lx + nl;
 	for (int k = 0; k < nl; k++)
 		lx[k] = log10(src->dt_s * (k + 1));
 	PLINT opt[XF_PLOT_MAX_CURVES], colours[XF_PLOT_MAX_CURVES], styles[XF_PLOT_MAX_CURVES];
@@ -208,6 +217,7 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 		 NULL, NULL, NULL, NULL, colours, styles, widths, colours, sym_scales, sym_numbers,
 		 symbols);
 	xf_plot_text(1.0);
+	free(lx);
 }
 
 static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, double y1)

@@ -100,11 +100,15 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_plot_cuts *cuts,
 			      int workers, xf_error *err)
 {
-	pid_t pid[workers];
+	pid_t *pid = malloc((size_t)workers * sizeof *pid);
 	xf_error *errs = mmap(NULL, sizeof(xf_error) * (size_t)workers, PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (errs == MAP_FAILED)
+	if (!pid || errs == MAP_FAILED) {
+		free(pid);
+		if (errs != MAP_FAILED)
+			munmap(errs, sizeof(xf_error) * (size_t)workers);
 		return draw_angles(plots_dir, src, cuts, 0, 1, err);
+	}
 	memset(errs, 0, sizeof(xf_error) * (size_t)workers);
 	fflush(stdout);
 	fflush(stderr);
@@ -139,6 +143,7 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 		}
 	}
 	munmap(errs, sizeof(xf_error) * (size_t)workers);
+	free(pid);
 	return rc;
 }
 

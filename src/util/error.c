@@ -2,6 +2,7 @@
 #include "xpcsfit/error.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,4 +147,16 @@ void xf_request_interrupt(void)
 int xf_interrupted(void)
 {
 	return interrupt_requested != 0;
+}
+
+static atomic_int no_memory;
+
+void xf_note_no_memory(void)
+{
+	atomic_store(&no_memory, 1);
+}
+
+int xf_no_memory(void)
+{
+	return atomic_load(&no_memory);
 }
