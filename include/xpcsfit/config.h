@@ -129,6 +129,22 @@ void xf_config_defaults(xf_config *cfg);
  * unreadable file or invalid YAML: error naming the key path, value and what is allowed,
  * return XF_ERR_CONFIG. On error cfg is left freed/defaulted. */
 int xf_config_load(const char *path, xf_config *cfg, xf_error *err);
+/* A value given outside the YAML file for one dotted key (batch --overrides, --set). */
+typedef struct xf_config_override {
+	const char *key;    /* "analyzer_parameters.dt", or an alias of xf_config_key_alias */
+	const char *value;  /* read as an unquoted YAML value would be */
+	const char *origin; /* where it was given, for messages: "o.csv:3, column dt" */
+} xf_config_override;
+
+/* xf_config_load with overrides applied to the YAML tree before it is read, in order, so
+ * that the normal checks apply; a bad value names the override's origin. An override of
+ * a key that xpcsfit does not read (unknown, or accepted for homodyne but unused) is an
+ * error, not the warning a file's unknown key gets. */
+int xf_config_load_with(const char *path, const xf_config_override *overrides, size_t n,
+			xf_config *cfg, xf_error *err);
+/* The dotted key of a short name ("dt" → analyzer_parameters.dt, "q" →
+ * analyzer_parameters.scattering.wavevector_q); any other name is returned as it is. */
+const char *xf_config_key_alias(const char *name);
 void xf_config_free(xf_config *cfg);
 /* The start value of parameter k: values[k] if given, else middle of bounds[k]. */
 double xf_config_start_value(const xf_config *cfg, int k);

@@ -47,21 +47,32 @@ static void log_config_text(const char *path)
 		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
 }
 
-int xf_cli_load(const char *command, const char *config_path, const char *data_path, xf_config *cfg,
-		xf_dataset *ds, int *threads)
+void xf_cli_job_init(xf_cli_job *job, const char *command)
+{
+	memset(job, 0, sizeof *job);
+	job->command = command;
+	job->out = "./xpcsfit_results";
+	job->plots = 1;
+	job->surfaces = 1;
+}
+
+int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads)
 {
 	xf_error err = { 0 };
 	memset(ds, 0, sizeof *ds);
 	xf_phase("load", 0);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
-		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, command, config_path);
-	if (xf_config_load(config_path, cfg, &err))
+		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, job->command, job->config);
+	if (xf_config_load_with(job->config, job->overrides, job->n_overrides, cfg, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
-	log_config_text(config_path);
+	log_config_text(job->config);
+	for (size_t k = 0; k < job->n_overrides; k++)
+		xf_info("override: %s = %s (%s)", xf_config_key_alias(job->overrides[k].key),
+			job->overrides[k].value, job->overrides[k].origin);
 	if (*threads == 0)
 		*threads = cfg->virtual_devices > 0 ? cfg->virtual_devices : xf_online_cores();
-	if (xf_dataset_load(cfg, data_path, ds, &err)) {
+	if (xf_dataset_load(cfg, job->data, ds, &err)) {
 		xf_config_free(cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}

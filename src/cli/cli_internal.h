@@ -10,16 +10,44 @@
 #include "xpcsfit/results.h"
 #include "util/rundir.h"
 
+/* One fitting run as `xpcsfit nlsq|cmc|fit` does it, without the option parsing: what
+ * their options say. `xpcsfit batch` runs one per input file (cmd_batch.c). */
+typedef struct xf_cli_job {
+	const char *command; /* "nlsq", "cmc" or "fit": messages, the marker, run.log */
+	const char *config;  /* the YAML file */
+	const xf_config_override *overrides; /* applied to the config (batch --overrides) */
+	size_t n_overrides;
+	const char *data; /* --data; NULL: the config's file */
+	const char *out;  /* results go to <out>/nlsq/ and <out>/cmc/ */
+	const char *nlsq; /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
+	int threads;	  /* --threads; 0: parallel.virtual_devices, else the cores */
+	int plots;	  /* 0: --no-plots */
+	int surfaces;	  /* 0: --no-surfaces (nlsq) */
+	int force;	  /* --force: a finished result may be replaced */
+	int resume;	  /* cmc --resume: reuse finished shards */
+	int *written;	  /* when not NULL: set to 1 once the result folders are whole */
+} xf_cli_job;
+
+/* The defaults of the options for command (out ./xpcsfit_results, plots and surfaces). */
+void xf_cli_job_init(xf_cli_job *job, const char *command);
+
+/* `xpcsfit nlsq` (cmd_nlsq.c) and `xpcsfit cmc`/`fit` (cmd_cmc.c) once the options are
+ * parsed: check the result folder, load, fit, write. Return the status (0, 1 for a fit
+ * that failed or did not converge, whose files are still written, ...), the error line
+ * printed. */
+int xf_cli_run_nlsq(const xf_cli_job *job);
+int xf_cli_run_cmc(const xf_cli_job *job);
+
 double xf_cli_now_s(void);
 
 /* --threads N: 1..1024; returns 0, or the exit code after printing the error. */
 int xf_cli_threads(const char *arg, int *threads);
 
-/* Load the config (logged with its text) and the data (logged); threads 0 becomes the
+/* Load the job's config (logged with its text and the overrides) and data (logged);
+ * threads 0 becomes the
  * config's virtual_devices or the online cores. Returns 0, or the exit code after
  * printing the error line. */
-int xf_cli_load(const char *command, const char *config_path, const char *data_path, xf_config *cfg,
-		xf_dataset *ds, int *threads);
+int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads);
 
 /* "<out>/<method>" into buf; an empty --out is refused. Returns 0 or the exit code after
  * printing the error line. */

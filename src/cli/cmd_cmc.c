@@ -33,13 +33,8 @@ static const char cmc_usage[] =
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
 	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
-typedef struct cmc_options {
-	const char *config, *data, *nlsq, *out;
-	int threads, resume, plots, force;
-} cmc_options;
-
-/* Parse; returns −1 to go on, else the exit code. */
-static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
+/* Parse into job; returns −1 to go on, else the exit code. */
+static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
@@ -49,7 +44,7 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
 	};
 	int c;
-	*o = (cmc_options){ NULL, NULL, NULL, "./xpcsfit_results", 0, 0, 1, 0 };
+	xf_cli_job_init(o, cmd);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -89,7 +84,7 @@ static int parse(const char *cmd, int argc, char **argv, cmc_options *o)
 
 /* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
  * and config, or fitted now (written to <out>/nlsq/). */
-static int warm_start(const char *cmd, const cmc_options *o, const xf_config *cfg,
+static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg,
 		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
 {
 	xf_error err = { 0 };
@@ -177,12 +172,11 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	printf("results: %s/\n", dir);
 }
 
-static int run(const char *cmd, int argc, char **argv)
+int xf_cli_run_cmc(const xf_cli_job *job)
 {
-	cmc_options o;
-	int rc = parse(cmd, argc, argv, &o);
-	if (rc >= 0)
-		return rc;
+	const xf_cli_job o = *job;
+	const char *cmd = o.command;
+	int rc;
 	double t_start = xf_cli_now_s();
 	xf_config cfg;
 	xf_dataset ds;
@@ -197,7 +191,7 @@ static int run(const char *cmd, int argc, char **argv)
 	if ((rc = xf_cli_check_out(o.out, "cmc", replace, hint)) ||
 	    (!o.nlsq && (rc = xf_cli_check_out(o.out, "nlsq", replace, hint))))
 		return rc;
-	if ((rc = xf_cli_load(cmd, o.config, o.data, &cfg, &ds, &threads)))
+	if ((rc = xf_cli_load(&o, &cfg, &ds, &threads)))
 		return rc;
 	xf_rundir rd;
 	if ((rc = xf_cli_claim(&rd, o.out, "cmc", replace, hint, cmd))) {
@@ -229,6 +223,8 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 		goto done;
 	}
+	if (o.written)
+		*o.written = 1;
 	print_summary(dir, &res);
 	rc = strcmp(res.status, "converged") ? XF_ERR_DATA : 0;
 	if (rc)
@@ -243,6 +239,13 @@ done:
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
 	return rc;
+}
+
+static int run(const char *cmd, int argc, char **argv)
+{
+	xf_cli_job job;
+	int rc = parse(cmd, argc, argv, &job);
+	return rc >= 0 ? rc : xf_cli_run_cmc(&job);
 }
 
 int xf_cmd_cmc(int argc, char **argv)

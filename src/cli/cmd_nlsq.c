@@ -20,6 +20,32 @@ static const char nlsq_usage[] =
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
+int xf_cli_run_nlsq(const xf_cli_job *job)
+{
+	int threads = job->threads;
+	xf_output_options oopt = { job->surfaces, job->plots, 1 };
+	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
+	if (rc)
+		return rc;
+	double t_start = xf_cli_now_s();
+	xf_config cfg;
+	xf_dataset ds;
+	xf_nlsq_result res;
+	rc = xf_cli_load(job, &cfg, &ds, &threads);
+	if (rc)
+		return rc;
+	oopt.threads = threads;
+	memset(&res, 0, sizeof res);
+	rc = xf_cli_nlsq_step(&cfg, &ds, job->out, threads, &oopt, job->force, job->command,
+			      t_start, xf_cli_now_s(), &res);
+	if (job->written && res.status) /* the step leaves res only once the folder is whole */
+		*job->written = 1;
+	xf_nlsq_result_free(&res);
+	xf_dataset_free(&ds);
+	xf_config_free(&cfg);
+	return rc;
+}
+
 int xf_cmd_nlsq(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -33,23 +59,23 @@ int xf_cmd_nlsq(int argc, char **argv)
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *config_path = NULL, *data_path = NULL, *out = "./xpcsfit_results";
-	int threads = 0, force = 0, c;
-	xf_output_options oopt = { 1, 1, 1 };
+	xf_cli_job job;
+	int c;
+	xf_cli_job_init(&job, "nlsq");
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
-		case 'd': data_path = optarg; break;
-		case 'o': out = optarg; break;
+		case 'c': job.config = optarg; break;
+		case 'd': job.data = optarg; break;
+		case 'o': job.out = optarg; break;
 		case 't':
-			if (xf_cli_threads(optarg, &threads))
+			if (xf_cli_threads(optarg, &job.threads))
 				return XF_ERR_CONFIG;
 			break;
-		case 'P': oopt.write_plots = 0; break;
-		case 'S': oopt.write_surfaces = 0; break;
-		case 'f': force = 1; break;
+		case 'P': job.plots = 0; break;
+		case 'S': job.surfaces = 0; break;
+		case 'f': job.force = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
 			return xf_cli_error(XF_ERR_CONFIG,
@@ -60,25 +86,8 @@ int xf_cmd_nlsq(int argc, char **argv)
 	}
 	if (optind < argc)
 		return xf_cli_error(XF_ERR_CONFIG, "nlsq: unexpected argument '%s'", argv[optind]);
-	if (!config_path)
+	if (!job.config)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "nlsq: --config is required, see 'xpcsfit nlsq --help'");
-	int rc = xf_cli_check_out(out, "nlsq", force, "--force");
-	if (rc)
-		return rc;
-	double t_start = xf_cli_now_s();
-	xf_config cfg;
-	xf_dataset ds;
-	xf_nlsq_result res;
-	rc = xf_cli_load("nlsq", config_path, data_path, &cfg, &ds, &threads);
-	if (rc)
-		return rc;
-	oopt.threads = threads;
-	memset(&res, 0, sizeof res);
-	rc = xf_cli_nlsq_step(&cfg, &ds, out, threads, &oopt, force, "nlsq", t_start,
-			      xf_cli_now_s(), &res);
-	xf_nlsq_result_free(&res);
-	xf_dataset_free(&ds);
-	xf_config_free(&cfg);
-	return rc;
+	return xf_cli_run_nlsq(&job);
 }

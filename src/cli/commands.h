@@ -10,8 +10,15 @@ int xf_cmd_nlsq(int argc, char **argv);	    /* cmd_nlsq.c */
 int xf_cmd_plot(int argc, char **argv);	    /* cmd_plot.c */
 int xf_cmd_cmc(int argc, char **argv);	    /* cmd_cmc.c */
 int xf_cmd_fit(int argc, char **argv);	    /* cmd_cmc.c: nlsq, then cmc */
+int xf_cmd_batch(int argc, char **argv);    /* cmd_batch.c: many files */
 
 /* "xpcsfit: error: <msg>" on stderr; returns code. */
 int xf_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text put before every following error line ("FILE.h5: " while batch runs one file);
+ * NULL or "" for none. The text is copied; the last error (below) is cleared. */
+void xf_cli_error_prefix(const char *prefix);
+/* The message of the last error line printed since xf_cli_error_prefix(), without
+ * "xpcsfit: error: " and the prefix; "" when none. */
+const char *xf_cli_last_error(void);
 
 #endif

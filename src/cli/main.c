@@ -8,13 +8,29 @@
 #include "util/interrupt.h"
 #include "xpcsfit/error.h"
 
+static char error_prefix[1024]; /* xf_cli_error_prefix() */
+static char last_error[4096];	/* xf_cli_last_error() */
+
+void xf_cli_error_prefix(const char *prefix)
+{
+	snprintf(error_prefix, sizeof error_prefix, "%s", prefix ? prefix : "");
+	last_error[0] = '\0';
+}
+
+const char *xf_cli_last_error(void)
+{
+	return last_error;
+}
+
 int xf_cli_error(int code, const char *fmt, ...)
 {
 	char line[4096];
 	va_list ap;
+	size_t n = (size_t)snprintf(line, sizeof line, "%s", error_prefix);
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	vsnprintf(line + n, sizeof line - n, fmt, ap);
 	va_end(ap);
+	snprintf(last_error, sizeof last_error, "%s", line + n);
 	xf_interrupt_reported();
 	fprintf(stderr, "xpcsfit: error: %s\n", line);
 	xf_interrupt_note(line); /* the reason, in the INCOMPLETE marker of a claimed folder */
@@ -29,6 +45,8 @@ static void usage(FILE *out)
 	      "  simulate   write a synthetic APS two-time file from a config\n"
 	      "  validate   check a config and its data; print what would be fitted\n"
 	      "  nlsq       bounded least-squares fit (point estimate + covariance)\n"
+	      "  cmc        consensus Monte Carlo posterior (fit: nlsq, then cmc)\n"
+	      "  batch      fit many files: one result folder each and a summary\n"
 	      "  plot DIR   redraw the plots of a result directory\n"
 	      "  config     write a commented config template\n"
 	      "  version    print the version\n"
@@ -77,7 +95,7 @@ static int run(int argc, char **argv)
 		{ "simulate", xf_cmd_simulate }, { "validate", xf_cmd_validate },
 		{ "nlsq", xf_cmd_nlsq },	 { "plot", xf_cmd_plot },
 		{ "config", xf_cmd_config },	 { "cmc", xf_cmd_cmc },
-		{ "fit", xf_cmd_fit },
+		{ "fit", xf_cmd_fit },		 { "batch", xf_cmd_batch },
 	};
 	if (argc < 2) {
 		usage(stderr);
@@ -95,11 +113,6 @@ static int run(int argc, char **argv)
 	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
 		if (!strcmp(cmd, commands[k].name))
 			return commands[k].run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "batch"))
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "command '%s' is not available in this version, "
-				    "see 'xpcsfit --help'",
-				    cmd);
 	usage(stderr);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

@@ -38,7 +38,8 @@ int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *p
 		     const char *allowed);
 
 /* One xf_warn per key of map that is in neither known[] nor ignored[] (both
- * NULL-terminated; ignored may be NULL): "unknown config key 'a.b.c' (ignored), in f:L". */
+ * NULL-terminated; ignored may be NULL): "unknown config key 'a.b.c' (ignored), in f:L".
+ * Such a key set by an override (yaml_set.c) is an error instead, recorded in r->err. */
 void xf_cfg_check_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *path,
 		       const char *const *known, const char *const *ignored);
 

@@ -371,6 +371,23 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 	return read_phi_section(r, legacy, legacy_sect, cfg);
 }
 
+/* Short names of the keys a series of files varies most (docs/cli.md, batch --overrides):
+ * dt the frame time, q the wavevector that picks the q ring. */
+static const struct {
+	const char *alias, *key;
+} key_aliases[] = {
+	{ "dt", "analyzer_parameters.dt" },
+	{ "q", "analyzer_parameters.scattering.wavevector_q" },
+};
+
+const char *xf_config_key_alias(const char *name)
+{
+	for (size_t k = 0; k < sizeof key_aliases / sizeof key_aliases[0]; k++)
+		if (!strcmp(name, key_aliases[k].alias))
+			return key_aliases[k].key;
+	return name;
+}
+
 int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = { "virtual_devices", NULL };
@@ -401,17 +418,28 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
 	    (rc = xf_cfg_read_parallel(r, root, cfg)))
 		return rc;
-	return 0;
+	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }
 
 int xf_config_load(const char *path, xf_config *cfg, xf_error *err)
+{
+	return xf_config_load_with(path, NULL, 0, cfg, err);
+}
+
+int xf_config_load_with(const char *path, const xf_config_override *overrides, size_t n,
+			xf_config *cfg, xf_error *err)
 {
 	xf_ynode *root = NULL;
 	xf_cfg_reader r = { path, err };
 	xf_config_defaults(cfg);
 	int rc = xf_yaml_load_file(path, &root, err);
-	if (rc)
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
+				 overrides[k].origin, err);
+	if (rc) {
+		xf_yaml_free(root);
 		return rc;
+	}
 	if (!root || xf_ynode_is_null(root))
 		rc = xf_fail(err, XF_ERR_CONFIG,
 			     "config file is empty (analysis_mode is "

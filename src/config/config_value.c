@@ -26,14 +26,19 @@ const char *xf_cfg_path(char buf[XF_CFG_PATH_MAX], const char *parent, const cha
 int xf_cfg_bad_value(const xf_cfg_reader *r, const xf_ynode *node, const char *path,
 		     const char *allowed)
 {
-	int line = node ? node->line : 0;
+	/* a value set outside the file (an override) is named by where it was given */
+	char where[1024];
+	if (node && node->origin)
+		snprintf(where, sizeof where, "%s", node->origin);
+	else
+		snprintf(where, sizeof where, "%s:%d", r->file, node ? node->line : 0);
 	if (node && node->kind == XF_YNODE_SCALAR)
 		return xf_fail(r->err, XF_ERR_CONFIG,
-			       "%s: '%.*s' is not allowed (must be %s), in %s:%d", path,
-			       XF_CFG_VALUE_SHOWN, node->text, allowed, r->file, line);
+			       "%s: '%.*s' is not allowed (must be %s), in %s", path,
+			       XF_CFG_VALUE_SHOWN, node->text, allowed, where);
 	const char *what = node && node->kind == XF_YNODE_SEQUENCE ? "a list" : "a mapping";
-	return xf_fail(r->err, XF_ERR_CONFIG, "%s: %s is not allowed (must be %s), in %s:%d", path,
-		       what, allowed, r->file, line);
+	return xf_fail(r->err, XF_ERR_CONFIG, "%s: %s is not allowed (must be %s), in %s", path,
+		       what, allowed, where);
 }
 
 static int in_list(const char *key, const char *const *list)
@@ -51,7 +56,22 @@ void xf_cfg_check_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *
 	if (!map || map->kind != XF_YNODE_MAPPING)
 		return;
 	for (size_t k = 0; k < map->n; k++) {
-		if (in_list(map->keys[k], known) || in_list(map->keys[k], ignored))
+		const char *origin = NULL;
+		int known_key = in_list(map->keys[k], known);
+		if (known_key)
+			continue;
+		/* an override must change something: one the reader would pass over is an
+		 * error (recorded; read_all returns it once the sections are read) */
+		if (xf_ynode_overridden(map->items[k], &origin)) {
+			xf_fail(r->err, XF_ERR_CONFIG,
+				in_list(map->keys[k], ignored)
+					? "config key '%s' is accepted for homodyne but not used "
+					  "by xpcsfit: an override there changes nothing, in %s"
+					: "unknown config key '%s', in %s",
+				xf_cfg_path(buf, path, map->keys[k]), origin);
+			continue;
+		}
+		if (in_list(map->keys[k], ignored))
 			continue;
 		xf_warn("unknown config key '%s' (ignored), in %s:%d",
 			xf_cfg_path(buf, path, map->keys[k]), r->file, map->key_lines[k]);

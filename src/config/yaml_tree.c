@@ -45,6 +45,7 @@ void xf_yaml_free(xf_ynode *node)
 	if (!node)
 		return;
 	free(node->text);
+	free(node->origin);
 	for (size_t k = 0; k < node->n; k++) {
 		xf_yaml_free(node->items[k]);
 		if (node->keys)

@@ -28,6 +28,9 @@ struct xf_ynode {
 	xf_ynode **items;
 	char **keys;	/* mapping keys (scalar keys only), NULL for sequences */
 	int *key_lines; /* line of each mapping key */
+	/* where a node set by xf_yaml_set() came from ("o.csv:3, column dt"), for messages;
+	 * NULL for the nodes of the file (line and column say where they are) */
+	char *origin;
 };
 
 /* Parse a whole file (first document). On failure returns XF_ERR_CONFIG with err set:
@@ -37,6 +40,17 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);
 /* Same from a string (tests); name is used in messages. */
 int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err);
 void xf_yaml_free(xf_ynode *node);
+
+/* Set the scalar at a dotted key path ("analyzer_parameters.dt") to value, as if the
+ * file had said so: missing sections are created (an empty one becomes a mapping), an
+ * existing scalar is replaced. The new nodes carry origin (copied) for messages and for
+ * the unknown-key check. A part of the path that is a scalar or a list, a target that is
+ * a section or a list, or a malformed path: XF_ERR_CONFIG naming origin. *root may be
+ * NULL (an empty file): a mapping is made. Returns 0 or the error code (yaml_set.c). */
+int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const char *origin,
+		xf_error *err);
+/* 1 when node or anything under it was set by xf_yaml_set(); *origin: the first origin. */
+int xf_ynode_overridden(const xf_ynode *node, const char **origin);
 
 /* Value of key in a mapping, or NULL (also NULL when map is not a mapping). */
 const xf_ynode *xf_ynode_get(const xf_ynode *map, const char *key);

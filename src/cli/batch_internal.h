@@ -1,0 +1,95 @@
+/* batch_internal.h — what the files of `xpcsfit batch` share (docs/cli.md "batch",
+ * adr/0023): the list of inputs with their result folder names and per-file overrides
+ * (batch_inputs.c, batch_overrides.c), the record each file leaves in its folder
+ * (batch_record.c) and the summary built from those records (batch_summary.c). */
+#ifndef XPCSFIT_CLI_BATCH_INTERNAL_H
+#define XPCSFIT_CLI_BATCH_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpcsfit/config.h"
+
+/* One input file. */
+typedef struct xf_batch_input {
+	char *path;		       /* as given (a --list entry joined to the list's folder) */
+	char *abs_path;		       /* path made absolute against the working directory */
+	char *name;		       /* the stem: the result folder's name under --out */
+	xf_config_override *overrides; /* from --overrides (strings owned by the batch) */
+	size_t n_overrides;
+	int mine; /* this process runs it (--task K --tasks N: index % N == K) */
+	int mode; /* xf_mode of its config after overrides (the summary's columns) */
+} xf_batch_input;
+
+typedef struct xf_batch {
+	const char *config; /* --config */
+	const char *out;    /* --out */
+	const char *method; /* "nlsq" (default), "cmc" or "fit" */
+	const char *list;   /* --list FILE, NULL when none */
+	const char *csv;    /* --overrides CSV, NULL when none */
+	int resume, force, plots, threads;
+	int task, tasks; /* --task K --tasks N; 0 and 1 without them */
+	xf_batch_input *inputs;
+	size_t n, cap;
+	char **strings; /* what the overrides point into */
+	size_t n_strings, cap_strings;
+} xf_batch;
+
+void xf_batch_free(xf_batch *b);
+
+/* batch_inputs.c: add one input (copied; relative paths stay relative to the working
+ * directory). 0 or XF_ERR_NOMEM. */
+int xf_batch_add(xf_batch *b, const char *path);
+/* The paths of a list file, one a line; blank lines and lines starting with '#' are
+ * skipped, surrounding blanks trimmed, a relative path is relative to the list file's
+ * folder. XF_ERR_CONFIG naming list:line for an unreadable file or a bad line. */
+int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err);
+/* Fill name (the stem: basename without .h5/.hdf5/.hdf) and abs_path of every input;
+ * two inputs with one name are XF_ERR_CONFIG naming both paths. */
+int xf_batch_name_inputs(xf_batch *b, xf_error *err);
+/* Keep a copy of s for the life of the batch; NULL when out of memory. */
+char *xf_batch_keep(xf_batch *b, const char *s);
+
+/* batch_overrides.c: read --overrides CSV and attach each row's values to the input it
+ * names (by path as listed, absolute path or stem). Header "file" then dotted config keys
+ * or the aliases dt and q; an empty cell leaves the key as the config has it. A row that
+ * names no input, a repeated row, a bad header or a short row: XF_ERR_CONFIG naming
+ * csv:line. Values are checked later, when the config is read (xf_config_load_with). */
+int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err);
+
+/* batch_record.c: <out>/<name>/batch.json, the outcome of one file. */
+typedef struct xf_batch_record {
+	char status[16];      /* "running", "ok" or "failed" */
+	char input[PATH_MAX]; /* absolute path of the input */
+	uint64_t input_bytes;
+	char input_crc32[16];  /* hex; "" when the file could not be read */
+	char config_crc32[16]; /* hex, of config bytes + overrides + method */
+	char method[8];
+	double wall_s;	    /* the file's wall time, s (NaN: not finished) */
+	int results;	    /* the run left whole result folders (also a fit that failed) */
+	char message[2048]; /* the failure's error line, "" when ok */
+} xf_batch_record;
+
+/* The fingerprint of an input as it is now: its bytes, the config file's bytes, its
+ * overrides and the method (the record's input_* and config_crc32). A file that cannot be
+ * read leaves input_crc32 "" (the run then reports why). */
+int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_record *rec,
+			 xf_error *err);
+/* "<out>/<name>" into buf. */
+int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size);
+/* Write rec as <dir>/batch.json (atomically). */
+int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error *err);
+/* Read <dir>/batch.json; -1 when absent or unreadable (the file counts as pending). */
+int xf_batch_record_read(const char *dir, xf_batch_record *rec);
+/* 1 when the method's result folders under dir hold whole results (no INCOMPLETE,
+ * parameters.json present). */
+int xf_batch_results_whole(const char *dir, const char *method);
+
+/* batch_summary.c: <out>/batch_summary.csv and .json from what is on disk for every
+ * input (records and parameters.json files), written atomically. Counts of ok, failed
+ * and pending inputs go to the pointers (any may be NULL). */
+int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, size_t *n_pending,
+			   xf_error *err);
+
+#endif

@@ -1,0 +1,297 @@
+/* batch_summary.c — <out>/batch_summary.csv and <out>/batch_summary.json (docs/outputs.md
+ * "Batch summary"), rebuilt from what is on disk for every input: its batch.json record
+ * and the parameters.json of its result folders. Both are written atomically after every
+ * file, so a killed batch leaves a summary that is true of what finished; a file whose
+ * record is missing, says running, names another input, or whose folder is incomplete
+ * counts as pending. */
+#include "cli/batch_internal.h"
+#include "io/io_internal.h"
+#include "xpcsfit/params.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A parameters.json is tens of KB (its covariance); a larger file is cut and not parsed. */
+#define XF_PARAMS_MAX_BYTES (16L << 20)
+/* The physical parameters of the widest mode, then the two scaling columns. */
+#define XF_SUMMARY_MAX_PARAMS (XF_N_PHYS + 2)
+
+/* One row, as it is on disk. */
+typedef struct row {
+	const char *status; /* "ok", "failed", "pending" */
+	double q, chi2_red, wall_s;
+	long n_angles; /* -1: unknown */
+	double value[XF_SUMMARY_MAX_PARAMS], sd[XF_SUMMARY_MAX_PARAMS];
+	xf_batch_record rec;
+} row;
+
+/* growing text for the CSV */
+typedef struct text {
+	char *s;
+	size_t len, cap;
+	int failed;
+} text;
+
+static void put(text *t, const char *s)
+{
+	size_t n = strlen(s);
+	if (t->failed)
+		return;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		char *p = realloc(t->s, cap);
+		if (!p) {
+			t->failed = 1;
+			return;
+		}
+		t->s = p;
+		t->cap = cap;
+	}
+	memcpy(t->s + t->len, s, n + 1);
+	t->len += n;
+}
+
+static void put_number(text *t, double x)
+{
+	char buf[32];
+	if (!isfinite(x))
+		return; /* empty cell */
+	xf_io_format_double(x, buf, sizeof buf);
+	put(t, buf);
+}
+
+/* a cell quoted when it holds a comma, a quote or a line break (RFC 4180) */
+static void put_cell(text *t, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		put(t, s);
+		return;
+	}
+	put(t, "\"");
+	for (const char *p = s; *p; p++)
+		put(t, *p == '"' ? "\"\"" : (char[2]){ *p, '\0' });
+	put(t, "\"");
+}
+
+static cJSON *read_json(const char *dir, const char *sub)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s/parameters.json", dir, sub);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = malloc(XF_PARAMS_MAX_BYTES + 1);
+	size_t n = buf ? fread(buf, 1, XF_PARAMS_MAX_BYTES, f) : 0;
+	fclose(f);
+	if (!buf)
+		return NULL;
+	buf[n] = '\0';
+	cJSON *root = cJSON_Parse(buf);
+	free(buf);
+	return root;
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
+}
+
+/* n_params names: the mode's physical parameters, then contrast and offset */
+static int param_names(const xf_batch *b, const char **names)
+{
+	int mode = XF_MODE_STATIC;
+	for (size_t k = 0; k < b->n; k++)
+		if (b->inputs[k].mode == XF_MODE_LAMINAR)
+			mode = XF_MODE_LAMINAR;
+	int n = xf_mode_n_phys((xf_mode)mode);
+	for (int k = 0; k < n; k++)
+		names[k] = xf_param_names[k];
+	names[n] = "contrast";
+	names[n + 1] = "offset";
+	return n + 2;
+}
+
+/* values of the final method's parameters.json: nlsq value/uncertainty, cmc mean/std */
+static void fill_values(row *r, const cJSON *params, const char *const *names, int n)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(params, "parameters");
+	for (int k = 0; k < n; k++) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(p, names[k]);
+		r->value[k] = number(e, "value");
+		if (!isfinite(r->value[k]))
+			r->value[k] = number(e, "mean");
+		r->sd[k] = number(e, "uncertainty");
+		if (!isfinite(r->sd[k]))
+			r->sd[k] = number(e, "std");
+	}
+}
+
+static void read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
+		     row *r)
+{
+	char dir[PATH_MAX];
+	r->status = "pending";
+	r->q = r->chi2_red = r->wall_s = NAN;
+	r->n_angles = -1;
+	for (int k = 0; k < XF_SUMMARY_MAX_PARAMS; k++)
+		r->value[k] = r->sd[k] = NAN;
+	if (xf_batch_dir(b, in, dir, sizeof dir) || xf_batch_record_read(dir, &r->rec) ||
+	    strcmp(r->rec.input, in->abs_path))
+		return;
+	int whole = xf_batch_results_whole(dir, b->method);
+	if (!strcmp(r->rec.status, "ok") && whole)
+		r->status = "ok";
+	else if (!strcmp(r->rec.status, "failed"))
+		r->status = "failed";
+	else
+		return;
+	r->wall_s = r->rec.wall_s;
+	if (!whole || !r->rec.results)
+		return; /* a failure that left no result of its own: its message only */
+	cJSON *nlsq = read_json(dir, "nlsq");
+	cJSON *final = strcmp(b->method, "nlsq") ? read_json(dir, "cmc") : NULL;
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(nlsq, "data");
+	r->q = number(data, "q");
+	double n_phi = number(data, "n_phi");
+	r->n_angles = isfinite(n_phi) ? (long)n_phi : -1;
+	r->chi2_red = number(nlsq, "reduced_chi_squared");
+	fill_values(r, final ? final : nlsq, names, n);
+	cJSON_Delete(final);
+	cJSON_Delete(nlsq);
+}
+
+static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
+{
+	char count[32] = "";
+	put_cell(t, in->path);
+	put(t, ",");
+	put_cell(t, in->name);
+	put(t, ",");
+	put_number(t, r->q);
+	if (r->n_angles >= 0)
+		snprintf(count, sizeof count, "%ld", r->n_angles);
+	put(t, ",");
+	put(t, count);
+	put(t, ",");
+	put(t, r->status);
+	put(t, ",");
+	put_number(t, r->chi2_red);
+	for (int k = 0; k < n; k++) {
+		put(t, ",");
+		put_number(t, r->value[k]);
+		put(t, ",");
+		put_number(t, r->sd[k]);
+	}
+	put(t, ",");
+	if (isfinite(r->wall_s)) { /* ms: the wall time is for people, never compared */
+		char wall[32];
+		snprintf(wall, sizeof wall, "%.3f", r->wall_s);
+		put(t, wall);
+	}
+	put(t, ",");
+	put_cell(t, strcmp(r->status, "failed") ? "" : r->rec.message);
+	put(t, "\n");
+}
+
+static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const *names, int n)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *p = cJSON_CreateObject();
+	if (!o || !p) {
+		cJSON_Delete(o);
+		cJSON_Delete(p);
+		return NULL;
+	}
+	cJSON_AddStringToObject(o, "file", in->path);
+	cJSON_AddStringToObject(o, "name", in->name);
+	cJSON_AddStringToObject(o, "status", r->status);
+	cJSON_AddItemToObject(o, "q", xf_json_num(r->q));
+	cJSON_AddItemToObject(o, "n_angles",
+			      r->n_angles >= 0 ? xf_json_int(r->n_angles) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "chi2_red", xf_json_num(r->chi2_red));
+	for (int k = 0; k < n; k++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddItemToObject(e, "value", xf_json_num(r->value[k]));
+		cJSON_AddItemToObject(e, "sd", xf_json_num(r->sd[k]));
+		cJSON_AddItemToObject(p, names[k], e);
+	}
+	cJSON_AddItemToObject(o, "parameters", p);
+	cJSON_AddItemToObject(o, "wall_s", xf_json_num(r->wall_s));
+	cJSON_AddStringToObject(o, "message", strcmp(r->status, "failed") ? "" : r->rec.message);
+	return o;
+}
+
+static void csv_header(text *t, const char *const *names, int n)
+{
+	put(t, "file,name,q,n_angles,status,chi2_red");
+	for (int k = 0; k < n; k++) {
+		put(t, ",");
+		put(t, names[k]);
+		put(t, ",");
+		put(t, names[k]);
+		put(t, "_sd");
+	}
+	put(t, ",wall_s,message\n");
+}
+
+int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, size_t *n_pending,
+			   xf_error *err)
+{
+	const char *names[XF_SUMMARY_MAX_PARAMS];
+	int n = param_names(b, names);
+	size_t ok = 0, failed = 0, pending = 0;
+	text t = { 0 };
+	row *r = malloc(sizeof *r);
+	cJSON *root = cJSON_CreateObject(), *files = cJSON_CreateArray();
+	if (!r || !root || !files) {
+		free(r);
+		cJSON_Delete(root);
+		cJSON_Delete(files);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory writing the batch summary");
+	}
+	csv_header(&t, names, n);
+	for (size_t k = 0; k < b->n; k++) {
+		read_row(b, &b->inputs[k], names, n, r);
+		ok += !strcmp(r->status, "ok");
+		failed += !strcmp(r->status, "failed");
+		pending += !strcmp(r->status, "pending");
+		csv_row(&t, &b->inputs[k], r, n);
+		cJSON *o = json_row(&b->inputs[k], r, names, n);
+		if (!o)
+			t.failed = 1;
+		else
+			cJSON_AddItemToArray(files, o);
+	}
+	free(r);
+	cJSON_AddStringToObject(root, "config", b->config);
+	cJSON_AddStringToObject(root, "method", b->method);
+	cJSON_AddItemToObject(root, "n_files", xf_json_int((long long)b->n));
+	cJSON_AddItemToObject(root, "n_ok", xf_json_int((long long)ok));
+	cJSON_AddItemToObject(root, "n_failed", xf_json_int((long long)failed));
+	cJSON_AddItemToObject(root, "n_pending", xf_json_int((long long)pending));
+	cJSON_AddItemToObject(root, "files", files);
+	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
+	char path[PATH_MAX];
+	int rc = t.failed ? xf_fail(err, XF_ERR_NOMEM, "out of memory writing the batch summary")
+			  : xf_path_join(path, sizeof path, b->out, "batch_summary.csv", err);
+	if (rc == 0)
+		rc = xf_write_file_atomic(path, t.s, t.len, err);
+	if (rc == 0)
+		rc = xf_json_write(b->out, "batch_summary.json", root, err);
+	else
+		cJSON_Delete(root);
+	free(t.s);
+	if (n_ok)
+		*n_ok = ok;
+	if (n_failed)
+		*n_failed = failed;
+	if (n_pending)
+		*n_pending = pending;
+	return rc;
+}

@@ -1,0 +1,369 @@
+/* cmd_batch.c — `xpcsfit batch` (docs/cli.md "batch", adr/0023): many input files, one
+ * result folder each (<out>/<stem>/, laid out as `xpcsfit nlsq --out <out>/<stem>` would),
+ * run one after the other in this process through the same code as nlsq/cmc/fit; a file
+ * that fails fails alone. Everything that can be refused (options, inputs, overrides,
+ * every file's config, existing results) is checked before the first file runs. */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/batch_internal.h"
+#include "cli/cli_internal.h"
+#include "cli/commands.h"
+#include "util/files.h"
+#include "util/interrupt.h"
+
+static const char batch_usage[] =
+	"usage: xpcsfit batch --config C.yaml --out DIR [FILE.h5 ...] [--list FILE]\n"
+	"                     [--overrides CSV] [--method nlsq|cmc|fit] [--resume] [--force]\n"
+	"                     [--threads N] [--no-plots] [--task K --tasks N]\n"
+	"\n"
+	"Fit every input file with the same config: results of FILE go to DIR/<stem>/ (stem:\n"
+	"the file name without .h5/.hdf5/.hdf), laid out as 'xpcsfit nlsq --out DIR/<stem>'\n"
+	"would, with DIR/<stem>/batch.json recording the outcome. DIR/batch_summary.csv and\n"
+	".json are rewritten after every file. A file that fails does not stop the others.\n"
+	"  --list FILE      more inputs, one path a line ('#' comments, blank lines skipped;\n"
+	"                   relative paths are relative to the list file's folder)\n"
+	"  --overrides CSV  per-file config values: header 'file,KEY,...' (KEY a dotted\n"
+	"                   config key, or dt, q); rows name an input by path or stem\n"
+	"  --method M       nlsq (default), cmc or fit (both: NLSQ, then CMC from it)\n"
+	"  --resume         skip files whose result is complete and made from the same input\n"
+	"                   bytes, config and overrides; redo the rest\n"
+	"  --force          redo every file, replacing finished results\n"
+	"  --threads N      virtual devices per fit (default: parallel.virtual_devices, else\n"
+	"                   cores)\n"
+	"  --no-plots       skip the PNG plots\n"
+	"  --task K --tasks N  run only the inputs whose index (0-based, in list order) is K\n"
+	"                   modulo N (job arrays); the summary still lists every input\n"
+	"Exit: 0 all files ok, 1 any file failed, 2 usage or config (nothing runs), 130/143\n"
+	"when interrupted (the summary stays true of what finished).\n";
+
+/* Parse a count option; returns 0 or the exit code after the error line. */
+static int parse_count(const char *opt, const char *arg, long lo, long *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (end == arg || *end || v < lo || v > 1000000)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "%s: '%s' is not allowed (a whole number from %ld to 1000000)",
+				    opt, arg, lo);
+	*out = v;
+	return 0;
+}
+
+/* Options and inputs; returns −1 to go on, else the exit code. */
+static int parse(int argc, char **argv, xf_batch *b)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, 0, 'c' },
+		{ "out", required_argument, 0, 'o' },
+		{ "list", required_argument, 0, 'l' },
+		{ "overrides", required_argument, 0, 'O' },
+		{ "method", required_argument, 0, 'm' },
+		{ "resume", no_argument, 0, 'r' },
+		{ "force", no_argument, 0, 'f' },
+		{ "threads", required_argument, 0, 't' },
+		{ "no-plots", no_argument, 0, 'P' },
+		{ "task", required_argument, 0, 'k' },
+		{ "tasks", required_argument, 0, 'n' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	long task = -1, tasks = -1;
+	int c;
+	b->method = "nlsq";
+	b->plots = 1;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': b->config = optarg; break;
+		case 'o': b->out = optarg; break;
+		case 'l': b->list = optarg; break;
+		case 'O': b->csv = optarg; break;
+		case 'm': b->method = optarg; break;
+		case 'r': b->resume = 1; break;
+		case 'f': b->force = 1; break;
+		case 't':
+			if (xf_cli_threads(optarg, &b->threads))
+				return XF_ERR_CONFIG;
+			break;
+		case 'P': b->plots = 0; break;
+		case 'k':
+			if (parse_count("--task", optarg, 0, &task))
+				return XF_ERR_CONFIG;
+			break;
+		case 'n':
+			if (parse_count("--tasks", optarg, 1, &tasks))
+				return XF_ERR_CONFIG;
+			break;
+		case 'h': fputs(batch_usage, stdout); return 0;
+		default:
+			return xf_cli_error(
+				XF_ERR_CONFIG,
+				"batch: unknown or incomplete option '%s', see 'xpcsfit "
+				"batch --help'",
+				argv[optind - 1]);
+		}
+	}
+	if (!b->config || !b->out)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "batch: %s is required, see 'xpcsfit batch --help'",
+				    b->config ? "--out" : "--config");
+	if (!b->out[0])
+		return xf_cli_error(XF_ERR_CONFIG, "--out is empty: give a folder name");
+	if (strcmp(b->method, "nlsq") && strcmp(b->method, "cmc") && strcmp(b->method, "fit"))
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "--method: '%s' is not allowed (must be nlsq, cmc or fit)",
+				    b->method);
+	if (b->resume && b->force)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "batch: --resume and --force contradict each other (--resume "
+				    "keeps complete results, --force redoes them): give one");
+	if ((task < 0) != (tasks < 0))
+		return xf_cli_error(XF_ERR_CONFIG, "batch: --task and --tasks go together");
+	if (tasks > 0 && task >= tasks)
+		return xf_cli_error(
+			XF_ERR_CONFIG,
+			"--task: %ld is not allowed with --tasks %ld (must be 0 to %ld)", task,
+			tasks, tasks - 1);
+	b->task = tasks > 0 ? (int)task : 0;
+	b->tasks = tasks > 0 ? (int)tasks : 1;
+	for (int k = optind; k < argc; k++)
+		if (xf_batch_add(b, argv[k]))
+			return xf_cli_error(XF_ERR_NOMEM, "out of memory reading the inputs");
+	return -1;
+}
+
+/* Inputs named, overrides attached, this task's share marked. 0 or the exit code. */
+static int gather_inputs(xf_batch *b)
+{
+	xf_error err = { 0 };
+	if (b->list && xf_batch_read_list(b, b->list, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (b->n == 0)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "batch: no input files: name them after the options or with "
+				    "--list FILE");
+	if (xf_batch_name_inputs(b, &err) || (b->csv && xf_batch_read_overrides(b, b->csv, &err)))
+		return xf_cli_error(err.code, "%s", err.msg);
+	for (size_t k = 0; k < b->n; k++)
+		b->inputs[k].mine = (int)(k % (size_t)b->tasks) == b->task;
+	return 0;
+}
+
+/* Every input's config (after its overrides) is read now: a bad one stops the batch
+ * before any file runs. The warnings of the plain config are shown once. */
+static int check_configs(xf_batch *b)
+{
+	xf_error err = { 0 };
+	xf_config cfg;
+	int base_mode = -1;
+	for (size_t k = 0; k < b->n; k++) {
+		xf_batch_input *in = &b->inputs[k];
+		if (base_mode >= 0 && in->n_overrides == 0) {
+			in->mode = base_mode;
+			continue;
+		}
+		xf_log_set_stderr(k == 0, 0);
+		int rc = xf_config_load_with(b->config, in->overrides, in->n_overrides, &cfg, &err);
+		xf_log_set_stderr(1, 0);
+		if (rc)
+			return xf_cli_error(err.code, "%s", err.msg);
+		in->mode = (int)cfg.mode;
+		if (in->n_overrides == 0)
+			base_mode = in->mode;
+		xf_config_free(&cfg);
+	}
+	xf_log_reset();
+	return 0;
+}
+
+/* This task's result folders can be written: not held by a run, and no finished result
+ * unless --resume or --force. 0 or the exit code. */
+static int check_folders(xf_batch *b)
+{
+	static const char *const methods[] = { "nlsq", "cmc" };
+	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
+	xf_error err = { 0 };
+	if (xf_mkdir_p(b->out, &err))
+		return xf_cli_error(err.code, "--out: %s", err.msg);
+	for (size_t k = 0; k < b->n; k++) {
+		char dir[PATH_MAX];
+		if (!b->inputs[k].mine)
+			continue;
+		for (int m = 0; m < n_methods; m++) {
+			int n = snprintf(dir, sizeof dir, "%s/%s/%s", b->out, b->inputs[k].name,
+					 methods[m]);
+			if (n < 0 || (size_t)n >= sizeof dir)
+				return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
+			if (xf_rundir_check(dir, b->resume || b->force, "--resume or --force",
+					    &err))
+				return xf_cli_error(err.code, "%s", err.msg);
+		}
+	}
+	return 0;
+}
+
+/* --resume: the file's result is whole, ok, and made from the same inputs. */
+static int up_to_date(const xf_batch *b, const char *dir, const xf_batch_record *now)
+{
+	xf_batch_record was;
+	if (!b->resume || !now->input_crc32[0] || xf_batch_record_read(dir, &was))
+		return 0;
+	return !strcmp(was.status, "ok") && !strcmp(was.input_crc32, now->input_crc32) &&
+	       was.input_bytes == now->input_bytes &&
+	       !strcmp(was.config_crc32, now->config_crc32) && !strcmp(was.method, now->method) &&
+	       xf_batch_results_whole(dir, b->method);
+}
+
+/* Run one file as `xpcsfit <method> --config C --data FILE --out DIR/<stem>` would.
+ * Returns its status; rec gets the outcome. */
+static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
+		   xf_batch_record *rec)
+{
+	char prefix[PATH_MAX + 4];
+	int written = 0;
+	xf_cli_job job;
+	xf_cli_job_init(&job, b->method);
+	job.config = b->config;
+	job.overrides = in->overrides;
+	job.n_overrides = in->n_overrides;
+	job.data = in->path;
+	job.out = dir;
+	job.threads = b->threads;
+	job.plots = b->plots;
+	job.force = b->force || b->resume;
+	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
+	job.written = &written;
+	snprintf(prefix, sizeof prefix, "%s: ", in->path);
+	xf_log_reset(); /* run.log holds this file's run only */
+	xf_cli_error_prefix(prefix);
+	double t0 = xf_cli_now_s();
+	int rc = strcmp(b->method, "nlsq") ? xf_cli_run_cmc(&job) : xf_cli_run_nlsq(&job);
+	rec->wall_s = xf_cli_now_s() - t0;
+	snprintf(rec->status, sizeof rec->status, "%s", rc ? "failed" : "ok");
+	snprintf(rec->message, sizeof rec->message, "%s", rc ? xf_cli_last_error() : "");
+	rec->results = written;
+	xf_cli_error_prefix(NULL);
+	return rc;
+}
+
+typedef struct progress {
+	size_t done, total, failed;
+	size_t runs;	/* files run (not skipped) by this process */
+	double run_s;	/* their wall time */
+	double t_start; /* the batch's start */
+} progress;
+
+/* One line on stderr after each file (the ETA is shown, never used for a decision). */
+static void report(const xf_batch *b, progress *p, const xf_batch_input *in, const char *what,
+		   double wall_s)
+{
+	char eta[48] = "", task[48] = "";
+	size_t left = p->total - p->done;
+	if (p->runs > 0 && left > 0)
+		snprintf(eta, sizeof eta, ", ETA %.0f s",
+			 p->run_s / (double)p->runs * (double)left);
+	if (b->tasks > 1)
+		snprintf(task, sizeof task, " (task %d of %d)", b->task, b->tasks);
+	fprintf(stderr, "xpcsfit: batch%s: %zu/%zu files done, %zu failed, %.1f s%s; %s %s", task,
+		p->done, p->total, p->failed, xf_cli_now_s() - p->t_start, eta, in->path, what);
+	if (isfinite(wall_s))
+		fprintf(stderr, " (%.2f s)", wall_s);
+	fputc('\n', stderr);
+}
+
+static int summary(const xf_batch *b, size_t *ok, size_t *failed, size_t *pending)
+{
+	xf_error err = { 0 };
+	if (xf_batch_write_summary(b, ok, failed, pending, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	return 0;
+}
+
+/* One file: skipped when up to date (--resume), else run and recorded. Returns its status
+ * (0 also for a skipped one). */
+static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
+{
+	char dir[PATH_MAX];
+	xf_batch_record rec;
+	xf_error err = { 0 };
+	memset(&rec, 0, sizeof rec);
+	if (xf_batch_dir(b, in, dir, sizeof dir))
+		return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
+	if (xf_batch_fingerprint(b, in, &rec, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (up_to_date(b, dir, &rec)) {
+		p->done++;
+		report(b, p, in, "complete already (--resume)", NAN);
+		return 0;
+	}
+	snprintf(rec.status, sizeof rec.status, "running");
+	rec.wall_s = NAN;
+	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err))
+		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
+	int rc = run_one(b, in, dir, &rec);
+	if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
+		return XF_ERR_INTERRUPTED; /* the record says running: the file is pending */
+	xf_phase("batch", 0);
+	if (xf_batch_record_write(dir, &rec, &err))
+		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
+	p->done++;
+	p->failed += rc != 0;
+	p->runs++;
+	p->run_s += rec.wall_s;
+	report(b, p, in, rc ? "failed" : "ok", rec.wall_s);
+	return rc;
+}
+
+static int run_files(xf_batch *b)
+{
+	progress p = { 0, 0, 0, 0, 0.0, xf_cli_now_s() };
+	int any_failed = 0;
+	for (size_t k = 0; k < b->n; k++)
+		p.total += (size_t)b->inputs[k].mine;
+	xf_phase("batch", 0);
+	if (summary(b, NULL, NULL, NULL))
+		return XF_ERR_IO;
+	for (size_t k = 0; k < b->n; k++) {
+		if (!b->inputs[k].mine)
+			continue;
+		int rc = do_file(b, &b->inputs[k], &p);
+		if (rc == XF_ERR_INTERRUPTED)
+			break;
+		any_failed |= rc != 0;
+		if (summary(b, NULL, NULL, NULL))
+			return XF_ERR_IO;
+	}
+	size_t ok = 0, failed = 0, pending = 0;
+	if (summary(b, &ok, &failed, &pending))
+		return XF_ERR_IO;
+	if (xf_interrupt_signal()) { /* the file's run printed the error line */
+		fprintf(stderr,
+			"xpcsfit: batch stopped: %zu of %zu files done, the rest are pending in "
+			"%s/batch_summary.csv\n",
+			p.done, p.total, b->out);
+		return XF_ERR_INTERRUPTED;
+	}
+	printf("batch: %zu ok, %zu failed, %zu pending of %zu files; summary: "
+	       "%s/batch_summary.csv\n",
+	       ok, failed, pending, b->n, b->out);
+	return any_failed ? XF_ERR_DATA : 0;
+}
+
+int xf_cmd_batch(int argc, char **argv)
+{
+	xf_batch b;
+	memset(&b, 0, sizeof b);
+	int rc = parse(argc, argv, &b);
+	if (rc < 0 && !(rc = gather_inputs(&b)) && !(rc = check_configs(&b)) &&
+	    !(rc = check_folders(&b)))
+		rc = run_files(&b);
+	xf_batch_free(&b);
+	return rc < 0 ? 0 : rc;
+}

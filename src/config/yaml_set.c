@@ -1,0 +1,173 @@
+/* yaml_set.c — editing a loaded YAML tree by dotted key path (yaml_tree.h): what per-file
+ * overrides (batch --overrides) and the later --set use, so that a value given outside
+ * the file goes through the same readers, range checks and messages as one written in
+ * it. Only mappings are walked: a list item has no dotted name. */
+#include "config/yaml_tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest dotted path accepted (the reader prints paths up to 256 characters). */
+#define XF_YAML_SET_PATH_MAX 256
+
+static int no_memory(const char *origin, xf_error *err)
+{
+	return xf_fail(err, XF_ERR_NOMEM, "out of memory applying a config override, in %s",
+		       origin);
+}
+
+static xf_ynode *new_node(xf_ynode_kind kind, const char *text, const char *origin)
+{
+	xf_ynode *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	n->kind = kind;
+	n->plain = 1; /* read like an unquoted value: "null", "true", numbers */
+	n->text = strdup(text ? text : "");
+	n->origin = strdup(origin ? origin : "an override");
+	if (!n->text || !n->origin) {
+		xf_yaml_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+/* Append key: child to a mapping; child is freed on failure. */
+static int append(xf_ynode *map, const char *key, xf_ynode *child)
+{
+	size_t n = map->n + 1;
+	xf_ynode **items = realloc(map->items, n * sizeof *items);
+	if (items)
+		map->items = items;
+	char **keys = items ? realloc(map->keys, n * sizeof *keys) : NULL;
+	if (keys)
+		map->keys = keys;
+	int *lines = keys ? realloc(map->key_lines, n * sizeof *lines) : NULL;
+	if (lines)
+		map->key_lines = lines;
+	char *copy = lines ? strdup(key) : NULL;
+	if (!copy) {
+		xf_yaml_free(child);
+		return -1;
+	}
+	map->items[map->n] = child;
+	map->keys[map->n] = copy;
+	map->key_lines[map->n] = 0;
+	map->n = n;
+	return 0;
+}
+
+static long index_of(const xf_ynode *map, const char *key)
+{
+	for (size_t k = 0; k < map->n; k++)
+		if (!strcmp(map->keys[k], key))
+			return (long)k;
+	return -1;
+}
+
+static const char *kind_name(const xf_ynode *node)
+{
+	return node->kind == XF_YNODE_SEQUENCE	? "a list"
+	       : node->kind == XF_YNODE_MAPPING ? "a section"
+						: "a value";
+}
+
+/* The mapping under key (created, or made from an empty value), or NULL with err set. */
+static xf_ynode *section(xf_ynode *map, const char *key, const char *path, const char *origin,
+			 xf_error *err)
+{
+	long k = index_of(map, key);
+	if (k >= 0 && map->items[k]->kind == XF_YNODE_MAPPING)
+		return map->items[k];
+	if (k >= 0 && !xf_ynode_is_null(map->items[k])) {
+		xf_fail(err, XF_ERR_CONFIG,
+			"%s: the config has %s there, not a section of keys, in %s", path,
+			kind_name(map->items[k]), origin);
+		return NULL;
+	}
+	xf_ynode *sect = new_node(XF_YNODE_MAPPING, NULL, origin);
+	if (!sect) {
+		no_memory(origin, err);
+		return NULL;
+	}
+	if (k >= 0) { /* "key:" with nothing after it */
+		xf_yaml_free(map->items[k]);
+		map->items[k] = sect;
+		return sect;
+	}
+	if (append(map, key, sect) != 0) {
+		no_memory(origin, err);
+		return NULL;
+	}
+	return sect;
+}
+
+static int bad_path(const char *dotted, const char *origin, xf_error *err)
+{
+	return xf_fail(err, XF_ERR_CONFIG,
+		       "'%.80s' is not a config key (must be dotted names like "
+		       "analyzer_parameters.dt), in %s",
+		       dotted, origin);
+}
+
+int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const char *origin,
+		xf_error *err)
+{
+	char path[XF_YAML_SET_PATH_MAX];
+	size_t len = strlen(dotted);
+	if (len == 0 || len >= sizeof path || dotted[0] == '.' || dotted[len - 1] == '.' ||
+	    strstr(dotted, "..") || strpbrk(dotted, " \t:[]{}"))
+		return bad_path(dotted, origin, err);
+	memcpy(path, dotted, len + 1);
+	if (!*root || xf_ynode_is_null(*root)) {
+		xf_ynode *map = new_node(XF_YNODE_MAPPING, NULL, origin);
+		if (!map)
+			return no_memory(origin, err);
+		xf_yaml_free(*root);
+		*root = map;
+	}
+	if ((*root)->kind != XF_YNODE_MAPPING)
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "the top level of the config is not a mapping of keys, in %s",
+			       origin);
+	xf_ynode *map = *root;
+	char *key = path;
+	for (char *dot = strchr(key, '.'); dot; dot = strchr(key, '.')) {
+		*dot = '\0';
+		map = section(map, key, path, origin, err);
+		if (!map)
+			return err->code;
+		*dot = '.';
+		key = dot + 1;
+	}
+	long k = index_of(map, key);
+	if (k >= 0 && map->items[k]->kind != XF_YNODE_SCALAR)
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "%s: the config has %s there, not a single value: set a key "
+			       "inside it, in %s",
+			       dotted, kind_name(map->items[k]), origin);
+	xf_ynode *leaf = new_node(XF_YNODE_SCALAR, value, origin);
+	if (!leaf)
+		return no_memory(origin, err);
+	if (k >= 0) {
+		leaf->line = map->items[k]->line;
+		xf_yaml_free(map->items[k]);
+		map->items[k] = leaf;
+		return 0;
+	}
+	return append(map, key, leaf) == 0 ? 0 : no_memory(origin, err);
+}
+
+int xf_ynode_overridden(const xf_ynode *node, const char **origin)
+{
+	if (!node)
+		return 0;
+	if (node->origin) {
+		*origin = node->origin;
+		return 1;
+	}
+	for (size_t k = 0; k < node->n; k++)
+		if (xf_ynode_overridden(node->items[k], origin))
+			return 1;
+	return 0;
+}
