@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""xpcsfit batch (docs/cli.md "batch", adr/0023): four files with one truncated (three
+results, the failure in the summary, exit 1); results byte-equal to single nlsq runs; the
+refusal of finished results without --resume/--force; SIGKILL mid-batch then --resume
+(finished files untouched, the rest done, exit 0); SIGINT/SIGTERM (130/143, the summary
+true); --overrides (per-file dt and q applied and recorded); --task/--tasks (each input
+run exactly once, a final --resume reruns nothing); --list (comments, relative paths);
+--method fit (summary from the CMC posterior). Bad command lines and CSVs are in
+tests/bad_inputs/cases_batch.py."""
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+XF = os.environ["XF_BINARY"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_batch")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+CONFIG = """analysis_mode: static
+analyzer_parameters:
+  dt: 0.1
+  end_frame: 40
+  scattering: {{wavevector_q: {q}}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: [8000, -0.1, 0]
+  fixed_parameters: {{D_offset: 0}}
+optimization:
+  cmc:
+    seed: 3
+    sharding: {{num_shards: 2}}
+    per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
+"""
+NOISE = ("*** PLPLOT", "HDF5-DIAG", "Segmentation fault", "Aborted", "AddressSanitizer",
+         "runtime error:")
+FAILURES = []
+CHECKS = [0]
+
+
+def check(cond, what):
+    CHECKS[0] += 1
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, env=None, cwd=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run([XF, *args], capture_output=True, text=True, errors="replace", env=e,
+                       cwd=cwd or TMP, timeout=600)
+    for n in NOISE:
+        check(n not in r.stderr, f"{args[0]}: noise {n!r} on stderr: {r.stderr[-400:]}")
+    return r
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def simulate(name, seed, q="0.0054", dt="0.1"):
+    cfg = write(f"sim_{name}.yaml", CONFIG.format(q=q).replace("dt: 0.1", f"dt: {dt}"))
+    out = os.path.join(TMP, name)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    r = run("simulate", "--config", cfg, "--phi", "0,45,90", "--out", out, "--seed", str(seed))
+    check(r.returncode == 0, f"simulate {name}: {r.stderr}")
+    return out
+
+
+def summary(out):
+    with open(os.path.join(out, "batch_summary.csv")) as f:
+        rows = list(csv.DictReader(f))
+    with open(os.path.join(out, "batch_summary.json")) as f:
+        js = json.load(f)
+    return rows, js
+
+
+def params(d):
+    with open(os.path.join(d, "parameters.json")) as f:
+        p = json.load(f)
+    p.pop("timing_s", None)
+    return p
+
+
+def error_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("xpcsfit: error:")]
+
+
+def complete(d):
+    return (os.path.exists(os.path.join(d, "parameters.json"))
+            and not os.path.exists(os.path.join(d, "INCOMPLETE")))
+
+
+def stamps(d):
+    """inode and mtime of every file of a result folder"""
+    found = {}
+    for root, _, files in os.walk(d):
+        for f in files:
+            st = os.stat(os.path.join(root, f))
+            found[os.path.relpath(os.path.join(root, f), d)] = (st.st_ino, st.st_mtime_ns)
+    return found
+
+
+CFG = write("c.yaml", CONFIG.format(q="0.0054"))
+FILES = [simulate(f"s{k}.h5", k + 1) for k in range(4)]
+with open(FILES[3], "rb") as f:
+    head = f.read(3000)
+BAD = write("bad.h5", "")
+with open(BAD, "wb") as f:
+    f.write(head)
+
+
+def test_failure_isolation():
+    out = os.path.join(TMP, "b1")
+    inputs = [FILES[0], FILES[1], BAD, FILES[2]]
+    r = run("batch", "--config", CFG, "--out", out, *inputs, "--no-plots")
+    check(r.returncode == 1, f"one bad file: exit {r.returncode}, want 1: {r.stderr[-600:]}")
+    lines = error_lines(r.stderr)
+    check(len(lines) == 1 and lines[0].startswith(f"xpcsfit: error: {BAD}: "),
+          f"one error line prefixed with the file: {lines}")
+    for k in (0, 1, 2):
+        name = os.path.basename(FILES[k])[:-3]
+        check(complete(os.path.join(out, name, "nlsq")), f"{name} complete")
+    rows, js = summary(out)
+    check([r["name"] for r in rows] == ["s0", "s1", "bad", "s2"], f"rows {rows}")
+    check([r["status"] for r in rows] == ["ok", "ok", "failed", "ok"], "statuses")
+    bad = rows[2]
+    check("truncated" in bad["message"] or "damaged" in bad["message"],
+          f"the failure's message: {bad['message']}")
+    check(bad["D0"] == "" and bad["chi2_red"] == "", "no values for the failed file")
+    check(float(rows[0]["D0"]) > 0 and float(rows[0]["D0_sd"]) > 0, "D0 and its sd")
+    check(rows[0]["D_offset_sd"] == "", "fixed parameter: empty sd")
+    check(rows[0]["n_angles"] == "3" and float(rows[0]["q"]) == 0.0054, "q, n_angles")
+    check(js["n_ok"] == 3 and js["n_failed"] == 1 and js["n_pending"] == 0, f"counts {js}")
+    check(js["files"][2]["message"] == bad["message"], "json message = csv message")
+    with open(os.path.join(out, "s0", "batch.json")) as f:
+        rec = json.load(f)
+    check(rec["status"] == "ok" and rec["input"] == FILES[0] and len(rec["input_crc32"]) == 8,
+          f"batch.json {rec}")
+    progress = [l for l in r.stderr.splitlines() if l.startswith("xpcsfit: batch: ")]
+    check(len(progress) == 4 and "4/4 files done, 1 failed" in progress[-1],
+          f"progress lines {progress}")
+
+    # determinism: each file's result equals a single nlsq run of it, byte for byte
+    for k in (0, 1, 2):
+        single = os.path.join(TMP, f"single{k}")
+        r1 = run("nlsq", "--config", CFG, "--data", FILES[k], "--out", single, "--no-plots")
+        check(r1.returncode == 0, f"single nlsq {k}")
+        a = os.path.join(single, "nlsq")
+        b = os.path.join(out, f"s{k}", "nlsq")
+        with open(os.path.join(a, "results.h5"), "rb") as fa, \
+                open(os.path.join(b, "results.h5"), "rb") as fb:
+            check(fa.read() == fb.read(), f"s{k}: results.h5 differs from the single run")
+        check(params(a) == params(b), f"s{k}: parameters.json differs (timings aside)")
+
+    # a finished result is refused without --resume/--force, nothing touched
+    before = stamps(os.path.join(out, "s0"))
+    r = run("batch", "--config", CFG, "--out", out, *inputs, "--no-plots")
+    check(r.returncode == 2 and "--resume or --force" in r.stderr, f"refusal: {r.stderr}")
+    check(stamps(os.path.join(out, "s0")) == before, "refused batch touched nothing")
+
+    # --force redoes everything (same bytes); --resume only the failed one
+    r = run("batch", "--config", CFG, "--out", out, *inputs, "--no-plots", "--resume")
+    check(r.returncode == 1, f"--resume with the bad file still there: {r.returncode}")
+    check(stamps(os.path.join(out, "s0")) == before, "--resume left s0 alone")
+    check(r.stderr.count("complete already (--resume)") == 3, "three skipped")
+    r = run("batch", "--config", CFG, "--out", out, FILES[0], "--no-plots", "--force")
+    check(r.returncode == 0, f"--force: {r.stderr[-400:]}")
+    check(stamps(os.path.join(out, "s0", "nlsq"))["results.h5"]
+          != before["nlsq/results.h5"], "--force rewrote results.h5")
+    # the summary covers the inputs of this command only
+    rows, _ = summary(out)
+    check([r["name"] for r in rows] == ["s0"], "summary of the --force run")
+
+    # a changed config reruns on --resume
+    cfg2 = write("c2.yaml", CONFIG.format(q="0.0054").replace("values: [8000", "values: [7000"))
+    r = run("batch", "--config", cfg2, "--out", out, FILES[0], "--no-plots", "--resume")
+    check(r.returncode == 0 and "complete already" not in r.stderr,
+          f"changed config reruns: {r.stderr[-300:]}")
+
+
+def wait_for_ok(out, n, proc, timeout=60):
+    t0 = time.time()
+    while time.time() - t0 < timeout and proc.poll() is None:
+        try:
+            rows, _ = summary(out)
+            if sum(r["status"] == "ok" for r in rows) >= n:
+                return True
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def test_kill_and_resume():
+    out = os.path.join(TMP, "b2")
+    inputs = FILES[:3]
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="load:1.5")
+    p = subprocess.Popen([XF, "batch", "--config", CFG, "--out", out, *inputs],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=TMP)
+    got = wait_for_ok(out, 1, p)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    check(got, "the first file finished before the kill")
+    rows, js = summary(out)
+    check([r["status"] for r in rows] == ["ok", "pending", "pending"],
+          f"summary after SIGKILL is true: {[r['status'] for r in rows]}")
+    before = stamps(os.path.join(out, "s0"))
+    r = run("batch", "--config", CFG, "--out", out, *inputs, "--resume")
+    check(r.returncode == 0, f"--resume after SIGKILL: {r.returncode} {r.stderr[-500:]}")
+    check(stamps(os.path.join(out, "s0")) == before, "finished file untouched (inode, mtime)")
+    check(r.stderr.count("complete already (--resume)") == 1, "only s0 skipped")
+    rows, js = summary(out)
+    check([r["status"] for r in rows] == ["ok"] * 3 and js["n_ok"] == 3, "summary complete")
+    for k in range(3):
+        check(complete(os.path.join(out, f"s{k}", "nlsq")), f"s{k} complete after --resume")
+
+
+def test_signals():
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        out = os.path.join(TMP, f"b3_{code}")
+        env = dict(os.environ, XPCSFIT_TEST_PAUSE="fit:1.5")
+        p = subprocess.Popen([XF, "batch", "--config", CFG, "--out", out, *FILES[:3],
+                              "--no-plots"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=TMP)
+        got = wait_for_ok(out, 1, p)
+        time.sleep(0.3)  # the second file is in its (paused, polling) fit
+        t0 = time.time()
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+        check(got and p.returncode == code, f"{sig.name}: exit {p.returncode}, want {code}")
+        check(time.time() - t0 < 3, f"{sig.name}: stopped within 3 s")
+        check(len(error_lines(err)) == 1, f"{sig.name}: one error line: {err[-500:]}")
+        rows, _ = summary(out)
+        check([r["status"] for r in rows] == ["ok", "pending", "pending"],
+              f"{sig.name}: summary true: {[r['status'] for r in rows]}")
+
+
+def test_overrides():
+    out = os.path.join(TMP, "b4")
+    a = simulate("ov/a.h5", 11, dt="0.2")
+    b = simulate("ov/b.h5", 12, q="0.0080")
+    csvp = write("ov/o.csv", "file,dt,q\n# a comment\nov/a.h5,0.2,\nb,,0.0080\n")
+    r = run("batch", "--config", CFG, "--out", out, a, b, "--overrides", csvp, "--no-plots")
+    check(r.returncode == 0, f"overrides: {r.stderr[-500:]}")
+    pa, pb = params(os.path.join(out, "a", "nlsq")), params(os.path.join(out, "b", "nlsq"))
+    check(pa["data"]["dt_s"] == 0.2 and pb["data"]["dt_s"] == 0.1, "per-file dt applied")
+    with open(os.path.join(out, "a", "nlsq", "run.log")) as f:
+        log = f.read()
+    check("override: analyzer_parameters.dt = 0.2 (" in log, "run.log records the override")
+    with open(os.path.join(out, "b", "nlsq", "run.log")) as f:
+        log = f.read()
+    check("override: analyzer_parameters.scattering.wavevector_q = 0.0080" in log,
+          "run.log records the q override")
+    check("dt 0.2 s (config)" in open(os.path.join(out, "a", "nlsq", "run.log")).read(),
+          "dt from the (overridden) config")
+    # the same as a single run with the overridden config
+    cfg_a = write("ov/ca.yaml", CONFIG.format(q="0.0054").replace("dt: 0.1", "dt: 0.2"))
+    single = os.path.join(TMP, "ov_single")
+    run("nlsq", "--config", cfg_a, "--data", a, "--out", single, "--no-plots")
+    ps = params(os.path.join(single, "nlsq"))
+    check(ps["parameters"] == pa["parameters"], "override = a config that says so")
+    # a changed override reruns under --resume; the unchanged file is skipped
+    write("ov/o.csv", "file,dt,q\nov/a.h5,0.25,\nb,,0.0080\n")
+    r = run("batch", "--config", CFG, "--out", out, a, b, "--overrides", csvp, "--no-plots",
+            "--resume")
+    check(r.returncode == 0 and r.stderr.count("complete already") == 1,
+          f"changed override reruns a only: {r.stderr[-400:]}")
+    check(params(os.path.join(out, "a", "nlsq"))["data"]["dt_s"] == 0.25, "new dt")
+
+
+def test_tasks_and_list():
+    out = os.path.join(TMP, "b5")
+    os.makedirs(os.path.join(TMP, "lists"), exist_ok=True)
+    lst = write("lists/inputs.txt", "# the series\n\n../s0.h5\n  ../s1.h5  \n%s\n../s2.h5\n"
+                % FILES[3].replace("s3.h5", "bad.h5"))
+    ran = []
+    for k in range(3):
+        r = run("batch", "--config", CFG, "--out", out, "--list", lst, "--no-plots",
+                "--task", str(k), "--tasks", "3")
+        want = 1 if k == 2 else 0  # bad.h5 is index 2
+        check(r.returncode == want, f"task {k}: exit {r.returncode}: {r.stderr[-300:]}")
+        ran.append([l.split("; ")[-1].split(" ")[0] for l in r.stderr.splitlines()
+                    if l.startswith("xpcsfit: batch (task")])
+        rows, _ = summary(out)
+        check(len(rows) == 4, "the summary lists every input")
+    flat = sorted(os.path.basename(p) for t in ran for p in t)
+    check(flat == ["bad.h5", "s0.h5", "s1.h5", "s2.h5"], f"each input exactly once: {ran}")
+    check([os.path.basename(p) for p in ran[0]] == ["s0.h5", "s2.h5"], f"task 0: {ran[0]}")
+    rows, js = summary(out)
+    check(rows[0]["file"].endswith("lists/../s0.h5"), f"list paths relative: {rows[0]}")
+    check(js["n_ok"] == 3 and js["n_failed"] == 1, f"after the three tasks: {js}")
+    stamp = stamps(os.path.join(out, "s0"))
+    r = run("batch", "--config", CFG, "--out", out, "--list", lst, "--no-plots", "--resume")
+    check(r.returncode == 1 and r.stderr.count("complete already") == 3,
+          f"final --resume reruns only the failed one: {r.stderr[-400:]}")
+    check(stamps(os.path.join(out, "s0")) == stamp, "final --resume left s0 alone")
+
+
+def test_fit_method():
+    out = os.path.join(TMP, "b6")
+    r = run("batch", "--config", CFG, "--out", out, FILES[0], "--method", "fit", "--no-plots")
+    check(r.returncode == 0, f"--method fit: {r.stderr[-500:]}")
+    check(complete(os.path.join(out, "s0", "nlsq")) and complete(os.path.join(out, "s0", "cmc")),
+          "nlsq and cmc folders")
+    rows, _ = summary(out)
+    with open(os.path.join(out, "s0", "cmc", "parameters.json")) as f:
+        cmc = json.load(f)
+    check(float(rows[0]["D0"]) == cmc["parameters"]["D0"]["mean"], "D0 = the posterior mean")
+    check(float(rows[0]["D0_sd"]) == cmc["parameters"]["D0"]["std"], "D0_sd = posterior std")
+
+
+for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overrides,
+          test_tasks_and_list, test_fit_method):
+    print("--", t.__name__)
+    t()
+print(f"{CHECKS[0] - len(FAILURES)}/{CHECKS[0]} checks passed")
+sys.exit(1 if FAILURES else 0)
