@@ -2,7 +2,8 @@
 
 A case builds its inputs in a scratch folder, runs one xpcsfit command and expects an
 exit code and one error line naming the problem. Cases live in the cases_*.py modules of
-this folder, one per class of trouble (data files, configs, outputs and paths, fits);
+this folder, one per class of trouble (data files, configs, outputs and paths, fits,
+batch runs in cases_batch.py);
 each module has a list CASES. docs/errors.md is written from the same list
 (make_errors_doc.py), so the page and the tests cannot drift apart.
 

@@ -1,0 +1,168 @@
+"""cases_batch.py — `xpcsfit batch` command lines, lists and override tables that cannot be
+used (docs/cli.md "batch", adr/0023): each is refused with exit 2 and one line (naming
+file:line for a list or CSV) before any file runs, so nothing that looks like a result is
+written. A bad or missing data file is no batch error: it fails alone (exit 1, its line
+prefixed with the file), the others run (tests/test_batch.py runs that end to end)."""
+import os
+import subprocess
+
+from corpus import binary, expect_nothing_written
+
+KLASS = "Batch runs"
+CONFIG = """analysis_mode: static
+analyzer_parameters:
+  dt: 0.1
+  end_frame: 30
+  scattering: {wavevector_q: 0.0054}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: [8000, -0.1, 0]
+  fixed_parameters: {D_offset: 0}
+"""
+
+
+def config(d, text=CONFIG):
+    cfg = os.path.join(d, "c.yaml")
+    with open(cfg, "w") as f:
+        f.write(text)
+    return cfg
+
+
+def data(d, name="a.h5"):
+    path = os.path.join(d, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    subprocess.run([binary(), "simulate", "--config", config(d), "--phi", "0,90", "--out",
+                    path], check=True, capture_output=True)
+    return path
+
+
+def write(d, name, text):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def batch(d, *extra, files=("a.h5",)):
+    paths = [data(d, f) for f in files]
+    return ["batch", "--config", config(d), "--out", os.path.join(d, "out"), *paths, *extra]
+
+
+def with_csv(text):
+    return lambda d: batch(d, "--overrides", write(d, "o.csv", text), files=("a.h5", "b.h5"))
+
+
+def finished(d):
+    r = os.path.join(d, "out", "a", "nlsq")
+    os.makedirs(r)
+    for name in ("results.h5", "parameters.json", "run.log"):
+        write(r, name, "earlier result\n")
+    return batch(d)
+
+
+NOTHING = expect_nothing_written("out")
+
+CASES = [
+    {"name": "batch_no_inputs", "klass": KLASS,
+     "make": lambda d: ["batch", "--config", config(d), "--out", os.path.join(d, "out")],
+     "rc": 2, "needles": ["no input files"],
+     "fix": "Name the HDF5 files after the options, or give --list FILE.", "check": NOTHING},
+    {"name": "batch_no_out", "klass": KLASS,
+     "make": lambda d: ["batch", "--config", config(d), os.path.join(d, "a.h5")],
+     "rc": 2, "needles": ["--out is required"],
+     "fix": "Give --out DIR: each file's results go to DIR/<name>/."},
+    {"name": "batch_bad_method", "klass": KLASS,
+     "make": lambda d: batch(d, "--method", "mcmc"),
+     "rc": 2, "needles": ["--method", "'mcmc'", "nlsq, cmc or fit"],
+     "fix": "Use --method nlsq (default), cmc or fit.", "check": NOTHING},
+    {"name": "batch_resume_and_force", "klass": KLASS,
+     "make": lambda d: batch(d, "--resume", "--force"),
+     "rc": 2, "needles": ["--resume and --force"],
+     "fix": "Give --resume to keep complete results, or --force to redo them, not both.",
+     "check": NOTHING},
+    {"name": "batch_task_alone", "klass": KLASS,
+     "make": lambda d: batch(d, "--task", "0"),
+     "rc": 2, "needles": ["--task and --tasks go together"],
+     "fix": "Give both --task K and --tasks N (K from 0 to N-1).", "check": NOTHING},
+    {"name": "batch_task_out_of_range", "klass": KLASS,
+     "make": lambda d: batch(d, "--task", "3", "--tasks", "3"),
+     "rc": 2, "needles": ["--task: 3", "0 to 2"],
+     "fix": "--task counts from 0: with --tasks N it is 0 to N-1 (SLURM_ARRAY_TASK_ID "
+            "with --array=0-(N-1)).", "check": NOTHING},
+    {"name": "batch_duplicate_names", "klass": KLASS,
+     "make": lambda d: batch(d, files=("a.h5", "sub/a.h5")),
+     "rc": 2, "needles": ["share the result folder 'a'", "a.h5", "sub/a.h5"],
+     "fix": "Two inputs have the same file name (stem): rename one, or run them in two "
+            "batches with different --out.", "check": NOTHING},
+    {"name": "batch_list_missing", "klass": KLASS,
+     "make": lambda d: batch(d, "--list", os.path.join(d, "inputs.txt")),
+     "rc": 2, "needles": ["--list", "inputs.txt"],
+     "fix": "Give --list the path of an existing text file, one input path a line.",
+     "check": NOTHING},
+    {"name": "batch_bad_config", "klass": KLASS,
+     "make": lambda d: (batch(d), config(d, CONFIG.replace("dt: 0.1", "dt: -1")))[0],
+     "rc": 2, "needles": ["analyzer_parameters.dt", "'-1'", "c.yaml:3"],
+     "fix": "Fix the config: a config error stops the batch before any file runs.",
+     "check": NOTHING},
+    {"name": "batch_result_exists", "klass": KLASS,
+     "make": finished,
+     "rc": 2, "needles": ["already holds a finished result", "--resume or --force", "out/a/nlsq"],
+     "fix": "Add --resume to keep complete results and run the rest, or --force to redo "
+            "every file."},
+    {"name": "batch_csv_missing", "klass": KLASS,
+     "make": lambda d: batch(d, "--overrides", os.path.join(d, "o.csv")),
+     "rc": 2, "needles": ["--overrides: cannot read", "o.csv"],
+     "fix": "Give --overrides the path of an existing CSV file.", "check": NOTHING},
+    {"name": "batch_csv_header", "klass": KLASS,
+     "make": with_csv("path,dt\na.h5,0.2\n"),
+     "rc": 2, "needles": ["header must be 'file'", "o.csv:1"],
+     "fix": "Start the CSV with a header line: file, then one column per config key.",
+     "check": NOTHING},
+    {"name": "batch_csv_bad_value", "klass": KLASS,
+     "make": with_csv("file,dt\na.h5,0.2\nb.h5,fast\n"),
+     "rc": 2, "needles": ["analyzer_parameters.dt", "'fast'", "o.csv:3, column dt"],
+     "fix": "Give the value the config key takes (here a number of seconds); the same "
+            "checks as in the YAML file apply.", "check": NOTHING},
+    {"name": "batch_csv_out_of_range", "klass": KLASS,
+     "make": with_csv("file,q\na,-0.1\n"),
+     "rc": 2, "needles": ["wavevector_q", "'-0.1'", "o.csv:2, column q"],
+     "fix": "q is the wavevector in 1/A that picks the q ring: a number > 0.",
+     "check": NOTHING},
+    {"name": "batch_csv_unknown_key", "klass": KLASS,
+     "make": with_csv("file,analyzer_parameters.frame_time\na.h5,0.2\n"),
+     "rc": 2, "needles": ["unknown config key", "frame_time", "o.csv:2"],
+     "fix": "Use a key the config reader knows (docs/config.md), or the aliases dt and q.",
+     "check": NOTHING},
+    {"name": "batch_csv_unused_key", "klass": KLASS,
+     "make": with_csv("file,output.directory\na.h5,x\n"),
+     "rc": 2, "needles": ["not used by xpcsfit", "o.csv:2, column output.directory"],
+     "fix": "That section is accepted for homodyne configs but not read: overriding it "
+            "would change nothing.", "check": NOTHING},
+    {"name": "batch_csv_section", "klass": KLASS,
+     "make": with_csv("file,analyzer_parameters.scattering\na.h5,0.005\n"),
+     "rc": 2, "needles": ["a section there", "o.csv:2, column analyzer_parameters.scattering"],
+     "fix": "Name the key inside the section (analyzer_parameters.scattering.wavevector_q, "
+            "or q).", "check": NOTHING},
+    {"name": "batch_csv_no_input", "klass": KLASS,
+     "make": with_csv("file,dt\nc.h5,0.2\n"),
+     "rc": 2, "needles": ["'c.h5' names none of the input files", "o.csv:2"],
+     "fix": "Each row must name an input of this batch, by its path or its name (stem).",
+     "check": NOTHING},
+    {"name": "batch_csv_second_row", "klass": KLASS,
+     "make": with_csv("file,dt\na.h5,0.2\na,0.3\n"),
+     "rc": 2, "needles": ["a second row for", "line 2", "o.csv:3"],
+     "fix": "Give one row per input file.", "check": NOTHING},
+    {"name": "batch_csv_cells", "klass": KLASS,
+     "make": with_csv("file,dt\na.h5,0.2,0.3\n"),
+     "rc": 2, "needles": ["3 cells where the header has 2", "o.csv:2"],
+     "fix": "Give every row as many cells as the header (an empty cell keeps the config's "
+            "value).", "check": NOTHING},
+    {"name": "batch_csv_quote", "klass": KLASS,
+     "make": with_csv("file,dt\n\"a.h5,0.2\n"),
+     "rc": 2, "needles": ["quoted cell is not closed", "o.csv:2"],
+     "fix": "Close the quote on the same line (a cell cannot span lines).", "check": NOTHING},
+    {"name": "batch_csv_same_key", "klass": KLASS,
+     "make": with_csv("file,dt,analyzer_parameters.dt\na.h5,0.2,0.3\n"),
+     "rc": 2, "needles": ["set the same key", "o.csv:1"],
+     "fix": "dt is analyzer_parameters.dt: keep one of the two columns.", "check": NOTHING},
+]
