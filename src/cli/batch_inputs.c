@@ -124,8 +124,7 @@ int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err)
 	return rc;
 }
 
-/* basename without .h5/.hdf5/.hdf (any case) */
-static char *stem(const char *path)
+const char *xf_batch_stem(const char *path, size_t *len)
 {
 	static const char *const ext[] = { ".h5", ".hdf5", ".hdf" };
 	const char *base = strrchr(path, '/');
@@ -138,6 +137,14 @@ static char *stem(const char *path)
 			break;
 		}
 	}
+	*len = n;
+	return base;
+}
+
+static char *stem(const char *path)
+{
+	size_t n;
+	const char *base = xf_batch_stem(path, &n);
 	return strndup(base, n);
 }
 

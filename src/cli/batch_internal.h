@@ -48,6 +48,9 @@ int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err);
 /* Fill name (the stem: basename without .h5/.hdf5/.hdf) and abs_path of every input;
  * two inputs with one name are XF_ERR_CONFIG naming both paths. */
 int xf_batch_name_inputs(xf_batch *b, xf_error *err);
+/* The stem of a path: its basename without .h5/.hdf5/.hdf (any case), as a pointer into
+ * path and a length. */
+const char *xf_batch_stem(const char *path, size_t *len);
 /* Keep a copy of s for the life of the batch; NULL when out of memory. */
 char *xf_batch_keep(xf_batch *b, const char *s);
 
@@ -80,6 +83,9 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size);
 /* Write rec as <dir>/batch.json (atomically). */
 int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error *err);
+/* A JSON file of at most max_bytes parsed; NULL when absent, larger or not JSON. */
+typedef struct cJSON cJSON;
+cJSON *xf_batch_read_json(const char *path, size_t max_bytes);
 /* Read <dir>/batch.json; -1 when absent or unreadable (the file counts as pending). */
 int xf_batch_record_read(const char *dir, xf_batch_record *rec);
 /* 1 when the method's result folders under dir hold whole results (no INCOMPLETE,

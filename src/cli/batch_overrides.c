@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* A CSV line longer than this is refused (a row is a path and a few numbers). */
 #define XF_CSV_LINE_MAX 16384
@@ -82,15 +81,8 @@ static long find_input(const xf_batch *b, const char *file)
 	for (size_t k = 0; k < b->n; k++)
 		if (!strcmp(file, b->inputs[k].path) || !strcmp(file, b->inputs[k].abs_path))
 			return (long)k;
-	const char *base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-	size_t n = strlen(base);
-	static const char *const ext[] = { ".h5", ".hdf5", ".hdf" };
-	for (size_t e = 0; e < sizeof ext / sizeof ext[0]; e++)
-		if (n > strlen(ext[e]) && !strcasecmp(base + n - strlen(ext[e]), ext[e])) {
-			n -= strlen(ext[e]);
-			break;
-		}
+	size_t n;
+	const char *base = xf_batch_stem(file, &n);
 	for (size_t k = 0; k < b->n; k++)
 		if (strlen(b->inputs[k].name) == n && !strncmp(base, b->inputs[k].name, n))
 			return (long)k;

@@ -7,6 +7,7 @@
 #include "cli/batch_internal.h"
 #include "io/io_internal.h"
 #include "util/checksum.h"
+#include "util/files.h"
 #include "util/rundir.h"
 
 #include <cjson/cJSON.h>
@@ -18,7 +19,7 @@
 #include <sys/stat.h>
 
 /* A batch.json is a few hundred bytes; a larger one is not ours. */
-#define XF_RECORD_MAX_BYTES (1L << 20)
+#define XF_RECORD_MAX_BYTES ((size_t)1 << 20)
 
 int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size)
 {
@@ -75,17 +76,13 @@ int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error 
 	return xf_json_write(dir, "batch.json", root, err);
 }
 
-static char *slurp(const char *path)
+cJSON *xf_batch_read_json(const char *path, size_t max_bytes)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *text = malloc(XF_RECORD_MAX_BYTES + 1);
-	size_t n = text ? fread(text, 1, XF_RECORD_MAX_BYTES, f) : 0;
-	fclose(f);
-	if (text)
-		text[n] = '\0';
-	return text;
+	xf_error ignored = { 0 };
+	char *text = xf_read_small_file(path, max_bytes, &ignored);
+	cJSON *root = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	return root;
 }
 
 static void copy_string(const cJSON *root, const char *key, char *buf, size_t size)
@@ -101,9 +98,7 @@ int xf_batch_record_read(const char *dir, xf_batch_record *rec)
 	rec->wall_s = NAN;
 	if (snprintf(path, sizeof path, "%s/batch.json", dir) >= (int)sizeof path)
 		return -1;
-	char *text = slurp(path);
-	cJSON *root = text ? cJSON_Parse(text) : NULL;
-	free(text);
+	cJSON *root = xf_batch_read_json(path, XF_RECORD_MAX_BYTES);
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
 		return -1;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 /* A parameters.json is tens of KB (its covariance); a larger file is cut and not parsed. */
-#define XF_PARAMS_MAX_BYTES (16L << 20)
+#define XF_PARAMS_MAX_BYTES ((size_t)16 << 20)
 /* The physical parameters of the widest mode, then the two scaling columns. */
 #define XF_SUMMARY_MAX_PARAMS (XF_N_PHYS + 2)
 
@@ -82,18 +82,7 @@ static cJSON *read_json(const char *dir, const char *sub)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s/parameters.json", dir, sub);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = malloc(XF_PARAMS_MAX_BYTES + 1);
-	size_t n = buf ? fread(buf, 1, XF_PARAMS_MAX_BYTES, f) : 0;
-	fclose(f);
-	if (!buf)
-		return NULL;
-	buf[n] = '\0';
-	cJSON *root = cJSON_Parse(buf);
-	free(buf);
-	return root;
+	return xf_batch_read_json(path, XF_PARAMS_MAX_BYTES);
 }
 
 static double number(const cJSON *obj, const char *key)

@@ -168,6 +168,35 @@ int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 	return 0;
 }
 
+char *xf_read_small_file(const char *path, size_t max_bytes, xf_error *err)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		xf_fail(err, XF_ERR_IO, "cannot read the file: %s, %s", strerror(errno), path);
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max_bytes) {
+		fclose(f);
+		xf_fail(err, XF_ERR_DATA, "not a regular file of at most %zu bytes, %s", max_bytes,
+			path);
+		return NULL;
+	}
+	size_t size = (size_t)st.st_size;
+	char *text = malloc(size + 1);
+	size_t n = text ? fread(text, 1, size, f) : 0;
+	int bad = text && ferror(f);
+	fclose(f);
+	if (!text || bad) {
+		free(text);
+		xf_fail(err, text ? XF_ERR_IO : XF_ERR_NOMEM, "cannot read the file%s, %s",
+			text ? "" : ": out of memory", path);
+		return NULL;
+	}
+	text[n] = '\0';
+	return text;
+}
+
 int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err)
 {
 	char tmp[PATH_MAX];

@@ -29,6 +29,11 @@ int xf_mkdir_p(const char *dir, xf_error *err);
  * rename it to path, fsync the folder. On failure tmp_path is removed. */
 int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
 
+/* The whole of a small file (a JSON record, a list) as NUL-terminated text, malloc'ed;
+ * NULL with err set when it cannot be read (XF_ERR_IO), is larger than max_bytes
+ * (XF_ERR_DATA) or memory is short. */
+char *xf_read_small_file(const char *path, size_t max_bytes, xf_error *err);
+
 /* Write bytes to path atomically: path.tmp.<pid>, fsync, rename. */
 int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err);
 
