@@ -32,15 +32,7 @@ PBS_SUBMIT = os.path.join(MPI, "pbs", "submit-batch.sh")
 JOB_SCRIPTS = [SLURM_MPI, SLURM_ARRAY, PBS_MPI, PBS_ARRAY]
 ALL_SCRIPTS = JOB_SCRIPTS + [SLURM_SUBMIT, PBS_SUBMIT]
 
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def write_exec(path, text):
@@ -429,8 +421,7 @@ def main():
     test_pbs_mpi()
     test_pbs_array()
     test_pbs_submit()
-    print(f"{CHECKS[0]} checks, {len(FAILURES)} failed")
-    sys.exit(1 if FAILURES else 0)
+    sys.exit(summary())
 
 
 if __name__ == "__main__":
