@@ -39,15 +39,7 @@ optimization:
     sharding: {{num_shards: 4}}
     per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
 """
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def timed(args):
@@ -154,8 +146,7 @@ def main():
                         "2", "--no-plots", "--resume"], capture_output=True, text=True)
     check(r.returncode in (0, 1), f"cmc --resume: {r.stderr[-300:]}")
     same_result(cref, c, "cmc --resume after kills")
-    print(f"checks: {CHECKS[0] - len(FAILURES)} passed, {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

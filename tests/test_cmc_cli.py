@@ -42,15 +42,7 @@ optimization:
     sharding: {{num_shards: {shards}}}
     per_shard_mcmc: {{num_warmup: {warmup}, num_samples: {samples}, num_chains: {chains}{mcmc}}}
 {cmc}"""
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def write_config(name, shards=3, warmup=100, samples=100, chains=2, mcmc="", cmc="", frames=50,
@@ -603,9 +595,8 @@ def main():
         t0 = time.time()
         fn()
         print(f"{name}: {time.time() - t0:.1f} s")
-    print(f"checks: {CHECKS[0] - len(FAILURES)} passed, {len(FAILURES)} failed "
-          f"({time.time() - t_start:.1f} s)")
-    return 1 if FAILURES else 0
+    print(f"all parts: {time.time() - t_start:.1f} s")
+    return summary()
 
 
 if __name__ == "__main__":

@@ -26,15 +26,7 @@ TMP = os.environ.get("XF_TMP", "/tmp/xf_test_model_numpy")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def close(got, want, rel, what):
@@ -175,8 +167,7 @@ def main():
     reference_values()
     jacobian_check()
     file_comparisons()
-    print(f"{CHECKS[0] - len(FAILURES)}/{CHECKS[0]} checks passed")
-    return 1 if FAILURES or CHECKS[0] == 0 else 0
+    return summary()
 
 
 if __name__ == "__main__":

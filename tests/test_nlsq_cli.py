@@ -36,15 +36,7 @@ optimization:
 """
 TRUTH = "1500, -1.1, 10.0, 0.015, -0.3, 0.0005, 1.5"
 START = "1000, -0.6, 0.0, 0.01, 0.0, 0.0, 0.0"
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def write_config(name, values, frames=120, max_iter=200, mode="auto", data=None,
@@ -249,8 +241,7 @@ def main():
     r = run("nlsq")
     check(r.returncode == 2, "no --config is a usage error")
 
-    print(f"checks: {CHECKS[0] - len(FAILURES)} passed, {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

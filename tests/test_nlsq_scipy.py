@@ -74,15 +74,7 @@ initial_parameters:
 INDIVIDUAL = "{per_angle_mode: individual, hierarchical: {enable: false}}"
 AUTO = "{per_angle_mode: auto, hierarchical: {enable: true}}"
 
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def fmt(v):
@@ -192,8 +184,7 @@ def run_case(name, case):
 def main():
     for name, case in CASES.items():
         run_case(name, case)
-    print(f"{CHECKS[0] - len(FAILURES)}/{CHECKS[0]} checks passed")
-    return 1 if FAILURES or CHECKS[0] == 0 else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -20,13 +20,7 @@ XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_results_h5py")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def run(*args):
@@ -154,6 +148,4 @@ check(r.returncode == 1 and "--no-surfaces" in r.stderr and
 r = run("plot")
 check(r.returncode == 2, "plot without a folder is a usage error")
 
-if FAILURES:
-    sys.exit(f"{len(FAILURES)} check(s) failed")
-print("ok")
+sys.exit(summary())

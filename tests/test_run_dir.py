@@ -45,15 +45,7 @@ NOISE = ("*** PLPLOT", "Can't open", "HDF5-DIAG", "Segmentation fault", "Aborted
          "AddressSanitizer", "LeakSanitizer", "runtime error:")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def run(*args, env=None, cwd=None):
@@ -421,8 +413,7 @@ def main():
     test_disk_full(cfg)
     test_signals(cfg)
     test_workers_die(cfg)
-    print(f"checks: {CHECKS[0] - len(FAILURES)} passed, {len(FAILURES)} failed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":

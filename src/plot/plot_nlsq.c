@@ -118,7 +118,9 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 		if (pid[w] == 0) {
 			xf_child_setup(parent); /* dies with this process, leaves it the signals */
 			xf_test_pause("plot_worker");
-			_exit(draw_angles(plots_dir, src, cuts, w, workers, &errs[w]) ? 1 : 0);
+			int failed = draw_angles(plots_dir, src, cuts, w, workers, &errs[w]) != 0;
+			free(pid); /* the child's copy: leak checkers see the child exit too */
+			_exit(failed);
 		}
 		xf_child_track(pid[w]);
 	}

@@ -126,15 +126,22 @@ void xf_test_pause(const char *name)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 }
 
-void xf_phase(const char *name, int polls)
+/* Block the signals whose handler reads the state about to change; *old restores. */
+static void block_handled_signals(sigset_t *old)
 {
-	/* the name is read by the handler: block the signals while it changes */
-	sigset_t block, old;
+	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGALRM);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
+void xf_phase(const char *name, int polls)
+{
+	/* the name is read by the handler: block the signals while it changes */
+	sigset_t old;
+	block_handled_signals(&old);
 	snprintf(phase_name, sizeof phase_name, "%s", name);
 	polling = polls;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -165,12 +172,8 @@ void xf_interrupt_reported(void)
 
 static void set_markers(const char *add, const char *remove)
 {
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGALRM);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_handled_signals(&old);
 	int any = 0;
 	for (int k = 0; k < XF_MAX_MARKERS; k++) {
 		if (remove && !strcmp(markers[k], remove))

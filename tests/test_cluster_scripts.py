@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""The cluster scripts of mpi/ (docs/cluster.md, adr/0025), without a scheduler: `bash -n`
+(and shellcheck where installed) on every script; the helper blocks that every job script
+carries are identical; dry runs (XPCSFIT_DRY_RUN=1) under faked SLURM and PBS environments
+print the launch line we expect (ranks, --threads, --task/--tasks, paths with spaces and
+quotes that a shell reads back unchanged); oversubscription, a missing binary/config/data/
+list, a bad method or array index are refused with one line and exit 2; a real run through
+a fake srun/mpirun/sbatch/qsub records the command and exit code in the log, propagates the
+exit code, passes SIGTERM on (143) and submits the summary job after the array."""
+import os
+import re
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+SRC = os.environ.get("XF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+MPI = os.path.join(SRC, "mpi")
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cluster_scripts")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+SLURM_MPI = os.path.join(MPI, "slurm", "xpcsfit-mpi.sbatch")
+SLURM_ARRAY = os.path.join(MPI, "slurm", "xpcsfit-batch-array.sbatch")
+SLURM_SUBMIT = os.path.join(MPI, "slurm", "submit-batch.sh")
+PBS_MPI = os.path.join(MPI, "pbs", "xpcsfit-mpi.pbs")
+PBS_ARRAY = os.path.join(MPI, "pbs", "xpcsfit-batch-array.pbs")
+PBS_SUBMIT = os.path.join(MPI, "pbs", "submit-batch.sh")
+JOB_SCRIPTS = [SLURM_MPI, SLURM_ARRAY, PBS_MPI, PBS_ARRAY]
+ALL_SCRIPTS = JOB_SCRIPTS + [SLURM_SUBMIT, PBS_SUBMIT]
+
+from tally import check, summary
+
+
+def write_exec(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+# Paths with a space and a quote: what a beamline folder can look like.
+BIN = os.path.join(TMP, "my bin")
+DATA_DIR = os.path.join(TMP, "run 42")
+FAKE = os.path.join(TMP, "fake")  # fake srun / sbatch / qsub, first on PATH
+for d in (BIN, DATA_DIR, FAKE):
+    os.makedirs(d)
+CONFIG = os.path.join(DATA_DIR, "sample's.yaml")
+DATA = os.path.join(DATA_DIR, "a b.h5")
+LIST = os.path.join(DATA_DIR, "files list.txt")
+OUT = os.path.join(TMP, "out dir")
+NODEFILE = os.path.join(DATA_DIR, "node file")
+for p in (CONFIG, DATA):
+    open(p, "w").close()
+with open(LIST, "w") as f:
+    f.write(DATA + "\n")
+with open(NODEFILE, "w") as f:
+    f.write("nodeA\n" * 4 + "nodeB\n" * 4)
+
+# A stand-in for xpcsfit / xpcsfit-mpi: records argv and OMP_NUM_THREADS, sleeps when asked
+# (and exits 143 on SIGTERM, as xpcsfit does), exits with STUB_RC.
+STUB = """#!/bin/bash
+printf '%s\\n' "$@" > "$STUB_RECORD.args"
+echo "$OMP_NUM_THREADS" > "$STUB_RECORD.omp"
+if [ -n "${STUB_SLEEP:-}" ]; then
+	sleep "$STUB_SLEEP" & child=$!
+	trap 'kill $child; exit 143' TERM
+	wait
+fi
+exit "${STUB_RC:-0}"
+"""
+write_exec(os.path.join(BIN, "xpcsfit"), STUB)
+write_exec(os.path.join(BIN, "xpcsfit-mpi"), STUB)
+# srun/mpirun: record their own options, drop them, run the program (one rank is enough).
+LAUNCHER = """#!/bin/bash
+printf '%s\\n' "$@" > "$STUB_RECORD.launcher"
+while [ $# -gt 0 ]; do
+	case $1 in
+	-np | --hostfile | -f | -ppn | --map-by | --bind-to | -x) shift 2 ;;
+	-*) shift ;;
+	*) break ;;
+	esac
+done
+exec "$@"
+"""
+write_exec(os.path.join(FAKE, "srun"), LAUNCHER)
+write_exec(os.path.join(FAKE, "mpirun"), LAUNCHER)
+# sbatch/qsub: append their argv (one call a line, NUL-free) and print a job id.
+SUBMIT = """#!/bin/bash
+printf '%s\\x1f' "$@" >> "$STUB_RECORD.{name}"
+printf '\\n' >> "$STUB_RECORD.{name}"
+echo "{jobid}"
+"""
+write_exec(os.path.join(FAKE, "sbatch"), SUBMIT.format(name="sbatch", jobid="4242;cluster"))
+write_exec(os.path.join(FAKE, "qsub"), SUBMIT.format(name="qsub", jobid="77[].pbs01"))
+
+KNOBS = {"XPCSFIT_BIN_DIR": BIN, "XPCSFIT_CONFIG": CONFIG, "XPCSFIT_DATA": DATA,
+         "XPCSFIT_OUT": OUT, "XPCSFIT_LIST": LIST, "XPCSFIT_MPI_FLAVOR": "openmpi"}
+
+
+def clean_env():
+    """The test's environment less anything a real scheduler may have set around ctest."""
+    env = {k: v for k, v in os.environ.items()
+           if not re.match(r"(SLURM_|PBS_|XPCSFIT_|OMP_NUM_THREADS$|NCPUS$)", k)}
+    env["PATH"] = FAKE + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+    return env
+
+
+def run(script, env=None, dry=True, args=(), knobs=True):
+    e = clean_env()
+    if knobs:
+        e.update(KNOBS)
+    if dry:
+        e["XPCSFIT_DRY_RUN"] = "1"
+    e["STUB_RECORD"] = os.path.join(TMP, "record")
+    e.update(env or {})
+    return subprocess.run(["bash", script, *args], capture_output=True, text=True, env=e,
+                          cwd=TMP, timeout=60)
+
+
+def dry_line(script, env, what):
+    """The one line a dry run prints, split as a shell would, or None."""
+    r = run(script, env)
+    check(r.returncode == 0, f"{what}: dry run exit {r.returncode}: {r.stderr}")
+    lines = r.stdout.splitlines()
+    check(len(lines) == 1, f"{what}: one launch line expected, got {r.stdout!r}")
+    return shlex.split(lines[0]) if lines else None
+
+
+def refused(script, env, words, what, knobs=True):
+    r = run(script, env, knobs=knobs)
+    err = r.stderr.strip()
+    check(r.returncode == 2, f"{what}: exit 2 expected, got {r.returncode} ({err})")
+    check(r.stdout == "", f"{what}: nothing launched/printed on stdout: {r.stdout!r}")
+    check(len(err.splitlines()) == 1 and ": error: " in err,
+          f"{what}: one error line expected: {err!r}")
+    for w in words:
+        check(w in err, f"{what}: {w!r} missing from {err!r}")
+
+
+def tail(config=CONFIG, method="nlsq", threads="8"):
+    return [os.path.join(BIN, "xpcsfit-mpi"), method, "--config", config, "--data", DATA,
+            "--out", OUT, "--threads", threads]
+
+
+def test_syntax():
+    for s in ALL_SCRIPTS:
+        r = subprocess.run(["bash", "-n", s], capture_output=True, text=True)
+        check(r.returncode == 0, f"bash -n {s}: {r.stderr}")
+        check(os.access(s, os.X_OK), f"{s} is not executable")
+        with open(s) as f:
+            text = f.read()
+        check("set -euo pipefail" in text, f"{s}: no set -euo pipefail")
+    sc = shutil.which("shellcheck")
+    if sc:
+        r = subprocess.run([sc, "-s", "bash", *ALL_SCRIPTS], capture_output=True, text=True)
+        check(r.returncode == 0, f"shellcheck: {r.stdout[-2000:]}")
+    else:
+        print("skip: shellcheck not installed")
+
+
+def block(path, name):
+    with open(path) as f:
+        text = f.read()
+    m = re.search(rf"^# ---- {name}:.*?^# ---- end {name} ----$", text, re.M | re.S)
+    return m.group(0) if m else None
+
+
+def test_shared_blocks_identical():
+    commons = [block(s, "common") for s in JOB_SCRIPTS]
+    check(all(commons), "every job script carries the common block")
+    check(len(set(commons)) == 1, "the common block differs between job scripts")
+    mpiruns = [block(s, "mpirun") for s in (SLURM_MPI, PBS_MPI)]
+    check(all(mpiruns) and len(set(mpiruns)) == 1, "the mpirun block differs")
+
+
+SLURM_2x4x8 = {"SLURM_JOB_ID": "991", "SLURM_JOB_NUM_NODES": "2", "SLURM_NTASKS": "8",
+               "SLURM_NTASKS_PER_NODE": "4", "SLURM_CPUS_PER_TASK": "8",
+               "SLURM_CPUS_ON_NODE": "32"}
+
+
+def test_slurm_mpi():
+    srun = ["srun", "--nodes=2", "--ntasks=8", "--ntasks-per-node=4", "--cpus-per-task=8",
+            "--cpu-bind=cores", "--kill-on-bad-exit=1"]
+    got = dry_line(SLURM_MPI, SLURM_2x4x8, "slurm mpi")
+    check(got == srun + tail(), f"slurm mpi line: {got}")
+    check(not os.path.exists(OUT), "a dry run creates nothing")
+    # Only --ntasks given: ranks per node from SLURM_TASKS_PER_NODE ("4(x2)").
+    env = dict(SLURM_2x4x8, SLURM_TASKS_PER_NODE="4(x2)")
+    del env["SLURM_NTASKS_PER_NODE"]
+    check(dry_line(SLURM_MPI, env, "tasks per node") == srun + tail(), "SLURM_TASKS_PER_NODE")
+    # No --cpus-per-task: the node's cores shared by its ranks (32 / 4).
+    env = dict(SLURM_2x4x8)
+    del env["SLURM_CPUS_PER_TASK"]
+    check(dry_line(SLURM_MPI, env, "no cpus-per-task") == srun + tail(), "cores / ranks")
+    # Outside SLURM: one rank, OMP_NUM_THREADS threads.
+    got = dry_line(SLURM_MPI, {"OMP_NUM_THREADS": "3", "XPCSFIT_METHOD": "cmc",
+                               "XPCSFIT_EXTRA_ARGS": "--resume --no-plots"}, "no slurm")
+    check(got == ["srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1",
+                  "--cpus-per-task=3", "--cpu-bind=cores", "--kill-on-bad-exit=1"]
+          + tail(method="cmc", threads="3") + ["--resume", "--no-plots"], f"no slurm: {got}")
+    # mpirun under SLURM: Open MPI and Hydra spellings.
+    got = dry_line(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="mpirun",
+                                   XPCSFIT_METHOD="fit"), "slurm mpirun openmpi")
+    check(got == ["mpirun", "-np", "8", "--map-by", "ppr:4:node", "--bind-to", "none", "-x",
+                  "OMP_NUM_THREADS"] + tail(method="fit"), f"slurm mpirun openmpi: {got}")
+    got = dry_line(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="mpirun",
+                                   XPCSFIT_MPI_FLAVOR="mpich"), "slurm mpirun mpich")
+    check(got == ["mpirun", "-np", "8", "-ppn", "4"] + tail(), f"slurm mpirun mpich: {got}")
+
+    refused(SLURM_MPI, dict(SLURM_2x4x8, SLURM_CPUS_PER_TASK="16"),
+            ["oversubscribe", "4 ranks per node x 16 threads = 64 > 32"], "slurm oversubscribed")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_THREADS="9"), ["oversubscribe"],
+            "XPCSFIT_THREADS oversubscribed")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_CONFIG=CONFIG + ".missing"),
+            ["config not found", "XPCSFIT_CONFIG"], "slurm missing config")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_DATA=DATA + ".missing"),
+            ["data not found"], "slurm missing data")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_BIN_DIR=DATA_DIR),
+            ["xpcsfit-mpi not found", "XPCSFIT_BIN_DIR"], "slurm missing binary")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_METHOD="mcmc"), ["method"], "bad method")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="aprun"), ["srun or mpirun"],
+            "bad launcher")
+    refused(SLURM_MPI, dict(SLURM_2x4x8, SLURM_CPUS_PER_TASK="x"), ["whole number"],
+            "garbage in SLURM_CPUS_PER_TASK")
+
+
+def test_slurm_mpi_real_run():
+    """Through the fake srun: the log, OMP_NUM_THREADS, the exit code, SIGTERM."""
+    record = os.path.join(TMP, "record")
+    r = run(SLURM_MPI, dict(SLURM_2x4x8, STUB_RC="1"), dry=False)
+    check(r.returncode == 1, f"exit code of the fit propagated: {r.returncode} {r.stderr}")
+    with open(record + ".args") as f:
+        check(f.read().splitlines() == tail()[1:], "the program got the arguments")
+    with open(record + ".omp") as f:
+        check(f.read().strip() == "8", "OMP_NUM_THREADS exported = --threads")
+    log = os.path.join(OUT, "xpcsfit-mpi-991.log")
+    check(os.path.exists(log), "the out dir and the log are created")
+    with open(log) as f:
+        lines = f.read().splitlines()
+    check(len(lines) == 3 and "2 nodes x 4 ranks x 8 threads" in lines[0],
+          f"log plan: {lines}")
+    check(len(lines) == 3 and shlex.split(lines[1])[0] == "srun", f"log command: {lines}")
+    check(len(lines) == 3 and lines[2].endswith("end: exit 1"), f"log exit: {lines}")
+
+    e = clean_env()
+    e.update(KNOBS)
+    e.update(SLURM_2x4x8, SLURM_JOB_ID="992", STUB_SLEEP="30", STUB_RECORD=record)
+    os.remove(record + ".args")
+    p = subprocess.Popen(["bash", SLURM_MPI], env=e, cwd=TMP, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    while not os.path.exists(record + ".args") and time.time() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    t0 = time.time()
+    try:
+        rc = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    p.communicate()
+    check(rc == 143, f"SIGTERM passed on, the job ends with 143: {rc}")
+    check(time.time() - t0 < 5, "SIGTERM stops the job within seconds")
+    with open(os.path.join(OUT, "xpcsfit-mpi-992.log")) as f:
+        check(f.read().rstrip().endswith("end: exit 143"), "the log keeps 143")
+
+
+def batch_line(task=None, threads="4", method="nlsq", extra=()):
+    line = [os.path.join(BIN, "xpcsfit"), "batch", "--config", CONFIG, "--out", OUT,
+            "--list", LIST, "--method", method, "--threads", threads, "--resume"]
+    if task is not None:
+        line += ["--task", str(task[0]), "--tasks", str(task[1])]
+    return line + list(extra)
+
+
+def test_slurm_array():
+    base = {"SLURM_ARRAY_JOB_ID": "500", "SLURM_CPUS_PER_TASK": "4", "SLURM_CPUS_ON_NODE": "4"}
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_MIN="0",
+                                     SLURM_ARRAY_TASK_COUNT="16"), "array 0")
+    check(got == batch_line((0, 16)), f"array task 0: {got}")
+    # --array=1-16: the index does not start at 0.
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="16", SLURM_ARRAY_TASK_MIN="1",
+                                     SLURM_ARRAY_TASK_COUNT="16"), "array 1-16")
+    check(got == batch_line((15, 16)), f"array 1-16, last task: {got}")
+    # --array=5-11:2 (5, 7, 9, 11): index 9 is slice 2 of 4.
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="9", SLURM_ARRAY_TASK_MIN="5",
+                                     SLURM_ARRAY_TASK_STEP="2", SLURM_ARRAY_TASK_COUNT="4",
+                                     XPCSFIT_METHOD="cmc", XPCSFIT_EXTRA_ARGS="--no-plots"),
+                   "array step")
+    check(got == batch_line((2, 4), method="cmc", extra=["--no-plots"]), f"array step: {got}")
+    # Rerunning task 5 of an original 0-15 array alone (sbatch --array=5).
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="5", SLURM_ARRAY_TASK_MIN="5",
+                                     SLURM_ARRAY_TASK_COUNT="1", XPCSFIT_TASKS="16",
+                                     XPCSFIT_ARRAY_FIRST="0"), "array rerun")
+    check(got == batch_line((5, 16)), f"array rerun of one task: {got}")
+    # The summary step: the whole list, --resume, no --task.
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_MIN="0",
+                                     SLURM_ARRAY_TASK_COUNT="1", XPCSFIT_BATCH_FINAL="1"),
+                   "summary")
+    check(got == batch_line(), f"summary step: {got}")
+    refused(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="3", SLURM_ARRAY_TASK_MIN="0",
+                              SLURM_ARRAY_TASK_COUNT="16", SLURM_CPUS_PER_TASK="8"),
+            ["oversubscribe", "8 threads > 4"], "array oversubscribed")
+    refused(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="20", SLURM_ARRAY_TASK_MIN="0",
+                              SLURM_ARRAY_TASK_COUNT="16"), ["array index 20"],
+            "array index outside the slices")
+    refused(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_MIN="0",
+                              SLURM_ARRAY_TASK_COUNT="2", XPCSFIT_LIST=LIST + ".missing"),
+            ["file list not found"], "array missing list")
+    refused(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_MIN="0",
+                              SLURM_ARRAY_TASK_COUNT="2", XPCSFIT_CONFIG=CONFIG + ".missing"),
+            ["config not found"], "array missing config")
+    # A real task through the stub: exit 1 (a file failed) propagated, per-task log.
+    r = run(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="2", SLURM_ARRAY_TASK_MIN="0",
+                              SLURM_ARRAY_TASK_COUNT="4", STUB_RC="1"), dry=False)
+    check(r.returncode == 1, f"array task exit code propagated: {r.returncode} {r.stderr}")
+    with open(os.path.join(OUT, "xpcsfit-batch-500_2.log")) as f:
+        text = f.read()
+    check("task 2 of 4" in text and text.rstrip().endswith("end: exit 1"), f"array log: {text}")
+
+
+def submitted(name):
+    path = os.path.join(TMP, "record." + name)
+    with open(path) as f:
+        calls = [line.split("\x1f")[:-1] for line in f.read().splitlines()]
+    os.remove(path)
+    return calls
+
+
+def test_slurm_submit():
+    r = run(SLURM_SUBMIT, dry=False, args=["--array=0-31%8"])
+    check(r.returncode == 0, f"submit-batch.sh (slurm): {r.returncode} {r.stderr}")
+    calls = submitted("sbatch")
+    check(len(calls) == 2, f"two sbatch calls: {calls}")
+    if len(calls) == 2:
+        check(calls[0] == ["--parsable", "--array=0-31%8", SLURM_ARRAY], f"array: {calls[0]}")
+        check("--dependency=afterany:4242" in calls[1] and "--array=0" in calls[1]
+              and "--export=ALL,XPCSFIT_BATCH_FINAL=1" in calls[1]
+              and calls[1][-1] == SLURM_ARRAY, f"summary job: {calls[1]}")
+    r = run(SLURM_SUBMIT)
+    check(r.returncode == 0 and len(r.stdout.splitlines()) == 2, f"dry submit: {r.stdout}")
+
+
+PBS_2x4 = {"PBS_JOBID": "321.pbs01", "PBS_NODEFILE": NODEFILE, "NCPUS": "32",
+           "OMP_NUM_THREADS": "8", "PBS_O_WORKDIR": DATA_DIR}
+
+
+def test_pbs_mpi():
+    got = dry_line(PBS_MPI, PBS_2x4, "pbs openmpi")
+    check(got == ["mpirun", "-np", "8", "--hostfile", NODEFILE, "--map-by", "ppr:4:node",
+                  "--bind-to", "none", "-x", "OMP_NUM_THREADS"] + tail(), f"pbs openmpi: {got}")
+    got = dry_line(PBS_MPI, dict(PBS_2x4, XPCSFIT_MPI_FLAVOR="mpich",
+                                 XPCSFIT_MPIRUN_ARGS="-genv I_MPI_DEBUG 4"), "pbs mpich")
+    check(got == ["mpirun", "-np", "8", "-f", NODEFILE, "-ppn", "4", "-genv", "I_MPI_DEBUG",
+                  "4"] + tail(), f"pbs mpich: {got}")
+    # No ompthreads: the chunk's ncpus shared by its ranks.
+    env = dict(PBS_2x4)
+    del env["OMP_NUM_THREADS"]
+    check(dry_line(PBS_MPI, env, "pbs ncpus")[-1] == "8", "pbs threads = ncpus / mpiprocs")
+    # ompthreads left out of the select line: PBS sets OMP_NUM_THREADS = ncpus.
+    refused(PBS_MPI, dict(PBS_2x4, OMP_NUM_THREADS="32"),
+            ["oversubscribe", "4 ranks per node x 32 threads = 128 > 32", "ompthreads"],
+            "pbs oversubscribed")
+    refused(PBS_MPI, dict(PBS_2x4, XPCSFIT_CONFIG=CONFIG + ".missing"), ["config not found"],
+            "pbs missing config")
+    refused(PBS_MPI, dict(PBS_2x4, PBS_NODEFILE=NODEFILE + ".missing"), ["PBS_NODEFILE"],
+            "pbs missing node file")
+    # A real run through the fake mpirun: the launcher got the node file, exit 0, log.
+    r = run(PBS_MPI, PBS_2x4, dry=False)
+    check(r.returncode == 0, f"pbs real run: {r.returncode} {r.stderr}")
+    with open(os.path.join(TMP, "record.launcher")) as f:
+        args = f.read().splitlines()
+    check(args[:4] == ["-np", "8", "--hostfile", NODEFILE], f"pbs mpirun args: {args}")
+    with open(os.path.join(OUT, "xpcsfit-mpi-321.log")) as f:
+        check(f.read().rstrip().endswith("end: exit 0"), "pbs log")
+
+
+def test_pbs_array():
+    base = {"PBS_ARRAY_ID": "77[].pbs01", "NCPUS": "8", "OMP_NUM_THREADS": "8"}
+    got = dry_line(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="0"), "pbs array 0")
+    check(got == batch_line((0, 16), threads="8"), f"pbs array 0 (-J 0-15): {got}")
+    got = dry_line(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="8", XPCSFIT_ARRAY_FIRST="1",
+                                   XPCSFIT_TASKS="8"), "pbs array 1-8")
+    check(got == batch_line((7, 8), threads="8"), f"pbs array -J 1-8, last: {got}")
+    got = dry_line(PBS_ARRAY, dict(base, XPCSFIT_BATCH_FINAL="1"), "pbs summary")
+    check(got == batch_line(threads="8"), f"pbs summary step: {got}")
+    refused(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="16"), ["array index 16", "#PBS -J"],
+            "pbs array index outside -J")
+    refused(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="1", OMP_NUM_THREADS="16"),
+            ["oversubscribe"], "pbs array oversubscribed")
+    refused(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="1", XPCSFIT_CONFIG=CONFIG + ".missing"),
+            ["config not found"], "pbs array missing config")
+    r = run(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="3", STUB_RC="0"), dry=False)
+    check(r.returncode == 0, f"pbs array real run: {r.stderr}")
+    check(os.path.exists(os.path.join(OUT, "xpcsfit-batch-77_3.log")), "pbs array log name")
+
+
+def test_pbs_submit():
+    r = run(PBS_SUBMIT, dry=False, args=["-q", "workq"])
+    check(r.returncode == 0, f"submit-batch.sh (pbs): {r.returncode} {r.stderr}")
+    calls = submitted("qsub")
+    check(len(calls) == 2, f"two qsub calls: {calls}")
+    if len(calls) == 2:
+        check(calls[0] == ["-V", "-q", "workq", PBS_ARRAY], f"pbs array submit: {calls[0]}")
+        final = calls[1]
+        check("depend=afterany:77[].pbs01" in final and "XPCSFIT_BATCH_FINAL=1" in final
+              and "-J" not in final and "select=1:ncpus=8:ompthreads=8:mem=16gb" in final
+              and final[-3:] == ["--", "/bin/bash", PBS_ARRAY], f"pbs summary job: {final}")
+
+
+def main():
+    test_syntax()
+    test_shared_blocks_identical()
+    test_slurm_mpi()
+    test_slurm_mpi_real_run()
+    test_slurm_array()
+    test_slurm_submit()
+    test_pbs_mpi()
+    test_pbs_array()
+    test_pbs_submit()
+    sys.exit(summary())
+
+
+if __name__ == "__main__":
+    main()
