@@ -38,15 +38,7 @@ optimization:
 """
 NOISE = ("*** PLPLOT", "HDF5-DIAG", "Segmentation fault", "Aborted", "AddressSanitizer",
          "runtime error:")
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary as tally_summary  # noqa: E402
 
 
 def run(*args, env=None, cwd=None):
@@ -323,5 +315,4 @@ for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overr
           test_tasks_and_list, test_fit_method):
     print("--", t.__name__)
     t()
-print(f"{CHECKS[0] - len(FAILURES)}/{CHECKS[0]} checks passed")
-sys.exit(1 if FAILURES else 0)
+sys.exit(tally_summary())
