@@ -37,7 +37,7 @@ optimization:
     per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
 """
 NOISE = ("*** PLPLOT", "HDF5-DIAG", "Segmentation fault", "Aborted", "AddressSanitizer",
-         "runtime error:")
+         "LeakSanitizer", "runtime error:")
 from tally import check, summary as tally_summary  # noqa: E402
 
 
