@@ -58,5 +58,8 @@ int xf_interrupted(void);
  * returning a result that differs from the one with memory (tests/faults/). */
 void xf_note_no_memory(void);
 int xf_no_memory(void);
+/* Forget it before an independent run in the same process (batch: each file), so that one
+ * file's allocation failure does not fail the files after it. */
+void xf_no_memory_reset(void);
 
 #endif

@@ -83,11 +83,13 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size);
 /* Write rec as <dir>/batch.json (atomically). */
 int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error *err);
-/* A JSON file of at most max_bytes parsed; NULL when absent, larger or not JSON. */
+/* A JSON file of at most max_bytes parsed; NULL when absent, larger or not JSON, and
+ * also when memory is short, then with err set (XF_ERR_NOMEM). */
 typedef struct cJSON cJSON;
-cJSON *xf_batch_read_json(const char *path, size_t max_bytes);
-/* Read <dir>/batch.json; -1 when absent or unreadable (the file counts as pending). */
-int xf_batch_record_read(const char *dir, xf_batch_record *rec);
+cJSON *xf_batch_read_json(const char *path, size_t max_bytes, xf_error *err);
+/* Read <dir>/batch.json: 0, -1 when absent or not a record (the file counts as pending),
+ * or XF_ERR_NOMEM with err set. */
+int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err);
 /* 1 when the method's result folders under dir hold whole results (no INCOMPLETE,
  * parameters.json present). */
 int xf_batch_results_whole(const char *dir, const char *method);

@@ -32,20 +32,23 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 {
 	uint32_t crc = 0;
 	uint64_t bytes = 0;
-	xf_error ignored = { 0 };
+	xf_error why = { 0 };
 	snprintf(rec->input, sizeof rec->input, "%s", in->abs_path);
 	snprintf(rec->method, sizeof rec->method, "%s", b->method);
 	rec->input_crc32[0] = '\0';
 	rec->input_bytes = 0;
 	/* an unreadable input is reported by the run itself, in nlsq's words */
-	if (xf_file_crc32(in->path, &crc, &bytes, &ignored) == 0) {
+	if (xf_file_crc32(in->path, &crc, &bytes, &why) == 0) {
 		snprintf(rec->input_crc32, sizeof rec->input_crc32, "%08" PRIx32, crc);
 		rec->input_bytes = bytes;
+	} else if (why.code == XF_ERR_NOMEM) {
+		return xf_fail(err, why.code, "%s", why.msg);
 	}
 	uint64_t config_bytes = 0;
-	xf_error why = { 0 };
+	xf_error_clear(&why);
 	if (xf_file_crc32(b->config, &crc, &config_bytes, &why) != 0)
-		return xf_fail(err, XF_ERR_CONFIG, "--config: %s", why.msg);
+		return xf_fail(err, why.code == XF_ERR_NOMEM ? why.code : XF_ERR_CONFIG,
+			       "--config: %s", why.msg);
 	for (size_t k = 0; k < in->n_overrides; k++) {
 		const xf_config_override *o = &in->overrides[k];
 		const char *key = xf_config_key_alias(o->key);
@@ -76,10 +79,12 @@ int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error 
 	return xf_json_write(dir, "batch.json", root, err);
 }
 
-cJSON *xf_batch_read_json(const char *path, size_t max_bytes)
+cJSON *xf_batch_read_json(const char *path, size_t max_bytes, xf_error *err)
 {
-	xf_error ignored = { 0 };
-	char *text = xf_read_small_file(path, max_bytes, &ignored);
+	xf_error why = { 0 };
+	char *text = xf_read_small_file(path, max_bytes, &why);
+	if (!text && why.code == XF_ERR_NOMEM)
+		xf_fail(err, XF_ERR_NOMEM, "%s", why.msg);
 	cJSON *root = text ? cJSON_Parse(text) : NULL;
 	free(text);
 	return root;
@@ -91,17 +96,17 @@ static void copy_string(const cJSON *root, const char *key, char *buf, size_t si
 	snprintf(buf, size, "%s", cJSON_IsString(item) ? item->valuestring : "");
 }
 
-int xf_batch_record_read(const char *dir, xf_batch_record *rec)
+int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err)
 {
 	char path[PATH_MAX];
 	memset(rec, 0, sizeof *rec);
 	rec->wall_s = NAN;
 	if (snprintf(path, sizeof path, "%s/batch.json", dir) >= (int)sizeof path)
 		return -1;
-	cJSON *root = xf_batch_read_json(path, XF_RECORD_MAX_BYTES);
+	cJSON *root = xf_batch_read_json(path, XF_RECORD_MAX_BYTES, err);
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		return -1;
+		return err->code ? err->code : -1;
 	}
 	copy_string(root, "status", rec->status, sizeof rec->status);
 	copy_string(root, "method", rec->method, sizeof rec->method);

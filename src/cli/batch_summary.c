@@ -78,11 +78,11 @@ static void put_cell(text *t, const char *s)
 	put(t, "\"");
 }
 
-static cJSON *read_json(const char *dir, const char *sub)
+static cJSON *read_json(const char *dir, const char *sub, xf_error *err)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s/parameters.json", dir, sub);
-	return xf_batch_read_json(path, XF_PARAMS_MAX_BYTES);
+	return xf_batch_read_json(path, XF_PARAMS_MAX_BYTES, err);
 }
 
 static double number(const cJSON *obj, const char *key)
@@ -121,8 +121,9 @@ static void fill_values(row *r, const cJSON *params, const char *const *names, i
 	}
 }
 
-static void read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
-		     row *r)
+/* The row of one input; 0, or XF_ERR_NOMEM (a row read without memory would lie). */
+static int read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
+		    row *r, xf_error *err)
 {
 	char dir[PATH_MAX];
 	r->status = "pending";
@@ -130,21 +131,23 @@ static void read_row(const xf_batch *b, const xf_batch_input *in, const char *co
 	r->n_angles = -1;
 	for (int k = 0; k < XF_SUMMARY_MAX_PARAMS; k++)
 		r->value[k] = r->sd[k] = NAN;
-	if (xf_batch_dir(b, in, dir, sizeof dir) || xf_batch_record_read(dir, &r->rec) ||
-	    strcmp(r->rec.input, in->abs_path))
-		return;
+	if (xf_batch_dir(b, in, dir, sizeof dir))
+		return 0;
+	int rc = xf_batch_record_read(dir, &r->rec, err);
+	if (rc || strcmp(r->rec.input, in->abs_path))
+		return rc > 0 ? rc : 0;
 	int whole = xf_batch_results_whole(dir, b->method);
 	if (!strcmp(r->rec.status, "ok") && whole)
 		r->status = "ok";
 	else if (!strcmp(r->rec.status, "failed"))
 		r->status = "failed";
 	else
-		return;
+		return 0;
 	r->wall_s = r->rec.wall_s;
 	if (!whole || !r->rec.results)
-		return; /* a failure that left no result of its own: its message only */
-	cJSON *nlsq = read_json(dir, "nlsq");
-	cJSON *final = strcmp(b->method, "nlsq") ? read_json(dir, "cmc") : NULL;
+		return 0; /* a failure that left no result of its own: its message only */
+	cJSON *nlsq = read_json(dir, "nlsq", err);
+	cJSON *final = strcmp(b->method, "nlsq") && !err->code ? read_json(dir, "cmc", err) : NULL;
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(nlsq, "data");
 	r->q = number(data, "q");
 	double n_phi = number(data, "n_phi");
@@ -153,6 +156,7 @@ static void read_row(const xf_batch *b, const xf_batch_input *in, const char *co
 	fill_values(r, final ? final : nlsq, names, n);
 	cJSON_Delete(final);
 	cJSON_Delete(nlsq);
+	return err->code;
 }
 
 static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
@@ -246,7 +250,8 @@ int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, si
 	}
 	csv_header(&t, names, n);
 	for (size_t k = 0; k < b->n; k++) {
-		read_row(b, &b->inputs[k], names, n, r);
+		if (read_row(b, &b->inputs[k], names, n, r, err))
+			break;
 		ok += !strcmp(r->status, "ok");
 		failed += !strcmp(r->status, "failed");
 		pending += !strcmp(r->status, "pending");
@@ -267,8 +272,9 @@ int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, si
 	cJSON_AddItemToObject(root, "files", files);
 	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
 	char path[PATH_MAX];
-	int rc = t.failed ? xf_fail(err, XF_ERR_NOMEM, "out of memory writing the batch summary")
-			  : xf_path_join(path, sizeof path, b->out, "batch_summary.csv", err);
+	int rc = err->code  ? err->code
+		 : t.failed ? xf_fail(err, XF_ERR_NOMEM, "out of memory writing the batch summary")
+			    : xf_path_join(path, sizeof path, b->out, "batch_summary.csv", err);
 	if (rc == 0)
 		rc = xf_write_file_atomic(path, t.s, t.len, err);
 	if (rc == 0)

@@ -209,16 +209,23 @@ static int check_folders(xf_batch *b)
 	return 0;
 }
 
-/* --resume: the file's result is whole, ok, and made from the same inputs. */
-static int up_to_date(const xf_batch *b, const char *dir, const xf_batch_record *now)
+/* --resume: *skip = 1 when the file's result is whole, ok, and made from the same
+ * inputs. Returns 0 or XF_ERR_NOMEM. */
+static int up_to_date(const xf_batch *b, const char *dir, const xf_batch_record *now, int *skip,
+		      xf_error *err)
 {
 	xf_batch_record was;
-	if (!b->resume || !now->input_crc32[0] || xf_batch_record_read(dir, &was))
+	*skip = 0;
+	if (!b->resume || !now->input_crc32[0])
 		return 0;
-	return !strcmp(was.status, "ok") && !strcmp(was.input_crc32, now->input_crc32) &&
-	       was.input_bytes == now->input_bytes &&
-	       !strcmp(was.config_crc32, now->config_crc32) && !strcmp(was.method, now->method) &&
-	       xf_batch_results_whole(dir, b->method);
+	int rc = xf_batch_record_read(dir, &was, err);
+	if (rc)
+		return rc > 0 ? rc : 0;
+	*skip = !strcmp(was.status, "ok") && !strcmp(was.input_crc32, now->input_crc32) &&
+		was.input_bytes == now->input_bytes &&
+		!strcmp(was.config_crc32, now->config_crc32) && !strcmp(was.method, now->method) &&
+		xf_batch_results_whole(dir, b->method);
+	return 0;
 }
 
 /* Run one file as `xpcsfit <method> --config C --data FILE --out DIR/<stem>` would.
@@ -241,7 +248,8 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
-	xf_log_reset(); /* run.log holds this file's run only */
+	xf_log_reset();	      /* run.log holds this file's run only */
+	xf_no_memory_reset(); /* an earlier file's allocation failure is not this one's */
 	xf_cli_error_prefix(prefix);
 	double t0 = xf_cli_now_s();
 	int rc = strcmp(b->method, "nlsq") ? xf_cli_run_cmc(&job) : xf_cli_run_nlsq(&job);
@@ -296,9 +304,10 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	memset(&rec, 0, sizeof rec);
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
-	if (xf_batch_fingerprint(b, in, &rec, &err))
-		return xf_cli_error(err.code, "%s", err.msg);
-	if (up_to_date(b, dir, &rec)) {
+	int skip = 0;
+	if (xf_batch_fingerprint(b, in, &rec, &err) || up_to_date(b, dir, &rec, &skip, &err))
+		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
+	if (skip) {
 		p->done++;
 		report(b, p, in, "complete already (--resume)", NAN);
 		return 0;

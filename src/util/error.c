@@ -160,3 +160,8 @@ int xf_no_memory(void)
 {
 	return atomic_load(&no_memory);
 }
+
+void xf_no_memory_reset(void)
+{
+	atomic_store(&no_memory, 0);
+}

@@ -10,10 +10,15 @@ allocation failing (XF_FAIL_ALLOC=N). Every run must end either
     failure has a fallback, e.g. plot workers drawn in-process).
 A crash, a hang, a leak, a second error line or an exit 0 with a different result fails.
 
-usage: run_faults.py validate|nlsq|laminar SCRATCH [--full] [--stride S] [--head H]
+batch: two files and an overrides CSV; a failing allocation may fail one file (its line
+prefixed with the file, the other file done) or the whole batch before any file runs, and
+a summary that is written never calls a file ok whose folder is not whole.
+
+usage: run_faults.py validate|nlsq|laminar|batch SCRATCH [--full] [--stride S] [--head H]
 Without --full: every N up to H (default 400), then every S-th (default 7) — the
 `make test` variant; with --full every N (label slow)."""
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -54,12 +59,17 @@ CASES = {
                     extra="    multi_start: {enable: true, n_starts: 3, seed: 42}\n",
                     fixed="  fixed_parameters: {gamma_dot_t_offset: 0.0, D_offset: 0.0}\n",
                     phi="-30,0,45,90"),
+    "batch": dict(mode="static", frames=12, names="[D0, alpha, D_offset]",
+                  values="[1000.0, -0.5, 0.0]", extra="", fixed="", phi="0,90"),
 }
 
 
 def command(which):
     if which == "validate":
         return ["validate", "--config", "cfg.yaml"]
+    if which == "batch":
+        return ["batch", "--config", "cfg.yaml", "--out", "out", "data.h5", "data2.h5",
+                "--overrides", "o.csv", "--threads", "1", "--no-plots"]
     return ["nlsq", "--config", "cfg.yaml", "--out", "out", "--threads", "1", "--no-plots"]
 
 
@@ -73,12 +83,53 @@ def setup(which, scratch):
     subprocess.run([os.environ["XF_BINARY"], "simulate", "--config", "cfg.yaml", "--phi",
                     c["phi"], "--out", "data.h5", "--frames", str(c["frames"])],
                    cwd=scratch, check=True, capture_output=True)
+    if which == "batch":
+        subprocess.run([os.environ["XF_BINARY"], "simulate", "--config", "cfg.yaml", "--phi",
+                        c["phi"], "--out", "data2.h5", "--frames", str(c["frames"]),
+                        "--seed", "5"], cwd=scratch, check=True, capture_output=True)
+        with open(os.path.join(scratch, "o.csv"), "w") as f:
+            f.write("file,dt,optimization.nlsq.max_iterations\ndata2,0.1,20\n")
+
+
+def batch_result(scratch):
+    """The summary without wall times, and each file's parameters.json without timings."""
+    p = os.path.join(scratch, "out", "batch_summary.csv")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        rows = [r for r in csv.DictReader(f)]
+    for r in rows:
+        r.pop("wall_s")
+        q = os.path.join(scratch, "out", r["name"], "nlsq", "parameters.json")
+        if os.path.exists(q):
+            with open(q) as f:
+                d = json.load(f)
+            d.pop("timing_s", None)
+            r["parameters.json"] = d
+    return json.dumps(rows, sort_keys=True)
+
+
+def batch_summary_true(scratch):
+    """None when every row the summary calls ok has a whole folder; else the row."""
+    p = os.path.join(scratch, "out", "batch_summary.csv")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        for r in csv.DictReader(f):
+            d = os.path.join(scratch, "out", r["name"], "nlsq")
+            whole = (os.path.exists(os.path.join(d, "parameters.json"))
+                     and not os.path.exists(os.path.join(d, "INCOMPLETE")))
+            if r["status"] == "ok" and not whole:
+                return r
+    return None
 
 
 def result_of(which, scratch, stdout):
     """What a successful run produced, for comparison (no timings)."""
     if which == "validate":
         return stdout
+    if which == "batch":
+        return batch_result(scratch)
     p = os.path.join(scratch, "out", "nlsq", "parameters.json")
     if not os.path.exists(p):
         return None
@@ -125,11 +176,18 @@ def check(which, scratch, n, reference, rc, out, err):
         return "exit %d (want 1 or 0): %s" % (rc, err[-800:])
     if len(lines) != 1:
         return "want one error line, got %d: %s" % (len(lines), err[-800:])
+    line = lines[0]
+    if which == "batch":  # a file's failure is prefixed with the file
+        for name in ("data.h5: ", "data2.h5: "):
+            line = line.replace("xpcsfit: error: " + name, "xpcsfit: error: ", 1)
+        bad = batch_summary_true(scratch)
+        if bad:
+            return "the summary calls a file ok whose folder is not whole: %s" % bad
     # the result writers (src/io) report a failed write, whatever the cause, as
     # "cannot write <what>, <file>": one line, exit 1, nothing under a final name
-    if "memory" not in lines[0] and not lines[0].startswith("xpcsfit: error: cannot write "):
+    if "memory" not in line and not line.startswith("xpcsfit: error: cannot write "):
         return "error line does not name the cause: %s" % lines[0]
-    if which != "validate" and os.path.exists(os.path.join(scratch, "out", "nlsq",
+    if which in ("nlsq", "laminar") and os.path.exists(os.path.join(scratch, "out", "nlsq",
                                                            "parameters.json")):
         return "parameters.json written by a failed run"
     return None
