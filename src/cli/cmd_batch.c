@@ -190,8 +190,8 @@ static int check_folders(xf_batch *b)
 	static const char *const methods[] = { "nlsq", "cmc" };
 	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
 	xf_error err = { 0 };
-	if (xf_mkdir_p(b->out, &err))
-		return xf_cli_error(err.code, "--out: %s", err.msg);
+	if (xf_rundir_check(b->out, 1, "--force", &err)) /* a file, or a part of it is */
+		return xf_cli_error(err.code, "%s", err.msg);
 	for (size_t k = 0; k < b->n; k++) {
 		char dir[PATH_MAX];
 		if (!b->inputs[k].mine)
@@ -206,6 +206,8 @@ static int check_folders(xf_batch *b)
 				return xf_cli_error(err.code, "%s", err.msg);
 		}
 	}
+	if (xf_mkdir_p(b->out, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
 	return 0;
 }
 
