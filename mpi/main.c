@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "mpi/dist_mpi.h"
+#include "util/interrupt.h"
 
 static void quiet_output(void)
 {
@@ -42,5 +43,11 @@ int main(int argc, char **argv)
 	int rc = xf_cli_main(argc, argv);
 	xf_dist_install(NULL);
 	MPI_Finalize();
+	/* The ranks agreed on the status, and rank 0 reports it: the exit code of the job.
+	 * Another rank that exits non-zero first makes mpirun terminate rank 0 (SIGTERM)
+	 * while it may still be writing or printing, so the others exit 0 unless a signal
+	 * stopped them. */
+	if (d.rank != 0 && !xf_interrupt_signal())
+		rc = 0;
 	return rc;
 }

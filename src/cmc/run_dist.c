@@ -44,6 +44,8 @@ int xf_cmc_dist_assign(cmc_run *r, xf_error *err)
 static int receive(cmc_run *r, xf_error *err)
 {
 	const xf_dist *d = r->dist;
+	long n_got = 0;
+	double bytes = 0.0;
 	for (long s = 0; s < r->n_shards; s++) {
 		int src = (int)(s % d->n_ranks);
 		if (src == 0 || r->jobs[s].resumed)
@@ -58,9 +60,13 @@ static int receive(cmc_run *r, xf_error *err)
 		if (len > 0 && !err->code) {
 			xf_store_save_image(r->dir, s, buf, len, err);
 			r->shards_done++;
+			n_got++;
+			bytes += (double)len;
 		}
 		free(buf);
 	}
+	xf_info("cmc: %ld shards received from %d other ranks, %.0f bytes (%.0f a shard)", n_got,
+		d->n_ranks - 1, bytes, n_got ? bytes / (double)n_got : 0.0);
 	return err->code;
 }
 

@@ -366,6 +366,12 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		ctx.search.pass_equivalents);
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		xf_info("nlsq quality: %s", res->quality.reasons[k]);
+	if (xf_dist_get()) {
+		xf_dist_stats st;
+		xf_dist_stats_get(&st);
+		xf_info("nlsq: %d MPI ranks, %ld slot exchanges, rank %d sent %.0f bytes",
+			xf_dist_ranks(), st.exchanges, xf_dist_rank(), st.bytes_sent);
+	}
 done:
 	xf_fit_point_free(&best);
 	free_evaluators(&ctx, sets);
