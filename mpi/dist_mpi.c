@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int allgather_doubles(void *ctx, const double *send, double *recv, const int *counts)
 {
@@ -38,13 +39,33 @@ static int bcast(void *ctx, void *buf, size_t bytes, int root)
 	return MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
+/* Wait for a request, sleeping between tests (up to 1 ms): a rank that waits long at a
+ * status agreement or with a finished shard (while rank 0 combines, or samples) leaves
+ * its core to the ranks that work instead of spinning in MPI's progress loop. */
+static int wait_idle(MPI_Request *req)
+{
+	long pause_ns = 1000;
+	for (;;) {
+		int done = 0;
+		if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return -1;
+		if (done)
+			return 0;
+		struct timespec ts = { 0, pause_ns };
+		nanosleep(&ts, NULL);
+		if (pause_ns < 1000000)
+			pause_ns *= 2;
+	}
+}
+
 static int allreduce_min(void *ctx, int *value)
 {
 	(void)ctx;
-	return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) ==
-			       MPI_SUCCESS
-		       ? 0
-		       : -1;
+	MPI_Request req;
+	if (MPI_Iallreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req) !=
+	    MPI_SUCCESS)
+		return -1;
+	return wait_idle(&req);
 }
 
 #define TAG_SHARD 22
@@ -54,9 +75,11 @@ static int send(void *ctx, int dest, const void *buf, size_t bytes)
 	(void)ctx;
 	if (bytes > INT_MAX)
 		return -1;
-	return MPI_Send(buf, (int)bytes, MPI_BYTE, dest, TAG_SHARD, MPI_COMM_WORLD) == MPI_SUCCESS
-		       ? 0
-		       : -1;
+	MPI_Request req;
+	if (MPI_Isend(buf, (int)bytes, MPI_BYTE, dest, TAG_SHARD, MPI_COMM_WORLD, &req) !=
+	    MPI_SUCCESS)
+		return -1;
+	return wait_idle(&req);
 }
 
 static int recv(void *ctx, int src, void **buf, size_t *bytes)
@@ -66,8 +89,17 @@ static int recv(void *ctx, int src, void **buf, size_t *bytes)
 	int n;
 	*buf = NULL;
 	*bytes = 0;
-	if (MPI_Probe(src, TAG_SHARD, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
-	    MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
+	long pause_ns = 1000;
+	for (int found = 0; !found;) { /* MPI_Probe, sleeping as wait_idle does */
+		if (MPI_Iprobe(src, TAG_SHARD, MPI_COMM_WORLD, &found, &st) != MPI_SUCCESS)
+			return -1;
+		struct timespec ts = { 0, pause_ns };
+		if (!found)
+			nanosleep(&ts, NULL);
+		if (pause_ns < 1000000)
+			pause_ns *= 2;
+	}
+	if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
 		return -1;
 	void *p = n ? malloc((size_t)n) : NULL;
 	if (n && !p) {

@@ -58,8 +58,11 @@ int xf_dist_agree(int status, xf_error *err);
 typedef struct xf_dist_stats {
 	double bytes_sent; /* payload bytes this rank contributed or sent */
 	long exchanges;	   /* allgathers of likelihood slots */
+	double compute_s;  /* wall time of this rank's blocks in distributed passes */
+	double exchange_s; /* wall time in the slot allgathers (waiting included) */
 } xf_dist_stats;
 void xf_dist_stats_get(xf_dist_stats *s);
 void xf_dist_count(double bytes, int exchange);
+void xf_dist_time(double compute_s, double exchange_s);
 
 #endif

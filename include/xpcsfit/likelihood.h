@@ -154,7 +154,8 @@ void xf_lik_destroy(xf_lik *lik);
  * installed: each rank computes its contiguous range of blocks, the block slots are
  * exchanged and every rank reduces all of them in block order, so every rank gets the
  * bits of one process. Every rank must then make the same passes in the same order.
- * No-op for one process. 0, or −1 on allocation failure. */
+ * No-op for one process, and for fewer blocks than ranks (each rank computes them all).
+ * 0, or −1 on allocation failure. */
 int xf_lik_distribute(xf_lik *lik);
 /* Points of the evaluator's pair set: n_pairs · n_phi. */
 size_t xf_lik_points(const xf_lik *lik);

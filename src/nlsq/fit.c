@@ -369,8 +369,10 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	if (xf_dist_get()) {
 		xf_dist_stats st;
 		xf_dist_stats_get(&st);
-		xf_info("nlsq: %d MPI ranks, %ld slot exchanges, rank %d sent %.0f bytes",
-			xf_dist_ranks(), st.exchanges, xf_dist_rank(), st.bytes_sent);
+		xf_info("nlsq: %d MPI ranks, %ld slot exchanges, rank %d sent %.0f bytes, "
+			"computed its blocks for %.3f s, exchanged for %.3f s",
+			xf_dist_ranks(), st.exchanges, xf_dist_rank(), st.bytes_sent, st.compute_s,
+			st.exchange_s);
 	}
 done:
 	xf_fit_point_free(&best);

@@ -95,3 +95,9 @@ void xf_dist_count(double bytes, int exchange)
 	stats.bytes_sent += bytes;
 	stats.exchanges += exchange;
 }
+
+void xf_dist_time(double compute_s, double exchange_s)
+{
+	stats.compute_s += compute_s;
+	stats.exchange_s += exchange_s;
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """xpcsfit-mpi under mpirun (adr/0021, adr/0022): nlsq, cmc and fit give the bytes of the
-serial xpcsfit for the layouts (ranks x threads) 1x1, 1x2, 2x1, 2x2, 3x1 (more ranks than
-blocks on the screening subsamples: ranks without blocks); an error every rank sees (a
+serial xpcsfit for the layouts (ranks x threads) 1x1, 1x2, 2x1, 2x2, 3x1, and 3x1 with
+every evaluator spread (XPCSFIT_TEST_DIST_ALL: the 1-block screening subsamples leave
+ranks without blocks); an error every rank sees (a
 corrupt file) and one only rank 0 sees (a finished result folder) end every rank with
 one error line and the usual exit code, never a hang; so does an error on rank 1 alone
 (MPMD launch with another --data there). Exit 77 (skipped) without mpirun."""
@@ -76,9 +77,10 @@ def run(*args):
     return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
 
 
-def run_mpi(ranks, *args):
+def run_mpi(ranks, *args, env=None):
     return subprocess.run([MPIRUN, "--oversubscribe", "-np", str(ranks), XF_MPI, *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **(env or {})))
 
 
 def datasets(path):
@@ -137,6 +139,12 @@ def test_nlsq():
             check(f"{ranks} MPI ranks" in r.stderr, f"nlsq {ranks}x{threads}: ranks announced")
         check(r.stdout.count("results:") == 1, f"nlsq {ranks}x{threads}: one summary")
         same_result(ref, os.path.join(out, "nlsq"), f"nlsq {ranks}x{threads}")
+    # every evaluator spread, the screening subsamples of 1 block too: ranks without blocks
+    out = os.path.join(TMP, "nlsq_3x1_all")
+    r = run_mpi(3, "nlsq", "--config", cfg, "--out", out, "--threads", "1", "--no-plots",
+                env={"XPCSFIT_TEST_DIST_ALL": "1"})
+    check(r.returncode == 0, f"nlsq 3x1 every evaluator spread: {r.stderr}")
+    same_result(ref, os.path.join(out, "nlsq"), "nlsq 3x1 every evaluator spread")
     return cfg
 
 
