@@ -11,7 +11,19 @@ int xf_cmd_plot(int argc, char **argv);	    /* cmd_plot.c */
 int xf_cmd_cmc(int argc, char **argv);	    /* cmd_cmc.c */
 int xf_cmd_fit(int argc, char **argv);	    /* cmd_cmc.c: nlsq, then cmc */
 
+/* Run the command line (dispatch.c): the signal handlers, the subcommand, the exit
+ * code. main() of xpcsfit and of xpcsfit-mpi (after its MPI set-up). */
+int xf_cli_main(int argc, char **argv);
+
 /* "xpcsfit: error: <msg>" on stderr; returns code. */
 int xf_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The text of the last error line printed (for xf_cli_agree). */
+const char *xf_cli_last_error(void);
+
+/* Several ranks (xpcsfit-mpi, xpcsfit/dist.h): every rank passes its exit status; all
+ * get the first failing rank's, and a rank that had none prints that rank's error line
+ * (only rank 0's output is shown). One process: returns rc. cli_common.c. */
+int xf_cli_agree(int rc);
 
 #endif
