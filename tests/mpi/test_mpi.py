@@ -55,15 +55,7 @@ optimization:
     sharding: {{num_shards: 3}}
     per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
 """
-FAILURES = []
-CHECKS = [0]
-
-
-def check(cond, what):
-    CHECKS[0] += 1
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+from tally import check, summary
 
 
 def write(name, text):
@@ -229,8 +221,7 @@ def main():
     lam_cfg = test_nlsq()
     static_cfg, nlsq = test_cmc()
     test_errors(lam_cfg, static_cfg, nlsq)
-    print(f"{CHECKS[0] - len(FAILURES)}/{CHECKS[0]} checks passed")
-    return 1 if FAILURES else 0
+    return summary()
 
 
 if __name__ == "__main__":
