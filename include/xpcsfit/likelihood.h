@@ -150,6 +150,13 @@ typedef struct xf_lik xf_lik;
  * calling thread, one after another (same sums, same bits). */
 xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool, xf_error *err);
 void xf_lik_destroy(xf_lik *lik);
+/* Opt in to distributed passes (xpcsfit/dist.h) when a hook with more than one rank is
+ * installed: each rank computes its contiguous range of blocks, the block slots are
+ * exchanged and every rank reduces all of them in block order, so every rank gets the
+ * bits of one process. Every rank must then make the same passes in the same order.
+ * No-op for one process, and for fewer blocks than ranks (each rank computes them all).
+ * 0, or −1 on allocation failure. */
+int xf_lik_distribute(xf_lik *lik);
 /* Points of the evaluator's pair set: n_pairs · n_phi. */
 size_t xf_lik_points(const xf_lik *lik);
 

@@ -17,7 +17,12 @@ int xf_pool_threads(const xf_pool *pool);
 void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx);
 /* Keep OpenBLAS to one thread (the virtual devices are the parallelism). */
 void xf_blas_single_thread(void);
-/* Online cores (parallel.virtual_devices: auto). */
+/* The cores this process was given (parallel.virtual_devices: auto; docs/cli.md):
+ * SLURM_CPUS_PER_TASK when set, else OMP_NUM_THREADS, else the CPUs of its affinity mask
+ * (what mpirun/srun bind it to), else the online cores; at most XF_VIRTUAL_DEVICES_MAX.
+ * *source names which one. */
+int xf_cores_given(const char **source);
+/* The same count without its source. */
 int xf_online_cores(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
+#include "xpcsfit/dist.h"
 #include "xpcsfit/vdev.h"
 
 double xf_cli_now_s(void)
@@ -19,6 +20,21 @@ double xf_cli_now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int xf_cli_agree(int rc)
+{
+	if (!xf_dist_get())
+		return rc;
+	xf_error err = { 0 };
+	if (rc) {
+		err.code = rc;
+		snprintf(err.msg, sizeof err.msg, "%s", xf_cli_last_error());
+	}
+	int agreed = xf_dist_agree(rc, &err);
+	if (agreed && !rc)
+		xf_cli_error(agreed, "%s", err.msg);
+	return agreed;
 }
 
 int xf_cli_threads(const char *arg, int *threads)
@@ -64,17 +80,34 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
 		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, job->command, job->config);
-	if (xf_config_load_with(job->config, job->overrides, job->n_overrides, cfg, &err))
-		return xf_cli_error(err.code, "%s", err.msg);
+	int crc = xf_config_load_with(job->config, job->overrides, job->n_overrides, cfg, &err);
+	if (crc)
+		crc = xf_cli_error(err.code, "%s", err.msg);
+	if ((crc = xf_cli_agree(crc))) {
+		if (!err.code)
+			xf_config_free(cfg);
+		return crc;
+	}
 	log_config_text(job->config);
 	for (size_t k = 0; k < job->n_overrides; k++)
 		xf_info("override: %s = %s (%s)", xf_config_key_alias(job->overrides[k].key),
 			job->overrides[k].value, job->overrides[k].origin);
-	if (*threads == 0)
-		*threads = cfg->virtual_devices > 0 ? cfg->virtual_devices : xf_online_cores();
-	if (xf_dataset_load(cfg, job->data, ds, &err)) {
+	/* --threads, else parallel.virtual_devices, else the cores this process was given */
+	if (*threads == 0 && cfg->virtual_devices > 0) {
+		*threads = cfg->virtual_devices;
+	} else if (*threads == 0) {
+		const char *source;
+		*threads = xf_cores_given(&source);
+		xf_info("virtual devices: %d (%s)", *threads, source);
+	}
+	/* every rank reads the data (adr/0021); an error on any ends them all */
+	int rc = xf_dataset_load(cfg, job->data, ds, &err);
+	if (rc)
+		rc = xf_cli_error(err.code, "%s", err.msg);
+	if ((rc = xf_cli_agree(rc))) {
+		xf_dataset_free(ds);
 		xf_config_free(cfg);
-		return xf_cli_error(err.code, "%s", err.msg);
+		return rc;
 	}
 	/* Results record the file read as an absolute path: `cmc --nlsq DIR` compares it
 	 * with its own data file, and a relative one would name another file from another
@@ -152,9 +185,10 @@ int xf_cli_check_out(const char *out, const char *method, int replace, const cha
 	char dir[PATH_MAX];
 	xf_error err = { 0 };
 	int rc = xf_cli_out_dir(dir, sizeof dir, out, method);
-	if (rc == 0 && xf_rundir_check(dir, replace, hint, &err) != 0)
+	/* rank 0 alone writes the result folders */
+	if (rc == 0 && xf_dist_is_root() && xf_rundir_check(dir, replace, hint, &err) != 0)
 		rc = xf_cli_error(err.code, "%s", err.msg);
-	return rc;
+	return xf_cli_agree(rc);
 }
 
 int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
@@ -162,10 +196,15 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 {
 	char dir[PATH_MAX];
 	xf_error err = { 0 };
+	memset(rd, 0, sizeof *rd);
 	rd->lock_fd = -1;
 	int rc = xf_cli_out_dir(dir, sizeof dir, out, method);
-	if (rc == 0 && xf_rundir_claim(rd, dir, replace, hint, command, &err) != 0)
+	if (rc == 0 && !xf_dist_is_root()) /* the folder's name alone: rank 0 claims it */
+		snprintf(rd->dir, sizeof rd->dir, "%s", dir);
+	else if (rc == 0 && xf_rundir_claim(rd, dir, replace, hint, command, &err) != 0)
 		rc = xf_cli_error(err.code, "%s", err.msg);
+	if ((rc = xf_cli_agree(rc)))
+		xf_rundir_release(rd);
 	return rc;
 }
 
@@ -188,15 +227,22 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
-	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices\n",
+	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices",
 		ds->n_points, ds->n_phi, ds->n_frames, threads);
+	if (xf_dist_ranks() > 1)
+		fprintf(stderr, " per rank, %d MPI ranks", xf_dist_ranks());
+	fputc('\n', stderr);
 	progress_state ps = { isatty(2), xf_cli_now_s() };
 	xf_phase("fit", 1);
 	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)
-		return xf_cli_error(err.code, "%s", err.msg);
+		rc = xf_cli_error(err.code, "%s", err.msg);
+	if ((rc = xf_cli_agree(rc))) {
+		xf_nlsq_result_free(res);
+		return rc;
+	}
 	xf_phase("results", 0);
 	double t_fit = xf_cli_now_s();
 	res->time_load_s = t_loaded - t_start;
@@ -211,9 +257,12 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
 		oopt->write_surfaces ? " with surfaces" : "",
 		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
-	if (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)) {
+	if (xf_dist_is_root() &&
+	    (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
+		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+	if ((rc = xf_cli_agree(rc))) {
 		xf_nlsq_result_free(res);
-		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+		return rc;
 	}
 	print_summary(dir, res);
 	rc = !strcmp(res->status, "failed") ? XF_ERR_DATA : 0;

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "util/interrupt.h"
 #include "xpcsfit/cmc.h"
+#include "xpcsfit/dist.h"
 
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
@@ -82,12 +83,14 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 	return -1;
 }
 
+static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset *ds,
+		     xf_nlsq_result *nlsq);
+
 /* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
  * and config, or fitted now (written to <out>/nlsq/). */
 static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg,
 		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
 {
-	xf_error err = { 0 };
 	if (!o->nlsq) {
 		fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n", cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
@@ -96,6 +99,14 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		/* a fit that did not converge was a warning there: CMC starts from it */
 		return nlsq->status ? 0 : rc;
 	}
+	/* every rank reads the NLSQ result (the same path on every node, adr/0022) */
+	return xf_cli_agree(read_nlsq(o, cfg, ds, nlsq));
+}
+
+static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset *ds,
+		     xf_nlsq_result *nlsq)
+{
+	xf_error err = { 0 };
 	char dir[PATH_MAX], probe[PATH_MAX];
 	struct stat st;
 	snprintf(dir, sizeof dir, "%s", o->nlsq);
@@ -172,6 +183,28 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	printf("results: %s/\n", dir);
 }
 
+static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
+		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd)
+{
+	xf_error err = { 0 };
+	xf_phase("results", 0);
+	xf_output_options oopt = { 1, o->plots, threads };
+	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
+		o->plots ? ", plots" : "");
+	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
+		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+	if (o->written)
+		*o->written = 1;
+	print_summary(dir, res);
+	int rc = strcmp(res->status, "converged") ? XF_ERR_DATA : 0;
+	if (rc)
+		xf_cli_error(rc,
+			     "the posterior is not trustworthy (%s), results are marked failed, "
+			     "in %s",
+			     res->quality.n_reasons ? res->quality.reasons[0] : "see run.log", dir);
+	return rc;
+}
+
 int xf_cli_run_cmc(const xf_cli_job *job)
 {
 	const xf_cli_job o = *job;
@@ -214,24 +247,10 @@ int xf_cli_run_cmc(const xf_cli_job *job)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 		goto done;
 	}
-	xf_phase("results", 0);
-	xf_output_options oopt = { 1, o.plots, threads };
-	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
-		o.plots ? ", plots" : "");
-	if (xf_results_write_cmc(dir, &cfg, &ds, &res, &oopt, &err) ||
-	    xf_rundir_complete(&rd, &err)) {
-		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
-		goto done;
-	}
-	if (o.written)
-		*o.written = 1;
-	print_summary(dir, &res);
-	rc = strcmp(res.status, "converged") ? XF_ERR_DATA : 0;
-	if (rc)
-		xf_cli_error(rc,
-			     "the posterior is not trustworthy (%s), results are marked failed, "
-			     "in %s",
-			     res.quality.n_reasons ? res.quality.reasons[0] : "see run.log", dir);
+	/* several ranks: rank 0 alone holds the combined result and writes it */
+	if (xf_dist_is_root())
+		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd);
+	rc = xf_cli_agree(rc);
 done:
 	xf_rundir_release(&rd);
 	xf_cmc_result_free(&res);

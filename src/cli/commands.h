@@ -12,13 +12,23 @@ int xf_cmd_cmc(int argc, char **argv);	    /* cmd_cmc.c */
 int xf_cmd_fit(int argc, char **argv);	    /* cmd_cmc.c: nlsq, then cmc */
 int xf_cmd_batch(int argc, char **argv);    /* cmd_batch.c: many files */
 
+/* Run the command line (dispatch.c): the signal handlers, the subcommand, the exit
+ * code. main() of xpcsfit and of xpcsfit-mpi (after its MPI set-up). */
+int xf_cli_main(int argc, char **argv);
+
 /* "xpcsfit: error: <msg>" on stderr; returns code. */
 int xf_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Text put before every following error line ("FILE.h5: " while batch runs one file);
  * NULL or "" for none. The text is copied; the last error (below) is cleared. */
 void xf_cli_error_prefix(const char *prefix);
-/* The message of the last error line printed since xf_cli_error_prefix(), without
- * "xpcsfit: error: " and the prefix; "" when none. */
+/* The message of the last error line printed (since xf_cli_error_prefix(), which
+ * clears it), without "xpcsfit: error: " and the prefix; "" when none. For xf_cli_agree
+ * and for the batch record of a failed file. */
 const char *xf_cli_last_error(void);
+
+/* Several ranks (xpcsfit-mpi, xpcsfit/dist.h): every rank passes its exit status; all
+ * get the first failing rank's, and a rank that had none prints that rank's error line
+ * (only rank 0's output is shown). One process: returns rc. cli_common.c. */
+int xf_cli_agree(int rc);
 
 #endif

@@ -44,6 +44,12 @@ void xf_shard_draws_free(xf_shard_draws *s);
 /* The shard store (store.c): <dir>/shard_<id>.bin, written atomically. A file is reused
  * by --resume only when its input hash matches. */
 int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err);
+/* The file image of a shard (malloc'd, *len bytes) and writing one (atomically): what an
+ * MPI rank sends to rank 0, which saves it (run_dist.c). */
+int xf_store_image(long id, uint64_t hash, const xf_shard_draws *s, unsigned char **image,
+		   size_t *len, xf_error *err);
+int xf_store_save_image(const char *dir, long id, const unsigned char *image, size_t len,
+			xf_error *err);
 /* 1 when a matching file was loaded, 0 when there is none (or it does not match), −1 on
  * a read error (err set). */
 int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf_error *err);

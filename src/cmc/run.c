@@ -182,7 +182,11 @@ static void finish_shard(cmc_run *r, long s)
 	xf_error err = { 0 };
 	job->draws.sigma_scale = job->sigma_scale;
 	job->draws.noise = job->noise;
-	int rc = xf_store_save(r->dir, s, job->hash, &job->draws, &err);
+	/* another rank than 0 keeps the image for rank 0's store (run_dist.c) */
+	int rc = r->dist && r->dist->rank != 0
+			 ? xf_store_image(s, job->hash, &job->draws, &job->image, &job->image_len,
+					  &err)
+			 : xf_store_save(r->dir, s, job->hash, &job->draws, &err);
 	long div = 0;
 	for (long k = 0; k < (long)job->draws.n_chains * job->draws.n_draws; k++)
 		div += job->draws.divergent[k];
@@ -203,7 +207,7 @@ static void chain_task(void *ctx, int b)
 	long s = b / r->n_chains;
 	int chain = b % r->n_chains, d = r->n_theta + 1;
 	shard_job *job = &r->jobs[s];
-	if (job->resumed || job->skipped || r->stop)
+	if (job->resumed || job->skipped || job->remote || r->stop)
 		return;
 	xf_error err = { 0 };
 	xf_chain_out out;
@@ -266,7 +270,10 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 			job->noise = 1e-3; /* a perfect NLSQ fit (simulated, noise-free data) */
 		job->sigma_scale = 1.5 * job->noise;
 		job->hash = shard_hash(r, s);
-		int got = resume ? xf_store_load(r->dir, s, job->hash, &job->draws, err) : 0;
+		/* the store is rank 0's: the others learn what it resumed (run_dist.c) */
+		int got = resume && (!r->dist || r->dist->rank == 0)
+				  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
+				  : 0;
 		if (got < 0)
 			return err->code;
 		if (got) {
@@ -376,6 +383,7 @@ static void free_run(cmc_run *r)
 		for (long s = 0; s < r->n_shards; s++) {
 			xf_pairset_free(&r->jobs[s].ps);
 			xf_shard_draws_free(&r->jobs[s].draws);
+			free(r->jobs[s].image);
 		}
 	free(r->jobs);
 	free(r->theta);
@@ -450,28 +458,46 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 	r.dir = shard_dir;
 	r.progress = progress;
 	r.progress_ctx = progress_ctx;
+	r.dist = xf_dist_get();
+	int root = !r.dist || r.dist->rank == 0;
 	double t0 = now_s();
-	/* the layout first: a config error leaves nothing on disk */
+	/* the layout first: a config error leaves nothing on disk. An MPI run agrees on
+	 * the status after each step where the ranks can differ (xpcsfit/dist.h); only
+	 * rank 0 has a shard store, sums up and combines. */
 	int rc = setup(&r, cfg, ds, nlsq, n_threads, err);
-	if (rc || (rc = xf_mkdir_p(shard_dir, err)))
+	if (rc == 0 && root)
+		rc = xf_mkdir_p(shard_dir, err);
+	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
 	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
 		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,
 		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
-	if ((rc = prepare_shards(&r, resume, err)))
+	rc = prepare_shards(&r, resume, err);
+	if ((rc = xf_dist_agree(rc, err)) || (rc = xf_cmc_dist_assign(&r, err)))
 		goto done;
 	r.t0 = now_s();
 	report(&r);
-	if ((rc = sample_shards(&r, err)))
+	rc = sample_shards(&r, err);
+	/* the finished shards reach rank 0's store even when a rank failed (--resume) */
+	xf_error gerr = { 0 };
+	int grc = xf_cmc_dist_gather(&r, &gerr);
+	if (!rc && grc) {
+		rc = grc;
+		*err = gerr;
+	}
+	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
 	double t_sampled = now_s();
-	if ((rc = xf_cmc_result_init(&r, res, err)) || (rc = judge_shards(&r, res, err)))
-		goto done;
-	rc = xf_cmc_finish(&r, res, load_shard, &r, err);
-	res->time_sampling_s = t_sampled - r.t0;
-	res->time_combine_s = now_s() - t_sampled;
-	res->time_total_s = now_s() - t0;
+	if (root) {
+		if ((rc = xf_cmc_result_init(&r, res, err)) == 0 &&
+		    (rc = judge_shards(&r, res, err)) == 0)
+			rc = xf_cmc_finish(&r, res, load_shard, &r, err);
+		res->time_sampling_s = t_sampled - r.t0;
+		res->time_combine_s = now_s() - t_sampled;
+		res->time_total_s = now_s() - t0;
+	}
+	rc = xf_dist_agree(rc, err);
 done:
 	if (rc)
 		xf_cmc_result_free(res);

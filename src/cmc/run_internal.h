@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include "cmc/cmc_internal.h"
+#include "xpcsfit/dist.h"
 
 /* One shard: its pairs, noise scale and input hash, and the draws its chains fill. */
 typedef struct shard_job {
@@ -13,6 +14,10 @@ typedef struct shard_job {
 	uint64_t hash;
 	int resumed; /* loaded from the store: nothing to sample */
 	int skipped; /* not this run's shard (xf_cmc_sample_one) */
+	int remote;  /* sampled by another rank of an MPI run (run_dist.c) */
+	/* a non-root rank's finished shard: its store image, sent to rank 0 at the end */
+	unsigned char *image;
+	size_t image_len;
 	int chains_done;
 	xf_shard_draws draws; /* filled chain by chain, saved and freed when complete */
 } shard_job;
@@ -34,6 +39,7 @@ typedef struct cmc_run {
 	double target_accept;
 	uint64_t seed;
 	const char *dir;
+	const xf_dist *dist; /* several ranks: shard s on rank s % n_ranks; NULL: one */
 	xf_pool *pool;
 	int pooled_passes; /* 1: chains in turn, each pass on the pool */
 	/* progress, shared between tasks under the lock */
@@ -45,6 +51,13 @@ typedef struct cmc_run {
 	xf_cmc_progress_fn progress;
 	void *progress_ctx;
 } cmc_run;
+
+/* An MPI run (run_dist.c): rank 0's resumed shards told to every rank and each shard
+ * given to rank s % R (collective; 0 or an error code); the finished shards of the other
+ * ranks sent to rank 0 and saved in its store (collective, always completes the
+ * exchange; 0 or the first error). */
+int xf_cmc_dist_assign(cmc_run *r, xf_error *err);
+int xf_cmc_dist_gather(cmc_run *r, xf_error *err);
 
 /* The result record's layout and per-shard slots (result.c). */
 int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err);

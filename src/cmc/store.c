@@ -90,9 +90,9 @@ static void shard_path(char *path, size_t size, const char *dir, long id)
 	snprintf(path, size, "%s/shard_%06ld.bin", dir, id);
 }
 
-int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err)
+int xf_store_image(long id, uint64_t hash, const xf_shard_draws *s, unsigned char **image,
+		   size_t *len, xf_error *err)
 {
-	char path[4200];
 	buf b = { 0 };
 	size_t n = (size_t)s->n_chains * (size_t)s->n_draws;
 	int32_t counts[4] = { s->n_chains, s->n_draws, s->dim, s->failed };
@@ -120,9 +120,28 @@ int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws 
 		free(b.p);
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory saving shard %ld", id);
 	}
+	*image = b.p;
+	*len = b.n;
+	return 0;
+}
+
+int xf_store_save_image(const char *dir, long id, const unsigned char *image, size_t len,
+			xf_error *err)
+{
+	char path[4200];
 	shard_path(path, sizeof path, dir, id);
-	int rc = xf_write_file_atomic(path, b.p, b.n, err);
-	free(b.p);
+	return xf_write_file_atomic(path, image, len, err);
+}
+
+int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err)
+{
+	unsigned char *image;
+	size_t len;
+	int rc = xf_store_image(id, hash, s, &image, &len, err);
+	if (rc)
+		return rc;
+	rc = xf_store_save_image(dir, id, image, len, err);
+	free(image);
 	return rc;
 }
 

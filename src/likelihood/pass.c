@@ -112,7 +112,12 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 			lik->sin_a[p] = sin(angle);
 		}
 	lik->level = out->jtj ? XF_PASS_HESSIAN : out->b ? XF_PASS_GRADIENT : XF_PASS_VALUE;
-	if (lik->pool)
+	if (lik->dist_ranks) {
+		if (xf_pass_dist_run(lik, run_block)) {
+			out->chi2 = NAN;
+			return -1;
+		}
+	} else if (lik->pool)
 		xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
 	else
 		for (int blk = 0; blk < lik->n_blocks; blk++)
@@ -248,6 +253,7 @@ void xf_lik_destroy(xf_lik *lik)
 	free(lik->slots);
 	free(lik->slot_store);
 	free(lik->gathered);
+	xf_pass_dist_free(lik);
 	xf_frames_free(&lik->frames);
 	free(lik);
 }

@@ -46,6 +46,13 @@ struct xf_lik {
 	xf_accum *slots;	   /* [n_blocks + 1], the last holds the total */
 	double *slot_store;
 	xf_pass_level level; /* what the running pass computes */
+	/* distributed passes (pass_dist.c, xf_lik_distribute): this rank's blocks, every
+	 * rank's block count, the exchange buffers; dist_ranks 0: not distributed */
+	int dist_ranks, dist_first, dist_count;
+	int *dist_blocks;  /* [dist_ranks] blocks of each rank */
+	int *dist_counts;  /* [dist_ranks] doubles each rank sends in the running pass */
+	double *dist_send; /* [dist_count · slot doubles] */
+	double *dist_recv; /* [n_blocks · slot doubles] */
 	/* explicit pair sets (a subsample, a shard): their data gathered pair by pair,
 	 * [n_pairs][n_phi], so a pass reads it in order instead of jumping through n_phi
 	 * triangles (NULL for the set of every pair) */
@@ -141,6 +148,13 @@ static inline void accum_clear(const xf_problem *pr, xf_accum *a)
 	memset(a->po, 0, sizeof(double) * n * XF_N_PHYS);
 	memset(a->scc, 0, sizeof(double) * n * 5); /* scc, sco, soo, bc, bo are contiguous */
 }
+
+/* Doubles of one block's slot in the exchange at a level (pass_dist.c). */
+size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level);
+/* A distributed pass: this rank's blocks on its pool, the slots of every rank exchanged
+ * into lik->slots (pass_dist.c). 0, or −1 when the exchange failed. */
+int xf_pass_dist_run(xf_lik *lik, xf_block_task run_block);
+void xf_pass_dist_free(xf_lik *lik);
 
 /* The block kernels: fill slot `block` of lik with the sums of its pairs. */
 void xf_pass_block_hessian(xf_lik *lik, int block);

@@ -7,6 +7,7 @@
 
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
+#include "xpcsfit/dist.h"
 #include "xpcsfit/rng.h"
 
 #define XF_AT_BOUND_TOL 1e-9 /* fraction of the bound width that counts as "at a bound" */
@@ -216,6 +217,9 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 	xf_pairset_all(&sets[XF_ROLE_FULL], pr->ds->n_frames);
 	if (!(ctx->lik[XF_ROLE_FULL] = xf_lik_create(pr, &sets[XF_ROLE_FULL], pool, err)))
 		return err->code;
+	/* every evaluator of NLSQ is spread over the ranks of an MPI run (adr/0021) */
+	if (xf_lik_distribute(ctx->lik[XF_ROLE_FULL]))
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
 	for (int r = XF_ROLE_COARSE; r <= XF_ROLE_SCREEN; r++) {
 		size_t target = points[r] / (size_t)pr->n_phi + 1;
 		if ((double)target > XF_SCREEN_MIN_FRACTION * (double)all)
@@ -229,6 +233,8 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 			sampled ? xf_lik_create(pr, &sets[r], pool, err) : ctx->lik[XF_ROLE_FULL];
 		if (!ctx->lik[r])
 			return err->code;
+		if (xf_lik_distribute(ctx->lik[r]))
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
 		ctx->search.round_points[r] = xf_lik_points(ctx->lik[r]);
 	}
 	return 0;
@@ -305,12 +311,13 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	memset(&ctx, 0, sizeof ctx);
 	memset(sets, 0, sizeof sets);
 	memset(res, 0, sizeof *res);
+	/* an MPI run agrees once on the set-up, on every path (xpcsfit/dist.h) */
 	int rc = xf_problem_build(&pr, cfg, ds, err);
 	if (rc)
-		return rc;
+		return xf_dist_agree(rc, err);
 	if ((rc = xf_fit_check_data(&pr, err))) {
 		xf_problem_free(&pr);
-		return rc;
+		return xf_dist_agree(rc, err);
 	}
 	xf_blas_single_thread();
 	xf_pool *pool = xf_pool_create(n_threads);
@@ -318,19 +325,19 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	ctx.opt = &cfg->nlsq;
 	ctx.progress = progress;
 	ctx.progress_ctx = progress_ctx;
-	if (!pool) {
+	if (!pool)
 		rc = xf_fail(err, XF_ERR_NOMEM,
 			     "cannot start %d worker threads (out of memory or the thread limit)",
 			     n_threads);
-		goto done;
-	}
-	if ((rc = make_evaluators(&ctx, pool, sets, err)))
-		goto done;
-	if (xf_fit_point_alloc(&best, pr.n_full) ||
-	    xf_nlsq_estimate_start(&pr, ctx.search.estimate, &ctx.data_mean_g1sq)) {
+	else
+		rc = make_evaluators(&ctx, pool, sets, err);
+	if (rc == 0 && (xf_fit_point_alloc(&best, pr.n_full) ||
+			xf_nlsq_estimate_start(&pr, ctx.search.estimate, &ctx.data_mean_g1sq)))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for %d parameters", pr.n_full);
+	/* an MPI run: every rank set up, or every rank stops here (the passes that follow
+	 * are collective) */
+	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
-	}
 	xf_info("nlsq: %s, %d angles, %d frames, %zu points, per-angle scaling %s, %d of %d "
 		"parameters free",
 		xf_mode_name(pr.mode), ds->n_phi, ds->n_frames, ds->n_points, pr.scaling->name,
@@ -359,6 +366,14 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 		ctx.search.pass_equivalents);
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		xf_info("nlsq quality: %s", res->quality.reasons[k]);
+	if (xf_dist_get()) {
+		xf_dist_stats st;
+		xf_dist_stats_get(&st);
+		xf_info("nlsq: %d MPI ranks, %ld slot exchanges, rank %d sent %.0f bytes, "
+			"computed its blocks for %.3f s, exchanged for %.3f s",
+			xf_dist_ranks(), st.exchanges, xf_dist_rank(), st.bytes_sent, st.compute_s,
+			st.exchange_s);
+	}
 done:
 	xf_fit_point_free(&best);
 	free_evaluators(&ctx, sets);

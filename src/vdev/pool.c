@@ -4,8 +4,11 @@
 #include "xpcsfit/vdev.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "xpcsfit/config.h"
 
 struct xf_pool {
 	int n_threads;	    /* including the calling thread */
@@ -134,10 +137,45 @@ void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* A positive count from the environment ("4", or the first of OpenMP's "4,2"), else 0. */
+static int env_count(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (end == v || (*end && *end != ',') || n < 1)
+		return 0;
+	return n > XF_VIRTUAL_DEVICES_MAX ? XF_VIRTUAL_DEVICES_MAX : (int)n;
+}
+
+int xf_cores_given(const char **source)
+{
+	static const char *const vars[] = { "SLURM_CPUS_PER_TASK", "OMP_NUM_THREADS" };
+	for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+		int n = env_count(vars[k]);
+		if (n) {
+			*source = vars[k];
+			return n;
+		}
+	}
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+		int n = CPU_COUNT(&set);
+		*source = "CPU affinity";
+		return n > XF_VIRTUAL_DEVICES_MAX ? XF_VIRTUAL_DEVICES_MAX : n;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	*source = "online cores";
+	return n > 0 ? (n > XF_VIRTUAL_DEVICES_MAX ? XF_VIRTUAL_DEVICES_MAX : (int)n) : 1;
+}
+
 int xf_online_cores(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)n : 1;
+	const char *source;
+	return xf_cores_given(&source);
 }
 
 /* OpenBLAS's own thread pool would compete with the virtual devices; our BLAS/LAPACK

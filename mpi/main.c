@@ -1,0 +1,53 @@
+/* main.c — xpcsfit-mpi: the xpcsfit command line under mpirun/srun (docs/cli.md,
+ * adr/0021, adr/0022). MPI set up, the library's distribution hook installed, then the
+ * same dispatch as xpcsfit (src/cli/dispatch.c). Rank 0 prints and writes; the output of
+ * the other ranks goes to /dev/null (XPCSFIT_MPI_ALL_OUTPUT=1 keeps it, for debugging). */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "mpi/dist_mpi.h"
+#include "util/interrupt.h"
+
+static void quiet_output(void)
+{
+	const char *keep = getenv("XPCSFIT_MPI_ALL_OUTPUT");
+	if (keep && !strcmp(keep, "1"))
+		return;
+	int fd = open("/dev/null", O_WRONLY);
+	if (fd < 0)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	int provided;
+	if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+		fputs("xpcsfit: error: MPI could not be initialised\n", stderr);
+		return 1;
+	}
+	xf_dist d;
+	xf_dist_mpi_hook(&d);
+	if (d.rank != 0)
+		quiet_output();
+	xf_dist_install(&d);
+	int rc = xf_cli_main(argc, argv);
+	xf_dist_install(NULL);
+	MPI_Finalize();
+	/* The ranks agreed on the status, and rank 0 reports it: the exit code of the job.
+	 * Another rank that exits non-zero first makes mpirun terminate rank 0 (SIGTERM)
+	 * while it may still be writing or printing, so the others exit 0 unless a signal
+	 * stopped them. */
+	if (d.rank != 0 && !xf_interrupt_signal())
+		rc = 0;
+	return rc;
+}

@@ -1,0 +1,135 @@
+/* dispatch.c — the command dispatch that xpcsfit (main.c) and xpcsfit-mpi (mpi/main.c)
+ * share: the error line, the exit codes, the subcommand table (spec/cli.md). */
+#include <hdf5.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "util/interrupt.h"
+#include "xpcsfit/dist.h"
+#include "xpcsfit/error.h"
+
+/* The last error message (the ranks' agreement, xf_cli_agree; batch records) and the
+ * text put before each error line (batch: the file). */
+static char last_error[4096];
+static char error_prefix[1024];
+
+const char *xf_cli_last_error(void)
+{
+	return last_error;
+}
+
+void xf_cli_error_prefix(const char *prefix)
+{
+	snprintf(error_prefix, sizeof error_prefix, "%s", prefix ? prefix : "");
+	last_error[0] = '\0';
+}
+
+int xf_cli_error(int code, const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	size_t n = (size_t)snprintf(line, sizeof line, "%s", error_prefix);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof line - n, fmt, ap);
+	va_end(ap);
+	snprintf(last_error, sizeof last_error, "%s", line + n);
+	xf_interrupt_reported();
+	fprintf(stderr, "xpcsfit: error: %s\n", line);
+	xf_interrupt_note(line); /* the reason, in the INCOMPLETE marker of a claimed folder */
+	return code;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: xpcsfit <command> [options]\n"
+	      "\n"
+	      "commands:\n"
+	      "  simulate   write a synthetic APS two-time file from a config\n"
+	      "  validate   check a config and its data; print what would be fitted\n"
+	      "  nlsq       bounded least-squares fit (point estimate + covariance)\n"
+	      "  cmc        consensus Monte Carlo posterior (fit: nlsq, then cmc)\n"
+	      "  batch      fit many files: one result folder each and a summary\n"
+	      "  plot DIR   redraw the plots of a result directory\n"
+	      "  config     write a commented config template\n"
+	      "  version    print the version\n"
+	      "\n"
+	      "Run 'xpcsfit <command> --help' for the options of a command.\n",
+	      out);
+}
+
+static int run(int argc, char **argv);
+
+/* The one table from library status to exit code (spec/cli.md): 1 when the run or the
+ * data failed (an I/O error or exhausted memory included), 2 for usage and config, 128 +
+ * the signal when interrupted (130 SIGINT, 143 SIGTERM). */
+static int exit_code(int status)
+{
+	switch (status) {
+	case XF_OK: return 0;
+	case XF_ERR_CONFIG: return 2;
+	case XF_ERR_INTERRUPTED: return xf_interrupt_exit_code();
+	case XF_ERR_DATA:
+	case XF_ERR_IO:
+	case XF_ERR_NOMEM:
+	default: return 1;
+	}
+}
+
+/* SIGINT/SIGTERM: see util/interrupt.h (exit 130 / 143, every phase). HDF5 must not
+ * close files from an atexit handler: after a failed H5Fclose (disk full) its library
+ * shutdown crashes on the half-closed file, and every file is closed explicitly anyway. */
+int xf_cli_main(int argc, char **argv)
+{
+	H5dont_atexit();
+	xf_signals_install();
+	int rc = run(argc, argv);
+	if (xf_interrupt_signal() && rc != 0)
+		rc = XF_ERR_INTERRUPTED;
+	return exit_code(rc);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(int, char **);
+		int collective; /* runs on every rank of an MPI run */
+	} commands[] = {
+		{ "simulate", xf_cmd_simulate, 0 },
+		{ "validate", xf_cmd_validate, 0 },
+		{ "nlsq", xf_cmd_nlsq, 1 },
+		{ "plot", xf_cmd_plot, 0 },
+		{ "config", xf_cmd_config, 0 },
+		{ "cmc", xf_cmd_cmc, 1 },
+		{ "fit", xf_cmd_fit, 1 },
+		/* a batch is one process's loop over files (job arrays split the list) */
+		{ "batch", xf_cmd_batch, 0 },
+	};
+	if (argc < 2) {
+		usage(stderr);
+		return XF_ERR_CONFIG;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("xpcsfit %s\n", XPCSFIT_VERSION);
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+		if (strcmp(cmd, commands[k].name))
+			continue;
+		/* several ranks (xpcsfit-mpi): the fits run on all of them; the other
+		 * commands on rank 0 alone, the others waiting for its status */
+		if (commands[k].collective || !xf_dist_get())
+			return commands[k].run(argc - 1, argv + 1);
+		int rc = xf_dist_is_root() ? commands[k].run(argc - 1, argv + 1) : 0;
+		return xf_cli_agree(rc);
+	}
+	usage(stderr);
+	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""xpcsfit-mpi under mpirun (adr/0021, adr/0022): nlsq, cmc and fit give the bytes of the
+serial xpcsfit for the layouts (ranks x threads) 1x1, 1x2, 2x1, 2x2, 3x1, and 3x1 with
+every evaluator spread (XPCSFIT_TEST_DIST_ALL: the 1-block screening subsamples leave
+ranks without blocks); an error every rank sees (a
+corrupt file) and one only rank 0 sees (a finished result folder) end every rank with
+one error line and the usual exit code, never a hang; so does an error on rank 1 alone
+(MPMD launch with another --data there). Exit 77 (skipped) without mpirun."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+XF = os.environ["XF_BINARY"]
+XF_MPI = os.environ["XF_MPI_BINARY"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_mpi")
+MPIRUN = shutil.which("mpirun")
+if not MPIRUN:
+    print("mpirun not found: skipped")
+    sys.exit(77)
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+LAYOUTS = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)]
+LAMINAR = """analysis_mode: laminar_flow
+experimental_data:
+  file_path: {data}
+analyzer_parameters:
+  dt: 0.001
+  end_frame: 150
+  scattering: {{wavevector_q: 0.0054}}
+  geometry: {{stator_rotor_gap: 2000000}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset, gamma_dot_t0, beta, gamma_dot_t_offset, phi0]
+  values: [{values}]
+"""
+STATIC = """analysis_mode: static
+experimental_data:
+  file_path: {data}
+analyzer_parameters:
+  dt: 0.1
+  end_frame: 50
+  scattering: {{wavevector_q: 0.0054}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: [8000, -0.1, 0]
+  fixed_parameters: {{D_offset: 0}}
+optimization:
+  cmc:
+    seed: 7
+    sharding: {{num_shards: 3}}
+    per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
+"""
+from tally import check, summary
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(*args):
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
+
+
+def run_mpi(ranks, *args, env=None):
+    return subprocess.run([MPIRUN, "--oversubscribe", "-np", str(ranks), XF_MPI, *args],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **(env or {})))
+
+
+def datasets(path):
+    found = {}
+    with h5py.File(path, "r") as h:
+        h.visititems(lambda n, o: found.__setitem__(n, o[()])
+                     if isinstance(o, h5py.Dataset) else None)
+    return found
+
+
+def without_timing(d):
+    with open(os.path.join(d, "parameters.json")) as f:
+        p = json.load(f)
+    p.pop("timing_s", None)
+    return p
+
+
+def same_result(ref, d, what):
+    """results.h5 byte for byte (every dataset), parameters.json but its timings."""
+    da, db = datasets(os.path.join(ref, "results.h5")), datasets(os.path.join(d, "results.h5"))
+    check(sorted(da) == sorted(db), f"{what}: dataset lists differ")
+    for name in da:
+        if name in db:
+            x, y = np.asarray(da[name]), np.asarray(db[name])
+            check(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(),
+                  f"{what}: /{name} differs")
+    check(without_timing(ref) == without_timing(d), f"{what}: parameters.json differs")
+
+
+def one_error_line(r, code, words, what):
+    lines = r.stderr.strip().splitlines()
+    errors = [l for l in lines if l.startswith("xpcsfit: error:")]
+    check(r.returncode == code, f"{what}: exit {r.returncode}, want {code}: {r.stderr}")
+    check(len(errors) == 1, f"{what}: not one error line: {r.stderr!r}")
+    for w in words:
+        check(w in r.stderr, f"{what}: '{w}' not in {r.stderr!r}")
+
+
+def test_nlsq():
+    data = os.path.join(TMP, "lam.h5")
+    r = run("simulate", "--config", write("truth.yaml", LAMINAR.format(
+        data=data, values="1500, -1.1, 10.0, 0.015, -0.3, 0.0005, 1.5")),
+        "--phi", "0,45,90,135", "--out", data, "--noise", "0.001")
+    check(r.returncode == 0, f"simulate: {r.stderr}")
+    cfg = write("lam.yaml", LAMINAR.format(data=data, values="1000, -0.6, 0.0, 0.01, 0.0, 0.0, 0.0"))
+    r = run("nlsq", "--config", cfg, "--out", os.path.join(TMP, "ref"), "--threads", "1",
+            "--no-plots")
+    check(r.returncode == 0, f"serial nlsq: {r.stderr}")
+    ref = os.path.join(TMP, "ref", "nlsq")
+    for ranks, threads in LAYOUTS:
+        out = os.path.join(TMP, f"nlsq_{ranks}x{threads}")
+        r = run_mpi(ranks, "nlsq", "--config", cfg, "--out", out, "--threads", str(threads),
+                    "--no-plots")
+        check(r.returncode == 0, f"nlsq {ranks}x{threads}: exit {r.returncode}: {r.stderr}")
+        if ranks > 1:
+            check(f"{ranks} MPI ranks" in r.stderr, f"nlsq {ranks}x{threads}: ranks announced")
+        check(r.stdout.count("results:") == 1, f"nlsq {ranks}x{threads}: one summary")
+        same_result(ref, os.path.join(out, "nlsq"), f"nlsq {ranks}x{threads}")
+    # every evaluator spread, the screening subsamples of 1 block too: ranks without blocks
+    out = os.path.join(TMP, "nlsq_3x1_all")
+    r = run_mpi(3, "nlsq", "--config", cfg, "--out", out, "--threads", "1", "--no-plots",
+                env={"XPCSFIT_TEST_DIST_ALL": "1"})
+    check(r.returncode == 0, f"nlsq 3x1 every evaluator spread: {r.stderr}")
+    same_result(ref, os.path.join(out, "nlsq"), "nlsq 3x1 every evaluator spread")
+    return cfg
+
+
+def test_cmc():
+    data = os.path.join(TMP, "s.h5")
+    cfg = write("static.yaml", STATIC.format(data=data))
+    r = run("simulate", "--config", cfg, "--phi", "0,60,120", "--out", data, "--noise",
+            "0.002", "--seed", "1")
+    check(r.returncode == 0, f"simulate: {r.stderr}")
+    r = run("nlsq", "--config", cfg, "--out", os.path.join(TMP, "n"), "--no-plots",
+            "--no-surfaces")
+    check(r.returncode == 0, f"nlsq: {r.stderr}")
+    nlsq = os.path.join(TMP, "n", "nlsq")
+    ref = os.path.join(TMP, "cref")
+    r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", ref, "--threads", "1", "--no-plots")
+    check(r.returncode == 0, f"serial cmc: {r.stderr}")
+    ref = os.path.join(ref, "cmc")
+    shards = sorted(os.listdir(os.path.join(ref, "shards")))
+    check(len(shards) == 3, "3 shard files")
+    for ranks, threads in LAYOUTS:
+        out = os.path.join(TMP, f"cmc_{ranks}x{threads}")
+        r = run_mpi(ranks, "cmc", "--config", cfg, "--nlsq", nlsq, "--out", out, "--threads",
+                    str(threads), "--no-plots")
+        check(r.returncode == 0, f"cmc {ranks}x{threads}: exit {r.returncode}: {r.stderr}")
+        d = os.path.join(out, "cmc")
+        same_result(ref, d, f"cmc {ranks}x{threads}")
+        for s in shards:  # rank 0's store holds every shard, the same bytes
+            p = os.path.join(d, "shards", s)
+            check(os.path.exists(p) and open(p, "rb").read() ==
+                  open(os.path.join(ref, "shards", s), "rb").read(),
+                  f"cmc {ranks}x{threads}: {s} differs")
+    # --resume: every shard read back from rank 0's store, nothing sampled again
+    out = os.path.join(TMP, "cmc_2x1")
+    r = run_mpi(2, "cmc", "--config", cfg, "--nlsq", nlsq, "--out", out, "--resume",
+                "--no-plots")
+    check(r.returncode == 0 and "resumed 3 of 3" in r.stderr, f"cmc --resume: {r.stderr}")
+    same_result(ref, os.path.join(out, "cmc"), "cmc --resume 2x1")
+    # fit = nlsq then cmc
+    r = run("fit", "--config", cfg, "--out", os.path.join(TMP, "fref"), "--threads", "1",
+            "--no-plots")
+    check(r.returncode == 0, f"serial fit: {r.stderr}")
+    r = run_mpi(2, "fit", "--config", cfg, "--out", os.path.join(TMP, "fit_2x1"), "--threads",
+                "1", "--no-plots")
+    check(r.returncode == 0, f"fit 2x1: {r.stderr}")
+    for m in ("nlsq", "cmc"):
+        same_result(os.path.join(TMP, "fref", m), os.path.join(TMP, "fit_2x1", m), f"fit 2x1 {m}")
+    return cfg, nlsq
+
+
+def test_errors(lam_cfg, static_cfg, nlsq):
+    # a corrupt file, seen by every rank: exit 1, one line, no hang (the timeout)
+    bad = os.path.join(TMP, "corrupt.h5")
+    with open(bad, "wb") as f:
+        f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 300)
+    for ranks in (2, 3):
+        r = run_mpi(ranks, "nlsq", "--config", lam_cfg, "--data", bad, "--out",
+                    os.path.join(TMP, f"bad{ranks}"))
+        one_error_line(r, 1, ["corrupt.h5"], f"corrupt file, {ranks} ranks")
+    # seen by rank 1 alone (MPMD: its own --data): rank 0 prints rank 1's error line
+    good = os.path.join(TMP, "lam.h5")
+    r = subprocess.run([MPIRUN, "--oversubscribe", "-np", "1", XF_MPI, "nlsq", "--config", lam_cfg,
+                        "--data", good, "--out", os.path.join(TMP, "mpmd"), ":", "-np", "1",
+                        XF_MPI, "nlsq", "--config", lam_cfg, "--data", bad, "--out",
+                        os.path.join(TMP, "mpmd")], capture_output=True, text=True, timeout=300)
+    one_error_line(r, 1, ["corrupt.h5"], "corrupt file on rank 1 alone")
+    check(not os.path.exists(os.path.join(TMP, "mpmd", "nlsq", "results.h5")),
+          "rank 1's error: no result written")
+    # seen by rank 0 alone: a finished result without --force (exit 2)
+    r = run_mpi(2, "nlsq", "--config", lam_cfg, "--out", os.path.join(TMP, "nlsq_2x1"),
+                "--no-plots")
+    one_error_line(r, 2, ["--force"], "finished result folder, 2 ranks")
+    # a config error: exit 2
+    r = run_mpi(2, "cmc", "--config", os.path.join(TMP, "missing.yaml"), "--nlsq", nlsq,
+                "--out", os.path.join(TMP, "nocfg"))
+    one_error_line(r, 2, ["missing.yaml"], "missing config, 2 ranks")
+    # a command of rank 0 alone (version) runs once
+    r = run_mpi(2, "version")
+    check(r.returncode == 0 and r.stdout.count("xpcsfit") == 1, f"version: {r.stdout!r}")
+
+
+def main():
+    lam_cfg = test_nlsq()
+    static_cfg, nlsq = test_cmc()
+    test_errors(lam_cfg, static_cfg, nlsq)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
