@@ -30,6 +30,7 @@ typedef struct xf_batch {
 	const char *csv;    /* --overrides CSV, NULL when none */
 	int resume, force, plots, threads;
 	int task, tasks; /* --task K --tasks N; 0 and 1 without them */
+	int rank, ranks; /* xpcsfit-mpi: this rank of ranks (0 of 1 in one process) */
 	xf_batch_input *inputs;
 	size_t n, cap;
 	char **strings; /* what the overrides point into */

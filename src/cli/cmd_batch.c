@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/batch_internal.h"
+#include "xpcsfit/dist.h"
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "util/files.h"
@@ -151,8 +152,11 @@ static int gather_inputs(xf_batch *b)
 				    "--list FILE");
 	if (xf_batch_name_inputs(b, &err) || (b->csv && xf_batch_read_overrides(b, b->csv, &err)))
 		return xf_cli_error(err.code, "%s", err.msg);
+	/* the task's share (index % N == K), and of that share every R-th file on each
+	 * rank of an MPI run: the array tasks and the ranks compose */
 	for (size_t k = 0; k < b->n; k++)
-		b->inputs[k].mine = (int)(k % (size_t)b->tasks) == b->task;
+		b->inputs[k].mine = (int)(k % (size_t)b->tasks) == b->task &&
+				    (int)((k / (size_t)b->tasks) % (size_t)b->ranks) == b->rank;
 	return 0;
 }
 
@@ -279,8 +283,9 @@ static void report(const xf_batch *b, progress *p, const xf_batch_input *in, con
 	if (p->runs > 0 && left > 0)
 		snprintf(eta, sizeof eta, ", ETA %.0f s",
 			 p->run_s / (double)p->runs * (double)left);
-	if (b->tasks > 1)
-		snprintf(task, sizeof task, " (task %d of %d)", b->task, b->tasks);
+	if (b->tasks > 1 || b->ranks > 1)
+		snprintf(task, sizeof task, " (task %d of %d, rank %d of %d)", b->task, b->tasks,
+			 b->rank, b->ranks);
 	fprintf(stderr, "xpcsfit: batch%s: %zu/%zu files done, %zu failed, %.1f s%s; %s %s", task,
 		p->done, p->total, p->failed, xf_cli_now_s() - p->t_start, eta, in->path, what);
 	if (isfinite(wall_s))
@@ -291,6 +296,8 @@ static void report(const xf_batch *b, progress *p, const xf_batch_input *in, con
 static int summary(const xf_batch *b, size_t *ok, size_t *failed, size_t *pending)
 {
 	xf_error err = { 0 };
+	if (b->rank != 0) /* one writer of the summary in an MPI run */
+		return 0;
 	if (xf_batch_write_summary(b, ok, failed, pending, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	return 0;
@@ -332,6 +339,13 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	return rc;
 }
 
+static void print_totals(const xf_batch *b, size_t ok, size_t failed, size_t pending)
+{
+	printf("batch: %zu ok, %zu failed, %zu pending of %zu files; summary: "
+	       "%s/batch_summary.csv\n",
+	       ok, failed, pending, b->n, b->out);
+}
+
 static int run_files(xf_batch *b)
 {
 	progress p = { 0, 0, 0, 0, 0.0, xf_cli_now_s() };
@@ -351,6 +365,8 @@ static int run_files(xf_batch *b)
 		if (summary(b, NULL, NULL, NULL))
 			return XF_ERR_IO;
 	}
+	if (b->ranks > 1) /* the totals come when every rank is done (finish_ranks) */
+		return xf_interrupt_signal() ? XF_ERR_INTERRUPTED : any_failed ? XF_ERR_DATA : 0;
 	size_t ok = 0, failed = 0, pending = 0;
 	if (summary(b, &ok, &failed, &pending))
 		return XF_ERR_IO;
@@ -361,20 +377,71 @@ static int run_files(xf_batch *b)
 			p.done, p.total, b->out);
 		return XF_ERR_INTERRUPTED;
 	}
-	printf("batch: %zu ok, %zu failed, %zu pending of %zu files; summary: "
-	       "%s/batch_summary.csv\n",
-	       ok, failed, pending, b->n, b->out);
+	print_totals(b, ok, failed, pending);
 	return any_failed ? XF_ERR_DATA : 0;
+}
+
+/* xpcsfit-mpi: the ranks agree on a status with the distribution hook back in place for
+ * the call (a file's fit runs without it, in this process alone). Rank 0 says what
+ * failed on another rank, except a file's failure, which the summary records. */
+static int agree(const xf_batch *b, const xf_dist *ranks, int rc)
+{
+	xf_error err = { 0 };
+	if (rc) {
+		err.code = rc;
+		snprintf(err.msg, sizeof err.msg, "%s", xf_cli_last_error());
+	}
+	xf_dist_install(ranks);
+	int agreed = xf_dist_agree(rc, &err);
+	xf_dist_install(NULL);
+	if (rc == 0 && agreed != 0 && agreed != XF_ERR_DATA && b->rank == 0)
+		xf_cli_error(agreed, "%s", err.msg);
+	return rc ? rc : agreed;
+}
+
+/* xpcsfit-mpi, after every rank ran its share: rank 0 writes the summary of every file
+ * from what the ranks left on disk (--out on a filesystem the ranks share). */
+static int finish_ranks(const xf_batch *b, const xf_dist *ranks, int rc)
+{
+	rc = agree(b, ranks, rc);
+	if (b->rank != 0)
+		return rc;
+	size_t ok = 0, failed = 0, pending = 0;
+	if (summary(b, &ok, &failed, &pending))
+		return XF_ERR_IO;
+	if (rc != XF_ERR_INTERRUPTED)
+		print_totals(b, ok, failed, pending);
+	return rc;
 }
 
 int xf_cmd_batch(int argc, char **argv)
 {
 	xf_batch b;
 	memset(&b, 0, sizeof b);
+	/* under xpcsfit-mpi each rank is a batch task of its own: the distribution hook is
+	 * put aside so that a file's fit runs in this process alone */
+	const xf_dist *hook = xf_dist_get();
+	xf_dist ranks = { 0 };
+	if (hook) {
+		ranks = *hook;
+		xf_dist_install(NULL);
+	}
+	b.rank = hook ? ranks.rank : 0;
+	b.ranks = hook ? ranks.n_ranks : 1;
 	int rc = parse(argc, argv, &b);
-	if (rc < 0 && !(rc = gather_inputs(&b)) && !(rc = check_configs(&b)) &&
-	    !(rc = check_folders(&b)))
+	int checked = rc < 0;
+	if (rc < 0 && !(rc = gather_inputs(&b)) && !(rc = check_configs(&b)))
+		rc = check_folders(&b);
+	/* every rank's refusals are known before any file runs */
+	if (hook && checked)
+		rc = agree(&b, &ranks, rc);
+	if (checked && rc == 0) {
 		rc = run_files(&b);
+		if (hook)
+			rc = finish_ranks(&b, &ranks, rc);
+	}
+	if (hook)
+		xf_dist_install(&ranks);
 	xf_batch_free(&b);
 	return rc < 0 ? 0 : rc;
 }

@@ -104,8 +104,8 @@ static int run(int argc, char **argv)
 		{ "config", xf_cmd_config, 0 },
 		{ "cmc", xf_cmd_cmc, 1 },
 		{ "fit", xf_cmd_fit, 1 },
-		/* a batch is one process's loop over files (job arrays split the list) */
-		{ "batch", xf_cmd_batch, 0 },
+		/* each rank runs its share of the files (cmd_batch.c, finish_ranks) */
+		{ "batch", xf_cmd_batch, 1 },
 	};
 	if (argc < 2) {
 		usage(stderr);

@@ -217,10 +217,60 @@ def test_errors(lam_cfg, static_cfg, nlsq):
     check(r.returncode == 0 and r.stdout.count("xpcsfit") == 1, f"version: {r.stdout!r}")
 
 
+def test_batch(static_cfg):
+    """batch over 2 and 3 ranks: the files spread over the ranks, each file's results the
+    bytes of the serial batch, one summary of every file by rank 0; a corrupt file fails
+    alone (exit 1) whichever rank had it; --task/--tasks compose with the ranks."""
+    files = []
+    for k in range(4):
+        path = os.path.join(TMP, f"series_{k}.h5")
+        r = run("simulate", "--config", static_cfg, "--phi", "0,90", "--out", path,
+                "--seed", str(k + 1))
+        check(r.returncode == 0, f"simulate {path}: {r.stderr}")
+        files.append(path)
+    bad = os.path.join(TMP, "series_bad.h5")
+    with open(bad, "wb") as f:
+        f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 300)
+    files.insert(2, bad)
+    ref = os.path.join(TMP, "batch_ref")
+    r = run("batch", "--config", static_cfg, "--out", ref, "--threads", "1", "--no-plots",
+            *files)
+    check(r.returncode == 1, f"serial batch: exit {r.returncode}: {r.stderr}")
+    for ranks in (2, 3):
+        out = os.path.join(TMP, f"batch_{ranks}")
+        r = run_mpi(ranks, "batch", "--config", static_cfg, "--out", out, "--threads", "1",
+                    "--no-plots", *files)
+        check(r.returncode == 1, f"batch {ranks} ranks: exit {r.returncode}: {r.stderr}")
+        check(r.stdout.count("batch: 4 ok, 1 failed, 0 pending of 5 files") == 1,
+              f"batch {ranks} ranks: one total line: {r.stdout!r}")
+        with open(os.path.join(out, "batch_summary.json")) as f:
+            summ = json.load(f)
+        status = {os.path.basename(e["file"]): e["status"] for e in summ["files"]}
+        check(status == {os.path.basename(p): "failed" if p == bad else "ok" for p in files},
+              f"batch {ranks} ranks: summary {status}")
+        for p in files:
+            if p != bad:
+                name = os.path.basename(p)[:-3]
+                same_result(os.path.join(ref, name, "nlsq"), os.path.join(out, name, "nlsq"),
+                            f"batch {ranks} ranks, {name}")
+    # an array task of 2 on 2 ranks: files 0 and 2 of task 0 over the ranks, the rest
+    # pending; then the final --resume on 2 ranks completes them
+    out = os.path.join(TMP, "batch_task")
+    r = run_mpi(2, "batch", "--config", static_cfg, "--out", out, "--threads", "1",
+                "--no-plots", "--task", "0", "--tasks", "2", *files)
+    check(r.returncode == 1 and "2 ok, 1 failed, 2 pending of 5 files" in r.stdout,
+          f"batch task 0 of 2 on 2 ranks: exit {r.returncode}: {r.stdout!r} {r.stderr!r}")
+    r = run_mpi(2, "batch", "--config", static_cfg, "--out", out, "--threads", "1",
+                "--no-plots", "--resume", *files)
+    check(r.returncode == 1 and "4 ok, 1 failed, 0 pending of 5 files" in r.stdout,
+          f"batch --resume on 2 ranks: exit {r.returncode}: {r.stdout!r} {r.stderr!r}")
+
+
 def main():
     lam_cfg = test_nlsq()
     static_cfg, nlsq = test_cmc()
     test_errors(lam_cfg, static_cfg, nlsq)
+    test_batch(static_cfg)
     return summary()
 
 
