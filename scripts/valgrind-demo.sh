@@ -2,7 +2,9 @@
 # valgrind-demo.sh — the demo's steps under valgrind memcheck (issue 9): simulate,
 # validate, NLSQ of the simulated and the real CHX file, and a CMC fit of the demo's
 # posterior with fewer draws (memcheck is ~50x slower; the code paths are the same).
-# Any invalid read/write, use of uninitialised memory or definite leak fails the script.
+# Any invalid read/write, use of uninitialised memory or definite leak fails the script,
+# in the plot worker processes too: each process reports to its own log (%p), and the
+# logs are read after each step (a worker's own exit code only turns into a warning).
 #   bash scripts/valgrind-demo.sh [build/xpcsfit]
 set -euo pipefail
 xpcsfit=$(realpath "${1:-build/xpcsfit}")
@@ -12,10 +14,26 @@ trap 'rm -rf "$work"' EXIT
 vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
 	--errors-for-leak-kinds=definite --show-leak-kinds=definite --track-origins=no
 	--child-silent-after-fork=no --trace-children=no -q
-	--suppressions=tests/valgrind.supp)
+	--suppressions=tests/valgrind.supp --log-file="$work/vg.%p.log")
 step() {
 	echo "== valgrind: $*"
-	"${vg[@]}" "$xpcsfit" "$@"
+	rm -f "$work"/vg.*.log
+	local rc=0
+	"${vg[@]}" "$xpcsfit" "$@" 2>"$work/stderr.txt" || rc=$?
+	cat "$work/stderr.txt" >&2
+	if grep -l . "$work"/vg.*.log >/dev/null 2>&1; then
+		cat "$work"/vg.*.log >&2
+		echo "valgrind: errors or definite leaks in: $*" >&2
+		exit 1
+	fi
+	if grep -q "worker failed" "$work/stderr.txt"; then
+		echo "valgrind: a plot worker failed in: $*" >&2
+		exit 1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "valgrind: exit $rc in: $*" >&2
+		exit 1
+	fi
 }
 step simulate --config configs/demo_laminar.yaml --phi -60,-5,0,45,90 \
 	--out "$work/laminar_demo.h5" --noise 0.002 --seed 1 --lzf
