@@ -17,29 +17,16 @@ import time
 import h5py
 import numpy as np
 
+from small_configs import static_template
+from tally import check, summary
+
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_kill_runs")
 KILLS = int(os.environ.get("XF_KILLS", "24"))
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
-CONFIG = """analysis_mode: static
-experimental_data:
-  file_path: {data}
-analyzer_parameters:
-  dt: 0.1
-  end_frame: 60
-  scattering: {{wavevector_q: 0.0054}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: [8000, -0.1, 0]
-  fixed_parameters: {{D_offset: 0}}
-optimization:
-  cmc:
-    seed: 11
-    sharding: {{num_shards: 4}}
-    per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
-"""
-from tally import check, summary
+
+CONFIG = static_template(60, 11, 4)
 
 
 def timed(args):

@@ -19,33 +19,20 @@ import subprocess
 import sys
 import time
 
+from small_configs import static_template
+from tally import check, summary
+
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_run_dir")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 
-CONFIG = """analysis_mode: static
-experimental_data:
-  file_path: {data}
-analyzer_parameters:
-  dt: 0.1
-  end_frame: 40
-  scattering: {{wavevector_q: 0.0054}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: [8000, -0.1, 0]
-  fixed_parameters: {{D_offset: 0}}
-optimization:
-  cmc:
-    seed: 3
-    sharding: {{num_shards: 2}}
-    per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
-"""
+
+CONFIG = static_template(40, 3, 2)
 NOISE = ("*** PLPLOT", "Can't open", "HDF5-DIAG", "Segmentation fault", "Aborted",
          "AddressSanitizer", "LeakSanitizer", "runtime error:")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
-from tally import check, summary
 
 
 def run(*args, env=None, cwd=None):

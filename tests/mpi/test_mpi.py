@@ -15,6 +15,9 @@ import sys
 import h5py
 import numpy as np
 
+from small_configs import static_template
+from tally import check, summary
+
 XF = os.environ["XF_BINARY"]
 XF_MPI = os.environ["XF_MPI_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_mpi")
@@ -38,24 +41,8 @@ initial_parameters:
   parameter_names: [D0, alpha, D_offset, gamma_dot_t0, beta, gamma_dot_t_offset, phi0]
   values: [{values}]
 """
-STATIC = """analysis_mode: static
-experimental_data:
-  file_path: {data}
-analyzer_parameters:
-  dt: 0.1
-  end_frame: 50
-  scattering: {{wavevector_q: 0.0054}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: [8000, -0.1, 0]
-  fixed_parameters: {{D_offset: 0}}
-optimization:
-  cmc:
-    seed: 7
-    sharding: {{num_shards: 3}}
-    per_shard_mcmc: {{num_warmup: 100, num_samples: 100, num_chains: 2}}
-"""
-from tally import check, summary
+
+STATIC = static_template(50, 7, 3)
 
 
 def write(name, text):
