@@ -16,6 +16,14 @@ typedef enum xf_layout {
 
 const char *xf_layout_name(xf_layout layout);
 
+/* Statistics of one angle's fitted points (1 <= i < j <= N-1) over the whole window,
+ * computed while a band is loaded (every map passes through memory whole, one at a time)
+ * for what needs every point: the data checks and the quantile starts (adr/0027). */
+typedef struct xf_angle_stats {
+	double lo, hi, mean;	    /* range and mean */
+	double q_offset, q_ceiling; /* raw quantile estimates (NaN: too few points) */
+} xf_angle_stats;
+
 typedef struct xf_dataset {
 	char *path; /* file read */
 	xf_layout layout;
@@ -34,7 +42,30 @@ typedef struct xf_dataset {
 	 * row-major: element (i, j), i <= j, at xf_packed_index(N, i, j). */
 	double **c2;
 	size_t n_points; /* fitted points: n_phi · (N−1)(N−2)/2 (i ≥ 1, j > i) */
+	/* A band (an MPI rank of an NLSQ run, adr/0027): c2[a] holds only the packed
+	 * elements [c2_base, c2_base + c2_len) of the triangle, the rows of the rank's
+	 * fitted pairs [pair_first, pair_first + pair_count), the first being (pair_i0,
+	 * pair_j0); stats[a] and abs_sum/abs_count then stand for the whole window. The
+	 * whole window: band 0, c2_base 0, c2_len the packed size, stats NULL. */
+	int band;
+	size_t c2_base, c2_len;
+	size_t pair_first, pair_count;
+	int pair_i0, pair_j0;
+	xf_angle_stats *stats;
+	double abs_sum;	  /* Σ |c2| over every fitted point, angle by angle, row by row */
+	size_t abs_count; /* the points summed */
 } xf_dataset;
+
+/* c2 of angle a at packed index idx, which the dataset must hold. */
+static inline double xf_dataset_c2(const xf_dataset *ds, int a, size_t idx)
+{
+	return ds->c2[a][idx - ds->c2_base];
+}
+/* 1 when the dataset holds packed index idx. */
+static inline int xf_dataset_holds(const xf_dataset *ds, size_t idx)
+{
+	return idx - ds->c2_base < ds->c2_len;
+}
 
 /* Packed upper-triangle index of (i, j), 0 <= i <= j < n. */
 static inline size_t xf_packed_index(size_t n, size_t i, size_t j)
@@ -57,6 +88,22 @@ static inline size_t xf_fitted_pairs(size_t n)
  * config-side problems (e.g. dt ≤ 0 in the config, no data path): XF_ERR_CONFIG. */
 int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err);
 void xf_dataset_free(xf_dataset *ds);
+/* Like xf_dataset_load, but keep only the band of rank `rank` of `ranks`: the rows of the
+ * fitted pairs of its blocks xf_dist_blocks(⌈pairs / XF_PAIRS_PER_BLOCK⌉, ranks, rank)
+ * (a rank may hold none). Every map is still read and checked whole, one at a time, and
+ * stats filled (adr/0027). */
+int xf_dataset_load_band(const xf_config *cfg, const char *path, int rank, int ranks,
+			 xf_dataset *ds, xf_error *err);
+
+/* Statistics of one angle's packed triangle (n frames, whole): range and mean of the
+ * fitted points, and Σ|c2| over them added to *abs_sum (in row order) with *abs_count. */
+void xf_map_range(const double *c2, size_t n, double *lo, double *hi, double *mean);
+void xf_map_abs_sum(const double *c2, size_t n, double *abs_sum, size_t *abs_count);
+/* Raw quantile estimates of one angle (nlsq.md): the 10th percentile at long lags and the
+ * 90th at short lags; buf holds xf_fitted_pairs(n) doubles. NaN both when there are too
+ * few points (XF_QUANTILE_MIN_POINTS). */
+#define XF_QUANTILE_MIN_POINTS 100
+void xf_map_quantiles(const double *c2, size_t n, double *buf, double *offset, double *ceiling);
 
 /* Full N×N matrix of angle a (row-major), symmetric, from the packed triangle. */
 void xf_dataset_full_matrix(const xf_dataset *ds, int a, double *out);

@@ -54,6 +54,17 @@ void xf_dist_blocks(int n_blocks, int n_ranks, int rank, int *first, int *count)
  * returns status unchanged. */
 int xf_dist_agree(int status, xf_error *err);
 
+/* Collective: every rank holds doubles [first, first + count) of an array of total, the
+ * ranks' runs following each other in rank order and making the whole; afterwards every
+ * rank holds all of it in buf (adr/0027). One process: nothing to do. 0 or −1. */
+int xf_dist_allgather_run(double *buf, size_t first, size_t count, size_t total);
+/* Collective: a computation that runs over the ranks' data in rank order, each rank
+ * continuing from the state the rank before left (the same operations, in the same order,
+ * as one process over the whole): rank r receives the state (bytes) from r − 1, calls
+ * step(ctx, state), sends it to r + 1; the last rank's state reaches every rank. One
+ * process: step once. 0 or −1. */
+int xf_dist_chain(void *state, size_t bytes, void (*step)(void *ctx, void *state), void *ctx);
+
 /* Counters of the bytes this rank sent through the hook (docs/performance.md "MPI"). */
 typedef struct xf_dist_stats {
 	double bytes_sent; /* payload bytes this rank contributed or sent */

@@ -72,6 +72,23 @@ void xf_cli_job_init(xf_cli_job *job, const char *command)
 	job->surfaces = 1;
 }
 
+/* What a rank of a band load holds (adr/0027): its pairs and c2 bytes against the
+ * window's. Ranks other than 0 print it with XPCSFIT_MPI_ALL_OUTPUT=1. */
+static void log_band(const xf_dataset *ds)
+{
+	size_t window = xf_packed_size((size_t)ds->n_frames) * (size_t)ds->n_phi * sizeof(double);
+	size_t held = ds->c2_len * (size_t)ds->n_phi * sizeof(double);
+	xf_info("data: rank %d of %d holds pairs %zu to %zu of %zu (rows %d..), c2 %zu bytes "
+		"of the window's %zu",
+		xf_dist_rank(), xf_dist_ranks(), ds->pair_first, ds->pair_first + ds->pair_count,
+		xf_fitted_pairs((size_t)ds->n_frames), ds->pair_i0, held, window);
+	const char *all = getenv("XPCSFIT_MPI_ALL_OUTPUT");
+	if (all && all[0] == '1')
+		fprintf(stderr, "xpcsfit: rank %d of %d holds c2 %zu bytes, pairs %zu to %zu\n",
+			xf_dist_rank(), xf_dist_ranks(), held, ds->pair_first,
+			ds->pair_first + ds->pair_count);
+}
+
 int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads)
 {
 	xf_error err = { 0 };
@@ -100,8 +117,12 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		*threads = xf_cores_given(&source);
 		xf_info("virtual devices: %d (%s)", *threads, source);
 	}
-	/* every rank reads the data (adr/0021); an error on any ends them all */
-	int rc = xf_dataset_load(cfg, job->data, ds, &err);
+	/* every rank reads the data (adr/0021); an error on any ends them all. The ranks of
+	 * an NLSQ run keep only the rows of their blocks (adr/0027). */
+	int band = xf_dist_get() && !strcmp(job->command, "nlsq");
+	int rc = band ? xf_dataset_load_band(cfg, job->data, xf_dist_rank(), xf_dist_ranks(), ds,
+					     &err)
+		      : xf_dataset_load(cfg, job->data, ds, &err);
 	if (rc)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
@@ -120,6 +141,8 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	xf_info("data: %s (%s), q %.6g 1/A, %d angles, %d frames, dt %.6g s (%s), %zu points",
 		ds->path, xf_layout_name(ds->layout), ds->q, ds->n_phi, ds->n_frames, ds->dt_s,
 		ds->dt_source, ds->n_points);
+	if (band)
+		log_band(ds);
 	return 0;
 }
 
@@ -221,6 +244,21 @@ int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out
 	return rc;
 }
 
+/* The results; a band (adr/0027) reads the whole window again for the surfaces and the
+ * plots, after the fit (rank 0 only), and not at all without them. */
+static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+		      const xf_nlsq_result *res, const xf_output_options *oopt, xf_error *err)
+{
+	if (!ds->band || !(oopt->write_surfaces || oopt->write_plots))
+		return xf_results_write_nlsq(dir, cfg, ds, res, oopt, err);
+	xf_dataset whole;
+	int rc = xf_dataset_load(cfg, ds->path, &whole, err);
+	if (!rc)
+		rc = xf_results_write_nlsq(dir, cfg, &whole, res, oopt, err);
+	xf_dataset_free(&whole);
+	return rc;
+}
+
 static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
 			      int threads, const xf_output_options *oopt, const char *command,
 			      double t_start, double t_loaded, xf_nlsq_result *res)
@@ -258,7 +296,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 		oopt->write_surfaces ? " with surfaces" : "",
 		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_dist_is_root() &&
-	    (xf_results_write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
+	    (write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
 		xf_nlsq_result_free(res);

@@ -12,6 +12,8 @@
 #include "data/raw.h"
 #include "data/select.h"
 #include "util/size.h"
+#include "xpcsfit/dist.h"
+#include "xpcsfit/likelihood.h"
 
 static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 {
@@ -81,6 +83,67 @@ static int check_fitted_values(const double *p, size_t nw, long first_frame, con
 	return 0;
 }
 
+/* A band load (adr/0027): the whole-window statistics of angle a from its triangle, then
+ * only the band's elements kept. */
+static int keep_band(xf_dataset *ds, int a, xf_error *err)
+{
+	size_t nw = (size_t)ds->n_frames;
+	const double *p = ds->c2[a];
+	xf_angle_stats *st = &ds->stats[a];
+	double *buf = NULL;
+	if (xf_fitted_pairs(nw) >= XF_QUANTILE_MIN_POINTS) {
+		buf = xf_malloc_array(xf_fitted_pairs(nw), sizeof *buf);
+		if (!buf)
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", ds->path);
+	}
+	xf_map_range(p, nw, &st->lo, &st->hi, &st->mean);
+	xf_map_abs_sum(p, nw, &ds->abs_sum, &ds->abs_count);
+	xf_map_quantiles(p, nw, buf, &st->q_offset, &st->q_ceiling);
+	free(buf);
+	double *b = xf_malloc_array(ds->c2_len ? ds->c2_len : 1, sizeof *b);
+	if (!b)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", ds->path);
+	if (ds->c2_len)
+		memcpy(b, p + ds->c2_base, sizeof *b * ds->c2_len);
+	free(ds->c2[a]);
+	ds->c2[a] = b;
+	return 0;
+}
+
+/* The band of rank of ranks: the fitted pairs of its blocks and the packed elements from
+ * the first to the last of them. */
+static void set_band(xf_dataset *ds, int rank, int ranks)
+{
+	size_t n = (size_t)ds->n_frames, n_pairs = xf_fitted_pairs(n);
+	int n_blocks = (int)((n_pairs + XF_PAIRS_PER_BLOCK - 1) / XF_PAIRS_PER_BLOCK);
+	int first, count;
+	xf_dist_blocks(n_blocks, ranks, rank, &first, &count);
+	size_t p0 = (size_t)first * XF_PAIRS_PER_BLOCK;
+	size_t p1 = (size_t)(first + count) * XF_PAIRS_PER_BLOCK;
+	p1 = p1 < n_pairs ? p1 : n_pairs;
+	ds->band = 1;
+	ds->c2_base = ds->c2_len = 0;
+	ds->pair_first = p0;
+	ds->pair_count = p1 > p0 ? p1 - p0 : 0;
+	ds->pair_i0 = ds->pair_j0 = 0;
+	if (!ds->pair_count)
+		return;
+	size_t lo = 0, hi = 0, pair = 0;
+	for (size_t i = 1; i + 1 < n; i++) {
+		size_t row = n - 1 - i; /* pairs (i, i+1..n−1) */
+		if (p0 >= pair && p0 < pair + row) {
+			ds->pair_i0 = (int)i;
+			ds->pair_j0 = (int)(i + 1 + p0 - pair);
+			lo = xf_packed_index(n, i, i + 1 + p0 - pair);
+		}
+		if (p1 - 1 >= pair && p1 - 1 < pair + row)
+			hi = xf_packed_index(n, i, i + 1 + (p1 - 1 - pair)) + 1;
+		pair += row;
+	}
+	ds->c2_base = lo;
+	ds->c2_len = hi - lo;
+}
+
 /* Read the window of one map as the block of rows [lo, hi): the window plus one frame
  * on each side where the map has it, which the diagonal correction of the window's end
  * frames reads (data.md), so results equal those of a whole-map read. */
@@ -113,10 +176,12 @@ static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds
 		for (size_t j = i; j < nw; j++)
 			p[xf_packed_index(nw, i, j)] = buf[(off + i) * nb + off + j];
 	ds->c2[a] = p;
-	return check_fitted_values(p, nw, ds->first_frame, rm, ds->phi_deg[a], raw->file_name, err);
+	rc = check_fitted_values(p, nw, ds->first_frame, rm, ds->phi_deg[a], raw->file_name, err);
+	return rc ? rc : ds->band ? keep_band(ds, a, err) : 0;
 }
 
-static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf_error *err)
+static int fill(const xf_config *cfg, const xf_raw_file *raw, int rank, int ranks, xf_dataset *ds,
+		xf_error *err)
 {
 	xf_selected_angle *sel = NULL;
 	double *buf = NULL;
@@ -134,6 +199,15 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, xf_dataset *ds, xf
 	ds->phi_deg = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->phi_deg);
 	ds->map_number = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->map_number);
 	ds->c2 = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->c2);
+	ds->c2_len = xf_packed_size((size_t)ds->n_frames);
+	if (ranks > 0) {
+		set_band(ds, rank, ranks);
+		ds->stats = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->stats);
+		if (!ds->stats) {
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", raw->file_name);
+			goto out;
+		}
+	}
 	/* one block (window + a frame each side) at a time; the window size is bounded by
 	 * xf_select_frames, the product is checked all the same */
 	size_t nb = (size_t)ds->n_frames + 2 < raw->n_rows ? (size_t)ds->n_frames + 2 : raw->n_rows;
@@ -156,7 +230,8 @@ out:
 	return rc;
 }
 
-int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err)
+static int load(const xf_config *cfg, const char *path, int rank, int ranks, xf_dataset *ds,
+		xf_error *err)
 {
 	xf_raw_file raw;
 	memset(ds, 0, sizeof *ds);
@@ -172,13 +247,24 @@ int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_e
 			  : xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
 	if (!rc) {
 		ds->layout = raw.layout;
-		rc = fill(cfg, &raw, ds, err);
+		rc = fill(cfg, &raw, rank, ranks, ds, err);
 	}
 	if (ds->path)
 		xf_raw_free(&raw);
 	if (rc)
 		xf_dataset_free(ds);
 	return rc;
+}
+
+int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err)
+{
+	return load(cfg, path, 0, 0, ds, err);
+}
+
+int xf_dataset_load_band(const xf_config *cfg, const char *path, int rank, int ranks,
+			 xf_dataset *ds, xf_error *err)
+{
+	return load(cfg, path, rank, ranks < 1 ? 1 : ranks, ds, err);
 }
 
 void xf_dataset_free(xf_dataset *ds)
@@ -189,6 +275,7 @@ void xf_dataset_free(xf_dataset *ds)
 		for (int a = 0; a < ds->n_phi; a++)
 			free(ds->c2[a]);
 	free(ds->c2);
+	free(ds->stats);
 	free(ds->phi_deg);
 	free(ds->map_number);
 	free(ds->path);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "likelihood/pass_internal.h"
+#include "xpcsfit/dist.h"
 
 static void run_block(void *ctx, int block)
 {
@@ -146,12 +147,23 @@ static int gather(xf_lik *lik)
 	lik->gathered = malloc(sizeof(double) * ps->n_pairs * na);
 	if (!lik->gathered)
 		return -1;
+	/* a band (adr/0027) fills the pairs it holds, a run of the sorted list, and the
+	 * ranks' runs, in rank order, make the whole */
+	size_t k0 = ps->n_pairs, k1 = ps->n_pairs;
 	for (size_t k = 0; k < ps->n_pairs; k++) {
 		size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
+		if (lik->ds->band && !xf_dataset_holds(lik->ds, idx))
+			continue;
+		k0 = k < k0 ? k : k0;
+		k1 = k + 1;
 		for (size_t p = 0; p < na; p++)
-			lik->gathered[k * na + p] = lik->ds->c2[p][idx];
+			lik->gathered[k * na + p] = xf_dataset_c2(lik->ds, (int)p, idx);
 	}
-	return 0;
+	if (!lik->ds->band)
+		return 0;
+	if (k0 == ps->n_pairs)
+		k0 = k1 = 0;
+	return xf_dist_allgather_run(lik->gathered, k0 * na, (k1 - k0) * na, ps->n_pairs * na);
 }
 
 /* First pair of each block of an implicit (all pairs) set, walking the rows. */

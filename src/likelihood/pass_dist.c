@@ -72,9 +72,11 @@ int xf_lik_distribute(xf_lik *lik)
 	/* fewer blocks than ranks (the small screening subsamples): every rank computes
 	 * them all, the same blocks in the same order, which costs no more than one block
 	 * and saves the exchange's latency (adr/0021). XPCSFIT_TEST_DIST_ALL=1 spreads them
-	 * anyway, so that the tests see ranks without blocks. */
+	 * anyway, so that the tests see ranks without blocks. Every pair of a band load
+	 * (adr/0027) is always spread: a rank holds only the data of its blocks. */
 	const char *all = getenv("XPCSFIT_TEST_DIST_ALL");
-	if (lik->n_blocks < d->n_ranks && !(all && all[0] == '1'))
+	if (lik->n_blocks < d->n_ranks && !(all && all[0] == '1') &&
+	    !(lik->ds->band && !lik->ps->pair_i))
 		return 0;
 	size_t per = xf_pass_slot_doubles(lik, XF_PASS_HESSIAN);
 	if ((size_t)lik->n_blocks * per > INT_MAX) /* the allgather counts are ints */

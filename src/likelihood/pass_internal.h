@@ -101,11 +101,12 @@ static inline int cursor_next(pair_cursor *c, int *i, int *j)
 	return 1;
 }
 
-/* c2 of angle p at the pair with packed index idx, the k-th pair of the set. */
+/* c2 of angle p at the pair with packed index idx, the k-th pair of the set (a band holds
+ * the pairs of the rank's blocks, adr/0027). */
 static inline double pass_data(const xf_lik *lik, int p, size_t idx, size_t k)
 {
 	return lik->gathered ? lik->gathered[k * (size_t)lik->pr->n_phi + (size_t)p]
-			     : lik->ds->c2[p][idx];
+			     : xf_dataset_c2(lik->ds, p, idx);
 }
 
 /* One laminar point: g1, its residual and the per-point scalars of its Jacobian row (u

@@ -5,15 +5,25 @@
 #include <stdlib.h>
 
 #include "model/kernel.h"
+#include "xpcsfit/dist.h"
 #include "xpcsfit/likelihood.h"
 
 /* Visits data and model at every point of a pair set (pair by pair, the angles inside);
  * stops when visit returns nonzero. One home for the point-by-point model of this file. */
 typedef int (*point_visit)(void *ctx, size_t k, int p, int i, int j, double data, double model);
 
-static int walk_points(const xf_problem *pr, const xf_pairset *ps, const double *x,
+/* The pairs walked: an explicit set's list, or `count` pairs of every pair, row by row,
+ * from (i0, j0) (all of them, or a band's, adr/0027). */
+typedef struct walk_range {
+	const xf_pairset *ps;
+	size_t count;
+	int i0, j0;
+} walk_range;
+
+static int walk_points(const xf_problem *pr, const walk_range *wr, const double *x,
 		       point_visit visit, void *visit_ctx)
 {
+	const xf_pairset *ps = wr->ps;
 	const xf_dataset *ds = pr->ds;
 	int n = ds->n_frames, n_phi = pr->n_phi, laminar = pr->mode == XF_MODE_LAMINAR;
 	assert(n_phi > 0 && n >= 3);
@@ -31,8 +41,8 @@ static int walk_points(const xf_problem *pr, const xf_pairset *ps, const double 
 	xf_problem_scaling(pr, x, con, off);
 	for (int p = 0; p < n_phi && laminar; p++)
 		cos_a[p] = cos((x[XF_P_PHI0] - ds->phi_deg[p]) * XF_DEG2RAD);
-	int i = 1, j = 2, stop = 0;
-	for (size_t k = 0; k < ps->n_pairs && !stop; k++) {
+	int i = wr->i0, j = wr->j0, stop = 0;
+	for (size_t k = 0; k < wr->count && !stop; k++) {
 		if (ps->pair_i) {
 			i = (int)ps->pair_i[k];
 			j = (int)ps->pair_j[k];
@@ -48,7 +58,7 @@ static int walk_points(const xf_problem *pr, const xf_pairset *ps, const double 
 					    : g1d;
 			if (g1 < XF_G1_FLOOR)
 				g1 = XF_G1_FLOOR;
-			stop = visit(visit_ctx, k, p, i, j, ds->c2[p][idx],
+			stop = visit(visit_ctx, k, p, i, j, xf_dataset_c2(ds, p, idx),
 				     off[p] + con[p] * g1 * g1);
 		}
 		if (!ps->pair_i && ++j == n) { /* every pair, row by row */
@@ -80,7 +90,9 @@ static int store_residual(void *ctx, size_t k, int p, int i, int j, double data,
 int xf_problem_residuals(const xf_problem *pr, const xf_pairset *ps, const double *x, double *res)
 {
 	residual_ctx r = { res, pr->n_phi };
-	return walk_points(pr, ps, x, store_residual, &r);
+	walk_range wr = { ps, ps->n_pairs, 1, 2 };
+	assert(!pr->ds->band);
+	return walk_points(pr, &wr, x, store_residual, &r);
 }
 
 typedef struct non_finite_ctx {
@@ -105,6 +117,35 @@ static int first_non_finite(void *ctx, size_t k, int p, int i, int j, double dat
 	return 1;
 }
 
+/* The search over the pairs the dataset holds, from the state the rank before left. */
+typedef struct search_state {
+	xf_non_finite where;
+	int failed; /* a rank could not allocate */
+} search_state;
+
+typedef struct search_ctx {
+	const xf_problem *pr;
+	const double *x;
+	non_finite_ctx *c;
+} search_ctx;
+
+static void search_step(void *ctx, void *state)
+{
+	search_ctx *sc = ctx;
+	search_state *st = state;
+	const xf_dataset *ds = sc->pr->ds;
+	if (st->failed || st->where.kind != XF_NON_FINITE_NONE)
+		return; /* found (or failed) before this rank's pairs */
+	xf_pairset all;
+	xf_pairset_all(&all, ds->n_frames);
+	walk_range wr = { &all, all.n_pairs, 1, 2 };
+	if (ds->band)
+		wr = (walk_range){ &all, ds->pair_count, ds->pair_i0, ds->pair_j0 };
+	sc->c->where = &st->where;
+	if (walk_points(sc->pr, &wr, sc->x, first_non_finite, sc->c))
+		st->failed = 1;
+}
+
 int xf_problem_find_non_finite(const xf_problem *pr, const double *x, xf_non_finite *where)
 {
 	*where = (xf_non_finite){ XF_NON_FINITE_NONE, -1, -1, -1, -1, NAN, NAN, 0.0 };
@@ -115,12 +156,21 @@ int xf_problem_find_non_finite(const xf_problem *pr, const double *x, xf_non_fin
 			where->chi2 = NAN;
 			return 0;
 		}
-	xf_pairset all;
-	if (xf_pairset_all(&all, pr->ds->n_frames))
-		return -1;
 	non_finite_ctx c = { 1.0 / (pr->sigma * pr->sigma), where };
-	int rc = walk_points(pr, &all, x, first_non_finite, &c);
-	xf_pairset_free(&all);
+	search_ctx sc = { pr, x, &c };
+	int rc = 0;
+	if (pr->ds->band) {
+		/* a band (adr/0027): each rank goes on from where the rank before stopped */
+		search_state st = { *where, 0 };
+		rc = xf_dist_chain(&st, sizeof st, search_step, &sc);
+		*where = st.where;
+		rc = rc || st.failed ? -1 : 0;
+	} else {
+		search_state st = { *where, 0 };
+		search_step(&sc, &st);
+		*where = st.where;
+		rc = st.failed ? -1 : 0;
+	}
 	if (rc == 0 && where->kind == XF_NON_FINITE_NONE && !isfinite(c.inv_sigma2)) {
 		where->kind = XF_NON_FINITE_RESIDUAL; /* σ² underflows: every point overflows */
 		where->chi2 = NAN;

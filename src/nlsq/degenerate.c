@@ -72,23 +72,17 @@ int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *w
 		       when, pr->n_points, pr->sigma, file);
 }
 
-/* Range and mean of the fitted points (1 ≤ i < j ≤ N−1) of angle a. */
+/* Range and mean of the fitted points (1 ≤ i < j ≤ N−1) of angle a: from the held
+ * triangle, or for a band (adr/0027) what its loader found in the whole map. */
 static void angle_range(const xf_dataset *ds, int a, double *lo, double *hi, double *mean)
 {
-	size_t n = (size_t)ds->n_frames, count = 0;
-	double s = 0.0;
-	*lo = INFINITY;
-	*hi = -INFINITY;
-	for (size_t i = 1; i + 1 < n; i++)
-		for (size_t j = i + 1; j < n; j++) {
-			double v = ds->c2[a][xf_packed_index(n, i, j)];
-			*lo = fmin(*lo, v);
-			*hi = fmax(*hi, v);
-			s += v;
-			count++;
-		}
-	assert(count == xf_fitted_pairs(n));
-	*mean = count ? s / (double)count : NAN;
+	if (ds->stats) {
+		*lo = ds->stats[a].lo;
+		*hi = ds->stats[a].hi;
+		*mean = ds->stats[a].mean;
+		return;
+	}
+	xf_map_range(ds->c2[a], (size_t)ds->n_frames, lo, hi, mean);
 }
 
 int xf_fit_check_data(const xf_problem *pr, xf_error *err)
@@ -127,12 +121,14 @@ int xf_fit_check_data(const xf_problem *pr, xf_error *err)
 /* Mean |c2| over the fitted points of every angle: the scale the residuals compare to. */
 static double data_scale(const xf_dataset *ds)
 {
-	size_t n = (size_t)ds->n_frames, count = 0;
-	double s = 0.0;
-	for (int a = 0; a < ds->n_phi; a++)
-		for (size_t i = 1; i + 1 < n; i++)
-			for (size_t j = i + 1; j < n; j++, count++)
-				s += fabs(ds->c2[a][xf_packed_index(n, i, j)]);
+	double s = ds->abs_sum;
+	size_t count = ds->abs_count;
+	if (!ds->band) {
+		s = 0.0;
+		count = 0;
+		for (int a = 0; a < ds->n_phi; a++)
+			xf_map_abs_sum(ds->c2[a], (size_t)ds->n_frames, &s, &count);
+	}
 	return count ? s / (double)count : 0.0;
 }
 

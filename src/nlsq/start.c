@@ -15,6 +15,7 @@
 
 #include "model/kernel.h"
 #include "nlsq/nlsq_internal.h"
+#include "xpcsfit/dist.h"
 
 #define XF_EST_BINS	 8    /* log-spaced t1 bins */
 #define XF_EST_Y_LOW	 0.2  /* lags are used while the mean normalised c2 stays above */
@@ -36,6 +37,51 @@ static int bin_of(const lag_means *lm, int i)
 	while (b + 1 < lm->n_bins && i >= lm->bin_lo[b + 1])
 		b++;
 	return b;
+}
+
+typedef struct sum_ctx {
+	lag_means *lm;
+	const xf_problem *pr;
+} sum_ctx;
+
+/* Add the normalised c2 of the pairs the dataset holds (all, or a band's, row by row) to
+ * the sums. */
+static void add_sums(void *ctx, void *state)
+{
+	const sum_ctx *c = ctx;
+	const lag_means *lm = c->lm;
+	const xf_problem *pr = c->pr;
+	const xf_dataset *ds = pr->ds;
+	int n = ds->n_frames;
+	size_t cells = (size_t)lm->n_bins * lm->n;
+	int i0 = 1, j0 = 2;
+	size_t todo = xf_fitted_pairs((size_t)n);
+	if (ds->band) {
+		i0 = ds->pair_i0;
+		j0 = ds->pair_j0;
+		todo = ds->pair_count;
+	}
+	/* the baseline is shared by every angle, and the angle that decays furthest (along
+	 * the flow) shows it best: a window too short to decay the others would otherwise
+	 * stretch their partial decay over [0, 1] */
+	double off = pr->quantile_offset[0];
+	for (int a = 1; a < pr->n_phi; a++)
+		off = fmin(off, pr->quantile_offset[a]);
+	for (int a = 0; a < pr->n_phi; a++) {
+		double con = pr->quantile_contrast[a] + pr->quantile_offset[a] - off;
+		double *s = (double *)state + (size_t)a * cells;
+		if (!(con > 0.0))
+			continue;
+		size_t left = todo;
+		for (int i = i0; i < n - 1 && left; i++) {
+			double *row = s + (size_t)bin_of(lm, i) * n;
+			int jb = i == i0 ? j0 : i + 1;
+			size_t idx = xf_packed_index((size_t)n, (size_t)i, (size_t)jb);
+			const double *c2 = ds->c2[a] + (idx - ds->c2_base);
+			for (int j = jb; j < n && left; j++, left--)
+				row[j - i] += (c2[j - jb] - off) / con;
+		}
+	}
 }
 
 static int lag_means_fill(lag_means *lm, const xf_problem *pr)
@@ -66,26 +112,14 @@ static int lag_means_fill(lag_means *lm, const xf_problem *pr)
 		for (int j = i + 1; j < n; j++)
 			lm->count[(size_t)b * n + (j - i)] += 1.0;
 	}
-	/* the baseline is shared by every angle, and the angle that decays furthest (along
-	 * the flow) shows it best: a window too short to decay the others would otherwise
-	 * stretch their partial decay over [0, 1] */
-	double off = pr->quantile_offset[0];
-	for (int a = 1; a < pr->n_phi; a++)
-		off = fmin(off, pr->quantile_offset[a]);
-	for (int a = 0; a < pr->n_phi; a++) {
-		double con = pr->quantile_contrast[a] + pr->quantile_offset[a] - off;
-		double *s = lm->sum + (size_t)a * cells;
-		if (!(con > 0.0))
-			continue;
-		for (int i = 1; i < n - 1; i++) {
-			double *row = s + (size_t)bin_of(lm, i) * n;
-			const double *c2 =
-				ds->c2[a] + xf_packed_index((size_t)n, (size_t)i, (size_t)i);
-			for (int j = i + 1; j < n; j++)
-				row[j - i] += (c2[j - i] - off) / con;
-		}
+	/* a band (an MPI rank, adr/0027) adds its pairs to the sums the rank before left:
+	 * every cell gets its terms in the order of one process */
+	sum_ctx c = { lm, pr };
+	if (!ds->band) {
+		add_sums(&c, lm->sum);
+		return 0;
 	}
-	return 0;
+	return xf_dist_chain(lm->sum, sizeof(double) * (size_t)pr->n_phi * cells, add_sums, &c);
 }
 
 static void lag_means_free(lag_means *lm)

@@ -3,6 +3,8 @@
  * here: the driver (mpi/) fills the hook. */
 #include "xpcsfit/dist.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 static xf_dist installed;
@@ -100,4 +102,70 @@ void xf_dist_time(double compute_s, double exchange_s)
 {
 	stats.compute_s += compute_s;
 	stats.exchange_s += exchange_s;
+}
+
+int xf_dist_allgather_run(double *buf, size_t first, size_t count, size_t total)
+{
+	const xf_dist *d = xf_dist_get();
+	if (!d)
+		return 0;
+	if (total > INT_MAX || count > total)
+		return -1;
+	size_t n = (size_t)d->n_ranks;
+	int *counts = calloc(n, sizeof(int));
+	double *mine = malloc(sizeof(double) * (count ? count : 1));
+	double *all = calloc(n > total ? n : total, sizeof(double));
+	int rc = counts && mine && all ? 0 : -1;
+	if (!rc) {
+		for (size_t r = 0; r < n; r++)
+			counts[r] = 1;
+		mine[0] = (double)count;
+		rc = d->allgather_doubles(d->ctx, mine, all, counts);
+	}
+	size_t sum = 0;
+	for (size_t r = 0; !rc && r < n; r++) {
+		counts[r] = (int)all[r];
+		sum += (size_t)counts[r];
+	}
+	if (!rc && sum != total)
+		rc = -1; /* every rank sees the same counts: every rank fails alike */
+	if (!rc) {
+		if (count)
+			memcpy(mine, buf + first, sizeof(double) * count);
+		rc = d->allgather_doubles(d->ctx, mine, all, counts);
+	}
+	if (!rc)
+		memcpy(buf, all, sizeof(double) * total);
+	free(counts);
+	free(mine);
+	free(all);
+	return rc;
+}
+
+int xf_dist_chain(void *state, size_t bytes, void (*step)(void *ctx, void *state), void *ctx)
+{
+	const xf_dist *d = xf_dist_get();
+	if (!d) {
+		step(ctx, state);
+		return 0;
+	}
+	int rc = 0;
+	if (d->rank > 0) {
+		void *in = NULL;
+		size_t got = 0;
+		rc = d->recv(d->ctx, d->rank - 1, &in, &got);
+		if (!rc && got == bytes)
+			memcpy(state, in, bytes);
+		else
+			rc = -1;
+		free(in);
+	}
+	/* a failed receive still passes the state on: the ranks after it must not wait */
+	if (!rc)
+		step(ctx, state);
+	if (d->rank + 1 < d->n_ranks && d->send(d->ctx, d->rank + 1, state, bytes))
+		rc = -1;
+	if (d->bcast(d->ctx, state, bytes, d->n_ranks - 1))
+		rc = -1;
+	return rc;
 }

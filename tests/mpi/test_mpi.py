@@ -124,7 +124,51 @@ def test_nlsq():
                 env={"XPCSFIT_TEST_DIST_ALL": "1"})
     check(r.returncode == 0, f"nlsq 3x1 every evaluator spread: {r.stderr}")
     same_result(ref, os.path.join(out, "nlsq"), "nlsq 3x1 every evaluator spread")
+    held_bands(cfg, ref)
     return cfg
+
+
+def band_bytes(n, n_phi, ranks, rank):
+    """c2 bytes rank holds (adr/0027): the packed elements from the first to the last
+    fitted pair of its blocks of 4096 pairs, every angle."""
+    n_pairs = (n - 1) * (n - 2) // 2
+    n_blocks = (n_pairs + 4095) // 4096
+    base, extra = divmod(n_blocks, ranks)
+    count = base + (rank < extra)
+    first = rank * base + min(rank, extra)
+    p0, p1 = first * 4096, min((first + count) * 4096, n_pairs)
+    if p1 <= p0:
+        return 0, p0, p1
+    packed = lambda i, j: i * n - i * (i - 1) // 2 + (j - i)
+    pairs = [(i, j) for i in range(1, n - 1) for j in range(i + 1, n)]
+    (i0, j0), (i1, j1) = pairs[p0], pairs[p1 - 1]
+    return (packed(i1, j1) - packed(i0, j0) + 1) * n_phi * 8, p0, p1
+
+
+def held_bands(cfg, ref):
+    """Each rank of an NLSQ run holds the c2 of its blocks' rows only, and the result is
+    the serial one with neither surfaces nor plots (rank 0 never reads the window)."""
+    for ranks in (2, 3):
+        out = os.path.join(TMP, f"nlsq_held_{ranks}")
+        r = run_mpi(ranks, "nlsq", "--config", cfg, "--out", out, "--threads", "1",
+                    "--no-plots", "--no-surfaces", env={"XPCSFIT_MPI_ALL_OUTPUT": "1"})
+        check(r.returncode == 0, f"nlsq held {ranks}: {r.stderr}")
+        lines = [l.split() for l in r.stderr.splitlines() if " holds c2 " in l]
+        check(len(lines) == ranks, f"nlsq held {ranks}: {len(lines)} held lines: {r.stderr}")
+        log = open(os.path.join(out, "nlsq", "run.log")).read()
+        n = int(log.split(" frames, dt ")[0].split()[-1])
+        phis = int(log.split(" angles, ")[0].split()[-1])
+        total = 0
+        for w in lines:  # xpcsfit: rank R of N holds c2 B bytes, pairs A to Z
+            rank, held = int(w[2]), int(w[7])
+            want, p0, p1 = band_bytes(n, phis, ranks, rank)
+            check(held == want, f"nlsq held {ranks}: rank {rank} holds {held}, want {want}")
+            check(f"pairs {p0} to {p1}" in " ".join(w), f"nlsq held {ranks}: rank {rank} pairs")
+            total += held
+        window = n * (n + 1) // 2 * phis * 8
+        check(total < window, f"nlsq held {ranks}: {total} bytes in all, window {window}")
+        check(without_timing(ref) == without_timing(os.path.join(out, "nlsq")),
+              f"nlsq held {ranks}: parameters.json differs")
 
 
 def test_cmc():
