@@ -243,6 +243,18 @@ def test_errors(lam_cfg, static_cfg, nlsq):
     r = run_mpi(2, "cmc", "--config", os.path.join(TMP, "missing.yaml"), "--nlsq", nlsq,
                 "--out", os.path.join(TMP, "nocfg"))
     one_error_line(r, 2, ["missing.yaml"], "missing config, 2 ranks")
+    # χ² overflows (σ = 1e-300): the non-finite search, chained over the ranks when
+    # they hold bands, names the serial run's point
+    cfg = write("sigma.yaml", STATIC.format(data=os.path.join(TMP, "s.h5")).replace(
+        "optimization:\n", "optimization:\n  nlsq: {sigma: 1.0e-300}\n"))
+    r = run("nlsq", "--config", cfg, "--out", os.path.join(TMP, "sigma_1"), "--no-plots")
+    want = [l for l in r.stderr.splitlines() if l.startswith("xpcsfit: error:")]
+    check(r.returncode == 1 and len(want) == 1 and "σ = 1e-300" in want[0],
+          f"σ = 1e-300 serial: {r.stderr}")
+    for ranks in (2, 3):
+        r = run_mpi(ranks, "nlsq", "--config", cfg, "--out", os.path.join(TMP, f"sigma_{ranks}"),
+                    "--no-plots")
+        one_error_line(r, 1, want, f"σ = 1e-300, {ranks} ranks")
     # a command of rank 0 alone (version) runs once
     r = run_mpi(2, "version")
     check(r.returncode == 0 and r.stdout.count("xpcsfit") == 1, f"version: {r.stdout!r}")
