@@ -11,6 +11,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "util/interrupt.h"
+#include "util/verbosity.h"
 #include "util/rundir.h"
 #include "xpcsfit/dist.h"
 #include "xpcsfit/vdev.h"
@@ -148,27 +149,30 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 
 typedef struct progress_state {
 	int tty;
-	double t0;
+	double t0, last; /* start; time of the last plain line (< 0: none yet) */
 } progress_state;
 
-/* Iteration progress on stderr: one rewritten line on a terminal, log lines otherwise
- * (then only the iterations on all the data: screening makes hundreds of short runs). */
+/* Iteration progress on stderr (util/verbosity.h): one rewritten line on a terminal;
+ * otherwise a plain line at most every XF_PROGRESS_PLAIN_S seconds (every iteration at
+ * -vv), and never for screening, which makes hundreds of short runs; nothing with -q. */
 static void show_progress(const xf_nlsq_progress *p, void *ctx)
 {
 	progress_state *st = ctx;
-	if (!st->tty && p->screening)
+	if (!xf_progress_on() || (!st->tty && p->screening && xf_verbosity() < XF_VERB_DEBUG))
 		return;
 	double t = xf_cli_now_s() - st->t0;
 	if (st->tty)
 		fprintf(stderr, "\r  nlsq %-20s iter %4d  chi2 %.8e  lambda %.1e  %6.1fs ",
 			p->phase, p->iteration, p->chi_squared, p->lambda, t);
-	else
-		fprintf(stderr, "xpcsfit: nlsq %s iteration %d chi2 %.10e lambda %.2e (%.1f s)\n",
-			p->phase, p->iteration, p->chi_squared, p->lambda, t);
+	else if (xf_progress_due(&st->last, t))
+		xf_say(XF_VERB_NORMAL, "nlsq %s iteration %d chi2 %.10e lambda %.2e (%.1f s)",
+		       p->phase, p->iteration, p->chi_squared, p->lambda, t);
 }
 
 static void print_summary(const char *dir, const xf_nlsq_result *res)
 {
+	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
+		return;
 	const xf_nlsq_search *s = &res->search;
 	printf("nlsq: %s (%s) after %d iterations, chi2 %.6g, reduced chi2 %.6g, %zu points\n",
 	       res->status, res->stop_reason, res->iterations, res->chi_squared,
@@ -265,12 +269,12 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
-	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices",
-		ds->n_points, ds->n_phi, ds->n_frames, threads);
+	char ranks[64] = "";
 	if (xf_dist_ranks() > 1)
-		fprintf(stderr, " per rank, %d MPI ranks", xf_dist_ranks());
-	fputc('\n', stderr);
-	progress_state ps = { isatty(2), xf_cli_now_s() };
+		snprintf(ranks, sizeof ranks, " per rank, %d MPI ranks", xf_dist_ranks());
+	xf_say(XF_VERB_NORMAL, "nlsq on %zu points (%d angles x %d frames), %d virtual devices%s",
+	       ds->n_points, ds->n_phi, ds->n_frames, threads, ranks);
+	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
 	xf_phase("fit", 1);
 	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
@@ -292,9 +296,9 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	if (strcmp(cfg->nlsq.loss, "linear"))
 		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
 			cfg->nlsq.loss);
-	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
-		oopt->write_surfaces ? " with surfaces" : "",
-		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
+	xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5%s%s)", dir,
+	       oopt->write_surfaces ? " with surfaces" : "",
+	       oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_dist_is_root() &&
 	    (write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/verbosity.h"
 
 static const char batch_usage[] =
 	"usage: xpcsfit batch --config C.yaml --out DIR [FILE.h5 ...] [--list FILE]\n"
@@ -173,9 +174,10 @@ static int check_configs(xf_batch *b)
 			in->mode = base_mode;
 			continue;
 		}
-		xf_log_set_stderr(k == 0, 0);
+		xf_log_set_stderr(k == 0 && xf_verbosity() >= XF_VERB_NORMAL,
+				  xf_verbosity() >= XF_VERB_INFO);
 		int rc = xf_config_load_with(b->config, in->overrides, in->n_overrides, &cfg, &err);
-		xf_log_set_stderr(1, 0);
+		xf_verbosity_apply_log();
 		if (rc)
 			return xf_cli_error(err.code, "%s", err.msg);
 		in->mode = (int)cfg.mode;
@@ -278,6 +280,8 @@ typedef struct progress {
 static void report(const xf_batch *b, progress *p, const xf_batch_input *in, const char *what,
 		   double wall_s)
 {
+	if (xf_verbosity() < XF_VERB_NORMAL)
+		return;
 	char eta[48] = "", task[48] = "";
 	size_t left = p->total - p->done;
 	if (p->runs > 0 && left > 0)
@@ -341,6 +345,8 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 
 static void print_totals(const xf_batch *b, size_t ok, size_t failed, size_t pending)
 {
+	if (xf_verbosity() < XF_VERB_NORMAL)
+		return;
 	printf("batch: %zu ok, %zu failed, %zu pending of %zu files; summary: "
 	       "%s/batch_summary.csv\n",
 	       ok, failed, pending, b->n, b->out);

@@ -12,6 +12,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "util/interrupt.h"
+#include "util/verbosity.h"
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/dist.h"
 
@@ -92,7 +93,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
 {
 	if (!o->nlsq) {
-		fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n", cmd);
+		xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)", cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
 		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
 					  cmd, t_start, xf_cli_now_s(), nlsq);
@@ -133,6 +134,7 @@ static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset
 
 typedef struct progress_state {
 	int tty, resume, reported;
+	double last; /* time of the last plain progress line (< 0: none yet) */
 	const char *shard_dir;
 	const xf_dataset *ds; /* for the banner */
 	int threads;
@@ -146,25 +148,30 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	/* The first report comes once the layout is valid and before any sampling (so a
 	 * config error stays one line), and its shards done are the resumed ones. */
 	if (!st->reported++) {
-		fprintf(stderr,
-			"xpcsfit: cmc on %zu points (%d angles x %d frames), %d virtual devices\n",
-			st->ds->n_points, st->ds->n_phi, st->ds->n_frames, st->threads);
+		xf_say(XF_VERB_NORMAL,
+		       "cmc on %zu points (%d angles x %d frames), %d virtual devices",
+		       st->ds->n_points, st->ds->n_phi, st->ds->n_frames, st->threads);
 		if (st->resume)
-			fprintf(stderr,
-				"xpcsfit: cmc: --resume: resumed %ld of %ld shards from %s%s\n",
-				p->shards_done, p->shards_total, st->shard_dir,
-				p->shards_done ? "" : " (none finished with these inputs)");
+			xf_say(XF_VERB_NORMAL, "cmc: --resume: resumed %ld of %ld shards from %s%s",
+			       p->shards_done, p->shards_total, st->shard_dir,
+			       p->shards_done ? "" : " (none finished with these inputs)");
 	}
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
-	fprintf(stderr,
-		tty ? "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   "
-		    : "xpcsfit: cmc shards %ld/%ld, %ld divergences, %.1f s%s\n",
-		p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
+	/* without a terminal: paced lines, and always the last one (all shards done) */
+	if (tty)
+		fprintf(stderr, "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   ",
+			p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
+	else if (xf_progress_due(&st->last, p->elapsed_s) ||
+		 (p->shards_done == p->shards_total && xf_progress_on()))
+		xf_say(XF_VERB_NORMAL, "cmc shards %ld/%ld, %ld divergences, %.1f s%s",
+		       p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
 }
 
 static void print_summary(const char *dir, const xf_cmc_result *res)
 {
+	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
+		return;
 	printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
 	       res->n_shards, res->method, res->n_draws);
 	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++)
@@ -189,8 +196,8 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	xf_error err = { 0 };
 	xf_phase("results", 0);
 	xf_output_options oopt = { 1, o->plots, threads };
-	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
-		o->plots ? ", plots" : "");
+	xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
+	       o->plots ? ", plots" : "");
 	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
@@ -238,7 +245,7 @@ int xf_cli_run_cmc(const xf_cli_job *job)
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
 	xf_phase("sample", 1);
-	progress_state ps = { isatty(2), o.resume, 0, shards, &ds, threads };
+	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads };
 	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
 			&err);
 	if (ps.tty && ps.reported)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/verbosity.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 
@@ -175,7 +176,7 @@ int xf_cmd_simulate(int argc, char **argv)
 		opt.n_frames = (int)(frames ? frames : cfg.end_frame);
 		if (xf_simulate_write(&cfg, &opt, &err))
 			rc = xf_cli_error(err.code, "%s", err.msg);
-		else
+		else if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("simulate: wrote %s (%s layout, %s, %d angles, %d frames, q %g 1/A, "
 			       "dt %g s, noise sd %g, seed %llu%s)\n",
 			       opt.out_path, xf_layout_name(opt.layout), xf_mode_name(cfg.mode),

@@ -3,10 +3,12 @@
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "util/interrupt.h"
+#include "util/verbosity.h"
 #include "xpcsfit/dist.h"
 #include "xpcsfit/error.h"
 
@@ -55,8 +57,52 @@ static void usage(FILE *out)
 	      "  config     write a commented config template\n"
 	      "  version    print the version\n"
 	      "\n"
-	      "Run 'xpcsfit <command> --help' for the options of a command.\n",
+	      "  plot --config C.yaml   draw the selected data without a fit\n"
+	      "\n"
+	      "Run 'xpcsfit <command> --help' for the options of a command.\n"
+	      "Every command takes -q/--quiet (errors only), -v/-vv (more) and -h/--help.\n",
 	      out);
+}
+
+/* printed after every subcommand's own help: what dispatch handles for all of them */
+static const char common_help[] =
+	"\n"
+	"common options (every command):\n"
+	"  -q, --quiet     errors only (no progress, no summary, no warnings)\n"
+	"  -v, --verbose   also the run log's info lines; -vv: also every progress step\n"
+	"  -h, --help      show this help\n"
+	"Progress is one rewritten line on a terminal; without one (a pipe, a job's log),\n"
+	"a plain line at most every 10 s.\n";
+
+/* The options every subcommand takes, taken out of argv here (in place; argv[0] stays):
+ * -q/--quiet, -v/--verbose (repeatable), -vv; -h becomes --help. Everything after "--"
+ * is left alone. Returns the new argc; *help is set when --help or -h was given. */
+static int common_options(int argc, char **argv, int *help)
+{
+	static char help_arg[] = "--help";
+	int level = XF_VERB_NORMAL, out = 1, quiet = 0, rest = 0;
+	*help = 0;
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (!rest && !strcmp(a, "--"))
+			rest = 1;
+		if (rest) {
+			argv[out++] = argv[k];
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			level++;
+		} else if (!strcmp(a, "-vv") || !strcmp(a, "-vvv")) {
+			level += (int)strlen(a) - 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			*help = 1;
+			argv[out++] = help_arg;
+		} else {
+			argv[out++] = argv[k];
+		}
+	}
+	xf_verbosity_set(quiet ? XF_VERB_QUIET : level);
+	return out;
 }
 
 static int run(int argc, char **argv);
@@ -111,6 +157,12 @@ static int run(int argc, char **argv)
 		usage(stderr);
 		return XF_ERR_CONFIG;
 	}
+	int help = 0;
+	argc = common_options(argc, argv, &help);
+	if (argc < 2) {
+		usage(help ? stdout : stderr);
+		return help ? 0 : XF_ERR_CONFIG;
+	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -123,6 +175,14 @@ static int run(int argc, char **argv)
 	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
 		if (strcmp(cmd, commands[k].name))
 			continue;
+		if (help) { /* the command's usage, then the common options */
+			static char help_arg[] = "--help";
+			char *help_argv[3] = { argv[1], help_arg, NULL };
+			int rc = commands[k].run(2, help_argv);
+			if (rc == 0)
+				fputs(common_help, stdout);
+			return rc;
+		}
 		/* several ranks (xpcsfit-mpi): the fits run on all of them; the other
 		 * commands on rank 0 alone, the others waiting for its status */
 		if (commands[k].collective || !xf_dist_get())

@@ -1,0 +1,60 @@
+/* verbosity.c — the process's verbosity level and progress pacing (verbosity.h). */
+#include "util/verbosity.h"
+#include "xpcsfit/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static int level = XF_VERB_NORMAL;
+
+void xf_verbosity_set(int new_level)
+{
+	level = new_level < XF_VERB_QUIET   ? XF_VERB_QUIET
+		: new_level > XF_VERB_DEBUG ? XF_VERB_DEBUG
+					    : new_level;
+	xf_verbosity_apply_log();
+}
+
+int xf_verbosity(void)
+{
+	return level;
+}
+
+void xf_verbosity_apply_log(void)
+{
+	xf_log_set_stderr(level >= XF_VERB_NORMAL, level >= XF_VERB_INFO);
+}
+
+void xf_say(int min_level, const char *fmt, ...)
+{
+	if (level < min_level)
+		return;
+	char line[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "xpcsfit: %s\n", line);
+}
+
+int xf_progress_on(void)
+{
+	return level >= XF_VERB_NORMAL;
+}
+
+int xf_progress_tty(void)
+{
+	return level >= XF_VERB_NORMAL && isatty(STDERR_FILENO);
+}
+
+int xf_progress_due(double *last_s, double now_s)
+{
+	if (level < XF_VERB_NORMAL)
+		return 0;
+	if (level >= XF_VERB_DEBUG || *last_s < 0.0 || now_s - *last_s >= XF_PROGRESS_PLAIN_S) {
+		*last_s = now_s;
+		return 1;
+	}
+	return 0;
+}
