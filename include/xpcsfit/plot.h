@@ -28,6 +28,12 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		const xf_cmc_result *res, xf_error *err);
 
+/* xpcsfit plot --config: the selected data without a fit into plots_dir (created if
+ * missing): c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (c2 map, c2 along the
+ * diagonal, c2 against lag for a few t1) and overview.png; angle pages drawn by `workers`
+ * processes (≤ 1: this one; call it with no other threads running). */
+int xf_plot_data(const char *plots_dir, const xf_dataset *ds, int workers, xf_error *err);
+
 /* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
 int xf_plot_result_dir(const char *dir, xf_error *err);
 

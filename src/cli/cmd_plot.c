@@ -1,51 +1,51 @@
-/* cmd_plot.c — `xpcsfit plot DIR`: redraw DIR/plots/ from DIR/results.h5. */
+/* cmd_plot.c — `xpcsfit plot DIR`: redraw DIR/plots/ from DIR/results.h5 (DIR may be the
+ * parent of nlsq/ and cmc/); `xpcsfit plot --config C.yaml`: draw the selected data
+ * without a fit into OUT/data_plots/. */
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
+#include "util/verbosity.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/plot.h"
 
-static void usage(FILE *out)
+static const char plot_usage[] =
+	"usage: xpcsfit plot DIR\n"
+	"       xpcsfit plot --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
+	"\n"
+	"plot DIR: redraw the plots of a result directory from its results.h5:\n"
+	"DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit | residual) and\n"
+	"DIR/plots/overview.png. DIR may be a run's --out folder: its nlsq/ is redrawn.\n"
+	"Needs the c2 surfaces, i.e. a fit run without --no-surfaces. A cmc result folder\n"
+	"is redrawn by `xpcsfit cmc ... --resume`, which reuses the sampled shards.\n"
+	"\n"
+	"plot --config: the data the config selects (angles, frames, q ring), without a fit,\n"
+	"into DIR/data_plots/ (DIR defaults to ./xpcsfit_results): per angle a PNG with the\n"
+	"c2 map, c2 along the diagonal and c2 against lag for a few t1, and overview.png\n"
+	"(every angle's c2 against lag, and its short-lag excess and long-lag level against\n"
+	"phi). Look at these before a fit.\n"
+	"  --config C.yaml  the config whose data selection is drawn\n"
+	"  --data FILE.h5   instead of the config's data file\n"
+	"  --out DIR        the pages go to DIR/data_plots/ (replaced one by one)\n"
+	"  --threads N      processes drawing the angle pages (default: the cores)\n";
+
+static int is_file(const char *dir, const char *name)
 {
-	fputs("usage: xpcsfit plot DIR\n"
-	      "\n"
-	      "Redraw the plots of a result directory (e.g. xpcsfit_results/nlsq) from its\n"
-	      "results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit |\n"
-	      "residual) and DIR/plots/overview.png. Needs the c2 surfaces, i.e. a fit run\n"
-	      "without --no-surfaces. A cmc result folder is redrawn by `xpcsfit cmc ...\n"
-	      "--resume`, which reuses the sampled shards.\n"
-	      "\n"
-	      "options:\n"
-	      "  -h, --help   show this help\n",
-	      out);
+	char path[PATH_MAX];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+		return 0;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int xf_cmd_plot(int argc, char **argv)
+static int redraw(const char *dir)
 {
-	const char *dir = NULL;
-	for (int k = 1; k < argc; k++) {
-		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (argv[k][0] == '-' && argv[k][1] != '\0')
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "unknown option '%s', see 'xpcsfit "
-					    "plot --help'",
-					    argv[k]);
-		if (dir)
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "more than one result directory given "
-					    "('%s' and '%s'), see 'xpcsfit plot --help'",
-					    dir, argv[k]);
-		dir = argv[k];
-	}
-	if (!dir)
-		return xf_cli_error(XF_ERR_CONFIG, "missing result directory, usage: xpcsfit "
-						   "plot DIR");
 	xf_error err = { 0 };
 	xf_rundir rd;
 	/* not while a run writes the folder; the plots are replaced one by one, atomically */
@@ -56,6 +56,111 @@ int xf_cmd_plot(int argc, char **argv)
 	xf_rundir_release(&rd);
 	if (rc != 0)
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
-	fprintf(stderr, "xpcsfit: plots written to %s/plots\n", dir);
+	xf_say(XF_VERB_NORMAL, "plots written to %s/plots", dir);
 	return 0;
+}
+
+/* DIR itself, else DIR/nlsq (and a word on DIR/cmc, whose plots the cmc run draws) */
+static int redraw_dir(const char *dir)
+{
+	char sub[PATH_MAX];
+	int nlsq = is_file(dir, "nlsq/results.h5"), cmc = is_file(dir, "cmc/results.h5");
+	if (is_file(dir, "results.h5") || (!nlsq && !cmc))
+		return redraw(dir);
+	if (!nlsq) {
+		snprintf(sub, sizeof sub, "%s/cmc", dir);
+		return redraw(sub); /* says how a CMC result is redrawn */
+	}
+	snprintf(sub, sizeof sub, "%s/nlsq", dir);
+	int rc = redraw(sub);
+	if (rc == 0 && cmc)
+		xf_say(XF_VERB_NORMAL,
+		       "%s/cmc: its plots are drawn by the cmc run; `xpcsfit cmc --config C.yaml "
+		       "--nlsq %s/nlsq --out %s --resume` redraws them from the kept shards",
+		       dir, dir, dir);
+	return rc;
+}
+
+static int plot_data(const xf_cli_job *job)
+{
+	char dir[PATH_MAX];
+	int threads = job->threads;
+	if (xf_cli_out_dir(dir, sizeof dir, job->out, "data_plots"))
+		return XF_ERR_CONFIG;
+	xf_config cfg;
+	xf_dataset ds;
+	double t0 = xf_cli_now_s();
+	int rc = xf_cli_load(job, &cfg, &ds, &threads);
+	if (rc)
+		return rc;
+	double t_loaded = xf_cli_now_s();
+	xf_error err = { 0 };
+	xf_phase("plots", 0);
+	if (xf_plot_data(dir, &ds, threads, &err) != 0)
+		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+	else
+		xf_say(XF_VERB_NORMAL,
+		       "data plots written to %s/ (%d angle pages + overview.png; load %.2f s, "
+		       "draw %.2f s)",
+		       dir, ds.n_phi, t_loaded - t0, xf_cli_now_s() - t_loaded);
+	xf_dataset_free(&ds);
+	xf_config_free(&cfg);
+	return rc;
+}
+
+int xf_cmd_plot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
+		{ "out", required_argument, 0, 'o' },	 { "threads", required_argument, 0, 't' },
+		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
+	};
+	xf_cli_job job;
+	int c, out_given = 0;
+	xf_cli_job_init(&job, "plot");
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': job.config = optarg; break;
+		case 'd': job.data = optarg; break;
+		case 'o':
+			job.out = optarg;
+			out_given = 1;
+			break;
+		case 't':
+			if (xf_cli_threads(optarg, &job.threads))
+				return XF_ERR_CONFIG;
+			break;
+		case 'h': fputs(plot_usage, stdout); return 0;
+		default:
+			return xf_cli_error(XF_ERR_CONFIG,
+					    "plot: unknown or incomplete option '%s', see 'xpcsfit "
+					    "plot --help'",
+					    argv[optind - 1]);
+		}
+	}
+	if (job.config) {
+		if (optind < argc)
+			return xf_cli_error(XF_ERR_CONFIG,
+					    "plot: unexpected argument '%s' with --config (the "
+					    "pages go to --out DIR/data_plots), see 'xpcsfit plot "
+					    "--help'",
+					    argv[optind]);
+		return plot_data(&job);
+	}
+	if (job.data || out_given || job.threads)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "plot: --data, --out and --threads need --config (plot DIR "
+				    "redraws DIR's own plots), see 'xpcsfit plot --help'");
+	if (optind >= argc)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "missing result directory or --config, usage: xpcsfit plot DIR "
+				    "| xpcsfit plot --config C.yaml");
+	if (optind + 1 < argc)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "more than one result directory given ('%s' and '%s'), see "
+				    "'xpcsfit plot --help'",
+				    argv[optind], argv[optind + 1]);
+	return redraw_dir(argv[optind]);
 }

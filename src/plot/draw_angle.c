@@ -266,3 +266,27 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 	free(mr.v);
 	free(fit_shown);
 }
+
+void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, int slot,
+			  const char *title)
+{
+	int factor = (n + max_px - 1) / max_px;
+	map md = block_average(data, n, factor < 1 ? 1 : factor);
+	if (!md.v)
+		return;
+	/* the colour scale from the off-diagonal values: the corrected diagonal and row 0
+	 * are never fitted, and the diagonal would set the top of the scale */
+	map shown = { md.n, malloc((size_t)md.n * md.n * sizeof(double)) };
+	if (shown.v) {
+		memcpy(shown.v, md.v, (size_t)md.n * md.n * sizeof(double));
+		xf_io_mask_unfitted(shown.v, (size_t)md.n);
+	}
+	double lo, hi;
+	quantiles(shown.v ? &shown : &md, NULL, 0, XF_PLOT_LOW_QUANTILE, XF_PLOT_HIGH_QUANTILE, &lo,
+		  &hi);
+	widen_if_flat(&lo, &hi);
+	xf_plot_cmap_sequential();
+	heatmap(&md, t_max, lo, hi, slot, title, "c#d2#u");
+	free(shown.v);
+	free(md.v);
+}

@@ -50,6 +50,10 @@ typedef struct xf_plot_src {
 	 * minimum, no iterations) */
 	const char *method;
 	const char *run_text[2];
+	/* 1: the data alone (`xpcsfit plot --config`): surfaces() fills data only, the
+	 * pages are draw_data.c's and none of the fit fields above is read */
+	int data_only;
+	const char *data_title; /* data_only: the file, for the titles */
 } xf_plot_src;
 
 /* The surfaces of a fit in memory (xf_plot_src.surfaces): data from the packed
@@ -81,6 +85,14 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
 			double *work);
 void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts);
+/* The data-only pages (draw_data.c): per angle the c2 map, c2 along the diagonal and c2
+ * against lag for a few t1; the overview of every angle's lag cut and level. */
+void xf_plot_draw_data_angle(const xf_plot_src *src, int a, const double *data);
+void xf_plot_draw_data_overview(const xf_plot_src *src, const xf_plot_cuts *cuts);
+/* The data heatmap of draw_angle.c in page slot 0..2 of an angle page (block-averaged
+ * above max_px per side, colour scale from the off-diagonal quantiles). */
+void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, int slot,
+			  const char *title);
 
 /* Character height: scale × the default, times one factor that suits the pngcairo
  * pages drawn here (PLplot's default is sized for small pages). */

@@ -32,7 +32,10 @@ typedef struct angle_ctx {
 static void draw_angle_cb(void *p)
 {
 	angle_ctx *c = p;
-	xf_plot_draw_angle(c->src, c->a, c->data, c->fit, c->work);
+	if (c->src->data_only)
+		xf_plot_draw_data_angle(c->src, c->a, c->data);
+	else
+		xf_plot_draw_angle(c->src, c->a, c->data, c->fit, c->work);
 }
 
 typedef struct overview_ctx {
@@ -43,7 +46,10 @@ typedef struct overview_ctx {
 static void draw_overview_cb(void *p)
 {
 	overview_ctx *c = p;
-	xf_plot_draw_overview(c->src, c->cuts);
+	if (c->src->data_only)
+		xf_plot_draw_data_overview(c->src, c->cuts);
+	else
+		xf_plot_draw_overview(c->src, c->cuts);
 }
 
 /* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2 */
