@@ -2,8 +2,11 @@
 # packages first, then build with CMake into build/.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# `make install PREFIX=/opt/xpcsfit`: bin/, share/doc/xpcsfit/, bash completion (docs/cli.md)
+PREFIX ?= /usr/local
 
-.PHONY: all deps build test test-slow demo bench clean sanitize format format-check fuzz-build
+.PHONY: all deps build build-quiet test test-slow demo bench clean sanitize format format-check \
+	fuzz-build install
 
 all: build
 
@@ -21,8 +24,22 @@ test: build
 test-slow: build
 	@cd $(BUILD) && ctest --output-on-failure -L slow -V
 
-demo: build
+# The demo's build says one line; on failure the tail of its log (BUILD/build.log).
+build-quiet: deps
+	@mkdir -p $(BUILD)
+	@if cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >$(BUILD)/build.log 2>&1 && \
+	    cmake --build $(BUILD) -j $(JOBS) --target xpcsfit >>$(BUILD)/build.log 2>&1; then \
+		echo "built $(BUILD)/xpcsfit (log: $(BUILD)/build.log)"; \
+	else \
+		tail -n 30 $(BUILD)/build.log; echo "build failed, the whole log: $(BUILD)/build.log"; \
+		exit 1; \
+	fi
+
+demo: build-quiet
 	@bash scripts/demo.sh $(BUILD)/xpcsfit
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	@cd $(BUILD) && ctest --output-on-failure -L bench -V
