@@ -12,8 +12,9 @@ echo "== 1. simulate a laminar-flow sample (5 angles x 400 frames, APS-U layout,
 	--out demo_output/laminar_demo.h5 --noise 0.002 --seed 1 --lzf
 
 echo
-echo "== 2. validate: what would be fitted"
+echo "== 2. validate: what would be fitted; then look at the data before fitting it"
 "$xpcsfit" validate --config configs/demo_fit.yaml
+"$xpcsfit" plot --config configs/demo_fit.yaml --out demo_output/laminar
 
 echo
 echo "== 3. NLSQ fit of the laminar sample (truth: D0 1200, alpha -1.2, D_offset 10,"
@@ -32,6 +33,7 @@ echo "      combined; shards saved as they finish (--resume continues a killed r
 "$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior --force
 
 echo
+echo "Data:    demo_output/laminar/data_plots/ (the data without a fit, one PNG per angle)"
 echo "Results: demo_output/laminar/nlsq/ (parameters.json, results.h5, plots/, run.log)"
 [ -f configs/chx_static.yaml ] && echo "         demo_output/chx/nlsq/"
 echo "         demo_output/laminar_posterior/cmc/ (corner.png, forest.png, trace/rank plots)"
