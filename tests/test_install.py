@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make install` and the bash completion (adr/0029): `cmake --install BUILD --prefix TMP`
+"""`make install` and the bash completion (docs/cli.md): `cmake --install BUILD --prefix TMP`
 puts the program, the docs, the example configs and the completion under TMP; the
 installed program runs; the completion script passes `bash -n` and, sourced, completes
 subcommands, options (read from the subcommand's --help) and --config/--data files."""
