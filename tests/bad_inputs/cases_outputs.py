@@ -161,7 +161,7 @@ CASES = [
     {"name": "plot_dir_missing", "klass": KLASS,
      "make": lambda d: ["plot", os.path.join(d, "nowhere")],
      "rc": 1, "needles": ["no such result folder", "nowhere"],
-     "fix": "Give xpcsfit plot the result folder itself (OUT/nlsq)."},
+     "fix": "Give xpcsfit plot a result folder: a run's --out folder or its nlsq/."},
     {"name": "nlsq_resume", "klass": KLASS,
      "make": lambda d: nlsq(d, "--resume"),
      "rc": 2, "needles": ["unknown or incomplete option", "--resume"],
