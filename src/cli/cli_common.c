@@ -106,9 +106,13 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		return crc;
 	}
 	log_config_text(job->config);
-	for (size_t k = 0; k < job->n_overrides; k++)
-		xf_info("override: %s = %s (%s)", xf_config_key_alias(job->overrides[k].key),
+	for (size_t k = 0; k < job->n_overrides; k++) {
+		char key[300];
+		xf_info("override %s: %s = %s (%s)",
+			job->overrides[k].option ? job->overrides[k].option : "--overrides",
+			xf_config_override_key(&job->overrides[k], key, sizeof key),
 			job->overrides[k].value, job->overrides[k].origin);
+	}
 	/* --threads, else parallel.virtual_devices, else the cores this process was given */
 	if (*threads == 0 && cfg->virtual_devices > 0) {
 		*threads = cfg->virtual_devices;

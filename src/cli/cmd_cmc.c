@@ -11,6 +11,7 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/dist.h"
@@ -32,17 +33,19 @@ static const char cmc_usage[] =
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
-	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n";
+	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n"
+	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
 
 /* Parse into job; returns −1 to go on, else the exit code. */
-static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
+static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
 		{ "nlsq", required_argument, 0, 'n' },	  { "out", required_argument, 0, 'o' },
 		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
 		{ "no-plots", no_argument, 0, 'P' },	  { "force", no_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+		{ "help", no_argument, 0, 'h' },	  { "output-dir", required_argument, 0, 'o' },
+		XF_OVERRIDE_OPTIONS,			  { 0, 0, 0, 0 },
 	};
 	int c;
 	xf_cli_job_init(o, cmd);
@@ -63,6 +66,11 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		case 'f': o->force = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(ov, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(
 				XF_ERR_CONFIG,
 				"%s: unknown or incomplete option '%s', see 'xpcsfit %s "
@@ -80,6 +88,10 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
 				    "use 'xpcsfit cmc --nlsq DIR'");
+	if (xf_cli_overrides_finish(ov))
+		return XF_ERR_CONFIG;
+	o->overrides = ov->items;
+	o->n_overrides = ov->n;
 	return -1;
 }
 
@@ -263,8 +275,11 @@ done:
 static int run(const char *cmd, int argc, char **argv)
 {
 	xf_cli_job job;
-	int rc = parse(cmd, argc, argv, &job);
-	return rc >= 0 ? rc : xf_cli_run_cmc(&job);
+	xf_cli_overrides ov = { 0 };
+	int rc = parse(cmd, argc, argv, &job, &ov);
+	rc = rc >= 0 ? rc : xf_cli_run_cmc(&job);
+	xf_cli_overrides_free(&ov);
+	return rc;
 }
 
 int xf_cmd_cmc(int argc, char **argv)

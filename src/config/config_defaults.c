@@ -100,6 +100,7 @@ void xf_config_free(xf_config *cfg)
 	free(cfg->phi_ranges);
 	free(cfg->contrast_start);
 	free(cfg->offset_start);
+	xf_cfg_free_overrides(cfg);
 	xf_config_defaults(cfg);
 }
 

@@ -434,8 +434,7 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 	xf_config_defaults(cfg);
 	int rc = xf_yaml_load_file(path, &root, err);
 	for (size_t k = 0; rc == 0 && k < n; k++)
-		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
-				 overrides[k].origin, err);
+		rc = xf_cfg_apply_override(&root, &overrides[k], err);
 	if (rc) {
 		xf_yaml_free(root);
 		return rc;
@@ -454,6 +453,8 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	else
 		rc = read_all(&r, root, cfg);
+	if (rc == 0)
+		rc = xf_cfg_record_overrides(overrides, n, cfg, err);
 	xf_yaml_free(root);
 	if (rc)
 		xf_config_free(cfg);
