@@ -28,6 +28,9 @@ typedef enum xf_scaling_mode {
 } xf_scaling_mode;
 
 const char *xf_scaling_mode_name(xf_scaling_mode mode);
+/* The name of the mode a fit used, for results and the console: "shared" for auto (one
+ * contrast and one offset for every angle), else xf_scaling_mode_name. */
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode);
 
 typedef struct xf_bound {
 	double lower;	    /* inclusive lower bound */
@@ -81,9 +84,9 @@ typedef struct xf_cmc_options {
 
 /* How an override edits the config tree. */
 typedef enum xf_override_kind {
-	XF_OVERRIDE_SET = 0, /* key: a dotted key, set to value */
-	XF_OVERRIDE_START,   /* key: a parameter name; value its start (initial_parameters) */
-	XF_OVERRIDE_RANGE,   /* value "MIN:MAX" appended to phi_filtering.target_ranges */
+	XF_OVERRIDE_SET = 0,	 /* key: a dotted key, set to value */
+	XF_OVERRIDE_START,	 /* key: a parameter name; value its start (initial_parameters) */
+	XF_OVERRIDE_RANGE,	 /* value "MIN:MAX" appended to phi_filtering.target_ranges */
 	XF_OVERRIDE_RANGE_FIRST, /* the same, the config's ranges dropped first */
 } xf_override_kind;
 
@@ -120,6 +123,8 @@ typedef struct xf_config {
 	int has_q;	     /* scattering.wavevector_q given */
 	double wavevector_q; /* Å⁻¹, target for the q-ring selection */
 	double gap_A;	     /* geometry.stator_rotor_gap, Å (2e6) */
+	int has_gap;	     /* stator_rotor_gap given (else the default, with a warning in
+				laminar_flow mode: adr/0031) */
 	xf_shear_model shear_model;
 
 	/* phi_filtering */

@@ -43,8 +43,8 @@ static const char batch_usage[] =
 	"Exit: 0 all files ok, 1 any file failed, 2 usage or config (nothing runs), 130/143\n"
 	"when interrupted (the summary stays true of what finished).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n"
-	"The overrides below apply to every input, before its --overrides cells.\n"
-	XF_OVERRIDE_USAGE;
+	"The overrides below apply to every input, before its --overrides "
+	"cells.\n" XF_OVERRIDE_USAGE;
 
 /* Parse a count option; returns 0 or the exit code after the error line. */
 static int parse_count(const char *opt, const char *arg, long lo, long *out)
@@ -160,8 +160,7 @@ static int gather_inputs(xf_batch *b)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "batch: no input files: name them after the options or with "
 				    "--list FILE");
-	if (xf_batch_name_inputs(b, &err) ||
-	    (b->csv && xf_batch_read_overrides(b, b->csv, &err)) ||
+	if (xf_batch_name_inputs(b, &err) || (b->csv && xf_batch_read_overrides(b, b->csv, &err)) ||
 	    xf_batch_merge_overrides(b, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	/* the task's share (index % N == K), and of that share every R-th file on each

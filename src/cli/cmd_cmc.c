@@ -40,12 +40,18 @@ static const char cmc_usage[] =
 static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
-		{ "nlsq", required_argument, 0, 'n' },	  { "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
-		{ "no-plots", no_argument, 0, 'P' },	  { "force", no_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },	  { "output-dir", required_argument, 0, 'o' },
-		XF_OVERRIDE_OPTIONS,			  { 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },
+		{ "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },
+		{ "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },
+		{ "force", no_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },
+		{ "output-dir", required_argument, 0, 'o' },
+		XF_OVERRIDE_OPTIONS,
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 	xf_cli_job_init(o, cmd);

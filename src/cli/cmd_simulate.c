@@ -30,8 +30,8 @@ static const char simulate_usage[] =
 	"  --seed S        noise seed, keyed with (angle, i, j) (1)\n"
 	"  --lzf           compress the maps with LZF (HDF5 filter 32000)\n"
 	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n"
-	"The config overrides below apply too, except --phi (the angles written here).\n"
-	XF_OVERRIDE_USAGE;
+	"The config overrides below apply too, except --phi (the angles written "
+	"here).\n" XF_OVERRIDE_USAGE;
 
 static int parse_double(const char *opt, const char *s, double *out)
 {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/constants.h"
 #include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "xpcsfit/config.h"
@@ -20,8 +21,7 @@ static const char validate_usage[] =
 	"Check a config and its data and print what would be fitted: layout, q ring,\n"
 	"angles, frame window, dt and its source, number of points.\n"
 	"  --data FILE.h5  data file (overrides the config's)\n"
-	"  --json          print one JSON object instead of key: value lines\n"
-	XF_OVERRIDE_USAGE;
+	"  --json          print one JSON object instead of key: value lines\n" XF_OVERRIDE_USAGE;
 
 /* Mean of the fitted points (1 <= i < j) and of the diagonal of angle a. */
 static void angle_means(const xf_dataset *ds, int a, double *fitted, double *diag)
@@ -67,6 +67,12 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *
 	cJSON_AddNumberToObject(o, "n_frames", ds->n_frames);
 	cJSON_AddNumberToObject(o, "dt_s", ds->dt_s);
 	cJSON_AddStringToObject(o, "dt_source", ds->dt_source);
+	xf_constant_sources src;
+	xf_cli_constant_sources(cfg, ds, &src);
+	cJSON_AddStringToObject(o, "q_source", src.q);
+	cJSON_AddNumberToObject(o, "gap_A", cfg->gap_A);
+	cJSON_AddStringToObject(o, "gap_source", src.gap);
+	cJSON_AddStringToObject(o, "angles_source", src.angles);
 	cJSON_AddNumberToObject(o, "points_per_angle",
 				(double)xf_fitted_pairs((size_t)ds->n_frames));
 	cJSON_AddNumberToObject(o, "points_total", (double)ds->n_points);
@@ -109,6 +115,12 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double
 	printf("n_frames: %d\n", ds->n_frames);
 	printf("dt_s: %.10g\n", ds->dt_s);
 	printf("dt_source: %s\n", ds->dt_source);
+	xf_constant_sources src;
+	xf_cli_constant_sources(cfg, ds, &src);
+	printf("q_source: %s\n", src.q);
+	printf("gap_A: %.10g\n", cfg->gap_A);
+	printf("gap_source: %s\n", src.gap);
+	printf("angles_source: %s\n", src.angles);
 	printf("points_per_angle: %zu\n", xf_fitted_pairs((size_t)ds->n_frames));
 	printf("points_total: %zu\n", ds->n_points);
 	printf("mode: %s\n", xf_mode_name(cfg->mode));

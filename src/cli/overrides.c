@@ -89,8 +89,10 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 	char origin[XF_OVERRIDE_ARG_MAX + 64], name[256];
 	const char *value = NULL;
 	if (arg && strlen(arg) > XF_OVERRIDE_ARG_MAX)
-		return xf_cli_error(XF_ERR_CONFIG, "an override of %zu characters is too long "
-				    "(at most %d)", strlen(arg), XF_OVERRIDE_ARG_MAX);
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "an override of %zu characters is too long "
+				    "(at most %d)",
+				    strlen(arg), XF_OVERRIDE_ARG_MAX);
 	switch (opt) {
 	case XF_OPT_MODE:
 		snprintf(origin, sizeof origin, "--mode %s", arg);
@@ -120,8 +122,8 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 	}
 	case XF_OPT_MAX_ITERATIONS:
 		snprintf(origin, sizeof origin, "--max-iterations %s", arg);
-		return add(o, XF_OVERRIDE_SET, "--max-iterations", "optimization.nlsq.max_iterations",
-			   arg, origin, 0);
+		return add(o, XF_OVERRIDE_SET, "--max-iterations",
+			   "optimization.nlsq.max_iterations", arg, origin, 0);
 	case XF_OPT_PHI: {
 		char *end;
 		const char *colon = strchr(arg, ':');

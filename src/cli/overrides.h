@@ -25,28 +25,30 @@ enum {
 };
 
 /* The struct option entries, for a subcommand's option table. */
-#define XF_OVERRIDE_OPTIONS                                                   \
-	{ "mode", required_argument, 0, XF_OPT_MODE },                        \
-		{ "static-mode", no_argument, 0, XF_OPT_STATIC_MODE },        \
-		{ "laminar-flow", no_argument, 0, XF_OPT_LAMINAR_FLOW },      \
-		{ "initial", required_argument, 0, XF_OPT_INITIAL },          \
-		{ "fix", required_argument, 0, XF_OPT_FIX },                  \
-		{ "max-iterations", required_argument, 0, XF_OPT_MAX_ITERATIONS }, \
-		{ "phi", required_argument, 0, XF_OPT_PHI },                  \
-		{ "nlsq-result", required_argument, 0, XF_OPT_NLSQ_RESULT },  \
-		{ "set", required_argument, 0, XF_OPT_SET }
+#define XF_OVERRIDE_OPTIONS                                                                        \
+	{ "mode", required_argument, 0, XF_OPT_MODE },                                             \
+		{ "static-mode", no_argument, 0, XF_OPT_STATIC_MODE },                             \
+		{ "laminar-flow", no_argument, 0, XF_OPT_LAMINAR_FLOW },                           \
+		{ "initial", required_argument, 0, XF_OPT_INITIAL },                               \
+		{ "fix", required_argument, 0, XF_OPT_FIX },                                       \
+		{ "max-iterations", required_argument, 0, XF_OPT_MAX_ITERATIONS },                 \
+		{ "phi", required_argument, 0, XF_OPT_PHI },                                       \
+		{ "nlsq-result", required_argument, 0, XF_OPT_NLSQ_RESULT },                       \
+	{                                                                                          \
+		"set", required_argument, 0, XF_OPT_SET                                            \
+	}
 
 /* The lines of the usage texts that describe them. */
-#define XF_OVERRIDE_USAGE                                                                  \
-	"Overrides of the config (each printed, and recorded in run.log and\n"             \
-	"parameters.json under \"overrides\"):\n"                                          \
-	"  --mode static|laminar_flow    analysis_mode (--static-mode, --laminar-flow)\n"  \
-	"  --initial NAME=VALUE          start value of a parameter (repeatable)\n"         \
-	"  --fix NAME=VALUE              fix a parameter at VALUE (repeatable)\n"           \
-	"  --max-iterations N            optimization.nlsq.max_iterations\n"                \
-	"  --phi MIN:MAX                 fit the angles in [MIN, MAX] degrees (repeatable;\n" \
-	"                                replaces phi_filtering.target_ranges)\n"          \
-	"  --nlsq-result DIR             start from DIR's (or DIR/nlsq's) parameters.json\n" \
+#define XF_OVERRIDE_USAGE                                                                          \
+	"Overrides of the config (each printed, and recorded in run.log and\n"                     \
+	"parameters.json under \"overrides\"):\n"                                                  \
+	"  --mode static|laminar_flow    analysis_mode (--static-mode, --laminar-flow)\n"          \
+	"  --initial NAME=VALUE          start value of a parameter (repeatable)\n"                \
+	"  --fix NAME=VALUE              fix a parameter at VALUE (repeatable)\n"                  \
+	"  --max-iterations N            optimization.nlsq.max_iterations\n"                       \
+	"  --phi MIN:MAX                 fit the angles in [MIN, MAX] degrees (repeatable;\n"      \
+	"                                replaces phi_filtering.target_ranges)\n"                  \
+	"  --nlsq-result DIR             start from DIR's (or DIR/nlsq's) parameters.json\n"       \
 	"  --set KEY=VALUE               any config key by dotted path (repeatable)\n"
 
 typedef struct xf_cli_overrides {
@@ -54,7 +56,7 @@ typedef struct xf_cli_overrides {
 	size_t n, cap;
 	char **texts; /* the strings items point to, owned */
 	size_t n_texts, cap_texts;
-	int n_phi;	/* --phi ranges given so far */
+	int n_phi; /* --phi ranges given so far */
 	const char *nlsq_result;
 } xf_cli_overrides;
 

@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
+{
+	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);
+}
+
 const char *xf_scaling_mode_name(xf_scaling_mode mode)
 {
 	switch (mode) {

@@ -51,8 +51,7 @@ int xf_cfg_apply_override(xf_ynode **root, const xf_config_override *o, xf_error
 	}
 }
 
-int xf_cfg_record_overrides(const xf_config_override *o, size_t n, xf_config *cfg,
-			    xf_error *err)
+int xf_cfg_record_overrides(const xf_config_override *o, size_t n, xf_config *cfg, xf_error *err)
 {
 	if (n == 0)
 		return 0;

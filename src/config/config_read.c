@@ -261,7 +261,7 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 		static const char *const gkeys[] = { "stator_rotor_gap", NULL };
 		xf_cfg_check_keys(r, geom, "analyzer_parameters.geometry", gkeys, NULL);
 		rc = xf_cfg_number(r, geom, "analyzer_parameters.geometry", "stator_rotor_gap",
-				   XF_CHECK_POSITIVE, &cfg->gap_A, NULL);
+				   XF_CHECK_POSITIVE, &cfg->gap_A, &cfg->has_gap);
 		if (rc)
 			return rc;
 	}
@@ -418,6 +418,10 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
 	    (rc = xf_cfg_read_parallel(r, root, cfg)))
 		return rc;
+	if (cfg->mode == XF_MODE_LAMINAR && !cfg->has_gap)
+		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "
+			"uses the default %g A (200 um); set the gap of your cell, in %s",
+			cfg->gap_A, r->file);
 	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }
 

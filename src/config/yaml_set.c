@@ -270,9 +270,9 @@ int xf_yaml_set_named(xf_ynode **root, const char *dotted, const char *name, con
 	return push(values, leaf) == 0 ? 0 : no_memory(origin, err);
 }
 
-int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key,
-		     const char *const *keys, const char *const *values, size_t n, int fresh,
-		     const char *origin, xf_error *err)
+int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key, const char *const *keys,
+		     const char *const *values, size_t n, int fresh, const char *origin,
+		     xf_error *err)
 {
 	xf_ynode *map = section_path(root, dotted, origin, err);
 	xf_ynode *list = map ? list_at(map, key, dotted, origin, err) : NULL;

@@ -57,9 +57,9 @@ int xf_yaml_set_named(xf_ynode **root, const char *dotted, const char *name, con
 		      const char *origin, xf_error *err);
 /* Append a mapping {keys[i]: values[i]} to the list key of the section at dotted
  * (phi_filtering target_ranges); fresh: the list's items are dropped first. */
-int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key,
-		     const char *const *keys, const char *const *values, size_t n, int fresh,
-		     const char *origin, xf_error *err);
+int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key, const char *const *keys,
+		     const char *const *values, size_t n, int fresh, const char *origin,
+		     xf_error *err);
 /* 1 when node or anything under it was set by xf_yaml_set(); *origin: the first origin. */
 int xf_ynode_overridden(const xf_ynode *node, const char **origin);
 

@@ -259,8 +259,13 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 			 src->stop_reason, src->iterations);
 		plptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
-		snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
-			 src->chi_squared, src->reduced_chi_squared);
+		if (isfinite(src->residual_sd))
+			snprintf(line, sizeof line,
+				 "residual sd = %.4g,  χ#u2#d (σ = 1) = %.6g (σ not given)",
+				 src->residual_sd, src->chi_squared);
+		else
+			snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
+				 src->chi_squared, src->reduced_chi_squared);
 		plptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
 	}
