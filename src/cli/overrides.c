@@ -175,7 +175,21 @@ static int read_nlsq_result(xf_cli_overrides *o)
 		return xf_cli_error(XF_ERR_CONFIG, "--nlsq-result %.200s: %s", o->nlsq_result,
 				    err.msg);
 	snprintf(origin, sizeof origin, "--nlsq-result %s", o->nlsq_result);
+	/* the mean contrast and offset over its angles start every angle here: the angles
+	 * kept may differ from the earlier fit's (--phi) */
+	double mean[2] = { 0.0, 0.0 };
+	for (int a = 0; a < res.n_phi; a++) {
+		mean[0] += res.contrast[a] / res.n_phi;
+		mean[1] += res.offset[a] / res.n_phi;
+	}
+	static const char *const keys[2] = { "initial_parameters.per_angle_scaling.contrast",
+					     "initial_parameters.per_angle_scaling.offset" };
 	int rc = 0;
+	for (int q = 1; rc == 0 && res.n_phi > 0 && q >= 0; q--) {
+		char value[64];
+		snprintf(value, sizeof value, "%.17g", mean[q]);
+		rc = add(o, XF_OVERRIDE_SET, "--nlsq-result", keys[q], value, origin, 1);
+	}
 	for (int k = res.n_phys - 1; rc == 0 && k >= 0; k--) {
 		char value[64];
 		snprintf(value, sizeof value, "%.17g", res.values[k]);
