@@ -19,12 +19,12 @@ void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds, xf_cons
 {
 	char o[256];
 	if (cfg->has_q)
-		snprintf(out->q, sizeof out->q,
-			 "file: the ring nearest analyzer_parameters.scattering.wavevector_q "
-			 "%.6g (%s)",
-			 cfg->wavevector_q,
-			 origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o,
-				   sizeof o));
+		snprintf(
+			out->q, sizeof out->q,
+			"file: the ring nearest analyzer_parameters.scattering.wavevector_q "
+			"%.6g (%s)",
+			cfg->wavevector_q,
+			origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o, sizeof o));
 	else
 		snprintf(out->q, sizeof out->q, "file: its only q ring (wavevector_q not set)");
 	if (cfg->has_dt)

@@ -15,8 +15,7 @@ typedef struct xf_constant_sources {
 	char angles[320];
 } xf_constant_sources;
 
-void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds,
-			     xf_constant_sources *out);
+void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds, xf_constant_sources *out);
 /* "xpcsfit: q = ... 1/A (source)" and the others on stderr, and in the log. */
 void xf_cli_print_constants(const xf_config *cfg, const xf_dataset *ds);
 
