@@ -110,8 +110,8 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	log_config_text(job->config);
 	for (size_t k = 0; k < job->n_overrides; k++) {
 		char key[300];
-		xf_info("override %s: %s = %s (%s)",
-			job->overrides[k].option ? job->overrides[k].option : "--overrides",
+		const char *option = job->overrides[k].option;
+		xf_info("override%s%s: %s = %s (%s)", option ? " " : "", option ? option : "",
 			xf_config_override_key(&job->overrides[k], key, sizeof key),
 			job->overrides[k].value, job->overrides[k].origin);
 	}
