@@ -149,8 +149,6 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		ds->dt_source, ds->n_points);
 	if (band)
 		log_band(ds);
-	if (xf_dist_is_root())
-		xf_cli_print_constants(cfg, ds);
 	return 0;
 }
 
@@ -282,6 +280,8 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
+	if (xf_dist_is_root()) /* what is fitted, once the run's checks have passed */
+		xf_cli_print_constants(cfg, ds);
 	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices",
 		ds->n_points, ds->n_phi, ds->n_frames, threads);
 	if (xf_dist_ranks() > 1)

@@ -11,6 +11,7 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/constants.h"
 #include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "xpcsfit/cmc.h"
@@ -255,6 +256,8 @@ int xf_cli_run_cmc(const xf_cli_job *job)
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
+	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
+		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { isatty(2), o.resume, 0, shards, &ds, threads };
 	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
