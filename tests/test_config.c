@@ -508,8 +508,11 @@ static void test_mode_from_parameter_space_model(void **state)
 	if (rc)
 		fail_msg("%s", err.msg);
 	assert_int_equal(cfg.mode, XF_MODE_LAMINAR);
-	assert_int_equal(xf_log_warning_count(), 1);
+	/* the mode from parameter_space.model, and the gap default (adr/0031) */
+	assert_int_equal(xf_log_warning_count(), 2);
 	assert_non_null(strstr(xf_log_text(), "using parameter_space.model 'laminar_flow'"));
+	assert_non_null(strstr(xf_log_text(), "stator_rotor_gap is not set"));
+	assert_int_equal(cfg.has_gap, 0);
 	assert_true(cfg.bounds[XF_P_PHI0].lower == -180 && cfg.bounds[XF_P_PHI0].upper == 180);
 	assert_true(cfg.bounds[XF_P_GAMMA_DOT_T0].upper == 0.5);
 	xf_config_free(&cfg);
@@ -530,11 +533,12 @@ static void test_mode_from_parameter_space_model(void **state)
 	assert_non_null(strstr(xf_log_text(), "disagrees with analysis_mode"));
 	xf_config_free(&cfg);
 
-	/* agreeing labels are silent */
+	/* agreeing labels are silent (the one warning: the gap default, adr/0031) */
 	xf_log_reset();
 	rc = load_text(LAMINAR_HEAD "parameter_space: {model: laminar_flow}\n", &cfg, &err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(xf_log_warning_count(), 0);
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_null(strstr(xf_log_text(), "parameter_space.model"));
 	xf_config_free(&cfg);
 
 	/* neither: still an error; a bad model used as the mode names its key path */
@@ -560,7 +564,9 @@ static void test_active_parameters(void **state)
 			   &cfg, &err);
 	if (rc)
 		fail_msg("%s", err.msg);
-	assert_int_equal(xf_log_warning_count(), 0);
+	/* only the gap default of laminar_flow (adr/0031) */
+	assert_int_equal(xf_log_warning_count(), 1);
+	assert_non_null(strstr(xf_log_text(), "stator_rotor_gap is not set"));
 	static const int fixed[XF_N_PHYS] = { 0, 1, 1, 0, 1, 1, 0 };
 	static const double want[XF_N_PHYS] = { 2000, -1.0, 5, 0.01, 0.0, 0.0, 1.0 };
 	for (int k = 0; k < XF_N_PHYS; k++) {
@@ -608,7 +614,7 @@ static void test_legacy_angle_filtering(void **state)
 			   &cfg, &err);
 	if (rc)
 		fail_msg("%s", err.msg);
-	assert_int_equal(xf_log_warning_count(), 1);
+	assert_int_equal(xf_log_warning_count(), 2); /* and the gap default */
 	assert_non_null(strstr(xf_log_text(), "optimization_config.angle_filtering"));
 	assert_int_equal(cfg.phi_filter_enabled, 1); /* homodyne's default there */
 	assert_int_equal(cfg.fallback_to_all_angles, 1);
@@ -628,7 +634,7 @@ static void test_legacy_angle_filtering(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(cfg.n_phi_ranges, 1);
 	assert_true(cfg.phi_ranges[0].min_deg == 80);
-	assert_int_equal(xf_log_warning_count(), 1);
+	assert_int_equal(xf_log_warning_count(), 2); /* and the gap default */
 	assert_non_null(strstr(xf_log_text(), "angle_filtering is ignored"));
 	xf_config_free(&cfg);
 

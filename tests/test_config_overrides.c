@@ -103,9 +103,10 @@ static void test_load_with(void **state)
 	xf_config cfg;
 	xf_error err;
 	const xf_config_override ov[] = {
-		{ "dt", "0.25", "o.csv:2, column dt" },
-		{ "q", "0.008", "o.csv:2, column q" },
-		{ "optimization.nlsq.max_iterations", "12", "o.csv:2, column m" },
+		{ "dt", "0.25", "o.csv:2, column dt", XF_OVERRIDE_SET, NULL },
+		{ "q", "0.008", "o.csv:2, column q", XF_OVERRIDE_SET, NULL },
+		{ "optimization.nlsq.max_iterations", "12", "o.csv:2, column m", XF_OVERRIDE_SET,
+		  NULL },
 	};
 	assert_int_equal(load(ov, 3, &cfg, &err), 0);
 	assert_true(cfg.has_dt);
@@ -128,7 +129,7 @@ static void expect_error(const char *key, const char *value, const char *frag)
 {
 	xf_config cfg;
 	xf_error err;
-	const xf_config_override ov = { key, value, "o.csv:4, column X" };
+	const xf_config_override ov = { key, value, "o.csv:4, column X", XF_OVERRIDE_SET, NULL };
 	int rc = load(&ov, 1, &cfg, &err);
 	if (rc != XF_ERR_CONFIG)
 		fail_msg("%s=%s: expected 2, got %d (%s)", key, value, rc, err.msg);
@@ -150,12 +151,53 @@ static void test_load_errors(void **state)
 	expect_error("analyzer_parameters.scattering", "1", "set a key inside it");
 }
 
+/* --initial (a start by name), --fix, --phi ranges and the records kept in the config */
+static void test_kinds(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	const xf_config_override ov[] = {
+		{ "D0", "1500", "--initial D0=1500", XF_OVERRIDE_START, "--initial" },
+		{ "alpha", "-0.5", "--initial alpha=-0.5", XF_OVERRIDE_START, "--initial" },
+		{ "D0", "2500", "--initial D0=2500", XF_OVERRIDE_START, "--initial" },
+		{ "initial_parameters.fixed_parameters.D_offset", "3", "--fix D_offset=3",
+		  XF_OVERRIDE_SET, "--fix" },
+		{ "phi", "-10:10", "--phi -10:10", XF_OVERRIDE_RANGE_FIRST, "--phi" },
+		{ "phi", "80:100", "--phi 80:100", XF_OVERRIDE_RANGE, "--phi" },
+		{ "phi_filtering.enabled", "true", "--phi -10:10", XF_OVERRIDE_SET, "--phi" },
+	};
+	assert_int_equal(load(ov, 7, &cfg, &err), 0);
+	assert_true(cfg.value_given[XF_P_D0] && cfg.values[XF_P_D0] == 2500.0);
+	assert_true(cfg.value_given[XF_P_ALPHA] && cfg.values[XF_P_ALPHA] == -0.5);
+	assert_true(cfg.is_fixed[XF_P_D_OFFSET] && cfg.values[XF_P_D_OFFSET] == 3.0);
+	assert_true(cfg.phi_filter_enabled);
+	assert_int_equal(cfg.n_phi_ranges, 2);
+	assert_true(cfg.phi_ranges[1].min_deg == 80.0 && cfg.phi_ranges[1].max_deg == 100.0);
+	assert_int_equal((int)cfg.n_overrides, 7);
+	assert_string_equal(cfg.overrides[0].option, "--initial");
+	assert_string_equal(cfg.overrides[0].key, "initial_parameters.values[D0]");
+	assert_string_equal(cfg.overrides[4].key, "phi_filtering.target_ranges");
+	assert_string_equal(cfg.overrides[4].value, "-10:10");
+	xf_config_free(&cfg);
+	/* a bad start names the option */
+	const xf_config_override bad = { "D0", "abc", "--initial D0=abc", XF_OVERRIDE_START,
+					 "--initial" };
+	assert_int_equal(load(&bad, 1, &cfg, &err), XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--initial D0=abc"));
+	const xf_config_override range = { "phi", "a:b", "--phi a:b", XF_OVERRIDE_RANGE_FIRST,
+					   "--phi" };
+	assert_int_equal(load(&range, 1, &cfg, &err), XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "--phi a:b"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_set_tree),
 		cmocka_unit_test(test_load_with),
 		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_kinds),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -82,8 +82,13 @@ def test_legacy_maps_of_a_subset_of_bins():
     close([got["dt_s"]], [0.03], rel=1e-15, what="exposure_period × stride × avg")
     want = [expected_means(f32(full[k])) for k in (3, 0, 1, 2)]
     close(got["fitted_mean"], [w[0] for w in want], what="fitted means")
-    # a q ring the maps do not cover: its bins are in the lists but have no map
+    # a q ring the maps do not cover: its bins are in the lists but have no map. The
+    # nearest ring among the maps is 29 % away: refused, naming it (adr/0031)
     write_config(cfg, q=0.007, dt=None)
+    expect_error(cfg, fn, 1, "wavevector_q = 0.007", "nearest q ring",
+                 "(0.005 1/A", "within 5%")
+    # within 5 % of the ring: the nearest ring among the maps, not the lists
+    write_config(cfg, q=0.0051, dt=None)
     got, _ = validate(cfg, fn)
     check(got["q"] == 0.005, "nearest q among the maps, not the lists: %r" % got["q"])
 

@@ -28,6 +28,9 @@ typedef enum xf_scaling_mode {
 } xf_scaling_mode;
 
 const char *xf_scaling_mode_name(xf_scaling_mode mode);
+/* The name of the mode a fit used, for results and the console: "shared" for auto (one
+ * contrast and one offset for every angle), else xf_scaling_mode_name. */
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode);
 
 typedef struct xf_bound {
 	double lower;	    /* inclusive lower bound */
@@ -79,6 +82,30 @@ typedef struct xf_cmc_options {
 	int check_draws; /* 2000: points of the consensus self-check (0: none) */
 } xf_cmc_options;
 
+/* How an override edits the config tree. */
+typedef enum xf_override_kind {
+	XF_OVERRIDE_SET = 0,	 /* key: a dotted key, set to value */
+	XF_OVERRIDE_START,	 /* key: a parameter name; value its start (initial_parameters) */
+	XF_OVERRIDE_RANGE,	 /* value "MIN:MAX" appended to phi_filtering.target_ranges */
+	XF_OVERRIDE_RANGE_FIRST, /* the same, the config's ranges dropped first */
+} xf_override_kind;
+
+/* A value given outside the YAML file for one dotted key (batch --overrides, --set). */
+typedef struct xf_config_override {
+	const char *key;    /* "analyzer_parameters.dt", or an alias of xf_config_key_alias */
+	const char *value;  /* read as an unquoted YAML value would be */
+	const char *origin; /* where it was given, for messages: "o.csv:3, column dt" */
+	xf_override_kind kind;
+	const char *option; /* the command-line option ("--initial"); NULL: origin says */
+} xf_config_override;
+
+/* An override as it was applied, kept with the config for run.log and parameters.json. */
+typedef struct xf_override_record {
+	char *option; /* "--initial", or the origin of a batch --overrides cell */
+	char *key;    /* the dotted key it set ("initial_parameters.values[D0]") */
+	char *value;
+} xf_override_record;
+
 typedef struct xf_config {
 	char *source_path; /* the YAML file read (NULL for defaults) */
 	xf_mode mode;	   /* analysis_mode */
@@ -96,6 +123,8 @@ typedef struct xf_config {
 	int has_q;	     /* scattering.wavevector_q given */
 	double wavevector_q; /* Å⁻¹, target for the q-ring selection */
 	double gap_A;	     /* geometry.stator_rotor_gap, Å (2e6) */
+	int has_gap;	     /* stator_rotor_gap given (else the default, with a warning in
+				laminar_flow mode: adr/0031) */
 	xf_shear_model shear_model;
 
 	/* phi_filtering */
@@ -121,6 +150,9 @@ typedef struct xf_config {
 	xf_cmc_options cmc;
 
 	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
+
+	size_t n_overrides; /* the overrides applied, in order (xf_config_load_with) */
+	xf_override_record *overrides;
 } xf_config;
 
 /* Defaults of every key (model.md bounds, config.md defaults). */
@@ -129,12 +161,6 @@ void xf_config_defaults(xf_config *cfg);
  * unreadable file or invalid YAML: error naming the key path, value and what is allowed,
  * return XF_ERR_CONFIG. On error cfg is left freed/defaulted. */
 int xf_config_load(const char *path, xf_config *cfg, xf_error *err);
-/* A value given outside the YAML file for one dotted key (batch --overrides, --set). */
-typedef struct xf_config_override {
-	const char *key;    /* "analyzer_parameters.dt", or an alias of xf_config_key_alias */
-	const char *value;  /* read as an unquoted YAML value would be */
-	const char *origin; /* where it was given, for messages: "o.csv:3, column dt" */
-} xf_config_override;
 
 /* xf_config_load with overrides applied to the YAML tree before it is read, in order, so
  * that the normal checks apply; a bad value names the override's origin. An override of
@@ -145,6 +171,8 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 /* The dotted key of a short name ("dt" → analyzer_parameters.dt, "q" →
  * analyzer_parameters.scattering.wavevector_q); any other name is returned as it is. */
 const char *xf_config_key_alias(const char *name);
+/* The dotted key an override sets, for messages and records, into buf; returns buf. */
+const char *xf_config_override_key(const xf_config_override *o, char *buf, size_t size);
 void xf_config_free(xf_config *cfg);
 /* The start value of parameter k: values[k] if given, else middle of bounds[k]. */
 double xf_config_start_value(const xf_config *cfg, int k);

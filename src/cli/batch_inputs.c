@@ -59,6 +59,7 @@ void xf_batch_free(xf_batch *b)
 	for (size_t k = 0; k < b->n_strings; k++)
 		free(b->strings[k]);
 	free(b->strings);
+	xf_cli_overrides_free(&b->cli);
 	b->inputs = NULL;
 	b->strings = NULL;
 	b->n = b->cap = b->n_strings = b->cap_strings = 0;

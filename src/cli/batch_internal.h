@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/overrides.h"
 #include "xpcsfit/config.h"
 
 /* One input file. */
@@ -35,6 +36,7 @@ typedef struct xf_batch {
 	size_t n, cap;
 	char **strings; /* what the overrides point into */
 	size_t n_strings, cap_strings;
+	xf_cli_overrides cli; /* --mode, --initial, --set, ...: for every input */
 } xf_batch;
 
 void xf_batch_free(xf_batch *b);
@@ -61,6 +63,9 @@ char *xf_batch_keep(xf_batch *b, const char *s);
  * names no input, a repeated row, a bad header or a short row: XF_ERR_CONFIG naming
  * csv:line. Values are checked later, when the config is read (xf_config_load_with). */
 int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err);
+/* The command-line overrides (b->cli) put before each input's --overrides cells, which
+ * win where both set a key. */
+int xf_batch_merge_overrides(xf_batch *b, xf_error *err);
 
 /* batch_record.c: <out>/<name>/batch.json, the outcome of one file. */
 typedef struct xf_batch_record {

@@ -214,3 +214,21 @@ int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err)
 	fclose(f);
 	return rc;
 }
+
+int xf_batch_merge_overrides(xf_batch *b, xf_error *err)
+{
+	size_t nc = b->cli.n;
+	for (size_t k = 0; nc && k < b->n; k++) {
+		xf_batch_input *in = &b->inputs[k];
+		xf_config_override *all = calloc(nc + in->n_overrides, sizeof *all);
+		if (!all)
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory applying the overrides");
+		memcpy(all, b->cli.items, nc * sizeof *all);
+		if (in->n_overrides)
+			memcpy(all + nc, in->overrides, in->n_overrides * sizeof *all);
+		free(in->overrides);
+		in->overrides = all;
+		in->n_overrides += nc;
+	}
+	return 0;
+}

@@ -2,6 +2,7 @@
  * --threads option, loading the config and the data, and the NLSQ step. */
 #include <hdf5.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/constants.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
 #include "util/rundir.h"
@@ -107,9 +109,13 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		return crc;
 	}
 	log_config_text(job->config);
-	for (size_t k = 0; k < job->n_overrides; k++)
-		xf_info("override: %s = %s (%s)", xf_config_key_alias(job->overrides[k].key),
+	for (size_t k = 0; k < job->n_overrides; k++) {
+		char key[300];
+		const char *option = job->overrides[k].option;
+		xf_info("override%s%s: %s = %s (%s)", option ? " " : "", option ? option : "",
+			xf_config_override_key(&job->overrides[k], key, sizeof key),
 			job->overrides[k].value, job->overrides[k].origin);
+	}
 	/* --threads, else parallel.virtual_devices, else the cores this process was given */
 	if (*threads == 0 && cfg->virtual_devices > 0) {
 		*threads = cfg->virtual_devices;
@@ -169,14 +175,23 @@ static void show_progress(const xf_nlsq_progress *p, void *ctx)
 		       p->phase, p->iteration, p->chi_squared, p->lambda, t);
 }
 
-static void print_summary(const char *dir, const xf_nlsq_result *res)
+static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_result *res)
 {
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
 		return;
 	const xf_nlsq_search *s = &res->search;
-	printf("nlsq: %s (%s) after %d iterations, chi2 %.6g, reduced chi2 %.6g, %zu points\n",
-	       res->status, res->stop_reason, res->iterations, res->chi_squared,
-	       res->reduced_chi_squared, res->n_points);
+	printf("nlsq: %s (%s) after %d iterations, %zu points\n", res->status, res->stop_reason,
+	       res->iterations, res->n_points);
+	/* σ not given: χ² is a sum of squares in the data's units, its "reduced" value the
+	 * residual variance (docs/outputs.md "Statistics") */
+	if (isfinite(res->residual_sd))
+		printf("residual sd: %.4g (sigma not given: chi2 with sigma = 1 is %.6g)\n",
+		       res->residual_sd, res->chi_squared);
+	else
+		printf("chi2: %.6g, reduced chi2 %.6g (sigma %.4g given)\n", res->chi_squared,
+		       res->reduced_chi_squared, res->sigma);
+	printf("per-angle scaling: %s (config: %s)\n", xf_scaling_mode_used_name(res->scaling_mode),
+	       xf_scaling_mode_name(cfg->nlsq.per_angle_mode));
 	if (s->n_candidates > 1)
 		printf("search: %d starts screened on %zu points, %d basin%s, best from '%s'\n",
 		       s->n_candidates, s->round_points[0], s->n_basins,
@@ -269,6 +284,8 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
+	if (xf_dist_is_root()) /* what is fitted, once the run's checks have passed */
+		xf_cli_print_constants(cfg, ds);
 	char ranks[64] = "";
 	if (xf_dist_ranks() > 1)
 		snprintf(ranks, sizeof ranks, " per rank, %d MPI ranks", xf_dist_ranks());
@@ -306,7 +323,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 		xf_nlsq_result_free(res);
 		return rc;
 	}
-	print_summary(dir, res);
+	print_summary(dir, cfg, res);
 	rc = !strcmp(res->status, "failed") ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
 	/* for cmc and fit this is the warm start, and the run goes on: a warning there */

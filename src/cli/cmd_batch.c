@@ -42,7 +42,10 @@ static const char batch_usage[] =
 	"  --task K --tasks N  run only the inputs whose index (0-based, in list order) is K\n"
 	"                   modulo N (job arrays); the summary still lists every input\n"
 	"Exit: 0 all files ok, 1 any file failed, 2 usage or config (nothing runs), 130/143\n"
-	"when interrupted (the summary stays true of what finished).\n";
+	"when interrupted (the summary stays true of what finished).\n"
+	"  --output-dir DIR  the same as --out (homodyne's spelling)\n"
+	"The overrides below apply to every input, before its --overrides "
+	"cells.\n" XF_OVERRIDE_USAGE;
 
 /* Parse a count option; returns 0 or the exit code after the error line. */
 static int parse_count(const char *opt, const char *arg, long lo, long *out)
@@ -73,6 +76,8 @@ static int parse(int argc, char **argv, xf_batch *b)
 		{ "task", required_argument, 0, 'k' },
 		{ "tasks", required_argument, 0, 'n' },
 		{ "help", no_argument, 0, 'h' },
+		{ "output-dir", required_argument, 0, 'o' },
+		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
 	long task = -1, tasks = -1;
@@ -105,6 +110,11 @@ static int parse(int argc, char **argv, xf_batch *b)
 			break;
 		case 'h': fputs(batch_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(&b->cli, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(
 				XF_ERR_CONFIG,
 				"batch: unknown or incomplete option '%s', see 'xpcsfit "
@@ -138,7 +148,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 	for (int k = optind; k < argc; k++)
 		if (xf_batch_add(b, argv[k]))
 			return xf_cli_error(XF_ERR_NOMEM, "out of memory reading the inputs");
-	return -1;
+	return xf_cli_overrides_finish(&b->cli) ? XF_ERR_CONFIG : -1;
 }
 
 /* Inputs named, overrides attached, this task's share marked. 0 or the exit code. */
@@ -151,7 +161,8 @@ static int gather_inputs(xf_batch *b)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "batch: no input files: name them after the options or with "
 				    "--list FILE");
-	if (xf_batch_name_inputs(b, &err) || (b->csv && xf_batch_read_overrides(b, b->csv, &err)))
+	if (xf_batch_name_inputs(b, &err) || (b->csv && xf_batch_read_overrides(b, b->csv, &err)) ||
+	    xf_batch_merge_overrides(b, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	/* the task's share (index % N == K), and of that share every R-th file on each
 	 * rank of an MPI run: the array tasks and the ranks compose */

@@ -11,6 +11,8 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/constants.h"
+#include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
 #include "xpcsfit/cmc.h"
@@ -33,17 +35,25 @@ static const char cmc_usage[] =
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
-	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n";
+	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n"
+	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
 
 /* Parse into job; returns −1 to go on, else the exit code. */
-static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
+static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
-		{ "nlsq", required_argument, 0, 'n' },	  { "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
-		{ "no-plots", no_argument, 0, 'P' },	  { "force", no_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },
+		{ "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },
+		{ "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },
+		{ "force", no_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },
+		{ "output-dir", required_argument, 0, 'o' },
+		XF_OVERRIDE_OPTIONS,
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 	xf_cli_job_init(o, cmd);
@@ -64,6 +74,11 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		case 'f': o->force = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(ov, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(
 				XF_ERR_CONFIG,
 				"%s: unknown or incomplete option '%s', see 'xpcsfit %s "
@@ -81,6 +96,10 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
 				    "use 'xpcsfit cmc --nlsq DIR'");
+	if (xf_cli_overrides_finish(ov))
+		return XF_ERR_CONFIG;
+	o->overrides = ov->items;
+	o->n_overrides = ov->n;
 	return -1;
 }
 
@@ -244,6 +263,8 @@ int xf_cli_run_cmc(const xf_cli_job *job)
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
 		goto done;
+	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
+		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads };
 	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
@@ -270,8 +291,11 @@ done:
 static int run(const char *cmd, int argc, char **argv)
 {
 	xf_cli_job job;
-	int rc = parse(cmd, argc, argv, &job);
-	return rc >= 0 ? rc : xf_cli_run_cmc(&job);
+	xf_cli_overrides ov = { 0 };
+	int rc = parse(cmd, argc, argv, &job, &ov);
+	rc = rc >= 0 ? rc : xf_cli_run_cmc(&job);
+	xf_cli_overrides_free(&ov);
+	return rc;
 }
 
 int xf_cmd_cmc(int argc, char **argv)

@@ -5,6 +5,7 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/overrides.h"
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
@@ -18,7 +19,8 @@ static const char nlsq_usage[] =
 	"  --no-surfaces   skip the (n_phi, N, N) surfaces in results.h5\n"
 	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
-	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n";
+	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n"
+	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
 
 int xf_cli_run_nlsq(const xf_cli_job *job)
 {
@@ -46,7 +48,21 @@ int xf_cli_run_nlsq(const xf_cli_job *job)
 	return rc;
 }
 
+static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov);
+
 int xf_cmd_nlsq(int argc, char **argv)
+{
+	xf_cli_job job;
+	xf_cli_overrides ov = { 0 };
+	int rc = parse(argc, argv, &job, &ov);
+	if (rc < 0)
+		rc = xf_cli_run_nlsq(&job);
+	xf_cli_overrides_free(&ov);
+	return rc;
+}
+
+/* Parse into job and ov; returns -1 to go on, else the exit code. */
+static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },
@@ -57,27 +73,33 @@ int xf_cmd_nlsq(int argc, char **argv)
 		{ "no-surfaces", no_argument, 0, 'S' },
 		{ "force", no_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
+		{ "output-dir", required_argument, 0, 'o' },
+		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
-	xf_cli_job job;
 	int c;
-	xf_cli_job_init(&job, "nlsq");
+	xf_cli_job_init(job, "nlsq");
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': job.config = optarg; break;
-		case 'd': job.data = optarg; break;
-		case 'o': job.out = optarg; break;
+		case 'c': job->config = optarg; break;
+		case 'd': job->data = optarg; break;
+		case 'o': job->out = optarg; break;
 		case 't':
-			if (xf_cli_threads(optarg, &job.threads))
+			if (xf_cli_threads(optarg, &job->threads))
 				return XF_ERR_CONFIG;
 			break;
-		case 'P': job.plots = 0; break;
-		case 'S': job.surfaces = 0; break;
-		case 'f': job.force = 1; break;
+		case 'P': job->plots = 0; break;
+		case 'S': job->surfaces = 0; break;
+		case 'f': job->force = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(ov, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(XF_ERR_CONFIG,
 					    "nlsq: unknown or incomplete option '%s', "
 					    "see 'xpcsfit nlsq --help'",
@@ -86,8 +108,12 @@ int xf_cmd_nlsq(int argc, char **argv)
 	}
 	if (optind < argc)
 		return xf_cli_error(XF_ERR_CONFIG, "nlsq: unexpected argument '%s'", argv[optind]);
-	if (!job.config)
+	if (!job->config)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "nlsq: --config is required, see 'xpcsfit nlsq --help'");
-	return xf_cli_run_nlsq(&job);
+	if (xf_cli_overrides_finish(ov))
+		return XF_ERR_CONFIG;
+	job->overrides = ov->items;
+	job->n_overrides = ov->n;
+	return -1;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/overrides.h"
 #include "util/verbosity.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
@@ -29,7 +30,9 @@ static const char simulate_usage[] =
 	"  --noise SD      sd of the additive Gaussian noise per stored point (0.002)\n"
 	"  --seed S        noise seed, keyed with (angle, i, j) (1)\n"
 	"  --lzf           compress the maps with LZF (HDF5 filter 32000)\n"
-	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n";
+	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n"
+	"The config overrides below apply too, except --phi (the angles written "
+	"here).\n" XF_OVERRIDE_USAGE;
 
 static int parse_double(const char *opt, const char *s, double *out)
 {
@@ -65,7 +68,7 @@ static int parse_phi(const char *s, double **phi, int *n)
 }
 
 static int parse_args(int argc, char **argv, const char **config_path, const char **phi_s,
-		      xf_sim_options *opt, long *frames)
+		      xf_sim_options *opt, long *frames, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },
@@ -79,6 +82,8 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		{ "lzf", no_argument, 0, 'z' },
 		{ "frames", required_argument, 0, 'f' },
 		{ "help", no_argument, 0, 'h' },
+		/* --phi above is the list of angles to write: it wins over the override */
+		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
 	int c, rc = 0;
@@ -130,6 +135,10 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 			break;
 		case 'h': fputs(simulate_usage, stdout); return -1;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				rc = xf_cli_override_option(ov, c, optarg);
+				break;
+			}
 			return xf_cli_error(XF_ERR_CONFIG,
 					    "simulate: unknown or incomplete option "
 					    "'%s', see 'xpcsfit simulate --help'",
@@ -144,7 +153,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	if (!*config_path || !*phi_s || !opt->out_path)
 		return xf_cli_error(XF_ERR_CONFIG, "simulate: --config, --phi and --out are "
 						   "required, see 'xpcsfit simulate --help'");
-	return 0;
+	return xf_cli_overrides_finish(ov);
 }
 
 int xf_cmd_simulate(int argc, char **argv)
@@ -153,17 +162,23 @@ int xf_cmd_simulate(int argc, char **argv)
 	long frames = 0;
 	double *phi = NULL;
 	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0 };
-	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames);
-	if (rc)
+	xf_cli_overrides ov = { 0 };
+	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames, &ov);
+	if (rc) {
+		xf_cli_overrides_free(&ov);
 		return rc < 0 ? 0 : rc;
+	}
 	if ((rc = parse_phi(phi_s, &phi, &opt.n_phi))) {
 		free(phi);
+		xf_cli_overrides_free(&ov);
 		return rc;
 	}
 	opt.phi_deg = phi;
 	xf_config cfg;
 	xf_error err = { 0 };
-	if (xf_config_load(config_path, &cfg, &err)) {
+	rc = xf_config_load_with(config_path, ov.items, ov.n, &cfg, &err);
+	xf_cli_overrides_free(&ov);
+	if (rc) {
 		free(phi);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/constants.h"
+#include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
@@ -19,7 +21,7 @@ static const char validate_usage[] =
 	"Check a config and its data and print what would be fitted: layout, q ring,\n"
 	"angles, frame window, dt and its source, number of points.\n"
 	"  --data FILE.h5  data file (overrides the config's)\n"
-	"  --json          print one JSON object instead of key: value lines\n";
+	"  --json          print one JSON object instead of key: value lines\n" XF_OVERRIDE_USAGE;
 
 /* Mean of the fitted points (1 <= i < j) and of the diagonal of angle a. */
 static void angle_means(const xf_dataset *ds, int a, double *fitted, double *diag)
@@ -65,6 +67,12 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *
 	cJSON_AddNumberToObject(o, "n_frames", ds->n_frames);
 	cJSON_AddNumberToObject(o, "dt_s", ds->dt_s);
 	cJSON_AddStringToObject(o, "dt_source", ds->dt_source);
+	xf_constant_sources src;
+	xf_cli_constant_sources(cfg, ds, &src);
+	cJSON_AddStringToObject(o, "q_source", src.q);
+	cJSON_AddNumberToObject(o, "gap_A", cfg->gap_A);
+	cJSON_AddStringToObject(o, "gap_source", src.gap);
+	cJSON_AddStringToObject(o, "angles_source", src.angles);
 	cJSON_AddNumberToObject(o, "points_per_angle",
 				(double)xf_fitted_pairs((size_t)ds->n_frames));
 	cJSON_AddNumberToObject(o, "points_total", (double)ds->n_points);
@@ -107,12 +115,21 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double
 	printf("n_frames: %d\n", ds->n_frames);
 	printf("dt_s: %.10g\n", ds->dt_s);
 	printf("dt_source: %s\n", ds->dt_source);
+	xf_constant_sources src;
+	xf_cli_constant_sources(cfg, ds, &src);
+	printf("q_source: %s\n", src.q);
+	printf("gap_A: %.10g\n", cfg->gap_A);
+	printf("gap_source: %s\n", src.gap);
+	printf("angles_source: %s\n", src.angles);
 	printf("points_per_angle: %zu\n", xf_fitted_pairs((size_t)ds->n_frames));
 	printf("points_total: %zu\n", ds->n_points);
 	printf("mode: %s\n", xf_mode_name(cfg->mode));
 	print_list("fitted_mean", fit_mean, ds->n_phi);
 	print_list("diagonal_mean", diag_mean, ds->n_phi);
 }
+
+static int parse(int argc, char **argv, const struct option *opts, xf_cli_overrides *ov);
+static int validate(const xf_cli_overrides *ov);
 
 int xf_cmd_validate(int argc, char **argv)
 {
@@ -121,10 +138,26 @@ int xf_cmd_validate(int argc, char **argv)
 		{ "data", required_argument, 0, 'd' },
 		{ "json", no_argument, 0, 'j' },
 		{ "help", no_argument, 0, 'h' },
+		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
-	const char *config_path = NULL, *data_path = NULL;
-	int json = 0, c;
+	xf_cli_overrides ov = { 0 };
+	int rc = parse(argc, argv, opts, &ov);
+	if (rc < 0)
+		rc = validate(&ov);
+	xf_cli_overrides_free(&ov);
+	return rc;
+}
+/* filled by parse() */
+static const char *config_path, *data_path;
+static int json;
+
+/* Parse the options; -1 to go on, else the exit code. */
+static int parse(int argc, char **argv, const struct option *opts, xf_cli_overrides *ov)
+{
+	int c;
+	config_path = data_path = NULL;
+	json = 0;
 	xf_phase("validate", 0); /* a signal ends the process at once: nothing is written */
 	opterr = 0;
 	optind = 1;
@@ -135,6 +168,11 @@ int xf_cmd_validate(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'h': fputs(validate_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(ov, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(XF_ERR_CONFIG,
 					    "validate: unknown or incomplete option "
 					    "'%s', see 'xpcsfit validate --help'",
@@ -147,10 +185,15 @@ int xf_cmd_validate(int argc, char **argv)
 	if (!config_path)
 		return xf_cli_error(XF_ERR_CONFIG, "validate: --config is required, see "
 						   "'xpcsfit validate --help'");
+	return xf_cli_overrides_finish(ov) ? XF_ERR_CONFIG : -1;
+}
+
+static int validate(const xf_cli_overrides *ov)
+{
 	xf_config cfg;
 	xf_dataset ds;
 	xf_error err = { 0 };
-	if (xf_config_load(config_path, &cfg, &err))
+	if (xf_config_load_with(config_path, ov->items, ov->n, &cfg, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	int rc = xf_dataset_load(&cfg, data_path, &ds, &err);
 	if (rc) {

@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
+{
+	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);
+}
+
 const char *xf_scaling_mode_name(xf_scaling_mode mode)
 {
 	switch (mode) {
@@ -100,6 +105,7 @@ void xf_config_free(xf_config *cfg)
 	free(cfg->phi_ranges);
 	free(cfg->contrast_start);
 	free(cfg->offset_start);
+	xf_cfg_free_overrides(cfg);
 	xf_config_defaults(cfg);
 }
 

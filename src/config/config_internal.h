@@ -93,4 +93,10 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 /* Priors of slot k from its bounds: middle and a quarter of the width. */
 void xf_cfg_default_prior(xf_bound *b);
 
+/* Overrides (config_overrides.c): one applied to the tree; the records of all kept in
+ * cfg (freed by xf_cfg_free_overrides, which xf_config_free calls). */
+int xf_cfg_apply_override(xf_ynode **root, const xf_config_override *o, xf_error *err);
+int xf_cfg_record_overrides(const xf_config_override *o, size_t n, xf_config *cfg, xf_error *err);
+void xf_cfg_free_overrides(xf_config *cfg);
+
 #endif

@@ -113,13 +113,19 @@ int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf
 /* ---- initial_parameters ------------------------------------------------------------- */
 
 static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *name, double v,
-			  const xf_bound *b, int line)
+			  const xf_bound *b, const xf_ynode *node)
 {
+	/* a value given on the command line is named by its option */
+	char where[1024];
+	if (node->origin)
+		snprintf(where, sizeof where, "%s", node->origin);
+	else
+		snprintf(where, sizeof where, "%s:%d", r->file, node->line);
 	return xf_fail(r->err, XF_ERR_CONFIG,
 		       "%s: %s = %g is outside its bounds [%g, %g] "
 		       "(must lie within parameter_space.bounds or the default bounds), "
-		       "in %s:%d",
-		       path, name, v, b->lower, b->upper, r->file, line);
+		       "in %s",
+		       path, name, v, b->lower, b->upper, where);
 }
 
 /* A start value outside its bounds is moved onto the nearer bound with a warning: the
@@ -248,7 +254,7 @@ static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cf
 			return xf_cfg_bad_value(r, v, path, "a finite number");
 		const xf_bound *b = &cfg->bounds[idx];
 		if (value < b->lower || value > b->upper)
-			return outside_bounds(r, path, xf_param_names[idx], value, b, v->line);
+			return outside_bounds(r, path, xf_param_names[idx], value, b, v);
 		cfg->values[idx] = value;
 		cfg->value_given[idx] = 1;
 		cfg->is_fixed[idx] = 1;

@@ -261,7 +261,7 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 		static const char *const gkeys[] = { "stator_rotor_gap", NULL };
 		xf_cfg_check_keys(r, geom, "analyzer_parameters.geometry", gkeys, NULL);
 		rc = xf_cfg_number(r, geom, "analyzer_parameters.geometry", "stator_rotor_gap",
-				   XF_CHECK_POSITIVE, &cfg->gap_A, NULL);
+				   XF_CHECK_POSITIVE, &cfg->gap_A, &cfg->has_gap);
 		if (rc)
 			return rc;
 	}
@@ -418,6 +418,10 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
 	    (rc = xf_cfg_read_parallel(r, root, cfg)))
 		return rc;
+	if (cfg->mode == XF_MODE_LAMINAR && !cfg->has_gap)
+		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "
+			"uses the default %g A (200 um); set the gap of your cell, in %s",
+			cfg->gap_A, r->file);
 	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }
 
@@ -434,8 +438,7 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 	xf_config_defaults(cfg);
 	int rc = xf_yaml_load_file(path, &root, err);
 	for (size_t k = 0; rc == 0 && k < n; k++)
-		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
-				 overrides[k].origin, err);
+		rc = xf_cfg_apply_override(&root, &overrides[k], err);
 	if (rc) {
 		xf_yaml_free(root);
 		return rc;
@@ -454,6 +457,8 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	else
 		rc = read_all(&r, root, cfg);
+	if (rc == 0)
+		rc = xf_cfg_record_overrides(overrides, n, cfg, err);
 	xf_yaml_free(root);
 	if (rc)
 		xf_config_free(cfg);

@@ -158,6 +158,144 @@ int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const ch
 	return append(map, key, leaf) == 0 ? 0 : no_memory(origin, err);
 }
 
+/* The mapping at a dotted section path (created as xf_yaml_set creates sections). */
+static xf_ynode *section_path(xf_ynode **root, const char *dotted, const char *origin,
+			      xf_error *err)
+{
+	char path[XF_YAML_SET_PATH_MAX];
+	size_t len = strlen(dotted);
+	if (len == 0 || len >= sizeof path) {
+		bad_path(dotted, origin, err);
+		return NULL;
+	}
+	memcpy(path, dotted, len + 1);
+	if (!*root || xf_ynode_is_null(*root)) {
+		xf_ynode *map = new_node(XF_YNODE_MAPPING, NULL, origin);
+		if (!map) {
+			no_memory(origin, err);
+			return NULL;
+		}
+		xf_yaml_free(*root);
+		*root = map;
+	}
+	if ((*root)->kind != XF_YNODE_MAPPING) {
+		xf_fail(err, XF_ERR_CONFIG,
+			"the top level of the config is not a mapping of keys, in %s", origin);
+		return NULL;
+	}
+	xf_ynode *map = *root;
+	char *key = path;
+	for (char *end = key; map && end;) {
+		end = strchr(key, '.');
+		if (end)
+			*end = '\0';
+		map = section(map, key, dotted, origin, err);
+		if (end)
+			key = end + 1;
+	}
+	return map;
+}
+
+/* The list under key of map; absent or null: a new empty list. */
+static xf_ynode *list_at(xf_ynode *map, const char *key, const char *path, const char *origin,
+			 xf_error *err)
+{
+	long k = index_of(map, key);
+	if (k >= 0 && map->items[k]->kind == XF_YNODE_SEQUENCE)
+		return map->items[k];
+	if (k >= 0 && !xf_ynode_is_null(map->items[k])) {
+		xf_fail(err, XF_ERR_CONFIG, "%s.%s: the config has %s there, not a list, in %s",
+			path, key, kind_name(map->items[k]), origin);
+		return NULL;
+	}
+	xf_ynode *list = new_node(XF_YNODE_SEQUENCE, NULL, origin);
+	if (!list) {
+		no_memory(origin, err);
+		return NULL;
+	}
+	if (k >= 0) {
+		xf_yaml_free(map->items[k]);
+		map->items[k] = list;
+	} else if (append(map, key, list) != 0) {
+		no_memory(origin, err);
+		return NULL;
+	}
+	return list;
+}
+
+/* Append an item to a list; the item is freed on failure. */
+static int push(xf_ynode *list, xf_ynode *item)
+{
+	xf_ynode **items = realloc(list->items, (list->n + 1) * sizeof *items);
+	if (!items) {
+		xf_yaml_free(item);
+		return -1;
+	}
+	list->items = items;
+	list->items[list->n++] = item;
+	return 0;
+}
+
+int xf_yaml_set_named(xf_ynode **root, const char *dotted, const char *name, const char *value,
+		      const char *origin, xf_error *err)
+{
+	xf_ynode *map = section_path(root, dotted, origin, err);
+	xf_ynode *names = map ? list_at(map, "parameter_names", dotted, origin, err) : NULL;
+	xf_ynode *values = names ? list_at(map, "values", dotted, origin, err) : NULL;
+	if (!values)
+		return err->code;
+	/* values: null beside names: each name starts at the middle of its bounds */
+	while (values->n < names->n) {
+		xf_ynode *null = new_node(XF_YNODE_SCALAR, "null", origin);
+		if (!null || push(values, null) != 0)
+			return no_memory(origin, err);
+	}
+	xf_ynode *leaf = new_node(XF_YNODE_SCALAR, value, origin);
+	if (!leaf)
+		return no_memory(origin, err);
+	for (size_t k = 0; k < names->n && k < values->n; k++) {
+		if (names->items[k]->kind == XF_YNODE_SCALAR &&
+		    !strcmp(names->items[k]->text, name)) {
+			leaf->line = values->items[k]->line;
+			xf_yaml_free(values->items[k]);
+			values->items[k] = leaf;
+			return 0;
+		}
+	}
+	xf_ynode *key = new_node(XF_YNODE_SCALAR, name, origin);
+	if (!key || push(names, key) != 0) {
+		xf_yaml_free(leaf);
+		return no_memory(origin, err);
+	}
+	return push(values, leaf) == 0 ? 0 : no_memory(origin, err);
+}
+
+int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key, const char *const *keys,
+		     const char *const *values, size_t n, int fresh, const char *origin,
+		     xf_error *err)
+{
+	xf_ynode *map = section_path(root, dotted, origin, err);
+	xf_ynode *list = map ? list_at(map, key, dotted, origin, err) : NULL;
+	if (!list)
+		return err->code;
+	if (fresh) { /* the first item given replaces the file's list */
+		for (size_t k = 0; k < list->n; k++)
+			xf_yaml_free(list->items[k]);
+		list->n = 0;
+	}
+	xf_ynode *item = new_node(XF_YNODE_MAPPING, NULL, origin);
+	if (!item)
+		return no_memory(origin, err);
+	for (size_t k = 0; k < n; k++) {
+		xf_ynode *leaf = new_node(XF_YNODE_SCALAR, values[k], origin);
+		if (!leaf || append(item, keys[k], leaf) != 0) {
+			xf_yaml_free(item);
+			return no_memory(origin, err);
+		}
+	}
+	return push(list, item) == 0 ? 0 : no_memory(origin, err);
+}
+
 int xf_ynode_overridden(const xf_ynode *node, const char **origin)
 {
 	if (!node)

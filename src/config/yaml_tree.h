@@ -49,6 +49,17 @@ void xf_yaml_free(xf_ynode *node);
  * NULL (an empty file): a mapping is made. Returns 0 or the error code (yaml_set.c). */
 int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const char *origin,
 		xf_error *err);
+/* Set the start value of name in the section at dotted (initial_parameters): its entry
+ * of values beside parameter_names, replaced, or name and value appended to the two
+ * lists (made when absent; values: null becomes one null per name). Returns 0 or the
+ * error code, as xf_yaml_set. */
+int xf_yaml_set_named(xf_ynode **root, const char *dotted, const char *name, const char *value,
+		      const char *origin, xf_error *err);
+/* Append a mapping {keys[i]: values[i]} to the list key of the section at dotted
+ * (phi_filtering target_ranges); fresh: the list's items are dropped first. */
+int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key, const char *const *keys,
+		     const char *const *values, size_t n, int fresh, const char *origin,
+		     xf_error *err);
 /* 1 when node or anything under it was set by xf_yaml_set(); *origin: the first origin. */
 int xf_ynode_overridden(const xf_ynode *node, const char **origin);
 

@@ -11,11 +11,32 @@
 
 /* Bins of one ring share q to this relative precision. */
 #define XF_Q_RING_TOLERANCE 1e-6
+/* A configured wavevector_q farther than this fraction from every ring is an error
+ * (adr/0031, docs/config.md "q and geometry checks"). */
+#define XF_Q_TARGET_TOLERANCE 0.05
 /* Two angles closer than this (degrees) are the same angle. */
 #define XF_PHI_SAME_DEG 1e-9
 /* Config and file dt that differ by more than this fraction get a warning. */
 #define XF_DT_MISMATCH_FRACTION 0.01
 #define XF_MIN_FRAMES		3
+
+static int in_ring(double q, double q_ring);
+
+static double q_min(const xf_raw_file *raw)
+{
+	double v = raw->maps[0].q;
+	for (int m = 1; m < raw->n_maps; m++)
+		v = raw->maps[m].q < v ? raw->maps[m].q : v;
+	return v;
+}
+
+static double q_max(const xf_raw_file *raw)
+{
+	double v = raw->maps[0].q;
+	for (int m = 1; m < raw->n_maps; m++)
+		v = raw->maps[m].q > v ? raw->maps[m].q : v;
+	return v;
+}
 
 int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err)
 {
@@ -32,13 +53,30 @@ int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf
 		*q_ring = raw->maps[0].q;
 		return 0;
 	}
-	int best = 0;
+	int best = 0, second = -1;
+	double want = cfg->wavevector_q;
 	for (int m = 1; m < raw->n_maps; m++)
-		if (fabs(raw->maps[m].q - cfg->wavevector_q) <
-		    fabs(raw->maps[best].q - cfg->wavevector_q))
+		if (fabs(raw->maps[m].q - want) < fabs(raw->maps[best].q - want))
 			best = m;
 	*q_ring = raw->maps[best].q;
-	return 0;
+	if (fabs(*q_ring - want) <= XF_Q_TARGET_TOLERANCE * want)
+		return 0;
+	/* the next ring the other way round, for the message */
+	for (int m = 0; m < raw->n_maps; m++)
+		if (!in_ring(raw->maps[m].q, *q_ring) &&
+		    (second < 0 || fabs(raw->maps[m].q - want) < fabs(raw->maps[second].q - want)))
+			second = m;
+	char next[96] = "";
+	int rings = xf_raw_count_q_rings(raw);
+	if (second >= 0)
+		snprintf(next, sizeof next, ", next %.6g 1/A", raw->maps[second].q);
+	return xf_fail(err, XF_ERR_DATA,
+		       "analyzer_parameters.scattering.wavevector_q = %g 1/A is %.0f%% from the "
+		       "nearest q ring of the file (%.6g 1/A%s; must be within %.0f%% of a ring; "
+		       "the file's %d ring%s span %.6g to %.6g 1/A), in %s",
+		       want, 100.0 * fabs(*q_ring - want) / want, *q_ring, next,
+		       100.0 * XF_Q_TARGET_TOLERANCE, rings, rings == 1 ? "" : "s", q_min(raw),
+		       q_max(raw), raw->file_name);
 }
 
 static int in_ring(double q, double q_ring)

@@ -223,7 +223,8 @@ int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_data
 		xf_h5_attr_str(&w, g, "status", res->status ? res->status : "failed");
 		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(res->quality.overall));
 		xf_h5_attr_str(&w, g, "combination_method", res->method);
-		xf_h5_attr_str(&w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+		xf_h5_attr_str(&w, g, "per_angle_mode",
+			       xf_scaling_mode_used_name(res->scaling_mode));
 		posterior(&w, g, res);
 		if (res->gp_mean) {
 			xf_h5_put_vec(

@@ -204,7 +204,9 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(root, "parameters", parameters_object(res, 1, 0));
 	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(res, 0, 0));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
-	cJSON_AddStringToObject(root, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	cJSON_AddStringToObject(root, "per_angle_mode",
+				xf_scaling_mode_used_name(res->scaling_mode));
+	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(cfg));
 	cJSON *comb = cJSON_CreateObject();
 	cJSON_AddStringToObject(comb, "method", res->method);
 	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(res->temper));

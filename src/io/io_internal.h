@@ -22,6 +22,8 @@ cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
  * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
 typedef struct xf_config xf_config;
 void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds);
+/* The config's overrides as [{option, key, value}, ...] ([] when none). */
+cJSON *xf_json_overrides(const xf_config *cfg);
 /* What the next parameters.json says under "outputs" (docs/outputs.md): plots "written",
  * "skipped" (--no-plots) or "failed" (then status "partial" and the reason); NULL plots:
  * no "outputs" object (a parameters.json written on its own). */

@@ -119,3 +119,16 @@ int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err)
 	free(withnl);
 	return rc;
 }
+
+cJSON *xf_json_overrides(const xf_config *cfg)
+{
+	cJSON *list = cJSON_CreateArray();
+	for (size_t k = 0; list && k < cfg->n_overrides; k++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "option", cfg->overrides[k].option);
+		cJSON_AddStringToObject(o, "key", cfg->overrides[k].key);
+		cJSON_AddStringToObject(o, "value", cfg->overrides[k].value);
+		cJSON_AddItemToArray(list, o);
+	}
+	return list;
+}

@@ -179,7 +179,11 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "parameters", parameters_object(res));
 	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(res));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
-	cJSON_AddStringToObject(root, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	cJSON_AddStringToObject(root, "per_angle_mode",
+				xf_scaling_mode_used_name(res->scaling_mode));
+	cJSON_AddStringToObject(root, "per_angle_mode_config",
+				xf_scaling_mode_name(cfg->nlsq.per_angle_mode));
+	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(cfg));
 	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
 	cJSON_AddItemToObject(root, "covariance_rank", xf_json_int(res->cov_rank));
 	cJSON_AddItemToObject(root, "n_starts", xf_json_int(res->n_starts_run));

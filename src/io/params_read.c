@@ -148,13 +148,15 @@ int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *o
 	}
 	res->mode = !strcmp(mode->valuestring, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
 	res->n_phys = xf_mode_n_phys(res->mode);
-	const char *modes[4] = { "auto", "individual", "constant", "fourier" };
+	const char *modes[4] = { "shared", "individual", "constant", "fourier" };
 	const xf_scaling_mode values[4] = { XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL,
 					    XF_SCALING_CONSTANT, XF_SCALING_FOURIER };
 	res->scaling_mode = XF_SCALING_INDIVIDUAL;
 	for (int k = 0; k < 4; k++)
 		if (!strcmp(pam->valuestring, modes[k]))
 			res->scaling_mode = values[k];
+	if (!strcmp(pam->valuestring, "auto")) /* an older parameters.json: shared */
+		res->scaling_mode = XF_SCALING_AUTO;
 	res->chi_squared = num_of(cJSON_GetObjectItem(root, "chi_squared"));
 	const cJSON *status = cJSON_GetObjectItem(root, "status");
 	snprintf(origin->status, sizeof origin->status, "%s",

@@ -253,7 +253,7 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	xf_h5_attr_str(w, g, "stop_reason", res->stop_reason ? res->stop_reason : "");
 	xf_h5_attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
 	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
-	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_name(res->scaling_mode));
+	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(res->scaling_mode));
 	xf_h5_attr_str(w, g, "surfaces",
 		       surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);

@@ -208,7 +208,10 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 	pladv(0);
 	/* title: angle, q, mode and status, then the key fitted values */
 	char line1[512], line2[1024] = "", line3[512] = "", chi2[64] = "";
-	if (isfinite(src->reduced_chi_squared))
+	/* σ not given: χ² is in the data's units squared, the residual sd says more */
+	if (isfinite(src->residual_sd))
+		snprintf(chi2, sizeof chi2, "   residual sd = %.4g", src->residual_sd);
+	else if (isfinite(src->reduced_chi_squared))
 		snprintf(chi2, sizeof chi2, "   reduced χ#u2#d = %.4g", src->reduced_chi_squared);
 	snprintf(line1, sizeof line1, "φ = %.2f°   q = %.5g Å#u-1#d   %s %s, %s (%s)%s%s",
 		 src->phi_deg[a], src->q, src->mode_name,

@@ -153,7 +153,7 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	plbox("bcnstlg", 0.0, 0, "bcnstvg", 0.0, 0);
 	pllab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)", "");
 	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points) and fit (lines), per angle");
+	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points), fit (lines)");
 	double *lx = malloc(2 * (size_t)nl * sizeof *lx);
 	if (!lx)
 		return;
@@ -211,11 +211,11 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	black();
 	PLFLT lw, lh;
 	xf_plot_text(0.8);
+	/* outside the axes, right of them: a legend never covers a curve */
 	pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-		 PL_POSITION_TOP | PL_POSITION_RIGHT | PL_POSITION_INSIDE, 0.02, 0.02, 0.08, 0, 1,
-		 1, 0, 0, n_curves, opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts,
-		 NULL, NULL, NULL, NULL, colours, styles, widths, colours, sym_scales, sym_numbers,
-		 symbols);
+		 PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.02, 0.0, 0.08, 0, 1, 1, 0, 0, n_curves,
+		 opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts, NULL, NULL, NULL,
+		 NULL, colours, styles, widths, colours, sym_scales, sym_numbers, symbols);
 	xf_plot_text(1.0);
 	free(lx);
 }
@@ -259,8 +259,13 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 			 src->stop_reason, src->iterations);
 		plptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
-		snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
-			 src->chi_squared, src->reduced_chi_squared);
+		if (isfinite(src->residual_sd))
+			snprintf(line, sizeof line,
+				 "residual sd = %.4g,  χ#u2#d (σ = 1) = %.6g (σ not given)",
+				 src->residual_sd, src->chi_squared);
+		else
+			snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
+				 src->chi_squared, src->reduced_chi_squared);
 		plptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
 	}
@@ -350,6 +355,7 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 			"per-angle contrast (± 1σ)");
 	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.86,
 			"per-angle offset (± 1σ)");
-	lag_panel(src, cuts, 0.07, 0.52, 0.07, 0.45);
+	/* the lag panel leaves room on its right for its legend (outside the axes) */
+	lag_panel(src, cuts, 0.07, 0.41, 0.07, 0.45);
 	text_panel(src, 0.58, 0.98, 0.05, 0.46);
 }

@@ -82,6 +82,7 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 		.quality_reasons = reasons,
 		.chi_squared = NAN,
 		.reduced_chi_squared = NAN,
+		.residual_sd = NAN,
 		.n_points = (long long)ds->n_points,
 		.n_params = res->n_params,
 		.n_phys = res->n_phys,

@@ -23,7 +23,7 @@ typedef struct h5_result {
 	int *is_fixed;
 	double *contrast, *contrast_unc, *offset, *offset_unc;
 	char *status, *stop_reason, *mode, *quality, *quality_reasons;
-	double chi2, red_chi2;
+	double chi2, red_chi2, residual_sd;
 	long long n_points;
 	int iterations;
 } h5_result;
@@ -270,6 +270,7 @@ static int load(h5_result *r, xf_error *err)
 		r->n_phys = r->n_params;
 	r->chi2 = read_scalar(r, "/nlsq/chi_squared");
 	r->red_chi2 = read_scalar(r, "/nlsq/reduced_chi_squared");
+	r->residual_sd = read_scalar(r, "/nlsq/residual_sd");
 	r->n_points = (long long)read_scalar(r, "/nlsq/n_points");
 	r->iterations = (int)read_scalar(r, "/nlsq/iterations");
 	r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
@@ -343,6 +344,7 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			.quality_reasons = r.quality_reasons,
 			.chi_squared = r.chi2,
 			.reduced_chi_squared = r.red_chi2,
+			.residual_sd = r.residual_sd,
 			.n_points = r.n_points,
 			.iterations = r.iterations,
 			.n_params = r.n_params,

@@ -31,6 +31,7 @@ typedef struct xf_plot_src {
 	const char *quality;	     /* "good" | "marginal" | "poor" (NULL: not known) */
 	const char *quality_reasons; /* one reason per line, or "" */
 	double chi_squared, reduced_chi_squared;
+	double residual_sd; /* σ not given: √(reduced χ²), shown instead of it; else NaN */
 	long long n_points;
 	int iterations;
 	int n_params, n_phys;

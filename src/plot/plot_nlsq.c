@@ -231,6 +231,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.quality_reasons = reasons,
 		.chi_squared = res->chi_squared,
 		.reduced_chi_squared = res->reduced_chi_squared,
+		.residual_sd = res->residual_sd,
 		.n_points = (long long)res->n_points,
 		.iterations = res->iterations,
 		.n_params = res->n_params,
