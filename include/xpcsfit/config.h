@@ -121,6 +121,12 @@ typedef struct xf_config {
 	xf_cmc_options cmc;
 
 	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
+
+	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
+	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`
+	 * lists them by section and --strict refuses a config that has any */
+	char **ignored_keys;
+	size_t n_ignored_keys;
 } xf_config;
 
 /* Defaults of every key (model.md bounds, config.md defaults). */
@@ -146,6 +152,9 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
  * analyzer_parameters.scattering.wavevector_q); any other name is returned as it is. */
 const char *xf_config_key_alias(const char *name);
 void xf_config_free(xf_config *cfg);
+/* Length of the section part of an ignored key's dotted path ("optimization.nlsq" of
+ * "optimization.nlsq.x_scale"); 0 for a top-level key. Dots inside [..] do not count. */
+size_t xf_config_key_section(const char *path);
 /* The start value of parameter k: values[k] if given, else middle of bounds[k]. */
 double xf_config_start_value(const xf_config *cfg, int k);
 /* Write a commented template for the mode (xpcsfit config). Returns 0 or an errno-like

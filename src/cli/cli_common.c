@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli_internal.h"
+#include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
@@ -105,7 +106,12 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 			xf_config_free(cfg);
 		return crc;
 	}
+	if (job->strict && (crc = xf_cli_strict(cfg, job->config))) {
+		xf_config_free(cfg);
+		return crc;
+	}
 	log_config_text(job->config);
+	xf_cli_log_ignored(cfg);
 	for (size_t k = 0; k < job->n_overrides; k++)
 		xf_info("override: %s = %s (%s)", xf_config_key_alias(job->overrides[k].key),
 			job->overrides[k].value, job->overrides[k].origin);

@@ -25,6 +25,7 @@ typedef struct xf_cli_job {
 	int surfaces;	  /* 0: --no-surfaces (nlsq) */
 	int force;	  /* --force: a finished result may be replaced */
 	int resume;	  /* cmc --resume: reuse finished shards */
+	int strict;	  /* --strict: a config key xpcsfit does not use is an error */
 	int *written;	  /* when not NULL: set to 1 once the result folders are whole */
 } xf_cli_job;
 

@@ -17,9 +17,9 @@
 
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
-	"                   [--threads N] [--resume] [--no-plots] [--force]\n"
+	"                   [--threads N] [--resume] [--no-plots] [--force] [--strict]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                   [--resume] [--no-plots] [--force]\n"
+	"                   [--resume] [--no-plots] [--force] [--strict]\n"
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
@@ -31,6 +31,7 @@ static const char cmc_usage[] =
 	"  --no-plots      skip the PNG plots\n"
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
 	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
@@ -38,11 +39,17 @@ static const char cmc_usage[] =
 static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },  { "data", required_argument, 0, 'd' },
-		{ "nlsq", required_argument, 0, 'n' },	  { "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' }, { "resume", no_argument, 0, 'r' },
-		{ "no-plots", no_argument, 0, 'P' },	  { "force", no_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "nlsq", required_argument, 0, 'n' },
+		{ "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },
+		{ "resume", no_argument, 0, 'r' },
+		{ "no-plots", no_argument, 0, 'P' },
+		{ "force", no_argument, 0, 'f' },
+		{ "strict", no_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 	xf_cli_job_init(o, cmd);
@@ -61,6 +68,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		case 'r': o->resume = 1; break;
 		case 'P': o->plots = 0; break;
 		case 'f': o->force = 1; break;
+		case 's': o->strict = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			return xf_cli_error(

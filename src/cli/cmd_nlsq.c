@@ -8,7 +8,7 @@
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                    [--no-plots] [--no-surfaces] [--force]\n"
+	"                    [--no-plots] [--no-surfaces] [--force] [--strict]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
 	"Results go to DIR/nlsq/ (DIR defaults to ./xpcsfit_results): results.h5,\n"
@@ -17,6 +17,7 @@ static const char nlsq_usage[] =
 	"  --no-plots      skip the PNG plots\n"
 	"  --no-surfaces   skip the (n_phi, N, N) surfaces in results.h5\n"
 	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
@@ -49,15 +50,11 @@ int xf_cli_run_nlsq(const xf_cli_job *job)
 int xf_cmd_nlsq(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' },
-		{ "data", required_argument, 0, 'd' },
-		{ "out", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' },
-		{ "no-plots", no_argument, 0, 'P' },
-		{ "no-surfaces", no_argument, 0, 'S' },
-		{ "force", no_argument, 0, 'f' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
+		{ "out", required_argument, 0, 'o' },	 { "threads", required_argument, 0, 't' },
+		{ "no-plots", no_argument, 0, 'P' },	 { "no-surfaces", no_argument, 0, 'S' },
+		{ "force", no_argument, 0, 'f' },	 { "strict", no_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
 	};
 	xf_cli_job job;
 	int c;
@@ -76,6 +73,7 @@ int xf_cmd_nlsq(int argc, char **argv)
 		case 'P': job.plots = 0; break;
 		case 'S': job.surfaces = 0; break;
 		case 'f': job.force = 1; break;
+		case 's': job.strict = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
 			return xf_cli_error(XF_ERR_CONFIG,

@@ -90,6 +90,10 @@ int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_config *cfg,
 			     xf_error *err);
 
+/* After the readers: the keys of the tree whose values no reader marked used go to
+ * cfg->ignored_keys (config_keys.c). 0 or XF_ERR_NOMEM. */
+int xf_cfg_collect_unused(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+
 /* Priors of slot k from its bounds: middle and a quarter of the width. */
 void xf_cfg_default_prior(xf_bound *b);
 

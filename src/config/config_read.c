@@ -68,6 +68,7 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 		 * unreadable one is not worth an error, a contradicting one is worth a word */
 		const xf_ynode *space = xf_ynode_get(root, "parameter_space");
 		const xf_ynode *model = xf_ynode_get(space, "model");
+		xf_ynode_mark_used(model); /* checked against analysis_mode below */
 		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && mode_names[k]; k++)
 			if (strcmp(model->text, mode_names[k]) == 0 &&
 			    mode_values[k] != mode_values[index])
@@ -416,7 +417,7 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_parameter_space(r, root, cfg)) ||
 	    (rc = xf_cfg_read_initial_parameters(r, root, cfg)) ||
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
-	    (rc = xf_cfg_read_parallel(r, root, cfg)))
+	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_collect_unused(r, root, cfg)))
 		return rc;
 	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }
