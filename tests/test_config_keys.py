@@ -1,8 +1,11 @@
 """test_config_keys.py — key accounting (adr/0032): `validate` lists every key of
 homodyne's templates that xpcsfit does not use, by dotted path grouped by section, and
 none it uses; --strict refuses such a config (exit 2, the keys named) in validate, nlsq
-and batch; a config of xpcsfit's own keys passes --strict."""
+and batch; a config of xpcsfit's own keys passes --strict. The homodyne keys honoured here:
+output.base_directory is the default --out, logging.level ERROR quiets the console."""
 import os
+import shutil
+import subprocess
 
 import yaml
 
@@ -100,7 +103,7 @@ def test_strict_refuses_ignored_keys():
           "nlsq --strict wrote a result")
     rc, out, err = run(["batch", "--strict", "--config", cfg, "--out",
                         os.path.join(T, "keys_strict_batch"), LAMINAR])
-    check(rc == 2 and "logging.level" in err, "batch --strict: %d %s" % (rc, err))
+    check(rc == 2 and "optimization.cmc.backend" in err, "batch --strict: %d %s" % (rc, err))
 
 
 def test_clean_config_passes_strict():
@@ -112,7 +115,40 @@ def test_clean_config_passes_strict():
     check(got["ignored_keys"] == {}, str(got["ignored_keys"]))
 
 
+def nlsq_in(cwd, cfg, extra=()):
+    p = subprocess.run([os.environ["XF_BINARY"], "nlsq", "--config", cfg, "--data", LAMINAR,
+                        "--no-plots", "--no-surfaces", "--force"] + list(extra),
+                       capture_output=True, text=True, cwd=cwd, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_base_directory_and_logging_level():
+    work = os.path.join(T, "keys_cwd")
+    os.makedirs(work, exist_ok=True)
+    cfg = write_yaml("keys_out.yaml", dict(CLEAN, output={"base_directory": "from_config"},
+                                            logging={"level": "ERROR"}))
+    shutil.rmtree(os.path.join(work, "from_config"), ignore_errors=True)
+    rc, out, err = nlsq_in(work, cfg)
+    check(rc in (0, 1), err)
+    check(os.path.exists(os.path.join(work, "from_config", "nlsq", "parameters.json")),
+          "output.base_directory not used as the default --out")
+    check(all(l.startswith("xpcsfit: error:") for l in err.splitlines() if l.strip()),
+          "logging.level ERROR printed more than errors on stderr: %r" % err)
+    check("nlsq:" in out, "the summary is still on stdout")
+    log = open(os.path.join(work, "from_config", "nlsq", "run.log")).read()
+    check("nlsq on" in log or "iteration" in log or len(log) > 0, "run.log empty")
+    # --out wins; INFO (the default) shows the progress lines
+    cfg2 = write_yaml("keys_out2.yaml", dict(CLEAN, output={"base_directory": "unused"}))
+    rc, out, err = nlsq_in(work, cfg2, ["--out", "given"])
+    check(os.path.exists(os.path.join(work, "given", "nlsq", "parameters.json")), err)
+    check(not os.path.exists(os.path.join(work, "unused")), "base_directory beat --out")
+    check("xpcsfit: nlsq on" in err, "INFO: progress line missing: %r" % err)
+    ign = paths(validate(cfg, LAMINAR)[0]["ignored_keys"])
+    check(not {"output.base_directory", "logging.level"} & ign, str(ign))
+
+
 if __name__ == "__main__":
     raise SystemExit(run_tests([test_templates_list_ignored_keys, test_grouped_text_listing,
                                 test_strict_refuses_ignored_keys,
-                                test_clean_config_passes_strict]))
+                                test_clean_config_passes_strict,
+                                test_base_directory_and_logging_level]))

@@ -79,6 +79,14 @@ typedef struct xf_cmc_options {
 	int check_draws; /* 2000: points of the consensus self-check (0: none) */
 } xf_cmc_options;
 
+/* How much the console shows (logging.level; run.log always has everything). */
+typedef enum xf_verbosity {
+	XF_VERBOSITY_INFO = 0, /* the default: warnings and progress lines */
+	XF_VERBOSITY_ERROR,    /* error lines only on stderr (stdout's summary stays) */
+	XF_VERBOSITY_WARNING,  /* warnings, no progress lines */
+	XF_VERBOSITY_DEBUG,    /* everything, info lines too */
+} xf_verbosity;
+
 typedef struct xf_config {
 	char *source_path; /* the YAML file read (NULL for defaults) */
 	xf_mode mode;	   /* analysis_mode */
@@ -122,6 +130,11 @@ typedef struct xf_config {
 
 	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
 
+	/* output.base_directory: the result folder when --out is not given, relative to
+	 * the working directory as --out is; NULL when not set */
+	char *base_directory;
+	xf_verbosity verbosity; /* logging.level */
+
 	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
 	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`
 	 * lists them by section and --strict refuses a config that has any */
@@ -152,6 +165,11 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
  * analyzer_parameters.scattering.wavevector_q); any other name is returned as it is. */
 const char *xf_config_key_alias(const char *name);
 void xf_config_free(xf_config *cfg);
+/* output.base_directory of the config at path (with the overrides applied) into buf,
+ * before the config is read in full: 1 when set, 0 when not (or unreadable: the full
+ * read reports that). No warnings. */
+int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
+			     char *buf, size_t size);
 /* Length of the section part of an ignored key's dotted path ("optimization.nlsq" of
  * "optimization.nlsq.x_scale"); 0 for a top-level key. Dots inside [..] do not count. */
 size_t xf_config_key_section(const char *path);

@@ -64,6 +64,31 @@ static void log_config_text(const char *path)
 		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
 }
 
+/* the console's progress lines (logging.level); one process, one config at a time */
+static int progress_on = 1;
+
+void xf_cli_set_verbosity(const xf_config *cfg)
+{
+	xf_verbosity v = cfg->verbosity;
+	xf_log_set_stderr(v != XF_VERBOSITY_ERROR, v == XF_VERBOSITY_DEBUG);
+	progress_on = v == XF_VERBOSITY_INFO || v == XF_VERBOSITY_DEBUG;
+}
+
+int xf_cli_progress_on(void)
+{
+	return progress_on;
+}
+
+const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size)
+{
+	if (job->out_given ||
+	    !xf_config_base_directory(job->config, job->overrides, job->n_overrides, buf, size))
+		return job;
+	*copy = *job;
+	copy->out = buf;
+	return copy;
+}
+
 void xf_cli_job_init(xf_cli_job *job, const char *command)
 {
 	memset(job, 0, sizeof *job);
@@ -110,6 +135,7 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		xf_config_free(cfg);
 		return crc;
 	}
+	xf_cli_set_verbosity(cfg);
 	log_config_text(job->config);
 	xf_cli_log_ignored(cfg);
 	for (size_t k = 0; k < job->n_overrides; k++)
@@ -162,7 +188,7 @@ typedef struct progress_state {
 static void show_progress(const xf_nlsq_progress *p, void *ctx)
 {
 	progress_state *st = ctx;
-	if (!st->tty && p->screening)
+	if ((!st->tty && p->screening) || !progress_on)
 		return;
 	double t = xf_cli_now_s() - st->t0;
 	if (st->tty)
@@ -271,8 +297,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
-	fprintf(stderr, "xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices",
-		ds->n_points, ds->n_phi, ds->n_frames, threads);
+	if (progress_on)
+		fprintf(stderr,
+			"xpcsfit: nlsq on %zu points (%d angles x %d frames), %d virtual devices",
+			ds->n_points, ds->n_phi, ds->n_frames, threads);
 	if (xf_dist_ranks() > 1)
 		fprintf(stderr, " per rank, %d MPI ranks", xf_dist_ranks());
 	fputc('\n', stderr);
@@ -298,9 +326,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	if (strcmp(cfg->nlsq.loss, "linear"))
 		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
 			cfg->nlsq.loss);
-	fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
-		oopt->write_surfaces ? " with surfaces" : "",
-		oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
+	if (progress_on)
+		fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
+			oopt->write_surfaces ? " with surfaces" : "",
+			oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_dist_is_root() &&
 	    (write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);

@@ -256,6 +256,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.n_overrides = in->n_overrides;
 	job.data = in->path;
 	job.out = dir;
+	job.out_given = 1;
 	job.threads = b->threads;
 	job.plots = b->plots;
 	job.force = b->force || b->resume;

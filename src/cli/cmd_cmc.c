@@ -60,7 +60,10 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o)
 		case 'c': o->config = optarg; break;
 		case 'd': o->data = optarg; break;
 		case 'n': o->nlsq = optarg; break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			o->out = optarg;
+			o->out_given = 1;
+			break;
 		case 't':
 			if (xf_cli_threads(optarg, &o->threads))
 				return XF_ERR_CONFIG;
@@ -100,7 +103,9 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
 {
 	if (!o->nlsq) {
-		fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n", cmd);
+		if (xf_cli_progress_on())
+			fprintf(stderr, "xpcsfit: %s: fitting NLSQ first (the warm start of CMC)\n",
+				cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
 		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
 					  cmd, t_start, xf_cli_now_s(), nlsq);
@@ -151,6 +156,8 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	progress_state *st = ctx;
 	int tty = st->tty;
 	char eta[32] = "";
+	if (!xf_cli_progress_on())
+		return;
 	/* The first report comes once the layout is valid and before any sampling (so a
 	 * config error stays one line), and its shards done are the resumed ones. */
 	if (!st->reported++) {
@@ -197,8 +204,9 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	xf_error err = { 0 };
 	xf_phase("results", 0);
 	xf_output_options oopt = { 1, o->plots, threads };
-	fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
-		o->plots ? ", plots" : "");
+	if (xf_cli_progress_on())
+		fprintf(stderr, "xpcsfit: writing %s/ (results.h5, parameters.json%s)\n", dir,
+			o->plots ? ", plots" : "");
 	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
@@ -213,9 +221,11 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	return rc;
 }
 
-int xf_cli_run_cmc(const xf_cli_job *job)
+int xf_cli_run_cmc(const xf_cli_job *given)
 {
-	const xf_cli_job o = *job;
+	xf_cli_job copy;
+	char base[4096];
+	const xf_cli_job o = *xf_cli_job_out(given, &copy, base, sizeof base);
 	const char *cmd = o.command;
 	int rc;
 	double t_start = xf_cli_now_s();

@@ -11,7 +11,8 @@ static const char nlsq_usage[] =
 	"                    [--no-plots] [--no-surfaces] [--force] [--strict]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
-	"Results go to DIR/nlsq/ (DIR defaults to ./xpcsfit_results): results.h5,\n"
+	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
+	"./xpcsfit_results): results.h5,\n"
 	"parameters.json, plots/, run.log.\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
 	"  --no-plots      skip the PNG plots\n"
@@ -21,8 +22,11 @@ static const char nlsq_usage[] =
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n";
 
-int xf_cli_run_nlsq(const xf_cli_job *job)
+int xf_cli_run_nlsq(const xf_cli_job *given)
 {
+	xf_cli_job copy;
+	char base[4096];
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int threads = job->threads;
 	xf_output_options oopt = { job->surfaces, job->plots, 1 };
 	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
@@ -65,7 +69,10 @@ int xf_cmd_nlsq(int argc, char **argv)
 		switch (c) {
 		case 'c': job.config = optarg; break;
 		case 'd': job.data = optarg; break;
-		case 'o': job.out = optarg; break;
+		case 'o':
+			job.out = optarg;
+			job.out_given = 1;
+			break;
 		case 't':
 			if (xf_cli_threads(optarg, &job.threads))
 				return XF_ERR_CONFIG;

@@ -100,6 +100,7 @@ void xf_config_free(xf_config *cfg)
 	free(cfg->phi_ranges);
 	free(cfg->contrast_start);
 	free(cfg->offset_start);
+	free(cfg->base_directory);
 	for (size_t k = 0; k < cfg->n_ignored_keys; k++)
 		free(cfg->ignored_keys[k]);
 	free(cfg->ignored_keys);

@@ -41,32 +41,40 @@ static int has_mapping_item(const xf_ynode *seq)
 /* A value is a leaf of the accounting unless it is a non-empty mapping or a list of
  * mappings (bounds, target_ranges): those are walked into, their keys counted one by
  * one. A marked node counts as used with everything under it. */
-static int walk(const xf_ynode *node, const char *path, key_list *l)
+static int walk(const xf_cfg_reader *r, const xf_ynode *node, const char *path, key_list *l)
 {
+	const char *origin = NULL;
 	char child[XF_CFG_PATH_MAX];
 	if (node->used)
 		return 0;
 	if (node->kind == XF_YNODE_MAPPING && node->n > 0) {
 		for (size_t k = 0; k < node->n; k++)
-			if (walk(node->items[k], xf_cfg_path(child, path, node->keys[k]), l))
+			if (walk(r, node->items[k], xf_cfg_path(child, path, node->keys[k]), l))
 				return -1;
 		return 0;
 	}
 	if (node->kind == XF_YNODE_SEQUENCE && has_mapping_item(node)) {
 		for (size_t k = 0; k < node->n; k++) {
 			snprintf(child, sizeof child, "%s[%zu]", path, k);
-			if (walk(node->items[k], child, l))
+			if (walk(r, node->items[k], child, l))
 				return -1;
 		}
 		return 0;
 	}
+	/* an override must change something (adr/0024): one no reader used is an error,
+	 * recorded; read_all returns it once the walk is done */
+	if (xf_ynode_overridden(node, &origin))
+		xf_fail(r->err, XF_ERR_CONFIG,
+			"config key '%s' is not used by xpcsfit: an override there changes "
+			"nothing, in %s",
+			path, origin);
 	return add_path(l, path);
 }
 
 int xf_cfg_collect_unused(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	key_list l = { 0 };
-	if (walk(root, "", &l)) {
+	if (walk(r, root, "", &l)) {
 		for (size_t k = 0; k < l.n; k++)
 			free(l.paths[k]);
 		free(l.paths);

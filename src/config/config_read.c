@@ -14,10 +14,8 @@ static const char *const top_ignored[] = {
 	"analysis_settings",
 	"noise_estimation",
 	"performance",
-	"logging",
 	"quality_control",
 	"plotting",
-	"output",
 	"validation",
 	"v2_features",
 	"data_filtering",
@@ -28,11 +26,18 @@ static const char *const top_ignored[] = {
 	NULL,
 };
 static const char *const top_known[] = {
-	"analysis_mode",       "experimental_data",
-	"analyzer_parameters", "phi_filtering",
-	"initial_parameters",  "parameter_space",
-	"optimization",	       "parallel",
-	"optimization_config", NULL,
+	"analysis_mode",
+	"experimental_data",
+	"analyzer_parameters",
+	"phi_filtering",
+	"initial_parameters",
+	"parameter_space",
+	"optimization",
+	"parallel",
+	"optimization_config",
+	"output",
+	"logging",
+	NULL,
 };
 
 /* the two homodyne static names behave as static here (model.md) */
@@ -417,7 +422,8 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_parameter_space(r, root, cfg)) ||
 	    (rc = xf_cfg_read_initial_parameters(r, root, cfg)) ||
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
-	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_collect_unused(r, root, cfg)))
+	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_read_output(r, root, cfg)) ||
+	    (rc = xf_cfg_collect_unused(r, root, cfg)))
 		return rc;
 	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }
