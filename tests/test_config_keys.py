@@ -2,9 +2,11 @@
 homodyne's templates that xpcsfit does not use, by dotted path grouped by section, and
 none it uses; --strict refuses such a config (exit 2, the keys named) in validate, nlsq
 and batch; a config of xpcsfit's own keys passes --strict. The homodyne keys honoured here:
-output.base_directory is the default --out, logging.level ERROR quiets the console."""
+output.base_directory is the default --out, logging.level ERROR quiets the console,
+plotting.dpi scales the PNGs' pixel size (100 dpi = the nominal pages)."""
 import os
 import shutil
+import struct
 import subprocess
 
 import yaml
@@ -147,8 +149,38 @@ def test_base_directory_and_logging_level():
     check(not {"output.base_directory", "logging.level"} & ign, str(ign))
 
 
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return struct.unpack(">II", head[16:24])
+
+
+def test_plotting_dpi_scales_png():
+    work = os.path.join(T, "keys_dpi")
+    os.makedirs(work, exist_ok=True)
+    sizes = {}
+    for dpi in (None, 50, 200):
+        cfg = dict(CLEAN) if dpi is None else dict(CLEAN, plotting={"dpi": dpi})
+        path = write_yaml("keys_dpi_%s.yaml" % dpi, cfg)
+        out = "dpi_%s" % dpi
+        p = subprocess.run([os.environ["XF_BINARY"], "nlsq", "--config", path, "--data",
+                            LAMINAR, "--no-surfaces", "--force", "--out", out],
+                           capture_output=True, text=True, cwd=work, timeout=300)
+        plots = os.path.join(work, out, "nlsq", "plots")
+        check(os.path.exists(os.path.join(plots, "overview.png")), p.stderr)
+        sizes[dpi] = png_size(os.path.join(plots, "overview.png"))
+    w, h = sizes[None]  # the nominal page: 100 dpi
+    check(sizes[200] == (2 * w, 2 * h), "dpi 200: %s, nominal %s" % (sizes[200], (w, h)))
+    check(sizes[50] == ((w + 1) // 2, (h + 1) // 2) or sizes[50] == (w // 2, h // 2),
+          "dpi 50: %s" % (sizes[50],))
+    bad = write_yaml("keys_dpi_bad.yaml", dict(CLEAN, plotting={"dpi": 5000}))
+    rc, out, err = run(["validate", "--config", bad, "--data", LAMINAR])
+    check(rc == 2 and "plotting.dpi" in err, err)
+
+
 if __name__ == "__main__":
     raise SystemExit(run_tests([test_templates_list_ignored_keys, test_grouped_text_listing,
                                 test_strict_refuses_ignored_keys,
                                 test_clean_config_passes_strict,
-                                test_base_directory_and_logging_level]))
+                                test_base_directory_and_logging_level,
+                                test_plotting_dpi_scales_png]))

@@ -134,6 +134,7 @@ typedef struct xf_config {
 	 * the working directory as --out is; NULL when not set */
 	char *base_directory;
 	xf_verbosity verbosity; /* logging.level */
+	int plot_dpi;		/* plotting.dpi; 0: the nominal page sizes (100 dpi) */
 
 	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
 	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`

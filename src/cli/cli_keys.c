@@ -33,9 +33,9 @@ void xf_cli_print_ignored(FILE *f, const xf_config *cfg)
 	for (size_t k = 0; k < cfg->n_ignored_keys; k++) {
 		const char *p = cfg->ignored_keys[k];
 		size_t cut = xf_config_key_section(p);
-		int cont = k > 0 && same_section(cfg->ignored_keys[k - 1],
-						 xf_config_key_section(cfg->ignored_keys[k - 1]),
-						 p, cut);
+		int cont = k > 0 &&
+			   same_section(cfg->ignored_keys[k - 1],
+					xf_config_key_section(cfg->ignored_keys[k - 1]), p, cut);
 		if (cont)
 			fprintf(f, ", %s", leaf(p, cut));
 		else

@@ -1,27 +1,34 @@
 /* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
- * (the default result folder), logging.level (what the console shows) and, before the
- * whole config is read, a quick look at output.base_directory for the CLI's result-folder
- * check. Their other keys are left to the key accounting (config_keys.c): listed by
+ * (the default result folder), logging.level (what the console shows), plotting.dpi
+ * (PNG size) and, before the whole config is read, a quick look at
+ * output.base_directory for the CLI's result-folder check. Their other keys are left to the key accounting (config_keys.c): listed by
  * `validate`, refused by --strict, no warning each. */
 #include "config/config_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* plotting.dpi: pages from a quarter to six times their nominal (100 dpi) size; a
+ * larger one is a ~10000 px PNG per angle, too slow and big to be meant */
+#define XF_PLOT_DPI_MIN 25
+#define XF_PLOT_DPI_MAX 600
+
 /* homodyne's Python logging level names; CRITICAL behaves as ERROR */
 static const char *const level_names[] = {
-	"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL", "debug", "info", "warning", "error",
-	"critical", NULL,
+	"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
+	"info",	 "warning", "error",   "critical", NULL,
 };
 static const xf_verbosity level_values[] = {
-	XF_VERBOSITY_DEBUG,   XF_VERBOSITY_INFO,  XF_VERBOSITY_WARNING, XF_VERBOSITY_ERROR,
-	XF_VERBOSITY_ERROR,   XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,	XF_VERBOSITY_WARNING,
-	XF_VERBOSITY_ERROR,   XF_VERBOSITY_ERROR,
+	XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,	XF_VERBOSITY_WARNING, XF_VERBOSITY_ERROR,
+	XF_VERBOSITY_ERROR, XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,    XF_VERBOSITY_WARNING,
+	XF_VERBOSITY_ERROR, XF_VERBOSITY_ERROR,
 };
 
 int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	const xf_ynode *out = NULL, *log = NULL;
+	const xf_ynode *out = NULL, *log = NULL, *plot = NULL;
+	long dpi = 0;
+	int has_dpi = 0;
 	const char *base = NULL;
 	int index = 0, given = 0;
 	int rc = xf_cfg_section(r, root, "", "output", &out);
@@ -31,8 +38,15 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 		rc = xf_cfg_section(r, root, "", "logging", &log);
 	if (!rc && log)
 		rc = xf_cfg_choice(r, log, "logging", "level", level_names, &index, &given);
+	if (!rc)
+		rc = xf_cfg_section(r, root, "", "plotting", &plot);
+	if (!rc && plot)
+		rc = xf_cfg_int(r, plot, "plotting", "dpi", XF_PLOT_DPI_MIN, XF_PLOT_DPI_MAX, &dpi,
+				&has_dpi);
 	if (rc)
 		return rc;
+	if (has_dpi)
+		cfg->plot_dpi = (int)dpi;
 	if (given)
 		cfg->verbosity = level_values[index];
 	if (base && base[0] && !(cfg->base_directory = strdup(base)))

@@ -15,7 +15,6 @@ static const char *const top_ignored[] = {
 	"noise_estimation",
 	"performance",
 	"quality_control",
-	"plotting",
 	"validation",
 	"v2_features",
 	"data_filtering",
@@ -37,6 +36,7 @@ static const char *const top_known[] = {
 	"optimization_config",
 	"output",
 	"logging",
+	"plotting",
 	NULL,
 };
 
