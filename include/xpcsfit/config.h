@@ -41,12 +41,26 @@ typedef struct xf_phi_range {
 	double max_deg;
 } xf_phi_range;
 
+/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
+ * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
+typedef enum xf_loss {
+	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
+	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
+	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
+	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
+	XF_LOSS_ARCTAN,	    /* arctan(z) */
+} xf_loss;
+
+/* "linear", "soft_l1", ... */
+const char *xf_loss_name(xf_loss loss);
+
 typedef struct xf_nlsq_options {
 	int max_iterations;		/* 1000 */
 	double xtol, gtol, ftol;	/* 1e-8 each; ftol alias "tolerance" */
 	int has_sigma;			/* 1 when optimization.nlsq.sigma is a number */
 	double sigma;			/* constant σ of the data when has_sigma */
-	char loss[32];			/* "linear"; other values are reported as ignored */
+	xf_loss loss;			/* linear */
+	double f_scale;			/* soft margin of the loss, in units of σ (1.0) */
 	xf_scaling_mode per_angle_mode; /* auto */
 	int constant_scaling_threshold; /* 3 */
 	int fourier_order;		/* 2 */

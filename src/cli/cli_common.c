@@ -323,9 +323,6 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	if (!strcmp(res->status, "max_iterations"))
 		xf_warn("nlsq stopped at max_iterations (%d) before converging",
 			cfg->nlsq.max_iterations);
-	if (strcmp(cfg->nlsq.loss, "linear"))
-		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
-			cfg->nlsq.loss);
 	if (progress_on)
 		fprintf(stderr, "xpcsfit: writing %s/ (results.h5%s%s)\n", dir,
 			oopt->write_surfaces ? " with surfaces" : "",

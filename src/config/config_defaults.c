@@ -17,6 +17,18 @@ const char *xf_scaling_mode_name(xf_scaling_mode mode)
 	return "unknown";
 }
 
+const char *xf_loss_name(xf_loss loss)
+{
+	switch (loss) {
+	case XF_LOSS_LINEAR: return "linear";
+	case XF_LOSS_SOFT_L1: return "soft_l1";
+	case XF_LOSS_HUBER: return "huber";
+	case XF_LOSS_CAUCHY: return "cauchy";
+	case XF_LOSS_ARCTAN: return "arctan";
+	}
+	return "unknown";
+}
+
 void xf_cfg_default_prior(xf_bound *b)
 {
 	/* homodyne's rule for a bounds entry without a prior (model.md) */
@@ -32,7 +44,8 @@ static void nlsq_defaults(xf_nlsq_options *o)
 	o->gtol = 1e-8;
 	o->ftol = 1e-8;
 	o->has_sigma = 0;
-	strcpy(o->loss, "linear");
+	o->loss = XF_LOSS_LINEAR;
+	o->f_scale = 1.0;
 	o->per_angle_mode = XF_SCALING_AUTO;
 	o->constant_scaling_threshold = 3;
 	o->fourier_order = 2;
