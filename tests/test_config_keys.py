@@ -69,7 +69,9 @@ def test_templates_list_ignored_keys():
               "%s: metadata.config_version not listed: %s" % (config, sorted(ign)))
         check("phi_filtering.target_ranges[0].description" in ign,
               "%s: target_ranges description not listed" % config)
-        for used in ["analysis_mode", "analyzer_parameters.dt",
+        for used in ["analysis_mode", "analyzer_parameters.dt", "output.directory",
+                     "output.base_directory", "logging.level", "plotting.dpi",
+                     "optimization.nlsq.loss",
                      "initial_parameters.parameter_names", "parameter_space.bounds[0].name",
                      "parameter_space.bounds[0].min", "phi_filtering.enabled",
                      "phi_filtering.target_ranges[0].min_angle"]:
@@ -147,6 +149,12 @@ def test_base_directory_and_logging_level():
     check("xpcsfit: nlsq on" in err, "INFO: progress line missing: %r" % err)
     ign = paths(validate(cfg, LAMINAR)[0]["ignored_keys"])
     check(not {"output.base_directory", "logging.level"} & ign, str(ign))
+    # homodyne's current templates say output.directory: the same meaning
+    cfg3 = write_yaml("keys_out3.yaml", dict(CLEAN, output={"directory": "from_directory"}))
+    shutil.rmtree(os.path.join(work, "from_directory"), ignore_errors=True)
+    rc, out, err = nlsq_in(work, cfg3)
+    check(os.path.exists(os.path.join(work, "from_directory", "nlsq", "parameters.json")),
+          "output.directory not used as the default --out: " + err)
 
 
 def png_size(path):

@@ -144,7 +144,7 @@ typedef struct xf_config {
 
 	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
 
-	/* output.base_directory: the result folder when --out is not given, relative to
+	/* output.base_directory (or output.directory): the result folder when --out is not given, relative to
 	 * the working directory as --out is; NULL when not set */
 	char *base_directory;
 	xf_verbosity verbosity; /* logging.level */

@@ -1,5 +1,5 @@
 /* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
- * (the default result folder), logging.level (what the console shows), plotting.dpi
+ * (or output.directory: the default result folder), logging.level (what the console shows), plotting.dpi
  * (PNG size) and, before the whole config is read, a quick look at
  * output.base_directory for the CLI's result-folder check. Their other keys are left to the key accounting (config_keys.c): listed by
  * `validate`, refused by --strict, no warning each. */
@@ -29,11 +29,13 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 	const xf_ynode *out = NULL, *log = NULL, *plot = NULL;
 	long dpi = 0;
 	int has_dpi = 0;
-	const char *base = NULL;
+	const char *base = NULL, *dir = NULL;
 	int index = 0, given = 0;
 	int rc = xf_cfg_section(r, root, "", "output", &out);
 	if (!rc && out)
 		rc = xf_cfg_string(r, out, "output", "base_directory", &base);
+	if (!rc && out)
+		rc = xf_cfg_string(r, out, "output", "directory", &dir);
 	if (!rc)
 		rc = xf_cfg_section(r, root, "", "logging", &log);
 	if (!rc && log)
@@ -49,6 +51,8 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 		cfg->plot_dpi = (int)dpi;
 	if (given)
 		cfg->verbosity = level_values[index];
+	if (!(base && base[0]))
+		base = dir; /* homodyne's current templates' name; base_directory wins */
 	if (base && base[0] && !(cfg->base_directory = strdup(base)))
 		return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
 	return 0;
@@ -64,11 +68,14 @@ int xf_config_base_directory(const char *path, const xf_config_override *overrid
 	for (size_t k = 0; rc == 0 && k < n; k++)
 		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
 				 overrides[k].origin, &err);
-	const xf_ynode *base = xf_ynode_get(xf_ynode_get(root, "output"), "base_directory");
-	if (rc == 0 && base && base->kind == XF_YNODE_SCALAR && base->text[0] &&
-	    !xf_ynode_is_null(base) && strlen(base->text) < size) {
-		memcpy(buf, base->text, strlen(base->text) + 1);
-		found = 1;
+	static const char *const keys[] = { "base_directory", "directory" };
+	for (int k = 0; rc == 0 && !found && k < 2; k++) {
+		const xf_ynode *base = xf_ynode_get(xf_ynode_get(root, "output"), keys[k]);
+		if (base && base->kind == XF_YNODE_SCALAR && base->text[0] &&
+		    !xf_ynode_is_null(base) && strlen(base->text) < size) {
+			memcpy(buf, base->text, strlen(base->text) + 1);
+			found = 1;
+		}
 	}
 	xf_yaml_free(root);
 	return found;
