@@ -11,7 +11,8 @@ tolerances, the analytic Jacobian of tests/helpers/xpcs_reference.py). Asserted:
     NumPy at xpcsfit's parameters (1e-9 relative), and it is <= SciPy's (1 + 1e-6);
   - every parameter agrees with SciPy's within 1e-4 relative or 1e-6 of its bound width;
   - the robust fits move D0 nearer the truth than the linear fit of the same data does;
-  - loss linear (explicit, with an f_scale) gives the same bytes as no loss key.
+  - loss linear (explicit, with an f_scale) gives the same bytes as no loss key;
+  - a robust fit gives the same bits on 1 and 2 virtual devices.
 Environment: XF_BINARY, XF_TMP."""
 import json
 import os
@@ -104,12 +105,12 @@ def rho(loss, z):
     return z
 
 
-def fit_xf(name, case, data, loss):
+def fit_xf(name, case, data, loss, threads="2"):
     cfg = os.path.join(TMP, f"{name}_{loss or 'none'}.yaml")
     write_config(cfg, case, data, case["start"], loss_lines(loss))
-    out = os.path.join(TMP, f"{name}_{loss or 'none'}_out")
+    out = os.path.join(TMP, f"{name}_{loss or 'none'}_t{threads}_out")
     r = subprocess.run([XF, "nlsq", "--config", cfg, "--out", out, "--no-plots",
-                        "--no-surfaces", "--threads", "2"], capture_output=True, text=True)
+                        "--no-surfaces", "--threads", threads], capture_output=True, text=True)
     check(r.returncode in (0, 1), f"{name} {loss}: nlsq exit {r.returncode}: {r.stderr}")
     if r.returncode not in (0, 1):
         return None, out
@@ -176,6 +177,11 @@ def run_case(name, case):
               f"{name} {loss}: reported cost {cost_xf!r} != NumPy robust cost {cost_np!r}")
         check(cost_xf <= cost_sp * (1 + 1e-6),
               f"{name} {loss}: xpcsfit cost {cost_xf!r} > SciPy {cost_sp!r} (1 + 1e-6)")
+        if loss == "cauchy":  # deterministic: the same bits on 1 and 2 virtual devices
+            pj1, _ = fit_xf(name, case, data, loss, threads="1")
+            check(pj1 is not None and pj1["chi_squared"] == cost_xf and
+                  pj1["parameters"] == pj["parameters"],
+                  f"{name} {loss}: 1 and 2 threads differ")
         if d0_linear_err is not None:
             check(abs(x_xf[0] - case["truth"][0]) < d0_linear_err,
                   f"{name} {loss}: D0 {x_xf[0]!r} not nearer the truth than linear's")
