@@ -125,7 +125,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.nlsq.max_iterations, 1000);
 	assert_true(cfg.nlsq.ftol == 1e-8 && cfg.nlsq.xtol == 1e-8 && cfg.nlsq.gtol == 1e-8);
 	assert_int_equal(cfg.nlsq.has_sigma, 0);
-	assert_string_equal(cfg.nlsq.loss, "linear");
+	assert_int_equal(cfg.nlsq.loss, XF_LOSS_LINEAR);
 	assert_int_equal(cfg.nlsq.per_angle_mode, XF_SCALING_AUTO);
 	assert_int_equal(cfg.nlsq.constant_scaling_threshold, 3);
 	assert_int_equal(cfg.nlsq.fourier_order, 2);
@@ -207,7 +207,7 @@ static void test_full_laminar(void **state)
 	assert_true(cfg.nlsq.xtol == 1e-9 && cfg.nlsq.gtol == 2e-10 && cfg.nlsq.ftol == 3e-7);
 	assert_int_equal(cfg.nlsq.has_sigma, 1);
 	assert_true(cfg.nlsq.sigma == 0.02);
-	assert_string_equal(cfg.nlsq.loss, "soft_l1");
+	assert_int_equal(cfg.nlsq.loss, XF_LOSS_SOFT_L1);
 	assert_int_equal(cfg.nlsq.anti_degeneracy_enable, 1);
 	assert_int_equal(cfg.nlsq.per_angle_mode, XF_SCALING_FOURIER);
 	assert_int_equal(cfg.nlsq.constant_scaling_threshold, 5);

@@ -146,7 +146,7 @@ static void test_load_errors(void **state)
 	expect_error("q", "0", "a number > 0");
 	expect_error("analyzer_parameters.frame_time", "1", "unknown config key");
 	expect_error("nonsense.key", "1", "unknown config key 'nonsense'");
-	expect_error("output.directory", "y", "not used by xpcsfit");
+	expect_error("output.formats", "y", "not used by xpcsfit");
 	expect_error("analysis_mode", "dynamic", "is not allowed");
 	expect_error("analyzer_parameters.scattering", "1", "set a key inside it");
 }

@@ -44,12 +44,26 @@ typedef struct xf_phi_range {
 	double max_deg;
 } xf_phi_range;
 
+/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
+ * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
+typedef enum xf_loss {
+	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
+	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
+	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
+	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
+	XF_LOSS_ARCTAN,	    /* arctan(z) */
+} xf_loss;
+
+/* "linear", "soft_l1", ... */
+const char *xf_loss_name(xf_loss loss);
+
 typedef struct xf_nlsq_options {
 	int max_iterations;		/* 1000 */
 	double xtol, gtol, ftol;	/* 1e-8 each; ftol alias "tolerance" */
 	int has_sigma;			/* 1 when optimization.nlsq.sigma is a number */
 	double sigma;			/* constant σ of the data when has_sigma */
-	char loss[32];			/* "linear"; other values are reported as ignored */
+	xf_loss loss;			/* linear */
+	double f_scale;			/* soft margin of the loss, in units of σ (1.0) */
 	xf_scaling_mode per_angle_mode; /* auto */
 	int constant_scaling_threshold; /* 3 */
 	int fourier_order;		/* 2 */
@@ -105,6 +119,13 @@ typedef struct xf_override_record {
 	char *key;    /* the dotted key it set ("initial_parameters.values[D0]") */
 	char *value;
 } xf_override_record;
+/* How much the console shows (logging.level; run.log always has everything). */
+typedef enum xf_log_level {
+	XF_VERBOSITY_INFO = 0, /* the default: warnings and progress lines */
+	XF_VERBOSITY_ERROR,    /* error lines only on stderr (stdout's summary stays) */
+	XF_VERBOSITY_WARNING,  /* warnings, no progress lines */
+	XF_VERBOSITY_DEBUG,    /* everything, info lines too */
+} xf_log_level;
 
 typedef struct xf_config {
 	char *source_path; /* the YAML file read (NULL for defaults) */
@@ -153,6 +174,17 @@ typedef struct xf_config {
 
 	size_t n_overrides; /* the overrides applied, in order (xf_config_load_with) */
 	xf_override_record *overrides;
+	/* output.base_directory (or output.directory): the result folder when --out is not given, relative to
+	 * the working directory as --out is; NULL when not set */
+	char *base_directory;
+	xf_log_level verbosity; /* logging.level */
+	int plot_dpi;		/* plotting.dpi; 0: the nominal page sizes (100 dpi) */
+
+	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
+	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`
+	 * lists them by section and --strict refuses a config that has any */
+	char **ignored_keys;
+	size_t n_ignored_keys;
 } xf_config;
 
 /* Defaults of every key (model.md bounds, config.md defaults). */
@@ -174,6 +206,14 @@ const char *xf_config_key_alias(const char *name);
 /* The dotted key an override sets, for messages and records, into buf; returns buf. */
 const char *xf_config_override_key(const xf_config_override *o, char *buf, size_t size);
 void xf_config_free(xf_config *cfg);
+/* output.base_directory of the config at path (with the overrides applied) into buf,
+ * before the config is read in full: 1 when set, 0 when not (or unreadable: the full
+ * read reports that). No warnings. */
+int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
+			     char *buf, size_t size);
+/* Length of the section part of an ignored key's dotted path ("optimization.nlsq" of
+ * "optimization.nlsq.x_scale"); 0 for a top-level key. Dots inside [..] do not count. */
+size_t xf_config_key_section(const char *path);
 /* The start value of parameter k: values[k] if given, else middle of bounds[k]. */
 double xf_config_start_value(const xf_config *cfg, int k);
 /* Write a commented template for the mode (xpcsfit config). Returns 0 or an errno-like

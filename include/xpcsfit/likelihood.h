@@ -157,6 +157,11 @@ void xf_lik_destroy(xf_lik *lik);
  * No-op for one process, and for fewer blocks than ranks (each rank computes them all).
  * 0, or −1 on allocation failure. */
 int xf_lik_distribute(xf_lik *lik);
+/* Robust loss of the following passes (adr/0033; NLSQ only, CMC's likelihood stays
+ * Gaussian): χ² becomes Σ s²ρ((r/s)²) with s = σ·f_scale, b = Σ ρ'·∂c2·r/σ² (the exact
+ * gradient of half that cost), JᵀJ weighted by ρ' (IRLS). Linear (the default
+ * of a new evaluator) keeps the least-squares kernels bit for bit. */
+void xf_lik_set_loss(xf_lik *lik, xf_loss loss, double f_scale);
 /* Points of the evaluator's pair set: n_pairs · n_phi. */
 size_t xf_lik_points(const xf_lik *lik);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli_internal.h"
+#include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/constants.h"
 #include "util/interrupt.h"
@@ -66,6 +67,37 @@ static void log_config_text(const char *path)
 		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
 }
 
+/* logging.level WARNING: warnings without progress lines (no -q/-v level says that) */
+static int progress_on = 1;
+
+/* The config's logging.level, unless the command line gave -q or -v (which win):
+ * ERROR/CRITICAL shows error lines only on stderr (stdout's summary stays), WARNING
+ * normal without progress lines, INFO normal, DEBUG as -v. */
+void xf_cli_set_verbosity(const xf_config *cfg)
+{
+	if (xf_verbosity_given())
+		return;
+	xf_log_level v = cfg->verbosity;
+	xf_verbosity_set(v == XF_VERBOSITY_DEBUG ? XF_VERB_INFO : XF_VERB_NORMAL);
+	xf_verbosity_stderr_errors_only(v == XF_VERBOSITY_ERROR);
+	progress_on = v != XF_VERBOSITY_WARNING;
+}
+
+int xf_cli_progress_on(void)
+{
+	return progress_on && xf_progress_on();
+}
+
+const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size)
+{
+	if (job->out_given ||
+	    !xf_config_base_directory(job->config, job->overrides, job->n_overrides, buf, size))
+		return job;
+	*copy = *job;
+	copy->out = buf;
+	return copy;
+}
+
 void xf_cli_job_init(xf_cli_job *job, const char *command)
 {
 	memset(job, 0, sizeof *job);
@@ -108,7 +140,13 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 			xf_config_free(cfg);
 		return crc;
 	}
+	if (job->strict && (crc = xf_cli_strict(cfg, job->config))) {
+		xf_config_free(cfg);
+		return crc;
+	}
+	xf_cli_set_verbosity(cfg);
 	log_config_text(job->config);
+	xf_cli_log_ignored(cfg);
 	for (size_t k = 0; k < job->n_overrides; k++) {
 		char key[300];
 		const char *option = job->overrides[k].option;
@@ -164,7 +202,7 @@ typedef struct progress_state {
 static void show_progress(const xf_nlsq_progress *p, void *ctx)
 {
 	progress_state *st = ctx;
-	if (!xf_progress_on() || (!st->tty && p->screening && xf_verbosity() < XF_VERB_DEBUG))
+	if (!xf_cli_progress_on() || (!st->tty && p->screening && xf_verbosity() < XF_VERB_DEBUG))
 		return;
 	double t = xf_cli_now_s() - st->t0;
 	if (st->tty)
@@ -310,12 +348,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	if (!strcmp(res->status, "max_iterations"))
 		xf_warn("nlsq stopped at max_iterations (%d) before converging",
 			cfg->nlsq.max_iterations);
-	if (strcmp(cfg->nlsq.loss, "linear"))
-		xf_warn("optimization.nlsq.loss '%s' is ignored: xpcsfit fits plain least squares",
-			cfg->nlsq.loss);
-	xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5%s%s)", dir,
-	       oopt->write_surfaces ? " with surfaces" : "",
-	       oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
+	if (xf_cli_progress_on())
+		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5%s%s)", dir,
+		       oopt->write_surfaces ? " with surfaces" : "",
+		       oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_dist_is_root() &&
 	    (write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);

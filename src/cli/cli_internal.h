@@ -19,12 +19,14 @@ typedef struct xf_cli_job {
 	size_t n_overrides;
 	const char *data; /* --data; NULL: the config's file */
 	const char *out;  /* results go to <out>/nlsq/ and <out>/cmc/ */
+	int out_given;	  /* --out given (or batch's folder): output.base_directory unused */
 	const char *nlsq; /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
 	int threads;	  /* --threads; 0: parallel.virtual_devices, else the cores */
 	int plots;	  /* 0: --no-plots */
 	int surfaces;	  /* 0: --no-surfaces (nlsq) */
 	int force;	  /* --force: a finished result may be replaced */
 	int resume;	  /* cmc --resume: reuse finished shards */
+	int strict;	  /* --strict: a config key xpcsfit does not use is an error */
 	int *written;	  /* when not NULL: set to 1 once the result folders are whole */
 } xf_cli_job;
 
@@ -39,6 +41,15 @@ int xf_cli_run_nlsq(const xf_cli_job *job);
 int xf_cli_run_cmc(const xf_cli_job *job);
 
 double xf_cli_now_s(void);
+
+/* job with out = the config's output.base_directory when --out was not given (buf holds
+ * it); else job itself. */
+const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size);
+
+/* The console as cfg's logging.level asks (warnings, info lines, progress lines). */
+void xf_cli_set_verbosity(const xf_config *cfg);
+/* 1 when progress lines are shown (logging.level INFO or DEBUG). */
+int xf_cli_progress_on(void);
 
 /* --threads N: 1..1024; returns 0, or the exit code after printing the error. */
 int xf_cli_threads(const char *arg, int *threads);

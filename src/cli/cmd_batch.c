@@ -14,6 +14,7 @@
 #include "cli/batch_internal.h"
 #include "xpcsfit/dist.h"
 #include "cli/cli_internal.h"
+#include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "util/files.h"
 #include "util/interrupt.h"
@@ -22,7 +23,7 @@
 static const char batch_usage[] =
 	"usage: xpcsfit batch --config C.yaml --out DIR [FILE.h5 ...] [--list FILE]\n"
 	"                     [--overrides CSV] [--method nlsq|cmc|fit] [--resume] [--force]\n"
-	"                     [--threads N] [--no-plots] [--task K --tasks N]\n"
+	"                     [--threads N] [--no-plots] [--task K --tasks N] [--strict]\n"
 	"\n"
 	"Fit every input file with the same config: results of FILE go to DIR/<stem>/ (stem:\n"
 	"the file name without .h5/.hdf5/.hdf), laid out as 'xpcsfit nlsq --out DIR/<stem>'\n"
@@ -39,6 +40,7 @@ static const char batch_usage[] =
 	"  --threads N      virtual devices per fit (default: parallel.virtual_devices, else\n"
 	"                   cores)\n"
 	"  --no-plots       skip the PNG plots\n"
+	"  --strict         refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"  --task K --tasks N  run only the inputs whose index (0-based, in list order) is K\n"
 	"                   modulo N (job arrays); the summary still lists every input\n"
 	"Exit: 0 all files ok, 1 any file failed, 2 usage or config (nothing runs), 130/143\n"
@@ -71,6 +73,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 		{ "method", required_argument, 0, 'm' },
 		{ "resume", no_argument, 0, 'r' },
 		{ "force", no_argument, 0, 'f' },
+		{ "strict", no_argument, 0, 's' },
 		{ "threads", required_argument, 0, 't' },
 		{ "no-plots", no_argument, 0, 'P' },
 		{ "task", required_argument, 0, 'k' },
@@ -95,6 +98,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 		case 'm': b->method = optarg; break;
 		case 'r': b->resume = 1; break;
 		case 'f': b->force = 1; break;
+		case 's': b->strict = 1; break;
 		case 't':
 			if (xf_cli_threads(optarg, &b->threads))
 				return XF_ERR_CONFIG;
@@ -191,6 +195,10 @@ static int check_configs(xf_batch *b)
 		xf_verbosity_apply_log();
 		if (rc)
 			return xf_cli_error(err.code, "%s", err.msg);
+		if (b->strict && (rc = xf_cli_strict(&cfg, b->config))) {
+			xf_config_free(&cfg);
+			return rc;
+		}
 		in->mode = (int)cfg.mode;
 		if (in->n_overrides == 0)
 			base_mode = in->mode;
@@ -261,6 +269,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.n_overrides = in->n_overrides;
 	job.data = in->path;
 	job.out = dir;
+	job.out_given = 1;
 	job.threads = b->threads;
 	job.plots = b->plots;
 	job.force = b->force || b->resume;

@@ -20,9 +20,9 @@
 
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
-	"                   [--threads N] [--resume] [--no-plots] [--force]\n"
+	"                   [--threads N] [--resume] [--no-plots] [--force] [--strict]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                   [--resume] [--no-plots] [--force]\n"
+	"                   [--resume] [--no-plots] [--force] [--strict]\n"
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
@@ -34,6 +34,7 @@ static const char cmc_usage[] =
 	"  --no-plots      skip the PNG plots\n"
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
 	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
@@ -50,6 +51,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		{ "resume", no_argument, 0, 'r' },
 		{ "no-plots", no_argument, 0, 'P' },
 		{ "force", no_argument, 0, 'f' },
+		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
 		XF_OVERRIDE_OPTIONS,
@@ -64,7 +66,10 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		case 'c': o->config = optarg; break;
 		case 'd': o->data = optarg; break;
 		case 'n': o->nlsq = optarg; break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			o->out = optarg;
+			o->out_given = 1;
+			break;
 		case 't':
 			if (xf_cli_threads(optarg, &o->threads))
 				return XF_ERR_CONFIG;
@@ -72,6 +77,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		case 'r': o->resume = 1; break;
 		case 'P': o->plots = 0; break;
 		case 'f': o->force = 1; break;
+		case 's': o->strict = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
@@ -112,7 +118,9 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
 {
 	if (!o->nlsq) {
-		xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)", cmd);
+		if (xf_cli_progress_on())
+			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
+			       cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
 		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
 					  cmd, t_start, xf_cli_now_s(), nlsq);
@@ -164,6 +172,8 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	progress_state *st = ctx;
 	int tty = st->tty;
 	char eta[32] = "";
+	if (!xf_cli_progress_on())
+		return;
 	/* The first report comes once the layout is valid and before any sampling (so a
 	 * config error stays one line), and its shards done are the resumed ones. */
 	if (!st->reported++) {
@@ -215,8 +225,9 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	xf_error err = { 0 };
 	xf_phase("results", 0);
 	xf_output_options oopt = { 1, o->plots, threads };
-	xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
-	       o->plots ? ", plots" : "");
+	if (xf_cli_progress_on())
+		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
+		       o->plots ? ", plots" : "");
 	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
@@ -231,9 +242,11 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	return rc;
 }
 
-int xf_cli_run_cmc(const xf_cli_job *job)
+int xf_cli_run_cmc(const xf_cli_job *given)
 {
-	const xf_cli_job o = *job;
+	xf_cli_job copy;
+	char base[4096];
+	const xf_cli_job o = *xf_cli_job_out(given, &copy, base, sizeof base);
 	const char *cmd = o.command;
 	int rc;
 	double t_start = xf_cli_now_s();

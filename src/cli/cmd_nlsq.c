@@ -9,21 +9,26 @@
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                    [--no-plots] [--no-surfaces] [--force]\n"
+	"                    [--no-plots] [--no-surfaces] [--force] [--strict]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
-	"Results go to DIR/nlsq/ (DIR defaults to ./xpcsfit_results): results.h5,\n"
+	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
+	"./xpcsfit_results): results.h5,\n"
 	"parameters.json, plots/, run.log.\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
 	"  --no-plots      skip the PNG plots\n"
 	"  --no-surfaces   skip the (n_phi, N, N) surfaces in results.h5\n"
 	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
 
-int xf_cli_run_nlsq(const xf_cli_job *job)
+int xf_cli_run_nlsq(const xf_cli_job *given)
 {
+	xf_cli_job copy;
+	char base[4096];
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int threads = job->threads;
 	xf_output_options oopt = { job->surfaces, job->plots, 1 };
 	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
@@ -72,6 +77,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		{ "no-plots", no_argument, 0, 'P' },
 		{ "no-surfaces", no_argument, 0, 'S' },
 		{ "force", no_argument, 0, 'f' },
+		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
 		XF_OVERRIDE_OPTIONS,
@@ -85,7 +91,10 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		switch (c) {
 		case 'c': job->config = optarg; break;
 		case 'd': job->data = optarg; break;
-		case 'o': job->out = optarg; break;
+		case 'o':
+			job->out = optarg;
+			job->out_given = 1;
+			break;
 		case 't':
 			if (xf_cli_threads(optarg, &job->threads))
 				return XF_ERR_CONFIG;
@@ -93,6 +102,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		case 'P': job->plots = 0; break;
 		case 'S': job->surfaces = 0; break;
 		case 'f': job->force = 1; break;
+		case 's': job->strict = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
 			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/constants.h"
 #include "cli/overrides.h"
@@ -16,12 +17,15 @@
 #include "xpcsfit/dataset.h"
 
 static const char validate_usage[] =
-	"usage: xpcsfit validate --config C.yaml [--data FILE.h5] [--json]\n"
+	"usage: xpcsfit validate --config C.yaml [--data FILE.h5] [--json] [--strict]\n"
 	"\n"
 	"Check a config and its data and print what would be fitted: layout, q ring,\n"
-	"angles, frame window, dt and its source, number of points.\n"
+	"angles, frame window, dt and its source, number of points, and the config keys\n"
+	"xpcsfit does not use (ignored_keys, grouped by section; docs/config.md).\n"
 	"  --data FILE.h5  data file (overrides the config's)\n"
-	"  --json          print one JSON object instead of key: value lines\n" XF_OVERRIDE_USAGE;
+	"  --json          print one JSON object instead of key: value lines\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit "
+	"2)\n" XF_OVERRIDE_USAGE;
 
 /* Mean of the fitted points (1 <= i < j) and of the diagonal of angle a. */
 static void angle_means(const xf_dataset *ds, int a, double *fitted, double *diag)
@@ -79,6 +83,7 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *
 	cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
 	cJSON_AddItemToObject(o, "fitted_mean", number_list(fit_mean, ds->n_phi));
 	cJSON_AddItemToObject(o, "diagonal_mean", number_list(diag_mean, ds->n_phi));
+	cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
 	char *text = cJSON_Print(o);
 	cJSON_Delete(o);
 	if (!text)
@@ -126,6 +131,7 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double
 	printf("mode: %s\n", xf_mode_name(cfg->mode));
 	print_list("fitted_mean", fit_mean, ds->n_phi);
 	print_list("diagonal_mean", diag_mean, ds->n_phi);
+	xf_cli_print_ignored(stdout, cfg);
 }
 
 static int parse(int argc, char **argv, const struct option *opts, xf_cli_overrides *ov);
@@ -137,6 +143,7 @@ int xf_cmd_validate(int argc, char **argv)
 		{ "config", required_argument, 0, 'c' },
 		{ "data", required_argument, 0, 'd' },
 		{ "json", no_argument, 0, 'j' },
+		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
@@ -150,14 +157,14 @@ int xf_cmd_validate(int argc, char **argv)
 }
 /* filled by parse() */
 static const char *config_path, *data_path;
-static int json;
+static int json, strict;
 
 /* Parse the options; -1 to go on, else the exit code. */
 static int parse(int argc, char **argv, const struct option *opts, xf_cli_overrides *ov)
 {
 	int c;
 	config_path = data_path = NULL;
-	json = 0;
+	json = strict = 0;
 	xf_phase("validate", 0); /* a signal ends the process at once: nothing is written */
 	opterr = 0;
 	optind = 1;
@@ -166,6 +173,7 @@ static int parse(int argc, char **argv, const struct option *opts, xf_cli_overri
 		case 'c': config_path = optarg; break;
 		case 'd': data_path = optarg; break;
 		case 'j': json = 1; break;
+		case 's': strict = 1; break;
 		case 'h': fputs(validate_usage, stdout); return 0;
 		default:
 			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
@@ -195,7 +203,12 @@ static int validate(const xf_cli_overrides *ov)
 	xf_error err = { 0 };
 	if (xf_config_load_with(config_path, ov->items, ov->n, &cfg, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
-	int rc = xf_dataset_load(&cfg, data_path, &ds, &err);
+	int rc = strict ? xf_cli_strict(&cfg, config_path) : 0;
+	if (rc) {
+		xf_config_free(&cfg);
+		return rc;
+	}
+	rc = xf_dataset_load(&cfg, data_path, &ds, &err);
 	if (rc) {
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);

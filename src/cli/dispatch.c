@@ -102,6 +102,7 @@ static int common_options(int argc, char **argv, int *help)
 		}
 	}
 	xf_verbosity_set(quiet ? XF_VERB_QUIET : level);
+	xf_verbosity_mark_given(quiet || level != XF_VERB_NORMAL);
 	return out;
 }
 

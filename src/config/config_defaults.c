@@ -22,6 +22,18 @@ const char *xf_scaling_mode_name(xf_scaling_mode mode)
 	return "unknown";
 }
 
+const char *xf_loss_name(xf_loss loss)
+{
+	switch (loss) {
+	case XF_LOSS_LINEAR: return "linear";
+	case XF_LOSS_SOFT_L1: return "soft_l1";
+	case XF_LOSS_HUBER: return "huber";
+	case XF_LOSS_CAUCHY: return "cauchy";
+	case XF_LOSS_ARCTAN: return "arctan";
+	}
+	return "unknown";
+}
+
 void xf_cfg_default_prior(xf_bound *b)
 {
 	/* homodyne's rule for a bounds entry without a prior (model.md) */
@@ -37,7 +49,8 @@ static void nlsq_defaults(xf_nlsq_options *o)
 	o->gtol = 1e-8;
 	o->ftol = 1e-8;
 	o->has_sigma = 0;
-	strcpy(o->loss, "linear");
+	o->loss = XF_LOSS_LINEAR;
+	o->f_scale = 1.0;
 	o->per_angle_mode = XF_SCALING_AUTO;
 	o->constant_scaling_threshold = 3;
 	o->fourier_order = 2;
@@ -106,6 +119,10 @@ void xf_config_free(xf_config *cfg)
 	free(cfg->contrast_start);
 	free(cfg->offset_start);
 	xf_cfg_free_overrides(cfg);
+	free(cfg->base_directory);
+	for (size_t k = 0; k < cfg->n_ignored_keys; k++)
+		free(cfg->ignored_keys[k]);
+	free(cfg->ignored_keys);
 	xf_config_defaults(cfg);
 }
 

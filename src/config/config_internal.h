@@ -83,12 +83,17 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 
 /* Resolve a relative data path (cwd first, then the config's folder) and fill
  * cfg->data_path and cfg->data_path_note. */
 int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_config *cfg,
 			     xf_error *err);
+
+/* After the readers: the keys of the tree whose values no reader marked used go to
+ * cfg->ignored_keys (config_keys.c). 0 or XF_ERR_NOMEM. */
+int xf_cfg_collect_unused(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 
 /* Priors of slot k from its bounds: middle and a quarter of the width. */
 void xf_cfg_default_prior(xf_bound *b);

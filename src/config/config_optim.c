@@ -131,9 +131,9 @@ static int read_start_search(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nl
 static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_options *o)
 {
 	static const char *const known[] = {
-		"max_iterations", "xtol",	  "gtol", "ftol",
-		"tolerance",	  "sigma",	  "loss", "anti_degeneracy",
-		"multi_start",	  "start_search", NULL,
+		"max_iterations",  "xtol",	  "gtol",	  "ftol",
+		"tolerance",	   "sigma",	  "loss",	  "f_scale",
+		"anti_degeneracy", "multi_start", "start_search", NULL,
 	};
 	static const char *const ignored[] = {
 		"workflow",	      "goal",	     "memory_fraction",	 "memory_threshold_gb",
@@ -143,7 +143,11 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 	};
 	const char *sect = "optimization.nlsq";
 	const xf_ynode *map = NULL;
-	const char *loss = NULL;
+	/* in enum xf_loss order */
+	static const char *const losses[] = {
+		"linear", "soft_l1", "huber", "cauchy", "arctan", NULL,
+	};
+	int loss = 0, has_loss = 0;
 	int has_ftol = 0, has_tolerance = 0;
 	double tolerance = 0;
 	int rc = xf_cfg_section(r, opt, "optimization", "nlsq", &map);
@@ -158,8 +162,11 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 				&has_tolerance)) ||
 	    (rc = xf_cfg_number(r, map, sect, "sigma", XF_CHECK_POSITIVE, &o->sigma,
 				&o->has_sigma)) ||
-	    (rc = xf_cfg_string(r, map, sect, "loss", &loss)))
+	    (rc = xf_cfg_choice(r, map, sect, "loss", losses, &loss, &has_loss)) ||
+	    (rc = xf_cfg_number(r, map, sect, "f_scale", XF_CHECK_POSITIVE, &o->f_scale, NULL)))
 		return rc;
+	if (has_loss)
+		o->loss = (xf_loss)loss;
 	/* tolerance is homodyne's name for ftol; an explicit ftol wins */
 	if (has_tolerance && !has_ftol)
 		o->ftol = tolerance;
@@ -167,13 +174,6 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_nlsq_option
 		xf_warn("optimization.nlsq.tolerance (%g) and ftol (%g) both given; using ftol, "
 			"in %s:%d",
 			tolerance, o->ftol, r->file, xf_ynode_key_line(map, "tolerance"));
-	if (loss) {
-		if (strlen(loss) >= sizeof o->loss || !loss[0])
-			return xf_cfg_bad_value(r, xf_ynode_get(map, "loss"),
-						"optimization.nlsq.loss",
-						"a loss name such as linear");
-		strcpy(o->loss, loss);
-	}
 	if ((rc = read_anti_degeneracy(r, map, o)) || (rc = read_multi_start(r, map, o)) ||
 	    (rc = read_start_search(r, map, o)))
 		return rc;

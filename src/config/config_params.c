@@ -176,6 +176,8 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 	const xf_ynode *values = xf_ynode_get(map, "values");
 	char path[XF_CFG_PATH_MAX];
 	int seen[XF_N_PHYS] = { 0 }; /* list position + 1 of each canonical name */
+	xf_ynode_mark_used(names);
+	xf_ynode_mark_used(values);
 	if (names && xf_ynode_is_null(names))
 		names = NULL;
 	if (values && xf_ynode_is_null(values))
@@ -248,7 +250,8 @@ static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cf
 		if (rc)
 			return rc;
 		if (idx < 0)
-			continue;
+			continue; /* left unmarked: listed among the ignored keys */
+		xf_ynode_mark_used(v);
 		double value;
 		if (xf_cfg_scalar_number(v, &value) != 0)
 			return xf_cfg_bad_value(r, v, path, "a finite number");
@@ -269,6 +272,7 @@ static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const 
 	char path[XF_CFG_PATH_MAX], item_path[XF_CFG_PATH_MAX + 32];
 	const xf_ynode *node = xf_ynode_get(map, key);
 	xf_cfg_path(path, "initial_parameters.per_angle_scaling", key);
+	xf_ynode_mark_used(node);
 	if (!node || xf_ynode_is_null(node))
 		return 0;
 	if (node->kind == XF_YNODE_MAPPING)
@@ -327,6 +331,7 @@ static int read_active(const xf_cfg_reader *r, const xf_ynode *map, xf_config *c
 	const xf_ynode *list = xf_ynode_get(map, "active_parameters");
 	char path[XF_CFG_PATH_MAX];
 	int active[XF_N_PHYS] = { 0 };
+	xf_ynode_mark_used(list);
 	if (!list || xf_ynode_is_null(list))
 		return 0;
 	/* an empty list would hold everything fixed: nothing to fit, surely not meant */

@@ -14,10 +14,7 @@ static const char *const top_ignored[] = {
 	"analysis_settings",
 	"noise_estimation",
 	"performance",
-	"logging",
 	"quality_control",
-	"plotting",
-	"output",
 	"validation",
 	"v2_features",
 	"data_filtering",
@@ -28,11 +25,19 @@ static const char *const top_ignored[] = {
 	NULL,
 };
 static const char *const top_known[] = {
-	"analysis_mode",       "experimental_data",
-	"analyzer_parameters", "phi_filtering",
-	"initial_parameters",  "parameter_space",
-	"optimization",	       "parallel",
-	"optimization_config", NULL,
+	"analysis_mode",
+	"experimental_data",
+	"analyzer_parameters",
+	"phi_filtering",
+	"initial_parameters",
+	"parameter_space",
+	"optimization",
+	"parallel",
+	"optimization_config",
+	"output",
+	"logging",
+	"plotting",
+	NULL,
 };
 
 /* the two homodyne static names behave as static here (model.md) */
@@ -68,6 +73,7 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 		 * unreadable one is not worth an error, a contradicting one is worth a word */
 		const xf_ynode *space = xf_ynode_get(root, "parameter_space");
 		const xf_ynode *model = xf_ynode_get(space, "model");
+		xf_ynode_mark_used(model); /* checked against analysis_mode below */
 		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && mode_names[k]; k++)
 			if (strcmp(model->text, mode_names[k]) == 0 &&
 			    mode_values[k] != mode_values[index])
@@ -416,7 +422,8 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_parameter_space(r, root, cfg)) ||
 	    (rc = xf_cfg_read_initial_parameters(r, root, cfg)) ||
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
-	    (rc = xf_cfg_read_parallel(r, root, cfg)))
+	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_read_output(r, root, cfg)) ||
+	    (rc = xf_cfg_collect_unused(r, root, cfg)))
 		return rc;
 	if (cfg->mode == XF_MODE_LAMINAR && !cfg->has_gap)
 		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "

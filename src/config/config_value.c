@@ -84,8 +84,10 @@ int xf_cfg_section(const xf_cfg_reader *r, const xf_ynode *map, const char *pare
 	char buf[XF_CFG_PATH_MAX];
 	const xf_ynode *node = xf_ynode_get(map, key);
 	*out = NULL;
-	if (!node || xf_ynode_is_null(node))
+	if (!node || xf_ynode_is_null(node)) {
+		xf_ynode_mark_used(node); /* a null section: its defaults apply */
 		return 0;
+	}
 	if (node->kind != XF_YNODE_MAPPING)
 		return xf_cfg_bad_value(r, node, xf_cfg_path(buf, parent, key),
 					"a mapping of keys");
@@ -98,6 +100,7 @@ static const xf_ynode *scalar_at(const xf_ynode *map, const char *key, int *bad)
 {
 	const xf_ynode *node = xf_ynode_get(map, key);
 	*bad = 0;
+	xf_ynode_mark_used(node); /* read, even when null: the default applies */
 	if (!node || xf_ynode_is_null(node))
 		return NULL;
 	if (node->kind != XF_YNODE_SCALAR)

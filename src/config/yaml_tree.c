@@ -304,6 +304,12 @@ int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_
 	return rc;
 }
 
+void xf_ynode_mark_used(const xf_ynode *node)
+{
+	if (node)
+		((xf_ynode *)node)->used = 1;
+}
+
 const xf_ynode *xf_ynode_get(const xf_ynode *map, const char *key)
 {
 	if (!map || map->kind != XF_YNODE_MAPPING)

@@ -31,6 +31,9 @@ struct xf_ynode {
 	/* where a node set by xf_yaml_set() came from ("o.csv:3, column dt"), for messages;
 	 * NULL for the nodes of the file (line and column say where they are) */
 	char *origin;
+	/* 1 once a config reader has used this value (xf_ynode_mark_used); the key
+	 * accounting (config_keys.c) lists the keys whose values stay unmarked */
+	int used;
 };
 
 /* Parse a whole file (first document). On failure returns XF_ERR_CONFIG with err set:
@@ -62,6 +65,10 @@ int xf_yaml_add_item(xf_ynode **root, const char *dotted, const char *key, const
 		     xf_error *err);
 /* 1 when node or anything under it was set by xf_yaml_set(); *origin: the first origin. */
 int xf_ynode_overridden(const xf_ynode *node, const char **origin);
+
+/* Record that a reader used node (NULL: nothing). The tree is read through const
+ * pointers; the mark is bookkeeping beside the content, which stays unchanged. */
+void xf_ynode_mark_used(const xf_ynode *node);
 
 /* Value of key in a mapping, or NULL (also NULL when map is not a mapping). */
 const xf_ynode *xf_ynode_get(const xf_ynode *map, const char *key);

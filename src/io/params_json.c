@@ -162,6 +162,10 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddStringToObject(root, "convergence_status", convergence_status(res->status));
 	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(res->chi_squared));
 	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(res->reduced_chi_squared));
+	/* the cost chi_squared is: Σ r² for linear, f_scale²·Σρ((r/f_scale)²) otherwise */
+	cJSON_AddStringToObject(root, "loss", xf_loss_name(cfg->nlsq.loss));
+	if (cfg->nlsq.loss != XF_LOSS_LINEAR)
+		cJSON_AddItemToObject(root, "f_scale", xf_json_num(cfg->nlsq.f_scale));
 	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
 	if (!sigma_given)
 		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(res->residual_sd));

@@ -13,6 +13,10 @@
 static void run_block(void *ctx, int block)
 {
 	xf_lik *lik = ctx;
+	if (lik->loss != XF_LOSS_LINEAR) {
+		xf_pass_block_robust(lik, block);
+		return;
+	}
 	switch (lik->level) {
 	case XF_PASS_HESSIAN: xf_pass_block_hessian(lik, block); break;
 	case XF_PASS_GRADIENT: xf_pass_block_gradient(lik, block); break;
@@ -268,6 +272,13 @@ void xf_lik_destroy(xf_lik *lik)
 	xf_pass_dist_free(lik);
 	xf_frames_free(&lik->frames);
 	free(lik);
+}
+
+void xf_lik_set_loss(xf_lik *lik, xf_loss loss, double f_scale)
+{
+	assert(f_scale > 0.0);
+	lik->loss = loss;
+	lik->f_scale = f_scale;
 }
 
 size_t xf_lik_points(const xf_lik *lik)

@@ -57,6 +57,9 @@ struct xf_lik {
 	 * [n_pairs][n_phi], so a pass reads it in order instead of jumping through n_phi
 	 * triangles (NULL for the set of every pair) */
 	double *gathered;
+	/* robust loss of the passes (xf_lik_set_loss); linear runs the kernels above */
+	xf_loss loss;
+	double f_scale;
 };
 
 /* The pairs of one block, in order: (i, j) from the explicit list, or walked row by row
@@ -161,5 +164,7 @@ void xf_pass_dist_free(xf_lik *lik);
 void xf_pass_block_hessian(xf_lik *lik, int block);
 void xf_pass_block_gradient(xf_lik *lik, int block);
 void xf_pass_block_value(xf_lik *lik, int block);
+/* Every level under a robust loss (pass_robust.c). */
+void xf_pass_block_robust(xf_lik *lik, int block);
 
 #endif

@@ -217,6 +217,7 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 	xf_pairset_all(&sets[XF_ROLE_FULL], pr->ds->n_frames);
 	if (!(ctx->lik[XF_ROLE_FULL] = xf_lik_create(pr, &sets[XF_ROLE_FULL], pool, err)))
 		return err->code;
+	xf_lik_set_loss(ctx->lik[XF_ROLE_FULL], o->loss, o->f_scale);
 	/* every evaluator of NLSQ is spread over the ranks of an MPI run (adr/0021) */
 	if (xf_lik_distribute(ctx->lik[XF_ROLE_FULL]))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
@@ -233,6 +234,7 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 			sampled ? xf_lik_create(pr, &sets[r], pool, err) : ctx->lik[XF_ROLE_FULL];
 		if (!ctx->lik[r])
 			return err->code;
+		xf_lik_set_loss(ctx->lik[r], o->loss, o->f_scale);
 		if (xf_lik_distribute(ctx->lik[r]))
 			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
 		ctx->search.round_points[r] = xf_lik_points(ctx->lik[r]);

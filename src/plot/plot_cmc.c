@@ -245,6 +245,7 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 {
 	if (xf_mkdir_p(plots_dir, err) != 0)
 		return err->code;
+	xf_pl_set_dpi(cfg ? cfg->plot_dpi : 0);
 	xf_error e = { 0 };
 	int rc = 0;
 	char path[PATH_MAX];

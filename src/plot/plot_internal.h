@@ -78,6 +78,11 @@ typedef struct xf_plot_cuts {
 /* Draw every per-angle PNG and overview.png into plots_dir (created if missing). */
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err);
 
+/* plotting.dpi: pages are drawn at dpi / XF_PLOT_DPI_REFERENCE times their nominal pixel
+ * size (0: nominal). xpcsfit's page sizes are those of a 100 dpi figure. */
+#define XF_PLOT_DPI_REFERENCE 100.0
+void xf_pl_set_dpi(int dpi);
+
 /* Draw one PNG: open a pngcairo stream on a temporary file, call draw(ctx), close,
  * rename to path. A PLplot fatal error comes back as an error code, never exit(). */
 int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,

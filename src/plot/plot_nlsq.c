@@ -216,6 +216,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 	for (int k = 0; k < n_units; k++)
 		units[k] = k < res->n_phys ? xf_param_units[k] : "";
 	xf_plot_model_ctx ctx = { cfg, ds, res };
+	xf_pl_set_dpi(cfg->plot_dpi);
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]];
 	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
 	xf_plot_src src = {

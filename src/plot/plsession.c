@@ -99,6 +99,20 @@ static int png_whole(int fd)
 	       pread(fd, tail, 12, size - 12) == 12 && !memcmp(tail, iend, 12);
 }
 
+/* plotting.dpi over XF_PLOT_DPI_REFERENCE: every page's pixel size and its device DPI
+ * are multiplied by it; lengths in mm (characters, ticks, symbols) follow the DPI, so a
+ * page keeps its look at any size (line widths stay in pixels). Set once before drawing (xf_pl_set_dpi); the plot
+ * workers are forked processes and inherit it. */
+static double pl_scale = 1.0;
+
+/* pngcairo's own device resolution (PLplot's cairo driver, DPI) */
+#define XF_PL_CAIRO_DPI 72.0
+
+void xf_pl_set_dpi(int dpi)
+{
+	pl_scale = dpi > 0 ? (double)dpi / XF_PLOT_DPI_REFERENCE : 1.0;
+}
+
 /* One plinit ... plend session into the open file fd (PLplot gets a FILE* of its own
  * on a copy of fd and closes it at plend: it never sees the path, whose '%' it would
  * take for a family-file format). Returns 0, or 1 with pl_message set. */
@@ -129,7 +143,8 @@ static int pl_session(int fd, int width_px, int height_px, void (*draw)(void *ct
 	plsabort(pl_abort_handler);
 	plsdev("pngcairo");
 	plsfile(f);
-	plspage(0.0, 0.0, width_px, height_px, 0, 0);
+	plspage(XF_PL_CAIRO_DPI * pl_scale, XF_PL_CAIRO_DPI * pl_scale,
+		(PLINT)(width_px * pl_scale + 0.5), (PLINT)(height_px * pl_scale + 0.5), 0, 0);
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;

@@ -7,6 +7,24 @@
 #include <unistd.h>
 
 static int level = XF_VERB_NORMAL;
+static int given;
+static int stderr_errors_only;
+
+void xf_verbosity_stderr_errors_only(int on)
+{
+	stderr_errors_only = on;
+	xf_verbosity_apply_log();
+}
+
+void xf_verbosity_mark_given(int g)
+{
+	given = g;
+}
+
+int xf_verbosity_given(void)
+{
+	return given;
+}
 
 void xf_verbosity_set(int new_level)
 {
@@ -23,12 +41,13 @@ int xf_verbosity(void)
 
 void xf_verbosity_apply_log(void)
 {
-	xf_log_set_stderr(level >= XF_VERB_NORMAL, level >= XF_VERB_INFO);
+	xf_log_set_stderr(level >= XF_VERB_NORMAL && !stderr_errors_only,
+			  level >= XF_VERB_INFO && !stderr_errors_only);
 }
 
 void xf_say(int min_level, const char *fmt, ...)
 {
-	if (level < min_level)
+	if (level < min_level || stderr_errors_only)
 		return;
 	char line[4096];
 	va_list ap;
@@ -40,7 +59,7 @@ void xf_say(int min_level, const char *fmt, ...)
 
 int xf_progress_on(void)
 {
-	return level >= XF_VERB_NORMAL;
+	return level >= XF_VERB_NORMAL && !stderr_errors_only;
 }
 
 int xf_progress_tty(void)
@@ -50,7 +69,7 @@ int xf_progress_tty(void)
 
 int xf_progress_due(double *last_s, double now_s)
 {
-	if (level < XF_VERB_NORMAL)
+	if (level < XF_VERB_NORMAL || stderr_errors_only)
 		return 0;
 	if (level >= XF_VERB_DEBUG || *last_s < 0.0 || now_s - *last_s >= XF_PROGRESS_PLAIN_S) {
 		*last_s = now_s;

@@ -139,8 +139,8 @@ CASES = [
      "fix": "Use a key the config reader knows (docs/config.md), or the aliases dt and q.",
      "check": NOTHING},
     {"name": "batch_csv_unused_key", "klass": KLASS,
-     "make": with_csv("file,output.directory\na.h5,x\n"),
-     "rc": 2, "needles": ["not used by xpcsfit", "o.csv:2, column output.directory"],
+     "make": with_csv("file,output.formats\na.h5,x\n"),
+     "rc": 2, "needles": ["not used by xpcsfit", "o.csv:2, column output.formats"],
      "fix": "That section is accepted for homodyne configs but not read: overriding it "
             "would change nothing.", "check": NOTHING},
     {"name": "batch_csv_section", "klass": KLASS,

@@ -1,0 +1,82 @@
+/* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
+ * (or output.directory: the default result folder), logging.level (what the console shows), plotting.dpi
+ * (PNG size) and, before the whole config is read, a quick look at
+ * output.base_directory for the CLI's result-folder check. Their other keys are left to the key accounting (config_keys.c): listed by
+ * `validate`, refused by --strict, no warning each. */
+#include "config/config_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* plotting.dpi: pages from a quarter to six times their nominal (100 dpi) size; a
+ * larger one is a ~10000 px PNG per angle, too slow and big to be meant */
+#define XF_PLOT_DPI_MIN 25
+#define XF_PLOT_DPI_MAX 600
+
+/* homodyne's Python logging level names; CRITICAL behaves as ERROR */
+static const char *const level_names[] = {
+	"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
+	"info",	 "warning", "error",   "critical", NULL,
+};
+static const xf_log_level level_values[] = {
+	XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,	XF_VERBOSITY_WARNING, XF_VERBOSITY_ERROR,
+	XF_VERBOSITY_ERROR, XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,    XF_VERBOSITY_WARNING,
+	XF_VERBOSITY_ERROR, XF_VERBOSITY_ERROR,
+};
+
+int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+{
+	const xf_ynode *out = NULL, *log = NULL, *plot = NULL;
+	long dpi = 0;
+	int has_dpi = 0;
+	const char *base = NULL, *dir = NULL;
+	int index = 0, given = 0;
+	int rc = xf_cfg_section(r, root, "", "output", &out);
+	if (!rc && out)
+		rc = xf_cfg_string(r, out, "output", "base_directory", &base);
+	if (!rc && out)
+		rc = xf_cfg_string(r, out, "output", "directory", &dir);
+	if (!rc)
+		rc = xf_cfg_section(r, root, "", "logging", &log);
+	if (!rc && log)
+		rc = xf_cfg_choice(r, log, "logging", "level", level_names, &index, &given);
+	if (!rc)
+		rc = xf_cfg_section(r, root, "", "plotting", &plot);
+	if (!rc && plot)
+		rc = xf_cfg_int(r, plot, "plotting", "dpi", XF_PLOT_DPI_MIN, XF_PLOT_DPI_MAX, &dpi,
+				&has_dpi);
+	if (rc)
+		return rc;
+	if (has_dpi)
+		cfg->plot_dpi = (int)dpi;
+	if (given)
+		cfg->verbosity = level_values[index];
+	if (!(base && base[0]))
+		base = dir; /* homodyne's current templates' name; base_directory wins */
+	if (base && base[0] && !(cfg->base_directory = strdup(base)))
+		return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
+	return 0;
+}
+
+int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
+			     char *buf, size_t size)
+{
+	xf_ynode *root = NULL;
+	xf_error err = { 0 };
+	int found = 0;
+	int rc = xf_yaml_load_file(path, &root, &err);
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
+				 overrides[k].origin, &err);
+	static const char *const keys[] = { "base_directory", "directory" };
+	for (int k = 0; rc == 0 && !found && k < 2; k++) {
+		const xf_ynode *base = xf_ynode_get(xf_ynode_get(root, "output"), keys[k]);
+		if (base && base->kind == XF_YNODE_SCALAR && base->text[0] &&
+		    !xf_ynode_is_null(base) && strlen(base->text) < size) {
+			memcpy(buf, base->text, strlen(base->text) + 1);
+			found = 1;
+		}
+	}
+	xf_yaml_free(root);
+	return found;
+}
