@@ -22,6 +22,10 @@ packages=(
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang)
 fi
+# --report: also chromium, for the slow test that renders report.html (adr/0034).
+if [ "${1:-}" = "--report" ]; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -104,7 +104,7 @@ def test_force_and_rerun(cfg):
     r = run("nlsq", "--config", cfg, "--out", out, "--threads", "2")
     check(r.returncode == 0 and is_complete(d), f"first run complete: {r.stderr[-300:]}")
     p = params(d)
-    check(p["outputs"] == {"status": "complete", "plots": "written"}, f"outputs {p['outputs']}")
+    check(p["outputs"] == {"status": "complete", "plots": "written", "report": "report.html"}, f"outputs {p['outputs']}")
     before = {f: os.path.getmtime(os.path.join(d, f)) for f in ("results.h5", "run.log")}
     r = run("nlsq", "--config", cfg, "--out", out)
     check(r.returncode == 2 and "--force" in r.stderr and len(r.stderr.splitlines()) == 1,

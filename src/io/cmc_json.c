@@ -49,14 +49,11 @@ static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean,
 /* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds */
 static cJSON *angle_mean(const xf_cmc_result *res, const double *v, const double *sd, int n)
 {
-	double m = 0.0, s2 = 0.0;
-	for (int a = 0; a < n; a++) {
-		m += v[a] / n;
-		s2 += sd[a] * sd[a] / n;
-	}
+	double m, s;
+	xf_io_cmc_angle_mean(v, sd, n, &m, &s);
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, m)));
-	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, sqrt(s2))));
+	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, s)));
 	return p;
 }
 

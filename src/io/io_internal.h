@@ -18,6 +18,13 @@ cJSON *xf_json_num(double x);
 cJSON *xf_json_int(long long v);
 cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
 
+/* homodyne's scalar contrast/offset of parameters.json "parameters", also shown by
+ * report.html (one home, the same numbers): NLSQ: mean over angles, uncertainty the RMS
+ * of the per-angle uncertainties (v or unc NULL: NaN); CMC: the same from the posterior
+ * means and sds, summed in the order cmc_json.c always has. */
+void xf_io_angle_summary(const double *v, const double *unc, int n, double *mean, double *rms);
+void xf_io_cmc_angle_mean(const double *v, const double *sd, int n, double *mean, double *sd_rms);
+
 /* What every parameters.json ends with: "data" (file, layout, q, n_phi, n_frames, n_points,
  * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
 typedef struct xf_config xf_config;

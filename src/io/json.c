@@ -56,6 +56,28 @@ cJSON *xf_json_numbers(const double *v, int n)
 	return arr;
 }
 
+void xf_io_angle_summary(const double *v, const double *unc, int n, double *mean, double *rms)
+{
+	double sum = 0.0, sum_u2 = 0.0;
+	for (int a = 0; a < n; a++) {
+		sum += v ? v[a] : NAN;
+		sum_u2 += unc ? unc[a] * unc[a] : NAN;
+	}
+	*mean = n > 0 ? sum / n : NAN;
+	*rms = n > 0 ? sqrt(sum_u2 / n) : NAN;
+}
+
+void xf_io_cmc_angle_mean(const double *v, const double *sd, int n, double *mean, double *sd_rms)
+{
+	double m = 0.0, s2 = 0.0;
+	for (int a = 0; a < n; a++) {
+		m += v[a] / n;
+		s2 += sd[a] * sd[a] / n;
+	}
+	*mean = m;
+	*sd_rms = sqrt(s2);
+}
+
 /* what the result writer (results.c) reports about the files of this run */
 static struct {
 	const char *plots; /* "written", "skipped", "failed"; NULL: not set */
@@ -76,6 +98,7 @@ void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset 
 		cJSON_AddStringToObject(o, "status",
 					strcmp(outputs.plots, "failed") ? "complete" : "partial");
 		cJSON_AddStringToObject(o, "plots", outputs.plots);
+		cJSON_AddStringToObject(o, "report", "report.html");
 		if (outputs.plots_error[0])
 			cJSON_AddStringToObject(o, "plots_error", outputs.plots_error);
 		cJSON_AddItemToObject(root, "outputs", o);

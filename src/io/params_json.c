@@ -34,17 +34,11 @@ static cJSON *parameter_entry(double value, double unc, int fixed)
 	return p;
 }
 
-/* homodyne's scalar contrast/offset: mean over angles, uncertainty = RMS of the
- * per-angle uncertainties */
+/* homodyne's scalar contrast/offset (io_internal.h) */
 static cJSON *angle_summary(const double *v, const double *unc, int n)
 {
-	double sum = 0.0, sum_u2 = 0.0;
-	for (int a = 0; a < n; a++) {
-		sum += v ? v[a] : NAN;
-		sum_u2 += unc ? unc[a] * unc[a] : NAN;
-	}
-	double mean = n > 0 ? sum / n : NAN;
-	double rms = n > 0 ? sqrt(sum_u2 / n) : NAN;
+	double mean, rms;
+	xf_io_angle_summary(v, unc, n, &mean, &rms);
 	return parameter_entry(mean, rms, 0);
 }
 

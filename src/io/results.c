@@ -1,10 +1,11 @@
 /* results.c — writing a whole result directory (spec/cli.md "Result directory"):
- * results.h5, plots/, parameters.json (its "outputs" says whether the plots are there) and
- * run.log last, whose last line says "complete" or "partial". The folder itself is claimed
+ * results.h5, plots/, report.html, parameters.json (its "outputs" says whether the
+ * plots are there) and run.log last, whose last line says "complete" or "partial". The folder itself is claimed
  * and released by the CLI (util/rundir.h): its INCOMPLETE marker goes only after all of
  * this. A failed fit is written all the same (status "failed"). A plot that fails is a
  * warning, recorded in parameters.json and run.log, not a failed run. */
 #include "io/io_internal.h"
+#include "io/report_html.h"
 #include "util/interrupt.h"
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
@@ -35,8 +36,12 @@ static void log_versions_and_timing(const char *dir, const xf_nlsq_result *res)
  * last line of run.log */
 typedef int (*plot_fn)(const char *plots_dir, void *ctx, xf_error *err);
 
-static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
-		      int (*write_json)(const char *dir, void *ctx, xf_error *err), xf_error *err)
+typedef int (*file_fn)(const char *dir, void *ctx, int with_plots, xf_error *err);
+
+/* report.html comes after the plots (it embeds them) and before parameters.json, so that
+ * a run that fails writing it leaves no parameters.json (a script's first test) */
+static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx, file_fn write_json,
+		      file_fn write_report, xf_error *err)
 {
 	xf_error plot_err = { 0 };
 	const char *plots = "skipped";
@@ -53,7 +58,10 @@ static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
 	}
 	xf_phase("write", 0);
 	xf_json_set_outputs(plots, plot_err.code ? plot_err.msg : NULL);
-	int rc = write_json(dir, ctx, err);
+	xf_phase("report", 0);
+	int rc = write_report(dir, ctx, write_plots, err);
+	if (rc == 0)
+		rc = write_json(dir, ctx, write_plots, err);
 	xf_json_set_outputs(NULL, NULL);
 	if (rc)
 		return rc;
@@ -79,10 +87,17 @@ static int nlsq_plots(const char *plots_dir, void *p, xf_error *err)
 	return xf_plot_nlsq_parallel(plots_dir, c->cfg, c->ds, c->res, c->threads, err);
 }
 
-static int nlsq_json(const char *dir, void *p, xf_error *err)
+static int nlsq_json(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
+	(void)with_plots;
 	return xf_results_write_nlsq_json(dir, c->cfg, c->ds, c->res, err);
+}
+
+static int nlsq_report(const char *dir, void *p, int with_plots, xf_error *err)
+{
+	nlsq_ctx *c = p;
+	return xf_report_html_nlsq(dir, c->cfg, c->ds, c->res, with_plots, err);
 }
 
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -98,7 +113,7 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 		return err->code;
 	log_versions_and_timing(dir, res);
 	nlsq_ctx c = { cfg, ds, res, threads };
-	return write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, err);
+	return write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, nlsq_report, err);
 }
 
 typedef struct cmc_ctx {
@@ -113,10 +128,17 @@ static int cmc_plots(const char *plots_dir, void *p, xf_error *err)
 	return xf_plot_cmc(plots_dir, c->cfg, c->ds, c->res, err);
 }
 
-static int cmc_json(const char *dir, void *p, xf_error *err)
+static int cmc_json(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	cmc_ctx *c = p;
+	(void)with_plots;
 	return xf_results_write_cmc_json(dir, c->cfg, c->ds, c->res, err);
+}
+
+static int cmc_report(const char *dir, void *p, int with_plots, xf_error *err)
+{
+	cmc_ctx *c = p;
+	return xf_report_html_cmc(dir, c->cfg, c->ds, c->res, with_plots, err);
 }
 
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -134,5 +156,5 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 		res->time_combine_s, res->time_total_s);
 	xf_info("results written to %s", dir);
 	cmc_ctx c = { cfg, ds, res };
-	return write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json, err);
+	return write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json, cmc_report, err);
 }

@@ -1,0 +1,292 @@
+/* report_html.c — the page of report_html.h: sections in a fixed order (status and
+ * quality, parameters, fit, data, config, plots, versions and timing), plain HTML with an
+ * inline style sheet, no script. Text from the user goes through xf_html_text. */
+#include "io/report_html.h"
+#include "io/html_text.h"
+#include "io/io_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* a PNG larger than this is not embedded (ours are < 1 MiB; the page must stay openable) */
+#define MAX_PNG_BYTES ((size_t)64 << 20)
+#define MAX_PLOTS     4096 /* plots/ holds one PNG per angle and an overview */
+
+static const char style[] =
+	"body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;"
+	"color:#111;background:#fff}\n"
+	"h1{font-size:1.5em;border-bottom:2px solid #345}h2{font-size:1.2em;color:#345}\n"
+	"table{border-collapse:collapse;margin:.5em 0}\n"
+	"th,td{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}\n"
+	"td.num{font-family:monospace;text-align:right}thead th{background:#e8eef4}\n"
+	".good{color:#063}.marginal{color:#850}.poor,.failed{color:#a00}\n"
+	"figure{margin:1em 0;page-break-inside:avoid;break-inside:avoid}\n"
+	"img{max-width:100%;height:auto;border:1px solid #ddd}\n"
+	"@media print{body{max-width:none}h2{page-break-after:avoid}}\n";
+
+void xf_report_add(xf_report *r, xf_report_section s, const char *label, const char *fmt, ...)
+{
+	if (r->n_rows[s] >= XF_REPORT_MAX_ROWS)
+		return;
+	xf_report_row *row = &r->rows[s][r->n_rows[s]++];
+	row->label = label;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(row->text, sizeof row->text, fmt, ap);
+	va_end(ap);
+}
+
+/* a number as parameters.json writes it; an em dash for none */
+static void put_number(xf_html *h, double x)
+{
+	char buf[32];
+	if (!isfinite(x)) {
+		xf_html_put(h, "&mdash;");
+		return;
+	}
+	xf_io_format_double(x, buf, sizeof buf);
+	xf_html_put(h, buf);
+}
+
+static void put_rows(xf_html *h, const char *title, const xf_report_row *rows, int n)
+{
+	if (n == 0)
+		return;
+	xf_html_putf(h, "<h2>%s</h2>\n<table>\n", title);
+	for (int k = 0; k < n; k++) {
+		xf_html_put(h, "<tr><th>");
+		xf_html_text(h, rows[k].label);
+		xf_html_put(h, "</th><td>");
+		xf_html_text(h, rows[k].text);
+		xf_html_put(h, "</td></tr>\n");
+	}
+	xf_html_put(h, "</table>\n");
+}
+
+static void put_status(xf_html *h, const xf_report *r)
+{
+	const char *grade = r->quality ? xf_quality_level_name(r->quality->overall) : "-";
+	const char *status = r->status ? r->status : "failed";
+	xf_html_put(h, "<h2>Status</h2>\n<table>\n<tr><th>status</th><td class=\"");
+	xf_html_text(h, strcmp(status, "failed") ? "" : "failed");
+	xf_html_put(h, "\">");
+	xf_html_text(h, status);
+	xf_html_put(h, "</td></tr>\n<tr><th>quality</th><td class=\"");
+	xf_html_text(h, grade);
+	xf_html_put(h, "\">");
+	xf_html_text(h, grade);
+	xf_html_put(h, "</td></tr>\n</table>\n");
+	if (!r->quality || r->quality->n_reasons == 0) {
+		xf_html_put(h, "<p>No reason lowers the grade.</p>\n");
+		return;
+	}
+	xf_html_put(h, "<ul class=\"reasons\">\n");
+	for (int k = 0; k < r->quality->n_reasons; k++) {
+		xf_html_put(h, "<li>");
+		xf_html_text(h, r->quality->reasons[k]);
+		xf_html_put(h, "</li>\n");
+	}
+	xf_html_put(h, "</ul>\n");
+}
+
+static void put_params(xf_html *h, const xf_report *r)
+{
+	xf_html_put(h, "<h2>Parameters</h2>\n<table class=\"params\">\n<thead><tr><th>name</th>"
+		       "<th>");
+	xf_html_text(h, r->value_head);
+	xf_html_put(h, "</th><th>");
+	xf_html_text(h, r->unc_head);
+	xf_html_put(h, "</th><th></th></tr></thead>\n");
+	for (int k = 0; k < r->n_params; k++) {
+		const xf_report_param *p = &r->params[k];
+		xf_html_put(h, "<tr><th>");
+		xf_html_text(h, p->name);
+		xf_html_put(h, "</th><td class=\"num\">");
+		put_number(h, p->value);
+		xf_html_put(h, "</td><td class=\"num\">");
+		put_number(h, p->fixed ? NAN : p->unc);
+		xf_html_putf(h, "</td><td>%s</td></tr>\n", p->fixed ? "fixed" : "");
+	}
+	xf_html_put(h, "</table>\n");
+}
+
+static void put_data(xf_html *h, const xf_config *cfg, const xf_dataset *ds)
+{
+	char num[32];
+	xf_html_put(h, "<h2>Data</h2>\n<table>\n<tr><th>file</th><td>");
+	xf_html_text(h, ds->path ? ds->path : "");
+	xf_html_put(h, "</td></tr>\n<tr><th>layout</th><td>");
+	xf_html_text(h, xf_layout_name(ds->layout));
+	xf_io_format_double(ds->q, num, sizeof num);
+	xf_html_putf(h, "</td></tr>\n<tr><th>q</th><td>%s 1/&Aring;</td></tr>\n", num);
+	xf_io_format_double(ds->dt_s, num, sizeof num);
+	xf_html_putf(h, "<tr><th>dt</th><td>%s s (", num);
+	xf_html_text(h, ds->dt_source);
+	xf_html_putf(h, ")</td></tr>\n<tr><th>angles</th><td>%d:", ds->n_phi);
+	for (int a = 0; a < ds->n_phi && ds->phi_deg; a++)
+		xf_html_putf(h, " %.2f&deg;", ds->phi_deg[a]);
+	xf_html_putf(h,
+		     "</td></tr>\n<tr><th>frames</th><td>%d (from stored row %ld)</td></tr>\n"
+		     "<tr><th>points</th><td>%zu</td></tr>\n<tr><th>config</th><td>",
+		     ds->n_frames, ds->first_frame, ds->n_points);
+	xf_html_text(h, cfg && cfg->source_path ? cfg->source_path : "");
+	xf_html_put(h, "</td></tr>\n</table>\n");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the whole of a binary file, malloc'ed; NULL with err set */
+static unsigned char *read_binary(const char *path, size_t *size, xf_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	if (!f || fstat(fileno(f), &st) != 0) {
+		int e = errno;
+		if (f)
+			fclose(f);
+		xf_fail(err, XF_ERR_IO, "cannot read plot for the report: %s, %s", strerror(e),
+			path);
+		return NULL;
+	}
+	if (st.st_size < 0 || (size_t)st.st_size > MAX_PNG_BYTES) {
+		fclose(f);
+		xf_fail(err, XF_ERR_DATA, "plot too large for the report (%lld bytes), %s",
+			(long long)st.st_size, path);
+		return NULL;
+	}
+	*size = (size_t)st.st_size;
+	unsigned char *buf = malloc(*size ? *size : 1);
+	if (!buf) {
+		fclose(f);
+		xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
+		return NULL;
+	}
+	size_t got = fread(buf, 1, *size, f);
+	fclose(f);
+	if (got != *size) {
+		free(buf);
+		xf_fail(err, XF_ERR_IO, "cannot read plot for the report: short read, %s", path);
+		return NULL;
+	}
+	return buf;
+}
+
+/* the *.png names of dir sorted, malloc'ed; *n 0 and NULL when none or no folder */
+static char **list_pngs(const char *dir, int *n, xf_error *err)
+{
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char **names = calloc(MAX_PLOTS, sizeof *names);
+	if (!names) {
+		closedir(d);
+		xf_fail(err, XF_ERR_NOMEM, "out of memory listing %s", dir);
+		return NULL;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && *n < MAX_PLOTS) {
+		size_t len = strlen(e->d_name);
+		if (len <= 4 || strcmp(e->d_name + len - 4, ".png"))
+			continue;
+		if (!(names[*n] = strdup(e->d_name))) {
+			closedir(d);
+			for (int k = 0; k < *n; k++)
+				free(names[k]);
+			free(names);
+			*n = 0;
+			xf_fail(err, XF_ERR_NOMEM, "out of memory listing %s", dir);
+			return NULL;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	qsort(names, (size_t)*n, sizeof *names, by_name);
+	return names;
+}
+
+static int put_plots(xf_html *h, const char *dir, xf_error *err)
+{
+	char plots[PATH_MAX], path[PATH_MAX];
+	if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
+		return err->code;
+	int n = 0, rc = 0;
+	err->code = 0;
+	char **names = list_pngs(plots, &n, err);
+	if (err->code)
+		return err->code;
+	xf_html_put(h, "<h2>Plots</h2>\n");
+	if (n == 0)
+		xf_html_put(h, "<p>No plot was written (see run.log).</p>\n");
+	for (int k = 0; k < n && rc == 0; k++) {
+		size_t size = 0;
+		unsigned char *png = NULL;
+		if ((rc = xf_path_join(path, sizeof path, plots, names[k], err)) != 0 ||
+		    !(png = read_binary(path, &size, err))) {
+			rc = err->code;
+			break;
+		}
+		xf_html_put(h, "<figure><img alt=\"");
+		xf_html_text(h, names[k]);
+		xf_html_put(h, "\" src=\"data:image/png;base64,");
+		xf_html_base64(h, png, size);
+		xf_html_put(h, "\"><figcaption>");
+		xf_html_text(h, names[k]);
+		xf_html_put(h, "</figcaption></figure>\n");
+		free(png);
+	}
+	for (int k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	return rc;
+}
+
+static void put_versions(xf_html *h)
+{
+	unsigned maj = 0, min = 0, rel = 0;
+	H5get_libversion(&maj, &min, &rel);
+	xf_html_putf(h,
+		     "<h2>Versions</h2>\n<table>\n<tr><th>xpcsfit</th><td>%s</td></tr>\n"
+		     "<tr><th>HDF5</th><td>%u.%u.%u</td></tr>\n</table>\n",
+		     XPCSFIT_VERSION, maj, min, rel);
+}
+
+int xf_report_html_write(const char *dir, const xf_report *r, const xf_config *cfg,
+			 const xf_dataset *ds, int with_plots, xf_error *err)
+{
+	char path[PATH_MAX];
+	if (xf_path_join(path, sizeof path, dir, "report.html", err) != 0)
+		return err->code;
+	xf_html h = { 0 };
+	xf_html_putf(&h,
+		     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		     "<title>xpcsfit %s report</title>\n<style>\n%s</style>\n</head>\n<body>\n"
+		     "<h1>xpcsfit %s result</h1>\n",
+		     r->method, style, r->method);
+	put_status(&h, r);
+	put_params(&h, r);
+	put_rows(&h, "Fit", r->rows[XF_REPORT_FIT], r->n_rows[XF_REPORT_FIT]);
+	put_data(&h, cfg, ds);
+	put_rows(&h, "Config", r->rows[XF_REPORT_CONFIG], r->n_rows[XF_REPORT_CONFIG]);
+	int rc = with_plots ? put_plots(&h, dir, err) : 0;
+	put_versions(&h);
+	put_rows(&h, "Timing", r->rows[XF_REPORT_TIMING], r->n_rows[XF_REPORT_TIMING]);
+	xf_html_put(&h, "</body>\n</html>\n");
+	if (rc == 0 && h.failed)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory building the report, %s", path);
+	if (rc == 0)
+		rc = xf_write_file_atomic(path, h.s, h.len, err);
+	xf_html_free(&h);
+	return rc;
+}

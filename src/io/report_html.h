@@ -1,0 +1,63 @@
+/* report_html.h — <dir>/report.html (docs/outputs.md, adr/0034): one self-contained page
+ * per result folder, for a person to open or print. The fit-specific part (parameters,
+ * status, fit numbers) comes from the in-memory result through xf_report; the data,
+ * versions and the folder's plots/ (embedded as data URIs) are added by the writer. */
+#ifndef XPCSFIT_IO_REPORT_HTML_H
+#define XPCSFIT_IO_REPORT_HTML_H
+
+#include "xpcsfit/cmc.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/nlsq.h"
+
+#define XF_REPORT_MAX_ROWS 16 /* rows of one summary section; more are dropped */
+
+/* one line of the parameter table; numbers printed as in parameters.json */
+typedef struct xf_report_param {
+	const char *name;
+	double value; /* NaN: none */
+	double unc;   /* NaN: none (fixed, or not estimated) */
+	int fixed;
+} xf_report_param;
+
+/* a "label: text" line of a summary table; text is plain (escaped when written) */
+typedef struct xf_report_row {
+	const char *label;
+	char text[256];
+} xf_report_row;
+
+typedef enum xf_report_section {
+	XF_REPORT_FIT = 0, /* result numbers: χ², iterations / shards, draws */
+	XF_REPORT_CONFIG,  /* mode, per-angle mode, loss */
+	XF_REPORT_TIMING,  /* wall time by phase */
+	XF_REPORT_N_SECTIONS
+} xf_report_section;
+
+typedef struct xf_report {
+	const char *method; /* "nlsq" | "cmc" */
+	const char *status;
+	const xf_quality *quality;
+	const char *value_head, *unc_head; /* column heads of the parameter table */
+	int n_params;
+	const xf_report_param *params;
+	int n_rows[XF_REPORT_N_SECTIONS];
+	xf_report_row rows[XF_REPORT_N_SECTIONS][XF_REPORT_MAX_ROWS];
+} xf_report;
+
+/* Append a row to a section of r (dropped when the section is full). */
+void xf_report_add(xf_report *r, xf_report_section s, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Write dir/report.html atomically: r, the data and config summary of ds and cfg, the
+ * versions, and (with_plots) every dir/plots/ *.png in name order as a data URI. */
+int xf_report_html_write(const char *dir, const xf_report *r, const xf_config *cfg,
+			 const xf_dataset *ds, int with_plots, xf_error *err);
+
+/* The reports of an NLSQ and a CMC result (report_results.c). */
+int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			const xf_nlsq_result *res, int with_plots, xf_error *err);
+int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+		       const xf_cmc_result *res, int with_plots, xf_error *err);
+
+#endif

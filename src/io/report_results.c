@@ -1,0 +1,130 @@
+/* report_results.c — what report.html shows of an NLSQ and of a CMC result: the rows of
+ * parameters.json "parameters" (the same numbers), the fitted scaling coefficients, the
+ * fit numbers, config and timing (report_html.h). */
+#include "io/io_internal.h"
+#include "io/report_html.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* room for the physical parameters, contrast/offset and the scaling coefficients */
+static xf_report_param *alloc_params(int n_params, xf_error *err)
+{
+	xf_report_param *p = n_params >= 0 ? calloc((size_t)n_params + 2, sizeof *p) : NULL;
+	if (!p)
+		xf_fail(err, XF_ERR_NOMEM, "out of memory building the report");
+	return p;
+}
+
+/* the single pair of the "auto" mode is the contrast/offset row already shown */
+static int is_summary_name(const char *name)
+{
+	return !strcmp(name, "contrast") || !strcmp(name, "offset");
+}
+
+/* the per-angle mode used and the one the config asked for ("auto", null: NLSQ's) */
+static void add_config(xf_report *r, xf_mode mode, xf_scaling_mode used, xf_scaling_mode asked)
+{
+	xf_report_add(r, XF_REPORT_CONFIG, "mode", "%s", xf_mode_name(mode));
+	xf_report_add(r, XF_REPORT_CONFIG, "per-angle mode", "%s (config: %s)",
+		      xf_scaling_mode_used_name(used), xf_scaling_mode_name(asked));
+}
+
+int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			const xf_nlsq_result *res, int with_plots, xf_error *err)
+{
+	xf_report_param *p = alloc_params(res->n_params, err);
+	if (!p)
+		return err->code;
+	int n = 0;
+	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
+		p[n++] = (xf_report_param){ res->names[k], res->values ? res->values[k] : NAN,
+					    res->uncertainties ? res->uncertainties[k] : NAN,
+					    res->is_fixed ? res->is_fixed[k] : 0 };
+	xf_io_angle_summary(res->contrast, res->contrast_unc, res->n_phi, &p[n].value, &p[n].unc);
+	p[n++].name = "contrast";
+	xf_io_angle_summary(res->offset, res->offset_unc, res->n_phi, &p[n].value, &p[n].unc);
+	p[n++].name = "offset";
+	for (int k = res->n_phys; k < res->n_params; k++)
+		if (!is_summary_name(res->names[k]))
+			p[n++] =
+				(xf_report_param){ res->names[k],
+						   res->values ? res->values[k] : NAN,
+						   res->uncertainties ? res->uncertainties[k] : NAN,
+						   res->is_fixed ? res->is_fixed[k] : 0 };
+	xf_report r = { .method = "nlsq",
+			.status = res->status,
+			.quality = &res->quality,
+			.value_head = "value",
+			.unc_head = "uncertainty (1 sd)",
+			.n_params = n,
+			.params = p };
+	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
+	xf_report_add(&r, XF_REPORT_FIT, "stop reason", "%s",
+		      res->stop_reason ? res->stop_reason : "-");
+	xf_report_add(&r, XF_REPORT_FIT, "iterations", "%d", res->iterations);
+	xf_report_add(&r, XF_REPORT_FIT, "chi-squared", "%.6g", res->chi_squared);
+	if (sigma_given)
+		xf_report_add(&r, XF_REPORT_FIT, "reduced chi-squared", "%.6g",
+			      res->reduced_chi_squared);
+	else
+		xf_report_add(&r, XF_REPORT_FIT, "residual sd", "%.6g (sigma not given)",
+			      res->residual_sd);
+	xf_report_add(&r, XF_REPORT_FIT, "points, free parameters", "%zu, %d", res->n_points,
+		      res->n_free);
+	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
+		xf_report_add(&r, XF_REPORT_FIT, "at a bound", "%s", res->at_bounds[k]);
+	add_config(&r, res->mode, res->scaling_mode, cfg->nlsq.per_angle_mode);
+	if (cfg->nlsq.loss != XF_LOSS_LINEAR)
+		xf_report_add(&r, XF_REPORT_CONFIG, "loss", "%s, f_scale %.6g",
+			      xf_loss_name(cfg->nlsq.loss), cfg->nlsq.f_scale);
+	xf_report_add(&r, XF_REPORT_TIMING, "load", "%.3f s", res->time_load_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "fit", "%.3f s", res->time_fit_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
+	int rc = xf_report_html_write(dir, &r, cfg, ds, with_plots, err);
+	free(p);
+	return rc;
+}
+
+int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+		       const xf_cmc_result *res, int with_plots, xf_error *err)
+{
+	xf_report_param *p = alloc_params(res->n_phys, err);
+	if (!p)
+		return err->code;
+	int drawn = res->n_draws > 0, n = 0;
+	for (int k = 0; k < res->n_phys && k < res->n_params; k++) {
+		int fixed = res->is_fixed[k];
+		p[n++] = (xf_report_param){ res->names[k],
+					    !drawn  ? NAN
+					    : fixed ? res->draws[k]
+						    : res->mean[k],
+					    drawn ? res->sd[k] : NAN, fixed };
+	}
+	xf_io_cmc_angle_mean(res->contrast, res->contrast_sd, res->n_phi, &p[n].value, &p[n].unc);
+	p[n++].name = "contrast";
+	xf_io_cmc_angle_mean(res->offset, res->offset_sd, res->n_phi, &p[n].value, &p[n].unc);
+	p[n++].name = "offset";
+	for (int k = n - 2; !drawn && k < n; k++)
+		p[k].value = p[k].unc = NAN;
+	xf_report r = { .method = "cmc",
+			.status = res->status,
+			.quality = &res->quality,
+			.value_head = "posterior mean",
+			.unc_head = "posterior sd",
+			.n_params = n,
+			.params = p };
+	xf_report_add(&r, XF_REPORT_FIT, "combination", "%s", res->method);
+	xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept, res->n_shards);
+	xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", res->n_draws);
+	xf_report_add(&r, XF_REPORT_FIT, "chains, warmup, samples", "%d, %d, %d", res->n_chains,
+		      res->n_warmup, res->n_samples);
+	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
+	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
+	int rc = xf_report_html_write(dir, &r, cfg, ds, with_plots, err);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""report.html of an NLSQ result folder (docs/outputs.md, adr/0034): written with the
+other files, plain HTML, the parameters with the numbers of parameters.json, every
+plots/*.png embedded as a data URI of the same bytes, user text escaped, no plots
+section with --no-plots."""
+import base64
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from small_configs import static_template
+from tally import check, summary
+
+XF = os.environ["XF_BINARY"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_report_html")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+# a data folder whose name needs escaping in HTML text and attributes
+ODD = 'data <b>&amp; "q"'
+
+
+def run(*args):
+    return subprocess.run([XF, *args], capture_output=True, text=True, errors="replace",
+                          timeout=300)
+
+
+def setup():
+    folder = os.path.join(TMP, ODD)
+    os.makedirs(folder)
+    data = os.path.join(folder, "s.h5")
+    cfg = os.path.join(TMP, "c.yaml")
+    with open(cfg, "w") as f:
+        f.write(static_template(40, 3, 2).format(data=data))
+    r = run("simulate", "--config", cfg, "--phi", "0,45,90", "--out", data, "--seed", "2")
+    check(r.returncode == 0, f"simulate: {r.stderr}")
+    return cfg, data
+
+
+def cell(page, name):
+    """the value and uncertainty cells of parameter row name"""
+    m = re.search(r'<tr><th>' + re.escape(html.escape(name)) +
+                  r'</th><td class="num">([^<]*)</td><td class="num">([^<]*)</td>', page)
+    return m.groups() if m else None
+
+
+def number(text):
+    return None if text == "&mdash;" else float(text)
+
+
+def check_page(d, page, plots):
+    check(page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>"),
+          "report.html is a whole HTML document")
+    for tag in ("html", "head", "body", "table", "style"):
+        check(page.count(f"<{tag}") == page.count(f"</{tag}>") > 0, f"<{tag}> balanced")
+    check("<script" not in page.lower(), "no script")
+    p = json.load(open(os.path.join(d, "parameters.json")))
+    check(p["outputs"].get("report") == "report.html", "parameters.json outputs.report")
+    for name, e in p["parameters"].items():
+        c = cell(page, name)
+        if not check(c is not None, f"parameter row {name}"):
+            continue
+        check(number(c[0]) == e["value"], f"{name} value {c[0]} != {e['value']}")
+        unc = None if e.get("fixed") else e["uncertainty"]
+        check(number(c[1]) == unc, f"{name} uncertainty {c[1]} != {unc}")
+    check(p["status"] in page and p["quality"]["overall"] in page, "status and quality")
+    for reason in p["quality"]["reasons"]:
+        check(html.escape(reason) in page, f"quality reason {reason!r}")
+    # the data path, escaped in text; never raw
+    check(html.escape(p["data"]["file"]) in page, "data file escaped")
+    check(ODD not in page and "<b>" not in page, "raw user text never in the page")
+    for word in ("HDF5", p["xpcsfit_version"], "Timing", "per-angle mode", "frames",
+                 "points", "angles"):
+        check(word in page, f"report mentions {word}")
+    uris = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,([A-Za-z0-9+/=]*)"',
+                      page)
+    embedded = {html.unescape(n): base64.b64decode(b, validate=True) for n, b in uris}
+    if plots:
+        check("<h2>Plots</h2>" in page, "plots section")
+        pngs = sorted(f for f in os.listdir(os.path.join(d, "plots")) if f.endswith(".png"))
+        check(len(pngs) >= 4 and sorted(embedded) == pngs,
+              f"every PNG embedded: {sorted(embedded)} vs {pngs}")
+        for f in pngs:
+            with open(os.path.join(d, "plots", f), "rb") as fh:
+                check(embedded.get(f) == fh.read(), f"{f}: data URI bytes equal the file")
+    else:
+        check("<h2>Plots</h2>" not in page and not uris, "no plots section with --no-plots")
+
+
+def main():
+    cfg, data = setup()
+    for plots in (1, 0):
+        out = os.path.join(TMP, f"out{plots}")
+        extra = [] if plots else ["--no-plots"]
+        r = run("nlsq", "--config", cfg, "--data", data, "--out", out, *extra)
+        check(r.returncode == 0, f"nlsq exit {r.returncode}: {r.stderr[-600:]}")
+        d = os.path.join(out, "nlsq")
+        path = os.path.join(d, "report.html")
+        if not check(os.path.isfile(path), "report.html written"):
+            continue
+        check(not os.path.exists(os.path.join(d, "INCOMPLETE")), "folder complete")
+        check(not [f for f in os.listdir(d) if ".tmp." in f], "no temporary file left")
+        with open(path, encoding="utf-8") as f:
+            check_page(d, f.read(), plots)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
