@@ -6,29 +6,13 @@
 # Usage: mpi/slurm/submit-batch.sh [sbatch options for the array, e.g. --array=0-31%8]
 # XPCSFIT_DRY_RUN=1 prints the two sbatch lines instead.
 set -euo pipefail
+# shellcheck disable=SC2034 # read by die() in submit-lib.sh
 me=submit-batch.sh
 script=${XPCSFIT_BATCH_SCRIPT:-$(dirname "$(readlink -f "$0")")/xpcsfit-batch-array.sbatch}
 
-die() {
-	printf '%s: error: %s\n' "$me" "$1" >&2
-	exit "${2:-2}"
-}
-# Quote a word only when a shell needs it (as in the job scripts).
-quote_word() {
-	case $1 in
-	'' | *[!A-Za-z0-9_./:=,+%@-]*) printf "'%s'" "${1//\'/\'\\\'\'}" ;;
-	*) printf '%s' "$1" ;;
-	esac
-}
-quote_line() {
-	local word sep=''
-	for word in "$@"; do
-		printf '%s' "$sep"
-		quote_word "$word"
-		sep=' '
-	done
-	printf '\n'
-}
+# die, quote_line
+# shellcheck source=/dev/null
+. "$(dirname "$(readlink -f "$0")")/../submit-lib.sh"
 
 [ -f "$script" ] || die "array script not found: $script (set XPCSFIT_BATCH_SCRIPT)"
 array=(sbatch --parsable "$@" "$script")
