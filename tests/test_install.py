@@ -37,7 +37,12 @@ def main():
     for rel in ["bin/xpcsfit", "share/bash-completion/completions/xpcsfit",
                 "share/doc/xpcsfit/README.md", "share/doc/xpcsfit/cli.md",
                 "share/doc/xpcsfit/user-guide.md",
-                "share/doc/xpcsfit/examples/static_example.yaml"]:
+                "share/doc/xpcsfit/examples/static_example.yaml",
+                "share/xpcsfit/cluster/submit-lib.sh",
+                "share/xpcsfit/cluster/slurm/submit-batch.sh",
+                "share/xpcsfit/cluster/slurm/xpcsfit-mpi.sbatch",
+                "share/xpcsfit/cluster/pbs/submit-batch.sh",
+                "share/xpcsfit/cluster/pbs/xpcsfit-mpi.pbs"]:
         check(os.path.isfile(os.path.join(prefix, rel)), f"not installed: {rel}")
     if os.path.exists(os.path.join(BUILD, "xpcsfit-mpi")):
         check(os.path.isfile(os.path.join(prefix, "bin/xpcsfit-mpi")), "xpcsfit-mpi")
@@ -46,6 +51,14 @@ def main():
     r = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=60)
     check(r.returncode == 0 and r.stdout.startswith("xpcsfit "), f"installed version: {r}")
 
+    # The installed submit script finds its sourced helper (dry run: no scheduler needed).
+    for sched in ("slurm", "pbs"):
+        r = subprocess.run(["bash", os.path.join(prefix, "share/xpcsfit/cluster", sched,
+                                                 "submit-batch.sh")],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, XPCSFIT_DRY_RUN="1"))
+        check(r.returncode == 0 and "submit-lib" not in r.stderr,
+              f"installed {sched}/submit-batch.sh dry run: {r.stdout} {r.stderr}")
     r = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True)
     check(r.returncode == 0, f"bash -n: {r.stderr}")
     work = os.path.join(TMP, "work")
