@@ -1,6 +1,6 @@
 /* test_plot.c — the PNG plots: file names (index and signed φ), PNG signature and page
- * size, block averaging of large maps (N > 500), a single angle, and PLplot failures
- * coming back as error codes (never exit()). */
+ * size, block averaging of large maps (N > 500), a single angle, PLplot failures
+ * coming back as error codes (never exit()), and the overview's legend clear of its panels. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,6 +168,93 @@ static void test_pl_file_errors(void **state)
 	assert_int_equal(h, 100);
 }
 
+/* The overview with every lag curve coloured (23 angles, widest φ labels): its legend is
+ * right of the lag axes, on the page, clear of the text and per-angle panels. */
+typedef struct legend_case {
+	const xf_plot_src *src;
+	const xf_plot_cuts *cuts;
+} legend_case;
+
+static void draw_overview_and_boxes(void *p)
+{
+	legend_case *c = p;
+	xf_plot_draw_overview(c->src, c->cuts);
+	/* the recorded legend box in red, so a look at the PNG shows the record is where
+	 * PLplot drew it */
+	xf_plot_overview_boxes b = xf_plot_overview_layout();
+	plvpor(0.0, 1.0, 0.0, 1.0);
+	plwind(0.0, 1.0, 0.0, 1.0);
+	plcol0(2);
+	PLFLT x[5] = { b.legend.x0, b.legend.x1, b.legend.x1, b.legend.x0, b.legend.x0 };
+	PLFLT y[5] = { b.legend.y0, b.legend.y0, b.legend.y1, b.legend.y1, b.legend.y0 };
+	plline(5, x, y);
+}
+
+static int boxes_overlap(xf_plot_box a, xf_plot_box b)
+{
+	return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+static void test_overview_legend_clear(void **state)
+{
+	(void)state;
+	enum { n_phi = 23, n = 60 };
+	double phi[n_phi], contrast[n_phi], unc[n_phi], offset[n_phi];
+	for (int a = 0; a < n_phi; a++) {
+		phi[a] = -179.9 + a * (359.8 / (n_phi - 1));
+		contrast[a] = 0.2 + 0.001 * a;
+		offset[a] = 1.0;
+		unc[a] = 0.001;
+	}
+	double cut_data[n_phi * (n - 2)], cut_fit[n_phi * (n - 2)];
+	for (int a = 0; a < n_phi; a++)
+		for (int k = 0; k < n - 2; k++) {
+			cut_fit[a * (n - 2) + k] = 1.0 + contrast[a] * exp(-0.1 * (k + 1));
+			cut_data[a * (n - 2) + k] = cut_fit[a * (n - 2) + k] + 1e-3 * ((k % 3) - 1);
+		}
+	xf_plot_cuts cuts = { n - 2, cut_data, cut_fit };
+	char *names[] = { "D0", "alpha", "D_offset" };
+	double values[] = { 1000.0, -0.5, 1.0 }, uncs[] = { 10.0, 0.01, 0.1 };
+	xf_plot_src src = { .n_phi = n_phi,
+			    .phi_deg = phi,
+			    .n_frames = n,
+			    .dt_s = 0.1,
+			    .q = 0.0054,
+			    .mode_name = "static",
+			    .status = "converged",
+			    .stop_reason = "ftol",
+			    .quality = "good",
+			    .quality_reasons = "",
+			    .chi_squared = 1.0,
+			    .reduced_chi_squared = 1.0,
+			    .residual_sd = NAN,
+			    .n_points = 1000,
+			    .n_params = 3,
+			    .n_phys = 3,
+			    .names = names,
+			    .values = values,
+			    .uncertainties = uncs,
+			    .contrast = contrast,
+			    .contrast_unc = unc,
+			    .offset = offset,
+			    .offset_unc = unc };
+	legend_case c = { &src, &cuts };
+	char path[1400];
+	snprintf(path, sizeof path, "%s/overview_legend.png", tmp_root);
+	xf_error err = { 0 };
+	if (xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H, draw_overview_and_boxes, &c,
+		       &err) != 0)
+		fail_msg("overview: %s", err.msg);
+	xf_plot_overview_boxes b = xf_plot_overview_layout();
+	assert_true(b.legend.x1 > b.legend.x0 && b.legend.y1 > b.legend.y0);
+	assert_true(b.legend.x0 >= b.lag_axes.x1); /* right of the axes: no curve under it */
+	assert_true(b.legend.x0 >= 0.0 && b.legend.x1 <= 1.0);
+	assert_true(b.legend.y0 >= 0.0 && b.legend.y1 <= 1.0);
+	assert_false(boxes_overlap(b.legend, b.text));
+	assert_false(boxes_overlap(b.legend, b.contrast));
+	assert_false(boxes_overlap(b.legend, b.offset));
+}
+
 int main(void)
 {
 	const char *tmp = getenv("XF_TMP");
@@ -182,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_angle_names),
 		cmocka_unit_test(test_large_single_angle),
 		cmocka_unit_test(test_pl_file_errors),
+		cmocka_unit_test(test_overview_legend_clear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

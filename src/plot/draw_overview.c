@@ -116,6 +116,26 @@ static int chosen_angles(int n_phi, int *idx)
 	return XF_PLOT_MAX_CURVES;
 }
 
+/* gap between the lag axes and their legend, in the axes' normalized width */
+#define LEGEND_X_OFFSET 0.02
+
+static xf_plot_overview_boxes last_boxes;
+
+/* The legend sits right of the axes (PL_POSITION_RIGHT | OUTSIDE), centred in height;
+ * pllegend gives its size in the axes' normalized units. */
+static void record_layout(double x0, double x1, double y0, double y1, double lw, double lh)
+{
+	last_boxes.lag_axes = (xf_plot_box){ x0, x1, y0, y1 };
+	double left = x0 + (1.0 + LEGEND_X_OFFSET) * (x1 - x0);
+	double mid = 0.5 * (y0 + y1), half = 0.5 * lh * (y1 - y0);
+	last_boxes.legend = (xf_plot_box){ left, left + lw * (x1 - x0), mid - half, mid + half };
+}
+
+xf_plot_overview_boxes xf_plot_overview_layout(void)
+{
+	return last_boxes;
+}
+
 static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x0, double x1,
 		      double y0, double y1)
 {
@@ -213,10 +233,11 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	xf_plot_text(0.8);
 	/* outside the axes, right of them: a legend never covers a curve */
 	pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-		 PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, 0.02, 0.0, 0.08, 0, 1, 1, 0, 0, n_curves,
-		 opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts, NULL, NULL, NULL,
-		 NULL, colours, styles, widths, colours, sym_scales, sym_numbers, symbols);
+		 PL_POSITION_RIGHT | PL_POSITION_OUTSIDE, LEGEND_X_OFFSET, 0.0, 0.08, 0, 1, 1, 0, 0,
+		 n_curves, opt, 0.8, xf_plot_text_scale(0.85), 1.8, 0.0, colours, texts, NULL, NULL,
+		 NULL, NULL, colours, styles, widths, colours, sym_scales, sym_numbers, symbols);
 	xf_plot_text(1.0);
+	record_layout(x0, x1, y0, y1, lw, lh);
 	free(lx);
 }
 
@@ -351,11 +372,17 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	quality_banner(src);
 	xf_plot_text(1.0);
-	per_angle_panel(src, src->contrast, src->contrast_unc, 0.08, 0.46, 0.56, 0.86,
+	last_boxes = (xf_plot_overview_boxes){ .contrast = { 0.08, 0.46, 0.56, 0.86 },
+					       .offset = { 0.58, 0.96, 0.56, 0.86 },
+					       .text = { 0.58, 0.98, 0.05, 0.46 } };
+	const xf_plot_box *b = &last_boxes.contrast;
+	per_angle_panel(src, src->contrast, src->contrast_unc, b->x0, b->x1, b->y0, b->y1,
 			"per-angle contrast (± 1σ)");
-	per_angle_panel(src, src->offset, src->offset_unc, 0.58, 0.96, 0.56, 0.86,
+	b = &last_boxes.offset;
+	per_angle_panel(src, src->offset, src->offset_unc, b->x0, b->x1, b->y0, b->y1,
 			"per-angle offset (± 1σ)");
 	/* the lag panel leaves room on its right for its legend (outside the axes) */
 	lag_panel(src, cuts, 0.07, 0.41, 0.07, 0.45);
-	text_panel(src, 0.58, 0.98, 0.05, 0.46);
+	b = &last_boxes.text;
+	text_panel(src, b->x0, b->x1, b->y0, b->y1);
 }

@@ -91,6 +91,16 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
 			double *work);
 void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts);
+/* Where the last xf_plot_draw_overview in this process put its panels, in page
+ * coordinates (0..1, y up): the lag panel's axes and legend, the panels beside them. Kept
+ * so a test can check that the legend covers no panel and stays on the page. */
+typedef struct xf_plot_box {
+	double x0, x1, y0, y1;
+} xf_plot_box;
+typedef struct xf_plot_overview_boxes {
+	xf_plot_box lag_axes, legend, contrast, offset, text;
+} xf_plot_overview_boxes;
+xf_plot_overview_boxes xf_plot_overview_layout(void);
 /* The data-only pages (draw_data.c): per angle the c2 map, c2 along the diagonal and c2
  * against lag for a few t1; the overview of every angle's lag cut and level. */
 void xf_plot_draw_data_angle(const xf_plot_src *src, int a, const double *data);
