@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""report.html of an NLSQ result folder (docs/outputs.md, adr/0034): written with the
-other files, plain HTML, the parameters with the numbers of parameters.json, every
+"""report.html of an NLSQ and of a CMC result folder (docs/outputs.md, adr/0034): written
+with the other files, plain HTML, the parameters with the numbers of parameters.json (CMC:
+posterior mean, sd, 5-95 % interval; the self-check's k-hat), every
 plots/*.png embedded as a data URI of the same bytes, user text escaped, no plots
 section with --no-plots."""
 import base64
@@ -41,10 +42,10 @@ def setup():
     return cfg, data
 
 
-def cell(page, name):
-    """the value and uncertainty cells of parameter row name"""
-    m = re.search(r'<tr><th>' + re.escape(html.escape(name)) +
-                  r'</th><td class="num">([^<]*)</td><td class="num">([^<]*)</td>', page)
+def cell(page, name, n=2):
+    """the first n number cells of parameter row name (value, uncertainty[, interval])"""
+    m = re.search(r'<tr><th>' + re.escape(html.escape(name)) + r'</th>' +
+                  r'<td class="num">([^<]*(?:&ndash;[^<]*)?)</td>' * n, page)
     return m.groups() if m else None
 
 
@@ -60,13 +61,28 @@ def check_page(d, page, plots):
     check("<script" not in page.lower(), "no script")
     p = json.load(open(os.path.join(d, "parameters.json")))
     check(p["outputs"].get("report") == "report.html", "parameters.json outputs.report")
+    cmc = p.get("method") == "cmc"
     for name, e in p["parameters"].items():
-        c = cell(page, name)
+        c = cell(page, name, 3 if cmc else 2)
         if not check(c is not None, f"parameter row {name}"):
             continue
-        check(number(c[0]) == e["value"], f"{name} value {c[0]} != {e['value']}")
-        unc = None if e.get("fixed") else e["uncertainty"]
+        # NLSQ: value ± uncertainty; CMC: posterior mean ± std and the 5-95 % interval
+        value = e["value"] if e.get("fixed") or not cmc else e["mean"]
+        check(number(c[0]) == value, f"{name} value {c[0]} != {value}")
+        unc = None if e.get("fixed") else e["std" if cmc else "uncertainty"]
         check(number(c[1]) == unc, f"{name} uncertainty {c[1]} != {unc}")
+        if cmc and "q05" in e:
+            lo, hi = c[2].split(" &ndash; ")
+            check(float(lo) == e["q05"] and float(hi) == e["q95"],
+                  f"{name} interval {c[2]} != {e['q05']}..{e['q95']}")
+    if cmc:
+        ck = p["consensus_check"]
+        check(ck is not None and f"Pareto k {ck['khat']:.3g}" in page,
+              "the consensus self-check's k-hat is in the CMC report")
+        sh = p["shards"]
+        check(f"<th>shards kept</th><td>{sh['kept']} of {sh['planned']}</td>" in page,
+              "shards kept, of planned")
+        check(f"<td>{p['combination']['method']}</td>" in page, "combination rule")
     check(p["status"] in page and p["quality"]["overall"] in page, "status and quality")
     for reason in p["quality"]["reasons"]:
         check(html.escape(reason) in page, f"quality reason {reason!r}")
@@ -106,6 +122,20 @@ def main():
         check(not [f for f in os.listdir(d) if ".tmp." in f], "no temporary file left")
         with open(path, encoding="utf-8") as f:
             check_page(d, f.read(), plots)
+    # the CMC result of the same data, warm-started from the first NLSQ folder (2 shards:
+    # the consensus self-check runs)
+    out = os.path.join(TMP, "out1")
+    r = run("cmc", "--config", cfg, "--data", data, "--nlsq", os.path.join(out, "nlsq"),
+            "--out", out)
+    check(r.returncode == 0, f"cmc exit {r.returncode}: {r.stderr[-600:]}")
+    d = os.path.join(out, "cmc")
+    path = os.path.join(d, "report.html")
+    if check(os.path.isfile(path), "cmc report.html written"):
+        with open(path, encoding="utf-8") as f:
+            page = f.read()
+        check_page(d, page, 1)
+        for name in ("corner.png", "forest.png", "trace_shard000.png"):
+            check(f'alt="{name}"' in page, f"CMC plot {name} embedded")
     return summary()
 
 

@@ -104,6 +104,10 @@ static void put_params(xf_html *h, const xf_report *r)
 	xf_html_text(h, r->value_head);
 	xf_html_put(h, "</th><th>");
 	xf_html_text(h, r->unc_head);
+	if (r->interval_head) {
+		xf_html_put(h, "</th><th>");
+		xf_html_text(h, r->interval_head);
+	}
 	xf_html_put(h, "</th><th></th></tr></thead>\n");
 	for (int k = 0; k < r->n_params; k++) {
 		const xf_report_param *p = &r->params[k];
@@ -113,6 +117,16 @@ static void put_params(xf_html *h, const xf_report *r)
 		put_number(h, p->value);
 		xf_html_put(h, "</td><td class=\"num\">");
 		put_number(h, p->fixed ? NAN : p->unc);
+		if (r->interval_head) {
+			xf_html_put(h, "</td><td class=\"num\">");
+			if (p->has_interval && !p->fixed) {
+				put_number(h, p->lo);
+				xf_html_put(h, " &ndash; ");
+				put_number(h, p->hi);
+			} else {
+				put_number(h, NAN);
+			}
+		}
 		xf_html_putf(h, "</td><td>%s</td></tr>\n", p->fixed ? "fixed" : "");
 	}
 	xf_html_put(h, "</table>\n");

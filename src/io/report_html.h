@@ -19,6 +19,8 @@ typedef struct xf_report_param {
 	double value; /* NaN: none */
 	double unc;   /* NaN: none (fixed, or not estimated) */
 	int fixed;
+	int has_interval; /* 1: lo..hi shown (CMC: the 5–95 % posterior interval) */
+	double lo, hi;
 } xf_report_param;
 
 /* a "label: text" line of a summary table; text is plain (escaped when written) */
@@ -39,6 +41,7 @@ typedef struct xf_report {
 	const char *status;
 	const xf_quality *quality;
 	const char *value_head, *unc_head; /* column heads of the parameter table */
+	const char *interval_head;	   /* NULL: no interval column */
 	int n_params;
 	const xf_report_param *params;
 	int n_rows[XF_REPORT_N_SECTIONS];

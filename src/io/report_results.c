@@ -31,6 +31,14 @@ static void add_config(xf_report *r, xf_mode mode, xf_scaling_mode used, xf_scal
 		      xf_scaling_mode_used_name(used), xf_scaling_mode_name(asked));
 }
 
+static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
+{
+	return (xf_report_param){ .name = res->names[k],
+				  .value = res->values ? res->values[k] : NAN,
+				  .unc = res->uncertainties ? res->uncertainties[k] : NAN,
+				  .fixed = res->is_fixed ? res->is_fixed[k] : 0 };
+}
+
 int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			const xf_nlsq_result *res, int with_plots, xf_error *err)
 {
@@ -39,20 +47,14 @@ int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset 
 		return err->code;
 	int n = 0;
 	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
-		p[n++] = (xf_report_param){ res->names[k], res->values ? res->values[k] : NAN,
-					    res->uncertainties ? res->uncertainties[k] : NAN,
-					    res->is_fixed ? res->is_fixed[k] : 0 };
+		p[n++] = nlsq_param(res, k);
 	xf_io_angle_summary(res->contrast, res->contrast_unc, res->n_phi, &p[n].value, &p[n].unc);
 	p[n++].name = "contrast";
 	xf_io_angle_summary(res->offset, res->offset_unc, res->n_phi, &p[n].value, &p[n].unc);
 	p[n++].name = "offset";
 	for (int k = res->n_phys; k < res->n_params; k++)
 		if (!is_summary_name(res->names[k]))
-			p[n++] =
-				(xf_report_param){ res->names[k],
-						   res->values ? res->values[k] : NAN,
-						   res->uncertainties ? res->uncertainties[k] : NAN,
-						   res->is_fixed ? res->is_fixed[k] : 0 };
+			p[n++] = nlsq_param(res, k);
 	xf_report r = { .method = "nlsq",
 			.status = res->status,
 			.quality = &res->quality,
@@ -96,11 +98,15 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 	int drawn = res->n_draws > 0, n = 0;
 	for (int k = 0; k < res->n_phys && k < res->n_params; k++) {
 		int fixed = res->is_fixed[k];
-		p[n++] = (xf_report_param){ res->names[k],
-					    !drawn  ? NAN
-					    : fixed ? res->draws[k]
-						    : res->mean[k],
-					    drawn ? res->sd[k] : NAN, fixed };
+		p[n++] = (xf_report_param){ .name = res->names[k],
+					    .value = !drawn  ? NAN
+						     : fixed ? res->draws[k]
+							     : res->mean[k],
+					    .unc = drawn ? res->sd[k] : NAN,
+					    .fixed = fixed,
+					    .has_interval = drawn,
+					    .lo = drawn ? res->q05[k] : NAN,
+					    .hi = drawn ? res->q95[k] : NAN };
 	}
 	xf_io_cmc_angle_mean(res->contrast, res->contrast_sd, res->n_phi, &p[n].value, &p[n].unc);
 	p[n++].name = "contrast";
@@ -113,6 +119,7 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 			.quality = &res->quality,
 			.value_head = "posterior mean",
 			.unc_head = "posterior sd",
+			.interval_head = "5–95 % interval",
 			.n_params = n,
 			.params = p };
 	xf_report_add(&r, XF_REPORT_FIT, "combination", "%s", res->method);
@@ -120,6 +127,14 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 	xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", res->n_draws);
 	xf_report_add(&r, XF_REPORT_FIT, "chains, warmup, samples", "%d, %d, %d", res->n_chains,
 		      res->n_warmup, res->n_samples);
+	/* the self-check against the full-data posterior (docs/cmc.md) */
+	if (!res->check.done)
+		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "not run");
+	else
+		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "Pareto k %.3g, %s",
+			      res->check.khat,
+			      res->check.corrected ? "summaries importance-corrected"
+						   : "summaries are the plain consensus");
 	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
 	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
