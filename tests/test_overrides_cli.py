@@ -2,6 +2,7 @@
 """Command-line overrides as a user gives them (docs/cli.md "Overrides", adr/0030): each
 option applied (parameters.json "overrides", run.log), repeated --initial, --phi
 selecting angles, --nlsq-result starting from an earlier fit, homodyne's aliases, batch;
+plot --config drawing the angles --phi selects; --strict in simulate and plot --config;
 the q tolerance and the gap default (adr/0031); the constants printed with their
 sources; residual sd instead of a reduced χ² when σ is not given; the per-angle mode
 used. The refusals (exit 2 naming the option) are in bad_inputs/cases_overrides.py."""
@@ -151,5 +152,28 @@ with open(os.path.join(TMP, "ob", "b1", "nlsq", "parameters.json")) as f:
     pb = json.load(f)
 check({"option": "--initial", "key": "initial_parameters.values[D0]", "value": "5100"}
       in pb["overrides"], f"batch --initial recorded: {pb['overrides']}")
+
+# 6. plot --config: the overrides choose the data drawn as they choose the data fitted
+run("plot", "--config", "c.yaml", "--out", "op", "--phi", "40:50", "--phi", "130:140")
+pages = sorted(f for f in os.listdir(os.path.join(TMP, "op", "data_plots"))
+               if f.startswith("c2_phi_"))
+check(len(pages) == 2 and "+045.00deg" in pages[0] and "+135.00deg" in pages[1],
+      f"plot --config --phi draws the selected angles: {pages}")
+p = run("plot", "op", "--phi", "40:50", rc=2)
+check("need --config" in p.stderr and not os.path.exists(os.path.join(TMP, "op", "plots")),
+      f"plot DIR refuses overrides: {p.stderr}")
+
+# 7. --strict on every subcommand that reads a config, simulate and plot --config too
+with open(os.path.join(TMP, "extra.yaml"), "w") as f:
+    f.write(CONFIG + "plotting:\n  color_scheme: viridis\n")
+p = run("simulate", "--config", "extra.yaml", "--phi", "0", "--out", "strict.h5", "--strict",
+        rc=2)
+check("plotting.color_scheme" in p.stderr and not os.path.exists(os.path.join(TMP, "strict.h5")),
+      f"simulate --strict names the key, writes nothing: {p.stderr}")
+p = run("plot", "--config", "extra.yaml", "--out", "ops", "--strict", rc=2)
+check("plotting.color_scheme" in p.stderr and
+      not os.path.exists(os.path.join(TMP, "ops", "data_plots")),
+      f"plot --config --strict names the key, draws nothing: {p.stderr}")
+run("plot", "--config", "extra.yaml", "--out", "ops2")  # without --strict: drawn
 
 sys.exit(summary())

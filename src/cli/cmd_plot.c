@@ -9,6 +9,7 @@
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
+#include "cli/overrides.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
 #include "util/verbosity.h"
@@ -18,6 +19,7 @@
 static const char plot_usage[] =
 	"usage: xpcsfit plot DIR\n"
 	"       xpcsfit plot --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
+	"                    [--strict] [config overrides]\n"
 	"\n"
 	"plot DIR: redraw the plots of a result directory from its results.h5:\n"
 	"DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit | residual) and\n"
@@ -33,7 +35,10 @@ static const char plot_usage[] =
 	"  --config C.yaml  the config whose data selection is drawn\n"
 	"  --data FILE.h5   instead of the config's data file\n"
 	"  --out DIR        the pages go to DIR/data_plots/ (replaced one by one)\n"
-	"  --threads N      processes drawing the angle pages (default: the cores)\n";
+	"  --threads N      processes drawing the angle pages (default: the cores)\n"
+	"  --strict         refuse a config with keys xpcsfit does not use (exit 2)\n"
+	"With --config, the config overrides below apply too (--phi, --set, ... choose\n"
+	"the data drawn the way they choose the data fitted).\n" XF_OVERRIDE_USAGE;
 
 static int is_file(const char *dir, const char *name)
 {
@@ -81,6 +86,8 @@ static int redraw_dir(const char *dir)
 	return rc;
 }
 
+static int plot_command(int argc, char **argv, xf_cli_overrides *ov);
+
 static int plot_data(const xf_cli_job *job)
 {
 	char dir[PATH_MAX];
@@ -110,10 +117,23 @@ static int plot_data(const xf_cli_job *job)
 
 int xf_cmd_plot(int argc, char **argv)
 {
+	xf_cli_overrides ov = { 0 };
+	int rc = plot_command(argc, argv, &ov);
+	xf_cli_overrides_free(&ov);
+	return rc;
+}
+
+static int plot_command(int argc, char **argv, xf_cli_overrides *ov)
+{
 	static const struct option opts[] = {
-		{ "config", required_argument, 0, 'c' }, { "data", required_argument, 0, 'd' },
-		{ "out", required_argument, 0, 'o' },	 { "threads", required_argument, 0, 't' },
-		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
+		{ "config", required_argument, 0, 'c' },
+		{ "data", required_argument, 0, 'd' },
+		{ "out", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },
+		{ "strict", no_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },
+		XF_OVERRIDE_OPTIONS,
+		{ 0, 0, 0, 0 },
 	};
 	xf_cli_job job;
 	int c, out_given = 0;
@@ -122,6 +142,7 @@ int xf_cmd_plot(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
+		case 's': job.strict = 1; break;
 		case 'c': job.config = optarg; break;
 		case 'd': job.data = optarg; break;
 		case 'o':
@@ -134,6 +155,11 @@ int xf_cmd_plot(int argc, char **argv)
 			break;
 		case 'h': fputs(plot_usage, stdout); return 0;
 		default:
+			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
+				if (xf_cli_override_option(ov, c, optarg))
+					return XF_ERR_CONFIG;
+				break;
+			}
 			return xf_cli_error(XF_ERR_CONFIG,
 					    "plot: unknown or incomplete option '%s', see 'xpcsfit "
 					    "plot --help'",
@@ -147,12 +173,17 @@ int xf_cmd_plot(int argc, char **argv)
 					    "pages go to --out DIR/data_plots), see 'xpcsfit plot "
 					    "--help'",
 					    argv[optind]);
+		if (xf_cli_overrides_finish(ov))
+			return XF_ERR_CONFIG;
+		job.overrides = ov->items;
+		job.n_overrides = ov->n;
 		return plot_data(&job);
 	}
-	if (job.data || out_given || job.threads)
+	if (job.data || out_given || job.threads || job.strict || ov->n || ov->nlsq_result)
 		return xf_cli_error(XF_ERR_CONFIG,
-				    "plot: --data, --out and --threads need --config (plot DIR "
-				    "redraws DIR's own plots), see 'xpcsfit plot --help'");
+				    "plot: --data, --out, --threads, --strict and the config "
+				    "overrides need --config (plot DIR redraws DIR's own plots), "
+				    "see 'xpcsfit plot --help'");
 	if (optind >= argc)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "missing result directory or --config, usage: xpcsfit plot DIR "

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/overrides.h"
 #include "util/verbosity.h"
@@ -19,7 +20,7 @@
 static const char simulate_usage[] =
 	"usage: xpcsfit simulate --config C.yaml --phi 0,45,90 --out FILE.h5\n"
 	"                        [--layout aps-u|aps-old] [--contrast 0.3] [--offset 1.0]\n"
-	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N]\n"
+	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N] [--strict]\n"
 	"\n"
 	"Write synthetic two-time data from initial_parameters.values (null: the middle of\n"
 	"the bounds), with q, dt and the gap of the config, as a real APS 8-ID-I file.\n"
@@ -31,6 +32,7 @@ static const char simulate_usage[] =
 	"  --seed S        noise seed, keyed with (angle, i, j) (1)\n"
 	"  --lzf           compress the maps with LZF (HDF5 filter 32000)\n"
 	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n"
+	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"The config overrides below apply too, except --phi (the angles written "
 	"here).\n" XF_OVERRIDE_USAGE;
 
@@ -68,7 +70,7 @@ static int parse_phi(const char *s, double **phi, int *n)
 }
 
 static int parse_args(int argc, char **argv, const char **config_path, const char **phi_s,
-		      xf_sim_options *opt, long *frames, xf_cli_overrides *ov)
+		      xf_sim_options *opt, long *frames, int *strict, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },
@@ -81,6 +83,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		{ "seed", required_argument, 0, 's' },
 		{ "lzf", no_argument, 0, 'z' },
 		{ "frames", required_argument, 0, 'f' },
+		{ "strict", no_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' },
 		/* --phi above is the list of angles to write: it wins over the override */
 		XF_OVERRIDE_OPTIONS,
@@ -124,6 +127,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 						  optarg);
 			break;
 		case 'z': opt->lzf = 1; break;
+		case 'S': *strict = 1; break;
 		case 'f':
 			errno = 0;
 			*frames = strtol(optarg, &end, 10);
@@ -160,10 +164,11 @@ int xf_cmd_simulate(int argc, char **argv)
 {
 	const char *config_path = NULL, *phi_s = NULL;
 	long frames = 0;
+	int strict = 0;
 	double *phi = NULL;
 	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0 };
 	xf_cli_overrides ov = { 0 };
-	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames, &ov);
+	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames, &strict, &ov);
 	if (rc) {
 		xf_cli_overrides_free(&ov);
 		return rc < 0 ? 0 : rc;
@@ -182,7 +187,9 @@ int xf_cmd_simulate(int argc, char **argv)
 		free(phi);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
-	if (frames == 0 && cfg.end_frame <= 0) {
+	if (strict && (rc = xf_cli_strict(&cfg, config_path))) {
+		/* nothing written */
+	} else if (frames == 0 && cfg.end_frame <= 0) {
 		rc = xf_cli_error(XF_ERR_CONFIG,
 				  "simulate needs the number of frames: set "
 				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",

@@ -24,7 +24,9 @@ def case(*extra, q=0.01, command="nlsq"):
                     "  dt: 0.1\n"
                     "  scattering: {wavevector_q: %r}\n" % q)
         args = [command, "--config", "cfg.yaml"]
-        if command != "validate":
+        if command == "plot":
+            args += ["--out", "out", "--threads", "1"]
+        elif command != "validate":
             args += ["--out", "out", "--no-plots", "--threads", "1"]
         return args + list(extra)
     return make
@@ -95,4 +97,13 @@ CASES = [
                  "data.h5"],
      "fix": "Set wavevector_q to one of the file's rings (validate prints them), or "
             "check that the config belongs to this file.", "check": NONE},
+    {"name": "override_plot_dir_without_config", "klass": K,
+     "make": lambda d: ["plot", d, "--phi", "0:10"], "rc": 2,
+     "needles": ["need --config", "plot DIR redraws"],
+     "fix": "Overrides choose the data of `plot --config C.yaml`; a result folder is "
+            "redrawn as it was fitted.", "check": NONE},
+    {"name": "override_plot_data_bad_phi", "klass": K,
+     "make": case("--phi", "10", command="plot"), "rc": 2,
+     "needles": ["--phi 10", "MIN:MAX"],
+     "fix": "Give --phi MIN:MAX in degrees.", "check": NONE},
 ]
