@@ -3,7 +3,8 @@ homodyne's templates that xpcsfit does not use, by dotted path grouped by sectio
 none it uses; --strict refuses such a config (exit 2, the keys named) in validate, nlsq
 and batch; a config of xpcsfit's own keys passes --strict. The homodyne keys honoured here:
 output.base_directory is the default --out, logging.level ERROR quiets the console,
-plotting.dpi scales the PNGs' pixel size (100 dpi = the nominal pages)."""
+plotting.dpi scales the PNGs' pixel size (100 dpi = the nominal pages), in `plot DIR`'s
+redraw too."""
 import os
 import shutil
 import struct
@@ -176,14 +177,23 @@ def test_plotting_dpi_scales_png():
         cfg = dict(CLEAN) if dpi is None else dict(CLEAN, plotting={"dpi": dpi})
         path = write_yaml("keys_dpi_%s.yaml" % dpi, cfg)
         out = "dpi_%s" % dpi
+        # dpi 200 keeps its surfaces, for `plot DIR` below
+        surf = [] if dpi == 200 else ["--no-surfaces"]
         p = subprocess.run([os.environ["XF_BINARY"], "nlsq", "--config", path, "--data",
-                            LAMINAR, "--no-surfaces", "--force", "--out", out],
+                            LAMINAR, "--force", "--out", out] + surf,
                            capture_output=True, text=True, cwd=work, timeout=300)
         plots = os.path.join(work, out, "nlsq", "plots")
         check(os.path.exists(os.path.join(plots, "overview.png")), p.stderr)
         sizes[dpi] = png_size(os.path.join(plots, "overview.png"))
     w, h = sizes[None]  # the nominal page: 100 dpi
     check(sizes[200] == (2 * w, 2 * h), "dpi 200: %s, nominal %s" % (sizes[200], (w, h)))
+    # `plot DIR` redraws at the run's dpi (results.h5 /nlsq/plot_dpi)
+    overview = os.path.join(work, "dpi_200", "nlsq", "plots", "overview.png")
+    os.remove(overview)
+    p = subprocess.run([os.environ["XF_BINARY"], "plot", "dpi_200"], capture_output=True,
+                       text=True, cwd=work, timeout=300)
+    check(p.returncode == 0 and os.path.exists(overview) and
+          png_size(overview) == (2 * w, 2 * h), "plot DIR at dpi 200: %s" % p.stderr)
     check(sizes[50] == ((w + 1) // 2, (h + 1) // 2) or sizes[50] == (w // 2, h // 2),
           "dpi 50: %s" % (sizes[50],))
     bad = write_yaml("keys_dpi_bad.yaml", dict(CLEAN, plotting={"dpi": 5000}))

@@ -265,6 +265,9 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	free(reasons);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
+	xf_h5_put_i64(w, g, "plot_dpi", cfg ? cfg->plot_dpi : 0,
+		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
+		      "redraws at it");
 	if (surface_threads > 0)
 		write_surfaces(w, g, cfg, ds, res, surface_threads);
 	H5Gclose(g);

@@ -26,6 +26,7 @@ typedef struct h5_result {
 	double chi2, red_chi2, residual_sd;
 	long long n_points;
 	int iterations;
+	int plot_dpi; /* plotting.dpi of the run, 0: nominal */
 } h5_result;
 
 static int exists(hid_t file, const char *path)
@@ -273,6 +274,9 @@ static int load(h5_result *r, xf_error *err)
 	r->residual_sd = read_scalar(r, "/nlsq/residual_sd");
 	r->n_points = (long long)read_scalar(r, "/nlsq/n_points");
 	r->iterations = (int)read_scalar(r, "/nlsq/iterations");
+	/* absent in results.h5 older than plotting.dpi: nominal pages */
+	double dpi = read_scalar(r, "/nlsq/plot_dpi");
+	r->plot_dpi = isfinite(dpi) && dpi >= 0 && dpi <= 10000 ? (int)dpi : 0;
 	r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
 	r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
 	if (r->d_c2 < 0 || r->d_fit < 0)
@@ -361,6 +365,7 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			.surfaces = file_surfaces,
 			.ctx = &r,
 		};
+		xf_pl_set_dpi(r.plot_dpi);
 		rc = xf_plot_draw_all(plots, &src, err);
 	}
 	release(&r);
