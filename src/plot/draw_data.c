@@ -192,26 +192,10 @@ static void phi_panel(const xf_plot_src *src, const double *y, double x0, double
 		      double y1, const char *title)
 {
 	int n = src->n_phi;
-	double lo, hi, plo = src->phi_deg[0], phi_hi = src->phi_deg[n - 1];
-	double pad = phi_hi > plo ? 0.08 * (phi_hi - plo) : 10.0;
+	double lo, hi;
 	range_of(y, n, &lo, &hi);
-	plvpor(x0, x1, y0, y1);
-	plwind(plo - pad, phi_hi + pad, lo, hi);
 	plcol0(1);
-	xf_plot_text(0.9);
-	/* enough decimals that neighbouring ticks differ, and no "×10^k" (as the fit's
-	 * overview does: PLplot's automatic choice fails on narrow ranges) */
-	double step = (hi - lo) / 5.0;
-	int prec = step > 0 ? (int)ceil(-log10(step)) : 3;
-	plbox("bcnstg", 0.0, 0, "", 0.0, 0);
-	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
-	plsyax(12, 0);
-	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
-	plprec(0, 0);
-	plsyax(0, 0);
-	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
-	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, title);
+	xf_plot_phi_frame(x0, x1, y0, y1, src->phi_deg[0], src->phi_deg[n - 1], lo, hi, title);
 	plcol0(XF_DATA_FIRST_COLOR);
 	plssym(0.0, xf_plot_text_scale(1.6));
 	for (int k = 0; k < n; k++)

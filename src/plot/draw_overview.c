@@ -57,31 +57,12 @@ static void per_angle_panel(const xf_plot_src *src, const double *v, const doubl
 			    double x1, double y0, double y1, const char *title)
 {
 	int n = src->n_phi;
-	double plo = src->phi_deg[0], phi_hi = src->phi_deg[n - 1];
-	double pad = phi_hi - plo > 0 ? 0.08 * (phi_hi - plo) : 10.0;
 	double lo, hi;
 	if (!v)
 		return;
 	range_of(v, u, n, &lo, &hi);
-	plvpor(x0, x1, y0, y1);
-	plwind(plo - pad, phi_hi + pad, lo, hi);
 	black();
-	xf_plot_text(0.9);
-	/* enough decimals that neighbouring tick labels differ, and no "×10^k" on
-	 * values near 1 (PLplot's automatic choice fails on narrow ranges) */
-	double step = (hi - lo) / 5.0;
-	int prec = step > 0 ? (int)ceil(-log10(step)) : 3;
-	plbox("bcnstg", 0.0, 0, "", 0.0, 0);
-	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
-	plsyax(12, 0);
-	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
-	plprec(0, 0);
-	plsyax(0, 0);
-	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
-	/* no y label: the panel title names the quantity, and long tick labels would
-	 * run into it */
-	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, title);
+	xf_plot_phi_frame(x0, x1, y0, y1, src->phi_deg[0], src->phi_deg[n - 1], lo, hi, title);
 	plcol0(XF_PLOT_FIRST_COLOUR);
 	/* x, y − u, y + u per angle; without memory the panel keeps its frame only */
 	double *x = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *x);

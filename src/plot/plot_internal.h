@@ -116,6 +116,11 @@ void xf_plot_text(double scale);
 /* the same factor for APIs that take a scale of the default height (pllegend) */
 double xf_plot_text_scale(double scale);
 
+/* The frame of a panel of values against φ (degrees) in the current colour: viewport,
+ * window padded 8 % in φ, ticks with enough decimals, the φ label and the title. */
+void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo, double phi_hi,
+		       double lo, double hi, const char *title);
+
 /* colour maps (cmap1) */
 void xf_plot_cmap_sequential(void);
 void xf_plot_cmap_diverging(void);

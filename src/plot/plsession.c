@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <plplot.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -195,6 +196,29 @@ double xf_plot_text_scale(double scale)
 void xf_plot_text(double scale)
 {
 	plschr(0.0, xf_plot_text_scale(scale));
+}
+
+void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo, double phi_hi,
+		       double lo, double hi, const char *title)
+{
+	double pad = phi_hi > phi_lo ? 0.08 * (phi_hi - phi_lo) : 10.0;
+	plvpor(x0, x1, y0, y1);
+	plwind(phi_lo - pad, phi_hi + pad, lo, hi);
+	xf_plot_text(0.9);
+	/* enough decimals that neighbouring tick labels differ, and no "×10^k" on values
+	 * near 1 (PLplot's automatic choice fails on narrow ranges) */
+	double step = (hi - lo) / 5.0;
+	int prec = step > 0 ? (int)ceil(-log10(step)) : 3;
+	plbox("bcnstg", 0.0, 0, "", 0.0, 0);
+	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
+	plsyax(12, 0);
+	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
+	plprec(0, 0);
+	plsyax(0, 0);
+	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
+	/* no y label: the title names the quantity, and long tick labels would run into it */
+	xf_plot_text(1.1);
+	plmtex("t", 1.0, 0.5, 0.5, title);
 }
 
 static void cmap(const double *pos, const double *r, const double *g, const double *b, int n)
