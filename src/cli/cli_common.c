@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/constants.h"
 #include "util/interrupt.h"
+#include "util/profile.h"
 #include "util/verbosity.h"
 #include "util/rundir.h"
 #include "xpcsfit/dist.h"
@@ -129,6 +130,7 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	xf_error err = { 0 };
 	memset(ds, 0, sizeof *ds);
 	xf_phase("load", 0);
+	xf_profile_phase("load");
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
 		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, job->command, job->config);
@@ -331,6 +333,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	       ds->n_points, ds->n_phi, ds->n_frames, threads, ranks);
 	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
 	xf_phase("fit", 1);
+	xf_profile_phase("fit");
 	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
@@ -341,6 +344,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 		return rc;
 	}
 	xf_phase("results", 0);
+	xf_profile_phase("writing");
 	double t_fit = xf_cli_now_s();
 	res->time_load_s = t_loaded - t_start;
 	res->time_fit_s = t_fit - t_loaded;

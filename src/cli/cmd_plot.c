@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/overrides.h"
 #include "util/interrupt.h"
+#include "util/profile.h"
 #include "util/rundir.h"
 #include "util/verbosity.h"
 #include "xpcsfit/error.h"
@@ -57,6 +58,7 @@ static int redraw(const char *dir)
 	if (xf_rundir_lock(&rd, dir, &err) != 0)
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	xf_phase("plots", 0);
+	xf_profile_phase("plots");
 	int rc = xf_plot_result_dir(dir, &err);
 	xf_rundir_release(&rd);
 	if (rc != 0)
@@ -103,6 +105,7 @@ static int plot_data(const xf_cli_job *job)
 	double t_loaded = xf_cli_now_s();
 	xf_error err = { 0 };
 	xf_phase("plots", 0);
+	xf_profile_phase("plots");
 	if (xf_plot_data(dir, &ds, threads, &err) != 0)
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	else

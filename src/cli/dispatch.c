@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "util/interrupt.h"
+#include "util/profile.h"
 #include "util/verbosity.h"
 #include "xpcsfit/dist.h"
 #include "xpcsfit/error.h"
@@ -70,12 +71,14 @@ static const char common_help[] =
 	"common options (every command):\n"
 	"  -q, --quiet     errors only (no progress, no summary, no warnings)\n"
 	"  -v, --verbose   also the run log's info lines; -vv: also every progress step\n"
+	"  --profile       time and peak memory of each phase (stderr, run.log,\n"
+	"                  parameters.json \"timings\"; docs/cli.md)\n"
 	"  -h, --help      show this help\n"
 	"Progress is one rewritten line on a terminal; without one (a pipe, a job's log),\n"
 	"a plain line at most every 10 s.\n";
 
 /* The options every subcommand takes, taken out of argv here (in place; argv[0] stays):
- * -q/--quiet, -v/--verbose (repeatable), -vv; -h becomes --help. Everything after "--"
+ * -q/--quiet, -v/--verbose (repeatable), -vv, --profile; -h becomes --help. Everything after "--"
  * is left alone. Returns the new argc; *help is set when --help or -h was given. */
 static int common_options(int argc, char **argv, int *help)
 {
@@ -94,6 +97,8 @@ static int common_options(int argc, char **argv, int *help)
 			level++;
 		} else if (!strcmp(a, "-vv") || !strcmp(a, "-vvv")) {
 			level += (int)strlen(a) - 1;
+		} else if (!strcmp(a, "--profile")) {
+			xf_profile_enable();
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			*help = 1;
 			argv[out++] = help_arg;
@@ -107,6 +112,17 @@ static int common_options(int argc, char **argv, int *help)
 }
 
 static int run(int argc, char **argv);
+
+/* --profile: the phases on stderr once everything is written (the total includes the
+ * writing, which run.log and parameters.json, written before their own end, cannot) */
+static void print_profile(void)
+{
+	if (!xf_profile_enabled() || xf_verbosity() < XF_VERB_NORMAL)
+		return;
+	char line[1024];
+	xf_profile_format(line, sizeof line);
+	fprintf(stderr, "xpcsfit: profile: %s\n", line);
+}
 
 /* The one table from library status to exit code (spec/cli.md): 1 when the run or the
  * data failed (an I/O error or exhausted memory included), 2 for usage and config, 128 +
@@ -186,10 +202,14 @@ static int run(int argc, char **argv)
 		}
 		/* several ranks (xpcsfit-mpi): the fits run on all of them; the other
 		 * commands on rank 0 alone, the others waiting for its status */
+		int rc;
 		if (commands[k].collective || !xf_dist_get())
-			return commands[k].run(argc - 1, argv + 1);
-		int rc = xf_dist_is_root() ? commands[k].run(argc - 1, argv + 1) : 0;
-		return xf_cli_agree(rc);
+			rc = commands[k].run(argc - 1, argv + 1);
+		else
+			rc = xf_cli_agree(xf_dist_is_root() ? commands[k].run(argc - 1, argv + 1)
+							    : 0);
+		print_profile();
+		return rc;
 	}
 	usage(stderr);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);

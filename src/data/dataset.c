@@ -11,6 +11,7 @@
 #include "data/h5util.h"
 #include "data/raw.h"
 #include "data/select.h"
+#include "util/profile.h"
 #include "util/size.h"
 #include "xpcsfit/dist.h"
 #include "xpcsfit/likelihood.h"
@@ -185,6 +186,7 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, int rank, int rank
 {
 	xf_selected_angle *sel = NULL;
 	double *buf = NULL;
+	xf_profile_phase("select");
 	int rc = xf_select_q(raw, cfg, &ds->q, err);
 	if (!rc)
 		rc = xf_select_angles(raw, cfg, ds->q, &sel, &ds->n_phi, &ds->n_phi_in_ring, err);
@@ -192,6 +194,7 @@ static int fill(const xf_config *cfg, const xf_raw_file *raw, int rank, int rank
 		rc = xf_select_frames(cfg, (long)raw->n_rows, &ds->first_frame, &ds->n_frames, err);
 	if (!rc)
 		rc = xf_select_dt(raw, cfg, &ds->dt_s, ds->dt_source, sizeof ds->dt_source, err);
+	xf_profile_phase("load");
 	if (rc)
 		goto out;
 	ds->n_q_rings = xf_raw_count_q_rings(raw);

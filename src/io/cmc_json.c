@@ -232,6 +232,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
+	xf_json_add_timings(root);
 	xf_json_add_provenance(root, cfg, ds);
 	return root;
 }

@@ -29,6 +29,9 @@ void xf_io_cmc_angle_mean(const double *v, const double *sd, int n, double *mean
  * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
 typedef struct xf_config xf_config;
 void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds);
+/* --profile: "timings": {"phases": {name: {"wall_s", "peak_rss_mib"}, ...}, "total_s"}
+ * (docs/outputs.md), the phases up to this file's writing; nothing without --profile. */
+void xf_json_add_timings(cJSON *root);
 /* The config's overrides as [{option, key, value}, ...] ([] when none). */
 cJSON *xf_json_overrides(const xf_config *cfg);
 /* What the next parameters.json says under "outputs" (docs/outputs.md): plots "written",

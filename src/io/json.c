@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
+#include "util/profile.h"
 #include "xpcsfit/config.h"
 
 void xf_io_format_double(double x, char *buf, size_t size)
@@ -89,6 +90,25 @@ void xf_json_set_outputs(const char *plots, const char *plots_error)
 	outputs.plots = plots;
 	snprintf(outputs.plots_error, sizeof outputs.plots_error, "%s",
 		 plots_error ? plots_error : "");
+}
+
+void xf_json_add_timings(cJSON *root)
+{
+	if (!xf_profile_enabled())
+		return;
+	xf_profile_phase_row rows[XF_PROFILE_MAX_PHASES];
+	double total_s;
+	int n = xf_profile_snapshot(rows, XF_PROFILE_MAX_PHASES, &total_s);
+	cJSON *t = cJSON_CreateObject(), *phases = cJSON_CreateObject();
+	for (int k = 0; k < n; k++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddItemToObject(p, "wall_s", xf_json_num(rows[k].wall_s));
+		cJSON_AddItemToObject(p, "peak_rss_mib", xf_json_num(rows[k].peak_mib));
+		cJSON_AddItemToObject(phases, rows[k].name, p);
+	}
+	cJSON_AddItemToObject(t, "phases", phases);
+	cJSON_AddItemToObject(t, "total_s", xf_json_num(total_s));
+	cJSON_AddItemToObject(root, "timings", t);
 }
 
 void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds)

@@ -191,6 +191,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(timing, "fit", xf_json_num(res->time_fit_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
+	xf_json_add_timings(root);
 	xf_json_add_provenance(root, cfg, ds);
 	return root;
 }

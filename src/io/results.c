@@ -7,6 +7,7 @@
 #include "io/io_internal.h"
 #include "io/report_html.h"
 #include "util/interrupt.h"
+#include "util/profile.h"
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
 
@@ -50,6 +51,7 @@ static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
 		if (xf_path_join(path, sizeof path, dir, "plots", err) != 0)
 			return err->code;
 		xf_phase("plots", 0);
+		xf_profile_phase("plots");
 		plots = "written";
 		if (draw(path, ctx, &plot_err) != 0) {
 			plots = "failed";
@@ -57,6 +59,7 @@ static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
 		}
 	}
 	xf_phase("write", 0);
+	xf_profile_phase("writing");
 	xf_json_set_outputs(plots, plot_err.code ? plot_err.msg : NULL);
 	xf_phase("report", 0);
 	int rc = write_report(dir, ctx, write_plots, err);
@@ -71,6 +74,11 @@ static int write_rest(const char *dir, int write_plots, plot_fn draw, void *ctx,
 			plot_err.msg);
 	else
 		xf_info("complete: every file of this result is written");
+	if (xf_profile_enabled()) {
+		char line[1024];
+		xf_profile_format(line, sizeof line);
+		xf_info("profile: %s (until run.log)", line);
+	}
 	return xf_results_write_log(dir, err);
 }
 

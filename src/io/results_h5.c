@@ -7,6 +7,7 @@
 #include "io/io_internal.h"
 #include "io/surface_chunks.h"
 #include "io/surfaces.h"
+#include "util/profile.h"
 #include "xpcsfit/vdev.h"
 #include "xpcsfit/results.h"
 
@@ -268,8 +269,11 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	xf_h5_put_i64(w, g, "plot_dpi", cfg ? cfg->plot_dpi : 0,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
 		      "redraws at it");
-	if (surface_threads > 0)
+	if (surface_threads > 0) {
+		xf_profile_phase("surfaces");
 		write_surfaces(w, g, cfg, ds, res, surface_threads);
+		xf_profile_phase("writing");
+	}
 	H5Gclose(g);
 	return w->failed ? -1 : 0;
 }

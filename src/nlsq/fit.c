@@ -7,6 +7,7 @@
 
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
+#include "util/profile.h"
 #include "xpcsfit/dist.h"
 #include "xpcsfit/rng.h"
 
@@ -118,7 +119,8 @@ static int fill_result(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_
 	/* σ unknown: scale (JᵀJ)⁻¹ by the residual variance s² = χ²/(n − p) */
 	double factor = pr->has_sigma ? 1.0 : res->reduced_chi_squared;
 	if (xf_fit_zero_noise(pr, res->residual_sd))
-		factor = NAN; /* no noise level: every uncertainty unknown, none "±0" */
+		factor = NAN;		/* no noise level: every uncertainty unknown, none "±0" */
+	xf_profile_phase("covariance"); /* and the quality checks: until the fit returns */
 	if (xf_covariance(best->jtj, nf, free_mask, factor, res->covariance, &res->cov_rank,
 			  weak_dir))
 		goto done;
