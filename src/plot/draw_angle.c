@@ -1,8 +1,11 @@
 /* draw_angle.c — the per-angle figure: data | fit | residual heatmaps over (t1, t2) in
  * seconds with colour bars, and a title with φ, q and the key fitted values. Data and
  * fit share one colour scale so they can be compared by eye; the residual scale is
- * diverging and symmetric about zero. Maps larger than XF_PLOT_MAX_PIXELS per side are
- * block-averaged (NaN-aware) before drawing. */
+ * diverging and symmetric about zero. The maps are painted on the page pixel for pixel
+ * (xf_pl_file_painted) after reduction to the panel's pixel size, each pixel the
+ * NaN-aware mean of the cells that fall in it; PLplot draws frames, text and colour bars
+ * over them. The data-only page (draw_data.c) still hands PLplot its cells
+ * (xf_plot_data_heatmap, at most XF_PLOT_MAX_PIXELS per side). */
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
 #include "util/select.h"
@@ -55,11 +58,10 @@ static map block_average(const double *m, int n_in, int factor)
 	return out;
 }
 
-/* quantiles of the finite values of up to two maps (abs_values: of |v|) */
-static void quantiles(const map *a, const map *b, int abs_values, double qlo, double qhi,
-		      double *lo, double *hi)
+/* quantiles of the finite values of a[0..na) and b[0..nb) (abs_values: of |v|) */
+static void quantiles_n(const double *a, size_t na, const double *b, size_t nb, int abs_values,
+			double qlo, double qhi, double *lo, double *hi)
 {
-	size_t na = a ? (size_t)a->n * a->n : 0, nb = b ? (size_t)b->n * b->n : 0;
 	double *buf = malloc((na + nb + 1) * sizeof *buf);
 	size_t k = 0;
 	*lo = NAN;
@@ -67,16 +69,24 @@ static void quantiles(const map *a, const map *b, int abs_values, double qlo, do
 	if (!buf)
 		return;
 	for (size_t i = 0; i < na; i++)
-		if (isfinite(a->v[i]))
-			buf[k++] = abs_values ? fabs(a->v[i]) : a->v[i];
+		if (isfinite(a[i]))
+			buf[k++] = abs_values ? fabs(a[i]) : a[i];
 	for (size_t i = 0; i < nb; i++)
-		if (isfinite(b->v[i]))
-			buf[k++] = abs_values ? fabs(b->v[i]) : b->v[i];
+		if (isfinite(b[i]))
+			buf[k++] = abs_values ? fabs(b[i]) : b[i];
 	if (k > 0) {
 		*lo = xf_select_kth(buf, k, (size_t)(qlo * (double)(k - 1)));
 		*hi = xf_select_kth(buf, k, (size_t)(qhi * (double)(k - 1)));
 	}
 	free(buf);
+}
+
+/* quantiles of the finite values of up to two n × n maps */
+static void quantiles(const map *a, const map *b, int abs_values, double qlo, double qhi,
+		      double *lo, double *hi)
+{
+	quantiles_n(a ? a->v : NULL, a ? (size_t)a->n * a->n : 0, b ? b->v : NULL,
+		    b ? (size_t)b->n * b->n : 0, abs_values, qlo, qhi, lo, hi);
 }
 
 static void widen_if_flat(double *lo, double *hi)
@@ -92,39 +102,95 @@ static void widen_if_flat(double *lo, double *hi)
 	}
 }
 
-/* one heatmap in the viewport region [x0, x1] × [y0, y1] of the page */
-static void heatmap(const map *m, double t_max, double lo, double hi, int slot, const char *title,
-		    const char *bar_label)
+/* the panel of slot 0..2 in page fractions (plvpor order) */
+static void slot_viewport(int slot, double *x0, double *x1, double *y0, double *y1)
 {
-	double x0 = slot * XF_ANGLE_SLOT_PX + XF_ANGLE_LEFT_PX;
-	plvpor(x0 / XF_PLOT_ANGLE_W, (x0 + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_W,
-	       (double)XF_ANGLE_BOTTOM_PX / XF_PLOT_ANGLE_H,
-	       (double)(XF_ANGLE_BOTTOM_PX + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_H);
-	double half = 0.5 * t_max / (m->n > 1 ? m->n - 1 : 1);
-	double w0 = -half, w1 = t_max + half;
-	plwind(w0, w1, w0, w1);
-	/* grey under the map: points never fitted (NaN) show as grey, not as a value */
-	plscol0(15, 200, 200, 200);
-	plcol0(15);
-	double fx[4] = { w0, w1, w1, w0 }, fy[4] = { w0, w0, w1, w1 };
-	plfill(4, fx, fy);
-	/* PLplot indexes idata[x][y]: x = t1 = row i, y = t2 = column j */
-	double **rows = malloc((size_t)m->n * sizeof *rows);
-	double *clipped = malloc((size_t)m->n * m->n * sizeof *clipped);
-	if (rows && clipped) {
-		double below = lo - (hi - lo); /* outside [zmin, zmax]: not drawn */
-		for (size_t k = 0; k < (size_t)m->n * m->n; k++) {
-			double v = m->v[k];
-			clipped[k] = !isfinite(v) ? below : v < lo ? lo : v > hi ? hi : v;
+	double left = slot * XF_ANGLE_SLOT_PX + XF_ANGLE_LEFT_PX;
+	*x0 = left / XF_PLOT_ANGLE_W;
+	*x1 = (left + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_W;
+	*y0 = (double)XF_ANGLE_BOTTOM_PX / XF_PLOT_ANGLE_H;
+	*y1 = (double)(XF_ANGLE_BOTTOM_PX + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_H;
+}
+
+/* An N×N map at w × h pixels: pixel (x, y) is the NaN-aware mean of the cells i in
+ * [x·N/w, (x+1)·N/w) (at least one: the nearest when N < w) and likewise j for y.
+ * x runs along t1 (rows of m), y along t2; out is [w][h]. Integer bounds: the same
+ * pixels from the same map, whoever computes them. */
+static map reduce_to_pixels(const double *m, int n, int w, int h)
+{
+	map out = { w, malloc((size_t)w * (size_t)h * sizeof(double)) };
+	if (!out.v)
+		return out;
+	for (int x = 0; x < w; x++) {
+		long i0 = (long)x * n / w, i1 = (long)(x + 1) * n / w;
+		if (i1 <= i0)
+			i1 = i0 + 1;
+		for (int y = 0; y < h; y++) {
+			long j0 = (long)y * n / h, j1 = (long)(y + 1) * n / h;
+			if (j1 <= j0)
+				j1 = j0 + 1;
+			double sum = 0.0;
+			int count = 0;
+			for (long i = i0; i < i1; i++)
+				for (long j = j0; j < j1; j++) {
+					double v = m[(size_t)i * n + (size_t)j];
+					if (isfinite(v)) {
+						sum += v;
+						count++;
+					}
+				}
+			out.v[(size_t)x * h + y] = count ? sum / count : NAN;
 		}
-		for (int i = 0; i < m->n; i++)
-			rows[i] = clipped + (size_t)i * m->n;
-		plimagefr((const PLFLT *const *)rows, m->n, m->n, w0, w1, w0, w1, lo, hi, lo, hi,
-			  NULL, NULL);
 	}
-	free(rows);
-	free(clipped);
-	plcol0(1);
+	return out;
+}
+
+/* paint a reduced map ([w][h], t2 upwards) into rect r: colour of (v − lo)/(hi − lo)
+ * in the table, grey where NaN (never fitted) */
+static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const map *m, int h, double lo,
+		      double hi, int diverging)
+{
+	unsigned char table[XF_PLOT_CMAP_N][3];
+	static const unsigned char grey[3] = { 200, 200, 200 };
+	xf_plot_cmap_table(diverging, table);
+	for (int y = r->y0; y < r->y1; y++) {
+		int jy = r->y1 - 1 - y; /* t2 grows upwards */
+		unsigned char *row = c->rgb + ((size_t)y * (size_t)c->width + (size_t)r->x0) * 3;
+		for (int x = 0; x < r->x1 - r->x0; x++) {
+			double v = m->v[(size_t)x * h + jy];
+			const unsigned char *rgb = grey;
+			if (isfinite(v)) {
+				double f = (v - lo) / (hi - lo);
+				int k = f <= 0.0   ? 0
+					: f >= 1.0 ? XF_PLOT_CMAP_N - 1
+						   : (int)(f * XF_PLOT_CMAP_N);
+				rgb = table[k < XF_PLOT_CMAP_N ? k : XF_PLOT_CMAP_N - 1];
+			}
+			memcpy(row + (size_t)x * 3, rgb, 3);
+		}
+	}
+}
+
+/* frame, labels and colour bar of a painted map in slot 0..2 */
+static void map_frame(double t_max, int cells, double lo, double hi, int slot, const char *title,
+		      const char *bar_label);
+
+/* the viewport of slot 0..2 and a window in seconds where cells pixels span it, each
+ * cell centred on its t; returns the window's edges */
+static void map_window(double t_max, int cells, int slot, double *w0, double *w1)
+{
+	double x0, x1, y0, y1;
+	slot_viewport(slot, &x0, &x1, &y0, &y1);
+	plvpor(x0, x1, y0, y1);
+	double half = 0.5 * t_max / (cells > 1 ? cells - 1 : 1);
+	*w0 = -half;
+	*w1 = t_max + half;
+	plwind(*w0, *w1, *w0, *w1);
+}
+
+/* axes, labels, title and colour bar over the map in the current window */
+static void map_decor(double lo, double hi, const char *title, const char *bar_label)
+{
 	plscol0(1, 0, 0, 0);
 	plcol0(1);
 	xf_plot_text(0.9);
@@ -148,6 +214,44 @@ static void heatmap(const map *m, double t_max, double lo, double hi, int slot, 
 		   1.0, 0, 1, 1, 0.0, 0.0, 0, 0.0, 1, label_opts, labels, 1, axis_opts, ticks,
 		   sub_ticks, n_values, values);
 	xf_plot_text(1.0);
+}
+
+static void map_frame(double t_max, int cells, double lo, double hi, int slot, const char *title,
+		      const char *bar_label)
+{
+	double w0, w1;
+	map_window(t_max, cells, slot, &w0, &w1);
+	map_decor(lo, hi, title, bar_label);
+}
+
+/* one heatmap of cells handed to PLplot (the data-only page) in slot 0..2 */
+static void heatmap(const map *m, double t_max, double lo, double hi, int slot, const char *title,
+		    const char *bar_label)
+{
+	double w0, w1;
+	map_window(t_max, m->n, slot, &w0, &w1);
+	/* grey under the map: points never fitted (NaN) show as grey, not as a value */
+	plscol0(15, 200, 200, 200);
+	plcol0(15);
+	double fx[4] = { w0, w1, w1, w0 }, fy[4] = { w0, w0, w1, w1 };
+	plfill(4, fx, fy);
+	/* PLplot indexes idata[x][y]: x = t1 = row i, y = t2 = column j */
+	double **rows = malloc((size_t)m->n * sizeof *rows);
+	double *clipped = malloc((size_t)m->n * m->n * sizeof *clipped);
+	if (rows && clipped) {
+		double below = lo - (hi - lo); /* outside [zmin, zmax]: not drawn */
+		for (size_t k = 0; k < (size_t)m->n * m->n; k++) {
+			double v = m->v[k];
+			clipped[k] = !isfinite(v) ? below : v < lo ? lo : v > hi ? hi : v;
+		}
+		for (int i = 0; i < m->n; i++)
+			rows[i] = clipped + (size_t)i * m->n;
+		plimagefr((const PLFLT *const *)rows, m->n, m->n, w0, w1, w0, w1, lo, hi, lo, hi,
+			  NULL, NULL);
+	}
+	free(rows);
+	free(clipped);
+	map_decor(lo, hi, title, bar_label);
 }
 
 static const char *param_label(const char *name)
@@ -180,14 +284,17 @@ static void append_value(char *buf, size_t size, const char *label, double v, do
 			 u);
 }
 
-void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
-			double *work)
+void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
 {
-	int n = src->n_frames;
+	xf_plot_angle_page *pg = p;
+	int n = pg->src->n_frames;
 	size_t nn = (size_t)n * n;
+	double *work = pg->work;
+	const double *fit = pg->fit;
+	pg->painted = 0;
 	/* residual = data − fit, NaN where nothing was fitted */
 	for (size_t k = 0; k < nn; k++)
-		work[k] = data[k] - fit[k];
+		work[k] = pg->data[k] - fit[k];
 	xf_io_mask_unfitted(work, (size_t)n);
 	/* the data's diagonal was corrected (data.md); the model's is the bare 1 + β
 	 * spike: show the fit the same way so the two panels compare like with like */
@@ -197,12 +304,64 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 		xf_diagonal_correct(fit_shown, (size_t)n);
 		fit = fit_shown;
 	}
-	int factor = (n + XF_PLOT_MAX_PIXELS - 1) / XF_PLOT_MAX_PIXELS;
-	if (factor < 1)
-		factor = 1;
-	map md = block_average(data, n, factor);
-	map mf = block_average(fit, n, factor);
-	map mr = block_average(work, n, factor);
+	xf_pl_rect r[3];
+	for (int slot = 0; slot < 3; slot++) {
+		double x0, x1, y0, y1;
+		slot_viewport(slot, &x0, &x1, &y0, &y1);
+		xf_pl_canvas_rect(c, x0, x1, y0, y1, &r[slot]);
+	}
+	/* the three panels have one size (rounding could differ by a pixel: the smallest) */
+	int w = r[0].x1 - r[0].x0, h = r[0].y1 - r[0].y0;
+	for (int slot = 1; slot < 3; slot++) {
+		w = r[slot].x1 - r[slot].x0 < w ? r[slot].x1 - r[slot].x0 : w;
+		h = r[slot].y1 - r[slot].y0 < h ? r[slot].y1 - r[slot].y0 : h;
+	}
+	for (int slot = 0; slot < 3; slot++) {
+		r[slot].x1 = r[slot].x0 + w;
+		r[slot].y1 = r[slot].y0 + h;
+	}
+	map md = reduce_to_pixels(pg->data, n, w, h);
+	map mf = reduce_to_pixels(fit, n, w, h);
+	map mr = reduce_to_pixels(work, n, w, h);
+	pg->averaged = n > w || n > h;
+	pg->cells = w;
+	if (md.v && mf.v && mr.v && w > 0 && h > 0) {
+		size_t np = (size_t)w * h;
+		/* shared data/fit scale from the fitted region of both maps */
+		map md_fit = { md.n, malloc(np * sizeof(double)) }, mfq = { mf.n, mf.v },
+		    mrq = { mr.n, mr.v };
+		if (md_fit.v) {
+			memcpy(md_fit.v, md.v, np * sizeof(double));
+			for (size_t k = 0; k < np; k++)
+				if (!isfinite(mr.v[k]))
+					md_fit.v[k] = NAN;
+		}
+		/* quantiles() reads n × n values: hand it the pixel count as one row each */
+		map qd = md_fit.v ? md_fit : md;
+		quantiles_n(qd.v, np, mfq.v, np, 0, XF_PLOT_LOW_QUANTILE, XF_PLOT_HIGH_QUANTILE,
+			    &pg->lo, &pg->hi);
+		free(md_fit.v);
+		widen_if_flat(&pg->lo, &pg->hi);
+		quantiles_n(mrq.v, np, NULL, 0, 1, 0.0, XF_PLOT_HIGH_QUANTILE, &pg->rlo, &pg->rhi);
+		if (!isfinite(pg->rhi) || pg->rhi <= 0.0)
+			pg->rhi = 1e-6;
+		pg->rlo = -pg->rhi;
+		paint_map(c, &r[0], &md, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[1], &mf, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[2], &mr, h, pg->rlo, pg->rhi, 1);
+		pg->painted = 1;
+	}
+	free(md.v);
+	free(mf.v);
+	free(mr.v);
+	free(fit_shown);
+}
+
+void xf_plot_angle_draw(void *p)
+{
+	const xf_plot_angle_page *pg = p;
+	const xf_plot_src *src = pg->src;
+	int a = pg->a, n = src->n_frames;
 	double t_max = (double)(n - 1) * src->dt_s;
 
 	pladv(0);
@@ -216,7 +375,7 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 	snprintf(line1, sizeof line1, "φ = %.2f°   q = %.5g Å#u-1#d   %s %s, %s (%s)%s%s",
 		 src->phi_deg[a], src->q, src->mode_name,
 		 src->method ? "CMC posterior mean" : "fit", src->status, src->stop_reason, chi2,
-		 factor > 1 ? "   [maps block-averaged for display]" : "");
+		 pg->averaged ? "   [maps block-averaged for display]" : "");
 	for (int k = 0; k < src->n_phys && src->values; k++)
 		append_value(line2, sizeof line2, param_label(src->names[k]), src->values[k],
 			     src->uncertainties ? src->uncertainties[k] : NAN,
@@ -235,39 +394,18 @@ void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const
 	plptex(0.5, 0.897, 1.0, 0.0, 0.5, line2);
 	plptex(0.5, 0.852, 1.0, 0.0, 0.5, line3);
 
-	if (md.v && mf.v && mr.v) {
-		double lo, hi, rlo, rhi;
-		/* shared data/fit scale from the fitted region of both maps */
-		map md_fit = { md.n, malloc((size_t)md.n * md.n * sizeof(double)) };
-		if (md_fit.v) {
-			memcpy(md_fit.v, md.v, (size_t)md.n * md.n * sizeof(double));
-			for (size_t k = 0; k < (size_t)md.n * md.n; k++)
-				if (!isfinite(mr.v[k]))
-					md_fit.v[k] = NAN;
-		}
-		quantiles(md_fit.v ? &md_fit : &md, &mf, 0, XF_PLOT_LOW_QUANTILE,
-			  XF_PLOT_HIGH_QUANTILE, &lo, &hi);
-		free(md_fit.v);
-		widen_if_flat(&lo, &hi);
-		quantiles(&mr, NULL, 1, 0.0, XF_PLOT_HIGH_QUANTILE, &rlo, &rhi);
-		if (!isfinite(rhi) || rhi <= 0.0)
-			rhi = 1e-6;
-		rlo = -rhi;
+	if (pg->painted) {
 		xf_plot_cmap_sequential();
-		heatmap(&md, t_max, lo, hi, 0, "data", "c#d2#u");
-		heatmap(&mf, t_max, lo, hi, 1,
-			src->method
-				? "model at the posterior mean (diagonal corrected like the data)"
-				: "fit (diagonal corrected like the data)",
-			"c#d2#u");
+		map_frame(t_max, pg->cells, pg->lo, pg->hi, 0, "data", "c#d2#u");
+		map_frame(t_max, pg->cells, pg->lo, pg->hi, 1,
+			  src->method
+				  ? "model at the posterior mean (diagonal corrected like the data)"
+				  : "fit (diagonal corrected like the data)",
+			  "c#d2#u");
 		xf_plot_cmap_diverging();
-		heatmap(&mr, t_max, rlo, rhi, 2, "residual: data − fit (grey: not fitted)",
-			"data − fit");
+		map_frame(t_max, pg->cells, pg->rlo, pg->rhi, 2,
+			  "residual: data − fit (grey: not fitted)", "data − fit");
 	}
-	free(md.v);
-	free(mf.v);
-	free(mr.v);
-	free(fit_shown);
 }
 
 void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, int slot,

@@ -1,20 +1,25 @@
 /* plot_dir.c — `xpcsfit plot DIR`: redraw <dir>/plots/ from <dir>/results.h5 alone
  * (surfaces read back angle by angle, values and per-angle scaling from /nlsq). A file
- * written with --no-surfaces cannot be drawn: that is said plainly. */
+ * written with --no-surfaces cannot be drawn: that is said plainly. The angle pages are
+ * drawn by one process per core: the file is closed before they fork and each opens
+ * it for itself (no HDF5 handle crosses a fork). */
 #include "util/files.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
+#include "xpcsfit/vdev.h"
 
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct h5_result {
 	hid_t file;
 	const char *path;
 	hid_t d_c2, d_fit;
+	pid_t opened_by; /* the process whose handles file, d_c2, d_fit are (0: none open) */
 	int n_frames, n_phi;
 	double *phi_deg, *t, q;
 	int n_params, n_phys;
@@ -178,10 +183,32 @@ static int read_surface(hid_t d, int a, int n, double *out)
 	return st < 0 ? -1 : 0;
 }
 
+static void close_handles(h5_result *r)
+{
+	if (r->d_c2 >= 0)
+		H5Dclose(r->d_c2);
+	if (r->d_fit >= 0)
+		H5Dclose(r->d_fit);
+	if (r->file >= 0)
+		H5Fclose(r->file);
+	r->d_c2 = r->d_fit = r->file = -1;
+	r->opened_by = 0;
+}
+
 static int file_surfaces(void *p, int a, double *data, double *fit, xf_error *err)
 {
 	h5_result *r = p;
-	if (read_surface(r->d_c2, a, r->n_frames, data) != 0 ||
+	if (r->opened_by != getpid()) { /* a drawing process: its own handles */
+		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+		r->d_c2 = r->d_fit = -1;
+		r->file = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+		if (r->file >= 0) {
+			r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
+			r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
+		}
+		r->opened_by = getpid();
+	}
+	if (r->d_c2 < 0 || r->d_fit < 0 || read_surface(r->d_c2, a, r->n_frames, data) != 0 ||
 	    read_surface(r->d_fit, a, r->n_frames, fit) != 0)
 		return xf_fail(err, XF_ERR_DATA, "cannot read the surfaces of angle %d, %s", a,
 			       r->path);
@@ -289,12 +316,8 @@ static int load(h5_result *r, xf_error *err)
 
 static void release(h5_result *r)
 {
-	if (r->d_c2 >= 0)
-		H5Dclose(r->d_c2);
-	if (r->d_fit >= 0)
-		H5Dclose(r->d_fit);
-	if (r->file >= 0)
-		H5Fclose(r->file);
+	if (r->opened_by == getpid())
+		close_handles(r);
 	for (int k = 0; r->names && k < r->n_params; k++)
 		free(r->names[k]);
 	free(r->names);
@@ -331,6 +354,7 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			     path);
 	} else {
 		r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+		r.opened_by = getpid();
 		rc = r.file < 0 ? xf_fail(err, XF_ERR_DATA, "cannot open, %s", path)
 				: load(&r, err);
 	}
@@ -364,8 +388,10 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			.offset_unc = r.offset_unc,
 			.surfaces = file_surfaces,
 			.ctx = &r,
+			.workers = xf_online_cores(),
 		};
 		xf_pl_set_dpi(r.plot_dpi);
+		close_handles(&r); /* each drawing process opens the file itself */
 		rc = xf_plot_draw_all(plots, &src, err);
 	}
 	release(&r);

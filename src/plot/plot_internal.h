@@ -44,7 +44,8 @@ typedef struct xf_plot_src {
 	int (*surfaces)(void *ctx, int a, double *data, double *fit, xf_error *err);
 	void *ctx;
 	/* processes drawing the angle PNGs (≤ 1: this one). PLplot keeps global state, so
-	 * parallel drawing needs processes; only for surfaces() that touch no HDF5. */
+	 * parallel drawing needs processes; surfaces() must not use an HDF5 handle opened
+	 * before the fork (plot_dir.c opens the file in each process). */
 	int workers;
 	/* NULL for an NLSQ fit. For CMC "CMC": the titles say so, the values are posterior
 	 * means ± sd, and run_text replaces the status/iterations and χ² lines (no χ²
@@ -83,13 +84,47 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 #define XF_PLOT_DPI_REFERENCE 100.0
 void xf_pl_set_dpi(int dpi);
 
-/* Draw one PNG: open a pngcairo stream on a temporary file, call draw(ctx), close,
- * rename to path. A PLplot fatal error comes back as an error code, never exit(). */
+/* Draw one PNG: a white page in memory, draw(ctx) in a PLplot session on it (memcairo),
+ * encoded to a temporary file, renamed to path. A PLplot fatal error comes back as an
+ * error code, never exit(). */
 int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
 	       xf_error *err);
 
-void xf_plot_draw_angle(const xf_plot_src *src, int a, const double *data, const double *fit,
-			double *work);
+/* The page before PLplot draws on it: RGB rows from the top, at the page's final pixel
+ * size (plotting.dpi applied). */
+typedef struct xf_pl_canvas {
+	unsigned char *rgb; /* [height][width][3] */
+	int width, height;
+} xf_pl_canvas;
+/* pixels [x0, x1) × [y0, y1) (rows from the top) */
+typedef struct xf_pl_rect {
+	int x0, x1, y0, y1;
+} xf_pl_rect;
+/* The pixels of a viewport given as PLplot's page fractions (plvpor, y up). */
+void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, double y1,
+		       xf_pl_rect *r);
+/* xf_pl_file with paint(ctx, canvas) first: images painted pixel by pixel under what
+ * draw(ctx) then draws (frames, text, colour bars). */
+int xf_pl_file_painted(const char *path, int width_px, int height_px,
+		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
+		       void (*draw)(void *ctx), void *ctx, xf_error *err);
+/* png_write.c: width × height RGB pixels as a PNG into fd; 0 or -1 */
+int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
+
+/* The angle page in two steps for xf_pl_file_painted: paint the three maps at the
+ * panels' pixel size (and keep their colour ranges), then draw titles, frames and colour
+ * bars over them. */
+typedef struct xf_plot_angle_page {
+	const xf_plot_src *src;
+	int a;
+	const double *data, *fit; /* N×N */
+	double *work;		  /* N×N scratch */
+	/* set by the paint step */
+	int painted, averaged, cells; /* cells: pixels per panel side */
+	double lo, hi, rlo, rhi;      /* data/fit and residual colour ranges */
+} xf_plot_angle_page;
+void xf_plot_angle_paint(void *page, const xf_pl_canvas *canvas);
+void xf_plot_angle_draw(void *page);
 void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts);
 /* Where the last xf_plot_draw_overview in this process put its panels, in page
  * coordinates (0..1, y up): the lag panel's axes and legend, the panels beside them. Kept
@@ -124,6 +159,10 @@ void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo
 /* colour maps (cmap1) */
 void xf_plot_cmap_sequential(void);
 void xf_plot_cmap_diverging(void);
+/* their colours, for images painted on the canvas: value fraction f in [0, 1] takes
+ * entry min((int)(f · N), N − 1), as PLplot's plcol1 does */
+#define XF_PLOT_CMAP_N 256
+void xf_plot_cmap_table(int diverging, unsigned char rgb[XF_PLOT_CMAP_N][3]);
 
 /* The quality reasons as one string, one per line (the overview's text block). */
 static inline void xf_plot_join_reasons(const xf_quality *q, char *buf, size_t size)

@@ -25,17 +25,13 @@ void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
 typedef struct angle_ctx {
 	const xf_plot_src *src;
 	int a;
-	const double *data, *fit;
-	double *work;
+	const double *data;
 } angle_ctx;
 
-static void draw_angle_cb(void *p)
+static void draw_data_angle_cb(void *p)
 {
 	angle_ctx *c = p;
-	if (c->src->data_only)
-		xf_plot_draw_data_angle(c->src, c->a, c->data);
-	else
-		xf_plot_draw_angle(c->src, c->a, c->data, c->fit, c->work);
+	xf_plot_draw_data_angle(c->src, c->a, c->data);
 }
 
 typedef struct overview_ctx {
@@ -92,8 +88,17 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 		rc = xf_path_join(path, sizeof path, plots_dir, name, err);
 		if (rc != 0)
 			break;
-		angle_ctx ac = { src, a, data, fit, work };
-		rc = xf_pl_file(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, draw_angle_cb, &ac, err);
+		if (src->data_only) {
+			angle_ctx ac = { src, a, data };
+			rc = xf_pl_file(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, draw_data_angle_cb,
+					&ac, err);
+		} else {
+			xf_plot_angle_page pg = {
+				.src = src, .a = a, .data = data, .fit = fit, .work = work
+			};
+			rc = xf_pl_file_painted(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H,
+						xf_plot_angle_paint, xf_plot_angle_draw, &pg, err);
+		}
 	}
 	free(data);
 	free(fit);

@@ -1,6 +1,8 @@
-/* plsession.c — one PNG file = one PLplot session (plinit … plend) on the pngcairo
- * device, written to a temporary name (through a FILE* PLplot is handed, never the path),
- * checked to be a whole PNG, then renamed. PLplot's fatal errors call exit()
+/* plsession.c — one PNG file = one PLplot session (plinit … plend) on the memcairo
+ * device: PLplot draws with cairo into an RGB page in memory, on top of what a paint
+ * callback put there first (the heatmaps, one pixel per pixel: handing PLplot a polygon
+ * per map cell cost seconds a page, adr/0036); png_write.c encodes the page to a
+ * temporary name, which is checked to be a whole PNG, then renamed. PLplot's fatal errors call exit()
  * after the user exit handler returns, so the handler longjmp()s back here instead:
  * the library must never end the program. Non-fatal PLplot aborts become warnings. */
 #ifndef _GNU_SOURCE
@@ -114,74 +116,96 @@ void xf_pl_set_dpi(int dpi)
 	pl_scale = dpi > 0 ? (double)dpi / XF_PLOT_DPI_REFERENCE : 1.0;
 }
 
-/* One plinit ... plend session into the open file fd (PLplot gets a FILE* of its own
- * on a copy of fd and closes it at plend: it never sees the path, whose '%' it would
- * take for a family-file format). Returns 0, or 1 with pl_message set. */
-static int pl_session(int fd, int width_px, int height_px, void (*draw)(void *ctx), void *ctx)
+/* One plinit ... plend session on page (width × height pixels, RGB, painted already).
+ * Returns 0, or 1 with pl_message set. */
+static int pl_session(unsigned char *page, int width, int height, void (*draw)(void *ctx),
+		      void *ctx)
 {
-	int copy = dup(fd);
-	FILE *f = copy >= 0 ? fdopen(copy, "wb") : NULL;
-	if (!f) {
-		if (copy >= 0)
-			close(copy);
-		snprintf(pl_message, sizeof pl_message, "cannot open a stream: %s",
-			 strerror(errno));
-		return 1;
-	}
 	jmp_buf here;
 	volatile int initialised = 0;
 	pl_message[0] = '\0';
 	if (setjmp(here) != 0) {
 		pl_jump = NULL;
 		if (initialised)
-			plend(); /* closes f */
-		else
-			fclose(f);
+			plend();
 		return 1;
 	}
 	pl_jump = &here;
 	plsexit(pl_exit_handler);
 	plsabort(pl_abort_handler);
-	plsdev("pngcairo");
-	plsfile(f);
-	plspage(XF_PL_CAIRO_DPI * pl_scale, XF_PL_CAIRO_DPI * pl_scale,
-		(PLINT)(width_px * pl_scale + 0.5), (PLINT)(height_px * pl_scale + 0.5), 0, 0);
+	plsdev("memcairo");
+	plspage(XF_PL_CAIRO_DPI * pl_scale, XF_PL_CAIRO_DPI * pl_scale, width, height, 0, 0);
+	plsmem(width, height, page);
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;
 	draw(ctx);
-	plend(); /* writes the PNG and closes f */
+	plend(); /* copies the drawing back into page */
 	pl_jump = NULL;
 	return 0;
 }
 
-int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
-	       xf_error *err)
+void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, double y1,
+		       xf_pl_rect *r)
+{
+	r->x0 = (int)lround(x0 * c->width);
+	r->x1 = (int)lround(x1 * c->width);
+	r->y0 = (int)lround((1.0 - y1) * c->height); /* rows from the top */
+	r->y1 = (int)lround((1.0 - y0) * c->height);
+	r->x0 = r->x0 < 0 ? 0 : r->x0;
+	r->y0 = r->y0 < 0 ? 0 : r->y0;
+	r->x1 = r->x1 > c->width ? c->width : r->x1;
+	r->y1 = r->y1 > c->height ? c->height : r->y1;
+}
+
+int xf_pl_file_painted(const char *path, int width_px, int height_px,
+		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
+		       void (*draw)(void *ctx), void *ctx, xf_error *err)
 {
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
-	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(errno),
-			       path);
+	xf_pl_canvas canvas = { NULL, (int)(width_px * pl_scale + 0.5),
+				(int)(height_px * pl_scale + 0.5) };
+	canvas.rgb = malloc((size_t)canvas.width * (size_t)canvas.height * 3);
+	if (!canvas.rgb)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for a %d x %d plot, %s",
+			       canvas.width, canvas.height, path);
+	memset(canvas.rgb, 255, (size_t)canvas.width * (size_t)canvas.height * 3); /* white */
+	if (paint)
+		paint(ctx, &canvas);
 	stderr_capture cap;
 	capture_begin(&cap);
-	int failed = pl_session(fd, width_px, height_px, draw, ctx);
+	int failed = pl_session(canvas.rgb, canvas.width, canvas.height, draw, ctx);
 	capture_end(&cap);
-	int whole = !failed && png_whole(fd);
-	close(fd);
 	if (failed) {
-		unlink(tmp);
+		free(canvas.rgb);
 		return xf_fail(err, XF_ERR_DATA, "plotting failed (PLplot: %s), %s", pl_message,
 			       path);
 	}
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		free(canvas.rgb);
+		return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(errno),
+			       path);
+	}
+	int whole =
+		xf_png_write_rgb(fd, canvas.rgb, canvas.width, canvas.height) == 0 && png_whole(fd);
+	free(canvas.rgb);
+	if (close(fd) != 0)
+		whole = 0;
 	if (!whole) {
 		unlink(tmp);
 		return xf_fail(err, XF_ERR_DATA,
 			       "the plot file was not written whole (disk full?), %s", path);
 	}
 	return xf_commit_tmp(tmp, path, err);
+}
+
+int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void *ctx), void *ctx,
+	       xf_error *err)
+{
+	return xf_pl_file_painted(path, width_px, height_px, NULL, draw, ctx, err);
 }
 
 /* PLplot's default character height on the pngcairo device is about 30 px: too big
@@ -221,29 +245,51 @@ void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo
 	plmtex("t", 1.0, 0.5, 0.5, title);
 }
 
-static void cmap(const double *pos, const double *r, const double *g, const double *b, int n)
+/* five stops each, evenly spaced: viridis (perceptually ordered, readable in grey and for
+ * the colour blind) and blue - white - red (white at the middle: zero residual is white) */
+static const double cmap_stops[2][3][5] = {
+	{ { 0.267, 0.229, 0.128, 0.369, 0.993 },
+	  { 0.005, 0.322, 0.567, 0.789, 0.906 },
+	  { 0.329, 0.546, 0.551, 0.383, 0.144 } },
+	{ { 0.230, 0.552, 1.000, 0.902, 0.706 },
+	  { 0.299, 0.690, 1.000, 0.529, 0.016 },
+	  { 0.754, 0.996, 1.000, 0.420, 0.150 } },
+};
+
+void xf_plot_cmap_table(int diverging, unsigned char rgb[XF_PLOT_CMAP_N][3])
 {
-	plscmap1n(256);
-	plscmap1l(1, n, pos, r, g, b, NULL);
+	const double(*stops)[5] = cmap_stops[diverging != 0];
+	for (int i = 0; i < XF_PLOT_CMAP_N; i++) {
+		double p = 4.0 * i / (XF_PLOT_CMAP_N - 1.0);
+		int s = p >= 4.0 ? 3 : (int)p;
+		double f = p - s;
+		for (int c = 0; c < 3; c++) {
+			double v = stops[c][s] + f * (stops[c][s + 1] - stops[c][s]);
+			rgb[i][c] = (unsigned char)lround(255.0 * v);
+		}
+	}
+}
+
+/* the same table for PLplot (colour bars): cmap1 = exactly the painted colours */
+static void cmap(int diverging)
+{
+	unsigned char rgb[XF_PLOT_CMAP_N][3];
+	PLINT r[XF_PLOT_CMAP_N], g[XF_PLOT_CMAP_N], b[XF_PLOT_CMAP_N];
+	xf_plot_cmap_table(diverging, rgb);
+	for (int i = 0; i < XF_PLOT_CMAP_N; i++) {
+		r[i] = rgb[i][0];
+		g[i] = rgb[i][1];
+		b[i] = rgb[i][2];
+	}
+	plscmap1(r, g, b, XF_PLOT_CMAP_N);
 }
 
 void xf_plot_cmap_sequential(void)
 {
-	/* viridis at five stops: perceptually ordered, readable in grey and for the
-	 * colour blind */
-	static const double pos[] = { 0.0, 0.25, 0.5, 0.75, 1.0 };
-	static const double r[] = { 0.267, 0.229, 0.128, 0.369, 0.993 };
-	static const double g[] = { 0.005, 0.322, 0.567, 0.789, 0.906 };
-	static const double b[] = { 0.329, 0.546, 0.551, 0.383, 0.144 };
-	cmap(pos, r, g, b, 5);
+	cmap(0);
 }
 
 void xf_plot_cmap_diverging(void)
 {
-	/* blue - white - red, white at the middle: zero residual is white */
-	static const double pos[] = { 0.0, 0.25, 0.5, 0.75, 1.0 };
-	static const double r[] = { 0.230, 0.552, 1.000, 0.902, 0.706 };
-	static const double g[] = { 0.299, 0.690, 1.000, 0.529, 0.016 };
-	static const double b[] = { 0.754, 0.996, 1.000, 0.420, 0.150 };
-	cmap(pos, r, g, b, 5);
+	cmap(1);
 }
