@@ -18,9 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* gzip level: 4 is within a few % of 9 in size on c2 maps at a fraction of the time */
-#define XF_H5_DEFLATE_LEVEL                                                                        \
-	1 /* noisy float32 maps gain little from higher levels; level 1 is ~3x faster */
+/* gzip level 1 with the run-length strategy (surface_chunks.c): noisy float32 maps gain
+ * little from higher levels or longer matches, which cost 2-3x the time (adr/0005,
+ * adr/0036) */
+#define XF_H5_DEFLATE_LEVEL 1
 /* a chunk larger than this (bytes) is split by rows: keeps chunks cheap to (de)compress
  * and inside HDF5's limits for very long series */
 #define XF_H5_MAX_CHUNK_BYTES (1u << 20)

@@ -18,19 +18,31 @@ static void shuffle_floats(const float *src, size_t n, unsigned char *dst)
 			dst[b * n + i] = s[i * sizeof(float) + b];
 }
 
+/* A zlib stream as HDF5's deflate filter writes it, with the run-length strategy
+ * (Z_RLE: matches at distance one only). Any inflater reads it; on shuffled float32 maps
+ * the byte planes of sign, exponent and high mantissa are runs, the low mantissa noise
+ * that no match finds: twice as fast as the default strategy for a file 4 % larger
+ * (adr/0036). */
 static int deflate_floats(const float *v, size_t n, int level, unsigned char *scratch,
 			  unsigned char **out, size_t *out_size)
 {
-	uLong bound = compressBound((uLong)(n * sizeof(float)));
+	uLong in = (uLong)(n * sizeof(float)), bound = compressBound(in);
 	*out = malloc(bound);
 	if (!*out)
 		return -1;
 	shuffle_floats(v, n, scratch);
-	uLongf size = bound;
-	if (compress2(*out, &size, scratch, (uLong)(n * sizeof(float)), level) != Z_OK)
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	if (deflateInit2(&z, level, Z_DEFLATED, MAX_WBITS, 8, Z_RLE) != Z_OK)
 		return -1;
-	*out_size = size;
-	return 0;
+	z.next_in = scratch;
+	z.avail_in = (uInt)in;
+	z.next_out = *out;
+	z.avail_out = (uInt)bound;
+	int st = deflate(&z, Z_FINISH);
+	*out_size = z.total_out;
+	deflateEnd(&z);
+	return st == Z_STREAM_END ? 0 : -1;
 }
 
 int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
