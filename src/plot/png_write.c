@@ -82,10 +82,9 @@ int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height)
 	}
 	if (compress2(out, &out_n, raw, (uLong)raw_n, XF_PNG_LEVEL) != Z_OK)
 		goto done;
-	rc = write_all(fd, sig, 8) || chunk(fd, "IHDR", ihdr, 13) ||
-		     chunk(fd, "IDAT", out, out_n) || chunk(fd, "IEND", NULL, 0)
-		     ? -1
-		     : 0;
+	int failed = write_all(fd, sig, 8) || chunk(fd, "IHDR", ihdr, 13);
+	failed = failed || chunk(fd, "IDAT", out, out_n) || chunk(fd, "IEND", NULL, 0);
+	rc = failed ? -1 : 0;
 done:
 	free(raw);
 	free(out);
