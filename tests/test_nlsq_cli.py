@@ -125,6 +125,47 @@ def main():
             h5py.File(os.path.join(d3, "results.h5"), "r") as b:
         for ds in ("/nlsq/values", "/nlsq/covariance", "/nlsq/chi_squared", "/nlsq/c2_fit"):
             check(a[ds][()].tobytes() == b[ds][()].tobytes(), f"{ds} differs across threads")
+    # and with 2 (issue #12: the PNGs are painted pixel by pixel, the surfaces computed on
+    # the pool): every PNG and every results.h5 dataset the same for 1, 2 and 3 threads
+    r2, d2 = fit(cfg, os.path.join(TMP, "out2"), "--threads", "2")
+    check(r2.returncode == 0, "nlsq --threads 2")
+    check(pngs == sorted(os.listdir(os.path.join(d2, "plots"))), "same plot files, 2 threads")
+    for name in pngs:
+        a = open(os.path.join(d, "plots", name), "rb").read()
+        b = open(os.path.join(d2, "plots", name), "rb").read()
+        check(a == b, f"plot {name} differs between 1 and 2 threads")
+
+    def datasets(h):
+        names = []
+        h.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        return sorted(names)
+
+    with h5py.File(os.path.join(d, "results.h5"), "r") as a:
+        for other in (d2, d3):
+            with h5py.File(os.path.join(other, "results.h5"), "r") as b:
+                check(datasets(a) == datasets(b), f"same datasets in {other}")
+                for ds in datasets(a):
+                    check(a[ds][()].tobytes() == b[ds][()].tobytes(),
+                          f"{ds} differs across threads ({other})")
+
+    # --profile: each phase's time and peak memory on stderr, in run.log and in
+    # parameters.json "timings"; the phases add up to about the total
+    r, dp = fit(cfg, os.path.join(TMP, "out_profile"), "--threads", "2", "--profile")
+    check(r.returncode == 0, f"nlsq --profile: {r.stderr}")
+    check("xpcsfit: profile: load" in r.stderr and "total" in r.stderr, "profile line")
+    check("profile: load" in open(os.path.join(dp, "run.log")).read(), "profile in run.log")
+    t = json.load(open(os.path.join(dp, "parameters.json")))["timings"]
+    phases = t["phases"]
+    for name in ("load", "select", "fit", "covariance", "surfaces", "plots", "writing"):
+        check(name in phases, f"timings.phases lacks {name}: {sorted(phases)}")
+    for name, v in phases.items():
+        check(set(v) == {"wall_s", "peak_rss_mib"} and v["wall_s"] >= 0, f"phase {name}: {v}")
+        check(v["peak_rss_mib"] is None or v["peak_rss_mib"] > 0, f"phase {name} memory")
+    total = sum(v["wall_s"] for v in phases.values())
+    check(total <= t["total_s"] + 1e-6 and total >= 0.9 * t["total_s"] - 0.05,
+          f"phases sum {total} vs total {t['total_s']}")
+    p0 = json.load(open(os.path.join(d, "parameters.json")))
+    check("timings" not in p0, "no timings without --profile")
 
     # parallel.virtual_devices sets the thread count when --threads is not given
     cfg_vd = os.path.join(TMP, "vd.yaml")
