@@ -8,6 +8,7 @@
 #include "io/surface_chunks.h"
 #include "io/surfaces.h"
 #include "util/profile.h"
+#include "util/verbosity.h"
 #include "xpcsfit/vdev.h"
 #include "xpcsfit/results.h"
 
@@ -171,6 +172,8 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 	static const char *const names[XF_N_SURFACES] = { "/data/c2", "/nlsq/c2_fit",
 							  "/nlsq/residuals" };
 	size_t per_angle = (n + rows - 1) / rows, n_chunks = per_angle * (size_t)ds->n_phi;
+	xf_count_progress progress = { 0 };
+	size_t shown = 0;
 	xf_pool *pool = xf_pool_create(threads);
 	xf_surface_chunk *batch = calloc((size_t)threads, sizeof *batch);
 	if (!pool || !batch)
@@ -201,6 +204,11 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 		}
 		for (int k = 0; k < count; k++)
 			xf_io_surface_chunk_free(&batch[k]);
+		size_t angles = (first + (size_t)count) / per_angle;
+		if (!w->failed && angles > shown) {
+			xf_progress_count(&progress, "surfaces", (int)angles, ds->n_phi, "angles");
+			shown = angles;
+		}
 	}
 	free(batch);
 	xf_pool_destroy(pool);

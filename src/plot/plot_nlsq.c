@@ -3,6 +3,7 @@
  * from a fit in memory (data from the packed triangles, fit from the model). */
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/verbosity.h"
 #include "io/surfaces.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
@@ -15,7 +16,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* how often the parent looks at the drawing processes (ns): progress and their exit */
+#define XF_PLOT_POLL_NS 100000000L
 
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
 {
@@ -65,15 +70,17 @@ static void lag_cut(const double *m, int n, double *out)
 	}
 }
 
-/* Angles first, first + stride, ...: surfaces, lag cuts, one PNG each. */
+/* Angles first, first + stride, ...: surfaces, lag cuts, one PNG each; *done counts the
+ * PNGs written (shared with the parent when forked); progress shown when show. */
 static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cuts *cuts, int first,
-		       int stride, xf_error *err)
+		       int stride, int *done, int show, xf_error *err)
 {
 	size_t n = (size_t)src->n_frames, nn = n * n;
 	double *data = malloc(nn * sizeof *data);
 	double *fit = malloc(nn * sizeof *fit);
 	double *work = malloc(nn * sizeof *work);
 	int rc = 0;
+	static xf_count_progress progress; /* one plots phase per process */
 	if (!data || !fit || !work)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
@@ -99,6 +106,9 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 			rc = xf_pl_file_painted(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H,
 						xf_plot_angle_paint, xf_plot_angle_draw, &pg, err);
 		}
+		int now = __atomic_add_fetch(done, 1, __ATOMIC_RELAXED);
+		if (show && rc == 0)
+			xf_progress_count(&progress, "plots", now, src->n_phi, "angles");
 	}
 	free(data);
 	free(fit);
@@ -106,21 +116,25 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 	return rc;
 }
 
-/* Worker processes draw angles w, w + W, ...; the lag cuts and each worker's error come
- * back through shared memory. A worker that cannot be started is done here. */
+/* Worker processes draw angles w, w + W, ...; the lag cuts, the count of PNGs written
+ * and each worker's error come back through shared memory, and this process shows the
+ * progress while it waits. A worker that cannot be started is done here. */
 static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_plot_cuts *cuts,
 			      int workers, xf_error *err)
 {
 	pid_t *pid = malloc((size_t)workers * sizeof *pid);
-	xf_error *errs = mmap(NULL, sizeof(xf_error) * (size_t)workers, PROT_READ | PROT_WRITE,
-			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t shared_bytes = sizeof(xf_error) * (size_t)workers + sizeof(int);
+	xf_error *errs =
+		mmap(NULL, shared_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (!pid || errs == MAP_FAILED) {
+		int done = 0;
 		free(pid);
 		if (errs != MAP_FAILED)
-			munmap(errs, sizeof(xf_error) * (size_t)workers);
-		return draw_angles(plots_dir, src, cuts, 0, 1, err);
+			munmap(errs, shared_bytes);
+		return draw_angles(plots_dir, src, cuts, 0, 1, &done, 1, err);
 	}
-	memset(errs, 0, sizeof(xf_error) * (size_t)workers);
+	memset(errs, 0, shared_bytes);
+	int *done = (int *)(errs + workers);
 	fflush(stdout);
 	fflush(stderr);
 	pid_t parent = getpid();
@@ -129,33 +143,51 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 		if (pid[w] == 0) {
 			xf_child_setup(parent); /* dies with this process, leaves it the signals */
 			xf_test_pause("plot_worker");
-			int failed = draw_angles(plots_dir, src, cuts, w, workers, &errs[w]) != 0;
+			int failed = draw_angles(plots_dir, src, cuts, w, workers, done, 0,
+						 &errs[w]) != 0;
 			free(pid); /* the child's copy: leak checkers see the child exit too */
 			_exit(failed);
 		}
 		xf_child_track(pid[w]);
 	}
-	int rc = 0;
-	for (int w = 0; w < workers; w++) {
-		int status = 0;
-		if (pid[w] < 0) {
-			if (rc == 0)
-				rc = draw_angles(plots_dir, src, cuts, w, workers, err);
-			continue;
+	int rc = 0, alive = 0;
+	for (int w = 0; w < workers; w++)
+		alive += pid[w] > 0;
+	xf_count_progress progress = { 0 };
+	int shown = 0;
+	while (alive > 0) {
+		for (int w = 0; w < workers; w++) {
+			int status = 0;
+			if (pid[w] <= 0)
+				continue;
+			pid_t got = waitpid(pid[w], &status, WNOHANG);
+			if (got == 0 || (got < 0 && errno == EINTR))
+				continue;
+			xf_child_untrack(pid[w]);
+			pid[w] = 0; /* reaped */
+			alive--;
+			if (got < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+				if (rc == 0 && errs[w].code)
+					rc = xf_fail(err, errs[w].code, "%s", errs[w].msg);
+				else if (rc == 0)
+					rc = xf_fail(err, XF_ERR_DATA, "a plot worker failed, %s",
+						     plots_dir);
+			}
 		}
-		pid_t got;
-		while ((got = waitpid(pid[w], &status, 0)) < 0 && errno == EINTR)
-			;
-		xf_child_untrack(pid[w]);
-		if (got < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			if (rc == 0 && errs[w].code)
-				rc = xf_fail(err, errs[w].code, "%s", errs[w].msg);
-			else if (rc == 0)
-				rc = xf_fail(err, XF_ERR_DATA, "a plot worker failed, %s",
-					     plots_dir);
+		int now = __atomic_load_n(done, __ATOMIC_RELAXED);
+		if (rc == 0 && now > shown) {
+			xf_progress_count(&progress, "plots", now, src->n_phi, "angles");
+			shown = now;
+		}
+		if (alive > 0) {
+			struct timespec nap = { 0, XF_PLOT_POLL_NS };
+			nanosleep(&nap, NULL);
 		}
 	}
-	munmap(errs, sizeof(xf_error) * (size_t)workers);
+	for (int w = 0; w < workers && rc == 0; w++)
+		if (pid[w] < 0) /* never started: its angles here */
+			rc = draw_angles(plots_dir, src, cuts, w, workers, done, 1, err);
+	munmap(errs, shared_bytes);
 	free(pid);
 	return rc;
 }
@@ -178,8 +210,9 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
 	cuts.data = store;
 	cuts.fit = cuts.data + (size_t)src->n_phi * cuts.n_lags;
+	int done = 0;
 	int rc = workers > 1 ? draw_angles_forked(plots_dir, src, &cuts, workers, err)
-			     : draw_angles(plots_dir, src, &cuts, 0, 1, err);
+			     : draw_angles(plots_dir, src, &cuts, 0, 1, &done, 1, err);
 	if (rc == 0) {
 		char path[PATH_MAX];
 		rc = xf_path_join(path, sizeof path, plots_dir, "overview.png", err);

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 static int level = XF_VERB_NORMAL;
@@ -65,6 +66,34 @@ int xf_progress_on(void)
 int xf_progress_tty(void)
 {
 	return level >= XF_VERB_NORMAL && isatty(STDERR_FILENO);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void xf_progress_count(xf_count_progress *p, const char *what, int done, int total,
+		       const char *unit)
+{
+	if (!xf_progress_on() || stderr_errors_only)
+		return;
+	double now = mono_s();
+	if (!p->started) {
+		p->started = 1;
+		p->t0 = now;
+		p->last = -1.0;
+	}
+	if (xf_progress_tty()) {
+		fprintf(stderr, "\r  %s %d/%d %s  %.1fs ", what, done, total, unit, now - p->t0);
+		if (done >= total)
+			fputc('\n', stderr);
+	} else if (xf_progress_due(&p->last, now) || done >= total) {
+		xf_say(XF_VERB_NORMAL, "%s %d/%d %s (%.1f s)", what, done, total, unit,
+		       now - p->t0);
+	}
 }
 
 int xf_progress_due(double *last_s, double now_s)

@@ -45,4 +45,15 @@ int xf_progress_tty(void);
  * call at -vv); *last_s keeps the time of the last line (start it at a negative value). */
 int xf_progress_due(double *last_s, double now_s);
 
+/* A counted step of an output phase ("surfaces", "plots"): on a terminal one rewritten
+ * line "  surfaces 5/23 angles  1.2s", ended at done == total; otherwise a plain line when
+ * xf_progress_due says so and the last one. p keeps the state: zero it before the first
+ * step. Nothing when progress is off. */
+typedef struct xf_count_progress {
+	double t0, last; /* start; the last plain line (set on the first call) */
+	int started;
+} xf_count_progress;
+void xf_progress_count(xf_count_progress *p, const char *what, int done, int total,
+		       const char *unit);
+
 #endif
