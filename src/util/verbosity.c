@@ -84,13 +84,13 @@ void xf_progress_count(xf_count_progress *p, const char *what, int done, int tot
 	if (!p->started) {
 		p->started = 1;
 		p->t0 = now;
-		p->last = -1.0;
+		p->last = now; /* a pipe hears of a phase only once it has lasted a while */
 	}
 	if (xf_progress_tty()) {
 		fprintf(stderr, "\r  %s %d/%d %s  %.1fs ", what, done, total, unit, now - p->t0);
 		if (done >= total)
 			fputc('\n', stderr);
-	} else if (xf_progress_due(&p->last, now) || done >= total) {
+	} else if (xf_progress_due(&p->last, now)) {
 		xf_say(XF_VERB_NORMAL, "%s %d/%d %s (%.1f s)", what, done, total, unit,
 		       now - p->t0);
 	}

@@ -46,9 +46,10 @@ int xf_progress_tty(void);
 int xf_progress_due(double *last_s, double now_s);
 
 /* A counted step of an output phase ("surfaces", "plots"): on a terminal one rewritten
- * line "  surfaces 5/23 angles  1.2s", ended at done == total; otherwise a plain line when
- * xf_progress_due says so and the last one. p keeps the state: zero it before the first
- * step. Nothing when progress is off. */
+ * line "  surfaces 5/23 angles  1.2s", ended at done == total; otherwise a plain line
+ * once the phase has run XF_PROGRESS_PLAIN_S seconds and then at most that often (every
+ * step at -vv), so that a short phase adds no line to a piped run. p keeps the state:
+ * zero it before the first step. Nothing when progress is off. */
 typedef struct xf_count_progress {
 	double t0, last; /* start; the last plain line (set on the first call) */
 	int started;
