@@ -1,7 +1,10 @@
 /* test_plot.c — the PNG plots: file names (index and signed φ), PNG signature and page
  * size, block averaging of large maps (N > 500), a single angle, PLplot failures
- * coming back as error codes (never exit()), and the overview's legend clear of its panels. */
+ * coming back as error codes (never exit()), the overview's legend clear of its panels, and
+ * the PNG encoder (same pixels, same bytes; a lossless round trip; a full disk an error). */
+#include <fcntl.h>
 #include <math.h>
+#include <png.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -255,6 +259,70 @@ static void test_overview_legend_clear(void **state)
 	assert_false(boxes_overlap(b.legend, b.offset));
 }
 
+/* the encoded bytes of an image, read back from a memfd */
+static unsigned char *png_bytes(const unsigned char *rgb, int w, int h, size_t *n)
+{
+	int fd = memfd_create("test-png", 0);
+	assert_true(fd >= 0);
+	assert_int_equal(xf_png_write_rgb(fd, rgb, w, h), 0);
+	off_t size = lseek(fd, 0, SEEK_END);
+	assert_true(size > 20);
+	unsigned char *buf = malloc((size_t)size);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, (size_t)size, 0), size);
+	close(fd);
+	*n = (size_t)size;
+	return buf;
+}
+
+static void test_png_write(void **state)
+{
+	(void)state;
+	enum { W = 97, H = 41 };
+	unsigned char *rgb = malloc(W * H * 3);
+	assert_non_null(rgb);
+	for (int i = 0; i < W * H * 3; i++)
+		rgb[i] = (unsigned char)(i % 3 == 0 ? (unsigned)i / 7
+						    : ((unsigned)i * 2654435761u) >> 24);
+	size_t n1, n2;
+	unsigned char *a = png_bytes(rgb, W, H, &n1), *b = png_bytes(rgb, W, H, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a, b, n1);
+	static const unsigned char iend[12] = { 0,   0,	  0,	0,    'I',  'E',
+						'N', 'D', 0xae, 0x42, 0x60, 0x82 };
+	assert_memory_equal(a + n1 - 12, iend, 12);
+	/* no chunk but IHDR, IDAT, IEND (no time, text or gamma that could differ) */
+	for (size_t p = 8; p < n1;) {
+		uint32_t len = (uint32_t)a[p] << 24 | (uint32_t)a[p + 1] << 16 |
+			       (uint32_t)a[p + 2] << 8 | a[p + 3];
+		assert_true(!memcmp(a + p + 4, "IHDR", 4) || !memcmp(a + p + 4, "IDAT", 4) ||
+			    !memcmp(a + p + 4, "IEND", 4));
+		p += 12 + len;
+	}
+	/* lossless: libpng reads back the same pixels */
+	png_image img;
+	memset(&img, 0, sizeof img);
+	img.version = PNG_IMAGE_VERSION;
+	assert_true(png_image_begin_read_from_memory(&img, a, n1));
+	assert_int_equal(img.width, W);
+	assert_int_equal(img.height, H);
+	img.format = PNG_FORMAT_RGB;
+	unsigned char *back = malloc(W * H * 3);
+	assert_non_null(back);
+	assert_true(png_image_finish_read(&img, NULL, back, 0, NULL));
+	assert_memory_equal(back, rgb, W * H * 3);
+	/* a full disk: an error, not a crash nor a success */
+	int full = open("/dev/full", O_WRONLY);
+	if (full >= 0) {
+		assert_int_equal(xf_png_write_rgb(full, rgb, W, H), -1);
+		close(full);
+	}
+	free(back);
+	free(a);
+	free(b);
+	free(rgb);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("XF_TMP");
@@ -266,10 +334,9 @@ int main(void)
 	}
 	xf_log_set_stderr(0, 0);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_angle_names),
-		cmocka_unit_test(test_large_single_angle),
-		cmocka_unit_test(test_pl_file_errors),
-		cmocka_unit_test(test_overview_legend_clear),
+		cmocka_unit_test(test_angle_names),    cmocka_unit_test(test_large_single_angle),
+		cmocka_unit_test(test_pl_file_errors), cmocka_unit_test(test_overview_legend_clear),
+		cmocka_unit_test(test_png_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
