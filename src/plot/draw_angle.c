@@ -112,15 +112,12 @@ static void slot_viewport(int slot, double *x0, double *x1, double *y0, double *
 	*y1 = (double)(XF_ANGLE_BOTTOM_PX + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_H;
 }
 
-/* An N×N map at w × h pixels: pixel (x, y) is the NaN-aware mean of the cells i in
- * [x·N/w, (x+1)·N/w) (at least one: the nearest when N < w) and likewise j for y.
- * x runs along t1 (rows of m), y along t2; out is [w][h]. Integer bounds: the same
- * pixels from the same map, whoever computes them. */
-static map reduce_to_pixels(const double *m, int n, int w, int h)
+/* An N×N map at w × h pixels into out ([w][h]): pixel (x, y) is the NaN-aware mean of
+ * the cells i in [x·N/w, (x+1)·N/w) (at least one: the nearest when N < w) and likewise j
+ * for y. x runs along t1 (rows of m), y along t2. Integer bounds: the same pixels from the
+ * same map, whoever computes them. */
+static void reduce_to_pixels(const double *m, int n, int w, int h, double *out)
 {
-	map out = { w, malloc((size_t)w * (size_t)h * sizeof(double)) };
-	if (!out.v)
-		return out;
 	for (int x = 0; x < w; x++) {
 		long i0 = (long)x * n / w, i1 = (long)(x + 1) * n / w;
 		if (i1 <= i0)
@@ -139,15 +136,14 @@ static map reduce_to_pixels(const double *m, int n, int w, int h)
 						count++;
 					}
 				}
-			out.v[(size_t)x * h + y] = count ? sum / count : NAN;
+			out[(size_t)x * h + y] = count ? sum / count : NAN;
 		}
 	}
-	return out;
 }
 
 /* paint a reduced map ([w][h], t2 upwards) into rect r: colour of (v − lo)/(hi − lo)
  * in the table, grey where NaN (never fitted) */
-static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const map *m, int h, double lo,
+static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const double *m, int h, double lo,
 		      double hi, int diverging)
 {
 	unsigned char table[XF_PLOT_CMAP_N][3];
@@ -157,7 +153,7 @@ static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const map *m, 
 		int jy = r->y1 - 1 - y; /* t2 grows upwards */
 		unsigned char *row = c->rgb + ((size_t)y * (size_t)c->width + (size_t)r->x0) * 3;
 		for (int x = 0; x < r->x1 - r->x0; x++) {
-			double v = m->v[(size_t)x * h + jy];
+			double v = m[(size_t)x * h + jy];
 			const unsigned char *rgb = grey;
 			if (isfinite(v)) {
 				double f = (v - lo) / (hi - lo);
@@ -284,33 +280,15 @@ static void append_value(char *buf, size_t size, const char *label, double v, do
 			 u);
 }
 
-void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
+/* the three panels' rectangles on canvas c, all of one size (rounding could differ by
+ * a pixel: the smallest) */
+static void panel_rects(const xf_pl_canvas *c, xf_pl_rect r[3])
 {
-	xf_plot_angle_page *pg = p;
-	int n = pg->src->n_frames;
-	size_t nn = (size_t)n * n;
-	double *work = pg->work;
-	const double *fit = pg->fit;
-	pg->painted = 0;
-	/* residual = data − fit, NaN where nothing was fitted */
-	for (size_t k = 0; k < nn; k++)
-		work[k] = pg->data[k] - fit[k];
-	xf_io_mask_unfitted(work, (size_t)n);
-	/* the data's diagonal was corrected (data.md); the model's is the bare 1 + β
-	 * spike: show the fit the same way so the two panels compare like with like */
-	double *fit_shown = malloc(nn * sizeof *fit_shown);
-	if (fit_shown) {
-		memcpy(fit_shown, fit, nn * sizeof *fit_shown);
-		xf_diagonal_correct(fit_shown, (size_t)n);
-		fit = fit_shown;
-	}
-	xf_pl_rect r[3];
 	for (int slot = 0; slot < 3; slot++) {
 		double x0, x1, y0, y1;
 		slot_viewport(slot, &x0, &x1, &y0, &y1);
 		xf_pl_canvas_rect(c, x0, x1, y0, y1, &r[slot]);
 	}
-	/* the three panels have one size (rounding could differ by a pixel: the smallest) */
 	int w = r[0].x1 - r[0].x0, h = r[0].y1 - r[0].y0;
 	for (int slot = 1; slot < 3; slot++) {
 		w = r[slot].x1 - r[slot].x0 < w ? r[slot].x1 - r[slot].x0 : w;
@@ -320,41 +298,88 @@ void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
 		r[slot].x1 = r[slot].x0 + w;
 		r[slot].y1 = r[slot].y0 + h;
 	}
-	map md = reduce_to_pixels(pg->data, n, w, h);
-	map mf = reduce_to_pixels(fit, n, w, h);
-	map mr = reduce_to_pixels(work, n, w, h);
-	pg->averaged = n > w || n > h;
-	pg->cells = w;
-	if (md.v && mf.v && mr.v && w > 0 && h > 0) {
-		size_t np = (size_t)w * h;
-		/* shared data/fit scale from the fitted region of both maps */
-		map md_fit = { md.n, malloc(np * sizeof(double)) }, mfq = { mf.n, mf.v },
-		    mrq = { mr.n, mr.v };
-		if (md_fit.v) {
-			memcpy(md_fit.v, md.v, np * sizeof(double));
-			for (size_t k = 0; k < np; k++)
-				if (!isfinite(mr.v[k]))
-					md_fit.v[k] = NAN;
+}
+
+void xf_plot_angle_panel_px(int *w, int *h)
+{
+	xf_pl_canvas c = { NULL, 0, 0 };
+	xf_pl_page_px(XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, &c.width, &c.height);
+	xf_pl_rect r[3];
+	panel_rects(&c, r);
+	*w = r[0].x1 - r[0].x0;
+	*h = r[0].y1 - r[0].y0;
+}
+
+int xf_plot_angle_reduce(const double *data, const double *fit, int n, xf_plot_angle_maps *m)
+{
+	size_t nn = (size_t)n * n;
+	/* residual = data − fit, NaN where nothing was fitted */
+	double *work = malloc(nn * sizeof *work);
+	if (!work)
+		return -1;
+	for (size_t k = 0; k < nn; k++)
+		work[k] = data[k] - fit[k];
+	xf_io_mask_unfitted(work, (size_t)n);
+	reduce_to_pixels(data, n, m->w, m->h, m->data);
+	reduce_to_pixels(work, n, m->w, m->h, m->resid);
+	/* the data's diagonal was corrected (data.md); the model's is the bare 1 + β
+	 * spike: show the fit the same way so the two panels compare like with like */
+	memcpy(work, fit, nn * sizeof *work);
+	xf_diagonal_correct(work, (size_t)n);
+	reduce_to_pixels(work, n, m->w, m->h, m->fit);
+	free(work);
+	m->averaged = n > m->w || n > m->h;
+	return 0;
+}
+
+void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
+{
+	xf_plot_angle_page *pg = p;
+	pg->painted = 0;
+	xf_pl_rect r[3];
+	panel_rects(c, r);
+	int w = r[0].x1 - r[0].x0, h = r[0].y1 - r[0].y0;
+	size_t np = (size_t)w * h;
+	xf_plot_angle_maps own = { w, h, 0, NULL, NULL, NULL };
+	const xf_plot_angle_maps *m = pg->maps;
+	if (!m) { /* reduced here from the full maps */
+		own.data = malloc(3 * np * sizeof(double));
+		if (own.data) {
+			own.fit = own.data + np;
+			own.resid = own.fit + np;
 		}
-		/* quantiles() reads n × n values: hand it the pixel count as one row each */
-		map qd = md_fit.v ? md_fit : md;
-		quantiles_n(qd.v, np, mfq.v, np, 0, XF_PLOT_LOW_QUANTILE, XF_PLOT_HIGH_QUANTILE,
-			    &pg->lo, &pg->hi);
-		free(md_fit.v);
+		if (!own.data || xf_plot_angle_reduce(pg->data, pg->fit, pg->src->n_frames, &own)) {
+			free(own.data);
+			return;
+		}
+		m = &own;
+	}
+	pg->averaged = m->averaged;
+	pg->cells = w;
+	if (m->w == w && m->h == h && w > 0 && h > 0) {
+		/* shared data/fit scale from the fitted region of both maps */
+		double *md_fit = malloc(np * sizeof(double));
+		if (md_fit) {
+			memcpy(md_fit, m->data, np * sizeof(double));
+			for (size_t k = 0; k < np; k++)
+				if (!isfinite(m->resid[k]))
+					md_fit[k] = NAN;
+		}
+		quantiles_n(md_fit ? md_fit : m->data, np, m->fit, np, 0, XF_PLOT_LOW_QUANTILE,
+			    XF_PLOT_HIGH_QUANTILE, &pg->lo, &pg->hi);
+		free(md_fit);
 		widen_if_flat(&pg->lo, &pg->hi);
-		quantiles_n(mrq.v, np, NULL, 0, 1, 0.0, XF_PLOT_HIGH_QUANTILE, &pg->rlo, &pg->rhi);
+		quantiles_n(m->resid, np, NULL, 0, 1, 0.0, XF_PLOT_HIGH_QUANTILE, &pg->rlo,
+			    &pg->rhi);
 		if (!isfinite(pg->rhi) || pg->rhi <= 0.0)
 			pg->rhi = 1e-6;
 		pg->rlo = -pg->rhi;
-		paint_map(c, &r[0], &md, h, pg->lo, pg->hi, 0);
-		paint_map(c, &r[1], &mf, h, pg->lo, pg->hi, 0);
-		paint_map(c, &r[2], &mr, h, pg->rlo, pg->rhi, 1);
+		paint_map(c, &r[0], m->data, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[1], m->fit, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[2], m->resid, h, pg->rlo, pg->rhi, 1);
 		pg->painted = 1;
 	}
-	free(md.v);
-	free(mf.v);
-	free(mr.v);
-	free(fit_shown);
+	free(own.data);
 }
 
 void xf_plot_angle_draw(void *p)

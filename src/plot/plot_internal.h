@@ -70,11 +70,28 @@ typedef struct xf_plot_model_ctx {
 
 int xf_plot_model_surfaces(void *ctx, int a, double *data, double *fit, xf_error *err);
 
+/* The xf_plot_src of an NLSQ result with what it points to (not to be moved once set) */
+typedef struct xf_plot_nlsq_src {
+	xf_plot_src src;
+	xf_plot_model_ctx ctx;
+	const char *units[XF_N_PHYS + 64];
+	char reasons[XF_QUALITY_MAX_REASONS * sizeof(((xf_quality *)0)->reasons[0])];
+} xf_plot_nlsq_src;
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_config *cfg, const xf_dataset *ds,
+			   const xf_nlsq_result *res, int workers);
+
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */
 typedef struct xf_plot_cuts {
 	int n_lags;	    /* N - 2 (lags 1..N-2 frames) */
 	double *data, *fit; /* [n_phi][n_lags] */
 } xf_plot_cuts;
+
+/* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2, into out */
+void xf_plot_lag_cut(const double *m, int n, double *out);
+
+/* overview.png into plots_dir from the lag cuts of every angle */
+int xf_plot_overview_file(const char *plots_dir, const xf_plot_src *src, const xf_plot_cuts *cuts,
+			  xf_error *err);
 
 /* Draw every per-angle PNG and overview.png into plots_dir (created if missing). */
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err);
@@ -108,8 +125,25 @@ void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, d
 int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
 		       void (*draw)(void *ctx), void *ctx, xf_error *err);
+/* the pixel size of a page of width_px × height_px nominal pixels at the current
+ * plotting.dpi */
+void xf_pl_page_px(int width_px, int height_px, int *width, int *height);
 /* png_write.c: width × height RGB pixels as a PNG into fd; 0 or -1 */
 int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
+
+/* The three maps of an angle page reduced to the panels' pixels: data, fit (diagonal
+ * corrected like the data) and residual (NaN where not fitted), each [w][h], pixel (x, y)
+ * the NaN-aware mean of the cells under it. */
+typedef struct xf_plot_angle_maps {
+	int w, h;		    /* panel pixels (xf_plot_angle_panel_px) */
+	int averaged;		    /* N > w or N > h: several cells per pixel */
+	double *data, *fit, *resid; /* [w][h] each, the caller's */
+} xf_plot_angle_maps;
+/* the panel size of an angle page at the current plotting.dpi (xf_pl_set_dpi) */
+void xf_plot_angle_panel_px(int *w, int *h);
+/* data and fit (N×N, row-major) reduced into m (w, h and the three arrays set by the
+ * caller); 0, or −1 when out of memory */
+int xf_plot_angle_reduce(const double *data, const double *fit, int n, xf_plot_angle_maps *m);
 
 /* The angle page in two steps for xf_pl_file_painted: paint the three maps at the
  * panels' pixel size (and keep their colour ranges), then draw titles, frames and colour
@@ -117,8 +151,8 @@ int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
 typedef struct xf_plot_angle_page {
 	const xf_plot_src *src;
 	int a;
-	const double *data, *fit; /* N×N */
-	double *work;		  /* N×N scratch */
+	const xf_plot_angle_maps *maps; /* reduced already, or NULL: from data and fit */
+	const double *data, *fit;	/* N×N (maps NULL) */
 	/* set by the paint step */
 	int painted, averaged, cells; /* cells: pixels per panel side */
 	double lo, hi, rlo, rhi;      /* data/fit and residual colour ranges */

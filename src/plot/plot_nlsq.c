@@ -53,8 +53,7 @@ static void draw_overview_cb(void *p)
 		xf_plot_draw_overview(c->src, c->cuts);
 }
 
-/* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2 */
-static void lag_cut(const double *m, int n, double *out)
+void xf_plot_lag_cut(const double *m, int n, double *out)
 {
 	for (int k = 1; k <= n - 2; k++) {
 		double sum = 0.0;
@@ -78,18 +77,17 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 	size_t n = (size_t)src->n_frames, nn = n * n;
 	double *data = malloc(nn * sizeof *data);
 	double *fit = malloc(nn * sizeof *fit);
-	double *work = malloc(nn * sizeof *work);
 	int rc = 0;
 	static xf_count_progress progress; /* one plots phase per process */
-	if (!data || !fit || !work)
+	if (!data || !fit)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
 	for (int a = first; a < src->n_phi && rc == 0; a += stride) {
 		rc = src->surfaces(src->ctx, a, data, fit, err);
 		if (rc != 0)
 			break;
-		lag_cut(data, (int)n, cuts->data + (size_t)a * cuts->n_lags);
-		lag_cut(fit, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
+		xf_plot_lag_cut(data, (int)n, cuts->data + (size_t)a * cuts->n_lags);
+		xf_plot_lag_cut(fit, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
 		char name[64], path[PATH_MAX];
 		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
 		rc = xf_path_join(path, sizeof path, plots_dir, name, err);
@@ -100,9 +98,7 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 			rc = xf_pl_file(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, draw_data_angle_cb,
 					&ac, err);
 		} else {
-			xf_plot_angle_page pg = {
-				.src = src, .a = a, .data = data, .fit = fit, .work = work
-			};
+			xf_plot_angle_page pg = { .src = src, .a = a, .data = data, .fit = fit };
 			rc = xf_pl_file_painted(path, XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H,
 						xf_plot_angle_paint, xf_plot_angle_draw, &pg, err);
 		}
@@ -112,7 +108,6 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 	}
 	free(data);
 	free(fit);
-	free(work);
 	return rc;
 }
 
@@ -192,6 +187,16 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 	return rc;
 }
 
+int xf_plot_overview_file(const char *plots_dir, const xf_plot_src *src, const xf_plot_cuts *cuts,
+			  xf_error *err)
+{
+	char path[PATH_MAX];
+	if (xf_path_join(path, sizeof path, plots_dir, "overview.png", err) != 0)
+		return err->code;
+	overview_ctx oc = { src, cuts };
+	return xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H, draw_overview_cb, &oc, err);
+}
+
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err)
 {
 	if (src->n_phi < 1 || src->n_frames < 3)
@@ -213,14 +218,8 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 	int done = 0;
 	int rc = workers > 1 ? draw_angles_forked(plots_dir, src, &cuts, workers, err)
 			     : draw_angles(plots_dir, src, &cuts, 0, 1, &done, 1, err);
-	if (rc == 0) {
-		char path[PATH_MAX];
-		rc = xf_path_join(path, sizeof path, plots_dir, "overview.png", err);
-		overview_ctx oc = { src, &cuts };
-		if (rc == 0)
-			rc = xf_pl_file(path, XF_PLOT_OVERVIEW_W, XF_PLOT_OVERVIEW_H,
-					draw_overview_cb, &oc, err);
-	}
+	if (rc == 0)
+		rc = xf_plot_overview_file(plots_dir, src, &cuts, err);
 	if (workers > 1)
 		munmap(store, 2 * cut_bytes);
 	else
@@ -246,18 +245,16 @@ int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *
 	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
 }
 
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err)
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_config *cfg, const xf_dataset *ds,
+			   const xf_nlsq_result *res, int workers)
 {
-	const char *units[XF_N_PHYS + 64];
-	int n_units = res->n_params < (int)(sizeof units / sizeof units[0]) ? res->n_params : 0;
+	int max_units = (int)(sizeof s->units / sizeof s->units[0]);
+	int n_units = res->n_params < max_units ? res->n_params : 0;
 	for (int k = 0; k < n_units; k++)
-		units[k] = k < res->n_phys ? xf_param_units[k] : "";
-	xf_plot_model_ctx ctx = { cfg, ds, res };
-	xf_pl_set_dpi(cfg->plot_dpi);
-	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]];
-	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
-	xf_plot_src src = {
+		s->units[k] = k < res->n_phys ? xf_param_units[k] : "";
+	s->ctx = (xf_plot_model_ctx){ cfg, ds, res };
+	xf_plot_join_reasons(&res->quality, s->reasons, sizeof s->reasons);
+	s->src = (xf_plot_src){
 		.n_phi = ds->n_phi,
 		.phi_deg = ds->phi_deg,
 		.n_frames = ds->n_frames,
@@ -267,7 +264,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.status = res->status ? res->status : "failed",
 		.stop_reason = res->stop_reason ? res->stop_reason : "-",
 		.quality = res->status ? xf_quality_level_name(res->quality.overall) : NULL,
-		.quality_reasons = reasons,
+		.quality_reasons = s->reasons,
 		.chi_squared = res->chi_squared,
 		.reduced_chi_squared = res->reduced_chi_squared,
 		.residual_sd = res->residual_sd,
@@ -276,7 +273,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.n_params = res->n_params,
 		.n_phys = res->n_phys,
 		.names = res->names,
-		.units = n_units ? units : NULL,
+		.units = n_units ? s->units : NULL,
 		.values = res->values,
 		.uncertainties = res->uncertainties,
 		.is_fixed = res->is_fixed,
@@ -285,11 +282,23 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		.offset = res->offset,
 		.offset_unc = res->offset_unc,
 		.surfaces = xf_plot_model_surfaces,
-		.ctx = &ctx,
+		.ctx = &s->ctx,
 		.workers = workers,
 	};
+}
+
+int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, int workers, xf_error *err)
+{
 	if (res->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
 			       res->n_phi, ds->n_phi, plots_dir);
-	return xf_plot_draw_all(plots_dir, &src, err);
+	xf_pl_set_dpi(cfg->plot_dpi);
+	xf_plot_nlsq_src *s = malloc(sizeof *s);
+	if (!s)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
+	xf_plot_nlsq_src_init(s, cfg, ds, res, workers);
+	int rc = xf_plot_draw_all(plots_dir, &s->src, err);
+	free(s);
+	return rc;
 }

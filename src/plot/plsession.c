@@ -145,6 +145,12 @@ static int pl_session(unsigned char *page, int width, int height, void (*draw)(v
 	return 0;
 }
 
+void xf_pl_page_px(int width_px, int height_px, int *width, int *height)
+{
+	*width = (int)(width_px * pl_scale + 0.5);
+	*height = (int)(height_px * pl_scale + 0.5);
+}
+
 void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, double y1,
 		       xf_pl_rect *r)
 {
@@ -165,8 +171,8 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
-	xf_pl_canvas canvas = { NULL, (int)(width_px * pl_scale + 0.5),
-				(int)(height_px * pl_scale + 0.5) };
+	xf_pl_canvas canvas = { NULL, 0, 0 };
+	xf_pl_page_px(width_px, height_px, &canvas.width, &canvas.height);
 	canvas.rgb = malloc((size_t)canvas.width * (size_t)canvas.height * 3);
 	if (!canvas.rgb)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for a %d x %d plot, %s",
