@@ -6,6 +6,7 @@
 #include "io/h5write.h"
 #include "io/io_internal.h"
 #include "io/surface_chunks.h"
+#include "io/surface_sink.h"
 #include "io/surfaces.h"
 #include "util/profile.h"
 #include "util/verbosity.h"
@@ -140,12 +141,17 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	return d;
 }
 
-/* Prepare chunks on the pool in batches of one per thread, write them in chunk order:
- * the bytes of the file do not depend on the thread count. */
+/* Prepare chunks on the pool in batches of one unit per thread, write them in chunk
+ * order: the bytes of the file do not depend on the thread count. A unit is one chunk,
+ * or with a sink one angle's chunks, from its maps computed whole (the model once, shared
+ * with the sink). */
 typedef struct chunk_batch {
 	const xf_config *cfg;
 	const xf_dataset *ds;
 	const xf_nlsq_result *res;
+	const xf_surface_sink *sink; /* NULL: units are chunks */
+	size_t per_angle;	     /* chunks per angle */
+	const int *take;	     /* [unit]: the sink takes this angle */
 	xf_surface_chunk *chunks;
 } chunk_batch;
 
@@ -155,8 +161,30 @@ static void prepare_chunk(void *ctx, int k)
 	xf_io_surface_chunk(b->cfg, b->ds, b->res, XF_H5_DEFLATE_LEVEL, &b->chunks[k]);
 }
 
+static void prepare_angle(void *ctx, int k)
+{
+	chunk_batch *b = ctx;
+	xf_surface_chunk *c = b->chunks + (size_t)k * b->per_angle;
+	int a = c[0].angle;
+	size_t n = (size_t)b->ds->n_frames;
+	double *fit = malloc(n * n * sizeof *fit);
+	double *data = b->take[k] ? malloc(n * n * sizeof *data) : NULL;
+	int failed = !fit || (b->take[k] && !data) ||
+		     xf_io_fit_surface(b->cfg, b->ds, b->res, a, fit) != 0;
+	for (size_t q = 0; q < b->per_angle; q++)
+		if (failed || xf_io_surface_chunk_from(b->ds, fit + c[q].row0 * n,
+						       XF_H5_DEFLATE_LEVEL, &c[q]) != 0)
+			c[q].failed = failed = 1;
+	if (!failed && data) {
+		xf_io_data_surface(b->ds, a, data);
+		b->sink->take(b->sink->ctx, a, data, fit);
+	}
+	free(data);
+	free(fit);
+}
+
 static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int threads)
+			  const xf_nlsq_result *res, int threads, const xf_surface_sink *sink)
 {
 	size_t n = (size_t)ds->n_frames, rows = surface_chunk_rows(n);
 	hid_t data = H5Gopen2(w->file, "/data", H5P_DEFAULT);
@@ -171,27 +199,41 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 						   "t2 = 0 row and column, the diagonal)");
 	static const char *const names[XF_N_SURFACES] = { "/data/c2", "/nlsq/c2_fit",
 							  "/nlsq/residuals" };
-	size_t per_angle = (n + rows - 1) / rows, n_chunks = per_angle * (size_t)ds->n_phi;
+	size_t per_angle = (n + rows - 1) / rows;
+	size_t per_unit = sink ? per_angle : 1;
+	size_t n_units = sink ? (size_t)ds->n_phi : per_angle * (size_t)ds->n_phi;
 	xf_count_progress progress = { 0 };
 	size_t shown = 0;
+	int sink_open = sink != NULL;
 	xf_pool *pool = xf_pool_create(threads);
-	xf_surface_chunk *batch = calloc((size_t)threads, sizeof *batch);
-	if (!pool || !batch)
+	xf_surface_chunk *batch = calloc((size_t)threads * per_unit, sizeof *batch);
+	int *take = calloc((size_t)threads, sizeof *take);
+	if (!pool || !batch || !take)
 		xf_h5_fail(w, "surfaces (out of memory)");
-	for (size_t first = 0; first < n_chunks && !w->failed; first += (size_t)threads) {
-		int count = (int)(n_chunks - first < (size_t)threads ? n_chunks - first
-								     : (size_t)threads);
-		for (int k = 0; k < count; k++) {
-			size_t c = first + (size_t)k;
+	for (size_t first = 0; first < n_units && !w->failed; first += (size_t)threads) {
+		int count = (int)(n_units - first < (size_t)threads ? n_units - first
+								    : (size_t)threads);
+		size_t n_chunks = (size_t)count * per_unit;
+		for (size_t k = 0; k < n_chunks; k++) {
+			size_t c = first * per_unit + k;
 			memset(&batch[k], 0, sizeof batch[k]);
 			batch[k].angle = (int)(c / per_angle);
 			batch[k].row0 = (c % per_angle) * rows;
 			batch[k].row1 = batch[k].row0 + rows < n ? batch[k].row0 + rows : n;
 			batch[k].chunk_rows = rows;
 		}
-		chunk_batch ctx = { cfg, ds, res, batch };
-		xf_pool_run(pool, count, prepare_chunk, &ctx);
-		for (int k = 0; k < count && !w->failed; k++) {
+		for (int k = 0; k < count && sink; k++) {
+			int a = (int)(first + (size_t)k);
+			if (sink_open && sink->reserve(sink->ctx, a) != 0)
+				sink_open = 0;
+			take[k] = sink_open;
+		}
+		chunk_batch ctx = { cfg, ds, res, sink, per_angle, take, batch };
+		xf_pool_run(pool, count, sink ? prepare_angle : prepare_chunk, &ctx);
+		for (int k = 0; k < count && sink; k++)
+			if (take[k] && !batch[(size_t)k * per_unit].failed)
+				sink->ready(sink->ctx, (int)(first + (size_t)k));
+		for (size_t k = 0; k < n_chunks && !w->failed; k++) {
 			if (batch[k].failed) {
 				xf_h5_fail(w, "surfaces (model evaluation or compression failed)");
 				break;
@@ -202,14 +244,15 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 						   batch[k].size[s], batch[k].bytes[s]) < 0)
 					xf_h5_fail(w, names[s]);
 		}
-		for (int k = 0; k < count; k++)
+		for (size_t k = 0; k < n_chunks; k++)
 			xf_io_surface_chunk_free(&batch[k]);
-		size_t angles = (first + (size_t)count) / per_angle;
+		size_t angles = (first + (size_t)count) * per_unit / per_angle;
 		if (!w->failed && angles > shown) {
 			xf_progress_count(&progress, "surfaces", (int)angles, ds->n_phi, "angles");
 			shown = angles;
 		}
 	}
+	free(take);
 	free(batch);
 	xf_pool_destroy(pool);
 	for (int s = 0; s < XF_N_SURFACES; s++)
@@ -254,7 +297,8 @@ static char *join_reasons(const xf_quality *q)
 }
 
 static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_nlsq_result *res, int surface_threads)
+			    const xf_nlsq_result *res, int surface_threads,
+			    const xf_surface_sink *sink)
 {
 	hid_t g = xf_h5_group(w, "/nlsq");
 	if (g < 0)
@@ -280,7 +324,7 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 		      "redraws at it");
 	if (surface_threads > 0) {
 		xf_profile_phase("surfaces");
-		write_surfaces(w, g, cfg, ds, res, surface_threads);
+		write_surfaces(w, g, cfg, ds, res, surface_threads, sink);
 		xf_profile_phase("writing");
 	}
 	H5Gclose(g);
@@ -289,6 +333,13 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 
 int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
+{
+	return xf_io_write_nlsq_h5_sink(dir, cfg, ds, res, surface_threads, NULL, err);
+}
+
+int xf_io_write_nlsq_h5_sink(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			     const xf_nlsq_result *res, int surface_threads,
+			     const xf_surface_sink *sink, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	if (res->n_phi != ds->n_phi)
@@ -302,6 +353,6 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 	xf_h5_attr_str(&w, w.file, "method", "nlsq");
 	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
 	xf_h5_data_group(&w, ds);
-	write_nlsq_group(&w, cfg, ds, res, surface_threads);
+	write_nlsq_group(&w, cfg, ds, res, surface_threads, sink);
 	return xf_h5_close(&w, tmp, path);
 }

@@ -45,25 +45,15 @@ static int deflate_floats(const float *v, size_t n, int level, unsigned char *sc
 	return st == Z_STREAM_END ? 0 : -1;
 }
 
-int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-			int deflate_level, xf_surface_chunk *c)
+int xf_io_surface_chunk_from(const xf_dataset *ds, const double *fit, int deflate_level,
+			     xf_surface_chunk *c)
 {
 	size_t n = (size_t)ds->n_frames, m = c->chunk_rows * n;
 	int a = c->angle;
-	double *fit = malloc(sizeof(double) * (c->row1 - c->row0) * n);
 	float *surf = malloc(sizeof(float) * m * XF_N_SURFACES);
 	unsigned char *scratch = malloc(sizeof(float) * m);
 	c->failed = 1;
-	if (!fit || !surf || !scratch)
-		goto done;
-	xf_model_grid grid = { res->mode,    cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
-			       ds->n_frames, ds->dt_s,
-			       ds->q,	     cfg ? cfg->gap_A : 2e6 };
-	double theta[XF_N_PHYS] = { 0 };
-	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
-		theta[k] = res->values[k];
-	if (xf_model_c2_rows(&grid, theta, ds->phi_deg[a], res->contrast[a], res->offset[a],
-			     (int)c->row0, (int)c->row1, fit))
+	if (!surf || !scratch)
 		goto done;
 	float *data_f = surf, *fit_f = surf + m, *res_f = surf + 2 * m;
 	for (size_t k = 0; k < m * XF_N_SURFACES; k++)
@@ -85,10 +75,32 @@ int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nls
 			goto done;
 	c->failed = 0;
 done:
-	free(fit);
 	free(surf);
 	free(scratch);
 	return c->failed ? -1 : 0;
+}
+
+int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
+			int deflate_level, xf_surface_chunk *c)
+{
+	size_t n = (size_t)ds->n_frames;
+	int a = c->angle;
+	double *fit = malloc(sizeof(double) * (c->row1 - c->row0) * n);
+	c->failed = 1;
+	if (!fit)
+		return -1;
+	xf_model_grid grid = { res->mode,    cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
+			       ds->n_frames, ds->dt_s,
+			       ds->q,	     cfg ? cfg->gap_A : 2e6 };
+	double theta[XF_N_PHYS] = { 0 };
+	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
+		theta[k] = res->values[k];
+	int rc = xf_model_c2_rows(&grid, theta, ds->phi_deg[a], res->contrast[a], res->offset[a],
+				  (int)c->row0, (int)c->row1, fit);
+	if (rc == 0)
+		rc = xf_io_surface_chunk_from(ds, fit, deflate_level, c);
+	free(fit);
+	return rc ? -1 : 0;
 }
 
 void xf_io_surface_chunk_free(xf_surface_chunk *c)

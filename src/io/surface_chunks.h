@@ -25,6 +25,10 @@ typedef struct xf_surface_chunk {
  * Returns 0 or −1. */
 int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
 			int deflate_level, xf_surface_chunk *c);
+/* The same from the chunk's rows of the fitted map, computed already (fit: rows
+ * row0..row1 of the N×N map, row-major): the model is not evaluated again. */
+int xf_io_surface_chunk_from(const xf_dataset *ds, const double *fit, int deflate_level,
+			     xf_surface_chunk *c);
 void xf_io_surface_chunk_free(xf_surface_chunk *c);
 
 #endif
