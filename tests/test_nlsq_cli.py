@@ -115,6 +115,7 @@ def main():
     r3, d3 = fit(cfg, os.path.join(TMP, "out3"), "--threads", "3")
     check(r3.returncode == 0, "nlsq --threads 3")
     # the angle plots are drawn by 3 worker processes here, by this one with --threads 1
+    # (as the surface writer hands each angle on)
     pngs = sorted(os.listdir(os.path.join(d, "plots")))
     check(pngs == sorted(os.listdir(os.path.join(d3, "plots"))), "same plot files")
     for name in pngs:
@@ -134,6 +135,17 @@ def main():
         a = open(os.path.join(d, "plots", name), "rb").read()
         b = open(os.path.join(d2, "plots", name), "rb").read()
         check(a == b, f"plot {name} differs between 1 and 2 threads")
+
+    # the plots drawn from the surfaces as results.h5 is written (plot_stream.c: 1 thread
+    # in the writer, 2 and 3 in forked workers) are the bytes of the plots drawn alone
+    # after a --no-surfaces run
+    rn, dn = fit(cfg, os.path.join(TMP, "out_nosurf"), "--threads", "2", "--no-surfaces")
+    check(rn.returncode == 0, "nlsq --no-surfaces")
+    check(pngs == sorted(os.listdir(os.path.join(dn, "plots"))), "same plot files, no surfaces")
+    for name in pngs:
+        a = open(os.path.join(d, "plots", name), "rb").read()
+        b = open(os.path.join(dn, "plots", name), "rb").read()
+        check(a == b, f"plot {name} differs between surfaces and --no-surfaces")
 
     def datasets(h):
         names = []

@@ -6,6 +6,8 @@
  * warning, recorded in parameters.json and run.log, not a failed run. */
 #include "io/io_internal.h"
 #include "io/report_html.h"
+#include "io/surface_sink.h"
+#include "plot/plot_stream.h"
 #include "util/interrupt.h"
 #include "util/profile.h"
 #include "xpcsfit/plot.h"
@@ -87,11 +89,17 @@ typedef struct nlsq_ctx {
 	const xf_dataset *ds;
 	const xf_nlsq_result *res;
 	int threads;
+	xf_plot_stream *stream; /* the plots being drawn from the surfaces, or NULL */
 } nlsq_ctx;
 
 static int nlsq_plots(const char *plots_dir, void *p, xf_error *err)
 {
 	nlsq_ctx *c = p;
+	if (c->stream) {
+		xf_plot_stream *s = c->stream;
+		c->stream = NULL;
+		return xf_plot_stream_finish(s, err);
+	}
 	return xf_plot_nlsq_parallel(plots_dir, c->cfg, c->ds, c->res, c->threads, err);
 }
 
@@ -116,12 +124,25 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 	int write_plots = opt ? opt->write_plots : 1;
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
+	/* plots and surfaces: the plots are drawn from the surfaces as results.h5 is written
+	 * (plot/plot_stream.h); when that cannot start, after it as without surfaces */
+	nlsq_ctx c = { cfg, ds, res, threads, NULL };
+	char plots_dir[PATH_MAX];
+	if (write_plots && surface_threads > 0 &&
+	    xf_path_join(plots_dir, sizeof plots_dir, dir, "plots", err) == 0) {
+		xf_error stream_err = { 0 };
+		c.stream = xf_plot_stream_start(plots_dir, cfg, ds, res, threads, &stream_err);
+	}
 	xf_phase("results.h5", 0);
-	if (xf_results_write_nlsq_h5(dir, cfg, ds, res, surface_threads, err) != 0)
+	if (xf_io_write_nlsq_h5_sink(dir, cfg, ds, res, surface_threads,
+				     c.stream ? xf_plot_stream_sink(c.stream) : NULL, err) != 0) {
+		xf_plot_stream_abort(c.stream);
 		return err->code;
+	}
 	log_versions_and_timing(dir, res);
-	nlsq_ctx c = { cfg, ds, res, threads };
-	return write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, nlsq_report, err);
+	int rc = write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, nlsq_report, err);
+	xf_plot_stream_abort(c.stream); /* write_rest failed before the plots */
+	return rc;
 }
 
 typedef struct cmc_ctx {
