@@ -143,8 +143,8 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 
 /* Prepare chunks on the pool in batches of one unit per thread, write them in chunk
  * order: the bytes of the file do not depend on the thread count. A unit is one chunk,
- * or with a sink one angle's chunks, from its maps computed whole (the model once, shared
- * with the sink). */
+ * or with a sink one angle's chunks, from its fitted map computed whole (the model once,
+ * shared with the sink). */
 typedef struct chunk_batch {
 	const xf_config *cfg;
 	const xf_dataset *ds;
@@ -168,18 +168,13 @@ static void prepare_angle(void *ctx, int k)
 	int a = c[0].angle;
 	size_t n = (size_t)b->ds->n_frames;
 	double *fit = malloc(n * n * sizeof *fit);
-	double *data = b->take[k] ? malloc(n * n * sizeof *data) : NULL;
-	int failed = !fit || (b->take[k] && !data) ||
-		     xf_io_fit_surface(b->cfg, b->ds, b->res, a, fit) != 0;
+	int failed = !fit || xf_io_fit_surface(b->cfg, b->ds, b->res, a, fit) != 0;
 	for (size_t q = 0; q < b->per_angle; q++)
 		if (failed || xf_io_surface_chunk_from(b->ds, fit + c[q].row0 * n,
 						       XF_H5_DEFLATE_LEVEL, &c[q]) != 0)
 			c[q].failed = failed = 1;
-	if (!failed && data) {
-		xf_io_data_surface(b->ds, a, data);
-		b->sink->take(b->sink->ctx, a, data, fit);
-	}
-	free(data);
+	if (!failed && b->take[k])
+		b->sink->take(b->sink->ctx, a, b->ds->c2[a], fit);
 	free(fit);
 }
 

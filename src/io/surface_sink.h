@@ -14,17 +14,18 @@ typedef struct xf_surface_sink {
 	 * sink has room for it (its memory stays bounded). 0: it takes angle a; else it takes
 	 * no more angles (the surfaces are written all the same). */
 	int (*reserve)(void *ctx, int a);
-	/* On a worker thread, concurrently for different angles: angle a's full N×N maps,
-	 * row-major (data as stored in results.h5, the fitted model as computed) */
-	void (*take)(void *ctx, int a, const double *data, const double *fit);
+	/* On a worker thread, concurrently for different angles: angle a's data as its
+	 * packed triangle (xf_dataset.c2[a]) and its fitted model as a full N×N map,
+	 * row-major */
+	void (*take)(void *ctx, int a, const double *data_packed, const double *fit);
 	/* On the writing thread, in angle order, once take(a) has returned */
 	void (*ready)(void *ctx, int a);
 	void *ctx;
 } xf_surface_sink;
 
 /* xf_results_write_nlsq_h5 whose surfaces also go to sink (NULL: to no one). With a
- * sink, each angle is computed whole on one thread (its full maps in memory, as the plots
- * need them); without, by row chunks. results.h5 is the same bytes either way. */
+ * sink, each angle is computed whole on one thread (its full fitted map in memory, as the
+ * plots need it); without, by row chunks. results.h5 is the same bytes either way. */
 int xf_io_write_nlsq_h5_sink(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			     const xf_nlsq_result *res, int surface_threads,
 			     const xf_surface_sink *sink, xf_error *err);

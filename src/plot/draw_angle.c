@@ -112,12 +112,41 @@ static void slot_viewport(int slot, double *x0, double *x1, double *y0, double *
 	*y1 = (double)(XF_ANGLE_BOTTOM_PX + XF_ANGLE_MAP_PX) / XF_PLOT_ANGLE_H;
 }
 
+/* What a reduced map is read from: the data (full N×N or its packed triangle), the
+ * residual data − fit (NaN where not fitted), or the fit with its diagonal corrected
+ * like the data's (diag: the corrected values) — computed as read, no N×N copy. */
+typedef enum { CELL_DATA, CELL_RESID, CELL_FIT_SHOWN } cell_kind;
+typedef struct cells {
+	const double *data, *packed, *fit, *diag;
+	size_t n;
+} cells;
+
+static inline double data_at(const cells *c, size_t i, size_t j)
+{
+	if (c->packed)
+		return c->packed[i <= j ? xf_packed_index(c->n, i, j)
+					: xf_packed_index(c->n, j, i)];
+	return c->data[i * c->n + j];
+}
+
+static inline double cell_at(const cells *c, cell_kind kind, size_t i, size_t j)
+{
+	switch (kind) {
+	case CELL_DATA: return data_at(c, i, j);
+	case CELL_RESID:
+		/* nothing is fitted on row/column 0 and the diagonal (xf_io_mask_unfitted) */
+		return i == 0 || j == 0 || i == j ? NAN : data_at(c, i, j) - c->fit[i * c->n + j];
+	default: return i == j ? c->diag[i] : c->fit[i * c->n + j];
+	}
+}
+
 /* An N×N map at w × h pixels into out ([w][h]): pixel (x, y) is the NaN-aware mean of
  * the cells i in [x·N/w, (x+1)·N/w) (at least one: the nearest when N < w) and likewise j
  * for y. x runs along t1 (rows of m), y along t2. Integer bounds: the same pixels from the
  * same map, whoever computes them. */
-static void reduce_to_pixels(const double *m, int n, int w, int h, double *out)
+static void reduce_to_pixels(const cells *m, cell_kind kind, int w, int h, double *out)
 {
+	long n = (long)m->n;
 	for (int x = 0; x < w; x++) {
 		long i0 = (long)x * n / w, i1 = (long)(x + 1) * n / w;
 		if (i1 <= i0)
@@ -130,7 +159,7 @@ static void reduce_to_pixels(const double *m, int n, int w, int h, double *out)
 			int count = 0;
 			for (long i = i0; i < i1; i++)
 				for (long j = j0; j < j1; j++) {
-					double v = m[(size_t)i * n + (size_t)j];
+					double v = cell_at(m, kind, (size_t)i, (size_t)j);
 					if (isfinite(v)) {
 						sum += v;
 						count++;
@@ -310,24 +339,29 @@ void xf_plot_angle_panel_px(int *w, int *h)
 	*h = r[0].y1 - r[0].y0;
 }
 
-int xf_plot_angle_reduce(const double *data, const double *fit, int n, xf_plot_angle_maps *m)
+int xf_plot_angle_reduce(const double *data, const double *data_packed, const double *fit, int n,
+			 xf_plot_angle_maps *m)
 {
-	size_t nn = (size_t)n * n;
-	/* residual = data − fit, NaN where nothing was fitted */
-	double *work = malloc(nn * sizeof *work);
-	if (!work)
-		return -1;
-	for (size_t k = 0; k < nn; k++)
-		work[k] = data[k] - fit[k];
-	xf_io_mask_unfitted(work, (size_t)n);
-	reduce_to_pixels(data, n, m->w, m->h, m->data);
-	reduce_to_pixels(work, n, m->w, m->h, m->resid);
 	/* the data's diagonal was corrected (data.md); the model's is the bare 1 + β
-	 * spike: show the fit the same way so the two panels compare like with like */
-	memcpy(work, fit, nn * sizeof *work);
-	xf_diagonal_correct(work, (size_t)n);
-	reduce_to_pixels(work, n, m->w, m->h, m->fit);
-	free(work);
+	 * spike: show the fit the same way so the two panels compare like with like
+	 * (xf_diagonal_correct's values, computed from the fit's neighbours of the diagonal) */
+	double *diag = malloc((size_t)n * sizeof *diag);
+	if (!diag)
+		return -1;
+	size_t un = (size_t)n;
+	double b_prev = 0.5 * (fit[1] + fit[un]);
+	diag[0] = b_prev;
+	for (size_t k = 1; k + 1 < un; k++) {
+		double b = 0.5 * (fit[k * un + k + 1] + fit[(k + 1) * un + k]);
+		diag[k] = 0.5 * (b_prev + b);
+		b_prev = b;
+	}
+	diag[un - 1] = b_prev;
+	cells c = { data, data_packed, fit, diag, un };
+	reduce_to_pixels(&c, CELL_DATA, m->w, m->h, m->data);
+	reduce_to_pixels(&c, CELL_RESID, m->w, m->h, m->resid);
+	reduce_to_pixels(&c, CELL_FIT_SHOWN, m->w, m->h, m->fit);
+	free(diag);
 	m->averaged = n > m->w || n > m->h;
 	return 0;
 }
@@ -348,7 +382,8 @@ void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
 			own.fit = own.data + np;
 			own.resid = own.fit + np;
 		}
-		if (!own.data || xf_plot_angle_reduce(pg->data, pg->fit, pg->src->n_frames, &own)) {
+		if (!own.data ||
+		    xf_plot_angle_reduce(pg->data, NULL, pg->fit, pg->src->n_frames, &own)) {
 			free(own.data);
 			return;
 		}

@@ -86,8 +86,9 @@ typedef struct xf_plot_cuts {
 	double *data, *fit; /* [n_phi][n_lags] */
 } xf_plot_cuts;
 
-/* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2, into out */
-void xf_plot_lag_cut(const double *m, int n, double *out);
+/* mean of m[i][i+k] over i >= 1 (row 0 is never fitted), lags k = 1..N-2, into out; m
+ * N×N row-major, or packed its packed triangle (m NULL) */
+void xf_plot_lag_cut(const double *m, const double *packed, int n, double *out);
 
 /* overview.png into plots_dir from the lag cuts of every angle */
 int xf_plot_overview_file(const char *plots_dir, const xf_plot_src *src, const xf_plot_cuts *cuts,
@@ -141,9 +142,11 @@ typedef struct xf_plot_angle_maps {
 } xf_plot_angle_maps;
 /* the panel size of an angle page at the current plotting.dpi (xf_pl_set_dpi) */
 void xf_plot_angle_panel_px(int *w, int *h);
-/* data and fit (N×N, row-major) reduced into m (w, h and the three arrays set by the
- * caller); 0, or −1 when out of memory */
-int xf_plot_angle_reduce(const double *data, const double *fit, int n, xf_plot_angle_maps *m);
+/* data (N×N row-major, or NULL and data_packed its packed triangle) and fit (N×N) reduced
+ * into m (w, h and the three arrays set by the caller), no N×N copy made; 0, or −1 when
+ * out of memory. n ≥ 2. */
+int xf_plot_angle_reduce(const double *data, const double *data_packed, const double *fit, int n,
+			 xf_plot_angle_maps *m);
 
 /* The angle page in two steps for xf_pl_file_painted: paint the three maps at the
  * panels' pixel size (and keep their colour ranges), then draw titles, frames and colour

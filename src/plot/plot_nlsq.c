@@ -53,13 +53,15 @@ static void draw_overview_cb(void *p)
 		xf_plot_draw_overview(c->src, c->cuts);
 }
 
-void xf_plot_lag_cut(const double *m, int n, double *out)
+void xf_plot_lag_cut(const double *m, const double *packed, int n, double *out)
 {
 	for (int k = 1; k <= n - 2; k++) {
 		double sum = 0.0;
 		int count = 0;
 		for (int i = 1; i + k < n; i++) {
-			double v = m[(size_t)i * n + i + k];
+			double v = packed ? packed[xf_packed_index((size_t)n, (size_t)i,
+								   (size_t)(i + k))]
+					  : m[(size_t)i * n + i + k];
 			if (isfinite(v)) {
 				sum += v;
 				count++;
@@ -86,8 +88,8 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 		rc = src->surfaces(src->ctx, a, data, fit, err);
 		if (rc != 0)
 			break;
-		xf_plot_lag_cut(data, (int)n, cuts->data + (size_t)a * cuts->n_lags);
-		xf_plot_lag_cut(fit, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
+		xf_plot_lag_cut(data, NULL, (int)n, cuts->data + (size_t)a * cuts->n_lags);
+		xf_plot_lag_cut(fit, NULL, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
 		char name[64], path[PATH_MAX];
 		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
 		rc = xf_path_join(path, sizeof path, plots_dir, name, err);

@@ -24,7 +24,7 @@
 
 /* how long a waiting process sleeps between looks (ns): the writer for a free slot, a
  * drawing process for its next angle, the parent at the end for progress */
-#define XF_STREAM_POLL_NS 1000000L
+#define XF_STREAM_POLL_NS     1000000L
 #define XF_STREAM_PROGRESS_NS 100000000L
 
 /* shared with the drawing processes */
@@ -42,14 +42,14 @@ struct xf_plot_stream {
 	int w, h;     /* panel pixels */
 	size_t bytes; /* of the shared mapping */
 	stream_shared *sh;
-	xf_error *errs;	     /* [workers], shared */
-	int *ready, *drawn;  /* [n_phi], shared: maps in the slot, PNG written */
-	double *maps;	     /* [n_slots][3][w·h], shared */
-	int *take_failed;    /* [n_phi], this process */
-	xf_plot_cuts cuts;   /* this process */
-	int broken;	     /* no more angles taken: a page or a drawing process failed */
-	int n_ready;	     /* angles handed on */
-	xf_error err;	     /* the first failure */
+	xf_error *errs;	    /* [workers], shared */
+	int *ready, *drawn; /* [n_phi], shared: maps in the slot, PNG written */
+	double *maps;	    /* [n_slots][3][w·h], shared */
+	int *take_failed;   /* [n_phi], this process */
+	xf_plot_cuts cuts;  /* this process */
+	int broken;	    /* no more angles taken: a page or a drawing process failed */
+	int n_ready;	    /* angles handed on */
+	xf_error err;	    /* the first failure */
 	xf_count_progress progress;
 	xf_surface_sink sink;
 };
@@ -59,8 +59,7 @@ static xf_plot_angle_maps slot_maps(const xf_plot_stream *s, int a)
 	size_t np = (size_t)s->w * s->h;
 	double *base = s->maps + (size_t)(a % s->n_slots) * 3 * np;
 	int n = s->ns.src.n_frames;
-	xf_plot_angle_maps m = { s->w, s->h, n > s->w || n > s->h, base, base + np,
-				 base + 2 * np };
+	xf_plot_angle_maps m = { s->w, s->h, n > s->w || n > s->h, base, base + np, base + 2 * np };
 	return m;
 }
 
@@ -146,14 +145,14 @@ static int sink_reserve(void *ctx, int a)
 	return s->broken ? -1 : 0;
 }
 
-static void sink_take(void *ctx, int a, const double *data, const double *fit)
+static void sink_take(void *ctx, int a, const double *data_packed, const double *fit)
 {
 	xf_plot_stream *s = ctx;
 	int n = s->ns.src.n_frames;
 	xf_plot_angle_maps m = slot_maps(s, a);
-	s->take_failed[a] = xf_plot_angle_reduce(data, fit, n, &m) != 0;
-	xf_plot_lag_cut(data, n, s->cuts.data + (size_t)a * s->cuts.n_lags);
-	xf_plot_lag_cut(fit, n, s->cuts.fit + (size_t)a * s->cuts.n_lags);
+	s->take_failed[a] = xf_plot_angle_reduce(NULL, data_packed, fit, n, &m) != 0;
+	xf_plot_lag_cut(NULL, data_packed, n, s->cuts.data + (size_t)a * s->cuts.n_lags);
+	xf_plot_lag_cut(fit, NULL, n, s->cuts.fit + (size_t)a * s->cuts.n_lags);
 }
 
 static void sink_ready(void *ctx, int a)
