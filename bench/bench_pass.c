@@ -30,6 +30,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the process (all threads): on a shared machine the wall time of a pass
+ * depends on what else runs, its CPU time much less. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -92,7 +101,7 @@ static double stream_pass(const xf_dataset *ds, xf_pool *pool, double *bytes)
 }
 
 /* The model limit: c2 of every fitted point, values only, one thread, libm sincos. */
-static double model_pass(const xf_problem *pr, const double *x)
+static double model_pass(const xf_problem *pr, const double *x, double *cpu)
 {
 	xf_frames f;
 	int n = pr->ds->n_frames, n_phi = pr->n_phi;
@@ -100,7 +109,7 @@ static double model_pass(const xf_problem *pr, const double *x)
 	       *cos_a = off + n_phi;
 	if (xf_frames_alloc(&f, n, 1))
 		return NAN;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	xf_frames_compute(&f, &pr->grid, x);
 	xf_problem_scaling(pr, x, con, off);
 	for (int p = 0; p < n_phi; p++)
@@ -124,6 +133,7 @@ static double model_pass(const xf_problem *pr, const double *x)
 			}
 		}
 	double dt = now_s() - t0;
+	*cpu = cpu_s() - c0;
 	if (sum == 42.0)
 		printf(" ");
 	xf_frames_free(&f);
@@ -132,21 +142,24 @@ static double model_pass(const xf_problem *pr, const double *x)
 }
 
 /* Median time of one pass at a level (0 JᵀJ, 1 gradient, 2 value). */
-static double time_pass(xf_lik *lik, const double *x, int level, double *jtj, double *b)
+static double time_pass(xf_lik *lik, const double *x, int level, double *jtj, double *b,
+			double *cpu)
 {
-	double t[REPEATS];
+	double t[REPEATS], c[REPEATS];
 	xf_lik_out out = { 0.0, level == 0 ? jtj : NULL, level <= 1 ? b : NULL, 0.0 };
 	for (int rep = 0; rep < REPEATS; rep++) {
-		double t0 = now_s();
+		double t0 = now_s(), c0 = cpu_s();
 		xf_lik_eval(lik, x, &out);
 		t[rep] = now_s() - t0;
+		c[rep] = cpu_s() - c0;
 	}
+	*cpu = median(c, REPEATS);
 	return median(t, REPEATS);
 }
 
 /* The three passes of one scaling mode, in seconds and as multiples of the limits. */
 static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int threads,
-		      double t_stream, double *t_model, double *t_hessian)
+		      double t_stream, double *t_model, double *c_model, double *t_hessian)
 {
 	xf_problem pr;
 	xf_error err = { 0 };
@@ -158,26 +171,27 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 		return 1;
 	}
 	if (*t_model == 0.0) {
-		double t[REPEATS];
+		double t[REPEATS], c[REPEATS];
 		for (int rep = 0; rep < REPEATS; rep++)
-			t[rep] = model_pass(&pr, pr.start);
+			t[rep] = model_pass(&pr, pr.start, &c[rep]);
 		*t_model = median(t, REPEATS);
-		printf("limit, bare model pass (values only, libm sincos, 1 thread): %.4f s, "
-		       "%.1f Mpoints/s\n",
-		       *t_model, ds->n_points / *t_model / 1e6);
+		*c_model = median(c, REPEATS);
+		printf("limit, bare model pass (values only, libm sincos, 1 thread): %.4f s "
+		       "(cpu %.4f s), %.1f Mpoints/s\n",
+		       *t_model, *c_model, ds->n_points / *t_model / 1e6);
 	}
 	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full),
 	       *b = malloc(sizeof(double) * pr.n_full);
 	const char *names[3] = { "chi2, J^T J, J^T r", "gradient (chi2 + J^T r)", "value (chi2)" };
 	const char *mode = xf_scaling_mode_name(pr.scaling->mode);
 	for (int level = 0; level < 3; level++) {
-		double t = time_pass(lik, pr.start, level, jtj, b);
+		double cpu, t = time_pass(lik, pr.start, level, jtj, b, &cpu);
 		if (level == 0)
 			*t_hessian = t;
 		printf("pass %-10s %-24s %d threads: %.4f s, %6.1f Mpoints/s, %5.2f x stream, "
-		       "%5.2f x model\n",
+		       "%5.2f x model (cpu %.4f s, %.2f x model's)\n",
 		       mode, names[level], threads, t, ds->n_points / t / 1e6, t / t_stream,
-		       t / *t_model);
+		       t / *t_model, cpu, cpu / *c_model);
 	}
 	xf_lik_destroy(lik);
 	xf_problem_free(&pr);
@@ -212,13 +226,14 @@ int main(int argc, char **argv)
 	double t[REPEATS], bytes = 0.0;
 	for (int rep = 0; rep < REPEATS; rep++)
 		t[rep] = stream_pass(&ds, pool, &bytes);
-	double t_stream = median(t, REPEATS), t_model = 0.0, t_auto = 0.0, t_individual = 0.0;
+	double t_stream = median(t, REPEATS), t_model = 0.0, c_model = 0.0, t_auto = 0.0,
+	       t_individual = 0.0;
 	printf("limit, bare streaming read of the data (%.0f MB, %d threads): %.4f s, %.1f GB/s\n",
 	       bytes / 1e6, threads, t_stream, bytes / t_stream / 1e9);
-	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &t_auto))
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_auto))
 		return 1;
 	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
-	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &t_individual))
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_individual))
 		return 1;
 	cfg.nlsq.per_angle_mode = XF_SCALING_AUTO;
 	printf("pass: %zu points, %d threads: %.4f s per JtJ pass (auto), individual/auto %.2f\n",

@@ -114,15 +114,21 @@ static inline __attribute__((always_inline)) double v8_sum(xf_v8 v)
 	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
-/* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, with the
- * same operations in the same order (only sincos differs: SLEEF cinz u10, not libm). */
-static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 phase, int pnas, xf_v8 *dfactor)
+/* The argument of sinc in F(Φ): Φ (homodyne) or πΦ (pnas2024). */
+static inline __attribute__((always_inline)) xf_v8 v8_sinc_arg(xf_v8 phase, int pnas)
 {
-	xf_v8 x = pnas ? M_PI * phase : phase;
+	return pnas ? M_PI * phase : phase;
+}
+
+/* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, with the
+ * same operations in the same order, from x = v8_sinc_arg(Φ) and its sin and cos (SLEEF
+ * cinz u10 instead of libm: computed apart, in a loop of their own, so that the call does
+ * not spill the sums held in registers). */
+static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 x, xf_v8 sn, xf_v8 cs,
+								   int pnas, xf_v8 *dfactor)
+{
 	xf_v8 ax = (xf_v8)((xf_m8)x & ((xf_m8){ 0 } + 0x7fffffffffffffffll)); /* |x| */
 	xf_m8 small = ax < XF_SINC_TAYLOR_X;
-	xf_v8 sn, cs;
-	xf_v8_sincos(x, &sn, &cs);
 	xf_v8 inv = 1.0 / x, sinc = sn * inv, ds = (cs - sinc) * inv;
 	xf_v8 x2 = x * x;
 	xf_v8 ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
@@ -138,7 +144,22 @@ static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 phase, 
 }
 
 /* Per-pair sums over the angles of a pair. */
-enum { PS_UR, PS_VR, PS_ZR, PS_UU, PS_UV, PS_UZ, PS_VV, PS_VZ, PS_ZZ, PS_UG, PS_U, PS_VG, PS_V, PS_N };
+enum {
+	PS_UR,
+	PS_VR,
+	PS_ZR,
+	PS_UU,
+	PS_UV,
+	PS_UZ,
+	PS_VV,
+	PS_VZ,
+	PS_ZZ,
+	PS_UG,
+	PS_U,
+	PS_VG,
+	PS_V,
+	PS_N
+};
 
 /* One chunk: the pair-level factors, the per-pair sums. Padding pairs (past the end of
  * the block) have harmless factors and are masked out of every sum. */
@@ -164,9 +185,9 @@ static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
 			ch->a[m][k] = a[m];
 			ch->b[m][k] = b[m];
 		}
-		ch->di[k] = lik->gathered ? (c->k - 1) * n_phi
-					  : xf_packed_index(n, (size_t)i, (size_t)j) -
-						    lik->ds->c2_base;
+		ch->di[k] = lik->gathered
+				    ? (c->k - 1) * n_phi
+				    : xf_packed_index(n, (size_t)i, (size_t)j) - lik->ds->c2_base;
 	}
 	for (int q = k; q < XF_CHUNK; q++) { /* padding up to a whole lane group */
 		ch->g1d[q] = ch->ig[q] = ch->sig[q] = 1.0;
@@ -180,18 +201,26 @@ static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
 /* Register sums over the pairs of a chunk at one angle. */
 typedef struct angle_sums {
 	xf_v8 chi2, g2, g4, g2r, r, z, zg; /* Σres², Σg1², Σg1⁴, Σg1²res, Σres, Σz, Σz·g1² */
-	xf_v8 pc[6], po[6];		   /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
+	xf_v8 pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
 } angle_sums;
 
 /* The points of one angle over the chunk's pairs. */
-static inline __attribute__((always_inline)) void
-chunk_angle(const xf_lik *lik, xf_accum *acc, lam_chunk *ch, int n_pairs, int p, xf_pass_level level,
-	    int shared, int pnas)
+static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik, xf_accum *acc,
+							      lam_chunk *ch, int n_pairs, int p,
+							      xf_pass_level level, int shared,
+							      int pnas)
 {
 	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
 	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
 	const double con = lik->contrast[p], off = lik->offset[p], s = lik->frames.s;
 	const xf_m8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	double sn[XF_CHUNK], cs[XF_CHUNK];
+	for (int k = 0; k < n_pairs; k += XF_LANES) {
+		xf_v8 vs, vc;
+		xf_v8_sincos(v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas), &vs, &vc);
+		v8_store(sn + k, vs);
+		v8_store(cs + k, vc);
+	}
 	angle_sums t;
 	memset(&t, 0, sizeof t);
 	for (int k = 0; k < n_pairs; k += XF_LANES) {
@@ -200,7 +229,8 @@ chunk_angle(const xf_lik *lik, xf_accum *acc, lam_chunk *ch, int n_pairs, int p,
 		xf_v8 data = { col[di[0]], col[di[1]], col[di[2]], col[di[3]],
 			       col[di[4]], col[di[5]], col[di[6]], col[di[7]] };
 		xf_v8 g1d = v8_load(ch->g1d + k), dfactor;
-		xf_v8 factor = v8_shear_factor(v8_load(ch->sig + k) * ca, pnas, &dfactor);
+		xf_v8 x = v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas);
+		xf_v8 factor = v8_shear_factor(x, v8_load(sn + k), v8_load(cs + k), pnas, &dfactor);
 		xf_v8 g1 = g1d * factor;
 		xf_m8 live = ok & (g1 >= XF_G1_FLOOR); /* under the floor: g1 = floor, no slope */
 		g1 = v8_select(g1 < XF_G1_FLOOR, (xf_v8){ 0 } + XF_G1_FLOOR, g1);
@@ -336,9 +366,8 @@ chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level 
 }
 
 /* One block at one level and mode. */
-static inline __attribute__((always_inline)) void laminar_block(xf_lik *lik, int block,
-								 xf_pass_level level, int shared,
-								 int pnas)
+static inline __attribute__((always_inline)) void
+laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
 {
 	xf_accum *acc = &lik->slots[block];
 	lam_chunk ch;
