@@ -108,6 +108,12 @@ static inline __attribute__((always_inline)) xf_v8 v8_keep(xf_m8 m, xf_v8 a)
 	return (xf_v8)((xf_m8)a & m);
 }
 
+/* 1 when any lane of m is set. */
+static inline __attribute__((always_inline)) int v8_any(xf_m8 m)
+{
+	return ((m[0] | m[1]) | (m[2] | m[3]) | (m[4] | m[5]) | (m[6] | m[7])) != 0;
+}
+
 /* The lanes' sum in one fixed order. */
 static inline __attribute__((always_inline)) double v8_sum(xf_v8 v)
 {
@@ -129,11 +135,13 @@ static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 x, xf_v
 {
 	xf_v8 ax = (xf_v8)((xf_m8)x & ((xf_m8){ 0 } + 0x7fffffffffffffffll)); /* |x| */
 	xf_m8 small = ax < XF_SINC_TAYLOR_X;
-	xf_v8 inv = 1.0 / x, sinc = sn * inv, ds = (cs - sinc) * inv;
-	xf_v8 x2 = x * x;
-	xf_v8 ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
-	xf_v8 sc = v8_select(small, sinc_t, sinc);
-	ds = v8_select(small, ds_t, ds);
+	xf_v8 inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
+	if (v8_any(small)) { /* rare (|x| < 1e-4), and its four divisions are dear */
+		xf_v8 x2 = x * x;
+		xf_v8 ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
+		sc = v8_select(small, sinc_t, sc);
+		ds = v8_select(small, ds_t, ds);
+	}
 	if (pnas) {
 		xf_v8 one = (xf_v8){ 0 } + 1.0, sign = v8_select(sc < 0.0, -one, one);
 		*dfactor = sign * M_PI * ds;
