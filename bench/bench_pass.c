@@ -1,6 +1,6 @@
 /* bench_pass.c — time the likelihood passes (χ², JᵀJ, Jᵀr; χ² and Jᵀr; χ² alone) and a
  * whole in-memory fit on the issue's workload: 23 angles × 1000 frames laminar_flow, in
- * auto and individual scaling. Each pass is also printed as a multiple of two limits
+ * auto and individual scaling, and the passes of the static kernel on the same data. Each pass is also printed as a multiple of two limits
  * measured in the same run (issue #12):
  *   - stream: a bare streaming read of the fitted data (every c2 value once, summed), on
  *     the same threads: the memory-bandwidth floor of any pass;
@@ -238,6 +238,14 @@ int main(int argc, char **argv)
 	cfg.nlsq.per_angle_mode = XF_SCALING_AUTO;
 	printf("pass: %zu points, %d threads: %.4f s per JtJ pass (auto), individual/auto %.2f\n",
 	       ds.n_points, threads, t_auto, t_individual / t_auto);
+	/* the static kernel (pass_hessian.c, pass_gradient.c) on the same data and settings:
+	 * its multiples of the model limit are of the laminar model pass */
+	double t_static = 0.0;
+	cfg.mode = XF_MODE_STATIC;
+	printf("static mode (the multiples of 'model' are of the laminar model pass):\n");
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_static))
+		return 1;
+	cfg.mode = XF_MODE_LAMINAR;
 	xf_pool_destroy(pool);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
