@@ -2,11 +2,13 @@
  * Jᵀr; χ², JᵀJ and Jᵀr) in every scaling mode, vectorised over frame pairs (adr/0035).
  *
  * This file is a template: pass_laminar*.c include it, each compiled for one instruction
- * set, after defining XF_LAMINAR_KERNEL (the name of the block function it makes);
- * xf_v8_sincos below picks SLEEF's cinz sincos, u10, for the widest registers of the set.
+ * set, after defining XF_LAMINAR_KERNEL (the name of the block function it makes); the
+ * vectors and their functions (SLEEF's cinz sincos and exp, u10) are pass_v8.h's.
  *
  * Shape: a block's pairs are taken in chunks of XF_CHUNK. For each chunk the pair-level
- * factors (g1_D with ∂log g1_D, I^γ with ∂I^γ, the data index) are computed once; then,
+ * factors (g1_D with ∂log g1_D, I^γ with ∂I^γ, the data index) are computed once, the
+ * differences of the frame integrals gathered pair by pair and the factors (two sqrt,
+ * two divisions, one exp a pair) XF_LANES pairs at a time; then,
  * angle by angle, the points of the chunk are evaluated XF_LANES pairs at a time: one
  * vector sincos per lane group, the per-point Jacobian scalars (u, v, z, g1², res) and
  * their sums. Sums over the angles of a pair (for JᵀJ's physical block and Jᵀr) go to
@@ -17,108 +19,14 @@
  * Determinism: the logical lane count is XF_LANES = 8 on every instruction set (GCC
  * vector types; AVX-512 holds one, AVX2 two, SSE2 four registers of it), the chunks and
  * lanes are fixed by the block, and lanes are summed in one fixed order, so a block's sums
- * do not depend on the thread count or the instruction set. cinz sincos is SLEEF's
- * "deterministic, no FMA" variant: the same bits on sse2, avx and avx512f (checked by
- * test_likelihood). Contraction stays off (-ffp-contract=off). */
+ * do not depend on the thread count or the instruction set. cinz sincos and exp are
+ * SLEEF's "deterministic, no FMA" variants: the same bits on sse2, avx and avx512f
+ * (checked by test_likelihood). Contraction stays off (-ffp-contract=off). */
 #include <math.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #include "likelihood/pass_internal.h"
-
-/* 8-lane vectors pass between static inline functions only (never across a call that
- * is not inlined), so GCC's note on their ABI without AVX-512 does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-#define XF_LANES 8
-#define XF_CHUNK 128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
-
-typedef double xf_v8 __attribute__((vector_size(64)));
-typedef long long xf_m8 __attribute__((vector_size(64)));
-
-/* sin and cos of 8 lanes: SLEEF's cinz ("deterministic, no FMA") u10 (≤ 1.0 ULP)
- * variant, whose results are the same bits on every instruction set (adr/0035). */
-static inline __attribute__((always_inline)) void xf_v8_sincos(xf_v8 x, xf_v8 *sn, xf_v8 *cs)
-{
-#if defined(__AVX512F__)
-	Sleef___m512d_2 r = Sleef_cinz_sincosd8_u10avx512fnofma((__m512d)x);
-	*sn = (xf_v8)r.x;
-	*cs = (xf_v8)r.y;
-#else
-#if defined(__AVX__)
-	enum { PARTS = 2 };
-	union {
-		xf_v8 v;
-		__m256d h[PARTS];
-	} in = { x }, s, c;
-#define XF_SINCOS_PART Sleef_cinz_sincosd4_u10avx
-#elif defined(__SSE2__)
-	enum { PARTS = 4 };
-	union {
-		xf_v8 v;
-		__m128d h[PARTS];
-	} in = { x }, s, c;
-#define XF_SINCOS_PART Sleef_cinz_sincosd2_u10sse2
-#else
-	enum { PARTS = 8 };
-	union {
-		xf_v8 v;
-		double h[PARTS];
-	} in = { x }, s, c;
-#define XF_SINCOS_PART Sleef_cinz_sincosd1_u10purec
-#endif
-	for (int q = 0; q < PARTS; q++) {
-		typeof(XF_SINCOS_PART(in.h[q])) r = XF_SINCOS_PART(in.h[q]);
-		s.h[q] = r.x;
-		c.h[q] = r.y;
-	}
-#undef XF_SINCOS_PART
-	*sn = s.v;
-	*cs = c.v;
-#endif
-}
-
-static inline __attribute__((always_inline)) xf_v8 v8_load(const double *p)
-{
-	xf_v8 v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-static inline __attribute__((always_inline)) void v8_store(double *p, xf_v8 v)
-{
-	memcpy(p, &v, sizeof v);
-}
-
-static inline __attribute__((always_inline)) void v8_add_to(double *p, xf_v8 v)
-{
-	v8_store(p, v8_load(p) + v);
-}
-
-/* m ? a : b, lane by lane (m from a comparison: all bits set or clear). */
-static inline __attribute__((always_inline)) xf_v8 v8_select(xf_m8 m, xf_v8 a, xf_v8 b)
-{
-	return (xf_v8)(((xf_m8)a & m) | ((xf_m8)b & ~m));
-}
-
-/* a where m, else +0.0 */
-static inline __attribute__((always_inline)) xf_v8 v8_keep(xf_m8 m, xf_v8 a)
-{
-	return (xf_v8)((xf_m8)a & m);
-}
-
-/* 1 when any lane of m is set. */
-static inline __attribute__((always_inline)) int v8_any(xf_m8 m)
-{
-	return ((m[0] | m[1]) | (m[2] | m[3]) | (m[4] | m[5]) | (m[6] | m[7])) != 0;
-}
-
-/* The lanes' sum in one fixed order. */
-static inline __attribute__((always_inline)) double v8_sum(xf_v8 v)
-{
-	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
+#include "likelihood/pass_v8.h"
 
 /* The argument of sinc in F(Φ): Φ (homodyne) or πΦ (pnas2024). */
 static inline __attribute__((always_inline)) xf_v8 v8_sinc_arg(xf_v8 phase, int pnas)
@@ -151,6 +59,8 @@ static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 x, xf_v
 	return sc * sc;
 }
 
+#define XF_CHUNK 128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
+
 /* Per-pair sums over the angles of a pair. */
 enum {
 	PS_UR,
@@ -178,26 +88,47 @@ typedef struct lam_chunk {
 	size_t di[XF_CHUNK]; /* the pair's element in its angle's column */
 } lam_chunk;
 
-/* Fill the pair-level factors of up to XF_CHUNK pairs from the cursor; returns the count. */
+/* Fill the pair-level factors of up to XF_CHUNK pairs from the cursor; returns the count.
+ * The differences of the frame integrals are gathered pair by pair (into g1d, ig, a and
+ * b), then turned into the factors over lanes. Padding pairs (past the end of the block)
+ * end with harmless factors (g1_D = I^γ = 1, no slopes). */
 static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
 {
 	const xf_frames *f = &lik->frames;
 	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
 	int k = 0, i, j;
 	for (; k < XF_CHUNK && cursor_next(c, &i, &j); k++) {
-		double a[3], b[3];
-		ch->g1d[k] = xf_pair_diffusion(f, i, j, a);
-		ch->ig[k] = xf_pair_integral(f->cg, f->dcg, i, j, b);
-		ch->sig[k] = f->s * ch->ig[k];
+		ch->g1d[k] = f->cd[i] - f->cd[j];
+		ch->ig[k] = f->cg[i] - f->cg[j];
 		for (int m = 0; m < 3; m++) {
-			ch->a[m][k] = a[m];
-			ch->b[m][k] = b[m];
+			ch->a[m][k] = f->dcd[m][i] - f->dcd[m][j];
+			ch->b[m][k] = f->dcg[m][i] - f->dcg[m][j];
 		}
 		ch->di[k] = lik->gathered
 				    ? (c->k - 1) * n_phi
 				    : xf_packed_index(n, (size_t)i, (size_t)j) - lik->ds->c2_base;
 	}
-	for (int q = k; q < XF_CHUNK; q++) { /* padding up to a whole lane group */
+	for (int q = k; q < XF_CHUNK; q++) { /* the padding's differences: 0 */
+		ch->g1d[q] = ch->ig[q] = 0.0;
+		for (int m = 0; m < 3; m++)
+			ch->a[m][q] = ch->b[m][q] = 0.0;
+	}
+	for (int q = 0; q < k; q += XF_LANES) {
+		xf_v8 dd[3], dg[3], a[3], b[3];
+		for (int m = 0; m < 3; m++) {
+			dd[m] = v8_load(ch->a[m] + q);
+			dg[m] = v8_load(ch->b[m] + q);
+		}
+		v8_store(ch->g1d + q, v8_pair_diffusion(f->w, v8_load(ch->g1d + q), dd, a));
+		xf_v8 ig = v8_pair_integral(v8_load(ch->ig + q), dg, b);
+		v8_store(ch->ig + q, ig);
+		v8_store(ch->sig + q, f->s * ig);
+		for (int m = 0; m < 3; m++) {
+			v8_store(ch->a[m] + q, a[m]);
+			v8_store(ch->b[m] + q, b[m]);
+		}
+	}
+	for (int q = k; q < XF_CHUNK; q++) {
 		ch->g1d[q] = ch->ig[q] = ch->sig[q] = 1.0;
 		for (int m = 0; m < 3; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
