@@ -62,7 +62,8 @@ static inline __attribute__((always_inline)) void xf_v8_sincos(xf_v8 x, xf_v8 *s
 				  Sleef_cinz_sincosd2_u10sse2,
 				  Sleef_cinz_sincosd1_u10purec)(in.r[q])) r =
 			XF_V8_PICK(Sleef_cinz_sincosd8_u10avx512fnofma, Sleef_cinz_sincosd4_u10avx,
-				   Sleef_cinz_sincosd2_u10sse2, Sleef_cinz_sincosd1_u10purec)(in.r[q]);
+				   Sleef_cinz_sincosd2_u10sse2,
+				   Sleef_cinz_sincosd1_u10purec)(in.r[q]);
 		s.r[q] = r.x;
 		c.r[q] = r.y;
 	}
@@ -132,9 +133,8 @@ static inline __attribute__((always_inline)) double v8_sum(xf_v8 v)
 
 /* kernel.h's xf_pair_integral for 8 pairs, with the same operations in the same order,
  * from diff = C_i − C_j and ddiff[m] = ∂C_i − ∂C_j of each pair. */
-static inline __attribute__((always_inline)) xf_v8 v8_pair_integral(xf_v8 diff,
-								    const xf_v8 ddiff[3],
-								    xf_v8 d_integral[3])
+static inline __attribute__((always_inline)) xf_v8
+v8_pair_integral(xf_v8 diff, const xf_v8 ddiff[3], xf_v8 d_integral[3])
 {
 	xf_v8 integral = v8_sqrt(diff * diff + XF_INTEGRAL_EPS2);
 	xf_v8 k = diff / integral;
@@ -145,9 +145,8 @@ static inline __attribute__((always_inline)) xf_v8 v8_pair_integral(xf_v8 diff,
 
 /* kernel.h's xf_pair_diffusion for 8 pairs (exp: SLEEF's instead of libm's), from the
  * differences of C^D and its derivatives; w = ½q²dt. */
-static inline __attribute__((always_inline)) xf_v8 v8_pair_diffusion(double w, xf_v8 diff,
-								     const xf_v8 ddiff[3],
-								     xf_v8 dlog_g1d[3])
+static inline __attribute__((always_inline)) xf_v8
+v8_pair_diffusion(double w, xf_v8 diff, const xf_v8 ddiff[3], xf_v8 dlog_g1d[3])
 {
 	xf_v8 di[3];
 	xf_v8 integral = v8_pair_integral(diff, ddiff, di);
