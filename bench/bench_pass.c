@@ -1,14 +1,27 @@
-/* bench_pass.c — time one accumulation pass (χ², JᵀJ, Jᵀr over all points) and a whole
- * in-memory fit on the issue's workload: 23 angles × 1000 frames laminar_flow, auto mode.
- * Prints numbers; asserts nothing (speed belongs in benchmarks, not tests). */
+/* bench_pass.c — time the likelihood passes (χ², JᵀJ, Jᵀr; χ² and Jᵀr; χ² alone) and a
+ * whole in-memory fit on the issue's workload: 23 angles × 1000 frames laminar_flow, in
+ * auto and individual scaling, and the passes of the static kernel on the same data. Each pass is also printed as a multiple of two limits
+ * measured in the same run (issue #12):
+ *   - stream: a bare streaming read of the fitted data (every c2 value once, summed), on
+ *     the same threads: the memory-bandwidth floor of any pass;
+ *   - model: a bare values-only model pass on one thread (per pair the diffusion factor,
+ *     per point libm sincos, g1, c2; no data, no derivatives, no vectors): what the
+ *     model costs written the plain way, the yardstick of the kernel's speed.
+ * Prints numbers; asserts nothing (speed belongs in benchmarks, not tests). Each time is
+ * the median of REPEATS runs. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
+#include "model/kernel.h"
 #include "synth.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
+
+#define REPEATS 7
 
 static double now_s(void)
 {
@@ -17,11 +30,182 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the process (all threads): on a shared machine the wall time of a pass
+ * depends on what else runs, its CPU time much less. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* The streaming limit: tasks of one angle's slice of the fitted pairs, summed. */
+#define STREAM_SLICES 16
+typedef struct stream_ctx {
+	const xf_dataset *ds;
+	size_t first, count; /* packed index of the first fitted pair, fitted span */
+	double sums[64 * STREAM_SLICES];
+} stream_ctx;
+
+static void stream_task(void *arg, int task)
+{
+	stream_ctx *c = arg;
+	int p = task / STREAM_SLICES, slice = task % STREAM_SLICES;
+	size_t lo = c->first + c->count * (size_t)slice / STREAM_SLICES;
+	size_t hi = c->first + c->count * (size_t)(slice + 1) / STREAM_SLICES;
+	const double *x = c->ds->c2[p];
+	double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+	size_t k = lo;
+	for (; k + 4 <= hi; k += 4) {
+		s0 += x[k];
+		s1 += x[k + 1];
+		s2 += x[k + 2];
+		s3 += x[k + 3];
+	}
+	for (; k < hi; k++)
+		s0 += x[k];
+	c->sums[task] = (s0 + s1) + (s2 + s3);
+}
+
+static double stream_pass(const xf_dataset *ds, xf_pool *pool, double *bytes)
+{
+	static stream_ctx c;
+	size_t n = (size_t)ds->n_frames;
+	c.ds = ds;
+	c.first = xf_packed_index(n, 1, 2); /* the fitted pairs: rows 1 .. n−2 above the diagonal */
+	c.count = xf_packed_index(n, n - 1, n - 1) - c.first;
+	int n_tasks = ds->n_phi * STREAM_SLICES;
+	if (ds->n_phi > 64)
+		return NAN;
+	double t0 = now_s();
+	xf_pool_run(pool, n_tasks, stream_task, &c);
+	double dt = now_s() - t0, sum = 0.0;
+	for (int t = 0; t < n_tasks; t++)
+		sum += c.sums[t];
+	if (sum == 42.0) /* keep the sums alive */
+		printf(" ");
+	*bytes = sizeof(double) * (double)c.count * ds->n_phi;
+	return dt;
+}
+
+/* The model limit: c2 of every fitted point, values only, one thread, libm sincos. */
+static double model_pass(const xf_problem *pr, const double *x, double *cpu)
+{
+	xf_frames f;
+	int n = pr->ds->n_frames, n_phi = pr->n_phi;
+	double *con = malloc(sizeof(double) * 3 * (size_t)n_phi), *off = con + n_phi,
+	       *cos_a = off + n_phi;
+	if (xf_frames_alloc(&f, n, 1))
+		return NAN;
+	double t0 = now_s(), c0 = cpu_s();
+	xf_frames_compute(&f, &pr->grid, x);
+	xf_problem_scaling(pr, x, con, off);
+	for (int p = 0; p < n_phi; p++)
+		cos_a[p] = cos((x[XF_P_PHI0] - pr->ds->phi_deg[p]) * XF_DEG2RAD);
+	double sum = 0.0;
+	for (int i = 1; i + 1 < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			double dd = f.cd[i] - f.cd[j], dg = f.cg[i] - f.cg[j];
+			double g1d =
+				exp(fmax(-f.w * sqrt(dd * dd + XF_INTEGRAL_EPS2), XF_LOG_G1_MIN));
+			double s_ig = f.s * sqrt(dg * dg + XF_INTEGRAL_EPS2);
+			for (int p = 0; p < n_phi; p++) {
+				double ph = s_ig * cos_a[p], sinc = 1.0;
+				if (fabs(ph) >= XF_SINC_TAYLOR_X) {
+					double sn, cs;
+					sincos(ph, &sn, &cs);
+					sinc = sn / ph;
+				}
+				double g1 = fmax(g1d * sinc * sinc, XF_G1_FLOOR);
+				sum += off[p] + con[p] * g1 * g1;
+			}
+		}
+	double dt = now_s() - t0;
+	*cpu = cpu_s() - c0;
+	if (sum == 42.0)
+		printf(" ");
+	xf_frames_free(&f);
+	free(con);
+	return dt;
+}
+
+/* Median time of one pass at a level (0 JᵀJ, 1 gradient, 2 value). */
+static double time_pass(xf_lik *lik, const double *x, int level, double *jtj, double *b,
+			double *cpu)
+{
+	double t[REPEATS], c[REPEATS];
+	xf_lik_out out = { 0.0, level == 0 ? jtj : NULL, level <= 1 ? b : NULL, 0.0 };
+	for (int rep = 0; rep < REPEATS; rep++) {
+		double t0 = now_s(), c0 = cpu_s();
+		xf_lik_eval(lik, x, &out);
+		t[rep] = now_s() - t0;
+		c[rep] = cpu_s() - c0;
+	}
+	*cpu = median(c, REPEATS);
+	return median(t, REPEATS);
+}
+
+/* The three passes of one scaling mode, in seconds and as multiples of the limits. */
+static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int threads,
+		      double t_stream, double *t_model, double *c_model, double *t_hessian)
+{
+	xf_problem pr;
+	xf_error err = { 0 };
+	xf_pairset all;
+	xf_pairset_all(&all, ds->n_frames);
+	xf_lik *lik = NULL;
+	if (xf_problem_build(&pr, cfg, ds, &err) || !(lik = xf_lik_create(&pr, &all, pool, &err))) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	if (*t_model == 0.0) {
+		double t[REPEATS], c[REPEATS];
+		for (int rep = 0; rep < REPEATS; rep++)
+			t[rep] = model_pass(&pr, pr.start, &c[rep]);
+		*t_model = median(t, REPEATS);
+		*c_model = median(c, REPEATS);
+		printf("limit, bare model pass (values only, libm sincos, 1 thread): %.4f s "
+		       "(cpu %.4f s), %.1f Mpoints/s\n",
+		       *t_model, *c_model, ds->n_points / *t_model / 1e6);
+	}
+	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full),
+	       *b = malloc(sizeof(double) * pr.n_full);
+	const char *names[3] = { "chi2, J^T J, J^T r", "gradient (chi2 + J^T r)", "value (chi2)" };
+	const char *mode = xf_scaling_mode_name(pr.scaling->mode);
+	for (int level = 0; level < 3; level++) {
+		double cpu, t = time_pass(lik, pr.start, level, jtj, b, &cpu);
+		if (level == 0)
+			*t_hessian = t;
+		printf("pass %-10s %-24s %d threads: %.4f s, %6.1f Mpoints/s, %5.2f x stream, "
+		       "%5.2f x model (cpu %.4f s, %.2f x model's)\n",
+		       mode, names[level], threads, t, ds->n_points / t / 1e6, t / t_stream,
+		       t / *t_model, cpu, cpu / *c_model);
+	}
+	xf_lik_destroy(lik);
+	xf_problem_free(&pr);
+	free(jtj);
+	free(b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n_frames = argc > 1 ? atoi(argv[1]) : 1000;
 	int n_phi = argc > 2 ? atoi(argv[2]) : 23;
 	int threads = argc > 3 ? atoi(argv[3]) : 2;
+	int passes_only = argc > 4 && !strcmp(argv[4], "--passes-only"); /* no fits */
 	xf_log_set_stderr(1, 0);
 	const double truth[7] = XF_BENCH_TRUTH;
 	xf_dataset ds;
@@ -35,50 +219,42 @@ int main(int argc, char **argv)
 		cfg.values[k] = start[k];
 		cfg.value_given[k] = 1;
 	}
-	xf_problem pr;
 	xf_error err = { 0 };
-	xf_pairset all;
-	xf_pairset_all(&all, ds.n_frames);
 	xf_pool *pool = xf_pool_create(threads);
-	xf_lik *lik = NULL;
-	if (xf_problem_build(&pr, &cfg, &ds, &err) || !pool ||
-	    !(lik = xf_lik_create(&pr, &all, pool, &err))) {
-		fprintf(stderr, "%s\n", err.msg);
+	if (!pool)
 		return 1;
-	}
-	double *jtj = malloc(sizeof(double) * pr.n_full * pr.n_full),
-	       *b = malloc(sizeof(double) * pr.n_full);
-	double best = 1e30;
-	xf_lik_out out = { 0.0, jtj, b, 0.0 };
-	for (int rep = 0; rep < 5; rep++) {
-		double t0 = now_s();
-		xf_lik_eval(lik, pr.start, &out);
-		double dt = now_s() - t0;
-		if (dt < best)
-			best = dt;
-	}
-	printf("pass: %zu points, %d threads: %.4f s per pass, %.1f Mpoints/s\n", ds.n_points,
-	       threads, best, ds.n_points / best / 1e6);
-	/* the lighter passes: χ² and Jᵀr (NUTS), χ² alone (the CMC self-check) */
-	const char *level_names[2] = { "gradient (chi2 + J^T r)", "value (chi2)" };
-	for (int level = 0; level < 2; level++) {
-		xf_lik_out lo = { 0.0, NULL, level == 0 ? b : NULL, 0.0 };
-		double t_best = 1e30;
-		for (int rep = 0; rep < 5; rep++) {
-			double t0 = now_s();
-			xf_lik_eval(lik, pr.start, &lo);
-			double dt = now_s() - t0;
-			if (dt < t_best)
-				t_best = dt;
-		}
-		printf("pass, %s: %.4f s, %.1f Mpoints/s\n", level_names[level], t_best,
-		       ds.n_points / t_best / 1e6);
-	}
-	xf_lik_destroy(lik);
+	double t[REPEATS], bytes = 0.0;
+	for (int rep = 0; rep < REPEATS; rep++)
+		t[rep] = stream_pass(&ds, pool, &bytes);
+	double t_stream = median(t, REPEATS), t_model = 0.0, c_model = 0.0, t_auto = 0.0,
+	       t_individual = 0.0;
+	printf("limit, bare streaming read of the data (%.0f MB, %d threads): %.4f s, %.1f GB/s\n",
+	       bytes / 1e6, threads, t_stream, bytes / t_stream / 1e9);
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_auto))
+		return 1;
+	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_individual))
+		return 1;
+	cfg.nlsq.per_angle_mode = XF_SCALING_AUTO;
+	printf("pass: %zu points, %d threads: %.4f s per JtJ pass (auto), individual/auto %.2f\n",
+	       ds.n_points, threads, t_auto, t_individual / t_auto);
+	/* the static kernel (pass_hessian.c, pass_gradient.c) on the same data and settings:
+	 * its multiples of the model limit are of the laminar model pass */
+	double t_static = 0.0;
+	cfg.mode = XF_MODE_STATIC;
+	printf("static mode (the multiples of 'model' are of the laminar model pass):\n");
+	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_static))
+		return 1;
+	cfg.mode = XF_MODE_LAMINAR;
 	xf_pool_destroy(pool);
-	xf_problem_free(&pr);
-	free(jtj);
-	free(b);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak RSS so far: %.1f MB, %.2f x the fitted data (%.1f MB in fp64)\n",
+	       ru.ru_maxrss / 1e3, ru.ru_maxrss * 1e3 / bytes, bytes / 1e6);
+	if (passes_only) {
+		xf_synth_free(&ds);
+		return 0;
+	}
 	/* the strategies from the issue's two kinds of start: 20-40 % off the truth, and far
 	 * (two parameters at 0, scale parameters a decade off) */
 	const double starts[2][7] = { { 1300.0, -1.0, 4.0, 0.013, -0.15, 0.0004, 0.0 },

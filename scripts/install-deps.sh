@@ -13,6 +13,7 @@ packages=(
   libcmocka-dev
   libopenmpi-dev openmpi-bin
   libcjson-dev
+  libsleef-dev
   librandom123-dev
   libplplot-dev plplot-driver-cairo
   python3 python3-numpy python3-scipy python3-h5py python3-yaml

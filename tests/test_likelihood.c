@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "model/kernel.h"
 #include "synth.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
@@ -196,6 +197,113 @@ static void test_pass_subsample(void **state)
 	check_pass(XF_MODE_STATIC, XF_SCALING_INDIVIDUAL, 1, XF_SHEAR_HOMODYNE, 150);
 }
 
+/* The share of the pairs (i < j, frames 1 … n − 1) whose log g1_D is clipped at −700. */
+static double clipped_share(const xf_problem *pr, const double *x)
+{
+	xf_frames f;
+	int n = pr->grid.n_frames;
+	assert_int_equal(xf_frames_alloc(&f, n, 1), 0);
+	xf_frames_compute(&f, &pr->grid, x);
+	double clipped = 0.0, all = 0.0;
+	for (int i = 1; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			double a[3];
+			xf_pair_diffusion(&f, i, j, a);
+			clipped += a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0;
+			all += 1.0;
+		}
+	xf_frames_free(&f);
+	return clipped / all;
+}
+
+/* Every pass level, in every scaling mode and shear model, on several blocks (all pairs
+ * and a subsample), at two points (one where part of the pairs have g1_D clipped): the
+ * same bits on 1, 2 and 3 threads, inline, and with each build of the laminar kernel
+ * (baseline, AVX2, AVX-512 where the CPU has them; adr/0035). */
+static void check_pass_bits(xf_scaling_mode scaling, xf_shear_model shear, size_t sample)
+{
+	xf_model_grid g = { XF_MODE_LAMINAR, shear, 200, 0.01, 0.0054, 2e6 };
+	const double phi[5] = { -30, 0, 15, 60, 90 };
+	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 11, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	cfg.nlsq.per_angle_mode = scaling;
+	xf_problem pr;
+	xf_error err = { 0 };
+	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	xf_pairset ps;
+	if (sample)
+		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 5, XF_RNG_SCREEN), 0);
+	else
+		xf_pairset_all(&ps, ds.n_frames);
+	assert_true(ps.n_pairs > 2 * XF_PAIRS_PER_BLOCK); /* several blocks, a partial last */
+	int nf = pr.n_full;
+	double x[64];
+	memcpy(x, pr.start, sizeof(double) * nf);
+	x[XF_P_D0] = 1300;
+	x[XF_P_PHI0] = 3.0;
+	double x_clip[64];
+	memcpy(x_clip, x, sizeof(double) * nf);
+	x_clip[XF_P_D0] = 1e8;
+	double share = clipped_share(&pr, x_clip);
+	if (!(share > 0.1 && share < 0.9))
+		fail_msg("%.3f of the pairs clipped at the second point", share);
+	/* [point][level][run]: χ², b, JᵀJ */
+	enum { RUNS = 7 };
+	const int threads[RUNS] = { 1, 2, 3, 0, 2, 2, 2 };
+	const char *kernel[RUNS] = { NULL, NULL, NULL, NULL, "generic", "avx2", "avx512" };
+	double *ref = NULL;
+	size_t per_run = 2 * 3 * (1 + (size_t)nf + (size_t)nf * nf);
+	ref = calloc(per_run, sizeof(double));
+	double *got = calloc(per_run, sizeof(double));
+	assert_non_null(ref);
+	assert_non_null(got);
+	for (int run = 0; run < RUNS; run++) {
+		if (kernel[run])
+			setenv("XPCSFIT_KERNEL", kernel[run], 1);
+		else
+			unsetenv("XPCSFIT_KERNEL");
+		xf_pool *pool = threads[run] ? xf_pool_create(threads[run]) : NULL;
+		xf_lik *lik = xf_lik_create(&pr, &ps, pool, &err);
+		assert_non_null(lik);
+		double *out = run == 0 ? ref : got;
+		for (int level = 0; level < 2 * 3; level++) {
+			double *o = out + (size_t)level * (1 + nf + (size_t)nf * nf);
+			xf_lik_out lo = { 0.0, level % 3 == 0 ? o + 1 + nf : NULL,
+					  level % 3 < 2 ? o + 1 : NULL, 0.0 };
+			assert_int_equal(xf_lik_eval(lik, level < 3 ? x : x_clip, &lo), 0);
+			o[0] = lo.chi2;
+		}
+		if (run > 0 && memcmp(got, ref, per_run * sizeof(double)))
+			fail_msg("%s, %s, sample %zu: run %d (%d threads, kernel %s) differs",
+				 xf_scaling_mode_name(scaling),
+				 shear == XF_SHEAR_PNAS2024 ? "pnas2024" : "homodyne", sample, run,
+				 threads[run], kernel[run] ? kernel[run] : "default");
+		xf_lik_destroy(lik);
+		xf_pool_destroy(pool);
+	}
+	unsetenv("XPCSFIT_KERNEL");
+	free(ref);
+	free(got);
+	xf_pairset_free(&ps);
+	xf_problem_free(&pr);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
+static void test_pass_bits(void **state)
+{
+	(void)state;
+	check_pass_bits(XF_SCALING_AUTO, XF_SHEAR_HOMODYNE, 0);
+	check_pass_bits(XF_SCALING_INDIVIDUAL, XF_SHEAR_HOMODYNE, 0);
+	check_pass_bits(XF_SCALING_FOURIER, XF_SHEAR_PNAS2024, 0);
+	check_pass_bits(XF_SCALING_CONSTANT, XF_SHEAR_HOMODYNE, 0);
+	check_pass_bits(XF_SCALING_INDIVIDUAL, XF_SHEAR_PNAS2024, 9000);
+	check_pass_bits(XF_SCALING_AUTO, XF_SHEAR_HOMODYNE, 9000);
+}
+
 /* Sampled pair sets: valid, sorted, without repeats, near the target count, a pure
  * function of the seed; the target at or above all pairs gives every pair. */
 static void test_pairset_sample(void **state)
@@ -281,7 +389,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pass_laminar),   cmocka_unit_test(test_pass_static),
 		cmocka_unit_test(test_pass_subsample), cmocka_unit_test(test_pairset_sample),
-		cmocka_unit_test(test_scaling_types),
+		cmocka_unit_test(test_scaling_types),  cmocka_unit_test(test_pass_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

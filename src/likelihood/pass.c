@@ -17,6 +17,10 @@ static void run_block(void *ctx, int block)
 		xf_pass_block_robust(lik, block);
 		return;
 	}
+	if (lik->pr->mode == XF_MODE_LAMINAR) {
+		lik->laminar_block(lik, block);
+		return;
+	}
 	switch (lik->level) {
 	case XF_PASS_HESSIAN: xf_pass_block_hessian(lik, block); break;
 	case XF_PASS_GRADIENT: xf_pass_block_gradient(lik, block); break;
@@ -240,6 +244,7 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	lik->ps = ps;
 	lik->pool = pool;
 	lik->n_points = ps->n_pairs * na;
+	lik->laminar_block = xf_pass_laminar_select();
 	lik->contrast = malloc(sizeof(double) * na);
 	lik->offset = malloc(sizeof(double) * na);
 	lik->cos_a = malloc(sizeof(double) * na);

@@ -57,6 +57,8 @@ struct xf_lik {
 	 * [n_pairs][n_phi], so a pass reads it in order instead of jumping through n_phi
 	 * triangles (NULL for the set of every pair) */
 	double *gathered;
+	/* the laminar block kernel of every linear-loss level, for this CPU (pass_laminar.c) */
+	void (*laminar_block)(struct xf_lik *lik, int block);
 	/* robust loss of the passes (xf_lik_set_loss); linear runs the kernels above */
 	xf_loss loss;
 	double f_scale;
@@ -164,6 +166,12 @@ void xf_pass_dist_free(xf_lik *lik);
 void xf_pass_block_hessian(xf_lik *lik, int block);
 void xf_pass_block_gradient(xf_lik *lik, int block);
 void xf_pass_block_value(xf_lik *lik, int block);
+/* The laminar kernel of every level (pass_laminar_kernel.h), one build per instruction
+ * set, and the one for this CPU (pass_laminar.c). */
+void xf_pass_laminar_generic(xf_lik *lik, int block);
+void xf_pass_laminar_avx2(xf_lik *lik, int block);
+void xf_pass_laminar_avx512(xf_lik *lik, int block);
+void (*xf_pass_laminar_select(void))(xf_lik *lik, int block);
 /* Every level under a robust loss (pass_robust.c). */
 void xf_pass_block_robust(xf_lik *lik, int block);
 

@@ -1,0 +1,349 @@
+/* pass_laminar_kernel.h — the laminar block kernel of every pass level (χ² alone; χ² and
+ * Jᵀr; χ², JᵀJ and Jᵀr) in every scaling mode, vectorised over frame pairs (adr/0035).
+ *
+ * This file is a template: pass_laminar*.c include it, each compiled for one instruction
+ * set, after defining XF_LAMINAR_KERNEL (the name of the block function it makes); the
+ * vectors and their functions (SLEEF's cinz sincos and exp, u10) are pass_v8.h's.
+ *
+ * Shape: a block's pairs are taken in chunks of XF_CHUNK. For each chunk the pair-level
+ * factors (g1_D with ∂log g1_D, I^γ with ∂I^γ, the data index) are computed once, the
+ * differences of the frame integrals gathered pair by pair and the factors (two sqrt,
+ * two divisions, one exp a pair) XF_LANES pairs at a time; then,
+ * angle by angle, the points of the chunk are evaluated XF_LANES pairs at a time: one
+ * vector sincos per lane group, the per-point Jacobian scalars (u, v, z, g1², res) and
+ * their sums. Sums over the angles of a pair (for JᵀJ's physical block and Jᵀr) go to
+ * small per-pair arrays; sums over pairs (χ², the per-angle scaling sums) stay in lane
+ * registers and are added into the block's slot at the end of each chunk and angle.
+ * Last, the per-pair sums are turned into JᵀJ's physical block, again over lanes.
+ *
+ * Determinism: the logical lane count is XF_LANES = 8 on every instruction set (GCC
+ * vector types; AVX-512 holds one, AVX2 two, SSE2 four registers of it), the chunks and
+ * lanes are fixed by the block, and lanes are summed in one fixed order, so a block's sums
+ * do not depend on the thread count or the instruction set. cinz sincos and exp are
+ * SLEEF's "deterministic, no FMA" variants: the same bits on sse2, avx and avx512f
+ * (checked by test_likelihood). Contraction stays off (-ffp-contract=off). */
+#include <math.h>
+#include <string.h>
+
+#include "likelihood/pass_internal.h"
+#include "likelihood/pass_v8.h"
+
+/* The argument of sinc in F(Φ): Φ (homodyne) or πΦ (pnas2024). */
+static inline __attribute__((always_inline)) xf_v8 v8_sinc_arg(xf_v8 phase, int pnas)
+{
+	return pnas ? M_PI * phase : phase;
+}
+
+/* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, with the
+ * same operations in the same order, from x = v8_sinc_arg(Φ) and its sin and cos (SLEEF
+ * cinz u10 instead of libm: computed apart, in a loop of their own, so that the call does
+ * not spill the sums held in registers). */
+static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 x, xf_v8 sn, xf_v8 cs,
+								   int pnas, xf_v8 *dfactor)
+{
+	xf_v8 ax = (xf_v8)((xf_m8)x & ((xf_m8){ 0 } + 0x7fffffffffffffffll)); /* |x| */
+	xf_m8 small = ax < XF_SINC_TAYLOR_X;
+	xf_v8 inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
+	if (v8_any(small)) { /* rare (|x| < 1e-4), and its four divisions are dear */
+		xf_v8 x2 = x * x;
+		xf_v8 ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
+		sc = v8_select(small, sinc_t, sc);
+		ds = v8_select(small, ds_t, ds);
+	}
+	if (pnas) {
+		xf_v8 one = (xf_v8){ 0 } + 1.0, sign = v8_select(sc < 0.0, -one, one);
+		*dfactor = sign * M_PI * ds;
+		return sign * sc;
+	}
+	*dfactor = 2.0 * sc * ds;
+	return sc * sc;
+}
+
+#define XF_CHUNK 128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
+
+/* Per-pair sums over the angles of a pair. */
+enum {
+	PS_UR,
+	PS_VR,
+	PS_ZR,
+	PS_UU,
+	PS_UV,
+	PS_UZ,
+	PS_VV,
+	PS_VZ,
+	PS_ZZ,
+	PS_UG,
+	PS_U,
+	PS_VG,
+	PS_V,
+	PS_N
+};
+
+/* One chunk: the pair-level factors, the per-pair sums. Padding pairs (past the end of
+ * the block) have harmless factors and are masked out of every sum. */
+typedef struct lam_chunk {
+	double g1d[XF_CHUNK], sig[XF_CHUNK], ig[XF_CHUNK]; /* g1_D, s·I^γ, I^γ */
+	double a[3][XF_CHUNK], b[3][XF_CHUNK];		   /* ∂log g1_D, ∂I^γ */
+	double ps[PS_N][XF_CHUNK];
+	size_t di[XF_CHUNK]; /* the pair's element in its angle's column */
+} lam_chunk;
+
+/* Fill the pair-level factors of up to XF_CHUNK pairs from the cursor; returns the count.
+ * The differences of the frame integrals are gathered pair by pair (into g1d, ig, a and
+ * b), then turned into the factors over lanes. Padding pairs (past the end of the block)
+ * end with harmless factors (g1_D = I^γ = 1, no slopes). */
+static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
+{
+	const xf_frames *f = &lik->frames;
+	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
+	int k = 0, i, j;
+	for (; k < XF_CHUNK && cursor_next(c, &i, &j); k++) {
+		ch->g1d[k] = f->cd[i] - f->cd[j];
+		ch->ig[k] = f->cg[i] - f->cg[j];
+		for (int m = 0; m < 3; m++) {
+			ch->a[m][k] = f->dcd[m][i] - f->dcd[m][j];
+			ch->b[m][k] = f->dcg[m][i] - f->dcg[m][j];
+		}
+		ch->di[k] = lik->gathered
+				    ? (c->k - 1) * n_phi
+				    : xf_packed_index(n, (size_t)i, (size_t)j) - lik->ds->c2_base;
+	}
+	for (int q = k; q < XF_CHUNK; q++) { /* the padding's differences: 0 */
+		ch->g1d[q] = ch->ig[q] = 0.0;
+		for (int m = 0; m < 3; m++)
+			ch->a[m][q] = ch->b[m][q] = 0.0;
+	}
+	for (int q = 0; q < k; q += XF_LANES) {
+		xf_v8 dd[3], dg[3], a[3], b[3];
+		for (int m = 0; m < 3; m++) {
+			dd[m] = v8_load(ch->a[m] + q);
+			dg[m] = v8_load(ch->b[m] + q);
+		}
+		v8_store(ch->g1d + q, v8_pair_diffusion(f->w, v8_load(ch->g1d + q), dd, a));
+		xf_v8 ig = v8_pair_integral(v8_load(ch->ig + q), dg, b);
+		v8_store(ch->ig + q, ig);
+		v8_store(ch->sig + q, f->s * ig);
+		for (int m = 0; m < 3; m++) {
+			v8_store(ch->a[m] + q, a[m]);
+			v8_store(ch->b[m] + q, b[m]);
+		}
+	}
+	for (int q = k; q < XF_CHUNK; q++) {
+		ch->g1d[q] = ch->ig[q] = ch->sig[q] = 1.0;
+		for (int m = 0; m < 3; m++)
+			ch->a[m][q] = ch->b[m][q] = 0.0;
+		ch->di[q] = ch->di[0];
+	}
+	return k;
+}
+
+/* Register sums over the pairs of a chunk at one angle. */
+typedef struct angle_sums {
+	xf_v8 chi2, g2, g4, g2r, r, z, zg; /* Σres², Σg1², Σg1⁴, Σg1²res, Σres, Σz, Σz·g1² */
+	xf_v8 pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
+} angle_sums;
+
+/* The points of one angle over the chunk's pairs. */
+static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik, xf_accum *acc,
+							      lam_chunk *ch, int n_pairs, int p,
+							      xf_pass_level level, int shared,
+							      int pnas)
+{
+	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
+	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
+	const double con = lik->contrast[p], off = lik->offset[p], s = lik->frames.s;
+	const xf_m8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	double sn[XF_CHUNK], cs[XF_CHUNK];
+	for (int k = 0; k < n_pairs; k += XF_LANES) {
+		xf_v8 vs, vc;
+		xf_v8_sincos(v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas), &vs, &vc);
+		v8_store(sn + k, vs);
+		v8_store(cs + k, vc);
+	}
+	angle_sums t;
+	memset(&t, 0, sizeof t);
+	for (int k = 0; k < n_pairs; k += XF_LANES) {
+		const size_t *di = ch->di + k;
+		xf_m8 ok = lane < (long long)(n_pairs - k);
+		xf_v8 data = { col[di[0]], col[di[1]], col[di[2]], col[di[3]],
+			       col[di[4]], col[di[5]], col[di[6]], col[di[7]] };
+		xf_v8 g1d = v8_load(ch->g1d + k), dfactor;
+		xf_v8 x = v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas);
+		xf_v8 factor = v8_shear_factor(x, v8_load(sn + k), v8_load(cs + k), pnas, &dfactor);
+		xf_v8 g1 = g1d * factor;
+		xf_m8 live = ok & (g1 >= XF_G1_FLOOR); /* under the floor: g1 = floor, no slope */
+		g1 = v8_select(g1 < XF_G1_FLOOR, (xf_v8){ 0 } + XF_G1_FLOOR, g1);
+		xf_v8 g1sq = v8_keep(ok, g1 * g1);
+		xf_v8 res = v8_keep(ok, data - (off + con * (g1 * g1)));
+		t.chi2 += res * res;
+		t.g2 += g1sq;
+		if (level == XF_PASS_VALUE)
+			continue;
+		xf_v8 two_cg1 = 2.0 * con * g1;
+		xf_v8 shear = two_cg1 * g1d * dfactor * s;
+		xf_v8 u = v8_keep(live, two_cg1 * g1), v = v8_keep(live, shear * ca);
+		xf_v8 z = v8_keep(live, shear * zf * v8_load(ch->ig + k));
+		v8_add_to(ch->ps[PS_UR] + k, u * res);
+		v8_add_to(ch->ps[PS_VR] + k, v * res);
+		v8_add_to(ch->ps[PS_ZR] + k, z * res);
+		t.g2r += g1sq * res;
+		t.r += res;
+		if (level != XF_PASS_HESSIAN)
+			continue;
+		v8_add_to(ch->ps[PS_UU] + k, u * u);
+		v8_add_to(ch->ps[PS_UV] + k, u * v);
+		v8_add_to(ch->ps[PS_UZ] + k, u * z);
+		v8_add_to(ch->ps[PS_VV] + k, v * v);
+		v8_add_to(ch->ps[PS_VZ] + k, v * z);
+		v8_add_to(ch->ps[PS_ZZ] + k, z * z);
+		xf_v8 ug = u * g1sq, vg = v * g1sq;
+		t.g4 += g1sq * g1sq;
+		t.z += z;
+		t.zg += z * g1sq;
+		if (shared) {
+			v8_add_to(ch->ps[PS_UG] + k, ug);
+			v8_add_to(ch->ps[PS_U] + k, u);
+			v8_add_to(ch->ps[PS_VG] + k, vg);
+			v8_add_to(ch->ps[PS_V] + k, v);
+		} else {
+			for (int m = 0; m < 3; m++) {
+				xf_v8 am = v8_load(ch->a[m] + k), bm = v8_load(ch->b[m] + k);
+				t.pc[m] += am * ug;
+				t.po[m] += am * u;
+				t.pc[3 + m] += bm * vg;
+				t.po[3 + m] += bm * v;
+			}
+		}
+	}
+	/* into the block's slot: a shared mode's scaling sums land in angle slot 0 (the
+	 * basis row of every angle is 1), a per-angle mode's in the angle's own */
+	const size_t q = shared ? 0 : (size_t)p;
+	acc->chi2 += v8_sum(t.chi2);
+	acc->g1sq += v8_sum(t.g2);
+	acc->sco[q] += v8_sum(t.g2);
+	acc->soo[q] += n_pairs;
+	if (level == XF_PASS_VALUE)
+		return;
+	acc->bc[q] += v8_sum(t.g2r);
+	acc->bo[q] += v8_sum(t.r);
+	if (level != XF_PASS_HESSIAN)
+		return;
+	acc->scc[q] += v8_sum(t.g4);
+	acc->pc[q * XF_N_PHYS + 6] += v8_sum(t.zg);
+	acc->po[q * XF_N_PHYS + 6] += v8_sum(t.z);
+	if (!shared)
+		for (int m = 0; m < 6; m++) {
+			acc->pc[q * XF_N_PHYS + m] += v8_sum(t.pc[m]);
+			acc->po[q * XF_N_PHYS + m] += v8_sum(t.po[m]);
+		}
+}
+
+/* The per-pair sums of a chunk into Jᵀr's and JᵀJ's physical blocks (and, in a shared
+ * mode, the scaling cross terms), over lanes: with a = ∂log g1_D and b = ∂I^γ of a pair,
+ * hpp[m][l] += Σuu·a_m·a_l, Σuv·a_m·b_l, Σvv·b_m·b_l, Σuz·a_m, Σvz·b_m, Σzz (the upper
+ * triangle, the only part assemble() reads). */
+static inline __attribute__((always_inline)) void
+chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level level, int shared)
+{
+	xf_v8 bp[7], h[XF_N_PHYS * XF_N_PHYS], pc[6], po[6];
+	memset(bp, 0, sizeof bp);
+	memset(h, 0, sizeof h);
+	memset(pc, 0, sizeof pc);
+	memset(po, 0, sizeof po);
+	for (int k = 0; k < n_pairs; k += XF_LANES) {
+		xf_v8 a[3], b[3];
+		for (int m = 0; m < 3; m++) {
+			a[m] = v8_load(ch->a[m] + k);
+			b[m] = v8_load(ch->b[m] + k);
+		}
+		xf_v8 ur = v8_load(ch->ps[PS_UR] + k), vr = v8_load(ch->ps[PS_VR] + k);
+		for (int m = 0; m < 3; m++) {
+			bp[m] += ur * a[m];
+			bp[3 + m] += vr * b[m];
+		}
+		bp[6] += v8_load(ch->ps[PS_ZR] + k);
+		if (level != XF_PASS_HESSIAN)
+			continue;
+		xf_v8 uu = v8_load(ch->ps[PS_UU] + k), uv = v8_load(ch->ps[PS_UV] + k);
+		xf_v8 vv = v8_load(ch->ps[PS_VV] + k), uz = v8_load(ch->ps[PS_UZ] + k);
+		xf_v8 vz = v8_load(ch->ps[PS_VZ] + k);
+		for (int m = 0; m < 3; m++) {
+			xf_v8 uua = uu * a[m], uva = uv * a[m], vvb = vv * b[m];
+			for (int l = m; l < 3; l++) {
+				h[m * XF_N_PHYS + l] += uua * a[l];
+				h[(3 + m) * XF_N_PHYS + 3 + l] += vvb * b[l];
+			}
+			for (int l = 0; l < 3; l++)
+				h[m * XF_N_PHYS + 3 + l] += uva * b[l];
+			h[m * XF_N_PHYS + 6] += uz * a[m];
+			h[(3 + m) * XF_N_PHYS + 6] += vz * b[m];
+		}
+		h[6 * XF_N_PHYS + 6] += v8_load(ch->ps[PS_ZZ] + k);
+		if (!shared)
+			continue;
+		xf_v8 ug = v8_load(ch->ps[PS_UG] + k), u = v8_load(ch->ps[PS_U] + k);
+		xf_v8 vg = v8_load(ch->ps[PS_VG] + k), v = v8_load(ch->ps[PS_V] + k);
+		for (int m = 0; m < 3; m++) {
+			pc[m] += a[m] * ug;
+			po[m] += a[m] * u;
+			pc[3 + m] += b[m] * vg;
+			po[3 + m] += b[m] * v;
+		}
+	}
+	for (int m = 0; m < 7; m++)
+		acc->bp[m] += v8_sum(bp[m]);
+	if (level != XF_PASS_HESSIAN)
+		return;
+	for (int m = 0; m < XF_N_PHYS; m++)
+		for (int l = m; l < XF_N_PHYS; l++)
+			acc->hpp[m * XF_N_PHYS + l] += v8_sum(h[m * XF_N_PHYS + l]);
+	if (shared)
+		for (int m = 0; m < 6; m++) {
+			acc->pc[m] += v8_sum(pc[m]);
+			acc->po[m] += v8_sum(po[m]);
+		}
+}
+
+/* One block at one level and mode. */
+static inline __attribute__((always_inline)) void
+laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
+{
+	xf_accum *acc = &lik->slots[block];
+	lam_chunk ch;
+	pair_cursor c = cursor_at(lik, block);
+	accum_clear(lik->pr, acc);
+	for (;;) {
+		int n_pairs = chunk_pairs(lik, &c, &ch);
+		if (n_pairs == 0)
+			break;
+		if (level != XF_PASS_VALUE)
+			memset(ch.ps, 0, sizeof ch.ps);
+		for (int p = 0; p < lik->pr->n_phi; p++)
+			chunk_angle(lik, acc, &ch, n_pairs, p, level, shared, pnas);
+		if (level != XF_PASS_VALUE)
+			chunk_pair_terms(acc, &ch, n_pairs, level, shared);
+	}
+}
+
+/* The exported kernel of this instruction set: level, scaling and shear model resolved
+ * once per block into one of twelve specialised bodies. */
+void XF_LAMINAR_KERNEL(xf_lik *lik, int block)
+{
+	const int shared = lik->pr->scaling->shared_row;
+	const int pnas = lik->pr->grid.shear_model == XF_SHEAR_PNAS2024;
+#define XF_LAMINAR_CASE(level)                                                                     \
+	do {                                                                                       \
+		if (shared)                                                                        \
+			pnas ? laminar_block(lik, block, level, 1, 1)                              \
+			     : laminar_block(lik, block, level, 1, 0);                             \
+		else                                                                               \
+			pnas ? laminar_block(lik, block, level, 0, 1)                              \
+			     : laminar_block(lik, block, level, 0, 0);                             \
+	} while (0)
+	switch (lik->level) {
+	case XF_PASS_HESSIAN: XF_LAMINAR_CASE(XF_PASS_HESSIAN); break;
+	case XF_PASS_GRADIENT: XF_LAMINAR_CASE(XF_PASS_GRADIENT); break;
+	default: XF_LAMINAR_CASE(XF_PASS_VALUE);
+	}
+#undef XF_LAMINAR_CASE
+}
