@@ -16,9 +16,11 @@
  * registers and are added into the block's slot at the end of each chunk and angle.
  * Last, the per-pair sums are turned into JᵀJ's physical block, again over lanes.
  *
- * Determinism: the logical lane count is XF_LANES = 8 on every instruction set (GCC
- * vector types; AVX-512 holds one, AVX2 two, SSE2 four registers of it), the chunks and
- * lanes are fixed by the block, and lanes are summed in one fixed order, so a block's sums
+ * Determinism: the logical lane count is XF_LANES = 8 on every instruction set (AVX-512
+ * holds it in one register, AVX2 in two, SSE2 in four: the point and pair-term loops run
+ * once per native part, pairs k + h·XF_VW of each group of 8, with that part's sums in
+ * native registers), the chunks and lanes are fixed by the block, and lanes are summed
+ * in one fixed order, so a block's sums
  * do not depend on the thread count or the instruction set. cinz sincos and exp are
  * SLEEF's "deterministic, no FMA" variants: the same bits on sse2, avx and avx512f
  * (checked by test_likelihood). Contraction stays off (-ffp-contract=off). */
@@ -29,29 +31,29 @@
 #include "likelihood/pass_v8.h"
 
 /* The argument of sinc in F(Φ): Φ (homodyne) or πΦ (pnas2024). */
-static inline __attribute__((always_inline)) xf_v8 v8_sinc_arg(xf_v8 phase, int pnas)
+static inline __attribute__((always_inline)) xf_vn vn_sinc_arg(xf_vn phase, int pnas)
 {
 	return pnas ? M_PI * phase : phase;
 }
 
 /* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, with the
- * same operations in the same order, from x = v8_sinc_arg(Φ) and its sin and cos (SLEEF
+ * same operations in the same order, from x = vn_sinc_arg(Φ) and its sin and cos (SLEEF
  * cinz u10 instead of libm: computed apart, in a loop of their own, so that the call does
  * not spill the sums held in registers). */
-static inline __attribute__((always_inline)) xf_v8 v8_shear_factor(xf_v8 x, xf_v8 sn, xf_v8 cs,
-								   int pnas, xf_v8 *dfactor)
+static inline __attribute__((always_inline)) xf_vn vn_shear_factor(xf_vn x, xf_vn sn, xf_vn cs,
+								   int pnas, xf_vn *dfactor)
 {
-	xf_v8 ax = (xf_v8)((xf_m8)x & ((xf_m8){ 0 } + 0x7fffffffffffffffll)); /* |x| */
-	xf_m8 small = ax < XF_SINC_TAYLOR_X;
-	xf_v8 inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
-	if (v8_any(small)) { /* rare (|x| < 1e-4), and its four divisions are dear */
-		xf_v8 x2 = x * x;
-		xf_v8 ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
-		sc = v8_select(small, sinc_t, sc);
-		ds = v8_select(small, ds_t, ds);
+	xf_vn ax = (xf_vn)((xf_mn)x & ((xf_mn){ 0 } + 0x7fffffffffffffffll)); /* |x| */
+	xf_mn small = ax < XF_SINC_TAYLOR_X;
+	xf_vn inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
+	if (vn_any(small)) { /* rare (|x| < 1e-4), and its four divisions are dear */
+		xf_vn x2 = x * x;
+		xf_vn ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
+		sc = vn_select(small, sinc_t, sc);
+		ds = vn_select(small, ds_t, ds);
 	}
 	if (pnas) {
-		xf_v8 one = (xf_v8){ 0 } + 1.0, sign = v8_select(sc < 0.0, -one, one);
+		xf_vn one = (xf_vn){ 0 } + 1.0, sign = vn_select(sc < 0.0, -one, one);
 		*dfactor = sign * M_PI * ds;
 		return sign * sc;
 	}
@@ -113,19 +115,19 @@ static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
 		for (int m = 0; m < 3; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
 	}
-	for (int q = 0; q < k; q += XF_LANES) {
-		xf_v8 dd[3], dg[3], a[3], b[3];
+	for (int q = 0; q < k; q += XF_VW) {
+		xf_vn dd[3], dg[3], a[3], b[3];
 		for (int m = 0; m < 3; m++) {
-			dd[m] = v8_load(ch->a[m] + q);
-			dg[m] = v8_load(ch->b[m] + q);
+			dd[m] = vn_load(ch->a[m] + q);
+			dg[m] = vn_load(ch->b[m] + q);
 		}
-		v8_store(ch->g1d + q, v8_pair_diffusion(f->w, v8_load(ch->g1d + q), dd, a));
-		xf_v8 ig = v8_pair_integral(v8_load(ch->ig + q), dg, b);
-		v8_store(ch->ig + q, ig);
-		v8_store(ch->sig + q, f->s * ig);
+		vn_store(ch->g1d + q, vn_pair_diffusion(f->w, vn_load(ch->g1d + q), dd, a));
+		xf_vn ig = vn_pair_integral(vn_load(ch->ig + q), dg, b);
+		vn_store(ch->ig + q, ig);
+		vn_store(ch->sig + q, f->s * ig);
 		for (int m = 0; m < 3; m++) {
-			v8_store(ch->a[m] + q, a[m]);
-			v8_store(ch->b[m] + q, b[m]);
+			vn_store(ch->a[m] + q, a[m]);
+			vn_store(ch->b[m] + q, b[m]);
 		}
 	}
 	for (int q = k; q < XF_CHUNK; q++) {
@@ -137,13 +139,23 @@ static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
 	return k;
 }
 
-/* Register sums over the pairs of a chunk at one angle. */
-typedef struct angle_sums {
-	xf_v8 chi2, g2, g4, g2r, r, z, zg; /* Σres², Σg1², Σg1⁴, Σg1²res, Σres, Σz, Σz·g1² */
-	xf_v8 pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
-} angle_sums;
+/* Register sums over the pairs of a chunk at one angle, lane by lane. */
+enum {
+	AS_CHI2,
+	AS_G2,
+	AS_G4,
+	AS_G2R,
+	AS_R,
+	AS_Z,
+	AS_ZG,
+	AS_PC,
+	AS_PO = AS_PC + 6,
+	AS_N = AS_PO + 6
+};
 
-/* The points of one angle over the chunk's pairs. */
+/* The points of one angle over the chunk's pairs: part h of the 8 logical lanes (pairs
+ * k + h·XF_VW of each group of 8 at k) at a time, its sums in native registers, then the
+ * sums of the 8 lanes in the fixed order. */
 static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik, xf_accum *acc,
 							      lam_chunk *ch, int n_pairs, int p,
 							      xf_pass_level level, int shared,
@@ -152,89 +164,112 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
 	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
 	const double con = lik->contrast[p], off = lik->offset[p], s = lik->frames.s;
-	const xf_m8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	const int n_groups = (n_pairs + XF_LANES - 1) / XF_LANES * XF_LANES;
 	double sn[XF_CHUNK], cs[XF_CHUNK];
-	for (int k = 0; k < n_pairs; k += XF_LANES) {
-		xf_v8 vs, vc;
-		xf_v8_sincos(v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas), &vs, &vc);
-		v8_store(sn + k, vs);
-		v8_store(cs + k, vc);
+	for (int k = 0; k < n_groups; k += XF_VW) {
+		xf_vn vs, vc;
+		xf_vn_sincos(vn_sinc_arg(vn_load(ch->sig + k) * ca, pnas), &vs, &vc);
+		vn_store(sn + k, vs);
+		vn_store(cs + k, vc);
 	}
-	angle_sums t;
-	memset(&t, 0, sizeof t);
-	for (int k = 0; k < n_pairs; k += XF_LANES) {
-		const size_t *di = ch->di + k;
-		xf_m8 ok = lane < (long long)(n_pairs - k);
-		xf_v8 data = { col[di[0]], col[di[1]], col[di[2]], col[di[3]],
-			       col[di[4]], col[di[5]], col[di[6]], col[di[7]] };
-		xf_v8 g1d = v8_load(ch->g1d + k), dfactor;
-		xf_v8 x = v8_sinc_arg(v8_load(ch->sig + k) * ca, pnas);
-		xf_v8 factor = v8_shear_factor(x, v8_load(sn + k), v8_load(cs + k), pnas, &dfactor);
-		xf_v8 g1 = g1d * factor;
-		xf_m8 live = ok & (g1 >= XF_G1_FLOOR); /* under the floor: g1 = floor, no slope */
-		g1 = v8_select(g1 < XF_G1_FLOOR, (xf_v8){ 0 } + XF_G1_FLOOR, g1);
-		xf_v8 g1sq = v8_keep(ok, g1 * g1);
-		xf_v8 res = v8_keep(ok, data - (off + con * (g1 * g1)));
-		t.chi2 += res * res;
-		t.g2 += g1sq;
-		if (level == XF_PASS_VALUE)
-			continue;
-		xf_v8 two_cg1 = 2.0 * con * g1;
-		xf_v8 shear = two_cg1 * g1d * dfactor * s;
-		xf_v8 u = v8_keep(live, two_cg1 * g1), v = v8_keep(live, shear * ca);
-		xf_v8 z = v8_keep(live, shear * zf * v8_load(ch->ig + k));
-		v8_add_to(ch->ps[PS_UR] + k, u * res);
-		v8_add_to(ch->ps[PS_VR] + k, v * res);
-		v8_add_to(ch->ps[PS_ZR] + k, z * res);
-		t.g2r += g1sq * res;
-		t.r += res;
-		if (level != XF_PASS_HESSIAN)
-			continue;
-		v8_add_to(ch->ps[PS_UU] + k, u * u);
-		v8_add_to(ch->ps[PS_UV] + k, u * v);
-		v8_add_to(ch->ps[PS_UZ] + k, u * z);
-		v8_add_to(ch->ps[PS_VV] + k, v * v);
-		v8_add_to(ch->ps[PS_VZ] + k, v * z);
-		v8_add_to(ch->ps[PS_ZZ] + k, z * z);
-		xf_v8 ug = u * g1sq, vg = v * g1sq;
-		t.g4 += g1sq * g1sq;
-		t.z += z;
-		t.zg += z * g1sq;
-		if (shared) {
-			v8_add_to(ch->ps[PS_UG] + k, ug);
-			v8_add_to(ch->ps[PS_U] + k, u);
-			v8_add_to(ch->ps[PS_VG] + k, vg);
-			v8_add_to(ch->ps[PS_V] + k, v);
-		} else {
-			for (int m = 0; m < 3; m++) {
-				xf_v8 am = v8_load(ch->a[m] + k), bm = v8_load(ch->b[m] + k);
-				t.pc[m] += am * ug;
-				t.po[m] += am * u;
-				t.pc[3 + m] += bm * vg;
-				t.po[3 + m] += bm * v;
+	double lanes[AS_N][XF_LANES];
+	for (int h = 0; h < XF_VR; h++) {
+		const xf_vn zero = { 0 };
+		xf_vn chi2 = zero, g2 = zero, g4 = zero, g2r = zero, r = zero, zs = zero, zg = zero;
+		xf_vn pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
+		for (int m = 0; m < 6; m++)
+			pc[m] = po[m] = zero;
+		for (int k0 = 0; k0 < n_pairs; k0 += XF_LANES) {
+			const int k = k0 + h * XF_VW;
+			const size_t *di = ch->di + k;
+			xf_mn ok = vn_iota() + (double)k < (double)n_pairs;
+			xf_vn data;
+			for (int i = 0; i < XF_VW; i++)
+				data[i] = col[di[i]];
+			xf_vn g1d = vn_load(ch->g1d + k), dfactor;
+			xf_vn x = vn_sinc_arg(vn_load(ch->sig + k) * ca, pnas);
+			xf_vn factor = vn_shear_factor(x, vn_load(sn + k), vn_load(cs + k), pnas,
+						       &dfactor);
+			xf_vn g1 = g1d * factor;
+			xf_mn live = ok & (g1 >=
+					   XF_G1_FLOOR); /* under the floor: g1 = floor, no slope */
+			g1 = vn_select(g1 < XF_G1_FLOOR, zero + XF_G1_FLOOR, g1);
+			xf_vn g1sq = vn_keep(ok, g1 * g1);
+			xf_vn res = vn_keep(ok, data - (off + con * (g1 * g1)));
+			chi2 += res * res;
+			g2 += g1sq;
+			if (level == XF_PASS_VALUE)
+				continue;
+			xf_vn two_cg1 = 2.0 * con * g1;
+			xf_vn shear = two_cg1 * g1d * dfactor * s;
+			xf_vn u = vn_keep(live, two_cg1 * g1), v = vn_keep(live, shear * ca);
+			xf_vn z = vn_keep(live, shear * zf * vn_load(ch->ig + k));
+			vn_add_to(ch->ps[PS_UR] + k, u * res);
+			vn_add_to(ch->ps[PS_VR] + k, v * res);
+			vn_add_to(ch->ps[PS_ZR] + k, z * res);
+			g2r += g1sq * res;
+			r += res;
+			if (level != XF_PASS_HESSIAN)
+				continue;
+			vn_add_to(ch->ps[PS_UU] + k, u * u);
+			vn_add_to(ch->ps[PS_UV] + k, u * v);
+			vn_add_to(ch->ps[PS_UZ] + k, u * z);
+			vn_add_to(ch->ps[PS_VV] + k, v * v);
+			vn_add_to(ch->ps[PS_VZ] + k, v * z);
+			vn_add_to(ch->ps[PS_ZZ] + k, z * z);
+			xf_vn ug = u * g1sq, vg = v * g1sq;
+			g4 += g1sq * g1sq;
+			zs += z;
+			zg += z * g1sq;
+			if (shared) {
+				vn_add_to(ch->ps[PS_UG] + k, ug);
+				vn_add_to(ch->ps[PS_U] + k, u);
+				vn_add_to(ch->ps[PS_VG] + k, vg);
+				vn_add_to(ch->ps[PS_V] + k, v);
+			} else {
+				for (int m = 0; m < 3; m++) {
+					xf_vn am = vn_load(ch->a[m] + k),
+					      bm = vn_load(ch->b[m] + k);
+					pc[m] += am * ug;
+					po[m] += am * u;
+					pc[3 + m] += bm * vg;
+					po[3 + m] += bm * v;
+				}
 			}
+		}
+		const int o = h * XF_VW;
+		vn_store(lanes[AS_CHI2] + o, chi2);
+		vn_store(lanes[AS_G2] + o, g2);
+		vn_store(lanes[AS_G4] + o, g4);
+		vn_store(lanes[AS_G2R] + o, g2r);
+		vn_store(lanes[AS_R] + o, r);
+		vn_store(lanes[AS_Z] + o, zs);
+		vn_store(lanes[AS_ZG] + o, zg);
+		for (int m = 0; m < 6; m++) {
+			vn_store(lanes[AS_PC + m] + o, pc[m]);
+			vn_store(lanes[AS_PO + m] + o, po[m]);
 		}
 	}
 	/* into the block's slot: a shared mode's scaling sums land in angle slot 0 (the
 	 * basis row of every angle is 1), a per-angle mode's in the angle's own */
 	const size_t q = shared ? 0 : (size_t)p;
-	acc->chi2 += v8_sum(t.chi2);
-	acc->g1sq += v8_sum(t.g2);
-	acc->sco[q] += v8_sum(t.g2);
+	acc->chi2 += v8_sum(lanes[AS_CHI2]);
+	acc->g1sq += v8_sum(lanes[AS_G2]);
+	acc->sco[q] += v8_sum(lanes[AS_G2]);
 	acc->soo[q] += n_pairs;
 	if (level == XF_PASS_VALUE)
 		return;
-	acc->bc[q] += v8_sum(t.g2r);
-	acc->bo[q] += v8_sum(t.r);
+	acc->bc[q] += v8_sum(lanes[AS_G2R]);
+	acc->bo[q] += v8_sum(lanes[AS_R]);
 	if (level != XF_PASS_HESSIAN)
 		return;
-	acc->scc[q] += v8_sum(t.g4);
-	acc->pc[q * XF_N_PHYS + 6] += v8_sum(t.zg);
-	acc->po[q * XF_N_PHYS + 6] += v8_sum(t.z);
+	acc->scc[q] += v8_sum(lanes[AS_G4]);
+	acc->pc[q * XF_N_PHYS + 6] += v8_sum(lanes[AS_ZG]);
+	acc->po[q * XF_N_PHYS + 6] += v8_sum(lanes[AS_Z]);
 	if (!shared)
 		for (int m = 0; m < 6; m++) {
-			acc->pc[q * XF_N_PHYS + m] += v8_sum(t.pc[m]);
-			acc->po[q * XF_N_PHYS + m] += v8_sum(t.po[m]);
+			acc->pc[q * XF_N_PHYS + m] += v8_sum(lanes[AS_PC + m]);
+			acc->po[q * XF_N_PHYS + m] += v8_sum(lanes[AS_PO + m]);
 		}
 }
 
@@ -245,62 +280,86 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 static inline __attribute__((always_inline)) void
 chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level level, int shared)
 {
-	xf_v8 bp[7], h[XF_N_PHYS * XF_N_PHYS], pc[6], po[6];
-	memset(bp, 0, sizeof bp);
-	memset(h, 0, sizeof h);
-	memset(pc, 0, sizeof pc);
-	memset(po, 0, sizeof po);
-	for (int k = 0; k < n_pairs; k += XF_LANES) {
-		xf_v8 a[3], b[3];
-		for (int m = 0; m < 3; m++) {
-			a[m] = v8_load(ch->a[m] + k);
-			b[m] = v8_load(ch->b[m] + k);
-		}
-		xf_v8 ur = v8_load(ch->ps[PS_UR] + k), vr = v8_load(ch->ps[PS_VR] + k);
-		for (int m = 0; m < 3; m++) {
-			bp[m] += ur * a[m];
-			bp[3 + m] += vr * b[m];
-		}
-		bp[6] += v8_load(ch->ps[PS_ZR] + k);
-		if (level != XF_PASS_HESSIAN)
-			continue;
-		xf_v8 uu = v8_load(ch->ps[PS_UU] + k), uv = v8_load(ch->ps[PS_UV] + k);
-		xf_v8 vv = v8_load(ch->ps[PS_VV] + k), uz = v8_load(ch->ps[PS_UZ] + k);
-		xf_v8 vz = v8_load(ch->ps[PS_VZ] + k);
-		for (int m = 0; m < 3; m++) {
-			xf_v8 uua = uu * a[m], uva = uv * a[m], vvb = vv * b[m];
-			for (int l = m; l < 3; l++) {
-				h[m * XF_N_PHYS + l] += uua * a[l];
-				h[(3 + m) * XF_N_PHYS + 3 + l] += vvb * b[l];
+	/* lane sums: bp[7], then h[49] (upper triangle used), then pc[6], po[6] */
+	enum {
+		PT_BP = 0,
+		PT_H = 7,
+		PT_PC = PT_H + XF_N_PHYS * XF_N_PHYS,
+		PT_PO = PT_PC + 6,
+		PT_N = PT_PO + 6
+	};
+	double lanes[PT_N][XF_LANES];
+	for (int part = 0; part < XF_VR; part++) {
+		xf_vn bp[7], h[XF_N_PHYS * XF_N_PHYS], pc[6], po[6];
+		const xf_vn zero = { 0 };
+		for (int m = 0; m < 7; m++)
+			bp[m] = zero;
+		for (int m = 0; m < XF_N_PHYS * XF_N_PHYS; m++)
+			h[m] = zero;
+		for (int m = 0; m < 6; m++)
+			pc[m] = po[m] = zero;
+		for (int k0 = 0; k0 < n_pairs; k0 += XF_LANES) {
+			const int k = k0 + part * XF_VW;
+			xf_vn a[3], b[3];
+			for (int m = 0; m < 3; m++) {
+				a[m] = vn_load(ch->a[m] + k);
+				b[m] = vn_load(ch->b[m] + k);
 			}
-			for (int l = 0; l < 3; l++)
-				h[m * XF_N_PHYS + 3 + l] += uva * b[l];
-			h[m * XF_N_PHYS + 6] += uz * a[m];
-			h[(3 + m) * XF_N_PHYS + 6] += vz * b[m];
+			xf_vn ur = vn_load(ch->ps[PS_UR] + k), vr = vn_load(ch->ps[PS_VR] + k);
+			for (int m = 0; m < 3; m++) {
+				bp[m] += ur * a[m];
+				bp[3 + m] += vr * b[m];
+			}
+			bp[6] += vn_load(ch->ps[PS_ZR] + k);
+			if (level != XF_PASS_HESSIAN)
+				continue;
+			xf_vn uu = vn_load(ch->ps[PS_UU] + k), uv = vn_load(ch->ps[PS_UV] + k);
+			xf_vn vv = vn_load(ch->ps[PS_VV] + k), uz = vn_load(ch->ps[PS_UZ] + k);
+			xf_vn vz = vn_load(ch->ps[PS_VZ] + k);
+			for (int m = 0; m < 3; m++) {
+				xf_vn uua = uu * a[m], uva = uv * a[m], vvb = vv * b[m];
+				for (int l = m; l < 3; l++) {
+					h[m * XF_N_PHYS + l] += uua * a[l];
+					h[(3 + m) * XF_N_PHYS + 3 + l] += vvb * b[l];
+				}
+				for (int l = 0; l < 3; l++)
+					h[m * XF_N_PHYS + 3 + l] += uva * b[l];
+				h[m * XF_N_PHYS + 6] += uz * a[m];
+				h[(3 + m) * XF_N_PHYS + 6] += vz * b[m];
+			}
+			h[6 * XF_N_PHYS + 6] += vn_load(ch->ps[PS_ZZ] + k);
+			if (!shared)
+				continue;
+			xf_vn ug = vn_load(ch->ps[PS_UG] + k), u = vn_load(ch->ps[PS_U] + k);
+			xf_vn vg = vn_load(ch->ps[PS_VG] + k), v = vn_load(ch->ps[PS_V] + k);
+			for (int m = 0; m < 3; m++) {
+				pc[m] += a[m] * ug;
+				po[m] += a[m] * u;
+				pc[3 + m] += b[m] * vg;
+				po[3 + m] += b[m] * v;
+			}
 		}
-		h[6 * XF_N_PHYS + 6] += v8_load(ch->ps[PS_ZZ] + k);
-		if (!shared)
-			continue;
-		xf_v8 ug = v8_load(ch->ps[PS_UG] + k), u = v8_load(ch->ps[PS_U] + k);
-		xf_v8 vg = v8_load(ch->ps[PS_VG] + k), v = v8_load(ch->ps[PS_V] + k);
-		for (int m = 0; m < 3; m++) {
-			pc[m] += a[m] * ug;
-			po[m] += a[m] * u;
-			pc[3 + m] += b[m] * vg;
-			po[3 + m] += b[m] * v;
+		const int o = part * XF_VW;
+		for (int m = 0; m < 7; m++)
+			vn_store(lanes[PT_BP + m] + o, bp[m]);
+		for (int m = 0; m < XF_N_PHYS * XF_N_PHYS; m++)
+			vn_store(lanes[PT_H + m] + o, h[m]);
+		for (int m = 0; m < 6; m++) {
+			vn_store(lanes[PT_PC + m] + o, pc[m]);
+			vn_store(lanes[PT_PO + m] + o, po[m]);
 		}
 	}
 	for (int m = 0; m < 7; m++)
-		acc->bp[m] += v8_sum(bp[m]);
+		acc->bp[m] += v8_sum(lanes[PT_BP + m]);
 	if (level != XF_PASS_HESSIAN)
 		return;
 	for (int m = 0; m < XF_N_PHYS; m++)
 		for (int l = m; l < XF_N_PHYS; l++)
-			acc->hpp[m * XF_N_PHYS + l] += v8_sum(h[m * XF_N_PHYS + l]);
+			acc->hpp[m * XF_N_PHYS + l] += v8_sum(lanes[PT_H + m * XF_N_PHYS + l]);
 	if (shared)
 		for (int m = 0; m < 6; m++) {
-			acc->pc[m] += v8_sum(pc[m]);
-			acc->po[m] += v8_sum(po[m]);
+			acc->pc[m] += v8_sum(lanes[PT_PC + m]);
+			acc->po[m] += v8_sum(lanes[PT_PO + m]);
 		}
 }
 
