@@ -26,8 +26,8 @@ void XF_MODEL_ROW(const xf_model_row_ctx *x, int i, int j0, int j1, double *out)
 		xf_v8 dd = cdi - v8_load(x->cd + j);
 		xf_v8 integral = v8_sqrt(dd * dd + XF_INTEGRAL_EPS2);
 		xf_v8 log_g1d = -w * integral;
-		xf_v8 g1 = v8_exp(v8_select(log_g1d < XF_LOG_G1_MIN, (xf_v8){ 0 } + XF_LOG_G1_MIN,
-					    log_g1d));
+		xf_v8 g1 = v8_exp(
+			v8_select(log_g1d < XF_LOG_G1_MIN, (xf_v8){ 0 } + XF_LOG_G1_MIN, log_g1d));
 		if (x->shear) {
 			xf_v8 dg = cgi - v8_load(x->cg + j);
 			xf_v8 ig = v8_sqrt(dg * dg + XF_INTEGRAL_EPS2);
