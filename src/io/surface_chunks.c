@@ -22,19 +22,22 @@ static void shuffle_floats(const float *src, size_t n, unsigned char *dst)
  * (bits per byte): Huffman codes would save at most 5 % of it, and deflating noise costs
  * as much as deflating anything else. */
 #define XF_PLANE_STORE_BITS 7.6
+#define XF_PLANE_SAMPLE	    8
 
 /* The order-0 entropy of a byte plane in bits per byte (a function of the bytes only: the
  * same choice on every thread). */
 static double plane_entropy(const unsigned char *p, size_t n)
 {
-	size_t count[256] = { 0 };
-	for (size_t i = 0; i < n; i++)
+	/* every 8th byte (32 768 of a 262-row chunk of 1000 frames: the estimate is within
+	 * 0.02 bits) */
+	size_t count[256] = { 0 }, taken = 0;
+	for (size_t i = 0; i < n; i += XF_PLANE_SAMPLE, taken++)
 		count[p[i]]++;
 	double h = 0.0;
 	for (int b = 0; b < 256; b++)
 		if (count[b])
-			h -= (double)count[b] * log2((double)count[b] / (double)n);
-	return n ? h / (double)n : 0.0;
+			h -= (double)count[b] * log2((double)count[b] / (double)taken);
+	return taken ? h / (double)taken : 0.0;
 }
 
 /* A zlib stream as HDF5's shuffle + deflate filters write it, one byte plane at a time:
@@ -86,19 +89,29 @@ int xf_io_surface_chunk_from(const xf_dataset *ds, const double *fit, int deflat
 	if (!surf || !scratch)
 		goto done;
 	float *data_f = surf, *fit_f = surf + m, *res_f = surf + 2 * m;
-	for (size_t k = 0; k < m * XF_N_SURFACES; k++)
-		surf[k] = NAN; /* padding rows of a short last chunk */
-	for (size_t i = c->row0; i < c->row1; i++)
+	size_t filled = (c->row1 - c->row0) * n;
+	for (int s = 0; s < XF_N_SURFACES; s++) /* padding rows of a short last chunk */
+		for (size_t k = filled; k < m; k++)
+			surf[(size_t)s * m + k] = NAN;
+	const double *packed = ds->c2[a];
+	for (size_t i = c->row0; i < c->row1; i++) {
+		size_t row = (i - c->row0) * n, idx = i; /* packed (0, i) */
+		const double *f = fit + row;
 		for (size_t j = 0; j < n; j++) {
-			size_t k = (i - c->row0) * n + j;
-			double d = ds->c2[a][i <= j ? xf_packed_index(n, i, j)
-						    : xf_packed_index(n, j, i)];
-			double f = fit[k];
-			data_f[k] = (float)d;
-			fit_f[k] = (float)f;
-			/* nothing is fitted on row/column 0 and the diagonal */
-			res_f[k] = (i == 0 || j == 0 || i == j) ? NAN : (float)(d - f);
+			/* (j, i) below the diagonal: rows of the triangle apart; from it on: row i */
+			double d = packed[idx];
+			idx += j < i ? n - j - 1 : 1;
+			data_f[row + j] = (float)d;
+			fit_f[row + j] = (float)f[j];
+			res_f[row + j] = (float)(d - f[j]);
 		}
+		/* nothing is fitted on row/column 0 and the diagonal */
+		res_f[row] = NAN;
+		res_f[row + i] = NAN;
+		if (i == 0)
+			for (size_t j = 0; j < n; j++)
+				res_f[row + j] = NAN;
+	}
 	for (int s = 0; s < XF_N_SURFACES; s++)
 		if (deflate_floats(surf + (size_t)s * m, m, deflate_level, scratch, &c->bytes[s],
 				   &c->size[s]))
