@@ -54,7 +54,8 @@ static void test_reference_case_b(void **state)
 	assert_rel(c2_at(&g, theta, 90, 0.3, 1.0, 0, 1000), 1.2913783150797273, 1e-12);
 }
 
-/* The full-matrix evaluator agrees with the point evaluator and is symmetric. */
+/* The full-matrix evaluator agrees with the point evaluator (to a few ULP: its sincos and
+ * exp are SLEEF's, the point evaluator's libm's) and is symmetric. */
 static void test_full_matrix_symmetric(void **state)
 {
 	(void)state;
@@ -68,10 +69,48 @@ static void test_full_matrix_symmetric(void **state)
 		for (int j = 0; j < n; j++) {
 			assert_true(m[i * n + j] == m[j * n + i]);
 			if ((i * 7 + j) % 97 == 0)
-				assert_true(m[i * n + j] == c2_at(&g, theta, 30, 0.3, 1.0, i, j));
+				assert_rel(m[i * n + j], c2_at(&g, theta, 30, 0.3, 1.0, i, j),
+					   1e-15);
 		}
 	/* the point evaluator is symmetric in (i, j) too */
 	assert_rel(c2_at(&g, theta, 30, 0.3, 1, 40, 7), c2_at(&g, theta, 30, 0.3, 1, 7, 40), 1e-15);
+	free(m);
+}
+
+/* The row evaluator gives the same bits in every build (generic, AVX2, AVX-512; whichever
+ * the CPU runs) and in rows as in the full matrix, in each mode and shear model. */
+static void test_rows_bits(void **state)
+{
+	(void)state;
+	const char *kernel[] = { "generic", "avx2", NULL };
+	xf_model_grid grids[] = {
+		{ XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, 77, 0.01, 0.0054, 2e6 },
+		{ XF_MODE_LAMINAR, XF_SHEAR_PNAS2024, 77, 0.01, 0.0054, 2e6 },
+		{ XF_MODE_STATIC, XF_SHEAR_HOMODYNE, 77, 0.01, 0.0054, 2e6 },
+	};
+	double theta[7] = { 2000, -1.3, 5, 0.02, -0.2, 0.001, 3 };
+	int n = 77;
+	double *ref = malloc(sizeof(double) * n * n), *m = malloc(sizeof(double) * n * n);
+	assert_non_null(ref);
+	assert_non_null(m);
+	for (int gi = 0; gi < 3; gi++) {
+		unsetenv("XPCSFIT_KERNEL");
+		assert_int_equal(xf_model_c2_full(&grids[gi], theta, 30, 0.3, 1.0, ref), 0);
+		for (int k = 0; k < 3; k++) {
+			if (kernel[k])
+				setenv("XPCSFIT_KERNEL", kernel[k], 1);
+			else
+				unsetenv("XPCSFIT_KERNEL");
+			assert_int_equal(xf_model_c2_full(&grids[gi], theta, 30, 0.3, 1.0, m), 0);
+			assert_memory_equal(m, ref, sizeof(double) * n * n);
+			/* rows 5..33 as the no-plots surface writer computes them */
+			assert_int_equal(
+				xf_model_c2_rows(&grids[gi], theta, 30, 0.3, 1.0, 5, 34, m), 0);
+			assert_memory_equal(m, ref + 5 * n, sizeof(double) * 29 * n);
+		}
+	}
+	unsetenv("XPCSFIT_KERNEL");
+	free(ref);
 	free(m);
 }
 
@@ -234,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_reference_case_a),
 		cmocka_unit_test(test_reference_case_b),
 		cmocka_unit_test(test_full_matrix_symmetric),
+		cmocka_unit_test(test_rows_bits),
 		cmocka_unit_test(test_gradients_static),
 		cmocka_unit_test(test_gradients_laminar),
 		cmocka_unit_test(test_floors_and_clips),

@@ -1,7 +1,11 @@
-/* model.c — plain c2 evaluation for simulation, plots and tests (model.h). Fits use the
- * fused accumulators in src/nlsq/, built from the same kernel.h pieces. */
+/* model.c — c2 evaluation for simulation, the surfaces, plots and tests (model.h): whole
+ * rows over 8-lane vectors (model_rows_kernel.h), single points with their gradient in
+ * scalar code. Fits use the likelihood passes, built from the same kernel.h pieces. */
 #include "xpcsfit/model.h"
 #include "model/kernel.h"
+#include "model/model_rows.h"
+
+#include <stdlib.h>
 
 /* cos and sin of (φ0 − φ) in radians: one angle, computed once per evaluation */
 typedef struct angle_terms {
@@ -44,41 +48,80 @@ static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms
 	return g1;
 }
 
-int xf_model_c2_rows(const xf_model_grid *grid, const double *theta, double phi_deg,
-		     double contrast, double offset, int row0, int row1, double *c2_out)
+/* The row evaluator's inputs for theta at one angle: frames computed, C^D and C^γ copied
+ * with XF_MODEL_ROW_PAD values of padding (model_rows.h). */
+typedef struct row_setup {
+	xf_model_row_ctx ctx;
+	xf_model_row_fn row;
+	double *pad;
+} row_setup;
+
+static int row_setup_init(row_setup *r, const xf_model_grid *grid, const double *theta,
+			  double phi_deg, double contrast, double offset)
 {
 	xf_frames f;
-	int n = grid->n_frames;
-	if (xf_frames_alloc(&f, n, grid->mode == XF_MODE_LAMINAR))
+	int n = grid->n_frames, shear = grid->mode == XF_MODE_LAMINAR;
+	size_t len = (size_t)n + XF_MODEL_ROW_PAD;
+	if (xf_frames_alloc(&f, n, shear))
 		return -1;
+	r->pad = malloc(sizeof(double) * len * 2);
+	if (!r->pad) {
+		xf_frames_free(&f);
+		return -1;
+	}
 	xf_frames_compute(&f, grid, theta);
+	double *cd = r->pad, *cg = r->pad + len;
+	for (size_t k = 0; k < len; k++) {
+		size_t src = k < (size_t)n ? k : (size_t)n - 1;
+		cd[k] = n > 0 ? f.cd[src] : 0.0;
+		cg[k] = shear && n > 0 ? f.cg[src] : 0.0;
+	}
 	angle_terms at = angle_of(theta, phi_deg);
-	for (int i = row0; i < row1; i++)
-		for (int j = 0; j < n; j++) {
-			double g1 = pair_g1(&f, grid, at, i < j ? i : j, i < j ? j : i, NULL);
-			c2_out[(size_t)(i - row0) * n + j] = offset + contrast * g1 * g1;
-		}
+	r->ctx = (xf_model_row_ctx){
+		.cd = cd,
+		.cg = cg,
+		.w = f.w,
+		.s_cos = f.s * at.cos_a,
+		.contrast = contrast,
+		.offset = offset,
+		.shear = shear,
+		.pnas = grid->shear_model == XF_SHEAR_PNAS2024,
+	};
+	r->row = xf_model_row_select();
 	xf_frames_free(&f);
 	return 0;
 }
 
+int xf_model_c2_rows(const xf_model_grid *grid, const double *theta, double phi_deg,
+		     double contrast, double offset, int row0, int row1, double *c2_out)
+{
+	row_setup r;
+	int n = grid->n_frames;
+	if (row_setup_init(&r, grid, theta, phi_deg, contrast, offset))
+		return -1;
+	for (int i = row0; i < row1; i++)
+		r.row(&r.ctx, i, 0, n, c2_out + (size_t)(i - row0) * n);
+	free(r.pad);
+	return 0;
+}
+
+#define MIRROR_TILE 64 /* the lower triangle is copied in tiles that stay in cache */
+
 int xf_model_c2_full(const xf_model_grid *grid, const double *theta, double phi_deg,
 		     double contrast, double offset, double *c2_out)
 {
-	xf_frames f;
-	int n = grid->n_frames;
-	if (xf_frames_alloc(&f, n, grid->mode == XF_MODE_LAMINAR))
+	row_setup r;
+	size_t n = (size_t)grid->n_frames;
+	if (row_setup_init(&r, grid, theta, phi_deg, contrast, offset))
 		return -1;
-	xf_frames_compute(&f, grid, theta);
-	angle_terms at = angle_of(theta, phi_deg);
-	for (int i = 0; i < n; i++)
-		for (int j = i; j < n; j++) {
-			double g1 = pair_g1(&f, grid, at, i, j, NULL);
-			double c2 = offset + contrast * g1 * g1;
-			c2_out[(size_t)i * n + j] = c2;
-			c2_out[(size_t)j * n + i] = c2;
-		}
-	xf_frames_free(&f);
+	for (size_t i = 0; i < n; i++)
+		r.row(&r.ctx, (int)i, (int)i, (int)n, c2_out + i * n + i);
+	for (size_t i0 = 0; i0 < n; i0 += MIRROR_TILE)
+		for (size_t j0 = 0; j0 <= i0; j0 += MIRROR_TILE)
+			for (size_t i = i0; i < i0 + MIRROR_TILE && i < n; i++)
+				for (size_t j = j0; j < j0 + MIRROR_TILE && j < i; j++)
+					c2_out[i * n + j] = c2_out[j * n + i];
+	free(r.pad);
 	return 0;
 }
 

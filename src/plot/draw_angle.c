@@ -75,8 +75,12 @@ static void quantiles_n(const double *a, size_t na, const double *b, size_t nb, 
 		if (isfinite(b[i]))
 			buf[k++] = abs_values ? fabs(b[i]) : b[i];
 	if (k > 0) {
-		*lo = xf_select_kth(buf, k, (size_t)(qlo * (double)(k - 1)));
-		*hi = xf_select_kth(buf, k, (size_t)(qhi * (double)(k - 1)));
+		size_t ilo = (size_t)(qlo * (double)(k - 1)), ihi = (size_t)(qhi * (double)(k - 1));
+		*lo = xf_select_kth(buf, k, ilo);
+		/* the selection partitioned buf: everything from ilo on is ≥ *lo, so the upper
+		 * quantile is found among those (the same value, in a shorter search) */
+		*hi = ihi >= ilo ? xf_select_kth(buf + ilo, k - ilo, ihi - ilo)
+				 : xf_select_kth(buf, k, ihi);
 	}
 	free(buf);
 }

@@ -62,9 +62,11 @@ int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height)
 		return -1;
 	}
 	png_set_write_fn(png, &sink, sink_write, sink_flush);
-	/* filter "Up" on every row: plots are mostly runs of equal columns (white, axes,
-	 * flat colour), which it turns into zeros; one fixed filter, no per-row heuristic */
-	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+	/* no filter on any row (one fixed choice, no per-row heuristic): the heatmaps' pixels
+	 * are entries of a 256-colour table whose RGB triplets deflate finds again as
+	 * matches, which "Up" turned into noise: pages 30 % smaller and deflated 10-25 %
+	 * faster than with "Up" (adr/0036) */
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
 	png_set_compression_level(png, XF_PNG_LEVEL);
 	/* zlib's default strategy (libpng picks Z_FILTERED for filtered rows): the same
 	 * matches as before the move to libpng, and as fast */
