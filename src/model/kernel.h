@@ -5,12 +5,28 @@
  * Notation (spec/model.md): C_k cumulative trapezoid of the floored rate in grid steps;
  * I_ij = sqrt((C_i − C_j)² + 1e-12); g1_D = exp(clip(−w·I^D, −700, 0)), w = ½q²dt;
  * Φ = s·cos((φ0 − φ)·π/180)·I^γ, s = q·L·dt/(2π); g1 = max(g1_D·F(Φ), 1e-10) with
- * F = sinc(Φ)² (homodyne) or sinc(πΦ) (pnas2024); c2 = offset + contrast·g1². */
+ * F = sinc(Φ)² (homodyne) or sinc(πΦ) (pnas2024); c2 = offset + contrast·g1².
+ *
+ * The inline functions are plain C that nvcc also compiles for the GPU (XF_HD): the CPU
+ * scalar path (model.c) and the CUDA backend (src/gpu/, docs/gpu.md) run one copy of
+ * the formulas; the vectorised CPU kernels (pass_laminar_kernel.h, model_rows_kernel.h)
+ * restate them lane-wise and are tested against these. */
 #ifndef XPCSFIT_MODEL_KERNEL_H
 #define XPCSFIT_MODEL_KERNEL_H
 
 #include <math.h>
 #include "xpcsfit/model.h"
+
+/* host and device under nvcc, plain C otherwise */
+#ifdef __CUDACC__
+#define XF_HD __host__ __device__
+#else
+#define XF_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define XF_RATE_FLOOR	 1e-10	  /* D_k and γ_k are floored here (homodyne) */
 #define XF_T_FLOOR_MIN	 1e-8	  /* smallest ε of the t̃ floor */
@@ -39,10 +55,13 @@ int xf_frames_alloc(xf_frames *f, int n_frames, int with_shear);
 void xf_frames_free(xf_frames *f);
 /* Fill f for theta (canonical order) on grid. */
 void xf_frames_compute(xf_frames *f, const xf_model_grid *grid, const double *theta);
+#ifdef __cplusplus
+}
+#endif
 
 /* I_ij of a cumulative array and its 3 derivatives. */
-static inline double xf_pair_integral(const double *c, double *const dc[3], int i, int j,
-				      double d_integral[3])
+XF_HD static inline double xf_pair_integral(const double *c, double *const dc[3], int i, int j,
+					    double d_integral[3])
 {
 	double diff = c[i] - c[j];
 	double integral = sqrt(diff * diff + XF_INTEGRAL_EPS2);
@@ -53,7 +72,7 @@ static inline double xf_pair_integral(const double *c, double *const dc[3], int 
 }
 
 /* g1_D of a pair and ∂ log g1_D / ∂(D0, alpha, D_offset) (zero where clipped). */
-static inline double xf_pair_diffusion(const xf_frames *f, int i, int j, double dlog_g1d[3])
+XF_HD static inline double xf_pair_diffusion(const xf_frames *f, int i, int j, double dlog_g1d[3])
 {
 	double di[3];
 	double integral = xf_pair_integral(f->cd, f->dcd, i, j, di);
@@ -68,7 +87,7 @@ static inline double xf_pair_diffusion(const xf_frames *f, int i, int j, double 
 }
 
 /* Unnormalised sinc and its derivative, Taylor branch near 0 (model.md). */
-static inline double xf_sinc(double x, double *dsinc)
+XF_HD static inline double xf_sinc(double x, double *dsinc)
 {
 	if (fabs(x) < XF_SINC_TAYLOR_X) {
 		double x2 = x * x;
@@ -83,7 +102,7 @@ static inline double xf_sinc(double x, double *dsinc)
 }
 
 /* Shear factor F(Φ) and dF/dΦ for the chosen shear model. */
-static inline double xf_shear_factor(double phase, xf_shear_model model, double *dfactor)
+XF_HD static inline double xf_shear_factor(double phase, xf_shear_model model, double *dfactor)
 {
 	double ds;
 	if (model == XF_SHEAR_PNAS2024) {
@@ -96,6 +115,53 @@ static inline double xf_shear_factor(double phase, xf_shear_model model, double 
 	double sc = xf_sinc(phase, &ds);
 	*dfactor = 2.0 * sc * ds;
 	return sc * sc;
+}
+
+/* g1 of pair (i, j) at one angle (cos_a, sin_a of (φ0 − φ) in radians) and, when dg1 is
+ * given, ∂g1/∂theta[0..6] (zeros past the mode's parameters and under the floor). */
+XF_HD static inline double xf_pair_g1(const xf_frames *f, xf_mode mode, xf_shear_model shear_model,
+				      double cos_a, double sin_a, int i, int j,
+				      double dg1[XF_N_PHYS])
+{
+	double dlog_g1d[3];
+	double g1d = xf_pair_diffusion(f, i, j, dlog_g1d);
+	double g1, factor = 1.0, dfactor = 0.0, ig = 0.0, dig[3] = { 0, 0, 0 };
+	if (mode == XF_MODE_LAMINAR) {
+		ig = xf_pair_integral(f->cg, f->dcg, i, j, dig);
+		factor = xf_shear_factor(f->s * cos_a * ig, shear_model, &dfactor);
+	}
+	g1 = g1d * factor;
+	if (!dg1)
+		return g1 < XF_G1_FLOOR ? XF_G1_FLOOR : g1;
+	for (int m = 0; m < XF_N_PHYS; m++)
+		dg1[m] = 0.0;
+	if (g1 < XF_G1_FLOOR)
+		return XF_G1_FLOOR; /* hard floor: zero derivative */
+	for (int m = 0; m < 3; m++)
+		dg1[m] = g1 * dlog_g1d[m];
+	if (mode == XF_MODE_LAMINAR) {
+		double shear = g1d * dfactor * f->s;
+		for (int m = 0; m < 3; m++)
+			dg1[3 + m] = shear * cos_a * dig[m];
+		dg1[XF_P_PHI0] = -shear * sin_a * XF_DEG2RAD * ig;
+	}
+	return g1;
+}
+
+/* One data point of a fit: its residual data − c2 and, in jrow, the physical part of its
+ * Jacobian row ∂c2/∂theta[0..6]; *g1sq receives g1² (∂c2/∂contrast). */
+XF_HD static inline double xf_point_row(const xf_frames *f, xf_mode mode,
+					xf_shear_model shear_model, double cos_a, double sin_a,
+					double contrast, double offset, int i, int j, double data,
+					double jrow[XF_N_PHYS], double *g1sq)
+{
+	double dg1[XF_N_PHYS];
+	double g1 = xf_pair_g1(f, mode, shear_model, cos_a, sin_a, i, j, dg1);
+	double two_cg1 = 2.0 * contrast * g1;
+	for (int m = 0; m < XF_N_PHYS; m++)
+		jrow[m] = two_cg1 * dg1[m];
+	*g1sq = g1 * g1;
+	return data - (offset + contrast * *g1sq);
 }
 
 #endif

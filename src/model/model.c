@@ -18,34 +18,11 @@ static angle_terms angle_of(const double *theta, double phi_deg)
 	return (angle_terms){ cos(angle), sin(angle) };
 }
 
-/* g1 of pair (i, j) at one angle and, when dg1 is given, ∂g1/∂theta[0..6]. */
+/* g1 of pair (i, j) and its gradient: the shared kernel (kernel.h) */
 static double pair_g1(const xf_frames *f, const xf_model_grid *grid, angle_terms at, int i, int j,
 		      double dg1[XF_N_PHYS])
 {
-	double dlog_g1d[3];
-	double g1d = xf_pair_diffusion(f, i, j, dlog_g1d);
-	double g1, factor = 1.0, dfactor = 0.0, ig = 0.0, dig[3] = { 0, 0, 0 };
-	double cos_a = at.cos_a, sin_a = at.sin_a;
-	if (grid->mode == XF_MODE_LAMINAR) {
-		ig = xf_pair_integral(f->cg, f->dcg, i, j, dig);
-		factor = xf_shear_factor(f->s * cos_a * ig, grid->shear_model, &dfactor);
-	}
-	g1 = g1d * factor;
-	if (!dg1)
-		return g1 < XF_G1_FLOOR ? XF_G1_FLOOR : g1;
-	for (int m = 0; m < XF_N_PHYS; m++)
-		dg1[m] = 0.0;
-	if (g1 < XF_G1_FLOOR)
-		return XF_G1_FLOOR; /* hard floor: zero derivative */
-	for (int m = 0; m < 3; m++)
-		dg1[m] = g1 * dlog_g1d[m];
-	if (grid->mode == XF_MODE_LAMINAR) {
-		double shear = g1d * dfactor * f->s;
-		for (int m = 0; m < 3; m++)
-			dg1[3 + m] = shear * cos_a * dig[m];
-		dg1[XF_P_PHI0] = -shear * sin_a * XF_DEG2RAD * ig;
-	}
-	return g1;
+	return xf_pair_g1(f, grid->mode, grid->shear_model, at.cos_a, at.sin_a, i, j, dg1);
 }
 
 /* The row evaluator's inputs for theta at one angle: frames computed, C^D and C^γ copied
