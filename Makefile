@@ -65,7 +65,7 @@ fuzz-build:
 
 # Layout is enforced: .clang-format (Linux-kernel style); CI runs format-check.
 format:
-	@git ls-files '*.c' '*.h' | xargs clang-format -i
+	@git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 format-check: deps
-	@git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror
+	@git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run -Werror

@@ -1,0 +1,118 @@
+/* policy.c — the device routing predicates (policy.h). */
+#include "device/policy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+xf_device_policy xf_device_policy_default(void)
+{
+	return (xf_device_policy){
+		.choice = XF_DEVICE_CPU,
+		.gpu_min_score = XF_DEVICE_DEFAULT_THRESHOLD,
+		.fp32_min_score = XF_DEVICE_DEFAULT_FP32_MIN,
+		.fp32 = 0,
+		.max_devices = 16,
+	};
+}
+
+static const char *const device_names[] = { "cpu", "gpu", "auto" };
+
+int xf_device_parse(const char *text, xf_device_choice *choice)
+{
+	for (int c = 0; c < 3; c++)
+		if (text && !strcmp(text, device_names[c])) {
+			*choice = (xf_device_choice)c;
+			return 0;
+		}
+	return -1;
+}
+
+const char *xf_device_name(xf_device_choice choice)
+{
+	return (unsigned)choice < 3 ? device_names[choice] : "?";
+}
+
+int xf_device_policy_env(xf_device_policy *pol, const char *(*getenv_fn)(const char *),
+			 const char **bad)
+{
+	const char *dev = getenv_fn("XPCSFIT_DEVICE");
+	const char *thr = getenv_fn("XPCSFIT_DEVICE_THRESHOLD");
+	if (dev && *dev && xf_device_parse(dev, &pol->choice)) {
+		*bad = "XPCSFIT_DEVICE";
+		return -1;
+	}
+	if (thr && *thr) {
+		char *end;
+		double v = strtod(thr, &end);
+		if (*end || !isfinite(v) || !(v > 0.0)) {
+			*bad = "XPCSFIT_DEVICE_THRESHOLD";
+			return -1;
+		}
+		pol->gpu_min_score = v;
+	}
+	return 0;
+}
+
+double xf_device_work_score(size_t n_points, int n_params)
+{
+	return (double)n_points * (double)n_params;
+}
+
+int xf_device_use_gpu(const xf_device_policy *pol, double work_score, int n_devices)
+{
+	if (n_devices < 1 || pol->max_devices < 1)
+		return 0;
+	switch (pol->choice) {
+	case XF_DEVICE_GPU: return 1;
+	case XF_DEVICE_AUTO: return work_score >= pol->gpu_min_score;
+	default: return 0;
+	}
+}
+
+int xf_device_refused(const xf_device_policy *pol, int n_devices)
+{
+	return pol->choice == XF_DEVICE_GPU && (n_devices < 1 || pol->max_devices < 1);
+}
+
+int xf_device_use_fp32(const xf_device_policy *pol, double work_score)
+{
+	return pol->fp32 && work_score >= pol->fp32_min_score;
+}
+
+int xf_device_split(const double *score, int n, size_t n_blocks, size_t *first, size_t *count)
+{
+	double sum = 0.0;
+	for (int d = 0; d < n; d++)
+		sum += score[d] > 0.0 ? score[d] : 0.0;
+	if (n < 1 || !(sum > 0.0))
+		return -1;
+	size_t given = 0;
+	for (int d = 0; d < n; d++) {
+		double share = score[d] > 0.0 ? (double)n_blocks * score[d] / sum : 0.0;
+		count[d] = (size_t)floor(share);
+		given += count[d];
+	}
+	/* the rest, one each, to the largest remainders (ties: lower index) */
+	while (given < n_blocks) {
+		int best = -1;
+		double best_rem = -1.0;
+		for (int d = 0; d < n; d++) {
+			if (!(score[d] > 0.0))
+				continue;
+			double rem = (double)n_blocks * score[d] / sum - (double)count[d];
+			if (rem > best_rem) {
+				best_rem = rem;
+				best = d;
+			}
+		}
+		count[best]++;
+		given++;
+	}
+	size_t at = 0;
+	for (int d = 0; d < n; d++) {
+		first[d] = at;
+		at += count[d];
+	}
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* policy.h — where the NLSQ accumulation runs (docs/gpu.md, adr/0037): one policy of
+ * thresholds with conservative defaults and pure predicates that need no device, so
+ * CPU-only CI tests them. Routing is decided once per fit, never between iterations. */
+#ifndef XPCSFIT_DEVICE_POLICY_H
+#define XPCSFIT_DEVICE_POLICY_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum xf_device_choice {
+	XF_DEVICE_CPU = 0, /* the default: production numerics */
+	XF_DEVICE_GPU,	   /* required: refused where no device or no CUDA build */
+	XF_DEVICE_AUTO,	   /* the GPU above the work-size threshold, else the CPU */
+} xf_device_choice;
+
+/* Default threshold of auto, in work score (points × fitted parameters): not measured on
+ * a GPU yet (adr/0037), so set where the roofline estimate gives the GPU a 10× margin
+ * over the transfer and launch latency; `xpcsfit-gpu bench` measures and recommends. */
+#define XF_DEVICE_DEFAULT_THRESHOLD 1e9
+/* Default floor of the fp32 evaluation option: below it the refinement's extra pass
+ * costs more than fp32 saves. */
+#define XF_DEVICE_DEFAULT_FP32_MIN 1e10
+
+typedef struct xf_device_policy {
+	xf_device_choice choice; /* what was asked */
+	double gpu_min_score;	 /* auto picks the GPU at a work score ≥ this */
+	double fp32_min_score;	 /* fp32 evaluation only at a work score ≥ this (and asked) */
+	int fp32;		 /* fp32 evaluation asked (measured option) */
+	int max_devices;	 /* GPUs a pass may use */
+} xf_device_policy;
+
+xf_device_policy xf_device_policy_default(void);
+
+/* "cpu", "gpu", "auto" → choice; 0, or −1 for anything else. */
+int xf_device_parse(const char *text, xf_device_choice *choice);
+const char *xf_device_name(xf_device_choice choice);
+
+/* Environment overrides on pol: XPCSFIT_DEVICE (cpu|gpu|auto) and
+ * XPCSFIT_DEVICE_THRESHOLD (a positive work score). getenv_fn lets tests pass a table.
+ * 0, or −1 with the offending variable's name in *bad. */
+int xf_device_policy_env(xf_device_policy *pol, const char *(*getenv_fn)(const char *),
+			 const char **bad);
+
+/* Work score of a pass: points × fitted parameters. */
+double xf_device_work_score(size_t n_points, int n_params);
+
+/* Routing of a fit: 1 for the GPU, 0 for the CPU. n_devices: usable GPUs (0 in a
+ * CPU-only build). GPU asked without a device is the caller's error to report
+ * (xf_device_refused); auto without one quietly stays on the CPU. */
+int xf_device_use_gpu(const xf_device_policy *pol, double work_score, int n_devices);
+/* 1 when the policy asks for a GPU that is not there. */
+int xf_device_refused(const xf_device_policy *pol, int n_devices);
+/* 1 when fp32 evaluation applies to a pass of this score on the GPU. */
+int xf_device_use_fp32(const xf_device_policy *pol, double work_score);
+
+/* Split n_blocks over n devices in proportion to score[] (largest remainder, ties to the
+ * lower index): first[d], count[d] tile [0, n_blocks) exactly, in device order. 0, or −1
+ * when no score is positive. */
+int xf_device_split(const double *score, int n, size_t n_blocks, size_t *first, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
