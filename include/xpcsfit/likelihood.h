@@ -162,6 +162,14 @@ int xf_lik_distribute(xf_lik *lik);
  * gradient of half that cost), JᵀJ weighted by ρ' (IRLS). Linear (the default
  * of a new evaluator) keeps the least-squares kernels bit for bit. */
 void xf_lik_set_loss(xf_lik *lik, xf_loss loss, double f_scale);
+/* Run the following passes of lik on up to max_devices GPUs (docs/gpu.md): its pairs and
+ * data are uploaded now; each pass sends the per-frame integrals and per-angle scalars
+ * and fetches one total of the sums. The sums are those of the CPU pass added in another
+ * fixed order (agreement at the 1e-12 relative level, not bit for bit); fp32 evaluates
+ * the points in float (the measured option). Least squares in one process only. If a
+ * pass fails on a device, it and every later pass run on the CPU (one line on stderr).
+ * 0, or the error code (XF_ERR_CONFIG: no device, a CPU-only build, no memory there). */
+int xf_lik_use_gpu(xf_lik *lik, int fp32, int max_devices, xf_error *err);
 /* Points of the evaluator's pair set: n_pairs · n_phi. */
 size_t xf_lik_points(const xf_lik *lik);
 

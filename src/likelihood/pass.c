@@ -121,19 +121,24 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 			lik->sin_a[p] = sin(angle);
 		}
 	lik->level = out->jtj ? XF_PASS_HESSIAN : out->b ? XF_PASS_GRADIENT : XF_PASS_VALUE;
-	if (lik->dist_ranks) {
+	assert(lik->n_blocks >= 1);
+	xf_accum *total = &lik->slots[lik->n_blocks];
+	if (lik->gpu && !xf_pass_gpu_run(lik, total)) {
+		/* the GPU's total, in the layout of the CPU's */
+	} else if (lik->dist_ranks) {
 		if (xf_pass_dist_run(lik, run_block)) {
 			out->chi2 = NAN;
 			return -1;
 		}
-	} else if (lik->pool)
-		xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
-	else
-		for (int blk = 0; blk < lik->n_blocks; blk++)
-			run_block(lik, blk);
-	assert(lik->n_blocks >= 1);
-	xf_accum *total = &lik->slots[lik->n_blocks];
-	reduce_slots(lik, total);
+		reduce_slots(lik, total);
+	} else {
+		if (lik->pool)
+			xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
+		else
+			for (int blk = 0; blk < lik->n_blocks; blk++)
+				run_block(lik, blk);
+		reduce_slots(lik, total);
+	}
 	out->chi2 = total->chi2 / (pr->sigma * pr->sigma);
 	out->mean_g1sq = lik->n_points ? total->g1sq / (double)lik->n_points : 0.0;
 	if (!isfinite(out->chi2))
@@ -275,6 +280,7 @@ void xf_lik_destroy(xf_lik *lik)
 	free(lik->slot_store);
 	free(lik->gathered);
 	xf_pass_dist_free(lik);
+	xf_pass_gpu_free(lik);
 	xf_frames_free(&lik->frames);
 	free(lik);
 }

@@ -62,6 +62,8 @@ struct xf_lik {
 	/* robust loss of the passes (xf_lik_set_loss); linear runs the kernels above */
 	xf_loss loss;
 	double f_scale;
+	/* GPU passes (pass_gpu.c, xf_lik_use_gpu): NULL runs the blocks above */
+	struct xf_gpu_ctx *gpu;
 };
 
 /* The pairs of one block, in order: (i, j) from the explicit list, or walked row by row
@@ -172,6 +174,11 @@ void xf_pass_laminar_generic(xf_lik *lik, int block);
 void xf_pass_laminar_avx2(xf_lik *lik, int block);
 void xf_pass_laminar_avx512(xf_lik *lik, int block);
 void (*xf_pass_laminar_select(void))(xf_lik *lik, int block);
+/* The pass on the GPU into total (pass_gpu.c): 0, or −1 when it did not run there (the
+ * GPU is then dropped, with one line on stderr, and the CPU takes this and every later
+ * pass: the same sums up to the order of addition). */
+int xf_pass_gpu_run(xf_lik *lik, xf_accum *total);
+void xf_pass_gpu_free(xf_lik *lik);
 /* Every level under a robust loss (pass_robust.c). */
 void xf_pass_block_robust(xf_lik *lik, int block);
 
