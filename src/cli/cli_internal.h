@@ -17,18 +17,24 @@ typedef struct xf_cli_job {
 	const char *config;  /* the YAML file */
 	const xf_config_override *overrides; /* applied to the config (batch --overrides) */
 	size_t n_overrides;
-	const char *data; /* --data; NULL: the config's file */
-	const char *out;  /* results go to <out>/nlsq/ and <out>/cmc/ */
-	int out_given;	  /* --out given (or batch's folder): output.base_directory unused */
-	const char *nlsq; /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
-	int threads;	  /* --threads; 0: parallel.virtual_devices, else the cores */
-	int plots;	  /* 0: --no-plots */
-	int surfaces;	  /* 0: --no-surfaces (nlsq) */
-	int force;	  /* --force: a finished result may be replaced */
-	int resume;	  /* cmc --resume: reuse finished shards */
-	int strict;	  /* --strict: a config key xpcsfit does not use is an error */
-	int *written;	  /* when not NULL: set to 1 once the result folders are whole */
+	const char *data;   /* --data; NULL: the config's file */
+	const char *out;    /* results go to <out>/nlsq/ and <out>/cmc/ */
+	int out_given;	    /* --out given (or batch's folder): output.base_directory unused */
+	const char *nlsq;   /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
+	int threads;	    /* --threads; 0: parallel.virtual_devices, else the cores */
+	int plots;	    /* 0: --no-plots */
+	int surfaces;	    /* 0: --no-surfaces (nlsq) */
+	int force;	    /* --force: a finished result may be replaced */
+	int resume;	    /* cmc --resume: reuse finished shards */
+	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
+	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
+	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
 } xf_cli_job;
+
+/* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:
+ * 0, or the exit code after printing the error (2: a bad value, or --device gpu
+ * without a CUDA device). */
+int xf_cli_device(const char *flag, xf_nlsq_options *o);
 
 /* The defaults of the options for command (out ./xpcsfit_results, plots and surfaces). */
 void xf_cli_job_init(xf_cli_job *job, const char *command);

@@ -10,6 +10,7 @@
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                    [--no-plots] [--no-surfaces] [--force] [--strict]\n"
+	"                    [--device cpu|gpu|auto]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
 	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
@@ -20,6 +21,9 @@ static const char nlsq_usage[] =
 	"  --no-surfaces   skip the (n_phi, N, N) surfaces in results.h5\n"
 	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
+	"  --device D      where the accumulation runs: cpu (default), gpu (exit 2 without\n"
+	"                  a CUDA device), auto (the GPU above XPCSFIT_DEVICE_THRESHOLD);\n"
+	"                  docs/gpu.md\n"
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
@@ -38,9 +42,15 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	xf_config cfg;
 	xf_dataset ds;
 	xf_nlsq_result res;
+	xf_nlsq_options device; /* the device fields only */
+	if ((rc = xf_cli_device(job->device, &device)))
+		return rc;
 	rc = xf_cli_load(job, &cfg, &ds, &threads);
 	if (rc)
 		return rc;
+	cfg.nlsq.device = device.device;
+	cfg.nlsq.device_threshold = device.device_threshold;
+	cfg.nlsq.device_fp32 = device.device_fp32;
 	oopt.threads = threads;
 	memset(&res, 0, sizeof res);
 	rc = xf_cli_nlsq_step(&cfg, &ds, job->out, threads, &oopt, job->force, job->command,
@@ -80,6 +90,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
+		{ "device", required_argument, 0, 'D' },
 		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
@@ -103,6 +114,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		case 'S': job->surfaces = 0; break;
 		case 'f': job->force = 1; break;
 		case 's': job->strict = 1; break;
+		case 'D': job->device = optarg; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
 			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {

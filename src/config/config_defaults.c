@@ -1,5 +1,6 @@
 /* config_defaults.c — the default of every config key (spec/config.md, model.md bounds),
  * freeing a config, start values, and the names of the per-angle scaling modes. */
+#include "device/policy.h"
 #include "config/config_internal.h"
 
 #include <stdlib.h>
@@ -58,6 +59,8 @@ static void nlsq_defaults(xf_nlsq_options *o)
 	o->anti_degeneracy_enable = 0;
 	o->multi_start = 0;
 	o->n_starts = 10;
+	o->device = XF_DEVICE_CPU;
+	o->device_threshold = XF_DEVICE_DEFAULT_THRESHOLD;
 	o->multi_start_seed = 42;
 	o->start_search = 1;
 	o->search_spread = 2;

@@ -53,6 +53,11 @@ int xf_fit_point_alloc(xf_fit_point *p, int n_full);
 void xf_fit_point_free(xf_fit_point *p);
 void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full);
 
+/* Route the evaluator of all the data to the GPU when the options ask (device.c,
+ * docs/gpu.md): decided once per fit. 0, or the error code (--device gpu without one). */
+int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o,
+			 xf_error *err);
+
 /* One pass of a role at x, counted in ctx. */
 int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out);
 

@@ -1,0 +1,33 @@
+/* device.c — where the NLSQ accumulation over all the data runs (docs/gpu.md): the policy
+ * of the options (src/device/policy.h) applied once per fit. */
+#include "device/policy.h"
+#include "gpu/gpu.h"
+#include "nlsq/nlsq_internal.h"
+#include "xpcsfit/error.h"
+
+int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, xf_error *err)
+{
+	xf_device_policy pol = xf_device_policy_default();
+	pol.choice = (xf_device_choice)o->device;
+	pol.gpu_min_score = o->device_threshold;
+	pol.fp32 = o->device_fp32;
+	if (pol.choice == XF_DEVICE_CPU)
+		return 0; /* the default never touches the CUDA runtime */
+	int n_dev = xf_gpu_device_count();
+	double score = xf_device_work_score(pr->n_points, pr->n_full);
+	if (xf_device_refused(&pol, n_dev))
+		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: no CUDA device (backend: %s)",
+			       xf_gpu_backend());
+	if (!xf_device_use_gpu(&pol, score, n_dev))
+		return 0;
+	xf_error gerr = { 0 };
+	if (!xf_lik_use_gpu(lik, xf_device_use_fp32(&pol, score), pol.max_devices, &gerr)) {
+		xf_info("nlsq: the accumulation over all the data runs on the GPU (%s)",
+			xf_device_name(pol.choice));
+		return 0;
+	}
+	if (pol.choice == XF_DEVICE_GPU)
+		return xf_fail(err, gerr.code, "%s", gerr.msg);
+	xf_warn("nlsq: %s; the fit runs on the CPU", gerr.msg);
+	return 0;
+}
