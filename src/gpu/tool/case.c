@@ -1,0 +1,100 @@
+/* case.c — the workload of xpcsfit-gpu: the `make bench` dataset (tests/support/synth.c),
+ * its production problem, and two evaluators of it, CPU and GPU. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/tool/tool.h"
+#include "synth.h"
+
+double tool_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int threads, int fp32)
+{
+	xf_error err = { 0 };
+	memset(c, 0, sizeof *c);
+	if (xf_synth_benchmark(n_frames, n_phi, &c->ds)) {
+		fprintf(stderr, "xpcsfit-gpu: out of memory for %d frames\n", n_frames);
+		return -1;
+	}
+	c->have_ds = 1;
+	const double truth[7] = XF_BENCH_TRUTH;
+	xf_config_defaults(&c->cfg);
+	c->cfg.mode = mode;
+	c->cfg.has_dt = 1;
+	c->cfg.dt_s = 0.001;
+	for (int k = 0; k < 7; k++) {
+		c->cfg.values[k] = truth[k];
+		c->cfg.value_given[k] = 1;
+	}
+	if (xf_problem_build(&c->pr, &c->cfg, &c->ds, &err))
+		goto fail;
+	c->have_pr = 1;
+	xf_pairset_all(&c->ps, c->ds.n_frames);
+	c->pool = xf_pool_create(threads);
+	c->x = malloc(sizeof(double) * (size_t)c->pr.n_full);
+	if (!c->pool || !c->x) {
+		xf_fail(&err, XF_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	memcpy(c->x, c->pr.start, sizeof(double) * (size_t)c->pr.n_full);
+	c->x[XF_P_D0] *= 1.3; /* off the truth: residuals are not noise only */
+	if (!(c->cpu = xf_lik_create(&c->pr, &c->ps, c->pool, &err)) ||
+	    (fp32 >= 0 && (!(c->gpu = xf_lik_create(&c->pr, &c->ps, NULL, &err)) ||
+			   xf_lik_use_gpu(c->gpu, fp32, XF_GPU_MAX_DEVICES, &err))))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "xpcsfit-gpu: %s\n", err.msg);
+	tool_case_free(c);
+	return -1;
+}
+
+void tool_case_free(tool_case *c)
+{
+	xf_lik_destroy(c->cpu);
+	xf_lik_destroy(c->gpu);
+	xf_pool_destroy(c->pool);
+	free(c->x);
+	if (c->have_pr)
+		xf_problem_free(&c->pr);
+	if (c->have_ds)
+		xf_synth_free(&c->ds);
+	memset(c, 0, sizeof *c);
+}
+
+int tool_data_init(const tool_case *c, xf_gpu_data *d)
+{
+	size_t n = (size_t)c->ds.n_frames, na = (size_t)c->pr.n_phi;
+	size_t np = xf_fitted_pairs(n), k = 0;
+	uint32_t *pi = malloc(sizeof(uint32_t) * np), *pj = malloc(sizeof(uint32_t) * np);
+	double *c2 = malloc(sizeof(double) * np * na);
+	*d = (xf_gpu_data){ c->pr.mode, c->pr.grid.shear_model, (int)n, (int)na, np, pi, pj, c2 };
+	if (!pi || !pj || !c2) {
+		tool_data_free(d);
+		return -1;
+	}
+	for (size_t i = 1; i + 1 < n; i++)
+		for (size_t j = i + 1; j < n; j++, k++) {
+			pi[k] = (uint32_t)i;
+			pj[k] = (uint32_t)j;
+			for (size_t p = 0; p < na; p++)
+				c2[k * na + p] =
+					xf_dataset_c2(&c->ds, (int)p, xf_packed_index(n, i, j));
+		}
+	return 0;
+}
+
+void tool_data_free(xf_gpu_data *d)
+{
+	free((void *)d->pair_i);
+	free((void *)d->pair_j);
+	free((void *)d->c2);
+	d->pair_i = d->pair_j = NULL;
+	d->c2 = NULL;
+}

@@ -1,0 +1,48 @@
+/* tool.h — xpcsfit-gpu (docs/gpu.md): one workload (the `make bench` dataset) evaluated by
+ * the production CPU pass and by the CUDA backend; validate compares, bench times. */
+#ifndef XPCSFIT_GPU_TOOL_H
+#define XPCSFIT_GPU_TOOL_H
+
+#include <stdio.h>
+
+#include "gpu/gpu.h"
+#include "xpcsfit/config.h"
+#include "xpcsfit/likelihood.h"
+#include "xpcsfit/vdev.h"
+
+#define XF_TOOL_NO_DEVICE 3 /* exit status without a CUDA device (docs/gpu.md) */
+
+typedef struct tool_opts {
+	const char *json_path; /* --json FILE (NULL: none) */
+	int n_frames;	       /* --frames N: validate's workload */
+	int n_phi;	       /* --angles N */
+	int threads;	       /* --threads N: the CPU pass's virtual devices */
+	int max_frames;	       /* --max-frames N: bench's largest size */
+} tool_opts;
+
+/* The production problem on the bench dataset, with a CPU and a GPU evaluator. */
+typedef struct tool_case {
+	xf_dataset ds;
+	xf_config cfg;
+	xf_problem pr;
+	xf_pairset ps;
+	xf_pool *pool;
+	xf_lik *cpu, *gpu;
+	double *x; /* [n_full] evaluation point: the start, D0 moved off it */
+	int have_ds, have_pr;
+} tool_case;
+
+/* 0, or −1 (message on stderr). fp32: the GPU evaluator evaluates in float. */
+int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int threads, int fp32);
+/* fp32 < 0: no GPU evaluator (bench drives the backend directly) */
+void tool_case_free(tool_case *c);
+/* The GPU backend's own view of the case's pairs (for c2 and the same-order reference);
+ * arrays allocated, freed by tool_data_free. */
+int tool_data_init(const tool_case *c, xf_gpu_data *d);
+void tool_data_free(xf_gpu_data *d);
+
+double tool_now(void);
+int tool_validate(const tool_opts *o);
+int tool_bench(const tool_opts *o);
+
+#endif
