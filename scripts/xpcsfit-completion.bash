@@ -66,6 +66,9 @@ _xpcsfit() {
 	--layout)
 		COMPREPLY=($(compgen -W "aps-u aps-old" -- "$cur"))
 		return 0 ;;
+	--device)
+		COMPREPLY=($(compgen -W "cpu gpu auto" -- "$cur"))
+		return 0 ;;
 	--method)
 		COMPREPLY=($(compgen -W "nlsq cmc fit" -- "$cur"))
 		return 0 ;;
