@@ -17,9 +17,10 @@ typedef enum xf_device_choice {
 } xf_device_choice;
 
 /* Default threshold of auto, in work score (points × fitted parameters): not measured on
- * a GPU yet (adr/0037), so set where the roofline estimate gives the GPU a 10× margin
- * over the transfer and launch latency; `xpcsfit-gpu bench` measures and recommends. */
-#define XF_DEVICE_DEFAULT_THRESHOLD 1e9
+ * a GPU yet (adr/0037). The roofline estimate puts the per-pass crossover near 1.5e5;
+ * this is 1000× above it, to cover the CUDA context's start (~0.1–0.5 s a process) and
+ * the estimate's error. `xpcsfit-gpu bench` measures and recommends. */
+#define XF_DEVICE_DEFAULT_THRESHOLD 1e8
 /* Default floor of the fp32 evaluation option: below it the refinement's extra pass
  * costs more than fp32 saves. */
 #define XF_DEVICE_DEFAULT_FP32_MIN 1e10

@@ -10,10 +10,10 @@
 #include "gpu/tool/tool_params.h"
 
 #define BENCH_REPS 5 /* passes timed per size; the minimum is reported */
-/* Per point of the laminar Hessian pass (adr/0037): the point's row ~60 flops (two
- * integrals, exp, sincos counted as ~20 each), the 7×7 outer product and the rest ~90;
- * bytes: the c2 value, and the pair's 8 bytes of indices shared by the angles. */
-#define BENCH_FLOPS_PER_POINT 150.0
+/* fp64 operations per point of the laminar Hessian pass, estimated (adr/0037): the row
+ * ~140 (two pair integrals, exp and sincos in software ~25 and ~40, the derivatives), the
+ * sums ~160 (the full 7×7 outer product 98, Jᵀr, the per-angle sums). */
+#define BENCH_FLOPS_PER_POINT 300.0
 
 typedef struct bench_row {
 	int n_frames;
