@@ -50,6 +50,22 @@ static void reduce_slots(xf_lik *lik, xf_accum *total)
 	}
 }
 
+/* The blocks of a pass on the ranks, the pool or inline, reduced into total; 0, or −1
+ * when the rank exchange failed. */
+static int run_blocks(xf_lik *lik, xf_accum *total)
+{
+	if (lik->dist_ranks) {
+		if (xf_pass_dist_run(lik, run_block))
+			return -1;
+	} else if (lik->pool)
+		xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
+	else
+		for (int blk = 0; blk < lik->n_blocks; blk++)
+			run_block(lik, blk);
+	reduce_slots(lik, total);
+	return 0;
+}
+
 /* b over [physical, contrast coefs, offset coefs]. */
 static void assemble_gradient(const xf_problem *pr, const xf_accum *t, double *b)
 {
@@ -123,21 +139,10 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 	lik->level = out->jtj ? XF_PASS_HESSIAN : out->b ? XF_PASS_GRADIENT : XF_PASS_VALUE;
 	assert(lik->n_blocks >= 1);
 	xf_accum *total = &lik->slots[lik->n_blocks];
-	if (lik->gpu && !xf_pass_gpu_run(lik, total)) {
-		/* the GPU's total, in the layout of the CPU's */
-	} else if (lik->dist_ranks) {
-		if (xf_pass_dist_run(lik, run_block)) {
-			out->chi2 = NAN;
-			return -1;
-		}
-		reduce_slots(lik, total);
-	} else {
-		if (lik->pool)
-			xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
-		else
-			for (int blk = 0; blk < lik->n_blocks; blk++)
-				run_block(lik, blk);
-		reduce_slots(lik, total);
+	/* the GPU's total has the CPU's layout; a failed GPU pass reruns here */
+	if (!(lik->gpu && !xf_pass_gpu_run(lik, total)) && run_blocks(lik, total)) {
+		out->chi2 = NAN;
+		return -1;
 	}
 	out->chi2 = total->chi2 / (pr->sigma * pr->sigma);
 	out->mean_g1sq = lik->n_points ? total->g1sq / (double)lik->n_points : 0.0;

@@ -8,6 +8,7 @@
 #include "gpu/gpu.h"
 #include "gpu/slot.h"
 #include "likelihood/pass_internal.h"
+#include "xpcsfit/error.h"
 
 /* The pairs of the set and their data, pair by pair, as the GPU takes them. */
 static int upload_inputs(const xf_lik *lik, xf_gpu_data *d, uint32_t **pi, uint32_t **pj,
@@ -90,7 +91,7 @@ int xf_pass_gpu_run(xf_lik *lik, xf_accum *total)
 	double *sums = malloc(sizeof(double) * nt);
 	if (!sums || xf_gpu_accumulate(lik->gpu, &prm, level, sums, NULL)) {
 		free(sums);
-		fprintf(stderr, "xpcsfit: a GPU pass failed; this fit continues on the CPU\n");
+		xf_warn("a GPU pass failed; this fit continues on the CPU");
 		xf_pass_gpu_free(lik);
 		return -1;
 	}
