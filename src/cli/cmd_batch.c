@@ -114,16 +114,10 @@ static int parse(int argc, char **argv, xf_batch *b)
 			break;
 		case 'h': fputs(batch_usage, stdout); return 0;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				if (xf_cli_override_option(&b->cli, c, optarg))
-					return XF_ERR_CONFIG;
-				break;
-			}
-			return xf_cli_error(
-				XF_ERR_CONFIG,
-				"batch: unknown or incomplete option '%s', see 'xpcsfit "
-				"batch --help'",
-				argv[optind - 1]);
+			if (xf_cli_override_or_unknown(&b->cli, c, optarg, "batch",
+						       argv[optind - 1]))
+				return XF_ERR_CONFIG;
+			break;
 		}
 	}
 	if (!b->config || !b->out)

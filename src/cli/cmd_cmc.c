@@ -80,16 +80,9 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		case 's': o->strict = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				if (xf_cli_override_option(ov, c, optarg))
-					return XF_ERR_CONFIG;
-				break;
-			}
-			return xf_cli_error(
-				XF_ERR_CONFIG,
-				"%s: unknown or incomplete option '%s', see 'xpcsfit %s "
-				"--help'",
-				cmd, argv[optind - 1], cmd);
+			if (xf_cli_override_or_unknown(ov, c, optarg, cmd, argv[optind - 1]))
+				return XF_ERR_CONFIG;
+			break;
 		}
 	}
 	if (optind < argc)

@@ -117,15 +117,9 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		case 'D': job->device = optarg; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				if (xf_cli_override_option(ov, c, optarg))
-					return XF_ERR_CONFIG;
-				break;
-			}
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "nlsq: unknown or incomplete option '%s', "
-					    "see 'xpcsfit nlsq --help'",
-					    argv[optind - 1]);
+			if (xf_cli_override_or_unknown(ov, c, optarg, "nlsq", argv[optind - 1]))
+				return XF_ERR_CONFIG;
+			break;
 		}
 	}
 	if (optind < argc)

@@ -158,15 +158,9 @@ static int plot_command(int argc, char **argv, xf_cli_overrides *ov)
 			break;
 		case 'h': fputs(plot_usage, stdout); return 0;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				if (xf_cli_override_option(ov, c, optarg))
-					return XF_ERR_CONFIG;
-				break;
-			}
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "plot: unknown or incomplete option '%s', see 'xpcsfit "
-					    "plot --help'",
-					    argv[optind - 1]);
+			if (xf_cli_override_or_unknown(ov, c, optarg, "plot", argv[optind - 1]))
+				return XF_ERR_CONFIG;
+			break;
 		}
 	}
 	if (job.config) {

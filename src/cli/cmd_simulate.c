@@ -139,14 +139,9 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 			break;
 		case 'h': fputs(simulate_usage, stdout); return -1;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				rc = xf_cli_override_option(ov, c, optarg);
-				break;
-			}
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "simulate: unknown or incomplete option "
-					    "'%s', see 'xpcsfit simulate --help'",
-					    argv[optind - 1]);
+			rc = xf_cli_override_or_unknown(ov, c, optarg, "simulate",
+							argv[optind - 1]);
+			break;
 		}
 	}
 	if (rc)

@@ -176,15 +176,9 @@ static int parse(int argc, char **argv, const struct option *opts, xf_cli_overri
 		case 's': strict = 1; break;
 		case 'h': fputs(validate_usage, stdout); return 0;
 		default:
-			if (c >= XF_OPT_MODE && c <= XF_OPT_SET) {
-				if (xf_cli_override_option(ov, c, optarg))
-					return XF_ERR_CONFIG;
-				break;
-			}
-			return xf_cli_error(XF_ERR_CONFIG,
-					    "validate: unknown or incomplete option "
-					    "'%s', see 'xpcsfit validate --help'",
-					    argv[optind - 1]);
+			if (xf_cli_override_or_unknown(ov, c, optarg, "validate", argv[optind - 1]))
+				return XF_ERR_CONFIG;
+			break;
 		}
 	}
 	if (optind < argc)

@@ -200,6 +200,16 @@ static int read_nlsq_result(xf_cli_overrides *o)
 	return rc;
 }
 
+int xf_cli_override_or_unknown(xf_cli_overrides *o, int opt, const char *arg, const char *command,
+			       const char *given)
+{
+	if (opt >= XF_OPT_MODE && opt <= XF_OPT_SET)
+		return xf_cli_override_option(o, opt, arg);
+	return xf_cli_error(XF_ERR_CONFIG,
+			    "%s: unknown or incomplete option '%s', see 'xpcsfit %s --help'",
+			    command, given, command);
+}
+
 int xf_cli_overrides_finish(xf_cli_overrides *o)
 {
 	int rc = o->nlsq_result ? read_nlsq_result(o) : 0;

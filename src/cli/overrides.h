@@ -63,6 +63,11 @@ typedef struct xf_cli_overrides {
 /* opt one of XF_OPT_*: check the argument's form and add the override. Returns 0, or
  * the exit code (2) after printing one error line naming the option. */
 int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg);
+/* The default branch of a subcommand's option loop: an override option is added as above;
+ * anything else is "<command>: unknown or incomplete option '<given>'". 0 or the exit
+ * code (2), after one error line. */
+int xf_cli_override_or_unknown(xf_cli_overrides *o, int opt, const char *arg, const char *command,
+			       const char *given);
 /* After the options: --nlsq-result read into --initial items (the ones given explicitly
  * win), and every override printed once on stderr. 0 or the exit code. */
 int xf_cli_overrides_finish(xf_cli_overrides *o);
