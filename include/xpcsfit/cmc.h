@@ -20,6 +20,7 @@ typedef struct xf_cmc_shard {
 	char reason[160]; /* why excluded or failed, "" otherwise */
 	/* diagnostics over every sampled coordinate (σ included) */
 	double rhat_max, ess_bulk_min, ess_tail_min;
+	long divergences;	 /* divergent transitions after warmup, every chain */
 	double divergence_rate;	 /* divergent transitions / sampling transitions */
 	double depth_saturation; /* fraction of transitions at max tree depth */
 	double mean_depth;	 /* mean tree depth of the sampling transitions */
@@ -85,7 +86,10 @@ typedef struct xf_cmc_result {
 
 typedef struct xf_cmc_progress {
 	long shards_done, shards_total;
-	long divergences; /* so far */
+	/* NUTS transitions (warmup and sampling, every chain) of this run's shards: done,
+	 * and all of them; resumed shards count in neither */
+	long iterations_done, iterations_total;
+	long divergences; /* after warmup, so far */
 	double elapsed_s, eta_s;
 } xf_cmc_progress;
 

@@ -180,14 +180,24 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	}
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
+	/* transitions of every chain, warmup included: what moves inside a long shard */
+	double pct = p->iterations_total > 0
+			     ? 100.0 * (double)p->iterations_done / (double)p->iterations_total
+			     : 100.0;
 	/* without a terminal: paced lines, and always the last one (all shards done) */
 	if (tty)
-		fprintf(stderr, "\r  cmc shards %ld/%ld, %ld divergences, %.1f s%s   ",
-			p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
+		fprintf(stderr,
+			"\r  cmc shards %ld/%ld, iterations %ld/%ld (%.0f %%), %ld divergences, "
+			"%.1f s%s   ",
+			p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
+			pct, p->divergences, p->elapsed_s, eta);
 	else if (xf_progress_due(&st->last, p->elapsed_s) ||
 		 (p->shards_done == p->shards_total && xf_progress_on()))
-		xf_say(XF_VERB_NORMAL, "cmc shards %ld/%ld, %ld divergences, %.1f s%s",
-		       p->shards_done, p->shards_total, p->divergences, p->elapsed_s, eta);
+		xf_say(XF_VERB_NORMAL,
+		       "cmc shards %ld/%ld, iterations %ld/%ld (%.0f %%), %ld divergences, "
+		       "%.1f s%s",
+		       p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
+		       pct, p->divergences, p->elapsed_s, eta);
 }
 
 static void print_summary(const char *dir, const xf_cmc_result *res)

@@ -96,6 +96,8 @@ static int warmup(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric, xf_
 		xf_nuts_transition(nuts, rng, &info);
 		out->grad_evals += info.n_leapfrog;
 		out->warmup_divergent += info.divergent;
+		if (s->tick)
+			s->tick(s->tick_ctx, 0, info.divergent);
 		xf_nuts_set_step(nuts, xf_step_adapt_learn(&step, info.accept_stat));
 		if (xf_window_learn(&win, xf_nuts_point(nuts, NULL), cov)) {
 			xf_metric_set(metric, cov); /* an indefinite estimate keeps the old one */
@@ -161,6 +163,8 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 		out->depth[it] = info.depth;
 		out->n_leapfrog[it] = info.n_leapfrog;
 		out->divergent[it] = info.divergent;
+		if (s->tick)
+			s->tick(s->tick_ctx, 1, info.divergent);
 		if (xf_interrupted()) {
 			rc = -3;
 			goto done;

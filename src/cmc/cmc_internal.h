@@ -10,12 +10,9 @@
 #include "cmc/target.h"
 #include "xpcsfit/cmc.h"
 
-/* Points per shard when the config says auto (cmc.md). */
-#define XF_CMC_POINTS_STATIC  10000
-#define XF_CMC_POINTS_LAMINAR 8000
-
-/* K from num_shards, or ceil(n_points / max_points_per_shard); at most one pair each. */
-long xf_cmc_shard_count(const xf_cmc_options *o, xf_mode mode, size_t n_points, size_t n_pairs);
+/* K from num_shards, or ceil(n_points / max_points_per_shard); 1 (the exact posterior)
+ * when both are auto; at most one pair each. */
+long xf_cmc_shard_count(const xf_cmc_options *o, size_t n_points, size_t n_pairs);
 /* The K shards' pair sets (shards.c). 0, or −1 on allocation failure (the sets made so
  * far are left for the caller to free). */
 int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed);

@@ -89,6 +89,41 @@ static uint64_t shard_hash(const cmc_run *r, long s)
 	return h;
 }
 
+/* Progress (under the lock): shards and transitions done, divergences after warmup, and
+ * an ETA from the transitions still to run. Wall time decides only when to tell. */
+static void report(cmc_run *r)
+{
+	if (!r->progress)
+		return;
+	double now = now_s(), el = now - r->t0;
+	long todo = r->n_shards - r->shards_resumed;
+	if (r->only_shard >= 0)
+		todo = 1;
+	long total = todo * r->n_chains * (long)(r->n_warmup + r->n_samples);
+	long done = r->iterations_done;
+	xf_cmc_progress p = { r->shards_done,
+			      r->n_shards,
+			      done,
+			      total,
+			      r->divergences,
+			      el,
+			      done > 0 ? el / (double)done * (double)(total - done) : NAN };
+	r->last_report = now;
+	r->progress(&p, r->progress_ctx);
+}
+
+/* After every transition of every chain: count it, and report about once a second. */
+static void chain_tick(void *ctx, int sampling, int divergent)
+{
+	cmc_run *r = ctx;
+	pthread_mutex_lock(&r->lock);
+	r->iterations_done++;
+	r->divergences += sampling && divergent;
+	if (now_s() - r->last_report >= 1.0)
+		report(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* One chain of one shard, with retries from the next streams when its start is not
  * finite. Returns 0, XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
 static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
@@ -129,7 +164,9 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 				      .target_accept = r->target_accept,
 				      .init = u0,
 				      .init_cov = r->init_cov,
-				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN } };
+				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
+				      .tick = chain_tick,
+				      .tick_ctx = r };
 		rc = xf_chain_run(&cs, out);
 		if (rc != -1)
 			break;
@@ -163,18 +200,6 @@ static void keep_chain(shard_job *job, int chain, const xf_chain_out *o)
 	d->warmup_divergent += o->warmup_divergent;
 }
 
-static void report(cmc_run *r)
-{
-	if (!r->progress)
-		return;
-	double el = now_s() - r->t0;
-	long done = r->shards_done, todo = r->n_shards - r->shards_resumed;
-	long run = done - r->shards_resumed;
-	xf_cmc_progress p = { done, r->n_shards, r->divergences, el,
-			      run > 0 ? el / run * (double)(todo - run) : NAN };
-	r->progress(&p, r->progress_ctx);
-}
-
 /* The last chain of a shard saves it (its own file: no lock needed for the write). */
 static void finish_shard(cmc_run *r, long s)
 {
@@ -187,15 +212,11 @@ static void finish_shard(cmc_run *r, long s)
 			 ? xf_store_image(s, job->hash, &job->draws, &job->image, &job->image_len,
 					  &err)
 			 : xf_store_save(r->dir, s, job->hash, &job->draws, &err);
-	long div = 0;
-	for (long k = 0; k < (long)job->draws.n_chains * job->draws.n_draws; k++)
-		div += job->draws.divergent[k];
 	xf_shard_draws_free(&job->draws);
 	pthread_mutex_lock(&r->lock);
 	if (rc && !r->err.code)
 		r->err = err;
 	r->shards_done++;
-	r->divergences += div;
 	report(r);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -421,7 +442,7 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
 			"only %zu frame pairs; use far fewer shards",
 			o->num_shards, n_pairs);
-	r->n_shards = xf_cmc_shard_count(o, cfg->mode, ds->n_points, n_pairs);
+	r->n_shards = xf_cmc_shard_count(o, ds->n_points, n_pairs);
 	r->temper = 1.0 / (double)r->n_shards;
 	if (o->use_nlsq_informed_priors) {
 		int n = xf_cmc_informed_priors(&r->pr, nlsq, o->nlsq_prior_width_factor);

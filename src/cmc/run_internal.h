@@ -45,6 +45,8 @@ typedef struct cmc_run {
 	/* progress, shared between tasks under the lock */
 	pthread_mutex_t lock;
 	long shards_done, shards_resumed, divergences;
+	long iterations_done; /* transitions of every chain so far (progress only) */
+	double last_report;   /* when progress was last reported (display only) */
 	int stop;
 	xf_error err;
 	double t0;

@@ -123,6 +123,10 @@ typedef struct xf_chain_setup {
 				  * diagonal also sets the standardised coordinates
 				  * (q − init)/√diag that the sampler moves in (chain.c) */
 	xf_chain_rng rng;
+	/* called after every transition (sampling: 0 in warmup, 1 after; divergent: 1 when
+	 * it diverged): progress for the user, never an input to the chain; NULL: none */
+	void (*tick)(void *tick_ctx, int sampling, int divergent);
+	void *tick_ctx;
 } xf_chain_setup;
 
 typedef struct xf_chain_out {

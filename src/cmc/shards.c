@@ -8,16 +8,15 @@
 #include "cmc/cmc_internal.h"
 #include "xpcsfit/rng.h"
 
-long xf_cmc_shard_count(const xf_cmc_options *o, xf_mode mode, size_t n_points, size_t n_pairs)
+long xf_cmc_shard_count(const xf_cmc_options *o, size_t n_points, size_t n_pairs)
 {
+	/* auto is the exact posterior (K = 1): on one machine K > 1 shards cost more CPU
+	 * than K = 1 and are less accurate (adr/0042); sharding is what the user asks
+	 * for, by count or by size */
 	long k = o->num_shards;
-	if (k <= 0) {
-		long max_points = o->max_points_per_shard > 0
-					  ? o->max_points_per_shard
-					  : (mode == XF_MODE_STATIC ? XF_CMC_POINTS_STATIC
-								    : XF_CMC_POINTS_LAMINAR);
-		k = (long)((n_points + (size_t)max_points - 1) / (size_t)max_points);
-	}
+	if (k <= 0 && o->max_points_per_shard > 0)
+		k = (long)((n_points + (size_t)o->max_points_per_shard - 1) /
+			   (size_t)o->max_points_per_shard);
 	if (k < 1)
 		k = 1;
 	if ((size_t)k > n_pairs)

@@ -65,6 +65,7 @@ static void sampler_health(const xf_shard_draws *s, int max_depth, xf_cmc_shard 
 		depth += s->depth[i];
 	}
 	out->mean_depth = (double)depth / (double)n;
+	out->divergences = div;
 	out->divergence_rate = (double)div / (double)n;
 	out->depth_saturation = (double)sat / (double)n;
 	out->ebfmi_min = INFINITY;

@@ -101,6 +101,7 @@ static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
 	cJSON_AddItemToObject(e, "rhat_max", xf_json_num(s->rhat_max));
 	cJSON_AddItemToObject(e, "ess_bulk_min", xf_json_num(s->ess_bulk_min));
 	cJSON_AddItemToObject(e, "ess_tail_min", xf_json_num(s->ess_tail_min));
+	cJSON_AddItemToObject(e, "divergences", xf_json_int(s->divergences));
 	cJSON_AddItemToObject(e, "divergence_rate", xf_json_num(s->divergence_rate));
 	cJSON_AddItemToObject(e, "max_depth_fraction", xf_json_num(s->depth_saturation));
 	cJSON_AddItemToObject(e, "ebfmi_min", xf_json_num(s->ebfmi_min));
@@ -133,7 +134,7 @@ static cJSON *shards_object(const xf_cmc_result *res)
 {
 	cJSON *obj = cJSON_CreateObject(), *excluded = cJSON_CreateArray();
 	double rhat = 0.0, ess_bulk = INFINITY, ess_tail = INFINITY, div = 0.0;
-	long n_ok = 0;
+	long n_ok = 0, n_div = 0;
 	for (long s = 0; s < res->n_shards; s++) {
 		const xf_cmc_shard *sh = &res->shards[s];
 		if (!sh->kept) {
@@ -148,6 +149,7 @@ static cJSON *shards_object(const xf_cmc_result *res)
 		ess_bulk = fmin(ess_bulk, sh->ess_bulk_min);
 		ess_tail = fmin(ess_tail, sh->ess_tail_min);
 		div += sh->divergence_rate;
+		n_div += sh->divergences;
 		n_ok++;
 	}
 	cJSON_AddItemToObject(obj, "planned", xf_json_int(res->n_shards));
@@ -159,6 +161,7 @@ static cJSON *shards_object(const xf_cmc_result *res)
 	cJSON_AddItemToObject(obj, "min_ess_bulk", xf_json_num(n_ok ? ess_bulk : NAN));
 	cJSON_AddItemToObject(obj, "min_ess_tail", xf_json_num(n_ok ? ess_tail : NAN));
 	cJSON_AddItemToObject(obj, "mean_divergence_rate", xf_json_num(n_ok ? div / n_ok : NAN));
+	cJSON_AddItemToObject(obj, "divergences", xf_json_int(n_div));
 	return obj;
 }
 

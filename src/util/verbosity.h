@@ -16,7 +16,7 @@ enum xf_verbosity_level {
 };
 
 /* Seconds between two progress lines when stderr is not a terminal. */
-#define XF_PROGRESS_PLAIN_S 10.0
+#define XF_PROGRESS_PLAIN_S 5.0
 
 /* Set the level (clamped to quiet..debug) and route the run log's warnings and info
  * lines to stderr accordingly (error.h xf_log_set_stderr). */
