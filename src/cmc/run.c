@@ -159,6 +159,7 @@ static void keep_chain(shard_job *job, int chain, const xf_chain_out *o)
 	memcpy(d->n_leapfrog + off, o->n_leapfrog, sizeof(int) * n);
 	memcpy(d->divergent + off, o->divergent, sizeof(int) * n);
 	d->step_size[chain] = o->step_size;
+	d->chain_status[chain] = XF_CHAIN_DONE;
 	d->grad_evals += o->grad_evals;
 	d->warmup_divergent += o->warmup_divergent;
 }
@@ -220,13 +221,14 @@ static void chain_task(void *ctx, int b)
 	pthread_mutex_lock(&r->lock);
 	/* a shard's buffers exist from its first finished chain until it is saved: memory
 	 * grows with the shards in flight, not with K (1 430 shards × 0.5 MB otherwise) */
-	if (rc >= -1 && !job->draws.draws &&
+	if ((rc == 0 || rc == -1) && !job->draws.draws &&
 	    xf_shard_draws_alloc(&job->draws, r->n_chains, r->n_samples, d))
 		rc = -2;
 	if (rc == 0) {
 		keep_chain(job, chain, &out);
 	} else if (rc == -1) {
 		job->draws.failed = 1;
+		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
 		snprintf(job->draws.reason, sizeof job->draws.reason, "%s", reason);
 	} else {
 		r->stop = 1; /* interrupted or out of memory: no more tasks */
@@ -238,7 +240,10 @@ static void chain_task(void *ctx, int b)
 						 : xf_fail(&r->err, XF_ERR_NOMEM,
 							   "out of memory sampling shard %ld", s);
 	}
-	int last = rc >= -1 && ++job->chains_done == r->n_chains;
+	/* only a chain that completed or failed with its reason counts: an interrupted one
+	 * (XF_ERR_INTERRUPTED, positive) left zeros in its slots, and were it the shard's
+	 * last, the shard would be saved with them (issue 22, adr/0038) */
+	int last = (rc == 0 || rc == -1) && ++job->chains_done == r->n_chains;
 	pthread_mutex_unlock(&r->lock);
 	xf_lik_destroy(lik);
 	xf_chain_out_free(&out);
