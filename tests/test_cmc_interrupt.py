@@ -187,8 +187,9 @@ def main():
         check(r.returncode == ref_rc, f"{what}: --resume exit {r.returncode}: {r.stderr[-300:]}")
         if r.returncode == ref_rc:
             same_result(ref, c, f"{what}, then --resume")
-        kept.append(f"{name}: {n}")
-    print("shards kept by the interrupted runs: " + "; ".join(kept))
+        said = [l for l in err.splitlines() if "error:" in l][-1:] or ["(no error line)"]
+        kept.append(f"{name}: {n} shards stored; {said[0].split('error: ')[-1][:60]}")
+    print("the interrupted runs:\n  " + "\n  ".join(kept))
     print(f"{len(moments)} interruptions in {time.time() - t_start:.1f} s")
     return summary()
 
