@@ -16,6 +16,11 @@ long xf_cmc_shard_count(const xf_cmc_options *o, size_t n_points, size_t n_pairs
 /* The K shards' pair sets (shards.c). 0, or −1 on allocation failure (the sets made so
  * far are left for the caller to free). */
 int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed);
+/* The Fisher-Yates swap partner of position p, in 0..p, from a uniform u: ⌊u·(p+1)⌋,
+ * clamped, because xf_rng_uniform returns exactly 1.0 when its top 53 bits are all ones
+ * ((2⁵³ − 1 + ½)·2⁻⁵³ rounds up), which would index p + 1 — past the array at the first
+ * step. The clamp changes no membership but that one (issue 22, item 8). */
+size_t xf_cmc_shuffle_index(double u, size_t p);
 
 /* What a shard's sampling produced: every chain's draws in the sampler's space (the
  * sampled parameters, then log σ) and the sampler's per-draw statistics. This is what
@@ -33,13 +38,19 @@ typedef struct xf_shard_draws {
 	double noise;	    /* 1.4826·MAD of the shard's NLSQ residuals */
 	int failed;	    /* 1: a chain's start was not finite after the retries */
 	char reason[160];
+	/* [chains] XF_CHAIN_*: a shard is whole only when no chain is pending (an
+	 * interrupted chain leaves zeros in its slots, adr/0038) */
+	unsigned char *chain_status;
 } xf_shard_draws;
+
+enum { XF_CHAIN_PENDING = 0, XF_CHAIN_DONE = 1, XF_CHAIN_FAILED = 2 };
 
 int xf_shard_draws_alloc(xf_shard_draws *s, int n_chains, int n_draws, int dim);
 void xf_shard_draws_free(xf_shard_draws *s);
 
 /* The shard store (store.c): <dir>/shard_<id>.bin, written atomically. A file is reused
- * by --resume only when its input hash matches. */
+ * by --resume only when its input hash matches and every chain in it completed or failed
+ * with a reason; saving a shard with a pending chain is refused (XF_ERR_DATA). */
 int xf_store_save(const char *dir, long id, uint64_t hash, const xf_shard_draws *s, xf_error *err);
 /* The file image of a shard (malloc'd, *len bytes) and writing one (atomically): what an
  * MPI rank sends to rank 0, which saves it (run_dist.c). */
@@ -50,6 +61,9 @@ int xf_store_save_image(const char *dir, long id, const unsigned char *image, si
 /* 1 when a matching file was loaded, 0 when there is none (or it does not match), −1 on
  * a read error (err set). */
 int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf_error *err);
+/* 1 when a file image is a whole shard with this hash (hash 0: any), else 0: what rank 0
+ * checks before it saves an image another rank sent (run_dist.c). */
+int xf_store_image_whole(const unsigned char *image, size_t len, uint64_t hash);
 
 /* Sample shard `id` alone of the K that cfg and ds define (its chains on n_threads
  * devices, the shard saved in shard_dir) and summarise it into *out (free with

@@ -17,6 +17,7 @@
 #include "cmc/cmc_internal.h"
 #include "cmc/run_internal.h"
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "xpcsfit/rng.h"
 
 #define XF_CMC_RETRIES	  2    /* a non-finite start is retried with the next streams */
@@ -196,6 +197,7 @@ static void keep_chain(shard_job *job, int chain, const xf_chain_out *o)
 	memcpy(d->n_leapfrog + off, o->n_leapfrog, sizeof(int) * n);
 	memcpy(d->divergent + off, o->divergent, sizeof(int) * n);
 	d->step_size[chain] = o->step_size;
+	d->chain_status[chain] = XF_CHAIN_DONE;
 	d->grad_evals += o->grad_evals;
 	d->warmup_divergent += o->warmup_divergent;
 }
@@ -230,6 +232,12 @@ static void chain_task(void *ctx, int b)
 	shard_job *job = &r->jobs[s];
 	if (job->resumed || job->skipped || job->remote || r->stop)
 		return;
+	/* the test aid of docs/outputs.md: XPCSFIT_TEST_PAUSE=cmc_chain_<shard>_<chain>:<s>
+	 * holds this chain's start, so that a signal can land between two chains of a
+	 * shard (tests/test_cmc_interrupt.py); a getenv when unset */
+	char hook[64];
+	snprintf(hook, sizeof hook, "cmc_chain_%ld_%d", s, chain);
+	xf_test_pause(hook);
 	xf_error err = { 0 };
 	xf_chain_out out;
 	char reason[160] = "";
@@ -241,13 +249,14 @@ static void chain_task(void *ctx, int b)
 	pthread_mutex_lock(&r->lock);
 	/* a shard's buffers exist from its first finished chain until it is saved: memory
 	 * grows with the shards in flight, not with K (1 430 shards × 0.5 MB otherwise) */
-	if (rc >= -1 && !job->draws.draws &&
+	if ((rc == 0 || rc == -1) && !job->draws.draws &&
 	    xf_shard_draws_alloc(&job->draws, r->n_chains, r->n_samples, d))
 		rc = -2;
 	if (rc == 0) {
 		keep_chain(job, chain, &out);
 	} else if (rc == -1) {
 		job->draws.failed = 1;
+		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
 		snprintf(job->draws.reason, sizeof job->draws.reason, "%s", reason);
 	} else {
 		r->stop = 1; /* interrupted or out of memory: no more tasks */
@@ -259,7 +268,10 @@ static void chain_task(void *ctx, int b)
 						 : xf_fail(&r->err, XF_ERR_NOMEM,
 							   "out of memory sampling shard %ld", s);
 	}
-	int last = rc >= -1 && ++job->chains_done == r->n_chains;
+	/* only a chain that completed or failed with its reason counts: an interrupted one
+	 * (XF_ERR_INTERRUPTED, positive) left zeros in its slots, and were it the shard's
+	 * last, the shard would be saved with them (issue 22, adr/0038) */
+	int last = (rc == 0 || rc == -1) && ++job->chains_done == r->n_chains;
 	pthread_mutex_unlock(&r->lock);
 	xf_lik_destroy(lik);
 	xf_chain_out_free(&out);

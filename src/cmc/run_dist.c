@@ -40,7 +40,8 @@ int xf_cmc_dist_assign(cmc_run *r, xf_error *err)
 
 /* Rank 0: the shards of the other ranks, in shard order (each rank sends its own in
  * that order, and messages between two ranks keep their order); an empty message is a
- * shard that did not finish. Every message is taken even after an error. */
+ * shard that did not finish (finished: each chain completed or failed with its reason).
+ * Every message is taken even after an error. */
 static int receive(cmc_run *r, xf_error *err)
 {
 	const xf_dist *d = r->dist;
@@ -57,7 +58,11 @@ static int receive(cmc_run *r, xf_error *err)
 				src);
 			continue;
 		}
-		if (len > 0 && !err->code) {
+		/* the same rule as the store's load (adr/0038): an image that is not a whole
+		 * shard of these inputs is not saved, and the shard runs again on --resume */
+		if (len > 0 && !err->code && !xf_store_image_whole(buf, len, r->jobs[s].hash))
+			xf_warn("cmc: shard %ld from rank %d is not whole: not kept", s, src);
+		else if (len > 0 && !err->code) {
 			xf_store_save_image(r->dir, s, buf, len, err);
 			r->shards_done++;
 			n_got++;

@@ -42,6 +42,12 @@ static void pair_of(uint32_t p, int n, uint32_t *row, size_t *row_start, uint32_
 	*j = *row + 1 + (uint32_t)(p - *row_start);
 }
 
+size_t xf_cmc_shuffle_index(double u, size_t p)
+{
+	size_t r = (size_t)(u * (double)(p + 1));
+	return r > p ? p : r;
+}
+
 int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed)
 {
 	size_t n_pairs = xf_fitted_pairs((size_t)n_frames);
@@ -51,7 +57,7 @@ int xf_cmc_shards_make(xf_pairset *shards, long k, int n_frames, uint64_t seed)
 	for (size_t p = 0; p < n_pairs; p++)
 		perm[p] = (uint32_t)p;
 	for (size_t p = n_pairs; p-- > 1;) { /* Fisher-Yates, keyed by position */
-		size_t r = (size_t)(xf_rng_uniform(seed, XF_RNG_SHARD, p, 0, 0) * (double)(p + 1));
+		size_t r = xf_cmc_shuffle_index(xf_rng_uniform(seed, XF_RNG_SHARD, p, 0, 0), p);
 		uint32_t t = perm[p];
 		perm[p] = perm[r];
 		perm[r] = t;

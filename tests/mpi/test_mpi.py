@@ -9,6 +9,7 @@ one error line and the usual exit code, never a hang; so does an error on rank 1
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -205,6 +206,7 @@ def test_cmc():
                 "--no-plots")
     check(r.returncode == 0 and "resumed 3 of 3" in r.stderr, f"cmc --resume: {r.stderr}")
     same_result(ref, os.path.join(out, "cmc"), "cmc --resume 2x1")
+    test_cmc_interrupted_rank(cfg, nlsq, ref)
     # fit = nlsq then cmc
     r = run("fit", "--config", cfg, "--out", os.path.join(TMP, "fref"), "--threads", "1",
             "--no-plots")
@@ -215,6 +217,56 @@ def test_cmc():
     for m in ("nlsq", "cmc"):
         same_result(os.path.join(TMP, "fref", m), os.path.join(TMP, "fit_2x1", m), f"fit 2x1 {m}")
     return cfg, nlsq
+
+
+def rank_pids(rank, out):
+    """The processes of this test's run (its --out in the command line) with that rank."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if (cmd and os.path.basename(cmd[0]) == os.path.basename(XF_MPI).encode() and
+                out.encode() in cmd and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env):
+            found.append(int(pid))
+    return found
+
+
+def test_cmc_interrupted_rank(cfg, nlsq, ref):
+    """adr/0038 over MPI: rank 1 (shard 1 of 3) gets SIGTERM between the two chains of
+    shard 1 (XPCSFIT_TEST_PAUSE holds chain 1's start). Rank 0's store then holds only
+    whole shards, shard 1 not among them; --resume gives the reference's bytes."""
+    out = os.path.join(TMP, "cmc_int")
+    p = subprocess.Popen([MPIRUN, "--oversubscribe", "-np", "2", XF_MPI, "cmc", "--config", cfg,
+                          "--nlsq", nlsq, "--out", out, "--threads", "1", "--no-plots"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, XPCSFIT_TEST_PAUSE="cmc_chain_1_1:60",
+                                  XPCSFIT_MPI_ALL_OUTPUT="1"))
+    sent, err = False, []
+    for line in p.stderr:
+        err.append(line)
+        if not sent and "test pause in cmc_chain_1_1" in line:
+            for pid in rank_pids(1, out):
+                os.kill(pid, signal.SIGTERM)
+                sent = True
+    rc = p.wait(timeout=120)
+    check(sent and rc != 0, f"cmc, rank 1 interrupted: sent {sent}, exit {rc}: {''.join(err)}")
+    store = os.path.join(out, "cmc", "shards")
+    names = sorted(os.listdir(store)) if os.path.isdir(store) else []
+    check("shard_000001.bin" not in names, f"cmc, rank 1 interrupted: shard 1 stored: {names}")
+    for n in names:
+        with open(os.path.join(store, n), "rb") as f:
+            head = f.read(8 + 8 + 16 + 8 + 4 + 8 + 8 + 160 + 8 * 2 + 2)
+        check(head[:8] == b"XFSHARD2" and all(b in (1, 2) for b in head[-2:]),
+              f"cmc, rank 1 interrupted: {n} is not whole")
+    r = run_mpi(2, "cmc", "--config", cfg, "--nlsq", nlsq, "--out", out, "--resume",
+                "--no-plots")
+    check(r.returncode == 0, f"cmc --resume after rank 1 was interrupted: {r.stderr}")
+    same_result(ref, os.path.join(out, "cmc"), "cmc --resume after rank 1 was interrupted")
 
 
 def test_errors(lam_cfg, static_cfg, nlsq):
