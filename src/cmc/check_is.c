@@ -167,8 +167,8 @@ int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, 
 			c->pass_axis = c->axis_dev <= XF_AXIS_DEV_MAX;
 			xf_info("cmc: self-check at M = %d: axis deviation %.3f (axis %d)", m,
 				c->axis_dev, c->axis);
-			/* the corrected Gaussian's axes come from weighted moments with
-			 * IS-ESS ≈ 1 000 at M = 4 000, noisy enough to move a drop by ≈ 0.05;
+			/* the corrected sd along each axis is a weighted moment, with
+			 * IS-ESS ≈ 1 000 at M = 4 000 noisy enough to move a drop by ≈ 0.03;
 			 * when only the axis check fails, more points settle it */
 			if (last || c->pass_axis || !c->pass_khat || !c->pass_ess)
 				break;
