@@ -483,6 +483,7 @@ struct consensus_case {
 	double truth[7], start[7], noise;
 	int warmup, samples;
 	int check_khat; /* assert k-hat <= 0.7 for K > 1 */
+	int honest_ok;	/* a K > 1 result not graded good may differ (cmc.md: agree, or say so) */
 };
 
 /* K = 1 (the exact posterior), 4 and 16 on the case's data: the reported means must be
@@ -499,7 +500,7 @@ static int consensus_run(const struct consensus_case *cc)
 	const long ks[3] = { 1, 4, 16 };
 	double mean[3][XF_N_BOUND_SLOTS + 2], sd[3][XF_N_BOUND_SLOTS + 2], khat[3] = { 0 };
 	double plain_mean[3][XF_N_BOUND_SLOTS + 2], plain_sd[3][XF_N_BOUND_SLOTS + 2];
-	int corrected[3] = { 0 };
+	int corrected[3] = { 0 }, good[3] = { 0 };
 	char names[XF_N_BOUND_SLOTS + 2][32];
 	int np = 0;
 	for (int r = 0; r < 3; r++) {
@@ -528,6 +529,7 @@ static int consensus_run(const struct consensus_case *cc)
 		}
 		khat[r] = res.check.done ? res.check.khat : NAN;
 		corrected[r] = res.check.done && res.check.corrected;
+		good[r] = res.quality.overall == XF_QUALITY_GOOD;
 		printf("%s K = %2ld: %zu points, %ld kept, k-hat %.3f (corrected %d), quality %s; "
 		       "shards: min bulk ESS %.0f, max R-hat %.3f, max divergence rate %.3f; %.1f "
 		       "s\n",
@@ -557,9 +559,12 @@ static int consensus_run(const struct consensus_case *cc)
 			double dz = (mean[r][k] - mean[0][k]) / sd[0][k],
 			       ratio = sd[r][k] / sd[0][k];
 			int ok = fabs(dz) < 0.2 && fabs(ratio - 1.0) < 0.15;
-			failed += !ok;
+			failed += !ok && !(cc->honest_ok && !good[r]);
 			printf(" | %12.6g %10.4g %+6.2f %6.3f%s[%+6.2f %6.3f]", mean[r][k],
-			       sd[r][k], dz, ratio, ok ? " " : "*",
+			       sd[r][k], dz, ratio,
+			       ok	 ? " "
+			       : good[r] ? "*"
+					 : "m",
 			       (plain_mean[r][k] - mean[0][k]) / sd[0][k],
 			       plain_sd[r][k] / sd[0][k]);
 		}
@@ -604,12 +609,14 @@ static void test_consensus_laminar(void **state)
 }
 
 /* The harder case of ADR 0012, slow set only: 6 angles x 60 frames, noise 1e-3.
- * KNOWN TO FAIL (measured, see the commit message): K = 4 gives k-hat 0.71 > 0.7, so its
- * plain consensus summaries stay, 0.54 sd off with sds 0.67x for the shear block; K = 16
- * (k-hat 0.57, PSIS-corrected) has sds 0.84-0.90x. cmc.md "When the combination can be
- * trusted" expects such failures of plain consensus on this model; the tolerances are the
- * spec's and are not weakened. The k-hat of K = 4 is not asserted here: above 0.7 the
- * result says it is not to be trusted. */
+ * Before adr/0039: K = 4 gave k-hat 0.71 > 0.7 (plain consensus 0.54 sd off, shear sds
+ * 0.67x, marginal); K = 16 (k-hat 0.57 from an unwidened Gaussian, "corrected") had sds
+ * 0.84-0.90x and was not flagged. With the t proposal and the three gates both are
+ * flagged (measured on the same case through the CLI: K = 4 IS-ESS/M 0.093 < 0.161 at
+ * M = 16 000; K = 16 IS-ESS/M 0.155 < 0.161 and axis deviation 0.23): graded marginal,
+ * the consensus summaries marked as such. cmc.md asks K-independence *or* an honest
+ * grade, so a differing K > 1 result counts as a failure only when graded good
+ * (honest_ok; marked m instead of *). The tolerances are the spec's, not weakened. */
 static void test_consensus_laminar_hard(void **state)
 {
 	(void)state;
@@ -624,12 +631,14 @@ static void test_consensus_laminar_hard(void **state)
 		.warmup = 500,
 		.samples = 1500,
 		.check_khat = 0,
+		.honest_ok = 1,
 	};
 	int failed = consensus_run(&cc);
 	if (failed)
-		fail_msg("consensus (hard case): %d (parameter, K) pairs differ from K = 1 by more "
-			 "than 0.2 sd in the mean or 15 %% in the sd (marked *)",
-			 failed);
+		fail_msg(
+			"consensus (hard case): %d (parameter, K) pairs differ from K = 1 by more "
+			"than 0.2 sd in the mean or 15 %% in the sd and are graded good (marked *)",
+			failed);
 }
 
 int main(void)

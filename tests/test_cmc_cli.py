@@ -225,7 +225,21 @@ def test_schema(cmc_dir):
     check(isinstance(c, dict) and set(("khat", "M", "seed", "consensus_summaries")) <= set(c),
           f"consensus_check for K = 3 shards: {c!r} (src/cmc: self-check not run)")
     if isinstance(c, dict):
-        check(c["M"] == 2000 and 0 <= c["khat"] < 0.7, f"consensus_check {c['M']} {c['khat']}")
+        # adr/0039: M starts at check_draws (4000) and doubles until stable, up to 32000;
+        # all three checks reported, with what was published
+        check(c["M_first"] == 4000 and c["M"] in (4000, 8000, 16000, 32000)
+              and c["khat"] < 0.7, f"consensus_check M {c['M']} k-hat {c['khat']}")
+        for key in ("is_ess", "is_ess_per_M", "is_ess_per_M_gaussian", "axis_check",
+                    "passed", "proposal", "published", "verdict", "M_stable"):
+            check(key in c, f"consensus_check.{key} missing")
+        check(c["proposal"] == {"family": "multivariate_t", "nu": 5, "scale": 1.5},
+              f"proposal {c.get('proposal')}")
+        check(abs(c["is_ess_per_M"] - c["is_ess"] / c["M"]) < 1e-12, "IS-ESS/M")
+        passed = c["passed"]["khat"] and c["passed"]["is_ess"] and c["passed"]["axis"]
+        check(c["corrected"] == passed and
+              c["published"] == ("importance_weighted" if passed else "consensus"),
+              f"corrected {c['corrected']} but passed {c['passed']}")
+        check((c["verdict"] is None) == passed, f"verdict {c['verdict']}")
     q = p["quality"]
     check(q["overall"] in ("good", "marginal", "poor") and isinstance(q["reasons"], list),
           f"quality {q}")
@@ -237,6 +251,24 @@ def test_schema(cmc_dir):
               f"shard_draws {h['/cmc/shard_draws'].shape}")
         draws = h["/cmc/draws"][()]
         check(np.all(draws[:, 2] == 0.0), "fixed D_offset constant in the draws")
+        src = h["/cmc/draws"].attrs["source"]
+        src = src.decode() if isinstance(src, bytes) else src
+        if isinstance(c, dict) and c["corrected"]:
+            # the published draws are the corrected posterior: a resample of the
+            # self-check's points; the plain consensus kept under its own name
+            check(src.startswith("importance_resampled"), f"draws source {src}")
+            check(h["/cmc/consensus/draws"].shape == (200, 9), "consensus draws kept")
+            cs = h["/cmc/consensus/summary"][()]
+            check(cs[0, 0] == c["consensus_summaries"]["D0"]["mean"],
+                  "consensus summary == consensus_check.consensus_summaries")
+            ck = h["/cmc/consensus_check"]
+            check(ck["u"].shape[0] == c["M"] and ck["log_weights"].shape == (c["M"],),
+                  "self-check points and weights")
+            # every resampled draw is one of the points (physical values from u)
+            lw = ck["log_weights"][()]
+            check(abs(np.exp(lw).sum() - 1) < 1e-9, "normalised weights")
+        else:
+            check(src.startswith("consensus"), f"draws source {src}")
         summ = h["/cmc/summary"][()]
         check(np.allclose(summ[0, 0], p["parameters"]["D0"]["mean"], rtol=0, atol=0),
               "results.h5 summary == parameters.json")

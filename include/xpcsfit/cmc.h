@@ -36,18 +36,34 @@ typedef struct xf_cmc_shard {
 	double *u_mean, *u_cov;		    /* [n_theta], [n_theta²]: the combination's inputs */
 } xf_cmc_shard;
 
-/* The consensus self-check against the full-data posterior (cmc.md, issue #16). */
+/* The consensus self-check against the full-data posterior (cmc.md, issue #16, #22;
+ * adr/0039): importance sampling from a multivariate t built on the combined Gaussian,
+ * gated on k̂, the IS-ESS and the axis check. */
 typedef struct xf_cmc_check {
-	int done; /* 0: not run (one shard, or check_draws 0) */
-	int m;	  /* points drawn from the combined Gaussian */
+	int done;    /* 0: not run (one shard, or check_draws 0) */
+	int m;	     /* points drawn from the proposal (grown from check_draws until stable) */
+	int m_first; /* the first M tried (combination.check_draws) */
+	int stable;  /* 1: k̂ and IS-ESS/M agreed between M/2 and M */
 	uint64_t seed;
-	double khat;   /* Pareto k̂ of the importance ratios */
-	int corrected; /* 1: the reported summaries are the PSIS-weighted ones */
-	double sigma;  /* σ at which the full posterior was evaluated */
-	double *u;     /* [m][n_theta] points (u-space) */
-	double *log_w; /* [m] smoothed log-weights (normalised) */
-	/* the plain consensus summaries, kept beside the corrected ones */
+	int nu;		/* the proposal: multivariate t, ν degrees of freedom, */
+	double scale;	/* scale matrix scale² × the combined covariance */
+	double khat;	/* Pareto k̂ of the importance ratios at M */
+	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
+	double ess_ref; /* IS-ESS/M a Gaussian target gives for this proposal */
+	/* the axis check: along the combined covariance's principal axes (0: the largest
+	 * variance), from the corrected mean at ± the corrected sd, the exact log
+	 * posterior's drops d₊, d₋; axis_drop = (d₊ + d₋)/2, the worst |axis_drop − 0.5| */
+	double axis_dev, axis_drop, axis_drop_plus, axis_drop_minus;
+	int axis, axis_param; /* axis_param: its largest loading (index into theta) */
+	int pass_khat, pass_ess, pass_axis;
+	int corrected;	   /* 1: all three passed; the published posterior is the weighted one */
+	char verdict[192]; /* why not, when not corrected ("" otherwise) */
+	double sigma;	   /* σ at which the full posterior was evaluated */
+	double *u;	   /* [m][n_theta] points (u-space) */
+	double *log_w;	   /* [m] smoothed log-weights (normalised) */
+	/* the plain consensus, kept beside the corrected posterior */
 	double *mean, *sd, *median, *q05, *q95; /* [n_params] */
+	double *draws;				/* [n_draws][n_params] its draws */
 } xf_cmc_check;
 
 typedef struct xf_cmc_result {

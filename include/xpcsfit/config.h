@@ -98,7 +98,7 @@ typedef struct xf_cmc_options {
 	double nlsq_prior_width_factor;		 /* 2.0 */
 	char combination_method[64];		 /* robust_consensus_mc */
 	double min_success_rate;		 /* 0.90 */
-	int check_draws; /* 2000: points of the consensus self-check (0: none) */
+	int check_draws; /* 4000: first M of the self-check, doubled until stable (0: none) */
 } xf_cmc_options;
 
 /* How an override edits the config tree. */

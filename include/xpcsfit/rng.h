@@ -14,7 +14,7 @@ enum xf_rng_stream {
 	XF_RNG_SCREEN_COARSE = 5, /* its first, smaller round: counter (draw, 0, 0) */
 	XF_RNG_CMC_CHAIN = 6,	  /* a NUTS chain: counter (shard, chain, n) */
 	XF_RNG_CMC_INIT = 7,	  /* a chain's initial jitter: counter (shard, chain, k) */
-	XF_RNG_CMC_CHECK = 8,	  /* the consensus self-check points: counter (m, k, 0) */
+	XF_RNG_CMC_CHECK = 8,	  /* self-check point m: (m, k, 0), k < d + ν (adr/0039) */
 	XF_RNG_CMC_GAUSS = 9,	  /* draws of a Gaussian combination: counter (g, k, 0) */
 };
 

@@ -213,9 +213,14 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 		else
 			printf("  %-20s %.8g +/- %.3g  [%.6g, %.6g]\n", res->names[k], res->mean[k],
 			       res->sd[k], res->q05[k], res->q95[k]);
-	if (res->check.done)
-		printf("consensus check: k-hat %.3g on %d points%s\n", res->check.khat,
-		       res->check.m, res->check.corrected ? " (summaries corrected)" : "");
+	if (res->check.done) /* the three checks of docs/cmc.md, each with its number */
+		printf("consensus check: k-hat %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian "
+		       "target %.3f), axis deviation %.3g (axis %d), seed %llu: %s\n",
+		       res->check.khat, res->check.m, res->check.ess, res->check.ess / res->check.m,
+		       res->check.ess_ref, res->check.axis_dev, res->check.axis,
+		       (unsigned long long)res->check.seed,
+		       res->check.corrected ? "passed, the posterior is the corrected one"
+					    : "failed, the summaries are the consensus ones");
 	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		printf("  - %s\n", res->quality.reasons[k]);

@@ -1,69 +1,22 @@
-/* check.c — the consensus self-check (cmc.md, "When the combination can be trusted"):
- * the combined posterior, taken as a Gaussian in u-space, is importance-sampled against
- * the exact full-data posterior. M points from N(mean, cov) of the combined u-draws; at
- * each, the full-data log posterior (untempered priors, σ at the median of the kept
- * shards' σ, one values-only likelihood pass over every pair on the device pool); the log
- * ratios are Pareto-smoothed (psis.c). k̂ ≤ 0.7: the weighted summaries replace the
- * consensus ones, which are kept beside them; k̂ > 0.7: the consensus summaries stay and
- * the result says plainly that they do not match the full-data posterior. */
+/* check.c — the consensus self-check (cmc.md, "When the combination can be trusted";
+ * adr/0039): the combined posterior is importance-sampled against the exact full-data
+ * posterior. Points from a multivariate t built on the combined Gaussian in u-space
+ * (proposal.c); at each, the full-data log posterior (untempered priors, σ at the median
+ * of the kept shards' σ, one values-only likelihood pass over every pair on the device
+ * pool); the log ratios are Pareto-smoothed (psis.c). M starts at
+ * combination.check_draws and doubles until k̂ and IS-ESS/M agree between M/2 and M. The
+ * correction is published only when all three checks pass — k̂ ≤ 0.7, IS-ESS/M at least
+ * half of what a Gaussian target gives, and the axis check — because k̂ alone cannot see
+ * the part of the posterior the proposal never reached. */
 #include <gsl/gsl_sort.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmc/check.h"
-#include "xpcsfit/rng.h"
-
-#define XF_LOG_2PI 1.8378770664093453
-
-typedef struct weighted {
-	double x, w;
-} weighted;
-
-static int cmp_weighted(const void *a, const void *b)
-{
-	const weighted *p = a, *q = b;
-	return (p->x > q->x) - (p->x < q->x);
-}
-
-/* Weighted quantile q of sorted (x, w) (Σ w = 1): linear between the midpoints of the
- * cumulative weights, so equal weights give NumPy's "hazen" definition. */
-static double weighted_quantile(const weighted *v, int n, double q)
-{
-	double cum = 0.0, prev_mid = 0.0, prev_x = v[0].x;
-	for (int i = 0; i < n; i++) {
-		double mid = cum + 0.5 * v[i].w;
-		if (mid >= q) {
-			if (i == 0 || mid <= prev_mid)
-				return v[i].x;
-			return prev_x + (q - prev_mid) / (mid - prev_mid) * (v[i].x - prev_x);
-		}
-		cum += v[i].w;
-		prev_mid = mid;
-		prev_x = v[i].x;
-	}
-	return v[n - 1].x;
-}
-
-/* mean, sd, median, 5 %, 95 % of values x[m] under weights w[m] */
-static void weighted_summary(const double *x, const double *w, int m, weighted *buf, double *mean,
-			     double *sd, double *median, double *q05, double *q95)
-{
-	double mu = 0.0, var = 0.0;
-	for (int i = 0; i < m; i++)
-		mu += w[i] * x[i];
-	for (int i = 0; i < m; i++)
-		var += w[i] * (x[i] - mu) * (x[i] - mu);
-	for (int i = 0; i < m; i++)
-		buf[i] = (weighted){ x[i], w[i] };
-	qsort(buf, (size_t)m, sizeof(weighted), cmp_weighted);
-	*mean = mu;
-	*sd = sqrt(var);
-	*median = weighted_quantile(buf, m, 0.50);
-	*q05 = weighted_quantile(buf, m, 0.05);
-	*q95 = weighted_quantile(buf, m, 0.95);
-}
+#include "cmc/proposal.h"
 
 /* The median of the kept shards' σ (the nuisance σ of the full-data posterior). */
 static double median_sigma(const xf_cmc_result *res)
@@ -108,96 +61,68 @@ static int gaussian_of(const double *u, int g, int nt, double *mean, double *cho
 	return 0;
 }
 
-/* Replace the reported summaries by the weighted ones; the consensus ones move to check. */
-static int correct(const cmc_run *r, xf_cmc_result *res, const double *w)
+/* The full-data posterior at θ (u-space), σ held at the median of the kept shards'. */
+typedef struct full_ctx {
+	xf_cmc_target *t;
+	double *u; /* [n_theta + 1]: θ, then log σ */
+} full_ctx;
+
+static double full_logp(void *ctx, const double *theta_u)
 {
-	xf_cmc_check *c = &res->check;
-	int nf = res->n_params, nt = r->n_theta, na = res->n_phi, m = c->m;
-	double *x = malloc(sizeof(double) * (size_t)m * nf), *xt = malloc(sizeof(double) * nt);
-	double *col = malloc(sizeof(double) * m), *con = malloc(sizeof(double) * (size_t)m * na);
-	double *off = malloc(sizeof(double) * (size_t)m * na);
-	weighted *buf = malloc(sizeof(weighted) * m);
-	int rc = -1;
-	if (!x || !xt || !col || !con || !off || !buf)
-		goto done;
-	for (int i = 0; i < m; i++) {
-		double *xi = x + (size_t)i * nf;
-		memcpy(xi, r->x_start, sizeof(double) * (size_t)nf);
-		xf_cmc_theta_physical(&r->pr, r->theta, nt, c->u + (size_t)i * nt, xt);
-		for (int k = 0; k < nt; k++)
-			xi[r->theta[k]] = xt[k];
-		xf_problem_scaling(&r->pr, xi, con + (size_t)i * na, off + (size_t)i * na);
-	}
-	size_t bytes = sizeof(double) * (size_t)nf;
-	memcpy(c->mean, res->mean, bytes);
-	memcpy(c->sd, res->sd, bytes);
-	memcpy(c->median, res->median, bytes);
-	memcpy(c->q05, res->q05, bytes);
-	memcpy(c->q95, res->q95, bytes);
-	for (int k = 0; k < nf; k++) {
-		if (res->is_fixed[k])
-			continue;
-		for (int i = 0; i < m; i++)
-			col[i] = x[(size_t)i * nf + k];
-		weighted_summary(col, w, m, buf, &res->mean[k], &res->sd[k], &res->median[k],
-				 &res->q05[k], &res->q95[k]);
-	}
-	for (int k = 0; k < nf; k++) /* the covariance too: it is what a user propagates */
-		for (int l = 0; l < nf; l++) {
-			double s = 0.0;
-			if (!res->is_fixed[k] && !res->is_fixed[l])
-				for (int i = 0; i < m; i++)
-					s += w[i] * (x[(size_t)i * nf + k] - res->mean[k]) *
-					     (x[(size_t)i * nf + l] - res->mean[l]);
-			res->cov[(size_t)k * nf + l] = s;
-		}
-	for (int a = 0; a < na; a++) {
-		double med, q05, q95;
-		for (int i = 0; i < m; i++)
-			col[i] = con[(size_t)i * na + a];
-		weighted_summary(col, w, m, buf, &res->contrast[a], &res->contrast_sd[a], &med,
-				 &q05, &q95);
-		for (int i = 0; i < m; i++)
-			col[i] = off[(size_t)i * na + a];
-		weighted_summary(col, w, m, buf, &res->offset[a], &res->offset_sd[a], &med, &q05,
-				 &q95);
-	}
-	c->corrected = 1;
-	rc = 0;
-done:
-	free(x);
-	free(xt);
-	free(col);
-	free(con);
-	free(off);
-	free(buf);
-	return rc;
+	full_ctx *fc = ctx;
+	double lp;
+	memcpy(fc->u, theta_u, sizeof(double) * (size_t)fc->t->n_theta);
+	return xf_cmc_target_logp(fc->t, fc->u, &lp, NULL) || !isfinite(lp) ? -INFINITY : lp;
+}
+
+/* The verdict: which checks failed, with their numbers; it is the quality reason, so it
+ * fits in one (≤ 191 characters with all three failing). The axis's parameter name is in
+ * parameters.json. */
+static void verdict(xf_cmc_check *c)
+{
+	char what[96] = "";
+	size_t n = 0;
+	if (!c->pass_khat)
+		n += (size_t)snprintf(what + n, sizeof what - n, "k-hat %.2f > %.1f, ", c->khat,
+				      XF_KHAT_MAX);
+	if (!c->pass_ess && n < sizeof what)
+		n += (size_t)snprintf(what + n, sizeof what - n, "IS-ESS/M %.3f < %.3f, ",
+				      c->ess / c->m, XF_ESS_REF_FRACTION * c->ess_ref);
+	if (!c->pass_axis && n < sizeof what)
+		n += (size_t)snprintf(what + n, sizeof what - n, "axis %d drop %.2g vs 0.5, ",
+				      c->axis, c->axis_drop);
+	if (n >= 2 && n < sizeof what)
+		what[n - 2] = '\0';
+	snprintf(c->verdict, sizeof c->verdict,
+		 "the combined posterior does not match the full-data posterior (%s); "
+		 "num_shards: 1 gives the exact one",
+		 what);
 }
 
 int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_result *res,
 		      xf_error *err)
 {
 	xf_cmc_check *c = &res->check;
-	int nt = r->n_theta, m = r->o->check_draws, nf = res->n_params, rc = 0;
-	if (r->n_shards < 2 || m <= 0 || res->n_draws == 0 || nt == 0)
+	int nt = r->n_theta, m0 = r->o->check_draws, nf = res->n_params, rc = 0;
+	if (r->n_shards < 2 || m0 <= 0 || res->n_draws == 0 || nt == 0)
 		return 0;
+	int m_max = xf_check_m_max(m0);
 	double sigma = median_sigma(res);
 	double *mean = malloc(sizeof(double) * nt), *chol = malloc(sizeof(double) * nt * nt);
-	double *z = malloc(sizeof(double) * (nt + 1)), *u = malloc(sizeof(double) * (nt + 1));
-	double *w = malloc(sizeof(double) * m);
+	double *u = malloc(sizeof(double) * (nt + 1)), *w = malloc(sizeof(double) * m_max);
 	xf_pairset all = { 0 };
 	xf_lik *lik = NULL;
 	xf_cmc_target t;
 	int have_target = 0;
-	c->u = malloc(sizeof(double) * (size_t)m * nt);
-	c->log_w = malloc(sizeof(double) * m);
+	c->u = malloc(sizeof(double) * (size_t)m_max * nt);
+	c->log_w = malloc(sizeof(double) * m_max);
 	c->mean = malloc(sizeof(double) * nf);
 	c->sd = malloc(sizeof(double) * nf);
 	c->median = malloc(sizeof(double) * nf);
 	c->q05 = malloc(sizeof(double) * nf);
 	c->q95 = malloc(sizeof(double) * nf);
-	if (!mean || !chol || !z || !u || !w || !c->u || !c->log_w || !c->mean || !c->sd ||
-	    !c->median || !c->q05 || !c->q95 || xf_pairset_all(&all, r->pr.ds->n_frames) ||
+	if (!mean || !chol || !u || !w || !c->u || !c->log_w || !c->mean || !c->sd || !c->median ||
+	    !c->q05 || !c->q95 || xf_pairset_all(&all, r->pr.ds->n_frames) ||
 	    xf_cmc_target_alloc(&t, &r->pr)) {
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the consensus self-check");
 		goto done;
@@ -222,51 +147,30 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 	t.temper = 1.0;
 	t.sigma_scale = 1.0;
 	t.x_fixed = r->x_start;
-	double log_det = 0.0;
-	for (int k = 0; k < nt; k++)
-		log_det += log(chol[(size_t)k * nt + k]);
-	xf_info("cmc: self-check, the full-data posterior at %d points of the combined Gaussian",
-		m);
-	for (int i = 0; i < m; i++) {
-		double zz = 0.0, lp;
-		for (int k = 0; k < nt; k++) {
-			z[k] = xf_rng_normal(r->seed, XF_RNG_CMC_CHECK, (uint64_t)i, (uint64_t)k,
-					     0);
-			zz += z[k] * z[k];
-		}
-		for (int k = 0; k < nt; k++) {
-			double s = mean[k];
-			for (int l = 0; l <= k; l++)
-				s += chol[(size_t)k * nt + l] * z[l];
-			u[k] = s;
-		}
-		u[nt] = log(sigma);
-		memcpy(c->u + (size_t)i * nt, u, sizeof(double) * nt);
-		double log_q = -0.5 * zz - log_det - 0.5 * nt * XF_LOG_2PI;
-		int bad = xf_cmc_target_logp(&t, u, &lp, NULL);
-		c->log_w[i] = bad || !isfinite(lp) ? -INFINITY : lp - log_q;
-		if (xf_interrupted()) {
-			rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted during the self-check");
-			goto done;
-		}
+	u[nt] = log(sigma);
+	full_ctx fc = { &t, u };
+	int irc = xf_check_importance(full_logp, &fc, nt, mean, chol, r->seed, m0, w, c);
+	if (irc) {
+		rc = irc == XF_ERR_INTERRUPTED
+			     ? xf_fail(err, XF_ERR_INTERRUPTED, "interrupted during the self-check")
+			     : xf_fail(err, XF_ERR_NOMEM,
+				       "out of memory for the consensus self-check");
+		goto done;
 	}
 	c->done = 1;
-	c->m = m;
-	c->seed = r->seed;
 	c->sigma = sigma;
-	c->khat = xf_psis(c->log_w, m);
-	for (int i = 0; i < m; i++)
-		w[i] = exp(c->log_w[i]);
-	if (c->khat <= XF_KHAT_MAX) {
-		if (correct(r, res, w))
+	const char *axis_name = c->axis_param >= 0 ? res->names[r->theta[c->axis_param]] : "-";
+	xf_info("cmc: self-check: k-hat %.3f, M %d, IS-ESS %.0f (IS-ESS/M %.3f, Gaussian "
+		"target %.3f), worst axis %d (%s) drop %.3f (|dev| %.3f), seed %llu",
+		c->khat, c->m, c->ess, c->ess / c->m, c->ess_ref, c->axis, axis_name, c->axis_drop,
+		c->axis_dev, (unsigned long long)c->seed);
+	if (c->pass_khat && c->pass_ess && c->pass_axis) {
+		if (xf_cmc_check_publish(r, res, w))
 			rc = xf_fail(err, XF_ERR_NOMEM,
 				     "out of memory for the consensus self-check");
 	} else {
-		xf_warn("cmc: the combined posterior does not match the full-data posterior "
-			"(Pareto k-hat %.2f > %.1f): the reported summaries are the plain "
-			"consensus "
-			"ones; fewer shards, or num_shards: 1 (the exact posterior), is the remedy",
-			c->khat, XF_KHAT_MAX);
+		verdict(c);
+		xf_warn("cmc: %s; the summaries are the plain consensus ones", c->verdict);
 	}
 done:
 	xf_lik_destroy(lik);
@@ -275,7 +179,6 @@ done:
 		xf_cmc_target_free(&t);
 	free(mean);
 	free(chol);
-	free(z);
 	free(u);
 	free(w);
 	return rc;

@@ -1,18 +1,39 @@
-/* check.h — the consensus self-check (check.c; cmc.md "When the combination can be
- * trusted"). */
+/* check.h — the consensus self-check (check.c, check_publish.c; cmc.md "When the
+ * combination can be trusted"; adr/0039). */
 #ifndef XPCSFIT_CMC_CHECK_H
 #define XPCSFIT_CMC_CHECK_H
 
 #include "cmc/run_internal.h"
 
-#define XF_KHAT_MAX 0.7 /* Pareto k̂ above which the importance weights are not trusted */
+#define XF_KHAT_MAX	     0.7 /* Pareto k̂ above which the importance weights are not trusted */
+#define XF_ESS_REF_FRACTION  0.5 /* IS-ESS/M ≥ this × what a Gaussian target gives */
+#define XF_AXIS_DEV_MAX	     0.1 /* |drop − 0.5| at ±1 sd along every axis */
+#define XF_CHECK_M_MAX	     32000 /* M doubles from check_draws up to this (a count) */
+#define XF_CHECK_KHAT_STABLE 0.05  /* k̂ at M/2 and M within this: stable */
+#define XF_CHECK_KHAT_LOW    0.5   /* … or both k̂ at most this: far enough from 0.7 */
+#define XF_CHECK_ESS_STABLE  0.10  /* IS-ESS/M at M/2 and M within this, relative */
 
 /* Check the combined posterior (u_draws [g][n_theta], the combination's draws) against
- * the full-data posterior with optimization.cmc.combination.check_draws points (none when
- * K = 1 or 0 points): fills res->check, and when k̂ ≤ XF_KHAT_MAX replaces the reported
- * summaries, covariance and per-angle values with the PSIS-weighted ones (the consensus
- * summaries kept in res->check). Returns 0 or an error code. */
+ * the full-data posterior (none when K = 1 or check_draws is 0): fills res->check, and
+ * when the three checks pass publishes the corrected posterior (check_publish.c).
+ * Returns 0 or an error code. */
 int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_result *res,
 		      xf_error *err);
+
+/* The importance-sampling core on any log target f (u[n_theta] → log density up to a
+ * constant; −∞ where not finite): points of the t proposal on N(mean, L·Lᵀ) under seed,
+ * M = m0, 2·m0, … (at most xf_check_m_max(m0)) until stable, PSIS, and the three checks.
+ * c->u [m_max][nt] and c->log_w [m_max] are the caller's; w [m_max] receives the
+ * normalised smoothed weights. Fills c's m, m_first, stable, seed, khat, ess, ess_ref,
+ * axis_*, pass_*. Returns 0, −1 out of memory, or XF_ERR_INTERRUPTED. */
+typedef double (*xf_check_logp)(void *ctx, const double *u);
+int xf_check_m_max(int m0);
+int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, const double *chol,
+			uint64_t seed, int m0, double *w, xf_cmc_check *c);
+
+/* Publish the importance-weighted posterior (weights w[check.m], Σ = 1): weighted
+ * summaries, covariance and per-angle values; draws resampled systematically. The
+ * consensus summaries and draws move to res->check. 0, or −1 out of memory. */
+int xf_cmc_check_publish(const cmc_run *r, xf_cmc_result *res, const double *w);
 
 #endif

@@ -195,11 +195,8 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		       low_ebfmi, XF_EBFMI_LOW);
 	if (low_ess)
 		reason(q, "%ld kept shards have a bulk or tail ESS below %d", low_ess, XF_ESS_LOW);
-	if (res->check.done && !(res->check.khat <= XF_KHAT_MAX))
-		reason(q,
-		       "the combined posterior does not match the full-data posterior (Pareto "
-		       "k-hat %.2f > %.1f): fewer shards, or num_shards: 1 (the exact posterior)",
-		       res->check.khat, XF_KHAT_MAX);
+	if (res->check.done && !res->check.corrected) /* its verdict names the failed check */
+		reason(q, "%s", res->check.verdict);
 	if (kept && rhat > 1.01)
 		reason(q, "the largest R-hat among kept shards is %.3f", rhat);
 	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
@@ -306,6 +303,7 @@ void xf_cmc_result_free(xf_cmc_result *res)
 	free(res->check.median);
 	free(res->check.q05);
 	free(res->check.q95);
+	free(res->check.draws);
 	memset(res, 0, sizeof *res);
 }
 

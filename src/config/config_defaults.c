@@ -86,7 +86,7 @@ static void cmc_defaults(xf_cmc_options *o)
 	o->nlsq_prior_width_factor = 2.0;
 	strcpy(o->combination_method, "robust_consensus_mc");
 	o->min_success_rate = 0.90;
-	o->check_draws = 2000;
+	o->check_draws = 4000; /* doubled up to 32 000 until stable (adr/0039) */
 }
 
 void xf_config_defaults(xf_config *cfg)

@@ -135,7 +135,7 @@ static void write_optimization(FILE *out)
 	      "      method: robust_consensus_mc   # consensus_mc | gaussian_product | "
 	      "homodyne_marginal\n"
 	      "      min_success_rate: 0.90\n"
-	      "      check_draws: 2000        # self-check against the full-data posterior (0: "
+	      "      check_draws: 4000        # self-check against the full-data posterior (0: "
 	      "off)\n"
 	      "\n"
 	      "parallel:\n"

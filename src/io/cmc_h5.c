@@ -64,12 +64,23 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
 		  "1 where the parameter was held fixed (not sampled)");
 	put_matrix(w, g, "draws", (size_t)res->n_draws, nf, res->draws, "see parameter_names",
-		   "combined posterior draws of every parameter (rows: draws)");
+		   "posterior draws of every parameter (rows: draws); see the attribute "
+		   "'source'");
+	hid_t dd = H5Dopen2(g, "draws", H5P_DEFAULT);
+	if (dd >= 0) {
+		xf_h5_attr_str(w, dd, "source",
+			       res->check.corrected
+				       ? "importance_resampled: a systematic resample of "
+					 "consensus_check/u by its PSIS weights (the corrected "
+					 "posterior); the consensus draws are /cmc/consensus/draws"
+				       : "consensus: the combined draws (no correction applied)");
+		H5Dclose(dd);
+	}
 	put_matrix(w, g, "summary", nf, 5, summary, "see parameter_names",
 		   "per parameter: mean, sd, median, 5 % and 95 % quantiles (the reported "
-		   "summaries: PSIS-corrected when consensus_check says so)");
+		   "summaries: PSIS-weighted when consensus_check/published says so)");
 	put_matrix(w, g, "covariance", nf, nf, cov, "product of units",
-		   "covariance of the combined draws");
+		   "covariance of the posterior (PSIS-weighted when corrected)");
 	xf_h5_put_vec(w, g, "per_angle_contrast", na, angles, "1",
 		      "posterior mean contrast of each angle");
 	xf_h5_put_vec(w, g, "per_angle_contrast_sd", na, angles + na, "1", "its sd");
@@ -185,6 +196,8 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
 	H5Sclose(space);
 }
 
+/* The self-check: its numbers, its points and weights (so anyone can recompute), and the
+ * plain consensus posterior when the corrected one was published (adr/0039). */
 static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 {
 	const xf_cmc_check *c = &res->check;
@@ -195,14 +208,66 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 		xf_h5_fail(w, "/cmc/consensus_check");
 		return;
 	}
+	xf_h5_attr_str(w, cg, "published", c->corrected ? "importance_weighted" : "consensus");
+	xf_h5_attr_str(w, cg, "verdict", c->corrected ? "passed" : c->verdict);
+	xf_h5_attr_str(w, cg, "proposal",
+		       "multivariate t in the sampler's space, nu and scale below, on the "
+		       "combined draws' mean and covariance");
 	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
+	xf_h5_put_i64(w, cg, "M", c->m, "points drawn (grown from M_first until stable)");
+	xf_h5_put_i64(w, cg, "M_first", c->m_first, "combination.check_draws");
+	xf_h5_put_i64(w, cg, "seed", (long long)c->seed, "seed of the points' stream");
+	xf_h5_put_i64(w, cg, "nu", c->nu, "degrees of freedom of the t proposal");
+	xf_h5_put_f64(w, cg, "scale", c->scale, "1",
+		      "the proposal's scale matrix is scale^2 x the combined covariance");
+	xf_h5_put_f64(w, cg, "is_ess", c->ess, "1",
+		      "importance-sampling ESS, 1 / sum of the squared smoothed weights");
+	xf_h5_put_f64(w, cg, "is_ess_per_M_gaussian", c->ess_ref, "1",
+		      "IS-ESS/M a Gaussian target gives for this proposal (the check needs half)");
+	xf_h5_put_f64(w, cg, "axis_max_deviation", c->axis_dev, "1",
+		      "largest |drop - 0.5| of the full-data log posterior at +-1 corrected sd "
+		      "from the corrected mean along the combined covariance's principal axes");
+	xf_h5_put_f64(w, cg, "axis_drop", c->axis_drop, "1",
+		      "the drop there: the mean of the two sides' (0.5 for a Gaussian)");
+	const double sides[2] = { c->axis_drop_plus, c->axis_drop_minus };
+	xf_h5_put_vec(w, cg, "axis_drops", 2, sides, "1", "the drops at +1 sd and -1 sd");
+	xf_h5_put_i64(w, cg, "axis_index", c->axis,
+		      "that axis (0: the combined covariance's largest variance)");
+	signed char passed[3] = { (signed char)c->pass_khat, (signed char)c->pass_ess,
+				  (signed char)c->pass_axis };
+	hsize_t d3[1] = { 3 };
+	xf_h5_put(w, cg, "passed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d3, passed, "1",
+		  "1 where the check passed: k-hat, IS-ESS, axis");
 	xf_h5_put_f64(w, cg, "sigma", c->sigma, "1",
 		      "noise sigma of the full-data posterior (median of the kept shards')");
 	put_matrix(w, cg, "u", (size_t)c->m, (size_t)res->n_theta, c->u, "1",
-		   "the points drawn from the combined Gaussian (sampler's space)");
+		   "the points drawn from the proposal (sampler's space)");
 	xf_h5_put_vec(w, cg, "log_weights", (size_t)c->m, c->log_w, "1",
 		      "their Pareto-smoothed, normalised log importance weights");
 	H5Gclose(cg);
+	if (!c->corrected)
+		return;
+	size_t nf = (size_t)res->n_params;
+	double *summary = malloc(sizeof(double) * nf * 5);
+	hid_t pg = H5Gcreate2(g, "consensus", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	if (!summary || pg < 0) {
+		free(summary);
+		if (pg >= 0)
+			H5Gclose(pg);
+		xf_h5_fail(w, "/cmc/consensus");
+		return;
+	}
+	for (size_t k = 0; k < nf; k++) {
+		const double row[5] = { c->mean[k], c->sd[k], c->median[k], c->q05[k], c->q95[k] };
+		memcpy(summary + k * 5, row, sizeof row);
+	}
+	put_matrix(w, pg, "draws", (size_t)res->n_draws, nf, c->draws, "see parameter_names",
+		   "the plain consensus draws (what /cmc/draws would be without the "
+		   "correction)");
+	put_matrix(w, pg, "summary", nf, 5, summary, "see parameter_names",
+		   "their mean, sd, median, 5 % and 95 % quantiles");
+	H5Gclose(pg);
+	free(summary);
 }
 
 int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -225,6 +290,8 @@ int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_data
 		xf_h5_attr_str(&w, g, "combination_method", res->method);
 		xf_h5_attr_str(&w, g, "per_angle_mode",
 			       xf_scaling_mode_used_name(res->scaling_mode));
+		xf_h5_attr_str(&w, g, "posterior",
+			       res->check.corrected ? "importance_weighted" : "consensus");
 		posterior(&w, g, res);
 		if (res->gp_mean) {
 			xf_h5_put_vec(

@@ -165,6 +165,8 @@ static cJSON *shards_object(const xf_cmc_result *res)
 	return obj;
 }
 
+/* The self-check (docs/cmc.md, adr/0039): the three checks with their numbers, what was
+ * published, and the plain consensus summaries when the corrected ones replaced them. */
 static cJSON *check_object(const xf_cmc_result *res)
 {
 	const xf_cmc_check *c = &res->check;
@@ -173,8 +175,41 @@ static cJSON *check_object(const xf_cmc_result *res)
 	cJSON *obj = cJSON_CreateObject();
 	cJSON_AddItemToObject(obj, "khat", xf_json_num(c->khat));
 	cJSON_AddItemToObject(obj, "M", xf_json_int(c->m));
+	cJSON_AddItemToObject(obj, "M_first", xf_json_int(c->m_first));
+	cJSON_AddBoolToObject(obj, "M_stable", c->stable);
 	cJSON_AddItemToObject(obj, "seed", xf_json_int((long long)c->seed));
+	cJSON_AddItemToObject(obj, "is_ess", xf_json_num(c->ess));
+	cJSON_AddItemToObject(obj, "is_ess_per_M", xf_json_num(c->m ? c->ess / c->m : NAN));
+	cJSON_AddItemToObject(obj, "is_ess_per_M_gaussian", xf_json_num(c->ess_ref));
+	cJSON *axis = cJSON_CreateObject();
+	cJSON_AddItemToObject(axis, "max_deviation", xf_json_num(c->axis_dev));
+	cJSON_AddItemToObject(axis, "drop", xf_json_num(c->axis_drop));
+	cJSON_AddItemToObject(axis, "axis", xf_json_int(c->axis));
+	cJSON_AddItemToObject(axis, "drop_plus", xf_json_num(c->axis_drop_plus));
+	cJSON_AddItemToObject(axis, "drop_minus", xf_json_num(c->axis_drop_minus));
+	if (c->axis_param >= 0 && c->axis_param < res->n_theta)
+		cJSON_AddStringToObject(axis, "largest_loading",
+					res->names[res->theta[c->axis_param]]);
+	else
+		cJSON_AddNullToObject(axis, "largest_loading");
+	cJSON_AddItemToObject(obj, "axis_check", axis);
+	cJSON *passed = cJSON_CreateObject();
+	cJSON_AddBoolToObject(passed, "khat", c->pass_khat);
+	cJSON_AddBoolToObject(passed, "is_ess", c->pass_ess);
+	cJSON_AddBoolToObject(passed, "axis", c->pass_axis);
+	cJSON_AddItemToObject(obj, "passed", passed);
+	cJSON *prop = cJSON_CreateObject();
+	cJSON_AddStringToObject(prop, "family", "multivariate_t");
+	cJSON_AddItemToObject(prop, "nu", xf_json_int(c->nu));
+	cJSON_AddItemToObject(prop, "scale", xf_json_num(c->scale));
+	cJSON_AddItemToObject(obj, "proposal", prop);
 	cJSON_AddBoolToObject(obj, "corrected", c->corrected);
+	cJSON_AddStringToObject(obj, "published",
+				c->corrected ? "importance_weighted" : "consensus");
+	if (c->corrected)
+		cJSON_AddNullToObject(obj, "verdict");
+	else
+		cJSON_AddStringToObject(obj, "verdict", c->verdict);
 	cJSON_AddItemToObject(obj, "sigma", xf_json_num(c->sigma));
 	cJSON_AddItemToObject(obj, "consensus_summaries",
 			      c->corrected ? parameters_object(res, 1, 1) : cJSON_CreateNull());

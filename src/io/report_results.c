@@ -131,10 +131,15 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 	if (!res->check.done)
 		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "not run");
 	else
-		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "Pareto k %.3g, %s",
-			      res->check.khat,
-			      res->check.corrected ? "summaries importance-corrected"
-						   : "summaries are the plain consensus");
+		xf_report_add(
+			&r, XF_REPORT_FIT, "consensus check",
+			"Pareto k %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian target "
+			"%.3f), axis deviation %.3g (axis %d), seed %llu: %s",
+			res->check.khat, res->check.m, res->check.ess,
+			res->check.ess / res->check.m, res->check.ess_ref, res->check.axis_dev,
+			res->check.axis, (unsigned long long)res->check.seed,
+			res->check.corrected ? "passed; posterior and draws importance-corrected"
+					     : "failed; summaries are the plain consensus");
 	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
 	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);

@@ -26,13 +26,21 @@ typedef struct corner {
 	int n;		    /* panels per side */
 	int idx[XF_N_PHYS]; /* parameter index of each */
 	double lo[XF_N_PHYS], hi[XF_N_PHYS];
-	double mean[XF_N_PHYS], cov[XF_N_PHYS][XF_N_PHYS]; /* of the draws */
+	double mean[XF_N_PHYS], cov[XF_N_PHYS][XF_N_PHYS]; /* of the consensus draws */
 	int cell, width, height;
 } corner;
 
 static double draw_of(const corner *c, int g, int p)
 {
 	return c->res->draws[(size_t)g * c->res->n_params + c->idx[p]];
+}
+
+/* the plain consensus draws: the red ellipses (the published draws are the corrected
+ * posterior's resample when the self-check passed) */
+static double plain_of(const corner *c, int g, int p)
+{
+	const double *d = c->res->check.corrected ? c->res->check.draws : c->res->draws;
+	return d[(size_t)g * c->res->n_params + c->idx[p]];
 }
 
 static void viewport(const corner *c, int row, int col)
@@ -190,7 +198,8 @@ static void draw_corner(void *ctx)
 	xf_plot_text(1.4);
 	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
-	snprintf(line, sizeof line, "%d combined draws from %ld of %ld shards (%s)", res->n_draws,
+	snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", res->n_draws,
+		 res->check.corrected ? "corrected (importance-resampled)" : "combined",
 		 res->n_kept, res->n_shards, res->method);
 	if (res->check.corrected)
 		snprintf(legend, sizeof legend,
@@ -200,7 +209,7 @@ static void draw_corner(void *ctx)
 	else
 		snprintf(legend, sizeof legend,
 			 "red: mean ± sd, 1σ and 2σ ellipses of the draws' covariance%s",
-			 res->check.done ? ";  self-check k̂ > 0.7: NOT the full-data posterior"
+			 res->check.done ? ";  self-check failed: NOT the full-data posterior"
 					 : "");
 	xf_plot_text(0.95);
 	plptex(c->width / 2.0, c->height - 110, 1.0, 0.0, 0.5, legend);
@@ -272,7 +281,7 @@ int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err
 			double v = draw_of(&c, g, p);
 			lo = v < lo ? v : lo;
 			hi = v > hi ? v : hi;
-			sum += v;
+			sum += plain_of(&c, g, p);
 		}
 		double pad = hi > lo ? 0.05 * (hi - lo) : (fabs(hi) > 0 ? 1e-3 * fabs(hi) : 1e-3);
 		c.lo[p] = lo - pad;
@@ -283,8 +292,8 @@ int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err
 		for (int q = 0; q <= p; q++) {
 			double s = 0.0;
 			for (int g = 0; g < nd; g++)
-				s += (draw_of(&c, g, p) - c.mean[p]) *
-				     (draw_of(&c, g, q) - c.mean[q]);
+				s += (plain_of(&c, g, p) - c.mean[p]) *
+				     (plain_of(&c, g, q) - c.mean[q]);
 			c.cov[p][q] = c.cov[q][p] = s / (nd - 1);
 		}
 	c.cell = c.n <= 3 ? 420 : c.n <= 5 ? 330 : 270;

@@ -159,7 +159,7 @@ static void draw_forest(void *ctx)
 	if (res->check.done)
 		snprintf(check, sizeof check, "  Self-check k̂ = %.2f: %s.", res->check.khat,
 			 res->check.corrected ? "band corrected to the full-data posterior"
-					      : "NOT the full-data posterior (k̂ > 0.7)");
+					      : "NOT the full-data posterior (self-check failed)");
 	snprintf(line, sizeof line,
 		 "%ld of %ld shards kept (%s).  Grey band: the combined posterior mean ± sd; "
 		 "a shard alone is about √K = %.1f times wider.%s",
