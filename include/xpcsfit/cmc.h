@@ -66,6 +66,25 @@ typedef struct xf_cmc_check {
 	double *draws;				/* [n_draws][n_params] its draws */
 } xf_cmc_check;
 
+/* Prior sensitivity of the result (cmc.md "Prior sensitivity on every result",
+ * adr/0040): power-scaling of the prior and the likelihood on the draws, and the
+ * posterior against NLSQ. Arrays [n_params]; NaN where not measured (a fixed
+ * parameter; the likelihood when K > 1; NLSQ values it does not have). */
+typedef struct xf_cmc_sensitivity {
+	int done;			/* 0: no combined posterior */
+	int likelihood_measured;	/* 0: K > 1, the combined draws carry no likelihood */
+	int n_draws;			/* draws it was computed on */
+	double threshold, eps;		/* 0.05; α = 1 ± eps */
+	double khat_prior, khat_lik;	/* largest Pareto k̂ of the power-scaling weights */
+	double *prior, *lik;		/* power-scaling sensitivities */
+	double *prior_mu, *prior_sigma; /* the prior (untempered) the posterior used */
+	double *nlsq, *nlsq_sd;		/* NLSQ's value and uncertainty */
+	double *gap;			/* (mean − NLSQ) / max(sd, NLSQ sd) */
+	double *pull;			/* prior log density gained from NLSQ to the mean */
+	const char **diagnosis;		/* "-", "prior-data conflict", ... */
+	int *flagged;			/* 1: a quality reason names this parameter */
+} xf_cmc_sensitivity;
+
 typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
@@ -94,6 +113,7 @@ typedef struct xf_cmc_result {
 	const char *status; /* "converged" | "failed" */
 	xf_quality quality;
 	xf_cmc_check check;
+	xf_cmc_sensitivity sensitivity;
 	uint64_t seed;
 	long grad_evals;
 	char shard_dir[4096]; /* where every shard's draws are kept */

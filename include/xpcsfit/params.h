@@ -33,7 +33,8 @@ extern const char *const xf_param_units[XF_N_BOUND_SLOTS];
 /* default lower/upper bounds (model.md table) */
 extern const double xf_param_default_lower[XF_N_BOUND_SLOTS];
 extern const double xf_param_default_upper[XF_N_BOUND_SLOTS];
-/* homodyne's template starting values and priors (xpcsfit config) */
+/* the template's starting values (homodyne's) and priors (xpcsfit config): priors
+ * nearly flat on the default bounds, so that they do not decide typical data (adr/0040) */
 extern const double xf_param_template_value[XF_N_PHYS];
 extern const double xf_param_template_prior_mu[XF_N_PHYS];
 extern const double xf_param_template_prior_sigma[XF_N_PHYS];

@@ -11,6 +11,7 @@
 
 #include "cmc/check.h"
 #include "cmc/run_internal.h"
+#include "cmc/sensitivity.h"
 
 #define XF_EBFMI_LOW 0.3 /* below: the sampler explores the energy poorly (Betancourt) */
 #define XF_ESS_LOW   100 /* bulk or tail ESS of a kept shard below this: marginal */
@@ -199,6 +200,13 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		reason(q, "%s", res->check.verdict);
 	if (kept && rhat > 1.01)
 		reason(q, "the largest R-hat among kept shards is %.3f", rhat);
+	/* a prior that decides a parameter or fights the data (sensitivity.c) */
+	for (int k = 0; res->sensitivity.done && k < res->n_params; k++)
+		if (res->sensitivity.flagged[k]) {
+			char text[sizeof q->reasons[0]];
+			xf_cmc_sensitivity_reason(res, k, text, sizeof text);
+			reason(q, "%s", text);
+		}
 	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
 }
 
@@ -247,6 +255,8 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	}
 	int rc = combined ? xf_cmc_self_check(r, comb.u_draws, comb.n_draws, res, err) : 0;
 	xf_combination_free(&comb);
+	if (rc == 0 && combined)
+		rc = xf_cmc_prior_check(r, res, load, ctx, err);
 	if (rc)
 		return rc;
 	for (long s = 0; s < res->n_shards; s++)
@@ -304,6 +314,7 @@ void xf_cmc_result_free(xf_cmc_result *res)
 	free(res->check.q05);
 	free(res->check.q95);
 	free(res->check.draws);
+	xf_cmc_sensitivity_free(&res->sensitivity);
 	memset(res, 0, sizeof *res);
 }
 

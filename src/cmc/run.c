@@ -436,6 +436,7 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	if (rc)
 		return rc;
 	r->o = o;
+	r->nlsq = nlsq;
 	r->seed = o->seed;
 	r->n_chains = o->num_chains;
 	r->n_warmup = o->num_warmup;

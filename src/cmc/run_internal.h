@@ -52,6 +52,8 @@ typedef struct cmc_run {
 	double t0;
 	xf_cmc_progress_fn progress;
 	void *progress_ctx;
+	/* the warm start; the prior check (sensitivity.c) compares with it */
+	const xf_nlsq_result *nlsq;
 } cmc_run;
 
 /* An MPI run (run_dist.c): rank 0's resumed shards told to every rank and each shard

@@ -74,8 +74,10 @@ static void write_parameters(xf_mode mode, FILE *out)
 		"  # per_angle_scaling: {contrast: [0.3], offset: [1.0]}   # 1 or n_phi values\n"
 		"\n"
 		"parameter_space:\n"
-		"  # prior_mu/prior_sigma (CMC): when missing, the middle of the bounds and a\n"
-		"  # quarter of their width\n"
+		"  # prior_mu/prior_sigma (CMC): truncated normal on [min, max]; the values below\n"
+		"  # are nearly flat on the bounds, so the data decide. A narrower prior is your\n"
+		"  # choice: CMC checks every result and names a prior that decides a parameter.\n"
+		"  # When missing: the middle of the bounds and a quarter of their width.\n"
 		"  bounds:\n");
 	for (int k = 0; k < n; k++)
 		fprintf(out,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cmc_sensitivity_out.h"
 #include "io/h5write.h"
 #include "io/io_internal.h"
 #include "xpcsfit/results.h"
@@ -311,6 +312,7 @@ int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_data
 		}
 		shard_draws(&w, g, res);
 		check_group(&w, g, res);
+		xf_cmc_sensitivity_h5(&w, g, res);
 		H5Gclose(g);
 	}
 	return xf_h5_close(&w, tmp, path);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cmc_sensitivity_out.h"
 #include "io/io_internal.h"
 #include "xpcsfit/results.h"
 
@@ -249,6 +250,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(root, "combination", comb);
 	cJSON_AddItemToObject(root, "shards", shards_object(res));
 	cJSON_AddItemToObject(root, "consensus_check", check_object(res));
+	cJSON_AddItemToObject(root, "prior_sensitivity", xf_cmc_sensitivity_json(res));
 	cJSON *sh = cJSON_CreateArray();
 	for (long s = 0; s < res->n_shards; s++)
 		cJSON_AddItemToArray(sh, shard_entry(res, &res->shards[s]));

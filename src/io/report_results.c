@@ -1,6 +1,7 @@
 /* report_results.c — what report.html shows of an NLSQ and of a CMC result: the rows of
  * parameters.json "parameters" (the same numbers), the fitted scaling coefficients, the
  * fit numbers, config and timing (report_html.h). */
+#include "io/cmc_sensitivity_out.h"
 #include "io/io_internal.h"
 #include "io/report_html.h"
 
@@ -140,6 +141,7 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 			res->check.axis, (unsigned long long)res->check.seed,
 			res->check.corrected ? "passed; posterior and draws importance-corrected"
 					     : "failed; summaries are the plain consensus");
+	xf_cmc_sensitivity_report(&r, res);
 	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
 	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
