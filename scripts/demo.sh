@@ -28,8 +28,9 @@ if [ -f configs/chx_static.yaml ]; then
 fi
 
 echo
-echo "== 5. the posterior (CMC): NLSQ, then NUTS on 4 shards of the first 120 frames,"
-echo "      combined; shards saved as they finish (--resume continues a killed run)"
+echo "== 5. the posterior: NLSQ, then NUTS on every point of the first 120 frames (the"
+echo "      exact posterior, num_shards auto); checked for divergences and prior"
+echo "      sensitivity; saved as it finishes (--resume continues a killed run)"
 "$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior --force
 
 echo

@@ -503,6 +503,12 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 		rc = xf_mkdir_p(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
+	/* the exact posterior's pass is not spread over ranks yet: say where the time goes */
+	if (r.dist && r.dist->n_ranks > 1 && r.n_shards == 1 && root)
+		xf_warn("cmc: one shard (the exact posterior) runs on rank 0 alone; the other %d "
+			"ranks wait. optimization.cmc.sharding.num_shards: %d shares the work "
+			"(a consensus, checked against the exact posterior; adr/0042)",
+			r.dist->n_ranks - 1, r.dist->n_ranks);
 	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
 		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,

@@ -125,7 +125,7 @@ static void write_optimization(FILE *out)
 	      "      num_warmup: 500\n"
 	      "      num_samples: 1500\n"
 	      "      num_chains: 4\n"
-	      "      target_accept_prob: 0.85\n"
+	      "      target_accept_prob: 0.95\n"
 	      "      max_tree_depth: 10\n"
 	      "      dense_mass: true\n"
 	      "    validation:\n"
