@@ -139,7 +139,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.cmc.num_warmup, 500);
 	assert_int_equal(cfg.cmc.num_samples, 1500);
 	assert_int_equal(cfg.cmc.num_chains, 4);
-	assert_true(cfg.cmc.target_accept_prob == 0.95);
+	assert_true(cfg.cmc.target_accept_prob == 0.0); /* per mode */
 	assert_int_equal(cfg.cmc.max_tree_depth, 10);
 	assert_int_equal(cfg.cmc.dense_mass, 1);
 	assert_true(cfg.cmc.max_divergence_rate == 0.10);

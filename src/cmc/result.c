@@ -30,6 +30,7 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 	res->n_chains = r->n_chains;
 	res->n_warmup = r->n_warmup;
 	res->n_samples = r->n_samples;
+	res->target_accept = r->target_accept;
 	res->temper = r->temper;
 	res->seed = r->seed;
 	snprintf(res->method, sizeof res->method, "%s", r->o->combination_method);

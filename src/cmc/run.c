@@ -22,7 +22,11 @@
 
 #define XF_CMC_RETRIES	  2    /* a non-finite start is retried with the next streams */
 #define XF_LAMINAR_ACCEPT 0.90 /* the floor of target_accept_prob for laminar flow */
-#define XF_INIT_JITTER	  0.5  /* chains start this many metric sds apart */
+/* target_accept_prob when the config leaves it out: the lowest value with no divergence
+ * on any measured run, one step of margin above it (adr/0041) */
+#define XF_STATIC_ACCEPT_DEFAULT  0.99
+#define XF_LAMINAR_ACCEPT_DEFAULT 0.98
+#define XF_INIT_JITTER		  0.5 /* chains start this many metric sds apart */
 
 static double now_s(void)
 {
@@ -444,6 +448,9 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	r->max_depth = o->max_tree_depth;
 	r->dense = o->dense_mass;
 	r->target_accept = o->target_accept_prob;
+	if (!(r->target_accept > 0.0))
+		r->target_accept = cfg->mode == XF_MODE_LAMINAR ? XF_LAMINAR_ACCEPT_DEFAULT
+								: XF_STATIC_ACCEPT_DEFAULT;
 	if (cfg->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
 		r->target_accept = XF_LAMINAR_ACCEPT;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);

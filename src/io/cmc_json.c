@@ -260,8 +260,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(sampler, "warmup", xf_json_int(res->n_warmup));
 	cJSON_AddItemToObject(sampler, "samples", xf_json_int(res->n_samples));
 	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(cfg->cmc.max_tree_depth));
-	cJSON_AddItemToObject(sampler, "target_accept_prob",
-			      xf_json_num(cfg->cmc.target_accept_prob));
+	cJSON_AddItemToObject(sampler, "target_accept_prob", xf_json_num(res->target_accept));
 	cJSON_AddBoolToObject(sampler, "dense_mass", cfg->cmc.dense_mass);
 	cJSON_AddItemToObject(sampler, "seed", xf_json_int((long long)res->seed));
 	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));

@@ -31,9 +31,9 @@ SIMULATED = {
     "laminar_flow_example.yaml": ["--phi", "-8,-2,3,8,87,93", "--frames", "150",
                                   "--initial", "D0=20000", "--initial", "alpha=-0.3",
                                   "--initial", "D_offset=100", "--initial",
-                                  "gamma_dot_t0=0.002", "--initial", "beta=-0.2",
-                                  "--initial", "gamma_dot_t_offset=0.0002",
-                                  "--initial", "phi0=1.0"],
+                                  "gamma_dot_0=0.002", "--initial", "beta=-0.2",
+                                  "--initial", "gamma_dot_offset=0.0002",
+                                  "--initial", "phi_0=1.0"],
 }
 DEMO = ["--phi", "-60,-5,0,45,90", "--noise", "0.002", "--seed", "1", "--lzf"]
 
