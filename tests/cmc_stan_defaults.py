@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""cmc_stan_defaults.py — slow test: `xpcsfit cmc` (num_shards: 1) at the SHIPPED NUTS
+defaults against Stan on the static one-shard posterior of validation/stan.
+
+Runs validation/stan/compare_static.py with --xf-adapt-delta default (the config it writes
+has no target_accept_prob, so whatever optimization.cmc default the binary ships is what
+is tested; likewise metric, tree depth, chains, warmup and draws: the script's 4 x
+(500 + 1500) are the shipped defaults) for the seeds in XF_STAN_SEEDS (default 1,2,3),
+and --assert: every parameter's mean within 0.1 Stan sd, every sd within 5 %, and at most
+XF_STAN_MAX_DIV (default 0) post-warmup divergences in each run. The reference is Stan's
+dense_e at adapt_delta 0.95 (0 divergences there). The compiled Stan model is cached in
+XF_TMP (the first run compiles, ~45 s).
+
+Skipped (exit 77) when Rscript or rstan is missing (scripts/install-stan.sh installs it).
+Label slow: ~5-10 min on 2 cores, most of it Stan. adr/0041-nuts-defaults.md.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+src = os.environ.get("XF_SOURCE_DIR",
+                     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+xf = os.environ.get("XF_BINARY", os.path.join(src, "build", "xpcsfit"))
+tmp = os.environ.get("XF_TMP", "/tmp/xf_cmc_stan_defaults")
+
+if shutil.which("Rscript") is None:
+    print("SKIP: no Rscript (scripts/install-stan.sh)")
+    sys.exit(77)
+r = subprocess.run(["Rscript", "-e", "suppressPackageStartupMessages(library(rstan))"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if r.returncode != 0:
+    print("SKIP: rstan not installed (scripts/install-stan.sh)")
+    sys.exit(77)
+
+os.makedirs(tmp, exist_ok=True)
+cmd = ["/usr/bin/python3", os.path.join(src, "validation", "stan", "compare_static.py"),
+       "--xpcsfit", "--xf", xf, "--work", tmp, "--metric", "dense_e",
+       "--adapt-delta", "0.95", "--xf-adapt-delta", "default",
+       "--xf-seeds", os.environ.get("XF_STAN_SEEDS", "1,2,3"),
+       "--cores", os.environ.get("XF_STAN_CORES", "2"),
+       "--model-cache", os.path.join(tmp, "static_shard_model.rds"),
+       "--assert", "--max-mean-diff", "0.1", "--max-sd-rel", "0.05",
+       "--max-divergences", os.environ.get("XF_STAN_MAX_DIV", "0")]
+print("$ " + " ".join(cmd), flush=True)
+sys.exit(subprocess.run(cmd).returncode)
