@@ -123,7 +123,7 @@ def simulate(xf, work, truth, log):
     if os.path.exists(h5):
         os.remove(h5)
     run([xf, "simulate", "--config", path, "--phi", "0", "--out", h5,
-         "--noise", repr(truth["noise"]), "--seed", "1", "--frames", str(truth["frames"]),
+         "--noise", repr(truth["noise"]), "--seed", str(truth.get("noise_seed", 1)), "--frames", str(truth["frames"]),
          "--contrast", repr(truth["contrast"]), "--offset", repr(truth["offset"])], log)
     return path, h5
 
@@ -359,6 +359,9 @@ def main():
                     "(dense_e when run): |mean diff| <= --max-mean-diff Stan sds, "
                     "|sd ratio - 1| <= --max-sd-rel, post-warmup divergences <= "
                     "--max-divergences")
+    ap.add_argument("--truth", default="",
+                    help="another data set: NAME=VALUE,... over the defaults (q, dt, frames, "
+                    "D0, alpha, D_offset, contrast, offset, noise, noise_seed)")
     ap.add_argument("--max-mean-diff", type=float, default=0.1)
     ap.add_argument("--max-sd-rel", type=float, default=0.05)
     ap.add_argument("--max-divergences", type=int, default=0)
@@ -399,6 +402,12 @@ def main():
     truth = {"q": 0.01, "dt": 0.1, "frames": 50, "D0": 4000.0, "alpha": -0.5,
              "D_offset": 2000.0, "contrast": 0.3, "offset": 1.0, "noise": 0.002,
              "chains": a.chains, "warmup": a.warmup, "samples": a.samples}
+    for kv in (t for t in a.truth.split(",") if t.strip()):
+        k, _, v = kv.partition("=")
+        k = k.strip()
+        if k not in truth and k != "noise_seed" or k in ("chains", "warmup", "samples"):
+            ap.error(f"--truth: unknown name {k}")
+        truth[k] = int(v) if k in ("frames", "noise_seed") else float(v)
     cfg, h5 = simulate(xf, a.work, truth, log)
     ds = xr.read_aps_u(h5, q_target=truth["q"], start_frame=1, end_frame=truth["frames"])
     print(f"data: {h5}: q {ds.q}, {ds.phi.size} angle(s), {ds.n_frames} frames, "
