@@ -26,8 +26,15 @@ fitted points (from `xpcsfit nlsq`; with --xpcsfit, the sigma_prior_scale xpcsfi
 so both samplers target exactly the same posterior. Priors and bounds: model.md defaults.
 
 Run with Debian's /usr/bin/python3 (numpy, h5py, yaml) after scripts/install-stan.sh.
-Asserts nothing: prints a table and writes every number to --out (JSON); exits 0 unless
-something crashes. Not part of `make test`. Results: docs/validation.md, "CMC against Stan".
+Prints tables and writes every number to --out (JSON). With --xf-adapt-delta (a list;
+'default' leaves the binary's shipped target acceptance) and --xf-seeds (a list of
+optimization.cmc.seed) it runs xpcsfit once per pair against the one Stan run, with
+divergences, step size, gradient evaluations, CPU time, 5 %/95 % points and bulk ESS per
+run (adr/0041); --stan-reuse DIR takes Stan's results from an earlier --work DIR; --truth
+gives another data set. Without --assert it exits 0 unless something crashes; with it,
+1 when a run is off (means, sds, divergences; limits --max-mean-diff, --max-sd-rel,
+--max-divergences). Not part of `make test` (the slow test cmc_stan_defaults runs it).
+Results: docs/validation.md, "CMC against Stan".
 """
 import argparse
 import csv
