@@ -2,8 +2,8 @@
 """cmc_stan_defaults.py — slow test: `xpcsfit cmc` (num_shards: 1) at the SHIPPED NUTS
 defaults against Stan on the static one-shard posterior of validation/stan.
 
-Runs validation/stan/compare_static.py (two data sets, below) with --xf-adapt-delta default (the config it writes
-has no target_accept_prob, so whatever optimization.cmc default the binary ships is what
+Runs validation/stan/compare_static.py (two data sets, below) with --xf-adapt-delta
+default (the config it writes has no target_accept_prob, so whatever optimization.cmc default the binary ships is what
 is tested; likewise metric, tree depth, chains, warmup and draws: the script's 4 x
 (500 + 1500) are the shipped defaults) for the seeds in XF_STAN_SEEDS (default 1,2,3),
 and --assert: every parameter's mean within 0.1 Stan sd, every sd within 5 % (8 % on the
