@@ -2,18 +2,18 @@
 """cmc_stan_defaults.py — slow test: `xpcsfit cmc` (num_shards: 1) at the SHIPPED NUTS
 defaults against Stan on the static one-shard posterior of validation/stan.
 
-Runs validation/stan/compare_static.py (two data sets, below) with --xf-adapt-delta
-default (the config it writes has no target_accept_prob, so whatever optimization.cmc default the binary ships is what
-is tested; likewise metric, tree depth, chains, warmup and draws: the script's 4 x
-(500 + 1500) are the shipped defaults) for the seeds in XF_STAN_SEEDS (default 1,2,3),
-and --assert: every parameter's mean within 0.1 Stan sd, every sd within 5 % (8 % on the
-curved-ridge set; see SETS), and at most XF_STAN_MAX_DIV (default 0) post-warmup
-divergences in each run. XF_STAN_SETS (default validation,hard) picks the data sets. The reference is Stan's
-dense_e at adapt_delta 0.95 (0 divergences there). The compiled Stan model is cached in
-XF_TMP (the first run compiles, ~45 s).
+Runs validation/stan/compare_static.py on two data sets (SETS below) with
+--xf-adapt-delta default: the config it writes has no target_accept_prob, so whatever
+optimization.cmc default the binary ships is what is tested (likewise metric, tree depth,
+chains, warmup and draws: the script's 4 x (500 + 1500) are the shipped defaults). Seeds:
+XF_STAN_SEEDS (default 1,2,3). --assert: every parameter's mean within 0.1 Stan sd, every
+sd within 5 % (8 % on the curved-ridge set; see SETS), and at most XF_STAN_MAX_DIV
+(default 0) post-warmup divergences in each run. XF_STAN_SETS (default validation,hard)
+picks the data sets. The reference is Stan's dense_e at adapt_delta 0.95 (0 divergences
+on both sets). The compiled Stan model is cached in XF_TMP (the first run compiles, ~45 s).
 
 Skipped (exit 77) when Rscript or rstan is missing (scripts/install-stan.sh installs it).
-Label slow: ~5-10 min on 2 cores, most of it Stan. adr/0041-nuts-defaults.md.
+Label slow: ~15 CPU min on 2 cores, nearly all of it Stan. adr/0041-nuts-defaults.md.
 """
 import os
 import shutil
