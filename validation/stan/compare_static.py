@@ -26,8 +26,15 @@ fitted points (from `xpcsfit nlsq`; with --xpcsfit, the sigma_prior_scale xpcsfi
 so both samplers target exactly the same posterior. Priors and bounds: model.md defaults.
 
 Run with Debian's /usr/bin/python3 (numpy, h5py, yaml) after scripts/install-stan.sh.
-Asserts nothing: prints a table and writes every number to --out (JSON); exits 0 unless
-something crashes. Not part of `make test`. Results: docs/validation.md, "CMC against Stan".
+Prints tables and writes every number to --out (JSON). With --xf-adapt-delta (a list;
+'default' leaves the binary's shipped target acceptance) and --xf-seeds (a list of
+optimization.cmc.seed) it runs xpcsfit once per pair against the one Stan run, with
+divergences, step size, gradient evaluations, CPU time, 5 %/95 % points and bulk ESS per
+run (adr/0041); --stan-reuse DIR takes Stan's results from an earlier --work DIR; --truth
+gives another data set. Without --assert it exits 0 unless something crashes; with it,
+1 when a run is off (means, sds, divergences; limits --max-mean-diff, --max-sd-rel,
+--max-divergences). Not part of `make test` (the slow test cmc_stan_defaults runs it).
+Results: docs/validation.md, "CMC against Stan".
 """
 import argparse
 import csv
@@ -113,16 +120,17 @@ def simulate(xf, work, truth, log):
                     "sharding": {"num_shards": 1},
                     "per_shard_mcmc": {"num_warmup": truth["warmup"],
                                        "num_samples": truth["samples"],
-                                       "num_chains": truth["chains"],
-                                       "target_accept_prob": truth["adapt_delta"]}}},
+                                       "num_chains": truth["chains"]}}},
     }
+    # No target_accept_prob here: each `xpcsfit cmc` run sets it with --set, or (for
+    # --xf-adapt-delta default) leaves the binary's shipped default in force.
     path = os.path.join(work, "static.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(cfg, f, sort_keys=False)
     if os.path.exists(h5):
         os.remove(h5)
     run([xf, "simulate", "--config", path, "--phi", "0", "--out", h5,
-         "--noise", repr(truth["noise"]), "--seed", "1", "--frames", str(truth["frames"]),
+         "--noise", repr(truth["noise"]), "--seed", str(truth.get("noise_seed", 1)), "--frames", str(truth["frames"]),
          "--contrast", repr(truth["contrast"]), "--offset", repr(truth["offset"])], log)
     return path, h5
 
@@ -152,14 +160,19 @@ def cpu_children():
     return ru.ru_utime + ru.ru_stime
 
 
-def xpcsfit_cmc(xf, cfg, out, threads, log):
-    """xpcsfit cmc warm-started from the NLSQ result; return D/cmc/parameters.json with
-    the command's wall and CPU seconds (_wall_s, _cpu_s: the whole command, start-up,
+def xpcsfit_cmc(xf, cfg, nlsq_out, out, threads, log, delta=None, seed=42):
+    """xpcsfit cmc warm-started from the NLSQ result in nlsq_out, into out; delta None:
+    the binary's default target acceptance (nothing set). Return out/cmc/parameters.json
+    with the command's wall and CPU seconds (_wall_s, _cpu_s: the whole command, start-up,
     combination and output included)."""
+    shutil.rmtree(os.path.join(out, "cmc"), ignore_errors=True)
+    sets = ["--set", f"optimization.cmc.seed={int(seed)}"]
+    if delta is not None:
+        sets += ["--set", f"optimization.cmc.per_shard_mcmc.target_accept_prob={delta!r}"]
     c0 = cpu_children()
     t0 = time.perf_counter()
-    run([xf, "cmc", "--config", cfg, "--nlsq", os.path.join(out, "nlsq"), "--out", out,
-         "--threads", str(threads), "--no-plots"], log)
+    run([xf, "cmc", "--config", cfg, "--nlsq", os.path.join(nlsq_out, "nlsq"), "--out", out,
+         "--threads", str(threads), "--no-plots", "--force"] + sets, log)
     wall = time.perf_counter() - t0
     with open(os.path.join(out, "cmc", "parameters.json")) as f:
         pj = json.load(f)
@@ -267,6 +280,53 @@ def stan_result(mdir, metric, data, a):
             "inverse_metric_over_u_variance": metric_ratio, "adaptation": adapt_txt}
 
 
+def xpcsfit_summary(cmc, out, names, work, log):
+    """Per parameter of one xpcsfit run: mean, sd, q05, q95 (from the draws: /cmc/draws,
+    K = 1, and exp of the log-sigma column of /cmc/shard_draws; numpy's default quantile
+    is R's type 7, as rstan::monitor's), bulk ESS (xpcsfit's own and rstan::monitor's),
+    R-hat."""
+    sh = cmc["shard_diagnostics"][0]
+    ess = sh.get("ess_bulk", {})
+    mon = xpcsfit_monitor(out, names, work, log)
+    with h5py.File(os.path.join(out, "cmc", "results.h5"), "r") as f:
+        dn = [x.decode() if isinstance(x, bytes) else str(x)
+              for x in f["/cmc/parameter_names"][()]]
+        dr = np.asarray(f["/cmc/draws"][()], dtype=np.float64)
+        sig = np.exp(np.asarray(f["/cmc/shard_draws"][0], dtype=np.float64)[..., -1]).ravel()
+    xs = {}
+    for n in THETA:
+        xs[n] = {"mean": cmc["parameters"][n]["mean"], "sd": cmc["parameters"][n]["std"]}
+    pa = cmc["per_angle"]
+    for n in ("contrast", "offset"):
+        xs[f"{n}_000"] = {"mean": pa[n][0], "sd": pa[f"{n}_std"][0]}
+    xs["sigma"] = {"mean": sh.get("sigma_mean"), "sd": sh.get("sigma_sd")}
+    for n in names:
+        col = sig if n == "sigma" else dr[:, dn.index(n)]
+        xs[n]["q05"], xs[n]["q95"] = (float(v) for v in np.quantile(col, [0.05, 0.95]))
+        xs[n]["ess_bulk_own"] = ess.get(n)
+        xs[n]["ess_bulk"] = float(mon[n]["Bulk_ESS"])
+        xs[n]["rhat"] = float(mon[n]["Rhat"])
+    return xs
+
+
+def compare_run(xs, ref):
+    """One xpcsfit run against one Stan metric's summary (by Stan's names)."""
+    par = {}
+    for sn, xn in NAMES:
+        s = ref[sn]
+        ssd = float(s["sd"])
+        x = xs[xn]
+        par[xn] = {"mean": x["mean"], "sd": x["sd"], "q05": x["q05"], "q95": x["q95"],
+                   "ess_bulk": x["ess_bulk"], "rhat": x["rhat"],
+                   "stan_mean": float(s["mean"]), "stan_sd": ssd,
+                   "stan_q05": float(s["q05"]), "stan_q95": float(s["q95"]),
+                   "diff_in_sd": (x["mean"] - float(s["mean"])) / ssd,
+                   "sd_ratio": x["sd"] / ssd,
+                   "q05_diff_in_sd": (x["q05"] - float(s["q05"])) / ssd,
+                   "q95_diff_in_sd": (x["q95"] - float(s["q95"])) / ssd}
+    return par
+
+
 # ------------------------------------------------------------------ main
 
 def main():
@@ -291,7 +351,41 @@ def main():
     ap.add_argument("--model-cache", default=None,
                     help="compiled Stan model kept here and reused while the model text is "
                     "the same (default WORK/static_shard_model.rds; '' to compile every run)")
+    ap.add_argument("--xf-adapt-delta", default=None,
+                    help="xpcsfit's target acceptance(s), comma-separated, each run in turn "
+                    "(default: --adapt-delta); 'default' sets nothing, so the binary's "
+                    "shipped optimization.cmc default applies")
+    ap.add_argument("--xf-seeds", default="42",
+                    help="xpcsfit's optimization.cmc.seed(s), comma-separated: every "
+                    "target acceptance is run with each (default 42)")
+    ap.add_argument("--stan-reuse", default=None, metavar="DIR",
+                    help="take Stan's results from an earlier run's --work DIR (same data, "
+                    "settings and metrics; checked) instead of sampling again")
+    ap.add_argument("--assert", dest="check", action="store_true",
+                    help="exit 1 unless every xpcsfit run matches the reference Stan metric "
+                    "(dense_e when run): |mean diff| <= --max-mean-diff Stan sds, "
+                    "|sd ratio - 1| <= --max-sd-rel, post-warmup divergences <= "
+                    "--max-divergences")
+    ap.add_argument("--truth", default="",
+                    help="another data set: NAME=VALUE,... over the defaults (q, dt, frames, "
+                    "D0, alpha, D_offset, contrast, offset, noise, noise_seed)")
+    ap.add_argument("--max-mean-diff", type=float, default=0.1)
+    ap.add_argument("--max-sd-rel", type=float, default=0.05)
+    ap.add_argument("--max-divergences", type=int, default=0)
     a = ap.parse_args()
+    xf_deltas = []
+    for t in (a.xf_adapt_delta or repr(a.adapt_delta)).split(","):
+        t = t.strip()
+        if t == "default":
+            xf_deltas.append(None)
+        elif t:
+            v = float(t)
+            if not 0.0 < v < 1.0:
+                ap.error("--xf-adapt-delta: values in (0, 1) or 'default'")
+            xf_deltas.append(v)
+    xf_seeds = [int(t) for t in a.xf_seeds.split(",") if t.strip()]
+    if a.check and not a.xpcsfit:
+        ap.error("--assert needs --xpcsfit")
     metrics = [m for m in a.metric.split(",") if m]
     if not metrics or any(m not in ("diag_e", "dense_e") for m in metrics):
         ap.error("--metric: diag_e, dense_e or both (comma-separated)")
@@ -314,8 +408,13 @@ def main():
 
     truth = {"q": 0.01, "dt": 0.1, "frames": 50, "D0": 4000.0, "alpha": -0.5,
              "D_offset": 2000.0, "contrast": 0.3, "offset": 1.0, "noise": 0.002,
-             "chains": a.chains, "warmup": a.warmup, "samples": a.samples,
-             "adapt_delta": a.adapt_delta}
+             "chains": a.chains, "warmup": a.warmup, "samples": a.samples}
+    for kv in (t for t in a.truth.split(",") if t.strip()):
+        k, _, v = kv.partition("=")
+        k = k.strip()
+        if k not in truth and k != "noise_seed" or k in ("chains", "warmup", "samples"):
+            ap.error(f"--truth: unknown name {k}")
+        truth[k] = int(v) if k in ("frames", "noise_seed") else float(v)
     cfg, h5 = simulate(xf, a.work, truth, log)
     ds = xr.read_aps_u(h5, q_target=truth["q"], start_frame=1, end_frame=truth["frames"])
     print(f"data: {h5}: q {ds.q}, {ds.phi.size} angle(s), {ds.n_frames} frames, "
@@ -337,8 +436,24 @@ def main():
           f"scale 1.5 x noise = {sigma_scale:.6g}")
 
     cmc = None
+    runs = []          # (target acceptance or None, seed, output dir, parameters.json)
     if a.xpcsfit:
-        cmc = xpcsfit_cmc(xf, cfg, xfout, a.cores, log)
+        for d in xf_deltas:
+            for sd_ in xf_seeds:
+                rout = os.path.join(a.work, "xf_runs",
+                                    f"ta{'default' if d is None else repr(d)}_seed{sd_}")
+                os.makedirs(rout, exist_ok=True)
+                pj_ = xpcsfit_cmc(xf, cfg, xfout, rout, a.cores, log, d, sd_)
+                runs.append((d, sd_, rout, pj_))
+                sh_ = pj_["shard_diagnostics"][0]
+                print(f"xpcsfit cmc target_accept_prob "
+                      f"{pj_['sampler'].get('target_accept_prob')} "
+                      f"({'binary default' if d is None else 'set'}), seed {sd_}: "
+                      f"divergence rate {sh_.get('divergence_rate')}, step "
+                      f"{sh_.get('step_size', float('nan')):.3g}, "
+                      f"{sh_.get('gradient_evaluations')} gradient evaluations, "
+                      f"{pj_['_wall_s']:.2f} s wall")
+        cmc = runs[0][3]
         sh = cmc["shard_diagnostics"][0]
         if sh.get("sigma_prior_scale"):
             print(f"xpcsfit sigma_prior_scale {sh['sigma_prior_scale']:.6g} (ours "
@@ -372,10 +487,31 @@ def main():
             r_list(param_set(th, c, o, noise, ds.phi.size)) for th, c, o in checks) + ")\n")
 
     t0 = time.perf_counter()
-    run(["Rscript", os.path.join(HERE, "run_stan.R"), os.path.join(HERE, "static_shard.stan"),
-         os.path.join(sdir, "data.R"), os.path.join(sdir, "inits.R"), sdir, str(a.chains),
-         str(a.warmup), str(a.samples), str(a.seed), repr(a.adapt_delta), str(a.cores),
-         ",".join(metrics)] + ([cache] if cache else []), log)
+    if a.stan_reuse:
+        # Stan's files of an earlier run: the same data, inits and settings, or refuse.
+        old = os.path.join(a.stan_reuse, "stan")
+        for fn in ("data.R", "inits.R"):
+            with open(os.path.join(old, fn)) as f1, open(os.path.join(sdir, fn)) as f2:
+                if f1.read() != f2.read():
+                    raise RuntimeError(f"--stan-reuse {a.stan_reuse}: {fn} differs")
+        with open(os.path.join(a.stan_reuse, "compare.json")) as f:
+            prev = json.load(f)["stan"]
+        for k in ("chains", "warmup", "samples", "adapt_delta", "seed"):
+            if prev[k] != getattr(a, k):
+                raise RuntimeError(f"--stan-reuse {a.stan_reuse}: {k} {prev[k]} there, "
+                                   f"{getattr(a, k)} here")
+        for m in metrics:
+            if not os.path.isdir(os.path.join(old, m)):
+                raise RuntimeError(f"--stan-reuse {a.stan_reuse}: no {m} run there")
+        shutil.rmtree(sdir)
+        shutil.copytree(old, sdir)
+        print(f"stan: reusing {old} (adapt_delta {a.adapt_delta})")
+    else:
+        run(["Rscript", os.path.join(HERE, "run_stan.R"),
+             os.path.join(HERE, "static_shard.stan"),
+             os.path.join(sdir, "data.R"), os.path.join(sdir, "inits.R"), sdir, str(a.chains),
+             str(a.warmup), str(a.samples), str(a.seed), repr(a.adapt_delta), str(a.cores),
+             ",".join(metrics)] + ([cache] if cache else []), log)
     rscript_s = time.perf_counter() - t0
 
     # Model check against the NumPy transcription.
@@ -409,19 +545,8 @@ def main():
         sh = cmc["shard_diagnostics"][0]
         xf_time = float(cmc.get("timing_s", {}).get("sampling") or sh.get("sampling_s"))
         xf_cpu = cmc["_cpu_s"]
-        ess = sh.get("ess_bulk", {})
         names = [xn for _, xn in NAMES]
-        mon = xpcsfit_monitor(xfout, names, a.work, log)
-        for n in THETA:
-            xs[n] = {"mean": cmc["parameters"][n]["mean"], "sd": cmc["parameters"][n]["std"]}
-        pa = cmc["per_angle"]
-        for n in ("contrast", "offset"):
-            xs[f"{n}_000"] = {"mean": pa[n][0], "sd": pa[f"{n}_std"][0]}
-        xs["sigma"] = {"mean": sh.get("sigma_mean"), "sd": sh.get("sigma_sd")}
-        for n in names:
-            xs[n]["ess_bulk_own"] = ess.get(n)
-            xs[n]["ess_bulk"] = float(mon[n]["Bulk_ESS"])
-            xs[n]["rhat"] = float(mon[n]["Rhat"])
+        xs = xpcsfit_summary(cmc, runs[0][2], names, a.work, log)
         print(f"xpcsfit: sampling {xf_time:.3f} s wall (timing_s.sampling; {a.chains} chains "
               f"in turn, each likelihood pass on {a.cores} thread(s)); whole `xpcsfit cmc` "
               f"{cmc['_wall_s']:.3f} s wall, {xf_cpu:.3f} s CPU; step size "
@@ -528,6 +653,81 @@ def main():
          f"command CPU {xf_cpu:.3f}" if cmc is not None else "") +
         f"; Stan compile {compile_s:.1f}")
 
+    # Every xpcsfit run (each target acceptance x seed) against the reference Stan metric.
+    ref_m = "dense_e" if "dense_e" in metrics else metrics[0]
+    run_out = []
+    failures = []
+    if runs:
+        names = [xn for _, xn in NAMES]
+        n_iter = a.chains * (a.warmup + a.samples)
+        n_draws = a.chains * a.samples
+        print()
+        print(f"xpcsfit runs against Stan {ref_m} (adapt_delta {a.adapt_delta}): div = "
+              f"post-warmup divergences of {n_draws} draws; Δ in Stan sds; sd ratio min-max; "
+              f"q05/q95 max |Δ| in Stan sds; grad/it = gradient evaluations per iteration "
+              f"(warmup included)")
+        print(f"{'target':>8}{'seed':>6}{'div':>5}{'rate %':>8}{'step':>7}{'grad/it':>8}"
+              f"{'samp s':>8}{'CPU s':>7}{'minESS':>8}{'max|Δ|':>8}{'sd ratio':>13}"
+              f"{'q05':>6}{'q95':>6}  D0 q95 (Stan)")
+        for k, (d, sd_, rout, pj_) in enumerate(runs):
+            x_ = xs if k == 0 else xpcsfit_summary(pj_, rout, names, a.work, log)
+            par = compare_run(x_, stan[ref_m]["summary"])
+            sh_ = pj_["shard_diagnostics"][0]
+            rate = float(sh_.get("divergence_rate") or 0.0)
+            ndiv = int(round(rate * n_draws))
+            grads = int(sh_.get("gradient_evaluations") or 0)
+            samp = float(pj_.get("timing_s", {}).get("sampling") or sh_.get("sampling_s"))
+            ta = pj_["sampler"].get("target_accept_prob")
+            rec = {"target_accept_prob_set": d, "target_accept_prob": ta, "seed": sd_,
+                   "divergences": ndiv, "divergence_rate": rate,
+                   "step_size": sh_.get("step_size"), "gradient_evaluations": grads,
+                   "gradients_per_iteration": grads / n_iter, "sampling_s": samp,
+                   "wall_s": pj_["_wall_s"], "cpu_s": pj_["_cpu_s"],
+                   "max_depth_fraction": sh_.get("max_depth_fraction"),
+                   "ebfmi_min": sh_.get("ebfmi_min"),
+                   "quality": pj_.get("quality"),
+                   "min_ess_bulk": min(p["ess_bulk"] for p in par.values()),
+                   "max_abs_diff_in_sd": max(abs(p["diff_in_sd"]) for p in par.values()),
+                   "sd_ratio_min": min(p["sd_ratio"] for p in par.values()),
+                   "sd_ratio_max": max(p["sd_ratio"] for p in par.values()),
+                   "max_abs_q05_diff_in_sd": max(abs(p["q05_diff_in_sd"]) for p in par.values()),
+                   "max_abs_q95_diff_in_sd": max(abs(p["q95_diff_in_sd"]) for p in par.values()),
+                   "parameters": par}
+            run_out.append(rec)
+            print(f"{ta:>8.3g}{sd_:>6}{ndiv:>5}{100 * rate:>8.2f}{rec['step_size']:>7.3f}"
+                  f"{rec['gradients_per_iteration']:>8.2f}{samp:>8.2f}{pj_['_cpu_s']:>7.2f}"
+                  f"{rec['min_ess_bulk']:>8.0f}{rec['max_abs_diff_in_sd']:>8.3f}"
+                  f"{rec['sd_ratio_min']:>7.3f}-{rec['sd_ratio_max']:.3f}"
+                  f"{rec['max_abs_q05_diff_in_sd']:>6.2f}{rec['max_abs_q95_diff_in_sd']:>6.2f}"
+                  f"  {par['D0']['q95']:.0f} ({par['D0']['stan_q95']:.0f})")
+            if a.check:
+                what = f"target {ta} seed {sd_}"
+                for n, p in par.items():
+                    if abs(p["diff_in_sd"]) > a.max_mean_diff:
+                        failures.append(f"{what}: {n} mean {p['mean']:.6g} vs Stan "
+                                        f"{p['stan_mean']:.6g}: {p['diff_in_sd']:+.3f} sd "
+                                        f"(limit {a.max_mean_diff})")
+                    if abs(p["sd_ratio"] - 1.0) > a.max_sd_rel:
+                        failures.append(f"{what}: {n} sd {p['sd']:.4g} vs Stan "
+                                        f"{p['stan_sd']:.4g}: ratio {p['sd_ratio']:.3f} "
+                                        f"(limit ±{a.max_sd_rel})")
+                if ndiv > a.max_divergences:
+                    failures.append(f"{what}: {ndiv} post-warmup divergences (limit "
+                                    f"{a.max_divergences})")
+        if len(xf_deltas) * len(xf_seeds) > 1:
+            print()
+            print("per target acceptance, over the seeds: divergences (total), mean rate %, "
+                  "max |Δ| (worst), sd ratio range, grad/it (mean), sampling s (mean)")
+            for d in xf_deltas:
+                rr = [r for r in run_out if r["target_accept_prob_set"] == d]
+                print(f"{rr[0]['target_accept_prob']:>8.3g}{sum(r['divergences'] for r in rr):>6}"
+                      f"{100 * np.mean([r['divergence_rate'] for r in rr]):>8.3f}"
+                      f"{max(r['max_abs_diff_in_sd'] for r in rr):>8.3f}"
+                      f"{min(r['sd_ratio_min'] for r in rr):>8.3f}-"
+                      f"{max(r['sd_ratio_max'] for r in rr):.3f}"
+                      f"{np.mean([r['gradients_per_iteration'] for r in rr]):>8.2f}"
+                      f"{np.mean([r['sampling_s'] for r in rr]):>8.2f}")
+
     result = {
         "what": "one-shard static posterior: Stan (reference) vs xpcsfit cmc",
         "truth": truth, "data": {"file": h5, "q": ds.q, "n_frames": ds.n_frames,
@@ -549,10 +749,23 @@ def main():
             "sampler": cmc.get("sampler"), "timing_s": cmc.get("timing_s")},
         "summary": summary,
         "rows": rows,
+        "reference_metric": ref_m,
+        "xpcsfit_runs": run_out,
+        "assert": None if not a.check else {
+            "max_mean_diff": a.max_mean_diff, "max_sd_rel": a.max_sd_rel,
+            "max_divergences": a.max_divergences, "failures": failures},
     }
     with open(out_json, "w") as f:
         json.dump(result, f, indent=1)
     print(f"wrote {out_json} (log {log})")
+    if a.check:
+        if failures:
+            print(f"FAIL: {len(failures)} check(s) against Stan {ref_m}:")
+            for m_ in failures:
+                print("  " + m_)
+            return 1
+        print(f"PASS: every run within {a.max_mean_diff} Stan sd in means, "
+              f"{100 * a.max_sd_rel:g} % in sds, <= {a.max_divergences} divergences")
     return 0
 
 
