@@ -33,6 +33,9 @@ int main(int argc, char **argv)
 	xf_config cfg;
 	xf_config_defaults(&cfg);
 	cfg.mode = XF_MODE_LAMINAR;
+	/* shards of ~8 000 points, as the old auto made them (auto is now K = 1, adr/0042):
+	 * what one consensus shard costs */
+	cfg.cmc.max_points_per_shard = 8000;
 	for (int k = 0; k < 7; k++) {
 		cfg.values[k] = truth[k] * 1.2;
 		cfg.value_given[k] = 1;

@@ -482,8 +482,12 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	xf_cmc_warm_start(&r->pr, nlsq, r->x_nlsq, r->x_start);
 	xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
 			      ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov);
-	/* one big shard: its passes use the whole pool; many shards: one chain per device */
-	r->pooled_passes = r->n_shards == 1;
+	/* one shard with a block of pairs for every device: its passes use the whole pool;
+	 * otherwise one chain per device (a pass sums the same blocks in the same order
+	 * either way: the same bytes; small data then use every core, not one) */
+	r->pooled_passes =
+		r->n_shards == 1 &&
+		n_pairs >= (size_t)XF_PAIRS_PER_BLOCK * (size_t)(n_threads > 1 ? n_threads : 1);
 	return 0;
 }
 
