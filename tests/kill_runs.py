@@ -5,7 +5,6 @@ INCOMPLETE marker or holds the whole result, equal to an uninterrupted run's; ne
 folder that looks complete and is not. Then a rerun (nlsq --force, cmc --resume) gives the
 same bytes as the uninterrupted run: parameters.json without its timings, and every
 dataset of results.h5."""
-import json
 import os
 import random
 import shutil
@@ -14,10 +13,8 @@ import subprocess
 import sys
 import time
 
-import h5py
-import numpy as np
-
 from small_configs import static_template
+from same_result import same_result
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
@@ -42,29 +39,9 @@ def kill_at(args, delay):
     return p.wait()
 
 
-def params(d):
-    with open(os.path.join(d, "parameters.json")) as f:
-        p = json.load(f)
-    p.pop("timing_s", None)
-    return p
-
-
-def datasets(path):
-    found = {}
-    with h5py.File(path, "r") as h:
-        h.visititems(lambda n, o: found.__setitem__(n, np.asarray(o[()]))
-                     if isinstance(o, h5py.Dataset) else None)
-    return found
-
-
-def same_result(a, b, what):
-    check(params(a) == params(b), f"{what}: parameters.json differs (timings aside)")
-    da, db = datasets(os.path.join(a, "results.h5")), datasets(os.path.join(b, "results.h5"))
-    check(sorted(da) == sorted(db), f"{what}: results.h5 dataset lists differ")
-    for name in da:
-        if name in db:
-            check(da[name].dtype == db[name].dtype and da[name].tobytes() == db[name].tobytes(),
-                  f"{what}: /{name} differs")
+def same_whole_result(a, b, what):
+    """The same result, and b's run.log closed as complete."""
+    same_result(a, b, what)
     with open(os.path.join(b, "run.log")) as f:
         check(f.read().strip().splitlines()[-1].startswith("complete"), f"{what}: run.log")
 
@@ -76,7 +53,7 @@ def after_kill(d, ref, what):
     if not os.path.exists(os.path.join(d, "parameters.json")):
         check(not os.path.exists(os.path.join(d, "run.log")), f"{what}: run.log without results")
         return "empty"
-    same_result(ref, d, what + " (folder without INCOMPLETE)")
+    same_whole_result(ref, d, what + " (folder without INCOMPLETE)")
     return "complete"
 
 
@@ -107,7 +84,7 @@ def main():
     r = subprocess.run([XF, "nlsq", "--config", cfg, "--out", out, "--threads", "2", "--force"],
                        capture_output=True, text=True)
     check(r.returncode == 0, f"nlsq rerun --force: {r.stderr[-300:]}")
-    same_result(ref, d, "nlsq rerun after kills")
+    same_whole_result(ref, d, "nlsq rerun after kills")
 
     # cmc: the reference, then kills of --force and --resume runs; a last --resume run
     # goes to its end
@@ -132,7 +109,7 @@ def main():
     r = subprocess.run([XF, "cmc", "--config", cfg, "--nlsq", ref, "--out", out, "--threads",
                         "2", "--no-plots", "--resume"], capture_output=True, text=True)
     check(r.returncode in (0, 1), f"cmc --resume: {r.stderr[-300:]}")
-    same_result(cref, c, "cmc --resume after kills")
+    same_whole_result(cref, c, "cmc --resume after kills")
     return summary()
 
 

@@ -14,7 +14,6 @@ parameters.json, every stored shard whole (each chain's status byte says complet
 failed); then `cmc --resume` gives exactly the reference's bytes: parameters.json without
 its timings, and every dataset of results.h5 (as tests/kill_runs.py compares). The
 reference runs with 2 threads, the interrupted runs with 1 or 2."""
-import json
 import os
 import shutil
 import signal
@@ -22,10 +21,8 @@ import subprocess
 import sys
 import time
 
-import h5py
-import numpy as np
-
 from small_configs import static_template
+from same_result import same_result
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
@@ -68,31 +65,6 @@ def interrupt(args, trigger, delay, sig, pause=None):
             p.send_signal(sig)
             sent = True
     return p.wait(), "".join(lines), sent
-
-
-def params(d):
-    with open(os.path.join(d, "parameters.json")) as f:
-        p = json.load(f)
-    p.pop("timing_s", None)
-    return p
-
-
-def datasets(path):
-    found = {}
-    with h5py.File(path, "r") as h:
-        h.visititems(lambda n, o: found.__setitem__(n, np.asarray(o[()]))
-                     if isinstance(o, h5py.Dataset) else None)
-    return found
-
-
-def same_result(a, b, what):
-    check(params(a) == params(b), f"{what}: parameters.json differs (timings aside)")
-    da, db = datasets(os.path.join(a, "results.h5")), datasets(os.path.join(b, "results.h5"))
-    check(sorted(da) == sorted(db), f"{what}: results.h5 dataset lists differ")
-    for name in da:
-        if name in db:
-            check(da[name].dtype == db[name].dtype and da[name].tobytes() == db[name].tobytes(),
-                  f"{what}: /{name} differs")
 
 
 def stored_shards(c, what):
