@@ -83,6 +83,14 @@ double xf_psis(double *log_w, int n);
  * sorted ascending: shape k and scale σ. 0, or −1 when it cannot be fitted. */
 int xf_gpd_fit(const double *x, int n, double *k, double *sigma);
 
+/* A value and its index, sorted by value with ties in index order (deterministic):
+ * PSIS's tail and the sensitivity's weighted CDFs (qsort comparator). */
+typedef struct xf_ranked {
+	double v;
+	int i;
+} xf_ranked;
+int xf_cmp_ranked(const void *a, const void *b);
+
 /* FNV-1a over bytes, chained (the input hash of a shard). */
 uint64_t xf_hash_bytes(uint64_t h, const void *data, size_t n);
 #define XF_HASH_SEED 1469598103934665603ULL

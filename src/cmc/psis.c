@@ -76,14 +76,9 @@ static double gpd_quantile(double p, double k, double sigma)
 	return sigma * expm1(-k * log1p(-p)) / k;
 }
 
-typedef struct ranked {
-	double v;
-	int i;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
+int xf_cmp_ranked(const void *a, const void *b)
 {
-	const ranked *x = a, *y = b;
+	const xf_ranked *x = a, *y = b;
 	if (x->v != y->v)
 		return (x->v > y->v) - (x->v < y->v);
 	return (x->i > y->i) - (x->i < y->i); /* ties in index order: deterministic */
@@ -100,7 +95,7 @@ double xf_psis(double *log_w, int n)
 		log_w[i] -= mx;
 	/* tail: the M = ceil(min(0.2n, 3√n)) largest ratios above the (M+1)-th largest */
 	int tail = (int)ceil(fmin(0.2 * n, 3.0 * sqrt((double)n)));
-	ranked *r = malloc(sizeof(ranked) * (size_t)n);
+	xf_ranked *r = malloc(sizeof(xf_ranked) * (size_t)n);
 	double *x = malloc(sizeof(double) * (size_t)(tail > 0 ? tail : 1));
 	if (!r || !x) {
 		free(r);
@@ -108,8 +103,8 @@ double xf_psis(double *log_w, int n)
 		return INFINITY;
 	}
 	for (int i = 0; i < n; i++)
-		r[i] = (ranked){ log_w[i], i };
-	qsort(r, (size_t)n, sizeof(ranked), cmp_ranked);
+		r[i] = (xf_ranked){ log_w[i], i };
+	qsort(r, (size_t)n, sizeof(xf_ranked), xf_cmp_ranked);
 	int cut = n - tail - 1;
 	double cutoff = cut >= 0 ? r[cut].v : -INFINITY;
 	if (cutoff < log(2.2250738585072014e-308))

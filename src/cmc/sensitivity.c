@@ -14,19 +14,6 @@
 
 #include "cmc/sensitivity.h"
 
-typedef struct ranked {
-	double v;
-	int i;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
-{
-	const ranked *x = a, *y = b;
-	if (x->v != y->v)
-		return (x->v > y->v) - (x->v < y->v);
-	return (x->i > y->i) - (x->i < y->i);
-}
-
 /* 0·log 0 = 0: a bin where a cumulative distribution is still 0 adds nothing */
 static double xlog2_ratio(double a, double b)
 {
@@ -37,7 +24,7 @@ static double xlog2_ratio(double a, double b)
  * consecutive draws (ascending, or descending for −x), P the equal-weight and Q the
  * weighted cumulative distribution at each bin's left end (priorsense's step-function
  * integrals). */
-static double cjs_one(const ranked *s, int n, const double *w, double w_sum, int descending)
+static double cjs_one(const xf_ranked *s, int n, const double *w, double w_sum, int descending)
 {
 	double q = 0.0, pq = 0.0, qp = 0.0, p_int = 0.0, q_int = 0.0;
 	for (int j = 0; j < n - 1; j++) {
@@ -63,15 +50,15 @@ double xf_cjs_dist(const double *x, int stride, int n, const double *w)
 {
 	if (n < 2)
 		return 0.0;
-	ranked *s = malloc(sizeof(ranked) * (size_t)n);
+	xf_ranked *s = malloc(sizeof(xf_ranked) * (size_t)n);
 	if (!s)
 		return NAN;
 	double w_sum = 0.0;
 	for (int g = 0; g < n; g++) {
-		s[g] = (ranked){ x[(size_t)g * stride], g };
+		s[g] = (xf_ranked){ x[(size_t)g * stride], g };
 		w_sum += w[g];
 	}
-	qsort(s, (size_t)n, sizeof(ranked), cmp_ranked);
+	qsort(s, (size_t)n, sizeof(xf_ranked), xf_cmp_ranked);
 	double up = cjs_one(s, n, w, w_sum, 0), down = cjs_one(s, n, w, w_sum, 1);
 	free(s);
 	return up > down ? up : down;
