@@ -28,13 +28,16 @@ SIMULATED = {
     # one angle, 200 frames at dt 0.1 s: 19 701 points
     "static_example.yaml": ["--phi", "0", "--frames", "200", "--initial", "D0=3000",
                             "--initial", "alpha=-1.2", "--initial", "D_offset=0"],
-    # six angles inside its phi ranges, 150 frames at dt 1 ms: 66 750 points
-    "laminar_flow_example.yaml": ["--phi", "-8,-2,3,8,87,93", "--frames", "150",
-                                  "--initial", "D0=20000", "--initial", "alpha=-0.3",
-                                  "--initial", "D_offset=100", "--initial",
-                                  "gamma_dot_0=0.002", "--initial", "beta=-0.2",
-                                  "--initial", "gamma_dot_offset=0.0002",
-                                  "--initial", "phi_0=1.0"],
+    # six angles inside its phi ranges, 120 frames at dt 1 ms: 42 126 points; the demo's
+    # truths (a sample every parameter identifies; a weakly identified one, e.g. D0 2e4,
+    # alpha -0.3, D_offset 100 on 100 frames, is graded marginal for its divergences and
+    # R-hat: the honest answer, not this test's subject)
+    "laminar_flow_example.yaml": ["--phi", "-8,-2,3,8,87,93", "--frames", "120",
+                                  "--initial", "D0=1200", "--initial", "alpha=-1.2",
+                                  "--initial", "D_offset=10", "--initial",
+                                  "gamma_dot_0=0.012", "--initial", "beta=-0.25",
+                                  "--initial", "gamma_dot_offset=0.0004",
+                                  "--initial", "phi_0=2.0"],
 }
 DEMO = ["--phi", "-60,-5,0,45,90", "--noise", "0.002", "--seed", "1", "--lzf"]
 
