@@ -257,7 +257,9 @@ static void test_sbc_static(void **state)
 	int chains = full ? dflt.cmc.num_chains : 2;
 	int warmup = (int)env_num("XF_SBC_WARMUP", full ? dflt.cmc.num_warmup : 150);
 	int samples = (int)env_num("XF_SBC_SAMPLES", full ? dflt.cmc.num_samples : 396);
-	printf("SBC sampler: target_accept_prob %.2f, dense_mass %d, max_tree_depth %d\n",
+	/* 0: absent, the mode's default (static: 0.99, src/cmc/run.c, adr/0041) */
+	printf("SBC sampler: target_accept_prob %.2f (0: the static default), dense_mass %d, "
+	       "max_tree_depth %d\n",
 	       dflt.cmc.target_accept_prob, dflt.cmc.dense_mass, dflt.cmc.max_tree_depth);
 	xf_config_free(&dflt);
 	int n_bins = n_rep >= 200 ? 20 : 10; /* ≥ 8 expected per bin; bins divide 100 ranks */
