@@ -97,6 +97,27 @@ static void test_set_tree(void **state)
 	xf_yaml_free(root);
 }
 
+/* --initial under the canonical name replaces the entry of its homodyne alias */
+static void test_start_alias(void **state)
+{
+	(void)state;
+	xf_ynode *root = NULL;
+	xf_error err = { 0 };
+	assert_int_equal(xf_yaml_load_string("initial_parameters:\n"
+					     "  parameter_names: [D0, gamma_dot_0]\n"
+					     "  values: [1, 2]\n",
+					     "c.yaml", &root, &err),
+			 0);
+	assert_int_equal(
+		xf_yaml_set_named(&root, "initial_parameters", "gamma_dot_t0", "5", "o:1", &err),
+		0);
+	const xf_ynode *ip = xf_ynode_get(root, "initial_parameters");
+	assert_int_equal((int)xf_ynode_get(ip, "parameter_names")->n, 2);
+	assert_string_equal(xf_ynode_get(ip, "values")->items[1]->text, "5");
+	assert_string_equal(xf_ynode_get(ip, "values")->items[0]->text, "1");
+	xf_yaml_free(root);
+}
+
 static void test_load_with(void **state)
 {
 	(void)state;
@@ -194,9 +215,8 @@ static void test_kinds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_set_tree),
-		cmocka_unit_test(test_load_with),
-		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_set_tree),  cmocka_unit_test(test_start_alias),
+		cmocka_unit_test(test_load_with), cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_kinds),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);

@@ -3,6 +3,7 @@
  * the file goes through the same readers, range checks and messages as one written in
  * it. Only mappings are walked: a list item has no dotted name. */
 #include "config/yaml_tree.h"
+#include "xpcsfit/params.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,9 +254,13 @@ int xf_yaml_set_named(xf_ynode **root, const char *dotted, const char *name, con
 	xf_ynode *leaf = new_node(XF_YNODE_SCALAR, value, origin);
 	if (!leaf)
 		return no_memory(origin, err);
+	/* the same parameter under another of its names (homodyne's gamma_dot_0 for
+	 * gamma_dot_t0) is the same slot, not a second entry */
+	int param = xf_param_index(name);
 	for (size_t k = 0; k < names->n && k < values->n; k++) {
 		if (names->items[k]->kind == XF_YNODE_SCALAR &&
-		    !strcmp(names->items[k]->text, name)) {
+		    (!strcmp(names->items[k]->text, name) ||
+		     (param >= 0 && xf_param_index(names->items[k]->text) == param))) {
 			leaf->line = values->items[k]->line;
 			xf_yaml_free(values->items[k]);
 			values->items[k] = leaf;
