@@ -193,14 +193,19 @@ static void draw_corner(void *ctx)
 	plwind(0.0, c->width, 0.0, c->height);
 	plcol0(1);
 	char line[512];
-	snprintf(line, sizeof line, "CMC posterior, %s: pairs of the physical parameters",
-		 xf_mode_name(res->mode));
+	snprintf(line, sizeof line, "%s posterior, %s: pairs of the physical parameters",
+		 res->n_shards == 1 ? "Exact" : "CMC", xf_mode_name(res->mode));
 	xf_plot_text(1.4);
 	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
-	snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", res->n_draws,
-		 res->check.corrected ? "corrected (importance-resampled)" : "combined",
-		 res->n_kept, res->n_shards, res->method);
+	if (res->n_shards == 1) /* K = 1: nothing was combined */
+		snprintf(line, sizeof line,
+			 "%d draws of the full-data posterior: NUTS on every point, %d chains",
+			 res->n_draws, res->n_chains);
+	else
+		snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", res->n_draws,
+			 res->check.corrected ? "corrected (importance-resampled)" : "combined",
+			 res->n_kept, res->n_shards, res->method);
 	if (res->check.corrected)
 		snprintf(legend, sizeof legend,
 			 "red: the consensus draws' mean ± sd, 1σ and 2σ ellipses;  green: "
