@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cmc/cmc_internal.h"
+#include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "util/files.h"
 #include "util/interrupt.h"
@@ -112,7 +113,8 @@ static void report(cmc_run *r)
 			      total,
 			      r->divergences,
 			      el,
-			      done > 0 ? el / (double)done * (double)(total - done) : NAN };
+			      done > 0 ? el / (double)done * (double)(total - done) : NAN,
+			      NULL };
 	r->last_report = now;
 	r->progress(&p, r->progress_ctx);
 }
@@ -326,6 +328,27 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	return 0;
 }
 
+/* Shard s's input hash again (its initial metric changed: the importance route's
+ * fallback) and, with resume, its stored draws when an earlier run finished it. */
+static int rehash_shard(cmc_run *r, long s, int resume, xf_error *err)
+{
+	shard_job *job = &r->jobs[s];
+	job->hash = shard_hash(r, s);
+	int got = resume && (!r->dist || r->dist->rank == 0)
+			  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
+			  : 0;
+	if (got < 0)
+		return err->code;
+	if (got) {
+		job->resumed = 1;
+		xf_shard_draws_free(&job->draws);
+		r->shards_resumed++;
+		r->shards_done++;
+		xf_info("cmc: shard %ld resumed from %s", s, r->dir);
+	}
+	return 0;
+}
+
 /* Sample every shard that is not resumed. */
 static int sample_shards(cmc_run *r, xf_error *err)
 {
@@ -505,7 +528,9 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 	r.progress_ctx = progress_ctx;
 	r.dist = xf_dist_get();
 	int root = !r.dist || r.dist->rank == 0;
-	double t0 = now_s();
+	double t0 = now_s(), route_time = 0.0;
+	xf_cmc_route_out ro;
+	memset(&ro, 0, sizeof ro);
 	/* the layout first: a config error leaves nothing on disk. An MPI run agrees on
 	 * the status after each step where the ranks can differ (xpcsfit/dist.h); only
 	 * rank 0 has a shard store, sums up and combines. */
@@ -524,8 +549,30 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
 		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,
 		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
-	rc = prepare_shards(&r, resume, err);
-	if ((rc = xf_dist_agree(rc, err)) || (rc = xf_cmc_dist_assign(&r, err)))
+	/* K = 1: the exact posterior, first by the importance route (route.c), NUTS when its
+	 * check fails or when asked for */
+	int route = r.n_shards == 1 && cfg->cmc.route == XF_CMC_ROUTE_AUTO;
+	rc = prepare_shards(&r, resume && !route, err);
+	if ((rc = xf_dist_agree(rc, err)))
+		goto done;
+	double t_route = now_s();
+	if (route) {
+		r.t0 = t_route;
+		int rr = xf_cmc_route_importance(&r, res, r.init_cov, &ro, err);
+		route_time = now_s() - t_route;
+		if (rr == 0) {
+			r.route_draws = &ro.draws;
+			rc = xf_cmc_finish_route(&r, res, err);
+			res->sigma_mean = ro.sigma_mean;
+			res->sigma_sd = ro.sigma_sd;
+			res->time_sampling_s = route_time;
+			goto finish;
+		}
+		rc = rr == 1 ? rehash_shard(&r, 0, resume, err) : rr;
+		if ((rc = xf_dist_agree(rc, err)))
+			goto done;
+	}
+	if ((rc = xf_cmc_dist_assign(&r, err)))
 		goto done;
 	r.t0 = now_s();
 	report(&r);
@@ -546,10 +593,25 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 			rc = xf_cmc_finish(&r, res, load_shard, &r, err);
 		res->time_sampling_s = t_sampled - r.t0;
 		res->time_combine_s = now_s() - t_sampled;
+		res->time_nuts_s = r.n_shards == 1 ? res->time_sampling_s : 0.0;
+	}
+finish:
+	if (rc == 0) {
+		snprintf(res->route, sizeof res->route, "%s",
+			 r.route_draws	   ? "importance"
+			 : r.n_shards == 1 ? "nuts"
+					   : "cmc");
+		snprintf(res->route_note, sizeof res->route_note, "%s", ro.note);
+		res->approx = ro.check; /* moved: the result frees its arrays */
+		memset(&ro.check, 0, sizeof ro.check);
+		res->time_approx_s = route_time;
+		if (!r.route_draws)
+			res->sigma_mean = res->sigma_sd = NAN;
 		res->time_total_s = now_s() - t0;
 	}
 	rc = xf_dist_agree(rc, err);
 done:
+	xf_cmc_route_out_free(&ro);
 	if (rc)
 		xf_cmc_result_free(res);
 	free_run(&r);
