@@ -215,8 +215,10 @@ static void finish_shard(cmc_run *r, long s)
 	xf_error err = { 0 };
 	job->draws.sigma_scale = job->sigma_scale;
 	job->draws.noise = job->noise;
-	/* another rank than 0 keeps the image for rank 0's store (run_dist.c) */
-	int rc = r->dist && r->dist->rank != 0
+	/* another rank than 0 keeps the image for rank 0's store (run_dist.c); one shard run
+	 * by every rank together is rank 0's to save */
+	int rc = r->dist_exact && r->dist->rank != 0 ? 0
+		 : r->dist && r->dist->rank != 0
 			 ? xf_store_image(s, job->hash, &job->draws, &job->image, &job->image_len,
 					  &err)
 			 : xf_store_save(r->dir, s, job->hash, &job->draws, &err);
@@ -250,6 +252,10 @@ static void chain_task(void *ctx, int b)
 	memset(&out, 0, sizeof out);
 	xf_lik *lik = xf_lik_create(&r->pr, &job->ps, r->pooled_passes ? r->pool : NULL, &err);
 	int rc = -2;
+	if (lik && r->dist_exact && xf_lik_distribute(lik)) {
+		xf_lik_destroy(lik);
+		lik = NULL;
+	}
 	if (lik && xf_chain_out_alloc(&out, d, r->n_samples, r->dense) == 0)
 		rc = run_chain(r, s, chain, lik, &out, reason, sizeof reason);
 	pthread_mutex_lock(&r->lock);
@@ -539,12 +545,11 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 		rc = xf_mkdir_p(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
-	/* the exact posterior's pass is not spread over ranks yet: say where the time goes */
-	if (r.dist && r.dist->n_ranks > 1 && r.n_shards == 1 && root)
-		xf_warn("cmc: one shard (the exact posterior) runs on rank 0 alone; the other %d "
-			"ranks wait. optimization.cmc.sharding.num_shards: %d shares the work "
-			"(a consensus, checked against the exact posterior; adr/0042)",
-			r.dist->n_ranks - 1, r.dist->n_ranks);
+	/* the exact posterior under several ranks: the importance route shares its points,
+	 * NUTS its passes (every rank runs the same chains in step; adr/0045) */
+	r.dist_exact = r.dist && r.dist->n_ranks > 1 && r.n_shards == 1;
+	if (r.dist_exact)
+		r.pooled_passes = 1;
 	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
 		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,

@@ -42,6 +42,9 @@ typedef struct cmc_run {
 	const xf_dist *dist; /* several ranks: shard s on rank s % n_ranks; NULL: one */
 	xf_pool *pool;
 	int pooled_passes; /* 1: chains in turn, each pass on the pool */
+	/* one shard under several ranks: every rank runs the same chains in the same order,
+	 * each pass split over the ranks (the bits of one process); rank 0 keeps the shard */
+	int dist_exact;
 	/* progress, shared between tasks under the lock */
 	pthread_mutex_t lock;
 	long shards_done, shards_resumed, divergences;

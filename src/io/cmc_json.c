@@ -243,7 +243,8 @@ static cJSON *check_object(const xf_cmc_result *res)
 }
 
 /* How the posterior was reached (adr/0045): the route, why NUTS when the importance
- * check failed, that check's numbers, σ's posterior (importance) and each stage's time. */
+ * check failed, that check's numbers and σ's posterior (importance); each stage's time
+ * is in timing_s. */
 static cJSON *route_object(const xf_cmc_result *res)
 {
 	cJSON *obj = cJSON_CreateObject();
@@ -262,10 +263,6 @@ static cJSON *route_object(const xf_cmc_result *res)
 		cJSON_AddItemToObject(sg, "std", xf_json_num(res->sigma_sd));
 		cJSON_AddItemToObject(obj, "sigma", sg);
 	}
-	cJSON *t = cJSON_CreateObject();
-	cJSON_AddItemToObject(t, "importance", xf_json_num(res->time_approx_s));
-	cJSON_AddItemToObject(t, "nuts", xf_json_num(res->time_nuts_s));
-	cJSON_AddItemToObject(obj, "stage_times_s", t);
 	return obj;
 }
 
@@ -310,6 +307,8 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", cfg->cmc.use_nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);
 	cJSON *timing = cJSON_CreateObject();
+	cJSON_AddItemToObject(timing, "importance_route", xf_json_num(res->time_approx_s));
+	cJSON_AddItemToObject(timing, "nuts", xf_json_num(res->time_nuts_s));
 	cJSON_AddItemToObject(timing, "sampling", xf_json_num(res->time_sampling_s));
 	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
