@@ -1,5 +1,6 @@
 /* results.h — the result directory of a method (spec/cli.md): results.h5,
- * parameters.json, run.log, plots/. Every file is written atomically. */
+ * parameters.json, run.log (io/). The whole directory, plots included, is outputs.h's.
+ * Every file is written atomically. */
 #ifndef XPCSFIT_RESULTS_H
 #define XPCSFIT_RESULTS_H
 
@@ -8,12 +9,6 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/nlsq.h"
-
-typedef struct xf_output_options {
-	int write_surfaces; /* 0 with --no-surfaces */
-	int write_plots;    /* 0 with --no-plots */
-	int threads;	    /* virtual devices preparing the surfaces (0 counts as 1) */
-} xf_output_options;
 
 /* <dir>/results.h5 (written as a temporary file, then renamed). surface_threads: 0 skips
  * the (n_phi, N, N) surfaces, N ≥ 1 prepares their chunks on N threads (same bytes). */
@@ -24,9 +19,6 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 			       const xf_nlsq_result *res, xf_error *err);
 /* <dir>/run.log from the in-memory log (error.h) */
 int xf_results_write_log(const char *dir, xf_error *err);
-/* All of the above plus plots/ (unless disabled). */
-int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
 
 /* <dir>/parameters.json of a CMC run (cli.md's cmc schema). */
 int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -35,10 +27,6 @@ int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_da
  * draws and diagnostics, the combination's inputs, the self-check points. */
 int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			    const xf_cmc_result *res, xf_error *err);
-/* The whole CMC result directory: results.h5, parameters.json, plots/ (unless
- * disabled), run.log last. */
-int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err);
 
 /* Where an NLSQ result came from (its parameters.json "data" and "status"). */
 typedef struct xf_nlsq_origin {
