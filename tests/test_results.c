@@ -23,7 +23,7 @@
 #include "xpcsfit/model.h"
 #include "xpcsfit/plot.h"
 #include "util/files.h"
-#include "xpcsfit/outputs.h"
+#include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
 
 #define N_PHI	 3
@@ -283,7 +283,7 @@ static void write_all(fixture *f, const char *dir, int surfaces, int plots)
 {
 	xf_output_options opt = { surfaces, plots, 1 };
 	xf_error err = { 0 };
-	int rc = xf_outputs_write_nlsq(dir, &f->cfg, &f->ds, &f->res, &opt, &err);
+	int rc = xf_results_write_nlsq(dir, &f->cfg, &f->ds, &f->res, &opt, &err);
 	if (rc != 0)
 		fail_msg("write failed: %s", err.msg);
 }
@@ -759,7 +759,7 @@ static void test_atomic_errors(void **state)
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
 	xf_output_options opt = { 1, 1, 1 };
-	assert_int_equal(xf_outputs_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err),
+	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err),
 			 XF_ERR_IO);
 	assert_non_null(strstr(err.msg, target));
 	xf_error_clear(&err);

@@ -309,11 +309,11 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 		      const xf_nlsq_result *res, const xf_output_options *oopt, xf_error *err)
 {
 	if (!ds->band || !(oopt->write_surfaces || oopt->write_plots))
-		return xf_outputs_write_nlsq(dir, cfg, ds, res, oopt, err);
+		return xf_results_write_nlsq(dir, cfg, ds, res, oopt, err);
 	xf_dataset whole;
 	int rc = xf_dataset_load(cfg, ds->path, &whole, err);
 	if (!rc)
-		rc = xf_outputs_write_nlsq(dir, cfg, &whole, res, oopt, err);
+		rc = xf_results_write_nlsq(dir, cfg, &whole, res, oopt, err);
 	xf_dataset_free(&whole);
 	return rc;
 }

@@ -236,7 +236,7 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");
-	if (xf_outputs_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
+	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
 		*o->written = 1;

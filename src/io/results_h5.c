@@ -325,17 +325,12 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	return w->failed ? -1 : 0;
 }
 
-int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
+int xf_io_write_nlsq_results_h5(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+				const xf_nlsq_result *res, const xf_estimate *est,
+				int surface_threads, xf_error *err)
 {
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	xf_estimate est;
-	if (xf_estimate_from_nlsq(res, &grid, &est, err) != 0)
-		return err->code;
-	int rc = xf_io_write_nlsq_h5(dir, ds, res, &est, cfg ? cfg->plot_dpi : 0, surface_threads,
-				     NULL, err);
-	xf_estimate_free(&est);
-	return rc;
+	return xf_io_write_nlsq_h5(dir, ds, res, est, info ? info->plot_dpi : 0, surface_threads,
+				   NULL, err);
 }
 
 int xf_io_write_nlsq_h5(const char *dir, const xf_dataset *ds, const xf_nlsq_result *res,

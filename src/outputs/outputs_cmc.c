@@ -5,11 +5,11 @@
 #include "io/report_html.h"
 #include "outputs/outputs_internal.h"
 #include "util/interrupt.h"
-#include "plot/plot_cmc.h"
+#include "xpcsfit/plot.h"
 #include "xpcsfit/results.h"
 
 typedef struct cmc_ctx {
-	const xf_config *cfg;
+	const xf_output_info *info;
 	const xf_dataset *ds;
 	const xf_cmc_result *res;
 	const xf_estimate *est;
@@ -18,31 +18,30 @@ typedef struct cmc_ctx {
 static int cmc_plots(const char *plots_dir, void *p, xf_error *err)
 {
 	cmc_ctx *c = p;
-	return xf_plot_cmc_estimate(plots_dir, c->ds, c->res, c->est, c->cfg ? c->cfg->plot_dpi : 0,
-				    err);
+	return xf_plot_cmc_estimate(plots_dir, c->ds, c->res, c->est, c->info->plot_dpi, err);
 }
 
 static int cmc_json(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	cmc_ctx *c = p;
 	(void)with_plots;
-	return xf_results_write_cmc_json(dir, c->cfg, c->ds, c->res, err);
+	return xf_io_write_cmc_json(dir, c->info, c->ds, c->res, err);
 }
 
 static int cmc_report(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	cmc_ctx *c = p;
-	return xf_report_html_cmc(dir, c->cfg, c->ds, c->res, with_plots, err);
+	return xf_report_html_cmc(dir, c->info, c->ds, c->res, with_plots, err);
 }
 
-static int write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-		     const xf_cmc_result *res, const xf_estimate *est, const xf_output_options *opt,
-		     xf_error *err)
+int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			 const xf_cmc_result *res, const xf_estimate *est,
+			 const xf_output_options *opt, xf_error *err)
 {
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
 	xf_phase("results.h5", 0);
-	if (xf_results_write_cmc_h5(dir, cfg, ds, res, err) != 0)
+	if (xf_io_write_cmc_h5(dir, ds, res, err) != 0)
 		return err->code;
 	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
 		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),
@@ -50,19 +49,7 @@ static int write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds
 	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s", res->time_sampling_s,
 		res->time_combine_s, res->time_total_s);
 	xf_info("results written to %s", dir);
-	cmc_ctx c = { cfg, ds, res, est };
+	cmc_ctx c = { info, ds, res, est };
 	return xf_outputs_write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json,
 				     cmc_report, err);
-}
-
-int xf_outputs_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err)
-{
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	xf_estimate est;
-	if (xf_estimate_from_cmc(res, &grid, &est, err) != 0)
-		return err->code;
-	int rc = write_cmc(dir, cfg, ds, res, &est, opt, err);
-	xf_estimate_free(&est);
-	return rc;
 }

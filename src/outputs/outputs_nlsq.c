@@ -7,14 +7,14 @@
 #include "io/results_h5.h"
 #include "outputs/outputs_internal.h"
 #include "util/interrupt.h"
-#include "plot/plot_nlsq.h"
+#include "xpcsfit/plot.h"
 #include "plot/plot_stream.h"
 #include "xpcsfit/results.h"
 
 #include <limits.h>
 
 typedef struct nlsq_ctx {
-	const xf_config *cfg;
+	const xf_output_info *info;
 	const xf_dataset *ds;
 	const xf_nlsq_result *res;
 	const xf_estimate *est;
@@ -38,20 +38,20 @@ static int nlsq_json(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
 	(void)with_plots;
-	return xf_results_write_nlsq_json(dir, c->cfg, c->ds, c->res, err);
+	return xf_io_write_nlsq_json(dir, c->info, c->ds, c->res, err);
 }
 
 static int nlsq_report(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
-	return xf_report_html_nlsq(dir, c->cfg, c->ds, c->res, with_plots, err);
+	return xf_report_html_nlsq(dir, c->info, c->ds, c->res, with_plots, err);
 }
 
-static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-		      const xf_nlsq_result *res, const xf_estimate *est,
-		      const xf_output_options *opt, xf_error *err)
+int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			  const xf_nlsq_result *res, const xf_estimate *est,
+			  const xf_output_options *opt, xf_error *err)
 {
-	int dpi = cfg ? cfg->plot_dpi : 0;
+	int dpi = info->plot_dpi;
 	int threads = opt && opt->threads > 1 ? opt->threads : 1;
 	int surface_threads = !opt || opt->write_surfaces ? threads : 0;
 	int write_plots = opt ? opt->write_plots : 1;
@@ -59,7 +59,7 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 		return err->code;
 	/* plots and surfaces: the plots are drawn from the surfaces as results.h5 is written
 	 * (plot/plot_stream.h); when that cannot start, after it as without surfaces */
-	nlsq_ctx c = { cfg, ds, res, est, dpi, threads, NULL };
+	nlsq_ctx c = { info, ds, res, est, dpi, threads, NULL };
 	char plots_dir[PATH_MAX];
 	if (write_plots && surface_threads > 0 &&
 	    xf_path_join(plots_dir, sizeof plots_dir, dir, "plots", err) == 0) {
@@ -76,17 +76,5 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 	int rc = xf_outputs_write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, nlsq_report,
 				       err);
 	xf_plot_stream_abort(c.stream); /* write_rest failed before the plots */
-	return rc;
-}
-
-int xf_outputs_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
-{
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	xf_estimate est;
-	if (xf_estimate_from_nlsq(res, &grid, &est, err) != 0)
-		return err->code;
-	int rc = write_nlsq(dir, cfg, ds, res, &est, opt, err);
-	xf_estimate_free(&est);
 	return rc;
 }

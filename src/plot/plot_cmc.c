@@ -217,21 +217,6 @@ out:
 	return rc;
 }
 
-int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		const xf_cmc_result *res, xf_error *err)
-{
-	if (!ds)
-		return xf_plot_cmc_estimate(plots_dir, NULL, res, NULL, cfg ? cfg->plot_dpi : 0,
-					    err);
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	xf_estimate est;
-	if (xf_estimate_from_cmc(res, &grid, &est, err) != 0)
-		return err->code;
-	int rc = xf_plot_cmc_estimate(plots_dir, ds, res, &est, cfg ? cfg->plot_dpi : 0, err);
-	xf_estimate_free(&est);
-	return rc;
-}
-
 int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
 			 const xf_estimate *est, int dpi, xf_error *err)
 {

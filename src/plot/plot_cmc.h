@@ -6,9 +6,7 @@
 
 #include <stddef.h>
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/estimate.h"
 
 /* page widths in pixels (heights follow the number of panels) */
 #define XF_PLOT_CMC_W	      1800
@@ -60,10 +58,5 @@ double xf_plot_nice_step(double lo, double hi, int n_ticks);
 /* one axis of the current window, px pixels long: as many labelled ticks as fit,
  * decimals from the step, no "(x10^k)" */
 void xf_plot_cmc_axis(int is_x, const char *opt, double lo, double hi, double px);
-
-/* The plots of a CMC result (plot.h's xf_plot_cmc) with the model at est (adr/0044): the
- * angle pages need ds and est (NULL: skipped), the rest res alone; pages at dpi. */
-int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
-			 const xf_estimate *est, int dpi, xf_error *err);
 
 #endif

@@ -6,7 +6,6 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"

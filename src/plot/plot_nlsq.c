@@ -5,7 +5,6 @@
 #include "util/interrupt.h"
 #include "util/verbosity.h"
 #include "plot/plot_internal.h"
-#include "plot/plot_nlsq.h"
 #include "surface/surfaces.h"
 #include "xpcsfit/plot.h"
 
@@ -242,12 +241,6 @@ int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *
 	return 0;
 }
 
-int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		 const xf_nlsq_result *res, xf_error *err)
-{
-	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
-}
-
 void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_nlsq_result *res,
 			   const xf_estimate *est, int workers)
 {
@@ -288,19 +281,6 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_n
 		.ctx = &s->ctx,
 		.workers = workers,
 	};
-}
-
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err)
-{
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	xf_estimate est;
-	if (xf_estimate_from_nlsq(res, &grid, &est, err) != 0)
-		return err->code;
-	int rc = xf_plot_nlsq_estimate(plots_dir, ds, res, &est, cfg ? cfg->plot_dpi : 0, workers,
-				       err);
-	xf_estimate_free(&est);
-	return rc;
 }
 
 int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_nlsq_result *res,
