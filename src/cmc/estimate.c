@@ -1,8 +1,10 @@
 /* estimate.c — a CMC result as the method-neutral estimate (estimate.h): the posterior
  * mean and sd, covariance, draws (borrowed) and summaries, the per-angle scaling, the
- * quality and the stage timings. The route is "cmc" for a consensus of several shards
- * and "posterior: nuts" for one shard (NUTS on every point); a route recorded by the
- * run itself can replace it once the result carries one. */
+ * quality and the stage timings (e->stages has room for per-stage timings beyond
+ * sampling and combination). The route: "posterior: nuts" for one shard (NUTS on every
+ * point), "posterior: importance" for a consensus corrected against the exact posterior,
+ * "cmc" for the plain consensus; a route the run records itself can replace route_of
+ * once xf_cmc_result carries one. */
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/estimate.h"
 
@@ -50,13 +52,23 @@ static int fill_params(const xf_cmc_result *res, xf_estimate *e, xf_error *err)
 	return 0;
 }
 
+/* how the published posterior was reached: NUTS on every point (one shard), the
+ * consensus corrected by importance sampling against the exact posterior (adr/0039), or
+ * the plain consensus of the shards */
+static const char *route_of(const xf_cmc_result *res)
+{
+	if (res->n_shards <= 1)
+		return "posterior: nuts";
+	return res->check.corrected ? "posterior: importance" : "cmc";
+}
+
 int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
 			 xf_error *err)
 {
 	if (xf_estimate_alloc(e, res->n_params, res->n_phi, 1, err) != 0)
 		return err->code;
 	snprintf(e->method, sizeof e->method, "cmc");
-	snprintf(e->route, sizeof e->route, "%s", res->n_shards > 1 ? "cmc" : "posterior: nuts");
+	snprintf(e->route, sizeof e->route, "%s", route_of(res));
 	e->grid = *grid;
 	e->grid.mode = res->mode;
 	snprintf(e->scaling_mode, sizeof e->scaling_mode, "%s",
