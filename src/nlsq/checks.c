@@ -4,7 +4,6 @@
  * every free parameter is informed by the data, and no screened start ended in a better
  * basin. The quality grade collects every reason a scientist should know about. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
