@@ -2,7 +2,8 @@
  * results.h5, plots/, report.html, parameters.json, run.log last. This layer sits above
  * io/ (the files) and plot/ (the PNGs) and decides what is written in which order
  * (adr/0044). It reads no config: the CLI hands it the method's result, its estimate
- * (estimate.h) and what the files record about the run (results.h's xf_output_info).
+ * (estimate.h) and what the files record about the run (results.h's xf_output_info,
+ * never NULL).
  * Every file is written atomically. */
 #ifndef XPCSFIT_OUTPUTS_H
 #define XPCSFIT_OUTPUTS_H

@@ -6,9 +6,9 @@
 #include "io/report_html.h"
 #include "io/results_h5.h"
 #include "outputs/outputs_internal.h"
+#include "plot/plot_stream.h"
 #include "util/interrupt.h"
 #include "xpcsfit/plot.h"
-#include "plot/plot_stream.h"
 #include "xpcsfit/results.h"
 
 #include <limits.h>
