@@ -21,6 +21,7 @@
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/plot.h"
+#include "xpcsfit/results_config.h"
 
 static char tmp_root[1024];
 

@@ -163,6 +163,12 @@ void xf_cmc_result_free(xf_cmc_result *res);
  * route, the numbers of its check; for the console, run.log and the report. */
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
 
+/* res as the method-neutral estimate on grid (the geometry it was sampled on): the
+ * posterior mean and sd, summaries, covariance; the draws are borrowed from res, which
+ * must outlive e. Free e with xf_estimate_free. */
+int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
+			 xf_error *err);
+
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */
 int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,

@@ -286,10 +286,9 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 		check_group_of(w, g, res, &res->approx, "importance_check");
 }
 
-int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_cmc_result *res, xf_error *err)
+int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
+		       xf_error *err)
 {
-	(void)cfg;
 	char path[PATH_MAX], tmp[PATH_MAX];
 	h5w w;
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
