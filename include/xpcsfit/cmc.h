@@ -47,6 +47,8 @@ typedef struct xf_cmc_check {
 	uint64_t seed;
 	int nu;		/* the proposal: multivariate t, ν degrees of freedom, */
 	double scale;	/* scale matrix scale² × the combined covariance */
+	double core;	/* weight of the Gaussian itself in a defensive mixture with the t
+			   (the route's, adr/0045); 0: the t alone (the consensus check) */
 	int dim;	/* coordinates of each point: θ (the self-check), θ and log σ (route) */
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */

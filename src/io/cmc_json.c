@@ -201,7 +201,11 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	cJSON_AddBoolToObject(passed, "axis", c->pass_axis);
 	cJSON_AddItemToObject(obj, "passed", passed);
 	cJSON *prop = cJSON_CreateObject();
-	cJSON_AddStringToObject(prop, "family", "multivariate_t");
+	cJSON_AddStringToObject(prop, "family",
+				c->core > 0.0 ? "mixture_gaussian_multivariate_t"
+					      : "multivariate_t");
+	if (c->core > 0.0)
+		cJSON_AddItemToObject(prop, "gaussian_weight", xf_json_num(c->core));
 	cJSON_AddItemToObject(prop, "nu", xf_json_int(c->nu));
 	cJSON_AddItemToObject(prop, "scale", xf_json_num(c->scale));
 	cJSON_AddItemToObject(obj, "proposal", prop);
