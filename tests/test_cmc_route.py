@@ -12,7 +12,8 @@ b. A well-identified static set takes the importance route and agrees with an ex
 c. A bad route value is one config error line, exit 2, nothing written; the config
    template names the key.
 
-~20 s on an idle 2-core machine (a: ~7 s of NUTS; b: ~0.5 s importance, ~11 s NUTS)."""
+~23 s of CPU (45 s wall at load 7-8 on the shared 2-core machine; a: ~7 s of NUTS; b: ~0.5 s
+importance, ~11 s NUTS)."""
 import json
 import os
 import shutil
@@ -129,7 +130,9 @@ def test_importance_matches_nuts():
     every parameter identified. Measured: k-hat -0.63, M 4000, IS-ESS 1578, smallest
     coordinate ESS 1979, 0.5 s; exact NUTS (4 x 1500) 11.5 s. Route vs NUTS, (mean
     difference)/NUTS sd and sd ratio - 1: D0 0.018, -2.6 %; alpha 0.007, -1.7 %;
-    D_offset -0.016, -2.6 %; contrast 0.019, -2.1 %; offset -0.026, +0.4 %."""
+    D_offset -0.016, -2.6 %; contrast 0.019, -2.1 %; offset -0.026, +0.4 %.
+    (Not the laminar demo truth on 4 x 120 frames: there D_offset is unidentified, sd 242
+    around 10, the check fails with k-hat 1.01, IS-ESS/M 0.109, and its NUTS takes 60 s.)"""
     cfg = simulate("easy", 100, 4000, -0.5, 2000)
     r = run("nlsq", "--config", cfg, "--out", out("easy_n"), "--no-plots", "--no-surfaces")
     check(r.returncode == 0, f"nlsq: {r.stderr[-2000:]}")
