@@ -241,7 +241,8 @@ static int load(h5_result *r, xf_error *err)
 		return xf_fail(err, XF_ERR_DATA,
 			       "results.h5 holds a CMC result, whose plots are drawn by the cmc "
 			       "run: rerun `xpcsfit cmc --config C.yaml --nlsq NLSQ_DIR --out OUT "
-			       "--resume` to redraw them from the kept shards, %s",
+			       "--resume` to redraw them (from the kept shards, or the "
+			       "importance route run again: the same bytes), %s",
 			       r->path);
 	if (!exists(r->file, "/data/c2") || !exists(r->file, "/nlsq/c2_fit"))
 		return xf_fail(err, XF_ERR_DATA,
