@@ -167,9 +167,11 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	/* every rank reads the data (adr/0021); an error on any ends them all. The ranks of
 	 * an NLSQ run keep only the rows of their blocks (adr/0027). */
 	int band = xf_dist_get() && !strcmp(job->command, "nlsq");
-	int rc = band ? xf_dataset_load_band(cfg, job->data, xf_dist_rank(), xf_dist_ranks(), ds,
+	xf_selection sel;
+	xf_selection_from_config(cfg, &sel);
+	int rc = band ? xf_dataset_load_band(&sel, job->data, xf_dist_rank(), xf_dist_ranks(), ds,
 					     &err)
-		      : xf_dataset_load(cfg, job->data, ds, &err);
+		      : xf_dataset_load(&sel, job->data, ds, &err);
 	if (rc)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
@@ -311,7 +313,7 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 	if (!ds->band || !(oopt->write_surfaces || oopt->write_plots))
 		return xf_results_write_nlsq(dir, cfg, ds, res, oopt, err);
 	xf_dataset whole;
-	int rc = xf_dataset_load(cfg, ds->path, &whole, err);
+	int rc = xf_cli_dataset_load(cfg, ds->path, &whole, err);
 	if (!rc)
 		rc = xf_results_write_nlsq(dir, cfg, &whole, res, oopt, err);
 	xf_dataset_free(&whole);
@@ -334,7 +336,9 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	int rc = xf_nlsq_fit(&req, &cfg->nlsq, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)

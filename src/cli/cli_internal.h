@@ -8,6 +8,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/results.h"
+#include "cli/request_build.h"
 #include "util/rundir.h"
 
 /* One fitting run as `xpcsfit nlsq|cmc|fit` does it, without the option parsing: what

@@ -288,8 +288,10 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads };
-	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
-			&err);
+	xf_request req;
+	xf_request_from_config(&cfg, &req);
+	rc = xf_cmc_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps,
+			&res, &err);
 	if (ps.tty && ps.reported)
 		fputc('\n', stderr);
 	if (rc) {

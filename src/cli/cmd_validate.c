@@ -10,6 +10,7 @@
 
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
+#include "cli/request_build.h"
 #include "cli/constants.h"
 #include "cli/overrides.h"
 #include "util/interrupt.h"
@@ -202,7 +203,7 @@ static int validate(const xf_cli_overrides *ov)
 		xf_config_free(&cfg);
 		return rc;
 	}
-	rc = xf_dataset_load(&cfg, data_path, &ds, &err);
+	rc = xf_cli_dataset_load(&cfg, data_path, &ds, &err);
 	if (rc) {
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);

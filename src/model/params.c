@@ -1,4 +1,5 @@
-/* params.c — parameter names, aliases, default bounds and template values (model.md). */
+/* params.c — parameter names, aliases, default bounds and template values (model.md), and
+ * the names of the per-angle scaling modes. */
 #include "xpcsfit/params.h"
 
 #include <string.h>
@@ -56,4 +57,21 @@ int xf_param_index(const char *name)
 		if (strcmp(name, aliases[k].alias) == 0)
 			return aliases[k].index;
 	return -1;
+}
+
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
+{
+	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);
+}
+
+const char *xf_scaling_mode_name(xf_scaling_mode mode)
+{
+	switch (mode) {
+	case XF_SCALING_AUTO: return "auto";
+	case XF_SCALING_INDIVIDUAL: return "individual";
+	case XF_SCALING_CONSTANT: return "constant";
+	case XF_SCALING_FOURIER: return "fourier";
+	case XF_SCALING_FOLLOW_NLSQ: return "follow_nlsq";
+	}
+	return "unknown";
 }

@@ -6,6 +6,7 @@
 
 #include "gpu/tool/tool.h"
 #include "synth.h"
+#include "cli/request_build.h"
 
 double tool_now(void)
 {
@@ -32,7 +33,7 @@ int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int thre
 		c->cfg.values[k] = truth[k];
 		c->cfg.value_given[k] = 1;
 	}
-	if (xf_problem_build(&c->pr, &c->cfg, &c->ds, &err))
+	if (xf_cli_problem_build(&c->pr, &c->cfg, &c->ds, &err))
 		goto fail;
 	c->have_pr = 1;
 	xf_pairset_all(&c->ps, c->ds.n_frames);
