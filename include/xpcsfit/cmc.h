@@ -1,6 +1,7 @@
 /* cmc.h — the consensus Monte Carlo posterior (spec/cmc.md, docs/cmc.md): NUTS on shards
  * of frame pairs with tempered priors, warm-started from an NLSQ result, combined into
- * one posterior in the sampler's space; diagnostics per shard. */
+ * one posterior in the sampler's space; diagnostics per shard. Takes the NLSQ problem
+ * request and its own options (adr/0043), never the config. */
 #ifndef XPCSFIT_CMC_H
 #define XPCSFIT_CMC_H
 

@@ -1,5 +1,8 @@
 /* config.h — the typed configuration read from a homodyne-compatible YAML file
- * (spec/config.md). Parsing and validation live in src/config/. */
+ * (spec/config.md). Parsing and validation live in src/config/. For a fit only src/cli/
+ * reads it: request_build.c turns it into the problem request (request.h) and the data
+ * selection (selection.h) that the layers below take (adr/0043); the method options
+ * (xf_nlsq_options, xf_cmc_options) are defined here for now. */
 #ifndef XPCSFIT_CONFIG_H
 #define XPCSFIT_CONFIG_H
 

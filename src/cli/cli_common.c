@@ -1,5 +1,6 @@
 /* cli_common.c — what the fitting subcommands share (cli_internal.h): timing, the
- * --threads option, loading the config and the data, and the NLSQ step. */
+ * --threads option, loading the config and the data (through the selection built from
+ * it, request_build.c), and the NLSQ step (on the caller's problem request). */
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
@@ -250,9 +251,10 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 	printf("results: %s/\n", dir);
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
-			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res);
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			      xf_rundir *rd, int threads, const xf_output_options *oopt,
+			      const char *command, double t_start, double t_loaded,
+			      xf_nlsq_result *res);
 
 int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
 {
@@ -292,15 +294,15 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 	return rc;
 }
 
-int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
-		     const xf_output_options *oopt, int replace, const char *command,
-		     double t_start, double t_loaded, xf_nlsq_result *res)
+int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+		     const char *out, int threads, const xf_output_options *oopt, int replace,
+		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res)
 {
 	xf_rundir rd;
 	int rc = xf_cli_claim(&rd, out, "nlsq", replace, "--force", command);
 	if (rc)
 		return rc;
-	rc = nlsq_fit_and_write(cfg, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
+	rc = nlsq_fit_and_write(cfg, req, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
 	xf_rundir_release(&rd);
 	return rc;
 }
@@ -320,9 +322,10 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 	return rc;
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
-			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res)
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			      xf_rundir *rd, int threads, const xf_output_options *oopt,
+			      const char *command, double t_start, double t_loaded,
+			      xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
@@ -336,9 +339,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	xf_request req;
-	xf_request_from_config(cfg, &req);
-	int rc = xf_nlsq_fit(&req, &cfg->nlsq, ds, threads, show_progress, &ps, res, &err);
+	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)

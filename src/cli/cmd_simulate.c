@@ -1,5 +1,6 @@
 /* cmd_simulate.c — `xpcsfit simulate`: a synthetic APS two-time file from a config's
- * initial parameters (spec/cli.md, data.md "Simulated files"). */
+ * initial parameters (spec/cli.md, data.md "Simulated files"), passed to the writer as a
+ * problem request and a selection (request_build.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

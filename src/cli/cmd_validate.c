@@ -1,7 +1,8 @@
 /* cmd_validate.c — `xpcsfit validate`: load a config and its data exactly as a fit would
  * and print what would be fitted, as `key: value` lines or one JSON object (spec/cli.md).
  * The per-angle means of the fitted points and of the corrected diagonal let a user
- * (and the tests) check that the maps were read and oriented as expected. */
+ * (and the tests) check that the maps were read and oriented as expected. The data are
+ * read through the selection built from the config (request_build.c). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* run.c — CMC from start to combined posterior (cmc.h): the CMC layout and warm start,
+/* run.c — CMC from start to combined posterior (cmc.h): the CMC layout (the posterior's
+ * problem request derived from NLSQ's, xf_request_for_posterior; no config) and warm start,
  * shards and their noise scales and input hashes, the (shard, chain) tasks on the
  * virtual devices, each finished shard saved at once, then diagnostics, exclusions and
  * the combination (result.c assembles the result record).

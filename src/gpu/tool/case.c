@@ -1,5 +1,6 @@
 /* case.c — the workload of xpcsfit-gpu: the `make bench` dataset (tests/support/synth.c),
- * its production problem, and two evaluators of it, CPU and GPU. */
+ * its production problem (from a config, through the request built by
+ * src/cli/request_build.c), and two evaluators of it, CPU and GPU. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
