@@ -135,6 +135,14 @@ static double log_target(void *ctx, const double *u)
 	return s;
 }
 
+/* the batch form xf_check_importance takes */
+static int log_target_batch(void *ctx, int n, const double *u, double *lp)
+{
+	for (int i = 0; i < n; i++)
+		lp[i] = log_target(ctx, u + (size_t)i * D);
+	return 0;
+}
+
 static void run_gate(const target *t, const double *sd_approx, int m0, xf_cmc_check *c, double *w)
 {
 	double mean[D] = { 0 }, chol[D * D] = { 0 };
@@ -146,7 +154,9 @@ static void run_gate(const target *t, const double *sd_approx, int m0, xf_cmc_ch
 	c->log_w = malloc(sizeof(double) * (size_t)m_max);
 	assert_non_null(c->u);
 	assert_non_null(c->log_w);
-	assert_int_equal(xf_check_importance(log_target, (void *)t, D, mean, chol, 9, m0, w, c), 0);
+	assert_int_equal(
+		xf_check_importance(log_target_batch, (void *)t, D, mean, chol, 9, m0, 0.0, w, c),
+		0);
 	printf("  M %d (first %d, stable %d): k-hat %.3f, IS-ESS/M %.3f (Gaussian %.3f), axis %d "
 	       "drop %.3f (%.3f, %.3f) dev %.3f; passed %d %d %d\n",
 	       c->m, c->m_first, c->stable, c->khat, c->ess / c->m, c->ess_ref, c->axis,

@@ -49,9 +49,13 @@ typedef struct xf_cmc_check {
 	uint64_t seed;
 	int nu;		/* the proposal: multivariate t, ν degrees of freedom, */
 	double scale;	/* scale matrix scale² × the combined covariance */
+	int dim;	/* coordinates of each point: θ (the self-check), θ and log σ (route) */
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
-	double ess_ref; /* IS-ESS/M a Gaussian target gives for this proposal */
+	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */
+	double ess_coord_min; /* the smallest ESS of a coordinate's weighted mean */
+	int ess_coord;	      /* which coordinate (index into theta; n_theta: log σ) */
+	double ess_ref;	      /* IS-ESS/M a Gaussian target gives for this proposal */
 	/* the axis check: along the combined covariance's principal axes (0: the largest
 	 * variance), from the corrected mean at ± the corrected sd, the exact log
 	 * posterior's drops d₊, d₋; axis_drop = (d₊ + d₋)/2, the worst |axis_drop − 0.5| */
@@ -61,8 +65,9 @@ typedef struct xf_cmc_check {
 	int corrected;	   /* 1: all three passed; the published posterior is the weighted one */
 	char verdict[192]; /* why not, when not corrected ("" otherwise) */
 	double sigma;	   /* σ at which the full posterior was evaluated */
-	double *u;	   /* [m][n_theta] points (u-space) */
+	double *u;	   /* [m][dim] points (u-space) */
 	double *log_w;	   /* [m] smoothed log-weights (normalised) */
+	double *log_p;	   /* [m] the target's log density at each point (route only) */
 	/* the plain consensus, kept beside the corrected posterior */
 	double *mean, *sd, *median, *q05, *q95; /* [n_params] */
 	double *draws;				/* [n_draws][n_params] its draws */
@@ -120,6 +125,15 @@ typedef struct xf_cmc_result {
 	uint64_t seed;
 	long grad_evals;
 	char shard_dir[4096]; /* where every shard's draws are kept */
+	/* how the posterior was reached (cmc.md; adr/0045): "importance" (the NLSQ
+	 * approximation importance-sampled and checked against the exact posterior), "nuts"
+	 * (exact NUTS on every point: asked for, or the importance check failed, note
+	 * says why), "cmc" (K > 1 shards, checked by the self-check) */
+	char route[16];
+	char route_note[192];
+	xf_cmc_check approx;		   /* the importance route's check (approx.done: it ran) */
+	double sigma_mean, sigma_sd;	   /* importance route: σ's posterior (NaN otherwise) */
+	double time_approx_s, time_nuts_s; /* the route's stages (0: not run) */
 	double time_sampling_s, time_combine_s, time_total_s;
 } xf_cmc_result;
 
@@ -130,6 +144,9 @@ typedef struct xf_cmc_progress {
 	long iterations_done, iterations_total;
 	long divergences; /* after warmup, so far */
 	double elapsed_s, eta_s;
+	/* NULL: NUTS (the fields above); "importance": the route's check, iterations
+	 * are the points of its current batch */
+	const char *stage;
 } xf_cmc_progress;
 
 typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
@@ -145,6 +162,10 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	       const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, int resume,
 	       xf_cmc_progress_fn progress, void *progress_ctx, xf_cmc_result *res, xf_error *err);
 void xf_cmc_result_free(xf_cmc_result *res);
+
+/* One line saying how the posterior was reached (res->route) and, for the importance
+ * route, the numbers of its check; for the console, run.log and the report. */
+void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
 
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */

@@ -59,8 +59,16 @@ typedef struct xf_nlsq_options {
 	int device_fp32;	 /* fp32 evaluation on the GPU (the measured option) */
 } xf_nlsq_options;
 
+/* How one shard's (K = 1) exact posterior is reached (optimization.cmc.route, adr/0045) */
+typedef enum xf_cmc_route {
+	XF_CMC_ROUTE_AUTO = 0, /* importance sampling from the NLSQ approximation, verified
+				  against the exact posterior; exact NUTS when the check fails */
+	XF_CMC_ROUTE_NUTS,     /* exact NUTS on every point, always */
+} xf_cmc_route;
+
 typedef struct xf_cmc_options {
 	uint64_t seed;				 /* 42 */
+	xf_cmc_route route;			 /* auto */
 	xf_scaling_mode per_angle_mode;		 /* XF_SCALING_FOLLOW_NLSQ when null/absent */
 	long num_shards;			 /* 0 = auto */
 	long max_points_per_shard;		 /* 0 = auto */

@@ -179,4 +179,13 @@ size_t xf_lik_points(const xf_lik *lik);
  * self-check χ² alone). Returns 0, or −1 when χ² is not finite. */
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
 
+/* χ² alone at n points x[n][n_full], in one sweep over the data: every block of pairs is
+ * evaluated at each point before the next block, so its data are read from memory once
+ * for up to XF_LIK_BATCH points (the posterior's importance sampling, many points per
+ * pass). chi2[i] is bit for bit what xf_lik_eval gives at x[i] (its own slots, the same
+ * block order), +∞ where that is not finite. Distributed or GPU evaluators take the points
+ * one by one. 0, or −1 out of memory. */
+#define XF_LIK_BATCH 16
+int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2);
+
 #endif

@@ -183,6 +183,21 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	}
 	if (isfinite(p->eta_s))
 		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
+	if (p->stage && !strcmp(p->stage, "importance")) { /* the route's check (adr/0045) */
+		double pct = p->iterations_total > 0 ? 100.0 * (double)p->iterations_done /
+							       (double)p->iterations_total
+						     : 100.0;
+		if (tty)
+			fprintf(stderr,
+				"\r  posterior: exact log density at %ld/%ld points (%.0f %%), "
+				"%.1f s%s   ",
+				p->iterations_done, p->iterations_total, pct, p->elapsed_s, eta);
+		else if (xf_progress_due(&st->last, p->elapsed_s))
+			xf_say(XF_VERB_NORMAL,
+			       "posterior: exact log density at %ld/%ld points (%.0f %%), %.1f s%s",
+			       p->iterations_done, p->iterations_total, pct, p->elapsed_s, eta);
+		return;
+	}
 	/* transitions of every chain, warmup included: what moves inside a long shard */
 	double pct = p->iterations_total > 0
 			     ? 100.0 * (double)p->iterations_done / (double)p->iterations_total
@@ -207,8 +222,14 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 {
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
 		return;
-	printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
-	       res->n_shards, res->method, res->n_draws);
+	char how[512];
+	xf_cmc_route_describe(res, how, sizeof how);
+	if (res->n_shards > 1)
+		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
+		       res->n_shards, res->method, res->n_draws);
+	else
+		printf("posterior: %s, %d draws\n", res->status, res->n_draws);
+	printf("route: %s\n", how);
 	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++)
 		if (res->is_fixed[k])
 			printf("  %-20s %.8g (fixed)\n", res->names[k],

@@ -61,20 +61,6 @@ static int gaussian_of(const double *u, int g, int nt, double *mean, double *cho
 	return 0;
 }
 
-/* The full-data posterior at θ (u-space), σ held at the median of the kept shards'. */
-typedef struct full_ctx {
-	xf_cmc_target *t;
-	double *u; /* [n_theta + 1]: θ, then log σ */
-} full_ctx;
-
-static double full_logp(void *ctx, const double *theta_u)
-{
-	full_ctx *fc = ctx;
-	double lp;
-	memcpy(fc->u, theta_u, sizeof(double) * (size_t)fc->t->n_theta);
-	return xf_cmc_target_logp(fc->t, fc->u, &lp, NULL) || !isfinite(lp) ? -INFINITY : lp;
-}
-
 /* The verdict: which checks failed, with their numbers; it is the quality reason, so it
  * fits in one (≤ 191 characters with all three failing). The axis's parameter name is in
  * parameters.json. */
@@ -109,7 +95,7 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 	int m_max = xf_check_m_max(m0);
 	double sigma = median_sigma(res);
 	double *mean = malloc(sizeof(double) * nt), *chol = malloc(sizeof(double) * nt * nt);
-	double *u = malloc(sizeof(double) * (nt + 1)), *w = malloc(sizeof(double) * m_max);
+	double *w = malloc(sizeof(double) * m_max);
 	xf_pairset all = { 0 };
 	xf_lik *lik = NULL;
 	xf_cmc_target t;
@@ -121,7 +107,7 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 	c->median = malloc(sizeof(double) * nf);
 	c->q05 = malloc(sizeof(double) * nf);
 	c->q95 = malloc(sizeof(double) * nf);
-	if (!mean || !chol || !u || !w || !c->u || !c->log_w || !c->mean || !c->sd || !c->median ||
+	if (!mean || !chol || !w || !c->u || !c->log_w || !c->mean || !c->sd || !c->median ||
 	    !c->q05 || !c->q95 || xf_pairset_all(&all, r->pr.ds->n_frames) ||
 	    xf_cmc_target_alloc(&t, &r->pr)) {
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the consensus self-check");
@@ -147,9 +133,10 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 	t.temper = 1.0;
 	t.sigma_scale = 1.0;
 	t.x_fixed = r->x_start;
-	u[nt] = log(sigma);
-	full_ctx fc = { &t, u };
-	int irc = xf_check_importance(full_logp, &fc, nt, mean, chol, r->seed, m0, w, c);
+	/* θ only: σ held at the median of the shards' (its prior terms then cancel) */
+	xf_full_batch fb = { &t, nt, log(sigma), 0, NULL, NULL };
+	int irc = xf_check_importance(xf_full_logp_batch, &fb, nt, mean, chol, r->seed, m0, 0.0, w,
+				      c);
 	if (irc) {
 		rc = irc == XF_ERR_INTERRUPTED
 			     ? xf_fail(err, XF_ERR_INTERRUPTED, "interrupted during the self-check")
@@ -179,7 +166,6 @@ done:
 		xf_cmc_target_free(&t);
 	free(mean);
 	free(chol);
-	free(u);
 	free(w);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #define XF_CHECK_KHAT_STABLE 0.05  /* k̂ at M/2 and M within this: stable */
 #define XF_CHECK_KHAT_LOW    0.5   /* … or both k̂ at most this: far enough from 0.7 */
 #define XF_CHECK_ESS_STABLE  0.10  /* IS-ESS/M at M/2 and M within this, relative */
+#define XF_ROUTE_MIN_ESS     1000  /* the route's IS-ESS and every coordinate's ESS, at least */
 
 /* Check the combined posterior (u_draws [g][n_theta], the combination's draws) against
  * the full-data posterior (none when K = 1 or check_draws is 0): fills res->check, and
@@ -20,16 +21,26 @@
 int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_result *res,
 		      xf_error *err);
 
-/* The importance-sampling core on any log target f (u[n_theta] → log density up to a
- * constant; −∞ where not finite): points of the t proposal on N(mean, L·Lᵀ) under seed,
- * M = m0, 2·m0, … (at most xf_check_m_max(m0)) until stable, PSIS, and the three checks.
- * c->u [m_max][nt] and c->log_w [m_max] are the caller's; w [m_max] receives the
- * normalised smoothed weights. Fills c's m, m_first, stable, seed, khat, ess, ess_ref,
- * axis_*, pass_*. Returns 0, −1 out of memory, or XF_ERR_INTERRUPTED. */
-typedef double (*xf_check_logp)(void *ctx, const double *u);
+/* The importance-sampling core on any log target (check_is.c), shared by the consensus
+ * self-check and the posterior's approximate-then-verify route (route.c): points of the t
+ * proposal on N(mean, L·Lᵀ) in d dimensions under seed, M = m0, 2·m0, … (at most
+ * xf_check_m_max(m0)) until k̂ and IS-ESS/M are stable and, when min_ess > 0, the IS-ESS
+ * and every coordinate's ESS reach min_ess; PSIS; the three checks (and min_ess, gating).
+ * f evaluates the target at n points u[n][d] at once (the batched pass), lp[i] = −∞ where
+ * not finite; 0, or −1 out of memory. c->u [m_max][d] and c->log_w [m_max] are the
+ * caller's; w [m_max] receives the normalised smoothed weights. Fills c's dim, m, m_first,
+ * stable, seed, khat, ess, ess_ref, ess_coord_min, axis_*, pass_*. Returns 0, −1 out of
+ * memory, or XF_ERR_INTERRUPTED. */
+typedef int (*xf_check_logp)(void *ctx, int n, const double *u, double *lp);
 int xf_check_m_max(int m0);
-int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, const double *chol,
-			uint64_t seed, int m0, double *w, xf_cmc_check *c);
+int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, const double *chol,
+			uint64_t seed, int m0, double min_ess, double *w, xf_cmc_check *c);
+
+/* Weighted summaries of the points u[m][dim] (θ first) under weights w[m] (Σ = 1) into
+ * res's mean, sd, median, q05, q95, cov and per-angle values, and res->n_draws draws
+ * resampled systematically (res->draws allocated by the caller). 0, or −1 out of memory. */
+int xf_cmc_publish_weighted(const cmc_run *r, xf_cmc_result *res, const double *u, int dim,
+			    const double *w, int m);
 
 /* Publish the importance-weighted posterior (weights w[check.m], Σ = 1): weighted
  * summaries, covariance and per-angle values; draws resampled systematically. The

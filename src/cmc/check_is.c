@@ -9,6 +9,7 @@
 
 #include "cmc/check.h"
 #include "cmc/proposal.h"
+#include "util/interrupt.h"
 
 int xf_check_m_max(int m0)
 {
@@ -45,9 +46,12 @@ static int axis_check(xf_check_logp f, void *ctx, const double *u, const double 
 	double *mu = calloc((size_t)nt, sizeof(double)),
 	       *cov = calloc((size_t)nt * nt, sizeof(double));
 	double *vec = calloc((size_t)nt * nt, sizeof(double));
-	double *ev = malloc(sizeof(double) * (size_t)nt), *p = malloc(sizeof(double) * nt);
+	double *ev = malloc(sizeof(double) * (size_t)nt);
+	/* the centre, then both sides of every axis: one batch of 2·nt + 1 points */
+	double *p = malloc(sizeof(double) * (size_t)(2 * nt + 1) * nt);
+	double *lp = malloc(sizeof(double) * (size_t)(2 * nt + 1));
 	int rc = -1;
-	if (!mu || !cov || !vec || !ev || !p)
+	if (!mu || !cov || !vec || !ev || !p || !lp)
 		goto done;
 	for (int i = 0; i < m; i++)
 		for (int k = 0; k < nt; k++)
@@ -71,8 +75,7 @@ static int axis_check(xf_check_logp f, void *ctx, const double *u, const double 
 	/* eigenvalues ascending, eigenvectors in the columns */
 	if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', nt, vec, nt, ev) != 0)
 		goto done;
-	double lp0 = f(ctx, mu);
-	c->axis_dev = 0.0;
+	memcpy(p, mu, sizeof(double) * (size_t)nt);
 	for (int a = 0; a < nt; a++) {
 		int j = nt - 1 - a; /* axis 0: the largest variance */
 		double var = 0.0;
@@ -80,12 +83,21 @@ static int axis_check(xf_check_logp f, void *ctx, const double *u, const double 
 			for (int l = 0; l < nt; l++)
 				var += vec[(size_t)k * nt + j] * cov[(size_t)k * nt + l] *
 				       vec[(size_t)l * nt + j];
-		double sd = var > 0.0 ? sqrt(var) : NAN, d[2];
+		double sd = var > 0.0 ? sqrt(var) : NAN;
 		for (int side = 0; side < 2; side++) {
+			double *q = p + (size_t)(1 + 2 * a + side) * nt;
 			for (int k = 0; k < nt; k++)
-				p[k] = mu[k] + (side ? -sd : sd) * vec[(size_t)k * nt + j];
-			d[side] = lp0 - f(ctx, p);
+				q[k] = mu[k] + (side ? -sd : sd) * vec[(size_t)k * nt + j];
 		}
+	}
+	if (f(ctx, 2 * nt + 1, p, lp)) {
+		rc = -1;
+		goto done;
+	}
+	c->axis_dev = 0.0;
+	for (int a = 0; a < nt; a++) {
+		int j = nt - 1 - a;
+		double d[2] = { lp[0] - lp[1 + 2 * a], lp[0] - lp[2 + 2 * a] };
 		/* the even part: a Gaussian's (d₊ + d₋)/2 is 0.5 wherever its centre is, so
 		 * the centre's IS noise (≈ 1/√IS-ESS sd, in d₊ − d₋) does not count; a curved
 		 * ridge raises both sides */
@@ -102,8 +114,6 @@ static int axis_check(xf_check_logp f, void *ctx, const double *u, const double 
 					big = k;
 			c->axis_param = big;
 		}
-		if (xf_interrupted())
-			break;
 	}
 done:
 	free(mu);
@@ -111,33 +121,71 @@ done:
 	free(vec);
 	free(ev);
 	free(p);
+	free(lp);
 	return rc;
 }
 
-int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, const double *chol,
-			uint64_t seed, int m0, double *w, xf_cmc_check *c)
+/* The smallest ESS of the weighted mean of one coordinate (the importance-sampling ESS of
+ * that expectation: Var_w(u_k) / Σ w²(u_k − μ_k)², Owen's "effective sample size for a
+ * function"), and which coordinate. */
+static double coord_ess_min(const double *u, const double *w, int m, int d, int *which)
+{
+	double best = INFINITY;
+	*which = -1;
+	for (int k = 0; k < d; k++) {
+		double mu = 0.0, var = 0.0, s2 = 0.0;
+		for (int i = 0; i < m; i++)
+			mu += w[i] * u[(size_t)i * d + k];
+		for (int i = 0; i < m; i++) {
+			double e = u[(size_t)i * d + k] - mu;
+			var += w[i] * e * e;
+			s2 += w[i] * w[i] * e * e;
+		}
+		double ess = s2 > 0.0 ? var / s2 : 0.0;
+		if (!(ess >= best)) {
+			best = ess;
+			*which = k;
+		}
+	}
+	return best;
+}
+
+int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, const double *chol,
+			uint64_t seed, int m0, double min_ess, double *w, xf_cmc_check *c)
 {
 	int m_max = xf_check_m_max(m0), m = 0, want = m0;
 	double *lr = malloc(sizeof(double) * (size_t)m_max);
-	if (!lr)
+	double *lq = malloc(sizeof(double) * (size_t)m_max);
+	if (!lr || !lq) {
+		free(lr);
+		free(lq);
 		return -1;
-	c->ess_ref = xf_mvt_gauss_ess_ratio(nt);
+	}
+	c->dim = d;
+	c->ess_ref = xf_mvt_gauss_ess_ratio(d);
 	c->m_first = m0;
 	c->seed = seed;
 	c->nu = XF_MVT_NU;
 	c->scale = XF_MVT_SCALE;
+	c->min_ess = min_ess;
+	int rc = 0;
 	for (;;) {
-		xf_info("cmc: self-check, the full-data posterior at %d points of a t proposal",
-			want);
-		for (int i = m; i < want; i++) {
-			double *u = c->u + (size_t)i * nt;
-			double log_q = xf_mvt_draw(seed, (uint64_t)i, nt, mean, chol, u);
-			lr[i] = f(ctx, u) - log_q;
-			if (xf_interrupted()) {
-				free(lr);
-				return XF_ERR_INTERRUPTED;
-			}
+		xf_info("cmc: the full-data posterior at %d points of a t proposal", want - m);
+		for (int i = m; i < want; i++)
+			lq[i] = xf_mvt_draw(seed, (uint64_t)i, d, mean, chol, c->u + (size_t)i * d);
+		/* the new points in one batch (the target sweeps the data once per few) */
+		if (f(ctx, want - m, c->u + (size_t)m * d, lr + m)) {
+			rc = -1;
+			break;
 		}
+		if (xf_interrupted()) {
+			rc = XF_ERR_INTERRUPTED;
+			break;
+		}
+		if (c->log_p) /* the target's values, kept (the route's sensitivity) */
+			memcpy(c->log_p + m, lr + m, sizeof(double) * (size_t)(want - m));
+		for (int i = m; i < want; i++)
+			lr[i] -= lq[i];
 		m = want;
 		/* stable: the estimates at M/2 (the first half: the points are nested) and M
 		 * agree — k̂ within 0.05, or both well below the threshold (k̂ is noisy, sd ≈
@@ -147,25 +195,34 @@ int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, 
 		double ess_h, ess_m, k_h = psis_of(lr, m / 2, c->log_w, &ess_h);
 		c->khat = psis_of(lr, m, c->log_w, &ess_m);
 		c->ess = ess_m;
+		for (int i = 0; i < m; i++)
+			w[i] = exp(c->log_w[i]);
+		c->ess_coord_min = coord_ess_min(c->u, w, m, d, &c->ess_coord);
 		double rel_h = ess_h / (m / 2), rel_m = ess_m / m;
 		c->stable = (fabs(c->khat - k_h) < XF_CHECK_KHAT_STABLE ||
 			     fmax(c->khat, k_h) <= XF_CHECK_KHAT_LOW) &&
 			    fabs(rel_m - rel_h) <= XF_CHECK_ESS_STABLE * rel_m;
-		xf_info("cmc: self-check at M = %d: k-hat %.3f (%.3f at M/2), IS-ESS/M %.3f (%.3f)",
-			m, c->khat, k_h, rel_m, rel_h);
+		int enough = c->ess >= min_ess && c->ess_coord_min >= min_ess;
+		/* stable and too few per point: more points give more of the same */
+		int ratio_low = c->stable && rel_m < XF_ESS_REF_FRACTION * c->ess_ref;
+		xf_info("cmc: importance check at M = %d: k-hat %.3f (%.3f at M/2), IS-ESS %.0f "
+			"(IS-ESS/M %.3f, %.3f at M/2), smallest coordinate ESS %.0f",
+			m, c->khat, k_h, ess_m, rel_m, rel_h, c->ess_coord_min);
 		int last = !(c->khat <= XF_KHAT_MAX) || 2 * m > m_max;
-		if (c->stable || last) {
+		if ((c->stable && enough) || last || ratio_low) {
 			c->m = m;
-			for (int i = 0; i < m; i++)
-				w[i] = exp(c->log_w[i]);
 			c->pass_khat = c->khat <= XF_KHAT_MAX;
-			c->pass_ess = c->ess / m >= XF_ESS_REF_FRACTION * c->ess_ref;
-			if (axis_check(f, ctx, c->u, w, m, nt, chol, c)) {
-				free(lr);
-				return -1;
+			c->pass_ess = rel_m >= XF_ESS_REF_FRACTION * c->ess_ref && enough;
+			if (axis_check(f, ctx, c->u, w, m, d, chol, c)) {
+				rc = -1;
+				break;
+			}
+			if (xf_interrupted()) {
+				rc = XF_ERR_INTERRUPTED;
+				break;
 			}
 			c->pass_axis = c->axis_dev <= XF_AXIS_DEV_MAX;
-			xf_info("cmc: self-check at M = %d: axis deviation %.3f (axis %d)", m,
+			xf_info("cmc: importance check at M = %d: axis deviation %.3f (axis %d)", m,
 				c->axis_dev, c->axis);
 			/* the corrected sd along each axis is a weighted moment, with
 			 * IS-ESS ≈ 1 000 at M = 4 000 noisy enough to move a drop by ≈ 0.03;
@@ -176,5 +233,6 @@ int xf_check_importance(xf_check_logp f, void *ctx, int nt, const double *mean, 
 		want = 2 * m;
 	}
 	free(lr);
-	return 0;
+	free(lq);
+	return rc;
 }

@@ -60,11 +60,11 @@ static void weighted_summary(const double *x, const double *w, int m, weighted *
 	*q95 = weighted_quantile(buf, m, 0.95);
 }
 
-/* Replace the reported summaries by the weighted ones; the consensus ones move to check. */
-static int weighted_summaries(const cmc_run *r, xf_cmc_result *res, const double *w)
+/* The weighted summaries of the points u[m][dim] into res (allocated by the caller). */
+static int weighted_summaries(const cmc_run *r, xf_cmc_result *res, const double *u, int dim,
+			      const double *w, int m)
 {
-	xf_cmc_check *c = &res->check;
-	int nf = res->n_params, nt = r->n_theta, na = res->n_phi, m = c->m;
+	int nf = res->n_params, nt = r->n_theta, na = res->n_phi;
 	double *x = malloc(sizeof(double) * (size_t)m * nf), *xt = malloc(sizeof(double) * nt);
 	double *col = malloc(sizeof(double) * m), *con = malloc(sizeof(double) * (size_t)m * na);
 	double *off = malloc(sizeof(double) * (size_t)m * na);
@@ -75,20 +75,17 @@ static int weighted_summaries(const cmc_run *r, xf_cmc_result *res, const double
 	for (int i = 0; i < m; i++) {
 		double *xi = x + (size_t)i * nf;
 		memcpy(xi, r->x_start, sizeof(double) * (size_t)nf);
-		xf_cmc_theta_physical(&r->pr, r->theta, nt, c->u + (size_t)i * nt, xt);
+		xf_cmc_theta_physical(&r->pr, r->theta, nt, u + (size_t)i * dim, xt);
 		for (int k = 0; k < nt; k++)
 			xi[r->theta[k]] = xt[k];
 		xf_problem_scaling(&r->pr, xi, con + (size_t)i * na, off + (size_t)i * na);
 	}
-	size_t bytes = sizeof(double) * (size_t)nf;
-	memcpy(c->mean, res->mean, bytes);
-	memcpy(c->sd, res->sd, bytes);
-	memcpy(c->median, res->median, bytes);
-	memcpy(c->q05, res->q05, bytes);
-	memcpy(c->q95, res->q95, bytes);
 	for (int k = 0; k < nf; k++) {
-		if (res->is_fixed[k])
+		if (res->is_fixed[k]) {
+			res->mean[k] = res->median[k] = res->q05[k] = res->q95[k] = r->x_start[k];
+			res->sd[k] = 0.0;
 			continue;
+		}
 		for (int i = 0; i < m; i++)
 			col[i] = x[(size_t)i * nf + k];
 		weighted_summary(col, w, m, buf, &res->mean[k], &res->sd[k], &res->median[k],
@@ -125,43 +122,62 @@ done:
 	return rc;
 }
 
-/* Systematic resampling: G positions (g + u₀)/G on the cumulative weights (index order),
- * u₀ from the self-check's stream at a counter no point uses. Every point is kept
- * ⌊G·w⌋ or ⌈G·w⌉ times; the result is a pure function of the weights and the seed. */
-static int resample(const cmc_run *r, xf_cmc_result *res, const double *w)
+/* Systematic resampling into draws [n_draws][n_params]: G positions (g + u₀)/G on the
+ * cumulative weights (index order), u₀ from the check's stream at a counter no point
+ * uses. Every point is kept ⌊G·w⌋ or ⌈G·w⌉ times; the result is a pure function of the
+ * weights and the seed. */
+static void resample(const cmc_run *r, const xf_cmc_result *res, const double *u, int dim,
+		     const double *w, int m, double *draws, double *xt)
 {
-	xf_cmc_check *c = &res->check;
 	int g_n = res->n_draws, nf = res->n_params, nt = r->n_theta;
-	double *draws = malloc(sizeof(double) * (size_t)(g_n ? g_n : 1) * nf);
-	double *xt = malloc(sizeof(double) * (size_t)(nt ? nt : 1));
-	if (!draws || !xt) {
-		free(draws);
-		free(xt);
-		return -1;
-	}
 	double u0 = xf_rng_uniform(r->seed, XF_RNG_CMC_CHECK, UINT64_MAX, 0, 0);
 	double cum = w[0];
 	int i = 0;
 	for (int g = 0; g < g_n; g++) {
 		double pos = (g + u0) / g_n;
-		while (pos > cum && i < c->m - 1)
+		while (pos > cum && i < m - 1)
 			cum += w[++i];
 		double *x = draws + (size_t)g * nf;
 		memcpy(x, r->x_start, sizeof(double) * (size_t)nf);
-		xf_cmc_theta_physical(&r->pr, r->theta, nt, c->u + (size_t)i * nt, xt);
+		xf_cmc_theta_physical(&r->pr, r->theta, nt, u + (size_t)i * dim, xt);
 		for (int k = 0; k < nt; k++)
 			x[r->theta[k]] = xt[k];
 	}
+}
+
+int xf_cmc_publish_weighted(const cmc_run *r, xf_cmc_result *res, const double *u, int dim,
+			    const double *w, int m)
+{
+	double *xt = malloc(sizeof(double) * (size_t)(r->n_theta ? r->n_theta : 1));
+	if (!xt || weighted_summaries(r, res, u, dim, w, m)) {
+		free(xt);
+		return -1;
+	}
+	resample(r, res, u, dim, w, m, res->draws, xt);
 	free(xt);
-	c->draws = res->draws; /* the plain consensus draws, kept under their own name */
-	res->draws = draws;
 	return 0;
 }
 
 int xf_cmc_check_publish(const cmc_run *r, xf_cmc_result *res, const double *w)
 {
-	if (weighted_summaries(r, res, w) || resample(r, res, w))
+	xf_cmc_check *c = &res->check;
+	int nf = res->n_params;
+	/* the plain consensus summaries and draws, kept under their own names */
+	size_t bytes = sizeof(double) * (size_t)nf;
+	double *consensus = malloc(sizeof(double) * (size_t)(res->n_draws ? res->n_draws : 1) * nf);
+	if (!consensus)
 		return -1;
-	res->check.corrected = 1;
+	memcpy(c->mean, res->mean, bytes);
+	memcpy(c->sd, res->sd, bytes);
+	memcpy(c->median, res->median, bytes);
+	memcpy(c->q05, res->q05, bytes);
+	memcpy(c->q95, res->q95, bytes);
+	memcpy(consensus, res->draws, sizeof(double) * (size_t)res->n_draws * nf);
+	if (xf_cmc_publish_weighted(r, res, c->u, c->dim, w, c->m)) {
+		free(consensus);
+		return -1;
+	}
+	c->draws = consensus;
+	c->corrected = 1;
 	return 0;
 }

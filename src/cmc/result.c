@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmc/check.h"
+#include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "cmc/sensitivity.h"
 
@@ -167,7 +168,9 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		transitions += (long)res->n_chains * res->n_samples;
 	}
 	res->n_kept = kept;
-	double fraction = (double)kept / (double)res->n_shards;
+	/* the importance route has no shards: its draws passed the check against the exact
+	 * posterior, or it was not published */
+	double fraction = res->n_shards ? (double)kept / (double)res->n_shards : 1.0;
 	int ok = combined && fraction >= r->o->min_success_rate;
 	res->status = ok ? "converged" : "failed";
 	if (!combined)
@@ -209,6 +212,28 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 			reason(q, "%s", text);
 		}
 	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
+}
+
+int xf_cmc_route_publish(const cmc_run *r, xf_cmc_result *res, const xf_cmc_check *c,
+			 const double *w, xf_error *err)
+{
+	int rc = xf_cmc_result_init(r, res, err);
+	if (rc)
+		return rc;
+	res->n_shards = res->n_kept = 0; /* nothing was sharded or sampled by NUTS */
+	if (alloc_posterior(res, r->n_chains * r->n_samples) ||
+	    xf_cmc_publish_weighted(r, res, c->u, c->dim, w, c->m))
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior");
+	return 0;
+}
+
+int xf_cmc_finish_route(const cmc_run *r, xf_cmc_result *res, xf_error *err)
+{
+	int rc = xf_cmc_prior_check(r, res, NULL, NULL, err);
+	if (rc)
+		return rc;
+	judge(r, res, 1);
+	return 0;
 }
 
 int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, void *ctx,
@@ -315,6 +340,10 @@ void xf_cmc_result_free(xf_cmc_result *res)
 	free(res->check.q05);
 	free(res->check.q95);
 	free(res->check.draws);
+	free(res->check.log_p);
+	free(res->approx.u);
+	free(res->approx.log_w);
+	free(res->approx.log_p);
 	xf_cmc_sensitivity_free(&res->sensitivity);
 	memset(res, 0, sizeof *res);
 }

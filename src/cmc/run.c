@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmc/cmc_internal.h"
+#include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "util/files.h"
 #include "util/interrupt.h"
@@ -113,7 +114,8 @@ static void report(cmc_run *r)
 			      total,
 			      r->divergences,
 			      el,
-			      done > 0 ? el / (double)done * (double)(total - done) : NAN };
+			      done > 0 ? el / (double)done * (double)(total - done) : NAN,
+			      NULL };
 	r->last_report = now;
 	r->progress(&p, r->progress_ctx);
 }
@@ -214,8 +216,10 @@ static void finish_shard(cmc_run *r, long s)
 	xf_error err = { 0 };
 	job->draws.sigma_scale = job->sigma_scale;
 	job->draws.noise = job->noise;
-	/* another rank than 0 keeps the image for rank 0's store (run_dist.c) */
-	int rc = r->dist && r->dist->rank != 0
+	/* another rank than 0 keeps the image for rank 0's store (run_dist.c); one shard run
+	 * by every rank together is rank 0's to save */
+	int rc = r->dist_exact && r->dist->rank != 0 ? 0
+		 : r->dist && r->dist->rank != 0
 			 ? xf_store_image(s, job->hash, &job->draws, &job->image, &job->image_len,
 					  &err)
 			 : xf_store_save(r->dir, s, job->hash, &job->draws, &err);
@@ -249,6 +253,10 @@ static void chain_task(void *ctx, int b)
 	memset(&out, 0, sizeof out);
 	xf_lik *lik = xf_lik_create(&r->pr, &job->ps, r->pooled_passes ? r->pool : NULL, &err);
 	int rc = -2;
+	if (lik && r->dist_exact && xf_lik_distribute(lik)) {
+		xf_lik_destroy(lik);
+		lik = NULL;
+	}
 	if (lik && xf_chain_out_alloc(&out, d, r->n_samples, r->dense) == 0)
 		rc = run_chain(r, s, chain, lik, &out, reason, sizeof reason);
 	pthread_mutex_lock(&r->lock);
@@ -324,6 +332,27 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	if (r->shards_resumed)
 		xf_info("cmc: %ld of %ld shards resumed from %s", r->shards_resumed, r->n_shards,
 			r->dir);
+	return 0;
+}
+
+/* Shard s's input hash again (its initial metric changed: the importance route's
+ * fallback) and, with resume, its stored draws when an earlier run finished it. */
+static int rehash_shard(cmc_run *r, long s, int resume, xf_error *err)
+{
+	shard_job *job = &r->jobs[s];
+	job->hash = shard_hash(r, s);
+	int got = resume && (!r->dist || r->dist->rank == 0)
+			  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
+			  : 0;
+	if (got < 0)
+		return err->code;
+	if (got) {
+		job->resumed = 1;
+		xf_shard_draws_free(&job->draws);
+		r->shards_resumed++;
+		r->shards_done++;
+		xf_info("cmc: shard %ld resumed from %s", s, r->dir);
+	}
 	return 0;
 }
 
@@ -498,7 +527,9 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	r.progress_ctx = progress_ctx;
 	r.dist = xf_dist_get();
 	int root = !r.dist || r.dist->rank == 0;
-	double t0 = now_s();
+	double t0 = now_s(), route_time = 0.0;
+	xf_cmc_route_out ro;
+	memset(&ro, 0, sizeof ro);
 	/* the layout first: a config error leaves nothing on disk. An MPI run agrees on
 	 * the status after each step where the ranks can differ (xpcsfit/dist.h); only
 	 * rank 0 has a shard store, sums up and combines. */
@@ -507,18 +538,39 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 		rc = xf_mkdir_p(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
-	/* the exact posterior's pass is not spread over ranks yet: say where the time goes */
-	if (r.dist && r.dist->n_ranks > 1 && r.n_shards == 1 && root)
-		xf_warn("cmc: one shard (the exact posterior) runs on rank 0 alone; the other %d "
-			"ranks wait. optimization.cmc.sharding.num_shards: %d shares the work "
-			"(a consensus, checked against the exact posterior; adr/0042)",
-			r.dist->n_ranks - 1, r.dist->n_ranks);
+	/* the exact posterior under several ranks: the importance route shares its points,
+	 * NUTS its passes (every rank runs the same chains in step; adr/0045) */
+	r.dist_exact = r.dist && r.dist->n_ranks > 1 && r.n_shards == 1;
+	if (r.dist_exact)
+		r.pooled_passes = 1;
 	xf_info("cmc: %ld shards of ~%zu points, %d chains x (%d warmup + %d draws), %s metric, "
 		"target acceptance %.2f, %d sampled parameters + sigma per shard",
 		r.n_shards, ds->n_points / (size_t)r.n_shards, r.n_chains, r.n_warmup, r.n_samples,
 		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
-	rc = prepare_shards(&r, resume, err);
-	if ((rc = xf_dist_agree(rc, err)) || (rc = xf_cmc_dist_assign(&r, err)))
+	/* K = 1: the exact posterior, first by the importance route (route.c), NUTS when its
+	 * check fails or when asked for */
+	int route = r.n_shards == 1 && cfg->cmc.route == XF_CMC_ROUTE_AUTO;
+	rc = prepare_shards(&r, resume && !route, err);
+	if ((rc = xf_dist_agree(rc, err)))
+		goto done;
+	double t_route = now_s();
+	if (route) {
+		r.t0 = t_route;
+		int rr = xf_cmc_route_importance(&r, res, r.init_cov, &ro, err);
+		route_time = now_s() - t_route;
+		if (rr == 0) {
+			r.route_draws = &ro.draws;
+			rc = xf_cmc_finish_route(&r, res, err);
+			res->sigma_mean = ro.sigma_mean;
+			res->sigma_sd = ro.sigma_sd;
+			res->time_sampling_s = route_time;
+			goto finish;
+		}
+		rc = rr == 1 ? rehash_shard(&r, 0, resume, err) : rr;
+		if ((rc = xf_dist_agree(rc, err)))
+			goto done;
+	}
+	if ((rc = xf_cmc_dist_assign(&r, err)))
 		goto done;
 	r.t0 = now_s();
 	report(&r);
@@ -539,10 +591,25 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 			rc = xf_cmc_finish(&r, res, load_shard, &r, err);
 		res->time_sampling_s = t_sampled - r.t0;
 		res->time_combine_s = now_s() - t_sampled;
+		res->time_nuts_s = r.n_shards == 1 ? res->time_sampling_s : 0.0;
+	}
+finish:
+	if (rc == 0) {
+		snprintf(res->route, sizeof res->route, "%s",
+			 r.route_draws	   ? "importance"
+			 : r.n_shards == 1 ? "nuts"
+					   : "cmc");
+		snprintf(res->route_note, sizeof res->route_note, "%s", ro.note);
+		res->approx = ro.check; /* moved: the result frees its arrays */
+		memset(&ro.check, 0, sizeof ro.check);
+		res->time_approx_s = route_time;
+		if (!r.route_draws)
+			res->sigma_mean = res->sigma_sd = NAN;
 		res->time_total_s = now_s() - t0;
 	}
 	rc = xf_dist_agree(rc, err);
 done:
+	xf_cmc_route_out_free(&ro);
 	if (rc)
 		xf_cmc_result_free(res);
 	free_run(&r);

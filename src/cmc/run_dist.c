@@ -1,5 +1,6 @@
 /* run_dist.c — CMC over the ranks of an MPI run (adr/0022): shard s is sampled by rank
- * s % R, on that rank's virtual devices; the finished shards of ranks 1..R−1 travel to
+ * s % R, on that rank's virtual devices (one shard, the exact posterior: by every rank
+ * together, each likelihood pass split over the ranks, adr/0045); the finished shards of ranks 1..R−1 travel to
  * rank 0 as their store images (messages: no shared folder needed) and rank 0 saves
  * them in its store, so that its diagnostics, self-check and combination read the same
  * files as one process does. Chains are keyed by (seed, shard, chain) only, so the
@@ -31,7 +32,9 @@ int xf_cmc_dist_assign(cmc_run *r, xf_error *err)
 		shard_job *job = &r->jobs[s];
 		job->resumed = resumed[s];
 		r->shards_resumed += job->resumed;
-		job->remote = s % d->n_ranks != d->rank;
+		/* one shard (the exact posterior): every rank runs its chains in step, each
+		 * pass split over the ranks (xf_lik_distribute); else shard s on rank s % R */
+		job->remote = !r->dist_exact && s % d->n_ranks != d->rank;
 	}
 	r->shards_done = r->shards_resumed;
 	free(resumed);

@@ -42,6 +42,9 @@ typedef struct cmc_run {
 	const xf_dist *dist; /* several ranks: shard s on rank s % n_ranks; NULL: one */
 	xf_pool *pool;
 	int pooled_passes; /* 1: chains in turn, each pass on the pool */
+	/* one shard under several ranks: every rank runs the same chains in the same order,
+	 * each pass split over the ranks (the bits of one process); rank 0 keeps the shard */
+	int dist_exact;
 	/* progress, shared between tasks under the lock */
 	pthread_mutex_t lock;
 	long shards_done, shards_resumed, divergences;
@@ -52,6 +55,10 @@ typedef struct cmc_run {
 	double t0;
 	xf_cmc_progress_fn progress;
 	void *progress_ctx;
+	long route_points; /* points of the importance route evaluated (progress only) */
+	/* the importance route's published draws as a one-chain shard (route.c): what the
+	 * prior sensitivity reads of that exact posterior; NULL otherwise */
+	const xf_shard_draws *route_draws;
 	/* the warm start; the prior check (sensitivity.c) compares with it */
 	const xf_nlsq_result *nlsq;
 } cmc_run;
@@ -65,6 +72,9 @@ int xf_cmc_dist_gather(cmc_run *r, xf_error *err);
 
 /* The result record's layout and per-shard slots (result.c). */
 int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err);
+/* The importance route's result (published by xf_cmc_route_publish, route.h): the prior
+ * sensitivity on its draws, status and quality (result.c). */
+int xf_cmc_finish_route(const cmc_run *r, xf_cmc_result *res, xf_error *err);
 /* Combine, summarize, per-angle values, status and quality (result.c). */
 int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, void *ctx,
 		  xf_error *err);

@@ -207,8 +207,11 @@ int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader loa
 	}
 	xf_shard_draws d;
 	memset(&d, 0, sizeof d);
-	int exact = res->n_shards == 1 && res->shards[0].kept;
-	if (exact && (rc = load(ctx, 0, &d, err)))
+	/* an exact posterior: NUTS on one shard, or the importance route's draws */
+	int exact = (res->n_shards == 1 && res->shards[0].kept) || r->route_draws;
+	if (r->route_draws)
+		d = *r->route_draws; /* borrowed: not freed here */
+	else if (exact && (rc = load(ctx, 0, &d, err)))
 		return rc;
 	int n = exact ? d.n_chains * d.n_draws : res->n_draws;
 	double *x = malloc(sizeof(double) * (size_t)n * (size_t)nt);
@@ -259,7 +262,8 @@ int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader loa
 	judge_params(r, res);
 	s->done = 1;
 done:
-	xf_shard_draws_free(&d);
+	if (!r->route_draws)
+		xf_shard_draws_free(&d);
 	free(x);
 	free(lp);
 	free(ll);

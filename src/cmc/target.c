@@ -74,31 +74,48 @@ void xf_cmc_to_u(const xf_cmc_target *t, const double *x_full, double sigma, dou
 	u[t->n_theta] = log(sigma);
 }
 
+double xf_cmc_target_prior(const xf_cmc_target *t, const double *u, double *x_full)
+{
+	const xf_problem *pr = t->pr;
+	double prior = 0.0;
+	memcpy(x_full, t->x_fixed, sizeof(double) * (size_t)pr->n_full);
+	for (int m = 0; m < t->n_theta; m++) {
+		int k = t->theta[m];
+		double x = to_x(pr, k, u[m]);
+		double z = (x - pr->prior_mu[k]) / pr->prior_sigma[k];
+		x_full[k] = x;
+		/* log TN(x) + log|dx/du| = −z²/2 + log w + log s(u) + log s(−u) (+ const) */
+		prior += -0.5 * z * z + log(pr->upper[k] - pr->lower[k]) + log_sigmoid(u[m]) +
+			 log_sigmoid(-u[m]);
+	}
+	return prior;
+}
+
+double xf_cmc_target_combine(const xf_cmc_target *t, const double *u, double prior, double chi2)
+{
+	double log_sigma = u[t->n_theta], sigma = exp(log_sigma);
+	double ratio = sigma / t->sigma_scale;
+	double n = (double)t->n_points, inv_s2 = 1.0 / (sigma * sigma);
+	if (!isfinite(sigma) || !(sigma > 0.0) || !isfinite(chi2))
+		return NAN;
+	return t->temper * prior + (-0.5 * ratio * ratio + log_sigma) +
+	       (-n * log_sigma - 0.5 * chi2 * inv_s2 - 0.5 * n * XF_LOG_2PI);
+}
+
 int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
 {
 	xf_cmc_target *t = ctx;
 	const xf_problem *pr = t->pr;
 	int nt = t->n_theta;
-	double lp = 0.0, prior = 0.0;
 	t->evals++;
-	memcpy(t->x, t->x_fixed, sizeof(double) * (size_t)pr->n_full);
-	for (int m = 0; m < nt; m++) {
-		int k = t->theta[m];
-		double x = to_x(pr, k, u[m]);
-		double z = (x - pr->prior_mu[k]) / pr->prior_sigma[k];
-		t->x[k] = x;
-		/* log TN(x) + log|dx/du| = −z²/2 + log w + log s(u) + log s(−u) (+ const) */
-		prior += -0.5 * z * z + log(pr->upper[k] - pr->lower[k]) + log_sigmoid(u[m]) +
-			 log_sigmoid(-u[m]);
-	}
-	double log_sigma = u[nt], sigma = exp(log_sigma);
+	double prior = xf_cmc_target_prior(t, u, t->x);
+	double sigma = exp(u[nt]);
 	double ratio = sigma / t->sigma_scale;
 	xf_lik_out out = { 0.0, NULL, grad ? t->b : NULL, 0.0 };
 	if (xf_lik_eval(t->lik, t->x, &out) || !isfinite(sigma) || !(sigma > 0.0))
 		return -1;
 	double n = (double)t->n_points, inv_s2 = 1.0 / (sigma * sigma);
-	lp = t->temper * prior + (-0.5 * ratio * ratio + log_sigma) +
-	     (-n * log_sigma - 0.5 * out.chi2 * inv_s2 - 0.5 * n * XF_LOG_2PI);
+	double lp = xf_cmc_target_combine(t, u, prior, out.chi2);
 	*logp = lp;
 	if (!isfinite(lp))
 		return -1;

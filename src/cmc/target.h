@@ -29,6 +29,13 @@ typedef struct xf_cmc_target {
 int xf_cmc_target_alloc(xf_cmc_target *t, const xf_problem *pr);
 void xf_cmc_target_free(xf_cmc_target *t);
 
+/* The parts of the log target, for callers that compute χ² themselves (many points in
+ * one sweep, route.c): the prior terms of θ at u (untempered: priors and the log-Jacobian),
+ * filling x_full [n_full] with the physical point; and the whole log target from them and
+ * χ² at x_full (NaN where not finite). xf_cmc_target_logp is these two around one pass. */
+double xf_cmc_target_prior(const xf_cmc_target *t, const double *u, double *x_full);
+double xf_cmc_target_combine(const xf_cmc_target *t, const double *u, double prior, double chi2);
+
 /* log target and its gradient at u (xf_logp_fn). */
 int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad);
 
@@ -41,5 +48,26 @@ void xf_cmc_theta_physical(const xf_problem *pr, const int *theta, int n_theta, 
 void xf_cmc_to_u(const xf_cmc_target *t, const double *x_full, double sigma, double *u);
 /* dx/du of parameter k at u_k (for covariances between the spaces). */
 double xf_cmc_dx_du(const xf_problem *pr, int k, double u_k);
+
+/* The full-data posterior at many points at once (full_batch.c): the log target of t
+ * (its pass over every pair, temper 1) at n points of dim coordinates — θ and log σ
+ * (dim = n_theta + 1), or θ alone with log σ held at log_sigma (dim = n_theta) — through
+ * the batched values pass (xf_lik_eval_values), in chunks between which an interruption
+ * is seen and progress told. spread: the points are shared among the MPI ranks
+ * (contiguous runs, gathered in rank order; every rank must call with the same points):
+ * each value is a pure function of its point, so the bytes do not depend on the ranks. */
+typedef struct xf_full_batch {
+	xf_cmc_target *t;
+	int dim;
+	double log_sigma;
+	int spread;
+	/* called after each chunk with the points done so far of this call (may be NULL) */
+	void (*tick)(void *ctx, long done, long total);
+	void *tick_ctx;
+} xf_full_batch;
+
+/* xf_check_logp over an xf_full_batch: lp[i] = log target at u[i] (−∞ where not finite).
+ * 0, or −1 out of memory (or a failed rank exchange). */
+int xf_full_logp_batch(void *ctx, int n, const double *u, double *lp);
 
 #endif

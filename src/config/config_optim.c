@@ -198,6 +198,19 @@ static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_opt
 	return 0;
 }
 
+/* optimization.cmc.route (xpcsfit's own, adr/0045): how one shard's exact posterior is
+ * reached */
+static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+{
+	static const char *const names[] = { "auto", "nuts", NULL };
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, cmc, "optimization.cmc", "route", names, &index, &given);
+	if (rc)
+		return rc;
+	o->route = given && index == 1 ? XF_CMC_ROUTE_NUTS : XF_CMC_ROUTE_AUTO;
+	return 0;
+}
+
 static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
 {
 	static const char *const known[] = { "num_shards", "max_points_per_shard", NULL };
@@ -332,8 +345,8 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options *o)
 {
 	static const char *const known[] = {
-		"seed",	      "per_angle_mode", "sharding", "per_shard_mcmc",
-		"validation", "combination",	NULL,
+		"seed",		  "per_angle_mode", "route",	   "sharding",
+		"per_shard_mcmc", "validation",	    "combination", NULL,
 	};
 	static const char *const ignored[] = {
 		"enable",
@@ -358,8 +371,9 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options 
 		return rc;
 	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_u64(r, map, sect, "seed", &o->seed)) || (rc = read_cmc_mode(r, map, o)) ||
-	    (rc = read_sharding(r, map, o)) || (rc = read_per_shard_mcmc(r, map, o)) ||
-	    (rc = read_validation(r, map, o)) || (rc = read_combination(r, map, o)))
+	    (rc = read_cmc_route(r, map, o)) || (rc = read_sharding(r, map, o)) ||
+	    (rc = read_per_shard_mcmc(r, map, o)) || (rc = read_validation(r, map, o)) ||
+	    (rc = read_combination(r, map, o)))
 		return rc;
 	return 0;
 }

@@ -120,6 +120,8 @@ static void write_optimization(FILE *out)
 	      "    seed: 42\n"
 	      "    per_angle_mode: null     # null = the mode NLSQ used; auto | constant | "
 	      "individual\n"
+	      "    route: auto              # auto: importance sampling from NLSQ, checked "
+	      "against the exact posterior, NUTS if it fails | nuts\n"
 	      "    sharding: {num_shards: auto, max_points_per_shard: auto}\n"
 	      "    per_shard_mcmc:\n"
 	      "      num_warmup: 500\n"

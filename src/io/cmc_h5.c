@@ -199,14 +199,15 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
 
 /* The self-check: its numbers, its points and weights (so anyone can recompute), and the
  * plain consensus posterior when the corrected one was published (adr/0039). */
-static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
+static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_cmc_check *c,
+			   const char *name)
 {
-	const xf_cmc_check *c = &res->check;
 	if (!c->done)
 		return;
-	hid_t cg = H5Gcreate2(g, "consensus_check", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	int consensus = c == &res->check;
+	hid_t cg = H5Gcreate2(g, name, H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
 	if (cg < 0) {
-		xf_h5_fail(w, "/cmc/consensus_check");
+		xf_h5_fail(w, name);
 		return;
 	}
 	xf_h5_attr_str(w, cg, "published", c->corrected ? "importance_weighted" : "consensus");
@@ -239,14 +240,21 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 	hsize_t d3[1] = { 3 };
 	xf_h5_put(w, cg, "passed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d3, passed, "1",
 		  "1 where the check passed: k-hat, IS-ESS, axis");
-	xf_h5_put_f64(w, cg, "sigma", c->sigma, "1",
-		      "noise sigma of the full-data posterior (median of the kept shards')");
-	put_matrix(w, cg, "u", (size_t)c->m, (size_t)res->n_theta, c->u, "1",
-		   "the points drawn from the proposal (sampler's space)");
+	if (consensus)
+		xf_h5_put_f64(w, cg, "sigma", c->sigma, "1",
+			      "noise sigma of the full-data posterior (median of the kept "
+			      "shards')");
+	else
+		xf_h5_put_f64(w, cg, "coordinate_ess_min", c->ess_coord_min, "1",
+			      "the smallest ESS of one coordinate's weighted mean");
+	put_matrix(w, cg, "u", (size_t)c->m, (size_t)c->dim, c->u, "1",
+		   consensus ? "the points drawn from the proposal (sampler's space)"
+			     : "the points drawn from the proposal (sampler's space; log sigma "
+			       "last)");
 	xf_h5_put_vec(w, cg, "log_weights", (size_t)c->m, c->log_w, "1",
 		      "their Pareto-smoothed, normalised log importance weights");
 	H5Gclose(cg);
-	if (!c->corrected)
+	if (!c->corrected || !consensus)
 		return;
 	size_t nf = (size_t)res->n_params;
 	double *summary = malloc(sizeof(double) * nf * 5);
@@ -271,6 +279,13 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 	free(summary);
 }
 
+static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	check_group_of(w, g, res, &res->check, "consensus_check");
+	if (res->approx.done)
+		check_group_of(w, g, res, &res->approx, "importance_check");
+}
+
 int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			    const xf_cmc_result *res, xf_error *err)
 {
@@ -292,7 +307,14 @@ int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_data
 		xf_h5_attr_str(&w, g, "per_angle_mode",
 			       xf_scaling_mode_used_name(res->scaling_mode));
 		xf_h5_attr_str(&w, g, "posterior",
-			       res->check.corrected ? "importance_weighted" : "consensus");
+			       !strcmp(res->route, "importance") ? "importance_sampled_exact"
+			       : res->n_shards == 1		 ? "exact_nuts"
+			       : res->check.corrected		 ? "importance_weighted"
+								 : "consensus");
+		xf_h5_attr_str(&w, g, "route", res->route);
+		char how[512];
+		xf_cmc_route_describe(res, how, sizeof how);
+		xf_h5_attr_str(&w, g, "route_description", how);
 		posterior(&w, g, res);
 		if (res->gp_mean) {
 			xf_h5_put_vec(

@@ -168,9 +168,10 @@ static cJSON *shards_object(const xf_cmc_result *res)
 
 /* The self-check (docs/cmc.md, adr/0039): the three checks with their numbers, what was
  * published, and the plain consensus summaries when the corrected ones replaced them. */
-static cJSON *check_object(const xf_cmc_result *res)
+/* A check against the exact posterior: the consensus self-check (consensus, with the
+ * plain consensus summaries) or the importance route's (adr/0045). */
+static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, int consensus)
 {
-	const xf_cmc_check *c = &res->check;
 	if (!c->done)
 		return cJSON_CreateNull();
 	cJSON *obj = cJSON_CreateObject();
@@ -211,6 +212,15 @@ static cJSON *check_object(const xf_cmc_result *res)
 		cJSON_AddNullToObject(obj, "verdict");
 	else
 		cJSON_AddStringToObject(obj, "verdict", c->verdict);
+	if (!consensus) {
+		cJSON_AddItemToObject(obj, "min_ess", xf_json_num(c->min_ess));
+		cJSON_AddItemToObject(obj, "coordinate_ess_min", xf_json_num(c->ess_coord_min));
+		cJSON_AddStringToObject(obj, "coordinate_ess_min_of",
+					c->ess_coord >= 0 && c->ess_coord < res->n_theta
+						? res->names[res->theta[c->ess_coord]]
+						: "sigma");
+		return obj;
+	}
 	cJSON_AddItemToObject(obj, "sigma", xf_json_num(c->sigma));
 	cJSON_AddItemToObject(obj, "consensus_summaries",
 			      c->corrected ? parameters_object(res, 1, 1) : cJSON_CreateNull());
@@ -224,6 +234,35 @@ static cJSON *quality_object(const xf_quality *q)
 		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
 	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
 	cJSON_AddItemToObject(obj, "reasons", reasons);
+	return obj;
+}
+
+static cJSON *check_object(const xf_cmc_result *res)
+{
+	return check_object_of(res, &res->check, 1);
+}
+
+/* How the posterior was reached (adr/0045): the route, why NUTS when the importance
+ * check failed, that check's numbers and σ's posterior (importance); each stage's time
+ * is in timing_s. */
+static cJSON *route_object(const xf_cmc_result *res)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char how[512];
+	xf_cmc_route_describe(res, how, sizeof how);
+	cJSON_AddStringToObject(obj, "route", res->route);
+	cJSON_AddStringToObject(obj, "description", how);
+	if (res->route_note[0])
+		cJSON_AddStringToObject(obj, "note", res->route_note);
+	else
+		cJSON_AddNullToObject(obj, "note");
+	cJSON_AddItemToObject(obj, "importance_check", check_object_of(res, &res->approx, 0));
+	if (!strcmp(res->route, "importance")) {
+		cJSON *sg = cJSON_CreateObject();
+		cJSON_AddItemToObject(sg, "mean", xf_json_num(res->sigma_mean));
+		cJSON_AddItemToObject(sg, "std", xf_json_num(res->sigma_sd));
+		cJSON_AddItemToObject(obj, "sigma", sg);
+	}
 	return obj;
 }
 
@@ -249,6 +288,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(comb, "n_draws", xf_json_int(res->n_draws));
 	cJSON_AddItemToObject(root, "combination", comb);
 	cJSON_AddItemToObject(root, "shards", shards_object(res));
+	cJSON_AddItemToObject(root, "posterior_route", route_object(res));
 	cJSON_AddItemToObject(root, "consensus_check", check_object(res));
 	cJSON_AddItemToObject(root, "prior_sensitivity", xf_cmc_sensitivity_json(res));
 	cJSON *sh = cJSON_CreateArray();
@@ -267,6 +307,8 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", cfg->cmc.use_nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);
 	cJSON *timing = cJSON_CreateObject();
+	cJSON_AddItemToObject(timing, "importance_route", xf_json_num(res->time_approx_s));
+	cJSON_AddItemToObject(timing, "nuts", xf_json_num(res->time_nuts_s));
 	cJSON_AddItemToObject(timing, "sampling", xf_json_num(res->time_sampling_s));
 	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));

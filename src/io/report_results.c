@@ -123,15 +123,27 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 			.interval_head = "5–95 % interval",
 			.n_params = n,
 			.params = p };
-	xf_report_add(&r, XF_REPORT_FIT, "combination", "%s", res->method);
-	xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept, res->n_shards);
-	xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", res->n_draws);
-	xf_report_add(&r, XF_REPORT_FIT, "chains, warmup, samples", "%d, %d, %d", res->n_chains,
-		      res->n_warmup, res->n_samples);
+	char how[512];
+	xf_cmc_route_describe(res, how, sizeof how);
+	xf_report_add(&r, XF_REPORT_FIT, "route", "%s", how);
+	if (res->n_shards > 1) {
+		xf_report_add(&r, XF_REPORT_FIT, "combination", "%s", res->method);
+		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept,
+			      res->n_shards);
+	}
+	if (!strcmp(res->route, "importance")) {
+		xf_report_add(&r, XF_REPORT_FIT, "draws",
+			      "%d, resampled from %d weighted points of the check", res->n_draws,
+			      res->approx.m);
+	} else {
+		xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", res->n_draws);
+		xf_report_add(&r, XF_REPORT_FIT, "chains, warmup, samples", "%d, %d, %d",
+			      res->n_chains, res->n_warmup, res->n_samples);
+	}
 	/* the self-check against the full-data posterior (docs/cmc.md) */
-	if (!res->check.done)
+	if (!res->check.done && res->n_shards > 1)
 		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "not run");
-	else
+	else if (res->check.done)
 		xf_report_add(
 			&r, XF_REPORT_FIT, "consensus check",
 			"Pareto k %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian target "
@@ -143,6 +155,11 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 					     : "failed; summaries are the plain consensus");
 	xf_cmc_sensitivity_report(&r, res);
 	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
+	if (res->approx.done)
+		xf_report_add(&r, XF_REPORT_TIMING, "importance route", "%.3f s",
+			      res->time_approx_s);
+	if (res->time_nuts_s > 0.0)
+		xf_report_add(&r, XF_REPORT_TIMING, "exact NUTS", "%.3f s", res->time_nuts_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);

@@ -181,8 +181,13 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
 		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),
 		res->n_kept, res->n_shards, res->n_draws);
-	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s", res->time_sampling_s,
-		res->time_combine_s, res->time_total_s);
+	char how[512];
+	xf_cmc_route_describe(res, how, sizeof how);
+	xf_info("cmc: route: %s", how);
+	xf_info("timing: importance route %.3f s, NUTS %.3f s, sampling %.3f s, combination "
+		"%.3f s, total %.3f s",
+		res->time_approx_s, res->time_nuts_s, res->time_sampling_s, res->time_combine_s,
+		res->time_total_s);
 	xf_info("results written to %s", dir);
 	cmc_ctx c = { cfg, ds, res };
 	return write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json, cmc_report, err);

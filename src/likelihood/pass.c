@@ -10,7 +10,7 @@
 #include "likelihood/pass_internal.h"
 #include "xpcsfit/dist.h"
 
-static void run_block(void *ctx, int block)
+void xf_pass_run_block(void *ctx, int block)
 {
 	xf_lik *lik = ctx;
 	if (lik->loss != XF_LOSS_LINEAR) {
@@ -29,7 +29,7 @@ static void run_block(void *ctx, int block)
 }
 
 /* Reduce the block slots in block order into the total. */
-static void reduce_slots(xf_lik *lik, xf_accum *total)
+void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total)
 {
 	size_t n_phi = (size_t)lik->pr->n_phi;
 	accum_clear(lik->pr, total);
@@ -55,14 +55,14 @@ static void reduce_slots(xf_lik *lik, xf_accum *total)
 static int run_blocks(xf_lik *lik, xf_accum *total)
 {
 	if (lik->dist_ranks) {
-		if (xf_pass_dist_run(lik, run_block))
+		if (xf_pass_dist_run(lik, xf_pass_run_block))
 			return -1;
 	} else if (lik->pool)
-		xf_pool_run(lik->pool, lik->n_blocks, run_block, lik);
+		xf_pool_run(lik->pool, lik->n_blocks, xf_pass_run_block, lik);
 	else
 		for (int blk = 0; blk < lik->n_blocks; blk++)
-			run_block(lik, blk);
-	reduce_slots(lik, total);
+			xf_pass_run_block(lik, blk);
+	xf_pass_reduce_slots(lik, total);
 	return 0;
 }
 
@@ -125,7 +125,7 @@ static void assemble(const xf_problem *pr, const xf_accum *t, double *jtj, doubl
 			jtj[l * nf + m] = jtj[m * nf + l];
 }
 
-int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
+void xf_pass_prepare(xf_lik *lik, const double *x)
 {
 	const xf_problem *pr = lik->pr;
 	xf_frames_compute(&lik->frames, &pr->grid, x);
@@ -136,6 +136,12 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 			lik->cos_a[p] = cos(angle);
 			lik->sin_a[p] = sin(angle);
 		}
+}
+
+int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
+{
+	const xf_problem *pr = lik->pr;
+	xf_pass_prepare(lik, x);
 	lik->level = out->jtj ? XF_PASS_HESSIAN : out->b ? XF_PASS_GRADIENT : XF_PASS_VALUE;
 	assert(lik->n_blocks >= 1);
 	xf_accum *total = &lik->slots[lik->n_blocks];
@@ -211,7 +217,7 @@ static int make_blocks(xf_lik *lik)
 	return 0;
 }
 
-static int alloc_slots(xf_lik *lik)
+int xf_pass_alloc_slots(xf_lik *lik)
 {
 	size_t n_phi = (size_t)lik->pr->n_phi;
 	size_t per_slot = n_phi * (2 * XF_N_PHYS + 5);
@@ -260,7 +266,7 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	lik->cos_a = malloc(sizeof(double) * na);
 	lik->sin_a = malloc(sizeof(double) * na);
 	if (!lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a || gather(lik) ||
-	    make_blocks(lik) || alloc_slots(lik) ||
+	    make_blocks(lik) || xf_pass_alloc_slots(lik) ||
 	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->mode == XF_MODE_LAMINAR)) {
 		xf_lik_destroy(lik);
 		xf_fail(err, XF_ERR_NOMEM,
@@ -284,6 +290,7 @@ void xf_lik_destroy(xf_lik *lik)
 	free(lik->slots);
 	free(lik->slot_store);
 	free(lik->gathered);
+	xf_pass_batch_free(lik);
 	xf_pass_dist_free(lik);
 	xf_pass_gpu_free(lik);
 	xf_frames_free(&lik->frames);

@@ -64,6 +64,10 @@ struct xf_lik {
 	double f_scale;
 	/* GPU passes (pass_gpu.c, xf_lik_use_gpu): NULL runs the blocks above */
 	struct xf_gpu_ctx *gpu;
+	/* values at several points in one sweep (pass_batch.c): one evaluator per point of
+	 * a batch, sharing this one's data and blocks, with its own workspace and slots */
+	struct xf_lik *batch;
+	int n_batch;
 };
 
 /* The pairs of one block, in order: (i, j) from the explicit list, or walked row by row
@@ -156,6 +160,15 @@ static inline void accum_clear(const xf_problem *pr, xf_accum *a)
 	memset(a->po, 0, sizeof(double) * n * XF_N_PHYS);
 	memset(a->scc, 0, sizeof(double) * n * 5); /* scc, sco, soo, bc, bo are contiguous */
 }
+
+/* The pieces of a pass that a batch of points (pass_batch.c) runs per point: the
+ * per-x workspace (frame integrals, per-angle scaling, angle cosines), one block into its
+ * slot, the slots reduced in block order into total; and the slots' memory. */
+void xf_pass_prepare(xf_lik *lik, const double *x);
+void xf_pass_run_block(void *ctx, int block);
+void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
+int xf_pass_alloc_slots(xf_lik *lik);
+void xf_pass_batch_free(xf_lik *lik);
 
 /* Doubles of one block's slot in the exchange at a level (pass_dist.c). */
 size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level);

@@ -65,10 +65,19 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
 	char kept[96], run0[256], run1[256];
 	snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
-	snprintf(run0, sizeof run0, "status: %s,  %s (%s)", res->status ? res->status : "failed",
-		 kept, res->method);
-	snprintf(run1, sizeof run1, "%d draws combined;  per shard %d chains × %d (+%d warmup)",
-		 res->n_draws, res->n_chains, res->n_samples, res->n_warmup);
+	if (res->n_shards == 0) { /* the importance route (adr/0045) */
+		snprintf(run0, sizeof run0, "status: %s,  exact posterior by importance sampling",
+			 res->status ? res->status : "failed");
+		snprintf(run1, sizeof run1,
+			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", res->n_draws,
+			 res->approx.m, res->approx.khat, res->approx.ess);
+	} else {
+		snprintf(run0, sizeof run0, "status: %s,  %s (%s)",
+			 res->status ? res->status : "failed", kept, res->method);
+		snprintf(run1, sizeof run1,
+			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", res->n_draws,
+			 res->n_chains, res->n_samples, res->n_warmup);
+	}
 	xf_plot_src src = {
 		.n_phi = ds->n_phi,
 		.phi_deg = ds->phi_deg,

@@ -193,12 +193,18 @@ static void draw_corner(void *ctx)
 	plwind(0.0, c->width, 0.0, c->height);
 	plcol0(1);
 	char line[512];
+	int exact = res->n_shards <= 1; /* NUTS on every point, or the importance route */
 	snprintf(line, sizeof line, "%s posterior, %s: pairs of the physical parameters",
-		 res->n_shards == 1 ? "Exact" : "CMC", xf_mode_name(res->mode));
+		 exact ? "Exact" : "CMC", xf_mode_name(res->mode));
 	xf_plot_text(1.4);
 	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
-	if (res->n_shards == 1) /* K = 1: nothing was combined */
+	if (res->n_shards == 0) /* the importance route (adr/0045) */
+		snprintf(line, sizeof line,
+			 "%d draws of the full-data posterior: importance-resampled from %d "
+			 "points, checked (k̂ = %.2f, IS-ESS %.0f)",
+			 res->n_draws, res->approx.m, res->approx.khat, res->approx.ess);
+	else if (res->n_shards == 1) /* K = 1: nothing was combined */
 		snprintf(line, sizeof line,
 			 "%d draws of the full-data posterior: NUTS on every point, %d chains",
 			 res->n_draws, res->n_chains);

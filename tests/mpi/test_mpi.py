@@ -219,6 +219,38 @@ def test_cmc():
     return cfg, nlsq
 
 
+def test_exact():
+    """K = 1 (adr/0045): the importance route shares its points among the ranks, exact NUTS
+    its likelihood passes (every rank runs the chains in step); both give the bytes of one
+    process over 1-3 ranks and 1-2 threads."""
+    data = os.path.join(TMP, "e.h5")
+    cfg = write("exact.yaml", static_template(40, 5, 1).format(data=data))
+    r = run("simulate", "--config", cfg, "--phi", "0,60,120", "--out", data, "--noise",
+            "0.002", "--seed", "3")
+    check(r.returncode == 0, f"simulate: {r.stderr}")
+    r = run("nlsq", "--config", cfg, "--out", os.path.join(TMP, "en"), "--no-plots",
+            "--no-surfaces")
+    check(r.returncode == 0, f"nlsq: {r.stderr}")
+    nlsq = os.path.join(TMP, "en", "nlsq")
+    for route in ("auto", "nuts"):
+        ref = os.path.join(TMP, f"eref_{route}")
+        r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", ref, "--threads", "1",
+                "--no-plots", "--set", f"optimization.cmc.route={route}")
+        check(r.returncode == 0, f"serial cmc, route {route}: {r.stderr}")
+        with open(os.path.join(ref, "cmc", "parameters.json")) as f:
+            got = json.load(f)["posterior_route"]["route"]
+        check(got == ("importance" if route == "auto" else "nuts"),
+              f"route {route}: the posterior came by {got}")
+        for ranks, threads in LAYOUTS:
+            out = os.path.join(TMP, f"e_{route}_{ranks}x{threads}")
+            r = run_mpi(ranks, "cmc", "--config", cfg, "--nlsq", nlsq, "--out", out,
+                        "--threads", str(threads), "--no-plots", "--set",
+                        f"optimization.cmc.route={route}")
+            check(r.returncode == 0, f"cmc {route} {ranks}x{threads}: {r.stderr}")
+            same_result(os.path.join(ref, "cmc"), os.path.join(out, "cmc"),
+                        f"exact posterior, route {route}, {ranks}x{threads}")
+
+
 def rank_pids(rank, out):
     """The processes of this test's run (its --out in the command line) with that rank."""
     found = []
@@ -364,6 +396,7 @@ def test_batch(static_cfg):
 def main():
     lam_cfg = test_nlsq()
     static_cfg, nlsq = test_cmc()
+    test_exact()
     test_errors(lam_cfg, static_cfg, nlsq)
     test_batch(static_cfg)
     return summary()

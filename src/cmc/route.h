@@ -1,0 +1,35 @@
+/* route.h — the exact posterior by approximate-then-verify (route.c; cmc.md; adr/0045):
+ * importance sampling from the NLSQ approximation, checked against the exact full-data
+ * posterior, published when the checks pass; else the caller runs exact NUTS. */
+#ifndef XPCSFIT_CMC_ROUTE_H
+#define XPCSFIT_CMC_ROUTE_H
+
+#include "cmc/run_internal.h"
+
+#define XF_ROUTE_M0 2000 /* the first M of the route's check, doubled until enough */
+
+/* What the route leaves besides the result: its check (moved into res->approx), why it
+ * was not published, and the published draws as a one-chain shard in u-space with their
+ * log target (the prior sensitivity's input). */
+typedef struct xf_cmc_route_out {
+	xf_cmc_check check;
+	char note[192];
+	xf_shard_draws draws;
+	double sigma_mean, sigma_sd; /* σ's weighted posterior mean and sd */
+} xf_cmc_route_out;
+
+/* Run the route on shard 0 of r (K = 1, every pair; its noise and σ prior scale set).
+ * Returns 0 when the posterior was published into res (xf_cmc_route_publish), 1 when the
+ * exact NUTS fallback is needed (out->note says why; metric, cov_size values as
+ * r->init_cov, receives the weighted covariance when it is usable, else is untouched),
+ * or an error code. */
+int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_cmc_route_out *out,
+			    xf_error *err);
+void xf_cmc_route_out_free(xf_cmc_route_out *out);
+
+/* The result record of a published importance route (result.c): layout, no shards, the
+ * weighted summaries and G = chains × draws resampled draws. 0 or an error code. */
+int xf_cmc_route_publish(const cmc_run *r, xf_cmc_result *res, const xf_cmc_check *c,
+			 const double *w, xf_error *err);
+
+#endif
