@@ -549,7 +549,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
 	/* K = 1: the exact posterior, first by the importance route (route.c), NUTS when its
 	 * check fails or when asked for */
-	int route = r.n_shards == 1 && cfg->cmc.route == XF_CMC_ROUTE_AUTO;
+	int route = r.n_shards == 1 && o->route == XF_CMC_ROUTE_AUTO;
 	rc = prepare_shards(&r, resume && !route, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
