@@ -195,6 +195,25 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 		       mode, names[level], threads, t, ds->n_points / t / 1e6, t / t_stream,
 		       t / *t_model, cpu, cpu / *c_model);
 	}
+	/* the posterior's importance route (adr/0045): χ² of XF_LIK_BATCH points in one sweep
+	 * over the data, per point, against one value pass per point */
+	double *xs = malloc(sizeof(double) * XF_LIK_BATCH * (size_t)pr.n_full);
+	double chi2[XF_LIK_BATCH], tb[REPEATS], cb[REPEATS];
+	for (int i = 0; i < XF_LIK_BATCH; i++)
+		for (int k = 0; k < pr.n_full; k++)
+			xs[(size_t)i * pr.n_full + k] = pr.start[k] * (1.0 + 1e-4 * i);
+	for (int rep = 0; rep < REPEATS; rep++) {
+		double t0 = now_s(), c0 = cpu_s();
+		xf_lik_eval_values(lik, XF_LIK_BATCH, xs, chi2);
+		tb[rep] = (now_s() - t0) / XF_LIK_BATCH;
+		cb[rep] = (cpu_s() - c0) / XF_LIK_BATCH;
+	}
+	double cpu1, t1 = time_pass(lik, pr.start, 2, jtj, b, &cpu1);
+	printf("pass %-10s %-24s %d threads: %.4f s a point (cpu %.4f s), %.2f x one value pass "
+	       "each\n",
+	       mode, "value, 16 points a sweep", threads, median(tb, REPEATS), median(cb, REPEATS),
+	       median(tb, REPEATS) / t1);
+	free(xs);
 	xf_lik_destroy(lik);
 	xf_problem_free(&pr);
 	free(jtj);

@@ -203,8 +203,13 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 			     fmax(c->khat, k_h) <= XF_CHECK_KHAT_LOW) &&
 			    fabs(rel_m - rel_h) <= XF_CHECK_ESS_STABLE * rel_m;
 		int enough = c->ess >= min_ess && c->ess_coord_min >= min_ess;
-		/* stable and too few per point: more points give more of the same */
-		int ratio_low = c->stable && rel_m < XF_ESS_REF_FRACTION * c->ess_ref;
+		/* stable and too few per point: more points give more of the same; with an
+		 * ESS floor (the route, where each point is a pass over all the data) also
+		 * when M/2 and M both fall below a quarter of the gate: a verdict already */
+		int ratio_low = (c->stable ||
+				 (min_ess > 0.0 &&
+				  fmax(rel_m, rel_h) < 0.25 * XF_ESS_REF_FRACTION * c->ess_ref)) &&
+				rel_m < XF_ESS_REF_FRACTION * c->ess_ref;
 		xf_info("cmc: importance check at M = %d: k-hat %.3f (%.3f at M/2), IS-ESS %.0f "
 			"(IS-ESS/M %.3f, %.3f at M/2), smallest coordinate ESS %.0f",
 			m, c->khat, k_h, ess_m, rel_m, rel_h, c->ess_coord_min);

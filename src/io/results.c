@@ -184,10 +184,10 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 	char how[512];
 	xf_cmc_route_describe(res, how, sizeof how);
 	xf_info("cmc: route: %s", how);
-	xf_info("timing: importance route %.3f s, NUTS %.3f s, sampling %.3f s, combination "
-		"%.3f s, total %.3f s",
-		res->time_approx_s, res->time_nuts_s, res->time_sampling_s, res->time_combine_s,
-		res->time_total_s);
+	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s (importance route "
+		"%.3f s, exact NUTS %.3f s)",
+		res->time_sampling_s, res->time_combine_s, res->time_total_s, res->time_approx_s,
+		res->time_nuts_s);
 	xf_info("results written to %s", dir);
 	cmc_ctx c = { cfg, ds, res };
 	return write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json, cmc_report, err);

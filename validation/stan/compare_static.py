@@ -116,7 +116,7 @@ def simulate(xf, work, truth, log):
                                "values": [truth[n] for n in THETA]},
         "optimization": {
             "nlsq": {"anti_degeneracy": {"per_angle_mode": "individual"}},
-            "cmc": {"seed": 42, "per_angle_mode": "individual",
+            "cmc": {"seed": 42, "per_angle_mode": "individual", "route": "nuts",
                     "sharding": {"num_shards": 1},
                     "per_shard_mcmc": {"num_warmup": truth["warmup"],
                                        "num_samples": truth["samples"],

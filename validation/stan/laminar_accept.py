@@ -91,7 +91,7 @@ def main():
                                  "values": [1000.0, -0.5, 0.0, 0.01, 0.0, 0.0, 0.0]}
     cfg["optimization"] = {
         "nlsq": {"max_iterations": 200, "anti_degeneracy": {"per_angle_mode": "auto"}},
-        "cmc": {"seed": 42, "sharding": {"num_shards": 1},
+        "cmc": {"seed": 42, "route": "nuts", "sharding": {"num_shards": 1},
                 "per_shard_mcmc": {"num_chains": a.chains, "num_warmup": a.warmup,
                                    "num_samples": a.samples}}}
     cfg_path = os.path.join(a.work, "fit.yaml")
