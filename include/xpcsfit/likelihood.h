@@ -84,6 +84,14 @@ typedef struct xf_problem {
  * needs 2K+1 angles), quantile starts, bounds, starts. Errors: XF_ERR_CONFIG for a bad
  * per_angle_scaling count, XF_ERR_DATA otherwise. */
 int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds, xf_error *err);
+
+/* The posterior's (CMC's) request from NLSQ's, the one home of the "follow NLSQ" rule:
+ * the per-angle mode is cmc_mode, or, when cmc_mode is XF_SCALING_FOLLOW_NLSQ, the mode
+ * NLSQ used (nlsq_used) with fourier turned into individual; that mode applies as asked
+ * (static too; auto at any number of angles: no anti-degeneracy or threshold fallback); σ is
+ * sampled, so has_sigma is off. Everything else is nlsq_req's (src/likelihood/request.c). */
+void xf_request_for_posterior(const xf_request *nlsq_req, xf_scaling_mode cmc_mode,
+			      xf_scaling_mode nlsq_used, xf_request *out);
 void xf_problem_free(xf_problem *pr);
 
 /* Per-angle contrast and offset at x. */

@@ -1,8 +1,9 @@
 /* request.h — the problem request: everything a fit needs besides the data, as one typed
  * record built once by the command line from the config (src/cli/request_build.c) and
  * passed down to xf_problem_build and the methods; nothing below src/cli/ reads the raw
- * config (adr/0043). Types only (and the one rule that derives the posterior's request,
- * src/likelihood/request.c); this header must not include config.h.
+ * config (adr/0043). Types only, on the model floor beside params.h, so that data/ (the
+ * simulate writer) can take it too; the rule that derives the posterior's request is
+ * xf_request_for_posterior in likelihood.h. This header must not include config.h.
  *
  * The per-angle rule is kept as its inputs: which mode applies also depends on the
  * angles the data keep, so xf_problem_build resolves it against the dataset. */
@@ -41,13 +42,5 @@ typedef struct xf_request {
 	int n_offset_start;
 	const double *offset_start;
 } xf_request;
-
-/* The posterior's (CMC's) request from NLSQ's, the one home of the "follow NLSQ" rule:
- * the per-angle mode is cmc_mode, or, when cmc_mode is XF_SCALING_FOLLOW_NLSQ, the mode
- * NLSQ used (nlsq_used) with fourier turned into individual; that mode applies as asked
- * (static too, any number of angles: no anti-degeneracy or threshold fallback); σ is
- * sampled, so has_sigma is off. Everything else is nlsq_req's. */
-void xf_request_for_posterior(const xf_request *nlsq_req, xf_scaling_mode cmc_mode,
-			      xf_scaling_mode nlsq_used, xf_request *out);
 
 #endif

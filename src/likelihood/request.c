@@ -1,6 +1,7 @@
 /* request.c — the one rule that derives the posterior's problem request from NLSQ's
- * (request.h): which per-angle mode CMC samples and its σ policy. */
-#include "xpcsfit/request.h"
+ * (xf_request_for_posterior, likelihood.h): which per-angle mode CMC samples and its σ
+ * policy. */
+#include "xpcsfit/likelihood.h"
 
 void xf_request_for_posterior(const xf_request *nlsq_req, xf_scaling_mode cmc_mode,
 			      xf_scaling_mode nlsq_used, xf_request *out)
