@@ -20,6 +20,7 @@
 #include "plot/plot_internal.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/plot.h"
+#include "xpcsfit/results_config.h"
 #include <plplot.h>
 #include "util/files.h"
 #include "xpcsfit/results.h"

@@ -22,6 +22,7 @@
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/plot.h"
 #include "cli/request_build.h"
+#include "xpcsfit/results_config.h"
 
 static char tmp_root[1024];
 

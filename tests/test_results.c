@@ -23,6 +23,7 @@
 #include "xpcsfit/model.h"
 #include "xpcsfit/plot.h"
 #include "util/files.h"
+#include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
 
 #define N_PHI	 3

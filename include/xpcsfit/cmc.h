@@ -49,6 +49,8 @@ typedef struct xf_cmc_check {
 	uint64_t seed;
 	int nu;		/* the proposal: multivariate t, ν degrees of freedom, */
 	double scale;	/* scale matrix scale² × the combined covariance */
+	double core;	/* weight of the Gaussian itself in a defensive mixture with the t
+			   (the route's, adr/0045); 0: the t alone (the consensus check) */
 	int dim;	/* coordinates of each point: θ (the self-check), θ and log σ (route) */
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
@@ -166,6 +168,12 @@ void xf_cmc_result_free(xf_cmc_result *res);
 /* One line saying how the posterior was reached (res->route) and, for the importance
  * route, the numbers of its check; for the console, run.log and the report. */
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
+
+/* res as the method-neutral estimate on grid (the geometry it was sampled on): the
+ * posterior mean and sd, summaries, covariance; the draws are borrowed from res, which
+ * must outlive e. Free e with xf_estimate_free. */
+int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
+			 xf_error *err);
 
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "xpcsfit/error.h"
+#include "xpcsfit/model.h"
 #include "xpcsfit/params.h"
 #include "xpcsfit/selection.h"
 
@@ -132,7 +133,7 @@ typedef struct xf_config {
 	long end_frame;	     /* 1-based inclusive, -1 = last (-1) */
 	int has_q;	     /* scattering.wavevector_q given */
 	double wavevector_q; /* Å⁻¹, target for the q-ring selection */
-	double gap_A;	     /* geometry.stator_rotor_gap, Å (2e6) */
+	double gap_A;	     /* geometry.stator_rotor_gap, Å (XF_DEFAULT_GAP_A) */
 	int has_gap;	     /* stator_rotor_gap given (else the default, with a warning in
 				laminar_flow mode: adr/0031) */
 	xf_shear_model shear_model;
@@ -208,5 +209,14 @@ double xf_config_start_value(const xf_config *cfg, int k);
 /* Write a commented template for the mode (xpcsfit config). Returns 0 or an errno-like
  * nonzero on a write failure. */
 int xf_config_write_template(xf_mode mode, FILE *out);
+
+/* geometry.stator_rotor_gap when the config gives none, Å (spec/config.md) */
+#define XF_DEFAULT_GAP_A 2e6
+
+/* The model grid of a run from cfg's geometry (NULL: the defaults) and the data's N, dt
+ * and q: the one place outside the fit that turns the config into geometry; the
+ * estimate carries the result to the surfaces and plots (adr/0044). */
+xf_model_grid xf_config_model_grid(const xf_config *cfg, xf_mode mode, int n_frames, double dt_s,
+				   double q);
 
 #endif

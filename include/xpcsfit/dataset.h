@@ -6,8 +6,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-/* not needed here: kept while io/ and plot/ reach xf_config through this header */
-#include "xpcsfit/config.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/request.h"
 #include "xpcsfit/selection.h"
@@ -80,6 +78,10 @@ static inline size_t xf_packed_size(size_t n)
 {
 	return n * (n + 1) / 2;
 }
+/* Pairs per block of the likelihood's passes and the MPI split: fixed, independent of
+ * the thread count. */
+#define XF_PAIRS_PER_BLOCK 4096
+
 /* fitted pairs per angle: 1 <= i < j <= n-1 */
 static inline size_t xf_fitted_pairs(size_t n)
 {

@@ -23,9 +23,6 @@
 #include "xpcsfit/request.h"
 #include "xpcsfit/vdev.h"
 
-/* Pairs per block: fixed, independent of the thread count. */
-#define XF_PAIRS_PER_BLOCK 4096
-
 /* How per-angle contrast and offset are parameterised (spec/nlsq.md): every mode is a
  * basis, contrast_a = base_a + Σ_k basis[a][k]·coef_k (the same for offset). One record
  * per mode instead of a switch on the mode in every function. */

@@ -6,6 +6,8 @@
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/estimate.h"
+#include "xpcsfit/quality.h"
 #include "xpcsfit/request.h"
 
 /* Why the optimiser stopped (spec/nlsq.md). */
@@ -22,28 +24,6 @@ typedef enum xf_stop_reason {
 } xf_stop_reason;
 
 const char *xf_stop_reason_name(xf_stop_reason r);
-
-typedef enum xf_quality_level {
-	XF_QUALITY_GOOD = 0,
-	XF_QUALITY_MARGINAL,
-	XF_QUALITY_POOR,
-} xf_quality_level;
-
-const char *xf_quality_level_name(xf_quality_level q);
-
-#define XF_QUALITY_MAX_REASONS 16
-
-/* The result's quality (docs/nlsq.md "Status and quality"): the documented convergence
- * checks and every reason that lowers the overall grade. */
-typedef struct xf_quality {
-	xf_quality_level overall;
-	int n_reasons;
-	char reasons[XF_QUALITY_MAX_REASONS][192];
-	/* the checks behind "converged" */
-	double distance_se; /* one Gauss-Newton step's length in standard errors */
-	int all_informed;   /* every free parameter constrained within its bounds */
-	int best_of_starts; /* no screened start ended in a better basin */
-} xf_quality;
 
 /* How the optimum was searched for (docs/nlsq.md "Finding the optimum"). */
 typedef struct xf_nlsq_search {
@@ -116,5 +96,10 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx,
 		xf_nlsq_result *res, xf_error *err);
 void xf_nlsq_result_free(xf_nlsq_result *res);
+
+/* res as the method-neutral estimate (route "nlsq") on grid, the geometry it was fitted
+ * on (its mode is res's). e owns copies; free it with xf_estimate_free. */
+int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, xf_estimate *e,
+			  xf_error *err);
 
 #endif

@@ -1,32 +1,32 @@
-/* plot.h — PNG plots of a result (PLplot, pngcairo device). */
+/* plot.h — PNG plots of a result (PLplot, pngcairo device). The model drawn over the
+ * data is the method's estimate (estimate.h): its grid, values and per-angle scaling;
+ * nothing here reads the config (adr/0044). */
 #ifndef XPCSFIT_PLOT_H
 #define XPCSFIT_PLOT_H
 
 #include <stddef.h>
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/nlsq.h"
 
 /* <plots_dir>/c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (data | fit | residual,
- * axes t1, t2 in s, colour bars) and overview.png. */
-int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		 const xf_nlsq_result *res, xf_error *err);
+ * axes t1, t2 in s, colour bars) and overview.png, the fit being the model at est; pages
+ * at dpi (plotting.dpi, 0: nominal), the angle pages drawn by `workers` processes (≤ 1:
+ * this one; call it with no other threads running, it forks). */
+int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_nlsq_result *res,
+			  const xf_estimate *est, int dpi, int workers, xf_error *err);
 
 /* File name of angle a's figure: "c2_phi_{a:03d}_{phi:+07.2f}deg.png". */
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);
 
-/* The same with the angle PNGs drawn by `workers` processes (≤ 1: this one). Call it
- * with no other threads running (it forks). */
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err);
-
 /* The plots of a CMC result (docs/cmc.md "Plots"): trace and rank plots per parameter,
  * the corner plot of the physical parameters, the per-shard forest plot, and per angle
- * data | posterior-mean fit | residual. */
-int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		const xf_cmc_result *res, xf_error *err);
+ * data | posterior-mean fit | residual (the model at est; without ds or est those pages
+ * are skipped); pages at dpi. */
+int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
+			 const xf_estimate *est, int dpi, xf_error *err);
 
 /* xpcsfit plot --config: the selected data without a fit into plots_dir (created if
  * missing): c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (c2 map, c2 along the

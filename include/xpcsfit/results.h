@@ -1,44 +1,59 @@
-/* results.h — the result directory of a method (spec/cli.md): results.h5,
- * parameters.json, run.log, plots/. Every file is written atomically. */
+/* results.h — the files of a method's result directory (spec/cli.md): results.h5,
+ * parameters.json, run.log (io/). The whole directory, plots included, is outputs.h's.
+ * Every file is written atomically. Nothing here reads the config: what the files record
+ * about the run is an xf_output_info, built by the CLI (adr/0044). */
 #ifndef XPCSFIT_RESULTS_H
 #define XPCSFIT_RESULTS_H
 
+#include <stddef.h>
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/nlsq.h"
 
-typedef struct xf_output_options {
-	int write_surfaces; /* 0 with --no-surfaces */
-	int write_plots;    /* 0 with --no-plots */
-	int threads;	    /* virtual devices preparing the surfaces (0 counts as 1) */
-} xf_output_options;
+/* An override as it was applied (parameters.json "overrides", run.log) */
+typedef struct xf_output_override {
+	const char *option; /* "--initial", or the origin of a batch --overrides cell */
+	const char *key;    /* the dotted key it set */
+	const char *value;
+} xf_output_override;
 
-/* <dir>/results.h5 (written as a temporary file, then renamed). surface_threads: 0 skips
- * the (n_phi, N, N) surfaces, N ≥ 1 prepares their chunks on N threads (same bytes). */
-int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res, int surface_threads, xf_error *err);
+/* What the result files say about the run besides the result: its provenance and the
+ * settings parameters.json and report.html record. */
+typedef struct xf_output_info {
+	const char *config_path; /* the YAML file ("" or NULL: none) */
+	size_t n_overrides;
+	const xf_output_override *overrides;
+	int plot_dpi;		    /* plotting.dpi (0: nominal 100 dpi pages) */
+	const char *loss;	    /* the NLSQ loss's name ("linear", "soft_l1", ...) */
+	int loss_linear;	    /* 1: linear (no f_scale recorded) */
+	double f_scale;		    /* the robust loss's scale */
+	const char *per_angle_mode; /* the per-angle mode the config asked this method for */
+	/* the CMC sampler's settings that parameters.json records */
+	int max_tree_depth, dense_mass, nlsq_informed_priors;
+} xf_output_info;
+
+/* <dir>/results.h5 (written as a temporary file, then renamed): xf_io_write_nlsq_h5
+ * (io/results_h5.h) without a surface sink. surface_threads: 0 skips the (n_phi, N, N)
+ * surfaces, N ≥ 1 prepares their chunks on N threads (same bytes); the fitted surfaces
+ * are the model at est. */
+int xf_io_write_nlsq_results_h5(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+				const xf_nlsq_result *res, const xf_estimate *est,
+				int surface_threads, xf_error *err);
 /* <dir>/parameters.json */
-int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			       const xf_nlsq_result *res, xf_error *err);
+int xf_io_write_nlsq_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			  const xf_nlsq_result *res, xf_error *err);
 /* <dir>/run.log from the in-memory log (error.h) */
 int xf_results_write_log(const char *dir, xf_error *err);
-/* All of the above plus plots/ (unless disabled). */
-int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
 
 /* <dir>/parameters.json of a CMC run (cli.md's cmc schema). */
-int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			      const xf_cmc_result *res, xf_error *err);
+int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			 const xf_cmc_result *res, xf_error *err);
 /* <dir>/results.h5 of a CMC run: /cmc with the combined draws, summaries, every shard's
  * draws and diagnostics, the combination's inputs, the self-check points. */
-int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_cmc_result *res, xf_error *err);
-/* The whole CMC result directory: results.h5, parameters.json, plots/ (unless
- * disabled), run.log last. */
-int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err);
+int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
+		       xf_error *err);
 
 /* Where an NLSQ result came from (its parameters.json "data" and "status"). */
 typedef struct xf_nlsq_origin {
@@ -53,9 +68,9 @@ typedef struct xf_nlsq_origin {
  * contrast and offset. Exit code 2 (with the reason) when it is not one. */
 int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
 			 xf_error *err);
-/* 0 when that result was fitted to this data and config (file, mode, q, frame window,
- * angles), else XF_ERR_CONFIG with one line naming the difference. */
-int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-			  const xf_config *cfg, const xf_dataset *ds, xf_error *err);
+/* 0 when that result was fitted to this data and this run's analysis mode (file, mode, q,
+ * frame window, angles), else XF_ERR_CONFIG with one line naming the difference. */
+int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+		     xf_mode mode, const xf_dataset *ds, xf_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/nlsq.h"
+#include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
 #include "cli/request_build.h"
 #include "util/rundir.h"

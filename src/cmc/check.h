@@ -13,6 +13,7 @@
 #define XF_CHECK_KHAT_LOW    0.5   /* … or both k̂ at most this: far enough from 0.7 */
 #define XF_CHECK_ESS_STABLE  0.10  /* IS-ESS/M at M/2 and M within this, relative */
 #define XF_ROUTE_MIN_ESS     1000  /* the route's IS-ESS and every coordinate's ESS, at least */
+#define XF_ROUTE_CORE	     0.8   /* the route's proposal: Gaussian core weight (adr/0045) */
 
 /* Check the combined posterior (u_draws [g][n_theta], the combination's draws) against
  * the full-data posterior (none when K = 1 or check_draws is 0): fills res->check, and
@@ -23,7 +24,8 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 
 /* The importance-sampling core on any log target (check_is.c), shared by the consensus
  * self-check and the posterior's approximate-then-verify route (route.c): points of the t
- * proposal on N(mean, L·Lᵀ) in d dimensions under seed, M = m0, 2·m0, … (at most
+ * proposal on N(mean, L·Lᵀ) (with c->core > 0: the defensive mixture, proposal.h) in d
+ * dimensions under seed, M = m0, 2·m0, … (at most
  * xf_check_m_max(m0)) until k̂ and IS-ESS/M are stable and, when min_ess > 0, the IS-ESS
  * and every coordinate's ESS reach min_ess; PSIS; the three checks (and min_ess, gating).
  * f evaluates the target at n points u[n][d] at once (the batched pass), lp[i] = −∞ where

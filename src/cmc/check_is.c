@@ -162,7 +162,7 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 		return -1;
 	}
 	c->dim = d;
-	c->ess_ref = xf_mvt_gauss_ess_ratio(d);
+	c->ess_ref = xf_mix_gauss_ess_ratio(d, c->core);
 	c->m_first = m0;
 	c->seed = seed;
 	c->nu = XF_MVT_NU;
@@ -172,7 +172,8 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 	for (;;) {
 		xf_info("cmc: the full-data posterior at %d points of a t proposal", want - m);
 		for (int i = m; i < want; i++)
-			lq[i] = xf_mvt_draw(seed, (uint64_t)i, d, mean, chol, c->u + (size_t)i * d);
+			lq[i] = xf_mix_draw(seed, (uint64_t)i, d, mean, chol, c->core,
+					    c->u + (size_t)i * d);
 		/* the new points in one batch (the target sweeps the data once per few) */
 		if (f(ctx, want - m, c->u + (size_t)m * d, lr + m)) {
 			rc = -1;

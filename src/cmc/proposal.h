@@ -24,4 +24,14 @@ double xf_mvt_logpdf(int d, const double *mean, const double *chol, const double
  * χ²_d radius, GSL QAGIU); the reference the self-check's ESS is judged against. */
 double xf_mvt_gauss_ess_ratio(int d);
 
+/* The defensive mixture of the posterior's importance route (adr/0045): with probability
+ * core the Gaussian N(mean, L·Lᵀ) itself, else the t above (the component from counter
+ * (i, d + ν, 0), the coordinates as xf_mvt_draw's). Point i into u[d]; returns
+ * log q(u) = log(core·N(u) + (1 − core)·t(u)). core 0: xf_mvt_draw. */
+double xf_mix_draw(uint64_t seed, uint64_t i, int d, const double *mean, const double *chol,
+		   double core, double *u);
+/* IS-ESS/M of the mixture when the target is exactly its Gaussian (as
+ * xf_mvt_gauss_ess_ratio; core 0: that). */
+double xf_mix_gauss_ess_ratio(int d, double core);
+
 #endif

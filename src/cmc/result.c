@@ -4,7 +4,6 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,17 +137,6 @@ static int summarize(const cmc_run *r, xf_cmc_result *res)
 	return 0;
 }
 
-static void reason(xf_quality *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reason(xf_quality *q, const char *fmt, ...)
-{
-	if (q->n_reasons >= XF_QUALITY_MAX_REASONS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(q->reasons[q->n_reasons++], sizeof q->reasons[0], fmt, ap);
-	va_end(ap);
-}
-
 /* Status from the kept fraction; the quality from everything a user should know. */
 static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 {
@@ -174,42 +162,48 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	int ok = combined && fraction >= r->o->min_success_rate;
 	res->status = ok ? "converged" : "failed";
 	if (!combined)
-		reason(q, "no combined posterior: every shard was excluded or failed");
+		xf_quality_add_reason(q,
+				      "no combined posterior: every shard was excluded or failed");
 	else if (fraction < r->o->min_success_rate)
-		reason(q,
-		       "only %ld of %ld shards kept (%.0f %% < combination.min_success_rate "
-		       "%.0f %%)",
-		       kept, res->n_shards, 100.0 * fraction, 100.0 * r->o->min_success_rate);
+		xf_quality_add_reason(
+			q,
+			"only %ld of %ld shards kept (%.0f %% < combination.min_success_rate "
+			"%.0f %%)",
+			kept, res->n_shards, 100.0 * fraction, 100.0 * r->o->min_success_rate);
 	else if (kept < res->n_shards)
-		reason(q,
-		       "%ld of %ld shards excluded (see shards); the posterior carries the "
-		       "prior to the power %ld/%ld",
-		       res->n_shards - kept, res->n_shards, kept, res->n_shards);
+		xf_quality_add_reason(
+			q,
+			"%ld of %ld shards excluded (see shards); the posterior carries the "
+			"prior to the power %ld/%ld",
+			res->n_shards - kept, res->n_shards, kept, res->n_shards);
 	if (failed)
-		reason(q, "%ld shards could not be sampled", failed);
+		xf_quality_add_reason(q, "%ld shards could not be sampled", failed);
 	/* any divergence after warmup: the trajectories missed part of the posterior,
 	 * typically its tails (Stan warns on any; measured here: sds 4-9 % short at
 	 * 0.35-3.6 % divergences, adr/0041) */
 	if (divergent)
-		reason(q,
-		       "%ld of %ld transitions after warmup diverged in the kept shards: the "
-		       "tails may be short; raise per_shard_mcmc.target_accept_prob (e.g. 0.99)",
-		       divergent, transitions);
+		xf_quality_add_reason(
+			q,
+			"%ld of %ld transitions after warmup diverged in the kept shards: the "
+			"tails may be short; raise per_shard_mcmc.target_accept_prob (e.g. 0.99)",
+			divergent, transitions);
 	if (low_ebfmi)
-		reason(q, "%ld kept shards have E-BFMI below %.1f (poor energy exploration)",
-		       low_ebfmi, XF_EBFMI_LOW);
+		xf_quality_add_reason(
+			q, "%ld kept shards have E-BFMI below %.1f (poor energy exploration)",
+			low_ebfmi, XF_EBFMI_LOW);
 	if (low_ess)
-		reason(q, "%ld kept shards have a bulk or tail ESS below %d", low_ess, XF_ESS_LOW);
+		xf_quality_add_reason(q, "%ld kept shards have a bulk or tail ESS below %d",
+				      low_ess, XF_ESS_LOW);
 	if (res->check.done && !res->check.corrected) /* its verdict names the failed check */
-		reason(q, "%s", res->check.verdict);
+		xf_quality_add_reason(q, "%s", res->check.verdict);
 	if (kept && rhat > 1.01)
-		reason(q, "the largest R-hat among kept shards is %.3f", rhat);
+		xf_quality_add_reason(q, "the largest R-hat among kept shards is %.3f", rhat);
 	/* a prior that decides a parameter or fights the data (sensitivity.c) */
 	for (int k = 0; res->sensitivity.done && k < res->n_params; k++)
 		if (res->sensitivity.flagged[k]) {
 			char text[sizeof q->reasons[0]];
 			xf_cmc_sensitivity_reason(res, k, text, sizeof text);
-			reason(q, "%s", text);
+			xf_quality_add_reason(q, "%s", text);
 		}
 	q->overall = !ok ? XF_QUALITY_POOR : q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
 }

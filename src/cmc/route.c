@@ -196,6 +196,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		"against the exact full-data posterior (%zu points)",
 		t.n_points);
 	xf_full_batch fb = { &t, d, 0.0, 1, route_tick, r };
+	c->core = XF_ROUTE_CORE;
 	int irc = xf_check_importance(xf_full_logp_batch, &fb, d, mean, chol, r->seed, m0,
 				      XF_ROUTE_MIN_ESS, w, c);
 	if (irc) {

@@ -81,7 +81,7 @@ void xf_config_defaults(xf_config *cfg)
 	cfg->start_frame = 1;
 	cfg->end_frame = -1;
 	cfg->has_q = 0;
-	cfg->gap_A = 2e6;
+	cfg->gap_A = XF_DEFAULT_GAP_A;
 	cfg->shear_model = XF_SHEAR_HOMODYNE;
 	cfg->phi_filter_enabled = 0;
 	cfg->fallback_to_all_angles = 0;
@@ -93,6 +93,19 @@ void xf_config_defaults(xf_config *cfg)
 	nlsq_defaults(&cfg->nlsq);
 	cmc_defaults(&cfg->cmc);
 	cfg->virtual_devices = 0;
+}
+
+xf_model_grid xf_config_model_grid(const xf_config *cfg, xf_mode mode, int n_frames, double dt_s,
+				   double q)
+{
+	return (xf_model_grid){
+		.mode = mode,
+		.shear_model = cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
+		.n_frames = n_frames,
+		.dt_s = dt_s,
+		.q = q,
+		.gap_A = cfg ? cfg->gap_A : XF_DEFAULT_GAP_A,
+	};
 }
 
 void xf_config_free(xf_config *cfg)

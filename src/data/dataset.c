@@ -14,7 +14,6 @@
 #include "util/profile.h"
 #include "util/size.h"
 #include "xpcsfit/dist.h"
-#include "xpcsfit/likelihood.h"
 
 static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 {

@@ -213,8 +213,14 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 	xf_h5_attr_str(w, cg, "published", c->corrected ? "importance_weighted" : "consensus");
 	xf_h5_attr_str(w, cg, "verdict", c->corrected ? "passed" : c->verdict);
 	xf_h5_attr_str(w, cg, "proposal",
-		       "multivariate t in the sampler's space, nu and scale below, on the "
-		       "combined draws' mean and covariance");
+		       consensus ? "multivariate t in the sampler's space, nu and scale below, on "
+				   "the combined draws' mean and covariance"
+				 : "mixture: with probability gaussian_weight the NLSQ Gaussian "
+				   "approximation in the sampler's space, else the multivariate t "
+				   "(nu, scale below) on it");
+	if (!consensus)
+		xf_h5_put_f64(w, cg, "gaussian_weight", c->core, "1",
+			      "weight of the Gaussian in the proposal");
 	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
 	xf_h5_put_i64(w, cg, "M", c->m, "points drawn (grown from M_first until stable)");
 	xf_h5_put_i64(w, cg, "M_first", c->m_first, "combination.check_draws");
@@ -286,10 +292,9 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 		check_group_of(w, g, res, &res->approx, "importance_check");
 }
 
-int xf_results_write_cmc_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_cmc_result *res, xf_error *err)
+int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
+		       xf_error *err)
 {
-	(void)cfg;
 	char path[PATH_MAX], tmp[PATH_MAX];
 	h5w w;
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);

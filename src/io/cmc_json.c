@@ -201,7 +201,11 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	cJSON_AddBoolToObject(passed, "axis", c->pass_axis);
 	cJSON_AddItemToObject(obj, "passed", passed);
 	cJSON *prop = cJSON_CreateObject();
-	cJSON_AddStringToObject(prop, "family", "multivariate_t");
+	cJSON_AddStringToObject(prop, "family",
+				c->core > 0.0 ? "mixture_gaussian_multivariate_t"
+					      : "multivariate_t");
+	if (c->core > 0.0)
+		cJSON_AddItemToObject(prop, "gaussian_weight", xf_json_num(c->core));
 	cJSON_AddItemToObject(prop, "nu", xf_json_int(c->nu));
 	cJSON_AddItemToObject(prop, "scale", xf_json_num(c->scale));
 	cJSON_AddItemToObject(obj, "proposal", prop);
@@ -266,7 +270,7 @@ static cJSON *route_object(const xf_cmc_result *res)
 	return obj;
 }
 
-static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res)
+static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_cmc_result *res)
 {
 	cJSON *root = cJSON_CreateObject();
 	const char *status = res->status ? res->status : "failed";
@@ -281,7 +285,7 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
 	cJSON_AddStringToObject(root, "per_angle_mode",
 				xf_scaling_mode_used_name(res->scaling_mode));
-	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(cfg));
+	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
 	cJSON *comb = cJSON_CreateObject();
 	cJSON_AddStringToObject(comb, "method", res->method);
 	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(res->temper));
@@ -299,12 +303,12 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(sampler, "chains", xf_json_int(res->n_chains));
 	cJSON_AddItemToObject(sampler, "warmup", xf_json_int(res->n_warmup));
 	cJSON_AddItemToObject(sampler, "samples", xf_json_int(res->n_samples));
-	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(cfg->cmc.max_tree_depth));
+	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(info->max_tree_depth));
 	cJSON_AddItemToObject(sampler, "target_accept_prob", xf_json_num(res->target_accept));
-	cJSON_AddBoolToObject(sampler, "dense_mass", cfg->cmc.dense_mass);
+	cJSON_AddBoolToObject(sampler, "dense_mass", info->dense_mass);
 	cJSON_AddItemToObject(sampler, "seed", xf_json_int((long long)res->seed));
 	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));
-	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", cfg->cmc.use_nlsq_informed_priors);
+	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", info->nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);
 	cJSON *timing = cJSON_CreateObject();
 	cJSON_AddItemToObject(timing, "importance_route", xf_json_num(res->time_approx_s));
@@ -314,12 +318,12 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_res
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);
-	xf_json_add_provenance(root, cfg, ds);
+	xf_json_add_provenance(root, info, ds);
 	return root;
 }
 
-int xf_results_write_cmc_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			      const xf_cmc_result *res, xf_error *err)
+int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			 const xf_cmc_result *res, xf_error *err)
 {
-	return xf_json_write(dir, "parameters.json", build(cfg, ds, res), err);
+	return xf_json_write(dir, "parameters.json", build(info, ds, res), err);
 }

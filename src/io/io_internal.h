@@ -7,6 +7,7 @@
 #include "xpcsfit/dataset.h"
 #include "util/files.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/results.h"
 
 /* Shortest decimal (15..17 significant digits, C locale) that reads back as exactly
  * x; "null" for NaN and infinities. buf needs 32 bytes. */
@@ -27,13 +28,12 @@ void xf_io_cmc_angle_mean(const double *v, const double *sd, int n, double *mean
 
 /* What every parameters.json ends with: "data" (file, layout, q, n_phi, n_frames, n_points,
  * dt_s, first_frame), "config" (the YAML path) and "xpcsfit_version". */
-typedef struct xf_config xf_config;
-void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds);
+void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_dataset *ds);
 /* --profile: "timings": {"phases": {name: {"wall_s", "peak_rss_mib"}, ...}, "total_s"}
  * (docs/outputs.md), the phases up to this file's writing; nothing without --profile. */
 void xf_json_add_timings(cJSON *root);
-/* The config's overrides as [{option, key, value}, ...] ([] when none). */
-cJSON *xf_json_overrides(const xf_config *cfg);
+/* The run's overrides as [{option, key, value}, ...] ([] when none). */
+cJSON *xf_json_overrides(const xf_output_info *info);
 /* What the next parameters.json says under "outputs" (docs/outputs.md): plots "written",
  * "skipped" (--no-plots) or "failed" (then status "partial" and the reason); NULL plots:
  * no "outputs" object (a parameters.json written on its own). */

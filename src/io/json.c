@@ -13,7 +13,6 @@
 
 #include "io/io_internal.h"
 #include "util/profile.h"
-#include "xpcsfit/config.h"
 
 void xf_io_format_double(double x, char *buf, size_t size)
 {
@@ -111,7 +110,7 @@ void xf_json_add_timings(cJSON *root)
 	cJSON_AddItemToObject(root, "timings", t);
 }
 
-void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset *ds)
+void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_dataset *ds)
 {
 	if (outputs.plots) {
 		cJSON *o = cJSON_CreateObject();
@@ -133,7 +132,7 @@ void xf_json_add_provenance(cJSON *root, const xf_config *cfg, const xf_dataset 
 	cJSON_AddItemToObject(data, "dt_s", xf_json_num(ds->dt_s));
 	cJSON_AddItemToObject(data, "first_frame", xf_json_int(ds->first_frame));
 	cJSON_AddItemToObject(root, "data", data);
-	cJSON_AddStringToObject(root, "config", cfg && cfg->source_path ? cfg->source_path : "");
+	cJSON_AddStringToObject(root, "config", info && info->config_path ? info->config_path : "");
 	cJSON_AddStringToObject(root, "xpcsfit_version", XPCSFIT_VERSION);
 }
 
@@ -163,14 +162,14 @@ int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err)
 	return rc;
 }
 
-cJSON *xf_json_overrides(const xf_config *cfg)
+cJSON *xf_json_overrides(const xf_output_info *info)
 {
 	cJSON *list = cJSON_CreateArray();
-	for (size_t k = 0; list && k < cfg->n_overrides; k++) {
+	for (size_t k = 0; list && info && k < info->n_overrides; k++) {
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "option", cfg->overrides[k].option);
-		cJSON_AddStringToObject(o, "key", cfg->overrides[k].key);
-		cJSON_AddStringToObject(o, "value", cfg->overrides[k].value);
+		cJSON_AddStringToObject(o, "option", info->overrides[k].option);
+		cJSON_AddStringToObject(o, "key", info->overrides[k].key);
+		cJSON_AddStringToObject(o, "value", info->overrides[k].value);
 		cJSON_AddItemToArray(list, o);
 	}
 	return list;

@@ -146,7 +146,7 @@ static cJSON *search_object(const xf_nlsq_result *res)
 	return obj;
 }
 
-static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res)
+static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_nlsq_result *res)
 {
 	cJSON *root = cJSON_CreateObject();
 	const char *status = res->status ? res->status : "failed";
@@ -157,9 +157,9 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(res->chi_squared));
 	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(res->reduced_chi_squared));
 	/* the cost chi_squared is: Σ r² for linear, f_scale²·Σρ((r/f_scale)²) otherwise */
-	cJSON_AddStringToObject(root, "loss", xf_loss_name(cfg->nlsq.loss));
-	if (cfg->nlsq.loss != XF_LOSS_LINEAR)
-		cJSON_AddItemToObject(root, "f_scale", xf_json_num(cfg->nlsq.f_scale));
+	cJSON_AddStringToObject(root, "loss", info->loss ? info->loss : "linear");
+	if (!info->loss_linear)
+		cJSON_AddItemToObject(root, "f_scale", xf_json_num(info->f_scale));
 	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
 	if (!sigma_given)
 		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(res->residual_sd));
@@ -180,8 +180,8 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddStringToObject(root, "per_angle_mode",
 				xf_scaling_mode_used_name(res->scaling_mode));
 	cJSON_AddStringToObject(root, "per_angle_mode_config",
-				xf_scaling_mode_name(cfg->nlsq.per_angle_mode));
-	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(cfg));
+				info->per_angle_mode ? info->per_angle_mode : "");
+	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
 	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
 	cJSON_AddItemToObject(root, "covariance_rank", xf_json_int(res->cov_rank));
 	cJSON_AddItemToObject(root, "n_starts", xf_json_int(res->n_starts_run));
@@ -192,12 +192,12 @@ static cJSON *build(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_re
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);
-	xf_json_add_provenance(root, cfg, ds);
+	xf_json_add_provenance(root, info, ds);
 	return root;
 }
 
-int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			       const xf_nlsq_result *res, xf_error *err)
+int xf_io_write_nlsq_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			  const xf_nlsq_result *res, xf_error *err)
 {
-	return xf_json_write(dir, "parameters.json", build(cfg, ds, res), err);
+	return xf_json_write(dir, "parameters.json", build(info, ds, res), err);
 }

@@ -175,8 +175,8 @@ done:
 	return rc;
 }
 
-int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-			  const xf_config *cfg, const xf_dataset *ds, xf_error *err)
+int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+		     xf_mode mode, const xf_dataset *ds, xf_error *err)
 {
 	char a[PATH_MAX], b[PATH_MAX];
 	int same_file = o->file[0] && ds->path && realpath(o->file, a) && realpath(ds->path, b) &&
@@ -184,7 +184,7 @@ int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_n
 	const char *why = NULL;
 	if (!same_file)
 		why = "another data file";
-	else if (res->mode != cfg->mode)
+	else if (res->mode != mode)
 		why = "another analysis_mode";
 	else if (!(fabs(o->q - ds->q) <= 1e-12 * fabs(ds->q)))
 		why = "another q";
@@ -202,6 +202,6 @@ int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_n
 		       "%ld frames) than this run (%s, mode %s, q %.6g, %d angles, %d frames): "
 		       "fit it again or give the matching --nlsq",
 		       dir, why, o->file, xf_mode_name(res->mode), o->q, res->n_phi, o->n_frames,
-		       ds->path ? ds->path : "?", xf_mode_name(cfg->mode), ds->q, ds->n_phi,
+		       ds->path ? ds->path : "?", xf_mode_name(mode), ds->q, ds->n_phi,
 		       ds->n_frames);
 }

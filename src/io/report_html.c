@@ -132,7 +132,7 @@ static void put_params(xf_html *h, const xf_report *r)
 	xf_html_put(h, "</table>\n");
 }
 
-static void put_data(xf_html *h, const xf_config *cfg, const xf_dataset *ds)
+static void put_data(xf_html *h, const xf_output_info *info, const xf_dataset *ds)
 {
 	char num[32];
 	xf_html_put(h, "<h2>Data</h2>\n<table>\n<tr><th>file</th><td>");
@@ -151,7 +151,7 @@ static void put_data(xf_html *h, const xf_config *cfg, const xf_dataset *ds)
 		     "</td></tr>\n<tr><th>frames</th><td>%d (from stored row %ld)</td></tr>\n"
 		     "<tr><th>points</th><td>%zu</td></tr>\n<tr><th>config</th><td>",
 		     ds->n_frames, ds->first_frame, ds->n_points);
-	xf_html_text(h, cfg && cfg->source_path ? cfg->source_path : "");
+	xf_html_text(h, info && info->config_path ? info->config_path : "");
 	xf_html_put(h, "</td></tr>\n</table>\n");
 }
 
@@ -276,7 +276,7 @@ static void put_versions(xf_html *h)
 		     XPCSFIT_VERSION, maj, min, rel);
 }
 
-int xf_report_html_write(const char *dir, const xf_report *r, const xf_config *cfg,
+int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_info *info,
 			 const xf_dataset *ds, int with_plots, xf_error *err)
 {
 	char path[PATH_MAX];
@@ -291,7 +291,7 @@ int xf_report_html_write(const char *dir, const xf_report *r, const xf_config *c
 	put_status(&h, r);
 	put_params(&h, r);
 	put_rows(&h, "Fit", r->rows[XF_REPORT_FIT], r->n_rows[XF_REPORT_FIT]);
-	put_data(&h, cfg, ds);
+	put_data(&h, info, ds);
 	put_rows(&h, "Config", r->rows[XF_REPORT_CONFIG], r->n_rows[XF_REPORT_CONFIG]);
 	int rc = with_plots ? put_plots(&h, dir, err) : 0;
 	put_versions(&h);

@@ -6,10 +6,10 @@
 #define XPCSFIT_IO_REPORT_HTML_H
 
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/nlsq.h"
+#include "xpcsfit/results.h"
 
 #define XF_REPORT_MAX_ROWS 16 /* rows of one summary section; more are dropped */
 
@@ -52,15 +52,15 @@ typedef struct xf_report {
 void xf_report_add(xf_report *r, xf_report_section s, const char *label, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Write dir/report.html atomically: r, the data and config summary of ds and cfg, the
+/* Write dir/report.html atomically: r, the data and config summary of ds and info, the
  * versions, and (with_plots) every dir/plots/ *.png in name order as a data URI. */
-int xf_report_html_write(const char *dir, const xf_report *r, const xf_config *cfg,
+int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_info *info,
 			 const xf_dataset *ds, int with_plots, xf_error *err);
 
 /* The reports of an NLSQ and a CMC result (report_results.c). */
-int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 			const xf_nlsq_result *res, int with_plots, xf_error *err);
-int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 		       const xf_cmc_result *res, int with_plots, xf_error *err);
 
 #endif

@@ -25,11 +25,11 @@ static int is_summary_name(const char *name)
 }
 
 /* the per-angle mode used and the one the config asked for ("auto", null: NLSQ's) */
-static void add_config(xf_report *r, xf_mode mode, xf_scaling_mode used, xf_scaling_mode asked)
+static void add_config(xf_report *r, xf_mode mode, xf_scaling_mode used, const char *asked)
 {
 	xf_report_add(r, XF_REPORT_CONFIG, "mode", "%s", xf_mode_name(mode));
 	xf_report_add(r, XF_REPORT_CONFIG, "per-angle mode", "%s (config: %s)",
-		      xf_scaling_mode_used_name(used), xf_scaling_mode_name(asked));
+		      xf_scaling_mode_used_name(used), asked ? asked : "");
 }
 
 static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
@@ -40,7 +40,7 @@ static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
 				  .fixed = res->is_fixed ? res->is_fixed[k] : 0 };
 }
 
-int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 			const xf_nlsq_result *res, int with_plots, xf_error *err)
 {
 	xf_report_param *p = alloc_params(res->n_params, err);
@@ -78,19 +78,19 @@ int xf_report_html_nlsq(const char *dir, const xf_config *cfg, const xf_dataset 
 		      res->n_free);
 	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
 		xf_report_add(&r, XF_REPORT_FIT, "at a bound", "%s", res->at_bounds[k]);
-	add_config(&r, res->mode, res->scaling_mode, cfg->nlsq.per_angle_mode);
-	if (cfg->nlsq.loss != XF_LOSS_LINEAR)
+	add_config(&r, res->mode, res->scaling_mode, info->per_angle_mode);
+	if (!info->loss_linear)
 		xf_report_add(&r, XF_REPORT_CONFIG, "loss", "%s, f_scale %.6g",
-			      xf_loss_name(cfg->nlsq.loss), cfg->nlsq.f_scale);
+			      info->loss ? info->loss : "", info->f_scale);
 	xf_report_add(&r, XF_REPORT_TIMING, "load", "%.3f s", res->time_load_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "fit", "%.3f s", res->time_fit_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
-	int rc = xf_report_html_write(dir, &r, cfg, ds, with_plots, err);
+	int rc = xf_report_html_write(dir, &r, info, ds, with_plots, err);
 	free(p);
 	return rc;
 }
 
-int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 		       const xf_cmc_result *res, int with_plots, xf_error *err)
 {
 	xf_report_param *p = alloc_params(res->n_phys, err);
@@ -154,7 +154,7 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 			res->check.corrected ? "passed; posterior and draws importance-corrected"
 					     : "failed; summaries are the plain consensus");
 	xf_cmc_sensitivity_report(&r, res);
-	add_config(&r, res->mode, res->scaling_mode, cfg->cmc.per_angle_mode);
+	add_config(&r, res->mode, res->scaling_mode, info->per_angle_mode);
 	if (res->approx.done)
 		xf_report_add(&r, XF_REPORT_TIMING, "importance route", "%.3f s",
 			      res->time_approx_s);
@@ -163,7 +163,7 @@ int xf_report_html_cmc(const char *dir, const xf_config *cfg, const xf_dataset *
 	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
 	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
-	int rc = xf_report_html_write(dir, &r, cfg, ds, with_plots, err);
+	int rc = xf_report_html_write(dir, &r, info, ds, with_plots, err);
 	free(p);
 	return rc;
 }

@@ -5,9 +5,9 @@
  * Surfaces are written angle by angle so at most one N×N map is in memory. */
 #include "io/h5write.h"
 #include "io/io_internal.h"
-#include "io/surface_chunks.h"
-#include "io/surface_sink.h"
-#include "io/surfaces.h"
+#include "io/results_h5.h"
+#include "surface/surface_chunks.h"
+#include "surface/surfaces.h"
 #include "util/profile.h"
 #include "util/verbosity.h"
 #include "xpcsfit/vdev.h"
@@ -146,9 +146,8 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
  * or with a sink one angle's chunks, from its fitted map computed whole (the model once,
  * shared with the sink). */
 typedef struct chunk_batch {
-	const xf_config *cfg;
+	const xf_estimate *est; /* the model: grid, values, per-angle scaling */
 	const xf_dataset *ds;
-	const xf_nlsq_result *res;
 	const xf_surface_sink *sink; /* NULL: units are chunks */
 	size_t per_angle;	     /* chunks per angle */
 	const int *take;	     /* [unit]: the sink takes this angle */
@@ -158,7 +157,7 @@ typedef struct chunk_batch {
 static void prepare_chunk(void *ctx, int k)
 {
 	chunk_batch *b = ctx;
-	xf_io_surface_chunk(b->cfg, b->ds, b->res, XF_H5_DEFLATE_LEVEL, &b->chunks[k]);
+	xf_surface_chunk_compute(b->est, b->ds, XF_H5_DEFLATE_LEVEL, &b->chunks[k]);
 }
 
 static void prepare_angle(void *ctx, int k)
@@ -168,18 +167,18 @@ static void prepare_angle(void *ctx, int k)
 	int a = c[0].angle;
 	size_t n = (size_t)b->ds->n_frames;
 	double *fit = malloc(n * n * sizeof *fit);
-	int failed = !fit || xf_io_fit_surface(b->cfg, b->ds, b->res, a, fit) != 0;
+	int failed = !fit || xf_surface_fit(b->est, b->ds, a, fit) != 0;
 	for (size_t q = 0; q < b->per_angle; q++)
-		if (failed || xf_io_surface_chunk_from(b->ds, fit + c[q].row0 * n,
-						       XF_H5_DEFLATE_LEVEL, &c[q]) != 0)
+		if (failed || xf_surface_chunk_from(b->ds, fit + c[q].row0 * n, XF_H5_DEFLATE_LEVEL,
+						    &c[q]) != 0)
 			c[q].failed = failed = 1;
 	if (!failed && b->take[k])
 		b->sink->take(b->sink->ctx, a, b->ds->c2[a], fit);
 	free(fit);
 }
 
-static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int threads, const xf_surface_sink *sink)
+static int write_surfaces(h5w *w, hid_t nlsq, const xf_estimate *est, const xf_dataset *ds,
+			  int threads, const xf_surface_sink *sink)
 {
 	size_t n = (size_t)ds->n_frames, rows = surface_chunk_rows(n);
 	hid_t data = H5Gopen2(w->file, "/data", H5P_DEFAULT);
@@ -223,7 +222,7 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 				sink_open = 0;
 			take[k] = sink_open;
 		}
-		chunk_batch ctx = { cfg, ds, res, sink, per_angle, take, batch };
+		chunk_batch ctx = { est, ds, sink, per_angle, take, batch };
 		xf_pool_run(pool, count, sink ? prepare_angle : prepare_chunk, &ctx);
 		for (int k = 0; k < count && sink; k++)
 			if (take[k] && !batch[(size_t)k * per_unit].failed)
@@ -240,7 +239,7 @@ static int write_surfaces(h5w *w, hid_t nlsq, const xf_config *cfg, const xf_dat
 					xf_h5_fail(w, names[s]);
 		}
 		for (size_t k = 0; k < n_chunks; k++)
-			xf_io_surface_chunk_free(&batch[k]);
+			xf_surface_chunk_free(&batch[k]);
 		size_t angles = (first + (size_t)count) * per_unit / per_angle;
 		if (!w->failed && angles > shown) {
 			xf_progress_count(&progress, "surfaces", (int)angles, ds->n_phi, "angles");
@@ -291,8 +290,8 @@ static char *join_reasons(const xf_quality *q)
 	return s;
 }
 
-static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
-			    const xf_nlsq_result *res, int surface_threads,
+static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *res,
+			    const xf_estimate *est, int plot_dpi, int surface_threads,
 			    const xf_surface_sink *sink)
 {
 	hid_t g = xf_h5_group(w, "/nlsq");
@@ -314,27 +313,29 @@ static int write_nlsq_group(h5w *w, const xf_config *cfg, const xf_dataset *ds,
 	free(reasons);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
-	xf_h5_put_i64(w, g, "plot_dpi", cfg ? cfg->plot_dpi : 0,
+	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
 		      "redraws at it");
 	if (surface_threads > 0) {
 		xf_profile_phase("surfaces");
-		write_surfaces(w, g, cfg, ds, res, surface_threads, sink);
+		write_surfaces(w, g, est, ds, surface_threads, sink);
 		xf_profile_phase("writing");
 	}
 	H5Gclose(g);
 	return w->failed ? -1 : 0;
 }
 
-int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
+int xf_io_write_nlsq_results_h5(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+				const xf_nlsq_result *res, const xf_estimate *est,
+				int surface_threads, xf_error *err)
 {
-	return xf_io_write_nlsq_h5_sink(dir, cfg, ds, res, surface_threads, NULL, err);
+	return xf_io_write_nlsq_h5(dir, ds, res, est, info ? info->plot_dpi : 0, surface_threads,
+				   NULL, err);
 }
 
-int xf_io_write_nlsq_h5_sink(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res, int surface_threads,
-			     const xf_surface_sink *sink, xf_error *err)
+int xf_io_write_nlsq_h5(const char *dir, const xf_dataset *ds, const xf_nlsq_result *res,
+			const xf_estimate *est, int plot_dpi, int surface_threads,
+			const xf_surface_sink *sink, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	if (res->n_phi != ds->n_phi)
@@ -348,6 +349,6 @@ int xf_io_write_nlsq_h5_sink(const char *dir, const xf_config *cfg, const xf_dat
 	xf_h5_attr_str(&w, w.file, "method", "nlsq");
 	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
 	xf_h5_data_group(&w, ds);
-	write_nlsq_group(&w, cfg, ds, res, surface_threads, sink);
+	write_nlsq_group(&w, ds, res, est, plot_dpi, surface_threads, sink);
 	return xf_h5_close(&w, tmp, path);
 }

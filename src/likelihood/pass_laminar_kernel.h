@@ -3,7 +3,7 @@
  *
  * This file is a template: pass_laminar*.c include it, each compiled for one instruction
  * set, after defining XF_LAMINAR_KERNEL (the name of the block function it makes); the
- * vectors and their functions (SLEEF's cinz sincos and exp, u10) are pass_v8.h's.
+ * vectors and their functions (SLEEF's cinz sincos and exp, u10) are simd/v8.h's.
  *
  * Shape: a block's pairs are taken in chunks of XF_CHUNK. For each chunk the pair-level
  * factors (g1_D with ∂log g1_D, I^γ with ∂I^γ, the data index) are computed once, the
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "likelihood/pass_internal.h"
-#include "likelihood/pass_v8.h"
+#include "model/kernel_v8.h"
 
 /* The argument of sinc in F(Φ): Φ (homodyne) or πΦ (pnas2024). */
 static inline __attribute__((always_inline)) xf_vn vn_sinc_arg(xf_vn phase, int pnas)

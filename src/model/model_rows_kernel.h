@@ -1,5 +1,5 @@
 /* model_rows_kernel.h — c2 of one row of frame pairs, values only, over the native
- * vectors of the build (likelihood/pass_v8.h's xf_vn: the same operations in the same order as model.c's scalar
+ * vectors of the build (simd/v8.h's xf_vn: the same operations in the same order as model.c's scalar
  * pair_g1, with SLEEF's cinz u10 sincos and exp instead of libm's). The surfaces of
  * results.h5 and the plots are computed with it (model.c: xf_model_c2_rows and
  * xf_model_c2_full).
@@ -13,7 +13,7 @@
  * C_i − C_j enters. */
 #include <math.h>
 
-#include "likelihood/pass_v8.h"
+#include "model/kernel_v8.h"
 #include "model/model_rows.h"
 
 void XF_MODEL_ROW(const xf_model_row_ctx *x, int i, int j0, int j1, double *out)

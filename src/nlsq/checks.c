@@ -4,7 +4,6 @@
  * every free parameter is informed by the data, and no screened start ended in a better
  * basin. The quality grade collects every reason a scientist should know about. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,17 +66,6 @@ done:
 	return s2 > 0.0 && d2 >= 0.0 ? sqrt(d2 / s2) : (d2 == 0.0 ? 0.0 : NAN);
 }
 
-static void add_reason(xf_quality *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_reason(xf_quality *q, const char *fmt, ...)
-{
-	if (q->n_reasons >= XF_QUALITY_MAX_REASONS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(q->reasons[q->n_reasons++], sizeof q->reasons[0], fmt, ap);
-	va_end(ap);
-}
-
 static int converged_stop(xf_stop_reason r)
 {
 	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
@@ -94,16 +82,18 @@ static int check_informed(const xf_problem *pr, const xf_fit_point *best, const 
 		double h = best->jtj[(size_t)k * pr->n_full + k],
 		       width = pr->upper[k] - pr->lower[k];
 		if (!(h > 0.0)) {
-			add_reason(q,
-				   "not informed by the data: %s does not change the model (fix "
-				   "it)",
-				   pr->names[k]);
+			xf_quality_add_reason(
+				q,
+				"not informed by the data: %s does not change the model (fix "
+				"it)",
+				pr->names[k]);
 			ok = 0;
 		} else if (!(unc[k] <= width)) {
-			add_reason(q,
-				   "not informed by the data: %s (uncertainty %.3g exceeds its "
-				   "bound width %.3g; fix it or narrow its bounds)",
-				   pr->names[k], unc[k], width);
+			xf_quality_add_reason(
+				q,
+				"not informed by the data: %s (uncertainty %.3g exceeds its "
+				"bound width %.3g; fix it or narrow its bounds)",
+				pr->names[k], unc[k], width);
 			ok = 0;
 		}
 	}
@@ -116,10 +106,11 @@ static int check_informed(const xf_problem *pr, const xf_fit_point *best, const 
 					strcat(names, ", ");
 				strcat(names, pr->names[k]);
 			}
-		add_reason(q,
-			   "rank deficient (JtJ rank %d of %d): the data cannot tell %s apart; "
-			   "their uncertainties are not given (fix one, or narrow its bounds)",
-			   cov_rank, n_free, names);
+		xf_quality_add_reason(
+			q,
+			"rank deficient (JtJ rank %d of %d): the data cannot tell %s apart; "
+			"their uncertainties are not given (fix one, or narrow its bounds)",
+			cov_rank, n_free, names);
 		ok = 0;
 	}
 	return ok;
@@ -144,11 +135,12 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		}
 	int zero_noise = xf_fit_zero_noise(pr, res->residual_sd);
 	if (zero_noise)
-		add_reason(q,
-			   "the residuals vanish (residual sd %.3g): noise-free data leave the "
-			   "noise level unknown, so no uncertainty is given (set "
-			   "optimization.nlsq.sigma)",
-			   res->residual_sd);
+		xf_quality_add_reason(
+			q,
+			"the residuals vanish (residual sd %.3g): noise-free data leave the "
+			"noise level unknown, so no uncertainty is given (set "
+			"optimization.nlsq.sigma)",
+			res->residual_sd);
 	q->all_informed = unc && (zero_noise || check_informed(pr, best, unc, cov_rank, weak_dir,
 							       res->n_free, q));
 	free(unc);
@@ -161,32 +153,37 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	else
 		res->status = "failed";
 	if (!converged_stop(best->stop))
-		add_reason(q, "the optimiser stopped: %s", xf_stop_reason_name(best->stop));
+		xf_quality_add_reason(q, "the optimiser stopped: %s",
+				      xf_stop_reason_name(best->stop));
 	if (!at_optimum)
-		add_reason(q,
-			   "not at a local optimum: one more Gauss-Newton step would move the "
-			   "parameters by %.3g standard errors",
-			   q->distance_se);
+		xf_quality_add_reason(
+			q,
+			"not at a local optimum: one more Gauss-Newton step would move the "
+			"parameters by %.3g standard errors",
+			q->distance_se);
 	for (int k = 0; k < res->n_at_bounds; k++)
-		add_reason(q, "at a bound: %s", res->at_bounds[k]);
+		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)
-		add_reason(q, "single start: other minima were not searched "
-			      "(optimization.nlsq.start_search.enable: false)");
+		xf_quality_add_reason(q, "single start: other minima were not searched "
+					 "(optimization.nlsq.start_search.enable: false)");
 	else if (ctx->search.n_effective < XF_QUALITY_FEW_STARTS)
-		add_reason(q, "few effective starts: %d of %d screened starts got anywhere",
-			   ctx->search.n_effective, ctx->search.n_candidates);
+		xf_quality_add_reason(q,
+				      "few effective starts: %d of %d screened starts got anywhere",
+				      ctx->search.n_effective, ctx->search.n_candidates);
 	double gap = (best->competitor_chi2 - best->chi2) / s2;
 	if (gap > XF_SAME_BASIN_NOISE && gap <= XF_AMBIGUOUS_NOISE)
-		add_reason(q,
-			   "another minimum fits almost as well: chi2 higher by only %.3g "
-			   "noise units",
-			   gap);
+		xf_quality_add_reason(
+			q,
+			"another minimum fits almost as well: chi2 higher by only %.3g "
+			"noise units",
+			gap);
 	if (pr->has_sigma && (res->reduced_chi_squared > XF_SIGMA_CHI2_HIGH ||
 			      res->reduced_chi_squared < XF_SIGMA_CHI2_LOW))
-		add_reason(q,
-			   "reduced chi2 %.3g with the given sigma: sigma or the model does not "
-			   "describe the data",
-			   res->reduced_chi_squared);
+		xf_quality_add_reason(
+			q,
+			"reduced chi2 %.3g with the given sigma: sigma or the model does not "
+			"describe the data",
+			res->reduced_chi_squared);
 	if (strcmp(res->status, "converged"))
 		q->overall = XF_QUALITY_POOR;
 	else

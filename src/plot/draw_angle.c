@@ -6,8 +6,8 @@
  * NaN-aware mean of the cells that fall in it; PLplot draws frames, text and colour bars
  * over them. The data-only page (draw_data.c) still hands PLplot its cells
  * (xf_plot_data_heatmap, at most XF_PLOT_MAX_PIXELS per side). */
-#include "io/surfaces.h"
 #include "plot/plot_internal.h"
+#include "surface/surfaces.h"
 #include "util/select.h"
 #include "xpcsfit/dataset.h"
 
@@ -138,7 +138,7 @@ static inline double cell_at(const cells *c, cell_kind kind, size_t i, size_t j)
 	switch (kind) {
 	case CELL_DATA: return data_at(c, i, j);
 	case CELL_RESID:
-		/* nothing is fitted on row/column 0 and the diagonal (xf_io_mask_unfitted) */
+		/* nothing is fitted on row/column 0 and the diagonal (xf_surface_mask_unfitted) */
 		return i == 0 || j == 0 || i == j ? NAN : data_at(c, i, j) - c->fit[i * c->n + j];
 	default: return i == j ? c->diag[i] : c->fit[i * c->n + j];
 	}
@@ -484,7 +484,7 @@ void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, i
 	map shown = { md.n, malloc((size_t)md.n * md.n * sizeof(double)) };
 	if (shown.v) {
 		memcpy(shown.v, md.v, (size_t)md.n * md.n * sizeof(double));
-		xf_io_mask_unfitted(shown.v, (size_t)md.n);
+		xf_surface_mask_unfitted(shown.v, (size_t)md.n);
 	}
 	double lo, hi;
 	quantiles(shown.v ? &shown : &md, NULL, 0, XF_PLOT_LOW_QUANTILE, XF_PLOT_HIGH_QUANTILE, &lo,

@@ -28,36 +28,15 @@ static int keep_first(int rc, int next)
 	return rc ? rc : next;
 }
 
-/* The angle pages and overview.png through the NLSQ drawing code, with the posterior
- * mean standing in for the fitted values. */
-static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		       const xf_cmc_result *res, xf_error *err)
+/* The angle pages and overview.png through the fit pages' drawing code, the model at
+ * the estimate (the posterior mean, its sd; NaN for fixed parameters). */
+static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
+		       const xf_estimate *est, xf_error *err)
 {
-	if (res->n_phi != ds->n_phi)
+	if (res->n_phi != ds->n_phi || est->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
 			       res->n_phi, ds->n_phi, plots_dir);
-	double *unc = malloc(sizeof(double) * (size_t)(res->n_params ? res->n_params : 1));
-	if (!unc)
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
-	for (int k = 0; k < res->n_params; k++)
-		unc[k] = res->is_fixed[k] ? NAN : res->sd[k];
-	xf_nlsq_result view = {
-		.mode = res->mode,
-		.scaling_mode = res->scaling_mode,
-		.n_params = res->n_params,
-		.names = res->names,
-		.values = res->mean,
-		.uncertainties = unc,
-		.is_fixed = res->is_fixed,
-		.n_phys = res->n_phys,
-		.n_phi = res->n_phi,
-		.phi_deg = res->phi_deg,
-		.contrast = res->contrast,
-		.contrast_unc = res->contrast_sd,
-		.offset = res->offset,
-		.offset_unc = res->offset_sd,
-	};
-	xf_plot_model_ctx ctx = { cfg, ds, &view };
+	xf_plot_model_ctx ctx = { ds, est };
 	const char *units[XF_N_BOUND_SLOTS];
 	for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
 		units[k] = k < res->n_phys ? xf_param_units[k] : "";
@@ -97,22 +76,20 @@ static int draw_angles(const char *plots_dir, const xf_config *cfg, const xf_dat
 		.n_phys = res->n_phys,
 		.names = res->names,
 		.units = units, /* read for the n_phys physical parameters only */
-		.values = res->mean,
-		.uncertainties = unc,
-		.is_fixed = res->is_fixed,
-		.contrast = res->contrast,
-		.contrast_unc = res->contrast_sd,
-		.offset = res->offset,
-		.offset_unc = res->offset_sd,
+		.values = est->values,
+		.uncertainties = est->sd,
+		.is_fixed = est->is_fixed,
+		.contrast = est->contrast,
+		.contrast_unc = est->contrast_sd,
+		.offset = est->offset,
+		.offset_unc = est->offset_sd,
 		.surfaces = xf_plot_model_surfaces,
 		.ctx = &ctx,
 		.workers = 1,
 		.method = "CMC",
 		.run_text = { run0, run1 },
 	};
-	int rc = xf_plot_draw_all(plots_dir, &src, err);
-	free(unc);
-	return rc;
+	return xf_plot_draw_all(plots_dir, &src, err);
 }
 
 static double sigmoid(double u)
@@ -249,17 +226,17 @@ out:
 	return rc;
 }
 
-int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		const xf_cmc_result *res, xf_error *err)
+int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
+			 const xf_estimate *est, int dpi, xf_error *err)
 {
 	if (xf_mkdir_p(plots_dir, err) != 0)
 		return err->code;
-	xf_pl_set_dpi(cfg ? cfg->plot_dpi : 0);
+	xf_pl_set_dpi(dpi);
 	xf_error e = { 0 };
 	int rc = 0;
 	char path[PATH_MAX];
-	if (ds && res->n_draws > 0) /* no posterior mean: no model to draw over the data */
-		rc = keep_first(rc, draw_angles(plots_dir, cfg, ds, res, rc ? &e : err));
+	if (ds && est && res->n_draws > 0) /* no posterior mean: no model over the data */
+		rc = keep_first(rc, draw_angles(plots_dir, ds, res, est, rc ? &e : err));
 	if (xf_path_join(path, sizeof path, plots_dir, "corner.png", err) != 0)
 		return err->code;
 	rc = keep_first(rc, xf_plot_cmc_corner(path, res, rc ? &e : err));

@@ -1,8 +1,8 @@
 /* plot_data.c — `xpcsfit plot --config`: the selected data drawn without a fit, through
  * the same driver as a fit's plots (plot_nlsq.c: one N×N map in memory per worker,
  * forked workers, every PNG written atomically) with the pages of draw_data.c. */
-#include "io/surfaces.h"
 #include "plot/plot_internal.h"
+#include "surface/surfaces.h"
 #include "xpcsfit/plot.h"
 
 #include <math.h>
@@ -13,7 +13,7 @@ static int data_surfaces(void *ctx, int a, double *data, double *fit, xf_error *
 {
 	const xf_dataset *ds = ctx;
 	(void)err;
-	xf_io_data_surface(ds, a, data);
+	xf_surface_data(ds, a, data);
 	size_t nn = (size_t)ds->n_frames * (size_t)ds->n_frames;
 	for (size_t k = 0; k < nn; k++)
 		fit[k] = NAN;

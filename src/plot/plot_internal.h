@@ -6,9 +6,9 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/nlsq.h"
 
 /* page sizes in pixels */
@@ -59,13 +59,11 @@ typedef struct xf_plot_src {
 } xf_plot_src;
 
 /* The surfaces of a fit in memory (xf_plot_src.surfaces): data from the packed
- * triangles, fit from the model at res's physical values and per-angle scaling. CMC
- * passes a view of its posterior mean as an xf_nlsq_result, so both methods draw the
- * model the same way. */
+ * triangles, fit from the model at the estimate (its grid, values and per-angle
+ * scaling), so both methods draw the model the same way (adr/0044). */
 typedef struct xf_plot_model_ctx {
-	const xf_config *cfg;
 	const xf_dataset *ds;
-	const xf_nlsq_result *res;
+	const xf_estimate *est;
 } xf_plot_model_ctx;
 
 int xf_plot_model_surfaces(void *ctx, int a, double *data, double *fit, xf_error *err);
@@ -77,8 +75,8 @@ typedef struct xf_plot_nlsq_src {
 	const char *units[XF_N_PHYS + 64];
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof(((xf_quality *)0)->reasons[0])];
 } xf_plot_nlsq_src;
-void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_config *cfg, const xf_dataset *ds,
-			   const xf_nlsq_result *res, int workers);
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_nlsq_result *res,
+			   const xf_estimate *est, int workers);
 
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */
 typedef struct xf_plot_cuts {

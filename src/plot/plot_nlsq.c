@@ -4,8 +4,8 @@
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
-#include "io/surfaces.h"
 #include "plot/plot_internal.h"
+#include "surface/surfaces.h"
 #include "xpcsfit/plot.h"
 
 #include <errno.h>
@@ -232,8 +232,8 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *err)
 {
 	xf_plot_model_ctx *c = p;
-	xf_io_data_surface(c->ds, a, data);
-	if (xf_io_fit_surface(c->cfg, c->ds, c->res, a, fit) != 0)
+	xf_surface_data(c->ds, a, data);
+	if (xf_surface_fit(c->est, c->ds, a, fit) != 0)
 		return xf_fail(err, XF_ERR_DATA,
 			       "model evaluation failed for the plot of "
 			       "angle %d",
@@ -241,20 +241,14 @@ int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *
 	return 0;
 }
 
-int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		 const xf_nlsq_result *res, xf_error *err)
-{
-	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
-}
-
-void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_config *cfg, const xf_dataset *ds,
-			   const xf_nlsq_result *res, int workers)
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_nlsq_result *res,
+			   const xf_estimate *est, int workers)
 {
 	int max_units = (int)(sizeof s->units / sizeof s->units[0]);
 	int n_units = res->n_params < max_units ? res->n_params : 0;
 	for (int k = 0; k < n_units; k++)
 		s->units[k] = k < res->n_phys ? xf_param_units[k] : "";
-	s->ctx = (xf_plot_model_ctx){ cfg, ds, res };
+	s->ctx = (xf_plot_model_ctx){ ds, est };
 	xf_plot_join_reasons(&res->quality, s->reasons, sizeof s->reasons);
 	s->src = (xf_plot_src){
 		.n_phi = ds->n_phi,
@@ -289,17 +283,17 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_config *cfg, const xf_d
 	};
 }
 
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err)
+int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_nlsq_result *res,
+			  const xf_estimate *est, int dpi, int workers, xf_error *err)
 {
 	if (res->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
 			       res->n_phi, ds->n_phi, plots_dir);
-	xf_pl_set_dpi(cfg->plot_dpi);
+	xf_pl_set_dpi(dpi);
 	xf_plot_nlsq_src *s = malloc(sizeof *s);
 	if (!s)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
-	xf_plot_nlsq_src_init(s, cfg, ds, res, workers);
+	xf_plot_nlsq_src_init(s, ds, res, est, workers);
 	int rc = xf_plot_draw_all(plots_dir, &s->src, err);
 	free(s);
 	return rc;

@@ -183,9 +183,9 @@ static void stream_free(xf_plot_stream *s)
 	free(s);
 }
 
-xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_config *cfg,
-				     const xf_dataset *ds, const xf_nlsq_result *res, int workers,
-				     xf_error *err)
+xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds,
+				     const xf_nlsq_result *res, const xf_estimate *est, int dpi,
+				     int workers, xf_error *err)
 {
 	if (ds->n_phi < 1 || ds->n_frames < 3 || res->n_phi != ds->n_phi) {
 		xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s", ds->n_phi,
@@ -200,9 +200,9 @@ xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_config *cfg
 		return NULL;
 	}
 	snprintf(s->dir, sizeof s->dir, "%s", plots_dir);
-	xf_pl_set_dpi(cfg->plot_dpi);
+	xf_pl_set_dpi(dpi);
 	int n_phi = ds->n_phi;
-	xf_plot_nlsq_src_init(&s->ns, cfg, ds, res, workers);
+	xf_plot_nlsq_src_init(&s->ns, ds, res, est, workers);
 	s->workers = workers > 1 ? (workers < n_phi ? workers : n_phi) : 0;
 	/* a batch of the writer (one angle per thread, threads = workers) in the slots while
 	 * each drawing process holds one */

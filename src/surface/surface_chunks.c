@@ -1,6 +1,6 @@
 /* surface_chunks.c — compute and compress one chunk of the result surfaces
  * (surface_chunks.h). Runs on worker threads: touches no HDF5 state. */
-#include "io/surface_chunks.h"
+#include "surface/surface_chunks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,8 +78,8 @@ static int deflate_floats(const float *v, size_t n, int level, unsigned char *sc
 	return st == Z_STREAM_END ? 0 : -1;
 }
 
-int xf_io_surface_chunk_from(const xf_dataset *ds, const double *fit, int deflate_level,
-			     xf_surface_chunk *c)
+int xf_surface_chunk_from(const xf_dataset *ds, const double *fit, int deflate_level,
+			  xf_surface_chunk *c)
 {
 	size_t n = (size_t)ds->n_frames, m = c->chunk_rows * n;
 	int a = c->angle;
@@ -123,8 +123,8 @@ done:
 	return c->failed ? -1 : 0;
 }
 
-int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-			int deflate_level, xf_surface_chunk *c)
+int xf_surface_chunk_compute(const xf_estimate *est, const xf_dataset *ds, int deflate_level,
+			     xf_surface_chunk *c)
 {
 	size_t n = (size_t)ds->n_frames;
 	int a = c->angle;
@@ -132,21 +132,17 @@ int xf_io_surface_chunk(const xf_config *cfg, const xf_dataset *ds, const xf_nls
 	c->failed = 1;
 	if (!fit)
 		return -1;
-	xf_model_grid grid = { res->mode,    cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
-			       ds->n_frames, ds->dt_s,
-			       ds->q,	     cfg ? cfg->gap_A : 2e6 };
-	double theta[XF_N_PHYS] = { 0 };
-	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
-		theta[k] = res->values[k];
-	int rc = xf_model_c2_rows(&grid, theta, ds->phi_deg[a], res->contrast[a], res->offset[a],
-				  (int)c->row0, (int)c->row1, fit);
+	double theta[XF_N_PHYS];
+	xf_estimate_theta(est, theta);
+	int rc = xf_model_c2_rows(&est->grid, theta, ds->phi_deg[a], est->contrast[a],
+				  est->offset[a], (int)c->row0, (int)c->row1, fit);
 	if (rc == 0)
-		rc = xf_io_surface_chunk_from(ds, fit, deflate_level, c);
+		rc = xf_surface_chunk_from(ds, fit, deflate_level, c);
 	free(fit);
 	return rc ? -1 : 0;
 }
 
-void xf_io_surface_chunk_free(xf_surface_chunk *c)
+void xf_surface_chunk_free(xf_surface_chunk *c)
 {
 	for (int s = 0; s < XF_N_SURFACES; s++) {
 		free(c->bytes[s]);

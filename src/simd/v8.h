@@ -1,8 +1,8 @@
-/* pass_v8.h — the vectors of the likelihood kernels (adr/0035): 8 logical fp64 lanes made
+/* v8.h — the vectors of the model and likelihood kernels (adr/0035, adr/0044): 8 logical fp64 lanes made
  * of native vectors (xf_vn: one AVX-512, two AVX2 or four SSE2 registers), loads, masks,
  * the lane sum in one fixed order, and the functions the kernels need per lane (sin and
- * cos, exp, sqrt) and per frame pair (kernel.h's xf_pair_integral and xf_pair_diffusion
- * over one native vector of pairs).
+ * cos, exp, sqrt). The per-pair functions over one native vector of pairs are
+ * model/kernel_v8.h's. This floor knows no model: model/ and likelihood/ sit above it.
  *
  * Every file that includes it is compiled for one instruction set (baseline x86-64,
  * AVX2, AVX-512; CMakeLists.txt) and gets the widest registers of that set. The results
@@ -10,8 +10,8 @@
  * off, -ffp-contract=off), and sin, cos and exp are SLEEF's cinz ("deterministic, no FMA")
  * u10 variants (≤ 1.0 ULP), whose sse2, avx, avx512fnofma and purec versions return the
  * same bits (adr/0035). */
-#ifndef XPCSFIT_LIKELIHOOD_PASS_V8_H
-#define XPCSFIT_LIKELIHOOD_PASS_V8_H
+#ifndef XPCSFIT_SIMD_V8_H
+#define XPCSFIT_SIMD_V8_H
 
 #include <math.h>
 #include <string.h>
@@ -20,8 +20,6 @@
 #include <immintrin.h>
 #endif
 #include <sleef.h>
-
-#include "model/kernel.h"
 
 #define XF_LANES 8 /* logical lanes: the same on every instruction set */
 
@@ -154,32 +152,6 @@ static inline __attribute__((always_inline)) double v8_sum(const double lanes[XF
 {
 	const double *v = lanes;
 	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-
-/* kernel.h's xf_pair_integral for one native vector of pairs, with the same operations in the same order,
- * from diff = C_i − C_j and ddiff[m] = ∂C_i − ∂C_j of each pair. */
-static inline __attribute__((always_inline)) xf_vn
-vn_pair_integral(xf_vn diff, const xf_vn ddiff[3], xf_vn d_integral[3])
-{
-	xf_vn integral = vn_sqrt(diff * diff + XF_INTEGRAL_EPS2);
-	xf_vn k = diff / integral;
-	for (int m = 0; m < 3; m++)
-		d_integral[m] = k * ddiff[m];
-	return integral;
-}
-
-/* kernel.h's xf_pair_diffusion for one native vector of pairs (exp: SLEEF's instead of libm's), from the
- * differences of C^D and its derivatives; w = ½q²dt. */
-static inline __attribute__((always_inline)) xf_vn
-vn_pair_diffusion(double w, xf_vn diff, const xf_vn ddiff[3], xf_vn dlog_g1d[3])
-{
-	xf_vn di[3];
-	xf_vn integral = vn_pair_integral(diff, ddiff, di);
-	xf_vn log_g1d = -w * integral;
-	xf_mn clip = log_g1d < XF_LOG_G1_MIN; /* g1_D = exp(−700), no slope */
-	for (int m = 0; m < 3; m++)
-		dlog_g1d[m] = vn_keep(~clip, -w * di[m]);
-	return vn_exp(vn_select(clip, (xf_vn){ 0 } + XF_LOG_G1_MIN, log_g1d));
 }
 
 #endif

@@ -1,0 +1,64 @@
+/* estimate.h — the result of a fit whatever the method (adr/0044): names, units, values
+ * with their uncertainties (sd, covariance) or a posterior's draws and summaries, the
+ * per-angle scaling, the model grid the values belong to, the method and its route, and
+ * the quality. NLSQ and CMC each convert their result into one (xf_estimate_from_nlsq in
+ * nlsq/, xf_estimate_from_cmc in cmc/); the surfaces, plots and result files read it, so
+ * nothing past the method rebuilds the geometry from the config or dresses one method's
+ * result as another's. */
+#ifndef XPCSFIT_ESTIMATE_H
+#define XPCSFIT_ESTIMATE_H
+
+#include "xpcsfit/error.h"
+#include "xpcsfit/model.h"
+#include "xpcsfit/params.h"
+#include "xpcsfit/quality.h"
+
+/* wall time of one stage of the method ("load", "fit", "sampling", "combination", ...) */
+typedef struct xf_estimate_stage {
+	char name[32];
+	double seconds;
+} xf_estimate_stage;
+
+#define XF_ESTIMATE_MAX_STAGES 16
+
+typedef struct xf_estimate {
+	char method[16]; /* "nlsq" | "cmc" */
+	/* how the method got it: "nlsq", "posterior: importance", "posterior: nuts", "cmc" */
+	char route[64];
+	xf_model_grid grid;    /* the geometry the values belong to (mode, shear model, N, dt, q,
+			     * gap): what the surfaces and plots evaluate the model on */
+	char scaling_mode[32]; /* the per-angle mode used ("auto", "individual", ...) */
+	/* every parameter in canonical order: the mode's physical ones, then the scaling
+	 * coefficients */
+	int n_params, n_phys;
+	char **names;
+	const char **units; /* static strings ("" for the scaling coefficients) */
+	double *values;	    /* point estimate, or the posterior mean */
+	double *sd;	    /* standard error, or the posterior sd; NaN for fixed parameters */
+	double *covariance; /* n_params² row-major, or NULL */
+	int *is_fixed;
+	/* a posterior's draws (n_draws 0: a point estimate) and its summaries */
+	int n_draws;
+	const double *draws;	    /* [n_draws][n_params], borrowed from the result */
+	double *median, *q05, *q95; /* [n_params], or NULL for a point estimate */
+	/* per angle (the data's order) */
+	int n_phi;
+	double *phi_deg, *contrast, *contrast_sd, *offset, *offset_sd;
+	/* the verdict */
+	char status[32]; /* "converged" | "max_iterations" | "failed" */
+	xf_quality quality;
+	int n_stages;
+	xf_estimate_stage stages[XF_ESTIMATE_MAX_STAGES];
+} xf_estimate;
+
+/* Allocate e's arrays for n_params parameters and n_phi angles (summaries: median, q05,
+ * q95 too), zeroed; names empty strings. Returns 0 or XF_ERR_NOMEM (e freed). */
+int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf_error *err);
+/* Frees what e owns (not the draws) and zeroes it; a zeroed e is fine. */
+void xf_estimate_free(xf_estimate *e);
+/* Record one stage's wall time (past XF_ESTIMATE_MAX_STAGES: dropped). */
+void xf_estimate_add_stage(xf_estimate *e, const char *name, double seconds);
+/* The 7 model values of theta (the model reads 7 whatever the mode; zeros past n_phys). */
+void xf_estimate_theta(const xf_estimate *e, double theta[XF_N_PHYS]);
+
+#endif

@@ -1,0 +1,166 @@
+/* results_config.c — the CLI's adapters from a loaded config to the result layers
+ * (results_config.h, adr/0044): the one place where the config becomes the model grid of
+ * the outputs (xf_config_model_grid), the run's xf_output_info, and each method's
+ * estimate. outputs/, io/ and plot/ below take those and never read the config. */
+#include "xpcsfit/plot.h"
+#include "xpcsfit/results_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int xf_output_info_from_config(const xf_config *cfg, const char *method, xf_output_info *info,
+			       xf_error *err)
+{
+	memset(info, 0, sizeof *info);
+	if (!cfg)
+		return 0;
+	int cmc = method && !strcmp(method, "cmc");
+	info->config_path = cfg->source_path;
+	info->plot_dpi = cfg->plot_dpi;
+	info->loss = xf_loss_name(cfg->nlsq.loss);
+	info->loss_linear = cfg->nlsq.loss == XF_LOSS_LINEAR;
+	info->f_scale = cfg->nlsq.f_scale;
+	info->per_angle_mode =
+		xf_scaling_mode_name(cmc ? cfg->cmc.per_angle_mode : cfg->nlsq.per_angle_mode);
+	info->max_tree_depth = cfg->cmc.max_tree_depth;
+	info->dense_mass = cfg->cmc.dense_mass;
+	info->nlsq_informed_priors = cfg->cmc.use_nlsq_informed_priors;
+	if (cfg->n_overrides == 0)
+		return 0;
+	xf_output_override *o = calloc(cfg->n_overrides, sizeof *o);
+	if (!o)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the overrides");
+	for (size_t k = 0; k < cfg->n_overrides; k++)
+		o[k] = (xf_output_override){ cfg->overrides[k].option, cfg->overrides[k].key,
+					     cfg->overrides[k].value };
+	info->overrides = o;
+	info->n_overrides = cfg->n_overrides;
+	return 0;
+}
+
+void xf_output_info_free(xf_output_info *info)
+{
+	free((void *)info->overrides);
+	memset(info, 0, sizeof *info);
+}
+
+/* est and info of an NLSQ result fitted to ds with cfg; 0 or an error code (nothing to
+ * free then) */
+static int nlsq_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
+		       xf_estimate *est, xf_output_info *info, xf_error *err)
+{
+	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
+	if (xf_estimate_from_nlsq(res, &grid, est, err) != 0)
+		return err->code;
+	if (xf_output_info_from_config(cfg, "nlsq", info, err) != 0) {
+		xf_estimate_free(est);
+		return err->code;
+	}
+	return 0;
+}
+
+static void release(xf_estimate *est, xf_output_info *info)
+{
+	xf_estimate_free(est);
+	xf_output_info_free(info);
+}
+
+int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
+{
+	xf_estimate est;
+	xf_output_info info;
+	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+		return err->code;
+	int rc = xf_outputs_write_nlsq(dir, &info, ds, res, &est, opt, err);
+	release(&est, &info);
+	return rc;
+}
+
+int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			     const xf_nlsq_result *res, int surface_threads, xf_error *err)
+{
+	xf_estimate est;
+	xf_output_info info;
+	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+		return err->code;
+	int rc = xf_io_write_nlsq_results_h5(dir, &info, ds, res, &est, surface_threads, err);
+	release(&est, &info);
+	return rc;
+}
+
+int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			       const xf_nlsq_result *res, xf_error *err)
+{
+	xf_output_info info;
+	if (xf_output_info_from_config(cfg, "nlsq", &info, err) != 0)
+		return err->code;
+	int rc = xf_io_write_nlsq_json(dir, &info, ds, res, err);
+	xf_output_info_free(&info);
+	return rc;
+}
+
+int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+			  const xf_nlsq_result *res, int workers, xf_error *err)
+{
+	xf_estimate est;
+	xf_output_info info;
+	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+		return err->code;
+	int rc = xf_plot_nlsq_estimate(plots_dir, ds, res, &est, info.plot_dpi, workers, err);
+	release(&est, &info);
+	return rc;
+}
+
+int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		 const xf_nlsq_result *res, xf_error *err)
+{
+	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
+}
+
+/* est and info of a CMC result sampled on ds with cfg */
+static int cmc_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
+		      xf_estimate *est, xf_output_info *info, xf_error *err)
+{
+	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
+	if (xf_estimate_from_cmc(res, &grid, est, err) != 0)
+		return err->code;
+	if (xf_output_info_from_config(cfg, "cmc", info, err) != 0) {
+		xf_estimate_free(est);
+		return err->code;
+	}
+	return 0;
+}
+
+int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err)
+{
+	xf_estimate est;
+	xf_output_info info;
+	if (cmc_inputs(cfg, ds, res, &est, &info, err) != 0)
+		return err->code;
+	int rc = xf_outputs_write_cmc(dir, &info, ds, res, &est, opt, err);
+	release(&est, &info);
+	return rc;
+}
+
+int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		const xf_cmc_result *res, xf_error *err)
+{
+	int dpi = cfg ? cfg->plot_dpi : 0;
+	if (!ds)
+		return xf_plot_cmc_estimate(plots_dir, NULL, res, NULL, dpi, err);
+	xf_estimate est;
+	xf_output_info info;
+	if (cmc_inputs(cfg, ds, res, &est, &info, err) != 0)
+		return err->code;
+	int rc = xf_plot_cmc_estimate(plots_dir, ds, res, &est, dpi, err);
+	release(&est, &info);
+	return rc;
+}
+
+int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+			  const xf_config *cfg, const xf_dataset *ds, xf_error *err)
+{
+	return xf_io_check_nlsq(dir, res, o, cfg->mode, ds, err);
+}

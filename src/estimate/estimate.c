@@ -1,0 +1,81 @@
+/* estimate.c — allocation, freeing and small accessors of the method-neutral estimate
+ * (estimate.h). The converters from a method's result live with the method. */
+#include "xpcsfit/estimate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double *zeros(size_t n)
+{
+	return calloc(n ? n : 1, sizeof(double));
+}
+
+int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf_error *err)
+{
+	memset(e, 0, sizeof *e);
+	size_t np = (size_t)(n_params > 0 ? n_params : 0), na = (size_t)(n_phi > 0 ? n_phi : 0);
+	e->n_params = n_params;
+	e->n_phi = n_phi;
+	e->names = calloc(np ? np : 1, sizeof *e->names);
+	e->units = calloc(np ? np : 1, sizeof *e->units);
+	e->is_fixed = calloc(np ? np : 1, sizeof *e->is_fixed);
+	e->values = zeros(np);
+	e->sd = zeros(np);
+	e->phi_deg = zeros(na);
+	e->contrast = zeros(na);
+	e->contrast_sd = zeros(na);
+	e->offset = zeros(na);
+	e->offset_sd = zeros(na);
+	int ok = e->names && e->units && e->is_fixed && e->values && e->sd && e->phi_deg &&
+		 e->contrast && e->contrast_sd && e->offset && e->offset_sd;
+	if (ok && summaries) {
+		e->median = zeros(np);
+		e->q05 = zeros(np);
+		e->q95 = zeros(np);
+		ok = e->median && e->q05 && e->q95;
+	}
+	if (!ok) {
+		xf_estimate_free(e);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the estimate (%d parameters)",
+			       n_params);
+	}
+	return 0;
+}
+
+void xf_estimate_free(xf_estimate *e)
+{
+	for (int k = 0; e->names && k < e->n_params; k++)
+		free(e->names[k]);
+	free(e->names);
+	free(e->units);
+	free(e->is_fixed);
+	free(e->values);
+	free(e->sd);
+	free(e->covariance);
+	free(e->median);
+	free(e->q05);
+	free(e->q95);
+	free(e->phi_deg);
+	free(e->contrast);
+	free(e->contrast_sd);
+	free(e->offset);
+	free(e->offset_sd);
+	memset(e, 0, sizeof *e);
+}
+
+void xf_estimate_add_stage(xf_estimate *e, const char *name, double seconds)
+{
+	if (e->n_stages >= XF_ESTIMATE_MAX_STAGES)
+		return;
+	xf_estimate_stage *s = &e->stages[e->n_stages++];
+	snprintf(s->name, sizeof s->name, "%s", name);
+	s->seconds = seconds;
+}
+
+void xf_estimate_theta(const xf_estimate *e, double theta[XF_N_PHYS])
+{
+	int n = e->n_phys < XF_N_PHYS ? e->n_phys : XF_N_PHYS;
+	for (int k = 0; k < XF_N_PHYS; k++)
+		theta[k] = k < n && e->values ? e->values[k] : 0.0;
+}

@@ -1,0 +1,69 @@
+/* estimate.c — an NLSQ result as the method-neutral estimate (estimate.h): the fitted
+ * values with their standard errors and covariance, the per-angle scaling, the quality,
+ * and the stage timings; route "nlsq". */
+#include "xpcsfit/estimate.h"
+#include "xpcsfit/nlsq.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void copy(double *dst, const double *src, int n)
+{
+	if (src && n > 0)
+		memcpy(dst, src, sizeof(double) * (size_t)n);
+}
+
+/* per-angle scaling: NaN where the result has none (a failed fit), as the model then
+ * draws nothing */
+static void copy_or_nan(double *dst, const double *src, int n)
+{
+	for (int k = 0; k < n; k++)
+		dst[k] = src ? src[k] : NAN;
+}
+
+int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, xf_estimate *e,
+			  xf_error *err)
+{
+	if (xf_estimate_alloc(e, res->n_params, res->n_phi, 0, err) != 0)
+		return err->code;
+	snprintf(e->method, sizeof e->method, "nlsq");
+	snprintf(e->route, sizeof e->route, "nlsq");
+	e->grid = *grid;
+	e->grid.mode = res->mode;
+	snprintf(e->scaling_mode, sizeof e->scaling_mode, "%s",
+		 xf_scaling_mode_used_name(res->scaling_mode));
+	e->n_phys = res->n_phys;
+	size_t np = (size_t)res->n_params;
+	for (int k = 0; k < res->n_params; k++) {
+		e->names[k] = strdup(res->names && res->names[k] ? res->names[k] : "");
+		e->units[k] = k < res->n_phys && k < XF_N_BOUND_SLOTS ? xf_param_units[k] : "";
+		e->is_fixed[k] = res->is_fixed ? res->is_fixed[k] : 0;
+		if (!e->names[k]) {
+			xf_estimate_free(e);
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the estimate");
+		}
+	}
+	copy(e->values, res->values, res->n_params);
+	copy(e->sd, res->uncertainties, res->n_params);
+	if (res->covariance && np > 0) {
+		e->covariance = malloc(sizeof(double) * np * np);
+		if (!e->covariance) {
+			xf_estimate_free(e);
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the estimate");
+		}
+		memcpy(e->covariance, res->covariance, sizeof(double) * np * np);
+	}
+	copy(e->phi_deg, res->phi_deg, res->n_phi);
+	copy_or_nan(e->contrast, res->contrast, res->n_phi);
+	copy(e->contrast_sd, res->contrast_unc, res->n_phi);
+	copy_or_nan(e->offset, res->offset, res->n_phi);
+	copy(e->offset_sd, res->offset_unc, res->n_phi);
+	snprintf(e->status, sizeof e->status, "%s", res->status ? res->status : "failed");
+	e->quality = res->quality;
+	xf_estimate_add_stage(e, "load", res->time_load_s);
+	xf_estimate_add_stage(e, "fit", res->time_fit_s);
+	xf_estimate_add_stage(e, "total", res->time_total_s);
+	return 0;
+}

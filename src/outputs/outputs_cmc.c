@@ -1,0 +1,60 @@
+/* outputs_cmc.c — the result directory of a CMC run (outputs.h): results.h5 (/cmc), then
+ * the plots, report.html, parameters.json and run.log in outputs_common.c's order. The
+ * angle pages draw the model at the posterior's estimate (adr/0044). */
+#include "io/io_internal.h"
+#include "io/report_html.h"
+#include "outputs/outputs_internal.h"
+#include "util/interrupt.h"
+#include "xpcsfit/plot.h"
+#include "xpcsfit/results.h"
+
+typedef struct cmc_ctx {
+	const xf_output_info *info;
+	const xf_dataset *ds;
+	const xf_cmc_result *res;
+	const xf_estimate *est;
+} cmc_ctx;
+
+static int cmc_plots(const char *plots_dir, void *p, xf_error *err)
+{
+	cmc_ctx *c = p;
+	return xf_plot_cmc_estimate(plots_dir, c->ds, c->res, c->est, c->info->plot_dpi, err);
+}
+
+static int cmc_json(const char *dir, void *p, int with_plots, xf_error *err)
+{
+	cmc_ctx *c = p;
+	(void)with_plots;
+	return xf_io_write_cmc_json(dir, c->info, c->ds, c->res, err);
+}
+
+static int cmc_report(const char *dir, void *p, int with_plots, xf_error *err)
+{
+	cmc_ctx *c = p;
+	return xf_report_html_cmc(dir, c->info, c->ds, c->res, with_plots, err);
+}
+
+int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
+			 const xf_cmc_result *res, const xf_estimate *est,
+			 const xf_output_options *opt, xf_error *err)
+{
+	if (xf_mkdir_p(dir, err) != 0)
+		return err->code;
+	xf_phase("results.h5", 0);
+	if (xf_io_write_cmc_h5(dir, ds, res, err) != 0)
+		return err->code;
+	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
+		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),
+		res->n_kept, res->n_shards, res->n_draws);
+	char how[512];
+	xf_cmc_route_describe(res, how, sizeof how);
+	xf_info("cmc: route: %s", how);
+	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s (importance route "
+		"%.3f s, exact NUTS %.3f s)",
+		res->time_sampling_s, res->time_combine_s, res->time_total_s, res->time_approx_s,
+		res->time_nuts_s);
+	xf_info("results written to %s", dir);
+	cmc_ctx c = { info, ds, res, est };
+	return xf_outputs_write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json,
+				     cmc_report, err);
+}
