@@ -21,19 +21,6 @@
 #define XF_NUM_CHAINS_MAX      1024    /* optimization.cmc.per_shard_mcmc.num_chains */
 #define XF_NUM_DRAWS_MAX       1000000 /* num_warmup and num_samples of per_shard_mcmc */
 
-/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
- * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
-typedef enum xf_loss {
-	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
-	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
-	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
-	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
-	XF_LOSS_ARCTAN,	    /* arctan(z) */
-} xf_loss;
-
-/* "linear", "soft_l1", ... */
-const char *xf_loss_name(xf_loss loss);
-
 typedef struct xf_nlsq_options {
 	int max_iterations;		/* 1000 */
 	double xtol, gtol, ftol;	/* 1e-8 each; ftol alias "tolerance" */

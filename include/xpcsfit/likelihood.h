@@ -16,7 +16,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/model.h"

@@ -1,5 +1,6 @@
 /* params.h — names, canonical order, aliases and default bounds of the model parameters
- * (spec/model.md), the per-angle scaling modes and the bound/prior record of a parameter.
+ * (spec/model.md), the per-angle scaling modes, the bound/prior record of a parameter and
+ * the robust losses: the basic types the problem request (request.h) is made of.
  * Index order is the canonical order used in every output. */
 #ifndef XPCSFIT_PARAMS_H
 #define XPCSFIT_PARAMS_H
@@ -49,6 +50,19 @@ typedef struct xf_bound {
 	double prior_mu;    /* given, or the middle of the bounds */
 	double prior_sigma; /* given, or a quarter of the bound width */
 } xf_bound;
+
+/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
+ * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
+typedef enum xf_loss {
+	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
+	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
+	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
+	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
+	XF_LOSS_ARCTAN,	    /* arctan(z) */
+} xf_loss;
+
+/* "linear", "soft_l1", ... */
+const char *xf_loss_name(xf_loss loss);
 
 /* canonical names, index = enum xf_param (contrast, offset at 7, 8) */
 extern const char *const xf_param_names[XF_N_BOUND_SLOTS];

@@ -1,22 +1,10 @@
 /* config_defaults.c — the default of every config key (spec/config.md, model.md bounds),
- * freeing a config, start values, and the names of the losses. */
+ * freeing a config and start values. */
 #include "device/policy.h"
 #include "config/config_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *xf_loss_name(xf_loss loss)
-{
-	switch (loss) {
-	case XF_LOSS_LINEAR: return "linear";
-	case XF_LOSS_SOFT_L1: return "soft_l1";
-	case XF_LOSS_HUBER: return "huber";
-	case XF_LOSS_CAUCHY: return "cauchy";
-	case XF_LOSS_ARCTAN: return "arctan";
-	}
-	return "unknown";
-}
 
 void xf_cfg_default_prior(xf_bound *b)
 {

@@ -1,5 +1,5 @@
 /* params.c — parameter names, aliases, default bounds and template values (model.md), and
- * the names of the per-angle scaling modes. */
+ * the names of the per-angle scaling modes and of the robust losses. */
 #include "xpcsfit/params.h"
 
 #include <string.h>
@@ -72,6 +72,18 @@ const char *xf_scaling_mode_name(xf_scaling_mode mode)
 	case XF_SCALING_CONSTANT: return "constant";
 	case XF_SCALING_FOURIER: return "fourier";
 	case XF_SCALING_FOLLOW_NLSQ: return "follow_nlsq";
+	}
+	return "unknown";
+}
+
+const char *xf_loss_name(xf_loss loss)
+{
+	switch (loss) {
+	case XF_LOSS_LINEAR: return "linear";
+	case XF_LOSS_SOFT_L1: return "soft_l1";
+	case XF_LOSS_HUBER: return "huber";
+	case XF_LOSS_CAUCHY: return "cauchy";
+	case XF_LOSS_ARCTAN: return "arctan";
 	}
 	return "unknown";
 }
