@@ -1,6 +1,6 @@
 /* test_likelihood.c — the shared likelihood pass: streamed χ², JᵀJ and Jᵀr against an
  * explicit per-point Jacobian in every scaling mode, on all pairs and on subsampled pair
- * sets; pair-set sampling; the scaling type records. */
+ * sets; pair-set sampling; the scaling type records; χ² at many points in one sweep. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -384,6 +384,112 @@ static void test_scaling_types(void **state)
 	assert_true(t->held_at_start);
 }
 
+/* χ² at many points in one sweep (xf_lik_eval_values, the importance route's pass): at n
+ * points (perturbed around a start; batches of XF_LIK_BATCH, a partial last batch, more
+ * than two batches) each value is bit for bit the χ² of xf_lik_eval at that point, inline
+ * and on a 2-thread pool, on all pairs and on a sampled pair set; a point whose χ² is
+ * not finite (a NaN parameter) is +∞ there and leaves its neighbours' bits alone. */
+static void check_eval_values(xf_mode mode, size_t sample)
+{
+	xf_model_grid g = { mode, XF_SHEAR_HOMODYNE, 200, 0.01, 0.0054, 2e6 };
+	const double phi[5] = { -30, 0, 15, 60, 90 };
+	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 13, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	xf_problem pr;
+	xf_error err = { 0 };
+	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	xf_pairset ps;
+	if (sample)
+		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 9, XF_RNG_SCREEN), 0);
+	else
+		xf_pairset_all(&ps, ds.n_frames);
+	assert_true(ps.n_pairs > 2 * XF_PAIRS_PER_BLOCK); /* several blocks, a partial last */
+	int nf = pr.n_full;
+	enum { MAX_N = 40 };
+	double *x = malloc(sizeof(double) * MAX_N * nf);
+	assert_non_null(x);
+	/* deterministic perturbations of a few percent around the start, each parameter
+	 * kept inside its bounds */
+	for (int i = 0; i < MAX_N; i++)
+		for (int k = 0; k < nf; k++) {
+			double v = pr.start[k], w = pr.upper[k] - pr.lower[k];
+			double u = sin(1.7 * (i + 1) + 0.9 * (k + 1)); /* in [−1, 1] */
+			v += 0.03 * u * (isfinite(w) ? w : fabs(v) + 1.0);
+			if (v < pr.lower[k])
+				v = pr.lower[k];
+			if (v > pr.upper[k])
+				v = pr.upper[k];
+			x[(size_t)i * nf + k] = v;
+		}
+	for (int i = 0; i < MAX_N; i++)
+		x[(size_t)i * nf + XF_P_D0] = 900.0 + 25.0 * i; /* distinct χ² at every point */
+	const int counts[5] = { 1, 5, 16, 17, 40 };
+	const int threads[2] = { 0, 2 };
+	double ref[MAX_N], got[MAX_N];
+	for (int run = 0; run < 2; run++) {
+		xf_pool *pool = threads[run] ? xf_pool_create(threads[run]) : NULL;
+		xf_lik *lik = xf_lik_create(&pr, &ps, pool, &err);
+		assert_non_null(lik);
+		for (int i = 0; i < MAX_N; i++) {
+			xf_lik_out out = { 0.0, NULL, NULL, 0.0 };
+			assert_int_equal(xf_lik_eval(lik, x + (size_t)i * nf, &out), 0);
+			ref[i] = out.chi2;
+			assert_true(isfinite(ref[i]) && ref[i] > 0.0);
+			if (i > 0 && ref[i] == ref[i - 1])
+				fail_msg("points %d and %d have the same chi2 %.17g", i - 1, i,
+					 ref[i]);
+		}
+		for (int c = 0; c < 5; c++) {
+			int n = counts[c];
+			for (int i = 0; i < MAX_N; i++)
+				got[i] = NAN;
+			assert_int_equal(xf_lik_eval_values(lik, n, x, got), 0);
+			for (int i = 0; i < n; i++)
+				if (memcmp(&got[i], &ref[i], sizeof(double)))
+					fail_msg("%s, sample %zu, %d threads, n %d: point %d chi2 "
+						 "%.17g, one pass %.17g",
+						 mode == XF_MODE_STATIC ? "static" : "laminar",
+						 sample, threads[run], n, i, got[i], ref[i]);
+			for (int i = n; i < MAX_N; i++)
+				assert_true(isnan(got[i])); /* nothing written past n */
+		}
+		/* a NaN parameter at point 7 of 17: +∞ there, the others unchanged */
+		double saved = x[7 * (size_t)nf + XF_P_D0];
+		x[7 * (size_t)nf + XF_P_D0] = NAN;
+		xf_lik_out out = { 0.0, NULL, NULL, 0.0 };
+		assert_int_equal(xf_lik_eval(lik, x + 7 * (size_t)nf, &out), -1);
+		assert_int_equal(xf_lik_eval_values(lik, 17, x, got), 0);
+		assert_true(isinf(got[7]) && got[7] > 0.0);
+		for (int i = 0; i < 17; i++)
+			if (i != 7 && memcmp(&got[i], &ref[i], sizeof(double)))
+				fail_msg(
+					"next to a non-finite point: point %d chi2 %.17g, one pass "
+					"%.17g",
+					i, got[i], ref[i]);
+		x[7 * (size_t)nf + XF_P_D0] = saved;
+		xf_lik_destroy(lik);
+		xf_pool_destroy(pool);
+	}
+	free(x);
+	xf_pairset_free(&ps);
+	xf_problem_free(&pr);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
+static void test_eval_values(void **state)
+{
+	(void)state;
+	check_eval_values(XF_MODE_STATIC, 0);
+	check_eval_values(XF_MODE_LAMINAR, 0);
+	check_eval_values(XF_MODE_STATIC, 12000);
+	check_eval_values(XF_MODE_LAMINAR, 12000);
+}
+
 int main(void)
 {
 	xf_log_set_stderr(1, 0);
@@ -391,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_pass_laminar),   cmocka_unit_test(test_pass_static),
 		cmocka_unit_test(test_pass_subsample), cmocka_unit_test(test_pairset_sample),
 		cmocka_unit_test(test_scaling_types),  cmocka_unit_test(test_pass_bits),
+		cmocka_unit_test(test_eval_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,7 @@ typedef struct xf_cmc_check {
 	double core;	/* weight of the Gaussian itself in a defensive mixture with the t
 			   (the route's, adr/0045); 0: the t alone (the consensus check) */
 	int dim;	/* coordinates of each point: θ (the self-check), θ and log σ (route) */
+	int rounds;	/* the route: 1, or 2 when the proposal was rebuilt from round 1 */
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
 	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */

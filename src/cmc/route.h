@@ -6,7 +6,11 @@
 
 #include "cmc/run_internal.h"
 
-#define XF_ROUTE_M0 2000 /* the first M of the route's check, doubled until enough */
+#define XF_ROUTE_M0	2000 /* the first M of the route's check, doubled until enough */
+#define XF_ROUTE_ROUNDS 2    /* round 2: the proposal on round 1's weighted Gaussian */
+/* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
+ * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
+#define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL
 
 /* What the route leaves besides the result: its check (moved into res->approx), why it
  * was not published, and the published draws as a one-chain shard in u-space with their

@@ -218,9 +218,13 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 				 : "mixture: with probability gaussian_weight the NLSQ Gaussian "
 				   "approximation in the sampler's space, else the multivariate t "
 				   "(nu, scale below) on it");
-	if (!consensus)
+	if (!consensus) {
 		xf_h5_put_f64(w, cg, "gaussian_weight", c->core, "1",
 			      "weight of the Gaussian in the proposal");
+		xf_h5_put_i64(w, cg, "rounds", c->rounds,
+			      "1: the proposal on NLSQ's approximation; 2: on round 1's weighted "
+			      "mean and covariance");
+	}
 	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
 	xf_h5_put_i64(w, cg, "M", c->m, "points drawn (grown from M_first until stable)");
 	xf_h5_put_i64(w, cg, "M_first", c->m_first, "combination.check_draws");
