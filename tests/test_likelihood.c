@@ -401,7 +401,7 @@ static void check_eval_values(xf_mode mode, size_t sample)
 	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	xf_pairset ps;
 	if (sample)
 		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 9, XF_RNG_SCREEN), 0);
