@@ -12,6 +12,7 @@
 #include "cmc/cmc_internal.h"
 #include "synth.h"
 #include "xpcsfit/nlsq.h"
+#include "cli/request_build.h"
 
 static double now_s(void)
 {
@@ -42,8 +43,10 @@ int main(int argc, char **argv)
 	}
 	xf_error err = { 0 };
 	xf_nlsq_result nlsq;
+	xf_request req; /* built once: NLSQ and the shards use it */
+	xf_request_from_config(&cfg, &req);
 	double t0 = now_s();
-	if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &nlsq, &err)) {
+	if (xf_nlsq_fit(&req, &cfg.nlsq, &ds, threads, NULL, NULL, &nlsq, &err)) {
 		fprintf(stderr, "nlsq: %s\n", err.msg);
 		return 1;
 	}
@@ -59,7 +62,8 @@ int main(int argc, char **argv)
 	for (long id = 0; id < n_sampled; id++) {
 		xf_cmc_shard sh;
 		t0 = now_s();
-		if (xf_cmc_sample_one(&cfg, &ds, &nlsq, threads, dir, id, &n_shards, &sh, &err)) {
+		if (xf_cmc_sample_one(&req, &cfg.cmc, &ds, &nlsq, threads, dir, id, &n_shards, &sh,
+				      &err)) {
 			fprintf(stderr, "cmc: %s\n", err.msg);
 			return 1;
 		}

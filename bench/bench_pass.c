@@ -20,6 +20,7 @@
 #include "synth.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
+#include "cli/request_build.h"
 
 #define REPEATS 7
 
@@ -166,7 +167,8 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 	xf_pairset all;
 	xf_pairset_all(&all, ds->n_frames);
 	xf_lik *lik = NULL;
-	if (xf_problem_build(&pr, cfg, ds, &err) || !(lik = xf_lik_create(&pr, &all, pool, &err))) {
+	if (xf_cli_problem_build(&pr, cfg, ds, &err) ||
+	    !(lik = xf_lik_create(&pr, &all, pool, &err))) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
@@ -289,7 +291,7 @@ int main(int argc, char **argv)
 			cfg.nlsq.hierarchical = sg == 2;
 			xf_nlsq_result res;
 			double t0 = now_s();
-			if (xf_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
+			if (xf_cli_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
 				return 1;
 			double t_fit = now_s() - t0;
 			printf("fit from %s, %s: %s (%s), chi2 %.10g, %d iterations on all the "

@@ -32,6 +32,7 @@
 #include "xpcsfit/nlsq.h"
 #include "cmc/diagnostics.h"
 #include "xpcsfit/rng.h"
+#include "cli/request_build.h"
 
 #define XF_RNG_TEST_PRIOR 1000u /* stream of the SBC prior draws (test only) */
 #define SBC_L		  99	/* thinned draws per replicate: ranks 0..99 */
@@ -97,9 +98,9 @@ static void fit(const xf_config *cfg, const xf_dataset *ds, const char *tag, xf_
 	xf_error err = { 0 };
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/%s", tmp_dir(), tag);
-	if (xf_nlsq_fit(cfg, ds, N_THREADS, NULL, NULL, nlsq, &err))
+	if (xf_cli_nlsq_fit(cfg, ds, N_THREADS, NULL, NULL, nlsq, &err))
 		fail_msg("%s: NLSQ: %s", tag, err.msg);
-	if (xf_cmc_run(cfg, ds, nlsq, N_THREADS, dir, 0, NULL, NULL, res, &err))
+	if (xf_cli_cmc_run(cfg, ds, nlsq, N_THREADS, dir, 0, NULL, NULL, res, &err))
 		fail_msg("%s: CMC: %s", tag, err.msg);
 }
 

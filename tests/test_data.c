@@ -18,6 +18,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
+#include "cli/request_build.h"
 
 static char tmp_dir[1024];
 
@@ -114,49 +115,58 @@ static void test_phi_ranges(void **state)
 	assert_true(xf_phi_in_range(-180, &edge)); /* -180 is 180 */
 }
 
+/* The selection of cfg, refreshed at each call (the tests edit cfg between calls). */
+static const xf_selection *sel_of(const xf_config *cfg, xf_selection *sel)
+{
+	xf_selection_from_config(cfg, sel);
+	return sel;
+}
+
 static void test_frames(void **state)
 {
 	(void)state;
+	xf_selection sel;
 	xf_config cfg;
 	xf_error err = { 0 };
 	long first;
 	int n;
 	xf_config_defaults(&cfg);
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
 	assert_int_equal(first, 1);
 	assert_int_equal(n, 10);
 	cfg.start_frame = 0; /* clamped with a warning */
 	cfg.end_frame = 50;
 	int warnings = xf_log_warning_count();
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 2);
 	assert_int_equal(first, 1);
 	assert_int_equal(n, 10);
 	cfg.start_frame = 3;
 	cfg.end_frame = 7;
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
 	assert_int_equal(first, 3);
 	assert_int_equal(n, 5);
 	cfg.start_frame = 9;
 	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_ERR_DATA);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "fewer than 3 frames"));
 	xf_error_clear(&err);
 	cfg.start_frame = 11;
-	assert_int_equal(xf_select_frames(&cfg, 10, &first, &n, &err), XF_ERR_DATA);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "beyond"));
 	/* a window above the limit is refused before any allocation (issue 9); a small
 	 * window of a huge declared map is fine */
 	xf_error_clear(&err);
 	cfg.start_frame = 1;
 	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), XF_ERR_DATA);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err),
+			 XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "above the limit of 65536 frames"));
 	cfg.end_frame = 40;
-	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err), 0);
 	assert_int_equal(n, 40);
 	cfg.end_frame = XF_WINDOW_FRAMES_MAX;
-	assert_int_equal(xf_select_frames(&cfg, 3000000000L, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err), 0);
 	assert_int_equal(n, XF_WINDOW_FRAMES_MAX);
 }
 
@@ -185,6 +195,7 @@ static void test_size_helpers(void **state)
 static void test_dt_rules(void **state)
 {
 	(void)state;
+	xf_selection sel;
 	xf_config cfg;
 	xf_raw_file raw;
 	xf_error err = { 0 };
@@ -193,38 +204,43 @@ static void test_dt_rules(void **state)
 	memset(&raw, 0, sizeof raw);
 	raw.file_name = "f.h5";
 	xf_config_defaults(&cfg);
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
+			 XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frame_time"));
 	xf_error_clear(&err);
 	raw.has_file_dt = 1;
 	raw.file_dt_s = 0.002;
 	strcpy(raw.file_dt_desc, "frame_time × stride × avg = 0.001 × 2 × 1");
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
 	assert_true(dt == 0.002);
 	assert_non_null(strstr(src, "file: frame_time"));
 	cfg.has_dt = 1;
 	cfg.dt_s = 0.0021; /* 5 % off: warning, config wins */
 	int warnings = xf_log_warning_count();
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
 	assert_true(dt == 0.0021);
 	assert_string_equal(src, "config");
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
 	cfg.dt_s = 0.002002; /* 0.1 %: no warning */
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), 0);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
 	cfg.dt_s = 0;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
+			 XF_ERR_CONFIG);
 	xf_error_clear(&err);
 	cfg.dt_s = 1e308; /* finite but not a frame time */
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
+			 XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "outside 1e-12 to 86400 s"));
 	xf_error_clear(&err);
 	cfg.has_dt = 0;
 	raw.file_dt_s = -1;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_DATA);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
+			 XF_ERR_DATA);
 	xf_error_clear(&err);
 	raw.file_dt_s = INFINITY;
-	assert_int_equal(xf_select_dt(&raw, &cfg, &dt, src, sizeof src, &err), XF_ERR_DATA);
+	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
+			 XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "set analyzer_parameters.dt"));
 }
 
@@ -275,8 +291,8 @@ static void round_trip(xf_layout layout, double noise, int lzf, double tol)
 	const int n = 24;
 	sim_config(&cfg, n);
 	xf_sim_options opt = { tmp_path("rt.h5"), layout, 3, phi, n, 0.25, 1.1, noise, 7, lzf };
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), 0);
-	assert_int_equal(xf_dataset_load(&cfg, opt.out_path, &ds, &err), 0);
+	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), 0);
+	assert_int_equal(xf_cli_dataset_load(&cfg, opt.out_path, &ds, &err), 0);
 	assert_int_equal(ds.layout, layout);
 	assert_int_equal(ds.n_phi, 3);
 	assert_int_equal(ds.n_frames, n);
@@ -336,10 +352,10 @@ static void test_simulate_reproducible(void **state)
 		snprintf(a, sizeof a, "%s", tmp_path("rep_a.h5"));
 		snprintf(b, sizeof b, "%s", tmp_path("rep_b.h5"));
 		xf_sim_options opt = { a, (xf_layout)layout, 2, phi, 30, 0.3, 1.0, 0.002, 1, 1 };
-		assert_int_equal(xf_simulate_write(&cfg, &opt, &err), 0);
+		assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), 0);
 		sleep(1); /* a time stamp in the file would now differ */
 		opt.out_path = b;
-		assert_int_equal(xf_simulate_write(&cfg, &opt, &err), 0);
+		assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), 0);
 		assert_int_equal(read_all(a, &ba, &la), 0);
 		assert_int_equal(read_all(b, &bb, &lb), 0);
 		assert_int_equal(la, lb);
@@ -361,12 +377,12 @@ static void test_simulate_bad_inputs(void **state)
 	xf_error err = { 0 };
 	sim_config(&cfg, 10);
 	xf_sim_options opt = { tmp_path("bad.h5"), XF_LAYOUT_APS_U, 1, phi, 2, 0.3, 1, 0, 1, 0 };
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frames"));
 	xf_error_clear(&err);
 	opt.n_frames = 10;
 	cfg.has_q = 0;
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "wavevector_q"));
 	assert_int_not_equal(access(opt.out_path, F_OK), 0);
 	/* angles that validate would refuse in the file: 0 and 360 are one angle */
@@ -375,7 +391,7 @@ static void test_simulate_bad_inputs(void **state)
 	const double same[2] = { 0, 360 };
 	opt.phi_deg = same;
 	opt.n_phi = 2;
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
+	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "0 and 360 are the same angle"));
 	assert_int_not_equal(access(opt.out_path, F_OK), 0);
 	opt.phi_deg = phi;
@@ -383,7 +399,7 @@ static void test_simulate_bad_inputs(void **state)
 	xf_error_clear(&err);
 	cfg.has_q = 1;
 	opt.out_path = tmp_path("no_such_dir/x.h5");
-	assert_int_equal(xf_simulate_write(&cfg, &opt, &err), XF_ERR_DATA);
+	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "cannot create"));
 }
 

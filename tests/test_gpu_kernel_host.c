@@ -15,6 +15,7 @@
 #include "synth.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
+#include "cli/request_build.h"
 
 static const double theta[7] = { 1200.0, -0.8, 3.0, 0.02, -0.3, 0.001, 10.0 };
 
@@ -72,7 +73,7 @@ static void check_sums(xf_mode mode)
 	}
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	xf_pairset ps;
 	xf_pairset_all(&ps, ds.n_frames);
 	xf_lik *lik = xf_lik_create(&pr, &ps, NULL, &err);

@@ -16,6 +16,7 @@
 #include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/rng.h"
+#include "cli/request_build.h"
 
 static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
 
@@ -103,7 +104,7 @@ static void check_pass(xf_mode mode, xf_scaling_mode scaling, int n_threads, xf_
 	cfg.nlsq.per_angle_mode = scaling;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	assert_int_equal(pr.scaling->mode, scaling);
 	xf_pool *pool = xf_pool_create(n_threads);
 	xf_pairset ps;
@@ -232,7 +233,7 @@ static void check_pass_bits(xf_scaling_mode scaling, xf_shear_model shear, size_
 	cfg.nlsq.per_angle_mode = scaling;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	xf_pairset ps;
 	if (sample)
 		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 5, XF_RNG_SCREEN), 0);
@@ -400,7 +401,7 @@ static void check_eval_values(xf_mode mode, size_t sample)
 	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	xf_pairset ps;
 	if (sample)
 		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 9, XF_RNG_SCREEN), 0);

@@ -14,6 +14,7 @@
 #include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
+#include "cli/request_build.h"
 
 static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
 
@@ -65,7 +66,7 @@ static void check_recovery(const double *truth, const double *start, xf_scaling_
 		cfg.values[k] = start[k];
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "converged");
 	for (int k = 0; k < 7; k++) {
 		double z = (res.values[k] - truth[k]) / res.uncertainties[k];
@@ -110,10 +111,10 @@ static void test_determinism_threads(void **state)
 	const int threads[4] = { 1, 2, 3, 8 };
 	xf_nlsq_result ref;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &ref, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &ref, &err), 0);
 	for (int t = 1; t < 4; t++) {
 		xf_nlsq_result res;
-		assert_int_equal(xf_nlsq_fit(&cfg, &ds, threads[t], NULL, NULL, &res, &err), 0);
+		assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, threads[t], NULL, NULL, &res, &err), 0);
 		assert_int_equal(res.iterations, ref.iterations);
 		assert_memory_equal(&res.chi_squared, &ref.chi_squared, sizeof(double));
 		assert_memory_equal(res.values, ref.values, sizeof(double) * ref.n_params);
@@ -141,7 +142,7 @@ static void test_bounds_and_status(void **state)
 	cfg.values[XF_P_PHI0] = 2.0;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	for (int k = 0; k < res.n_phys; k++) {
 		assert_true(res.values[k] >= cfg.bounds[k].lower);
 		assert_true(res.values[k] <= cfg.bounds[k].upper);
@@ -161,7 +162,7 @@ static void test_bounds_and_status(void **state)
 	cfg.nlsq.max_iterations = 1;
 	cfg.nlsq.hierarchical = 0;
 	cfg.nlsq.start_search = 0;
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "max_iterations");
 	assert_string_equal(res.stop_reason, "max_iterations");
 	xf_nlsq_result_free(&res);
@@ -188,7 +189,7 @@ static void test_static_residual_variance(void **state)
 	}
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "converged");
 	assert_string_equal(res.sigma_rule, "residual_variance");
 	assert_int_equal(res.n_params, 3 + 4); /* individual scaling for static */
@@ -216,7 +217,7 @@ static void test_no_floor_trap_from_middle_start(void **state)
 	cfg.mode = XF_MODE_STATIC;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "converged");
 	assert_true(fabs(res.residual_sd - 2e-3) < 1e-4);
 	for (int k = 0; k < 3; k++)
@@ -248,7 +249,7 @@ static void test_hierarchical_bad_scaling_start(void **state)
 	cfg.nlsq.sigma = 1e-3;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	if (!(res.reduced_chi_squared < 1.1))
 		fail_msg("reduced chi2 %.3f: stuck in a wrong minimum", res.reduced_chi_squared);
 	assert_int_equal(res.n_at_bounds, 0);
@@ -279,7 +280,7 @@ static void test_fourier_recovery(void **state)
 	cfg.nlsq.sigma = 1e-3;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 	assert_string_equal(res.status, "converged");
 	assert_int_equal(res.n_params, 7 + 2 * 5);
 	assert_string_equal(res.names[7], "contrast_c0");
@@ -312,11 +313,11 @@ static void test_multi_start(void **state)
 	cfg.nlsq.max_iterations = 60;
 	xf_nlsq_result a, b, single;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &a, &err), 0);
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &b, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &a, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &b, &err), 0);
 	assert_memory_equal(a.values, b.values, sizeof(double) * a.n_params);
 	cfg.nlsq.multi_start = 0;
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &single, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &single, &err), 0);
 	assert_int_equal(a.n_starts_run, single.n_starts_run + 3);
 	assert_true(a.chi_squared <= single.chi_squared * (1 + 1e-12));
 	xf_nlsq_result_free(&a);

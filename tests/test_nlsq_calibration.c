@@ -12,6 +12,7 @@
 #include "synth.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/nlsq.h"
+#include "cli/request_build.h"
 
 #define N_REALISATIONS 30
 
@@ -40,7 +41,7 @@ static void test_pull_distribution(void **state)
 		cfg.nlsq.sigma = noise;
 		xf_nlsq_result res;
 		xf_error err = { 0 };
-		assert_int_equal(xf_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+		assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
 		assert_string_equal(res.status, "converged");
 		for (int k = 0; k < 7; k++) {
 			double z = (res.values[k] - truth[k]) / res.uncertainties[k];

@@ -18,6 +18,7 @@
 #include "synth.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/nlsq.h"
+#include "cli/request_build.h"
 
 /* Laminar data at the dt and q of homodyne's template, shear and diffusion both visible
  * within 300 frames. */
@@ -60,7 +61,7 @@ static void config_for(xf_config *cfg, xf_mode mode, const double *start, int se
 static void fit(const xf_config *cfg, const xf_dataset *ds, xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
-	int rc = xf_nlsq_fit(cfg, ds, 2, NULL, NULL, res, &err);
+	int rc = xf_cli_nlsq_fit(cfg, ds, 2, NULL, NULL, res, &err);
 	if (rc)
 		fail_msg("fit failed: %s", err.msg);
 }
@@ -98,7 +99,7 @@ static void test_estimate(void **state)
 	config_for(&cfg, XF_MODE_LAMINAR, NULL, 1, 0);
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	double est[7], mean_g1sq;
 	assert_int_equal(xf_nlsq_estimate_start(&pr, est, &mean_g1sq), 0);
 	const double t_mid = 0.15; /* s */
@@ -129,7 +130,7 @@ static void test_estimate_static(void **state)
 	config_for(&cfg, XF_MODE_STATIC, NULL, 1, 0);
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
 	double est[7], mean_g1sq;
 	assert_int_equal(xf_nlsq_estimate_start(&pr, est, &mean_g1sq), 0);
 	double d_true = th[0] * pow(3.0, th[1]) + th[2], d_est = est[0] * pow(3.0, est[1]) + est[2];
@@ -207,8 +208,8 @@ static void test_values_null(void **state)
 	xf_nlsq_result a, b;
 	xf_error err = { 0 };
 	config_for(&cfg, XF_MODE_LAMINAR, NULL, 1, 1);
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &a, &err), 0);
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 3, NULL, NULL, &b, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &a, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 3, NULL, NULL, &b, &err), 0);
 	assert_true(a.chi_squared <= best * (1 + 1e-6));
 	assert_string_equal(a.status, "converged");
 	assert_true(a.iterations <= 10);

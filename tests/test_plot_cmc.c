@@ -21,6 +21,7 @@
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/plot.h"
+#include "cli/request_build.h"
 #include "xpcsfit/results_config.h"
 
 static char tmp_root[1024];
@@ -115,11 +116,11 @@ static void test_cmc_plots(void **state)
 	cfg.cmc.min_success_rate = 0.01;
 	xf_nlsq_result nlsq;
 	xf_error err = { 0 };
-	assert_int_equal(xf_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &nlsq, &err), 0);
+	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &nlsq, &err), 0);
 	char shard_dir[1200];
 	snprintf(shard_dir, sizeof shard_dir, "%s/shards", tmp_root);
 	xf_cmc_result res;
-	if (xf_cmc_run(&cfg, &ds, &nlsq, 1, shard_dir, 0, NULL, NULL, &res, &err) != 0)
+	if (xf_cli_cmc_run(&cfg, &ds, &nlsq, 1, shard_dir, 0, NULL, NULL, &res, &err) != 0)
 		fail_msg("cmc failed: %s", err.msg);
 	assert_int_equal(res.n_shards, 2);
 	/* shard 1 as if its diagnostics had been bad: its pages must be drawn and it must

@@ -1,6 +1,7 @@
 /* cmc.h — the consensus Monte Carlo posterior (spec/cmc.md, docs/cmc.md): NUTS on shards
  * of frame pairs with tempered priors, warm-started from an NLSQ result, combined into
- * one posterior in the sampler's space; diagnostics per shard. */
+ * one posterior in the sampler's space; diagnostics per shard. Takes the NLSQ problem
+ * request and its own options (adr/0043), never the config. */
 #ifndef XPCSFIT_CMC_H
 #define XPCSFIT_CMC_H
 
@@ -10,6 +11,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/nlsq.h"
+#include "xpcsfit/request.h"
 
 /* One shard: what its chains say and whether it entered the combination. */
 typedef struct xf_cmc_shard {
@@ -152,14 +154,16 @@ typedef struct xf_cmc_progress {
 
 typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
 
-/* Run CMC on ds warm-started from nlsq (which must fit the same data and mode): shards
+/* Run CMC on ds warm-started from nlsq (which must fit the same data and mode) with the
+ * method options o; req is the NLSQ fit's problem request, from which the posterior's is
+ * derived (xf_request_for_posterior, o->per_angle_mode): shards
  * sampled on n_threads virtual devices, each finished shard saved at once in shard_dir
  * (created), reused when resume is set and its inputs match. Returns 0 when a result was
  * produced (status may be "failed": the caller writes it and exits 1), or an error code
  * (XF_ERR_INTERRUPTED when interrupted: finished shards stay in shard_dir). */
-int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-	       int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
-	       void *progress_ctx, xf_cmc_result *res, xf_error *err);
+int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+	       const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, int resume,
+	       xf_cmc_progress_fn progress, void *progress_ctx, xf_cmc_result *res, xf_error *err);
 void xf_cmc_result_free(xf_cmc_result *res);
 
 /* One line saying how the posterior was reached (res->route) and, for the importance

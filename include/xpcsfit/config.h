@@ -1,5 +1,8 @@
 /* config.h — the typed configuration read from a homodyne-compatible YAML file
- * (spec/config.md). Parsing and validation live in src/config/. */
+ * (spec/config.md). Parsing and validation live in src/config/. For a fit only src/cli/
+ * reads it: request_build.c turns it into the problem request (request.h) and the data
+ * selection (selection.h) that the layers below take (adr/0043); the method options
+ * (xf_nlsq_options, xf_cmc_options) are defined here for now. */
 #ifndef XPCSFIT_CONFIG_H
 #define XPCSFIT_CONFIG_H
 
@@ -8,6 +11,7 @@
 #include "xpcsfit/error.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/params.h"
+#include "xpcsfit/selection.h"
 
 /* Upper bounds of the counts a config (or the command line) gives that size work or
  * memory (docs/config.md, "Limits"); a larger value is a one-line config error. */
@@ -16,47 +20,6 @@
 #define XF_FOURIER_ORDER_MAX   64      /* optimization.nlsq.anti_degeneracy.fourier_order */
 #define XF_NUM_CHAINS_MAX      1024    /* optimization.cmc.per_shard_mcmc.num_chains */
 #define XF_NUM_DRAWS_MAX       1000000 /* num_warmup and num_samples of per_shard_mcmc */
-/* dt (config or file), s: from a picosecond to a day (ADR 0015). */
-#define XF_DT_MIN_S 1e-12
-#define XF_DT_MAX_S 86400.0
-
-typedef enum xf_scaling_mode {
-	XF_SCALING_AUTO = 0,
-	XF_SCALING_INDIVIDUAL,
-	XF_SCALING_CONSTANT,
-	XF_SCALING_FOURIER,
-	XF_SCALING_FOLLOW_NLSQ, /* only for cmc.per_angle_mode: null */
-} xf_scaling_mode;
-
-const char *xf_scaling_mode_name(xf_scaling_mode mode);
-/* The name of the mode a fit used, for results and the console: "shared" for auto (one
- * contrast and one offset for every angle), else xf_scaling_mode_name. */
-const char *xf_scaling_mode_used_name(xf_scaling_mode mode);
-
-typedef struct xf_bound {
-	double lower;	    /* inclusive lower bound */
-	double upper;	    /* inclusive upper bound */
-	double prior_mu;    /* given, or the middle of the bounds */
-	double prior_sigma; /* given, or a quarter of the bound width */
-} xf_bound;
-
-typedef struct xf_phi_range {
-	double min_deg; /* as written; normalised by the selector */
-	double max_deg;
-} xf_phi_range;
-
-/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
- * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
-typedef enum xf_loss {
-	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
-	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
-	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
-	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
-	XF_LOSS_ARCTAN,	    /* arctan(z) */
-} xf_loss;
-
-/* "linear", "soft_l1", ... */
-const char *xf_loss_name(xf_loss loss);
 
 typedef struct xf_nlsq_options {
 	int max_iterations;		/* 1000 */

@@ -6,8 +6,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "xpcsfit/config.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/request.h"
+#include "xpcsfit/selection.h"
 
 typedef enum xf_layout {
 	XF_LAYOUT_APS_U = 0,   /* "aps-u": /xpcs/qmap + /xpcs/twotime */
@@ -87,16 +88,17 @@ static inline size_t xf_fitted_pairs(size_t n)
 	return n >= 3 ? (n - 1) * (n - 2) / 2 : 0;
 }
 
-/* Read `path` (or cfg->data_path when path is NULL), select the q ring, φ range and
- * frame window of cfg. Errors (data.md "Bad input"): XF_ERR_DATA with one line;
- * config-side problems (e.g. dt ≤ 0 in the config, no data path): XF_ERR_CONFIG. */
-int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err);
+/* Read `path` (or sel->data_path when path is NULL), select the q ring, φ range and
+ * frame window of sel (built from the config by src/cli/). Errors (data.md "Bad input"):
+ * XF_ERR_DATA with one line; config-side problems (e.g. dt ≤ 0 in the config, no data
+ * path): XF_ERR_CONFIG. */
+int xf_dataset_load(const xf_selection *sel, const char *path, xf_dataset *ds, xf_error *err);
 void xf_dataset_free(xf_dataset *ds);
 /* Like xf_dataset_load, but keep only the band of rank `rank` of `ranks`: the rows of the
  * fitted pairs of its blocks xf_dist_blocks(⌈pairs / XF_PAIRS_PER_BLOCK⌉, ranks, rank)
  * (a rank may hold none). Every map is still read and checked whole, one at a time, and
  * stats filled (adr/0027). */
-int xf_dataset_load_band(const xf_config *cfg, const char *path, int rank, int ranks,
+int xf_dataset_load_band(const xf_selection *sel, const char *path, int rank, int ranks,
 			 xf_dataset *ds, xf_error *err);
 
 /* Statistics of one angle's packed triangle (n frames, whole): range and mean of the
@@ -127,7 +129,7 @@ typedef struct xf_sim_options {
 	xf_layout layout; /* APS-U by default */
 	int n_phi;
 	const double *phi_deg; /* angles in the order the maps are written */
-	int n_frames;	       /* N = cfg end_frame or --frames */
+	int n_frames;	       /* N = the config's end_frame or --frames */
 	double contrast;       /* 0.3 */
 	double offset;	       /* 1.0 */
 	double noise_sd;       /* 0.002, additive Gaussian per stored point */
@@ -135,8 +137,10 @@ typedef struct xf_sim_options {
 	int lzf;	       /* compress maps with LZF (filter 32000) */
 } xf_sim_options;
 
-/* Write a simulated file from cfg (mode, q, dt, gap, values; null → middle of bounds
- * with a warning). Written atomically (temporary name, then rename). */
-int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err);
+/* Write a simulated file: the model of req (mode, shear model, gap, starts as the truth;
+ * a start not given is the middle of its bounds, with a warning) at sel's q and dt.
+ * Written atomically (temporary name, then rename). */
+int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_sim_options *opt,
+		      xf_error *err);
 
 #endif

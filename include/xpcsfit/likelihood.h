@@ -1,10 +1,10 @@
 /* likelihood.h — the fitted problem and the one pass over its points that NLSQ, CMC, the
  * MPI driver and the CUDA backend share.
  *
- * xf_problem is the resolved, typed description of a fit, built once from the config and
- * the data: the mode, the model grid, the parameter layout (physical parameters, then the
- * per-angle scaling coefficients), bounds, priors, fixed parameters and starts. Nothing
- * downstream goes back to the raw config.
+ * xf_problem is the resolved, typed description of a fit, built from a problem request
+ * (request.h) and the data: the mode, the model grid, the parameter layout (physical
+ * parameters, then the per-angle scaling coefficients), bounds, priors, fixed parameters
+ * and starts. The likelihood never sees the raw config (adr/0043).
  *
  * xf_lik evaluates the model over a set of frame pairs (every pair brings all its
  * angles): all fitted pairs, a deterministic subsample, or a CMC shard. The pairs are cut
@@ -16,10 +16,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/model.h"
+#include "xpcsfit/request.h"
 #include "xpcsfit/vdev.h"
 
 /* How per-angle contrast and offset are parameterised (spec/nlsq.md): every mode is a
@@ -67,19 +67,27 @@ typedef struct xf_problem {
 	double *prior_mu;	    /* [n_full] */
 	double *prior_sigma;	    /* [n_full] */
 	double *scale;		    /* [n_full] bound width, for tolerances */
-	int *fixed;		    /* [n_full] fixed by the config */
-	double *start;		    /* [n_full] the config's start (bounds middle where none) */
-	int value_given[XF_N_PHYS]; /* 1 where the config gives the start value */
+	int *fixed;		    /* [n_full] fixed by the request */
+	double *start;		    /* [n_full] the request's start (bounds middle where none) */
+	int value_given[XF_N_PHYS]; /* 1 where the request gives the start value */
 	double sigma;		    /* σ (1 when not given) */
 	int has_sigma;
 	size_t n_points; /* fitted points of the whole data */
 } xf_problem;
 
-/* Build the problem of cfg on ds: the per-angle mode used (nlsq.md: static uses
- * individual unless anti_degeneracy.enable, auto shares above the threshold, fourier needs
- * 2K+1 angles), quantile starts, bounds, starts. Errors: XF_ERR_CONFIG for a bad
+/* Build the problem of req on ds: the per-angle mode used (nlsq.md: static uses
+ * individual unless req->anti_degeneracy, auto shares from the threshold on, fourier
+ * needs 2K+1 angles), quantile starts, bounds, starts. Errors: XF_ERR_CONFIG for a bad
  * per_angle_scaling count, XF_ERR_DATA otherwise. */
-int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err);
+int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds, xf_error *err);
+
+/* The posterior's (CMC's) request from NLSQ's, the one home of the "follow NLSQ" rule:
+ * the per-angle mode is cmc_mode, or, when cmc_mode is XF_SCALING_FOLLOW_NLSQ, the mode
+ * NLSQ used (nlsq_used) with fourier turned into individual; that mode applies as asked
+ * (static too; auto at any number of angles: no anti-degeneracy or threshold fallback); σ is
+ * sampled, so has_sigma is off. Everything else is nlsq_req's (src/likelihood/request.c). */
+void xf_request_for_posterior(const xf_request *nlsq_req, xf_scaling_mode cmc_mode,
+			      xf_scaling_mode nlsq_used, xf_request *out);
 void xf_problem_free(xf_problem *pr);
 
 /* Per-angle contrast and offset at x. */

@@ -8,6 +8,7 @@
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
 #include "xpcsfit/quality.h"
+#include "xpcsfit/request.h"
 
 /* Why the optimiser stopped (spec/nlsq.md). */
 typedef enum xf_stop_reason {
@@ -87,12 +88,13 @@ typedef struct xf_nlsq_progress {
 
 typedef void (*xf_nlsq_progress_fn)(const xf_nlsq_progress *p, void *ctx);
 
-/* Fit cfg's model to ds with n_threads virtual devices (≥ 1). Returns 0 when a result
- * was produced (status may still be "failed": the caller writes it and exits 1), or an
- * error code when nothing could be fitted. */
-int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
-		xf_nlsq_progress_fn progress, void *progress_ctx, xf_nlsq_result *res,
-		xf_error *err);
+/* Fit the problem that req asks for to ds with the method options opt on n_threads
+ * virtual devices (≥ 1). Returns 0 when a result was produced (status may still be
+ * "failed": the caller writes it and exits 1), or an error code when nothing could be
+ * fitted. The request is built by the command line (src/cli/request_build.c). */
+int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_dataset *ds,
+		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx,
+		xf_nlsq_result *res, xf_error *err);
 void xf_nlsq_result_free(xf_nlsq_result *res);
 
 /* res as the method-neutral estimate (route "nlsq") on grid, the geometry it was fitted

@@ -1,5 +1,7 @@
 /* params.h — names, canonical order, aliases and default bounds of the model parameters
- * (spec/model.md). Index order is the canonical order used in every output. */
+ * (spec/model.md), the per-angle scaling modes, the bound/prior record of a parameter and
+ * the robust losses: the basic types the problem request (request.h) is made of.
+ * Index order is the canonical order used in every output. */
 #ifndef XPCSFIT_PARAMS_H
 #define XPCSFIT_PARAMS_H
 
@@ -26,6 +28,41 @@ typedef enum xf_shear_model {
 	XF_SHEAR_HOMODYNE = 0, /* sinc(Φ)^4 in c2, homodyne's code (default) */
 	XF_SHEAR_PNAS2024 = 1, /* [sin(x)/x]^2, x = Φ·π (paper form) */
 } xf_shear_model;
+
+/* How per-angle contrast and offset are parameterised (spec/nlsq.md). */
+typedef enum xf_scaling_mode {
+	XF_SCALING_AUTO = 0,
+	XF_SCALING_INDIVIDUAL,
+	XF_SCALING_CONSTANT,
+	XF_SCALING_FOURIER,
+	XF_SCALING_FOLLOW_NLSQ, /* only for cmc.per_angle_mode: null */
+} xf_scaling_mode;
+
+const char *xf_scaling_mode_name(xf_scaling_mode mode);
+/* The name of the mode a fit used, for results and the console: "shared" for auto (one
+ * contrast and one offset for every angle), else xf_scaling_mode_name. */
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode);
+
+/* The bounds and the Gaussian prior of one parameter (or one bound slot). */
+typedef struct xf_bound {
+	double lower;	    /* inclusive lower bound */
+	double upper;	    /* inclusive upper bound */
+	double prior_mu;    /* given, or the middle of the bounds */
+	double prior_sigma; /* given, or a quarter of the bound width */
+} xf_bound;
+
+/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
+ * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
+typedef enum xf_loss {
+	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */
+	XF_LOSS_SOFT_L1,    /* 2(√(1+z) − 1) */
+	XF_LOSS_HUBER,	    /* z for z ≤ 1, 2√z − 1 beyond */
+	XF_LOSS_CAUCHY,	    /* ln(1 + z) */
+	XF_LOSS_ARCTAN,	    /* arctan(z) */
+} xf_loss;
+
+/* "linear", "soft_l1", ... */
+const char *xf_loss_name(xf_loss loss);
 
 /* canonical names, index = enum xf_param (contrast, offset at 7, 8) */
 extern const char *const xf_param_names[XF_N_BOUND_SLOTS];

@@ -1,5 +1,6 @@
 /* cli_common.c — what the fitting subcommands share (cli_internal.h): timing, the
- * --threads option, loading the config and the data, and the NLSQ step. */
+ * --threads option, loading the config and the data (through the selection built from
+ * it, request_build.c), and the NLSQ step (on the caller's problem request). */
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
@@ -167,9 +168,11 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 	/* every rank reads the data (adr/0021); an error on any ends them all. The ranks of
 	 * an NLSQ run keep only the rows of their blocks (adr/0027). */
 	int band = xf_dist_get() && !strcmp(job->command, "nlsq");
-	int rc = band ? xf_dataset_load_band(cfg, job->data, xf_dist_rank(), xf_dist_ranks(), ds,
+	xf_selection sel;
+	xf_selection_from_config(cfg, &sel);
+	int rc = band ? xf_dataset_load_band(&sel, job->data, xf_dist_rank(), xf_dist_ranks(), ds,
 					     &err)
-		      : xf_dataset_load(cfg, job->data, ds, &err);
+		      : xf_dataset_load(&sel, job->data, ds, &err);
 	if (rc)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
@@ -248,9 +251,10 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 	printf("results: %s/\n", dir);
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
-			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res);
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			      xf_rundir *rd, int threads, const xf_output_options *oopt,
+			      const char *command, double t_start, double t_loaded,
+			      xf_nlsq_result *res);
 
 int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
 {
@@ -290,15 +294,15 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 	return rc;
 }
 
-int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
-		     const xf_output_options *oopt, int replace, const char *command,
-		     double t_start, double t_loaded, xf_nlsq_result *res)
+int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+		     const char *out, int threads, const xf_output_options *oopt, int replace,
+		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res)
 {
 	xf_rundir rd;
 	int rc = xf_cli_claim(&rd, out, "nlsq", replace, "--force", command);
 	if (rc)
 		return rc;
-	rc = nlsq_fit_and_write(cfg, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
+	rc = nlsq_fit_and_write(cfg, req, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
 	xf_rundir_release(&rd);
 	return rc;
 }
@@ -311,16 +315,17 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 	if (!ds->band || !(oopt->write_surfaces || oopt->write_plots))
 		return xf_results_write_nlsq(dir, cfg, ds, res, oopt, err);
 	xf_dataset whole;
-	int rc = xf_dataset_load(cfg, ds->path, &whole, err);
+	int rc = xf_cli_dataset_load(cfg, ds->path, &whole, err);
 	if (!rc)
 		rc = xf_results_write_nlsq(dir, cfg, &whole, res, oopt, err);
 	xf_dataset_free(&whole);
 	return rc;
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_rundir *rd,
-			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res)
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			      xf_rundir *rd, int threads, const xf_output_options *oopt,
+			      const char *command, double t_start, double t_loaded,
+			      xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
@@ -334,7 +339,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_dataset *ds, xf_run
 	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	int rc = xf_nlsq_fit(cfg, ds, threads, show_progress, &ps, res, &err);
+	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, show_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)

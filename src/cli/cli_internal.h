@@ -9,6 +9,7 @@
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
+#include "cli/request_build.h"
 #include "util/rundir.h"
 
 /* One fitting run as `xpcsfit nlsq|cmc|fit` does it, without the option parsing: what
@@ -80,12 +81,13 @@ int xf_cli_check_out(const char *out, const char *method, int replace, const cha
 int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
 		 const char *command);
 
-/* NLSQ on ds, <out>/nlsq/ claimed (replace: a finished result there may be replaced),
+/* NLSQ of req (built from cfg once by the caller, xf_request_from_config; cfg is still
+ * read for the method options and the outputs) on ds, <out>/nlsq/ claimed (replace: a finished result there may be replaced),
  * fitted, written, marked complete, the summary printed. Returns the exit code (0, or 1
  * for a fit that did not converge, whose files are still written) and leaves the result
  * in res (the caller frees it), or an error code with nothing in res. */
-int xf_cli_nlsq_step(const xf_config *cfg, const xf_dataset *ds, const char *out, int threads,
-		     const xf_output_options *oopt, int replace, const char *command,
-		     double t_start, double t_loaded, xf_nlsq_result *res);
+int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+		     const char *out, int threads, const xf_output_options *oopt, int replace,
+		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res);
 
 #endif

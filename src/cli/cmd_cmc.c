@@ -1,6 +1,7 @@
 /* cmd_cmc.c — `xpcsfit cmc` and `xpcsfit fit` (spec/cli.md): the consensus Monte Carlo
  * posterior warm-started from an NLSQ result — read from --nlsq DIR, or fitted first
- * (fit always does that) — written to <out>/cmc/. */
+ * (fit always does that) — written to <out>/cmc/. The problem request is built once
+ * from the config here and serves both steps (adr/0043). */
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -108,15 +109,17 @@ static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset
 /* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
  * and config, or fitted now (written to <out>/nlsq/). */
 static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg,
-		      const xf_dataset *ds, int threads, double t_start, xf_nlsq_result *nlsq)
+		      const xf_request *req, const xf_dataset *ds, int threads, double t_start,
+		      xf_nlsq_result *nlsq)
 {
 	if (!o->nlsq) {
 		if (xf_cli_progress_on())
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
 		xf_output_options oopt = { 1, o->plots, threads };
-		int rc = xf_cli_nlsq_step(cfg, ds, o->out, threads, &oopt, o->force || o->resume,
-					  cmd, t_start, xf_cli_now_s(), nlsq);
+		int rc =
+			xf_cli_nlsq_step(cfg, req, ds, o->out, threads, &oopt,
+					 o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
 		/* a fit that did not converge was a warning there: CMC starts from it */
 		return nlsq->status ? 0 : rc;
 	}
@@ -303,14 +306,16 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 	const char *dir = rd.dir;
 	char shards[PATH_MAX + 16];
 	snprintf(shards, sizeof shards, "%s/shards", dir);
-	if ((rc = warm_start(cmd, &o, &cfg, &ds, threads, t_start, &nlsq)))
+	xf_request req; /* built once: the NLSQ warm start and CMC's layout (adr/0043) */
+	xf_request_from_config(&cfg, &req);
+	if ((rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq)))
 		goto done;
 	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
 		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads };
-	rc = xf_cmc_run(&cfg, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps, &res,
-			&err);
+	rc = xf_cmc_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps,
+			&res, &err);
 	if (ps.tty && ps.reported)
 		fputc('\n', stderr);
 	if (rc) {

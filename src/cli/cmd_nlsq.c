@@ -1,4 +1,5 @@
-/* cmd_nlsq.c — `xpcsfit nlsq`: load, fit, write <out>/nlsq/ (spec/cli.md). */
+/* cmd_nlsq.c — `xpcsfit nlsq`: load, build the problem request from the config
+ * (adr/0043), fit, write <out>/nlsq/ (spec/cli.md). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,9 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	cfg.nlsq.device_fp32 = device.device_fp32;
 	oopt.threads = threads;
 	memset(&res, 0, sizeof res);
-	rc = xf_cli_nlsq_step(&cfg, &ds, job->out, threads, &oopt, job->force, job->command,
+	xf_request req; /* the config read once for the fit (adr/0043) */
+	xf_request_from_config(&cfg, &req);
+	rc = xf_cli_nlsq_step(&cfg, &req, &ds, job->out, threads, &oopt, job->force, job->command,
 			      t_start, xf_cli_now_s(), &res);
 	if (job->written && res.status) /* the step leaves res only once the folder is whole */
 		*job->written = 1;

@@ -1,5 +1,6 @@
 /* cmd_simulate.c — `xpcsfit simulate`: a synthetic APS two-time file from a config's
- * initial parameters (spec/cli.md, data.md "Simulated files"). */
+ * initial parameters (spec/cli.md, data.md "Simulated files"), passed to the writer as a
+ * problem request and a selection (request_build.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
+#include "cli/request_build.h"
 #include "cli/overrides.h"
 #include "util/verbosity.h"
 #include "xpcsfit/config.h"
@@ -191,7 +193,7 @@ int xf_cmd_simulate(int argc, char **argv)
 				  config_path);
 	} else {
 		opt.n_frames = (int)(frames ? frames : cfg.end_frame);
-		if (xf_simulate_write(&cfg, &opt, &err))
+		if (xf_cli_simulate_write(&cfg, &opt, &err))
 			rc = xf_cli_error(err.code, "%s", err.msg);
 		else if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("simulate: wrote %s (%s layout, %s, %d angles, %d frames, q %g 1/A, "

@@ -1,7 +1,8 @@
 /* cmd_validate.c — `xpcsfit validate`: load a config and its data exactly as a fit would
  * and print what would be fitted, as `key: value` lines or one JSON object (spec/cli.md).
  * The per-angle means of the fitted points and of the corrected diagonal let a user
- * (and the tests) check that the maps were read and oriented as expected. */
+ * (and the tests) check that the maps were read and oriented as expected. The data are
+ * read through the selection built from the config (request_build.c). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
+#include "cli/request_build.h"
 #include "cli/constants.h"
 #include "cli/overrides.h"
 #include "util/interrupt.h"
@@ -202,7 +204,7 @@ static int validate(const xf_cli_overrides *ov)
 		xf_config_free(&cfg);
 		return rc;
 	}
-	rc = xf_dataset_load(&cfg, data_path, &ds, &err);
+	rc = xf_cli_dataset_load(&cfg, data_path, &ds, &err);
 	if (rc) {
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);

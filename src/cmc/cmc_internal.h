@@ -65,14 +65,14 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
  * checks before it saves an image another rank sent (run_dist.c). */
 int xf_store_image_whole(const unsigned char *image, size_t len, uint64_t hash);
 
-/* Sample shard `id` alone of the K that cfg and ds define (its chains on n_threads
+/* Sample shard `id` alone of the K that req, o and ds define (its chains on n_threads
  * devices, the shard saved in shard_dir) and summarise it into *out (free with
  * xf_cmc_shard_free): what one shard costs, for benchmarks and extrapolation, without
  * sampling the other K − 1. *n_shards receives K. Returns 0 or an error code. */
 void xf_cmc_shard_free(xf_cmc_shard *s);
-int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-		      int n_threads, const char *shard_dir, long id, long *n_shards,
-		      xf_cmc_shard *out, xf_error *err);
+int xf_cmc_sample_one(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+		      const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, long id,
+		      long *n_shards, xf_cmc_shard *out, xf_error *err);
 
 /* Pareto-smoothed importance sampling (psis.c). log_w holds n log importance ratios;
  * they are replaced by smoothed, normalised log-weights (Σ exp = 1). Returns k̂, the

@@ -1,4 +1,5 @@
-/* run.c — CMC from start to combined posterior (cmc.h): the CMC layout and warm start,
+/* run.c — CMC from start to combined posterior (cmc.h): the CMC layout (the posterior's
+ * problem request derived from NLSQ's, xf_request_for_posterior; no config) and warm start,
  * shards and their noise scales and input hashes, the (shard, chain) tasks on the
  * virtual devices, each finished shard saved at once, then diagnostics, exclusions and
  * the combination (result.c assembles the result record).
@@ -417,21 +418,14 @@ static int judge_shards(cmc_run *r, xf_cmc_result *res, xf_error *err)
 	return 0;
 }
 
-/* The CMC layout: the per-angle mode (the config's, or NLSQ's with fourier turned into
- * individual), σ = 1 in the pass (σ is sampled), the free parameters to sample. */
-static int build_problem(cmc_run *r, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_nlsq_result *nlsq, xf_error *err)
+/* The CMC layout: the posterior's request derived from NLSQ's (xf_request_for_posterior:
+ * the per-angle mode asked for or NLSQ's, σ sampled), the free parameters to sample. */
+static int build_problem(cmc_run *r, const xf_request *req, const xf_cmc_options *o,
+			 const xf_dataset *ds, const xf_nlsq_result *nlsq, xf_error *err)
 {
-	xf_config c = *cfg;
-	xf_scaling_mode mode = cfg->cmc.per_angle_mode;
-	if (mode == XF_SCALING_FOLLOW_NLSQ)
-		mode = nlsq->scaling_mode == XF_SCALING_FOURIER ? XF_SCALING_INDIVIDUAL
-								: nlsq->scaling_mode;
-	c.nlsq.per_angle_mode = mode;
-	c.nlsq.anti_degeneracy_enable = 1; /* the mode chosen above applies to static too */
-	c.nlsq.constant_scaling_threshold = 1;
-	c.nlsq.has_sigma = 0;
-	int rc = xf_problem_build(&r->pr, &c, ds, err);
+	xf_request post;
+	xf_request_for_posterior(req, o->per_angle_mode, nlsq->scaling_mode, &post);
+	int rc = xf_problem_build(&r->pr, &post, ds, err);
 	if (rc)
 		return rc;
 	r->theta = malloc(sizeof(int) * (size_t)r->pr.n_full);
@@ -461,11 +455,10 @@ static void free_run(cmc_run *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-		 int n_threads, xf_error *err)
+static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+		 const xf_nlsq_result *nlsq, int n_threads, xf_error *err)
 {
-	const xf_cmc_options *o = &cfg->cmc;
-	int rc = build_problem(r, cfg, ds, nlsq, err);
+	int rc = build_problem(r, req, o, ds, nlsq, err);
 	if (rc)
 		return rc;
 	r->o = o;
@@ -478,9 +471,9 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	r->dense = o->dense_mass;
 	r->target_accept = o->target_accept_prob;
 	if (!(r->target_accept > 0.0))
-		r->target_accept = cfg->mode == XF_MODE_LAMINAR ? XF_LAMINAR_ACCEPT_DEFAULT
+		r->target_accept = req->mode == XF_MODE_LAMINAR ? XF_LAMINAR_ACCEPT_DEFAULT
 								: XF_STATIC_ACCEPT_DEFAULT;
-	if (cfg->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
+	if (req->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
 		r->target_accept = XF_LAMINAR_ACCEPT;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
 	/* more shards than frame pairs would mean shards of one pair or none: a config
@@ -520,9 +513,9 @@ static int setup(cmc_run *r, const xf_config *cfg, const xf_dataset *ds, const x
 	return 0;
 }
 
-int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-	       int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
-	       void *progress_ctx, xf_cmc_result *res, xf_error *err)
+int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+	       const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, int resume,
+	       xf_cmc_progress_fn progress, void *progress_ctx, xf_cmc_result *res, xf_error *err)
 {
 	cmc_run r;
 	memset(&r, 0, sizeof r);
@@ -540,7 +533,7 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 	/* the layout first: a config error leaves nothing on disk. An MPI run agrees on
 	 * the status after each step where the ranks can differ (xpcsfit/dist.h); only
 	 * rank 0 has a shard store, sums up and combines. */
-	int rc = setup(&r, cfg, ds, nlsq, n_threads, err);
+	int rc = setup(&r, req, o, ds, nlsq, n_threads, err);
 	if (rc == 0 && root)
 		rc = xf_mkdir_p(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))
@@ -556,7 +549,7 @@ int xf_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result 
 		r.dense ? "dense" : "diagonal", r.target_accept, r.n_theta);
 	/* K = 1: the exact posterior, first by the importance route (route.c), NUTS when its
 	 * check fails or when asked for */
-	int route = r.n_shards == 1 && cfg->cmc.route == XF_CMC_ROUTE_AUTO;
+	int route = r.n_shards == 1 && o->route == XF_CMC_ROUTE_AUTO;
 	rc = prepare_shards(&r, resume && !route, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
@@ -623,9 +616,9 @@ done:
 	return rc;
 }
 
-int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-		      int n_threads, const char *shard_dir, long id, long *n_shards,
-		      xf_cmc_shard *out, xf_error *err)
+int xf_cmc_sample_one(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+		      const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, long id,
+		      long *n_shards, xf_cmc_shard *out, xf_error *err)
 {
 	cmc_run r;
 	memset(&r, 0, sizeof r);
@@ -634,7 +627,7 @@ int xf_cmc_sample_one(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_
 	r.dir = shard_dir;
 	r.only_shard = id;
 	int rc = xf_mkdir_p(shard_dir, err);
-	if (rc || (rc = setup(&r, cfg, ds, nlsq, n_threads, err)))
+	if (rc || (rc = setup(&r, req, o, ds, nlsq, n_threads, err)))
 		goto done;
 	*n_shards = r.n_shards;
 	if (id < 0 || id >= r.n_shards) {

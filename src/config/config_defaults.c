@@ -1,39 +1,10 @@
 /* config_defaults.c — the default of every config key (spec/config.md, model.md bounds),
- * freeing a config, start values, and the names of the per-angle scaling modes. */
+ * freeing a config and start values. */
 #include "device/policy.h"
 #include "config/config_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
-{
-	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);
-}
-
-const char *xf_scaling_mode_name(xf_scaling_mode mode)
-{
-	switch (mode) {
-	case XF_SCALING_AUTO: return "auto";
-	case XF_SCALING_INDIVIDUAL: return "individual";
-	case XF_SCALING_CONSTANT: return "constant";
-	case XF_SCALING_FOURIER: return "fourier";
-	case XF_SCALING_FOLLOW_NLSQ: return "follow_nlsq";
-	}
-	return "unknown";
-}
-
-const char *xf_loss_name(xf_loss loss)
-{
-	switch (loss) {
-	case XF_LOSS_LINEAR: return "linear";
-	case XF_LOSS_SOFT_L1: return "soft_l1";
-	case XF_LOSS_HUBER: return "huber";
-	case XF_LOSS_CAUCHY: return "cauchy";
-	case XF_LOSS_ARCTAN: return "arctan";
-	}
-	return "unknown";
-}
 
 void xf_cfg_default_prior(xf_bound *b)
 {

@@ -1,6 +1,6 @@
 /* dataset.c — xf_dataset_load: open an APS file, read its layout, select one q ring, the
- * angles, the frame window and dt, and store each kept map as a packed upper triangle.
- * Only the frame window of each map is read (a hyperslab), one map at a time, so memory
+ * angles, the frame window and dt that an xf_selection asks for (selection.h; never the
+ * config), and store each kept map as a packed upper triangle. Only the frame window of each map is read (a hyperslab), one map at a time, so memory
  * and time follow the window, never the declared map. */
 #include "xpcsfit/dataset.h"
 
@@ -180,19 +180,22 @@ static int load_map(const xf_raw_file *raw, const xf_raw_map *rm, xf_dataset *ds
 	return rc ? rc : ds->band ? keep_band(ds, a, err) : 0;
 }
 
-static int fill(const xf_config *cfg, const xf_raw_file *raw, int rank, int ranks, xf_dataset *ds,
-		xf_error *err)
+static int fill(const xf_selection *selection, const xf_raw_file *raw, int rank, int ranks,
+		xf_dataset *ds, xf_error *err)
 {
 	xf_selected_angle *sel = NULL;
 	double *buf = NULL;
 	xf_profile_phase("select");
-	int rc = xf_select_q(raw, cfg, &ds->q, err);
+	int rc = xf_select_q(raw, selection, &ds->q, err);
 	if (!rc)
-		rc = xf_select_angles(raw, cfg, ds->q, &sel, &ds->n_phi, &ds->n_phi_in_ring, err);
+		rc = xf_select_angles(raw, selection, ds->q, &sel, &ds->n_phi, &ds->n_phi_in_ring,
+				      err);
 	if (!rc)
-		rc = xf_select_frames(cfg, (long)raw->n_rows, &ds->first_frame, &ds->n_frames, err);
+		rc = xf_select_frames(selection, (long)raw->n_rows, &ds->first_frame, &ds->n_frames,
+				      err);
 	if (!rc)
-		rc = xf_select_dt(raw, cfg, &ds->dt_s, ds->dt_source, sizeof ds->dt_source, err);
+		rc = xf_select_dt(raw, selection, &ds->dt_s, ds->dt_source, sizeof ds->dt_source,
+				  err);
 	xf_profile_phase("load");
 	if (rc)
 		goto out;
@@ -232,14 +235,14 @@ out:
 	return rc;
 }
 
-static int load(const xf_config *cfg, const char *path, int rank, int ranks, xf_dataset *ds,
-		xf_error *err)
+static int load(const xf_selection *selection, const char *path, int rank, int ranks,
+		xf_dataset *ds, xf_error *err)
 {
 	xf_raw_file raw;
 	memset(ds, 0, sizeof *ds);
 	xf_h5_quiet();
 	if (!path)
-		path = cfg->data_path;
+		path = selection->data_path;
 	if (!path || !path[0])
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "no data file: set experimental_data.file_path (or data_folder_path "
@@ -249,7 +252,7 @@ static int load(const xf_config *cfg, const char *path, int rank, int ranks, xf_
 			  : xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
 	if (!rc) {
 		ds->layout = raw.layout;
-		rc = fill(cfg, &raw, rank, ranks, ds, err);
+		rc = fill(selection, &raw, rank, ranks, ds, err);
 	}
 	if (ds->path)
 		xf_raw_free(&raw);
@@ -258,15 +261,15 @@ static int load(const xf_config *cfg, const char *path, int rank, int ranks, xf_
 	return rc;
 }
 
-int xf_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err)
+int xf_dataset_load(const xf_selection *selection, const char *path, xf_dataset *ds, xf_error *err)
 {
-	return load(cfg, path, 0, 0, ds, err);
+	return load(selection, path, 0, 0, ds, err);
 }
 
-int xf_dataset_load_band(const xf_config *cfg, const char *path, int rank, int ranks,
+int xf_dataset_load_band(const xf_selection *selection, const char *path, int rank, int ranks,
 			 xf_dataset *ds, xf_error *err)
 {
-	return load(cfg, path, rank, ranks < 1 ? 1 : ranks, ds, err);
+	return load(selection, path, rank, ranks < 1 ? 1 : ranks, ds, err);
 }
 
 void xf_dataset_free(xf_dataset *ds)

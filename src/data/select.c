@@ -1,6 +1,7 @@
 /* select.c — which part of a file is fitted (data.md "Selection"): the one q ring
  * nearest to the configured q (rings are never mixed), its angles normalised, filtered
- * and ordered ascending, the frame window with homodyne's clamping, and dt. */
+ * and ordered ascending, the frame window with homodyne's clamping, and dt; what to
+ * select comes as an xf_selection (selection.h), built from the config by src/cli/. */
 #include "data/select.h"
 
 #include <math.h>
@@ -38,12 +39,12 @@ static double q_max(const xf_raw_file *raw)
 	return v;
 }
 
-int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err)
+int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring, xf_error *err)
 {
 	if (raw->n_maps == 0)
 		return xf_fail(err, XF_ERR_DATA, "no map left: every bin is out of range, in %s",
 			       raw->file_name);
-	if (!cfg->has_q) {
+	if (!sel->has_q) {
 		int rings = xf_raw_count_q_rings(raw);
 		if (rings != 1)
 			return xf_fail(err, XF_ERR_CONFIG,
@@ -54,7 +55,7 @@ int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf
 		return 0;
 	}
 	int best = 0, second = -1;
-	double want = cfg->wavevector_q;
+	double want = sel->q_target_per_A;
 	for (int m = 1; m < raw->n_maps; m++)
 		if (fabs(raw->maps[m].q - want) < fabs(raw->maps[best].q - want))
 			best = m;
@@ -101,10 +102,10 @@ static int by_phi(const void *a, const void *b)
 	return (x->phi_deg > y->phi_deg) - (x->phi_deg < y->phi_deg);
 }
 
-static int keep_angle(const xf_config *cfg, double phi_deg)
+static int keep_angle(const xf_selection *sel, double phi_deg)
 {
-	for (int r = 0; r < cfg->n_phi_ranges; r++)
-		if (xf_phi_in_range(phi_deg, &cfg->phi_ranges[r]))
+	for (int r = 0; r < sel->n_phi_ranges; r++)
+		if (xf_phi_in_range(phi_deg, &sel->phi_ranges[r]))
 			return 1;
 	return 0;
 }
@@ -120,7 +121,7 @@ static void list_angles(const xf_selected_angle *a, int n, char *buf, size_t len
 		snprintf(buf + used, len - used, ", …");
 }
 
-int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring,
+int xf_select_angles(const xf_raw_file *raw, const xf_selection *sel, double q_ring,
 		     xf_selected_angle **out, int *n_out, int *n_in_ring, xf_error *err)
 {
 	xf_selected_angle *a = xf_malloc_array((size_t)raw->n_maps, sizeof *a);
@@ -148,17 +149,17 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 			return XF_ERR_DATA;
 		}
 	*n_in_ring = n;
-	if (!cfg->phi_filter_enabled) {
+	if (!sel->phi_filter_enabled) {
 		*out = a;
 		*n_out = n;
 		return 0;
 	}
 	for (int k = 0; k < n; k++)
-		if (keep_angle(cfg, a[k].phi_deg))
+		if (keep_angle(sel, a[k].phi_deg))
 			a[kept++] = a[k];
 	if (kept == 0) {
 		list_angles(a, n, list, sizeof list);
-		if (!cfg->fallback_to_all_angles) {
+		if (!sel->fallback_to_all_angles) {
 			xf_fail(err, XF_ERR_DATA,
 				"no map left after φ filtering: no angle of the q = %g ring lies "
 				"in "
@@ -178,10 +179,10 @@ int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring
 	return 0;
 }
 
-int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *n_frames,
+int xf_select_frames(const xf_selection *sel, long n_rows, long *first_frame, int *n_frames,
 		     xf_error *err)
 {
-	long start = cfg->start_frame, end = cfg->end_frame;
+	long start = sel->start_frame, end = sel->end_frame;
 	if (end == -1)
 		end = n_rows;
 	if (start < 1) {
@@ -216,22 +217,22 @@ int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *
 	return 0;
 }
 
-int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, char *source,
+int xf_select_dt(const xf_raw_file *raw, const xf_selection *sel, double *dt_s, char *source,
 		 size_t source_len, xf_error *err)
 {
-	if (cfg->has_dt) {
-		if (!(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
+	if (sel->has_dt) {
+		if (!(sel->dt_s >= XF_DT_MIN_S && sel->dt_s <= XF_DT_MAX_S))
 			return xf_fail(err, XF_ERR_CONFIG,
 				       "analyzer_parameters.dt = %g s is outside %g to %g s, in %s",
-				       cfg->dt_s, XF_DT_MIN_S, XF_DT_MAX_S,
-				       cfg->source_path ? cfg->source_path : "the config");
-		*dt_s = cfg->dt_s;
+				       sel->dt_s, XF_DT_MIN_S, XF_DT_MAX_S,
+				       sel->config_path ? sel->config_path : "the config");
+		*dt_s = sel->dt_s;
 		snprintf(source, source_len, "config");
 		if (raw->has_file_dt &&
-		    fabs(raw->file_dt_s - cfg->dt_s) > XF_DT_MISMATCH_FRACTION * cfg->dt_s)
+		    fabs(raw->file_dt_s - sel->dt_s) > XF_DT_MISMATCH_FRACTION * sel->dt_s)
 			xf_warn("analyzer_parameters.dt = %.9g s differs by more than 1%% from the "
 				"file's %s = %.9g s; using the config's",
-				cfg->dt_s, raw->file_dt_desc, raw->file_dt_s);
+				sel->dt_s, raw->file_dt_desc, raw->file_dt_s);
 		return 0;
 	}
 	if (!raw->has_file_dt)

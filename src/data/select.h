@@ -4,7 +4,8 @@
 #define XPCSFIT_DATA_SELECT_H
 
 #include "data/raw.h"
-#include "xpcsfit/config.h"
+#include "xpcsfit/error.h"
+#include "xpcsfit/selection.h"
 
 /* A chosen angle: the raw map it comes from and its normalised φ. */
 typedef struct xf_selected_angle {
@@ -12,20 +13,20 @@ typedef struct xf_selected_angle {
 	double phi_deg; /* normalised to (-180, 180] */
 } xf_selected_angle;
 
-/* q ring nearest to cfg's wavevector_q (or the only ring when the config has none). */
-int xf_select_q(const xf_raw_file *raw, const xf_config *cfg, double *q_ring, xf_error *err);
+/* q ring nearest to sel's q target (or the only ring when it has none). */
+int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring, xf_error *err);
 /* 1 when phi (normalised) lies in the range [min, max] after normalisation of the ends;
  * min > max is a wrapped range; a range 360° wide or more holds every angle. */
 int xf_phi_in_range(double phi_deg, const xf_phi_range *r);
-/* Angles of the ring, ascending, filtered by cfg's phi_filtering. *out is malloc'ed;
+/* Angles of the ring, ascending, filtered by sel's φ ranges. *out is malloc'ed;
  * *n_in_ring receives the count before filtering. */
-int xf_select_angles(const xf_raw_file *raw, const xf_config *cfg, double q_ring,
+int xf_select_angles(const xf_raw_file *raw, const xf_selection *sel, double q_ring,
 		     xf_selected_angle **out, int *n_out, int *n_in_ring, xf_error *err);
-/* Frame window of cfg on n_rows stored rows: 1-based first row and count. */
-int xf_select_frames(const xf_config *cfg, long n_rows, long *first_frame, int *n_frames,
+/* Frame window of sel on n_rows stored rows: 1-based first row and count. */
+int xf_select_frames(const xf_selection *sel, long n_rows, long *first_frame, int *n_frames,
 		     xf_error *err);
 /* dt in s and a sentence saying where it came from. */
-int xf_select_dt(const xf_raw_file *raw, const xf_config *cfg, double *dt_s, char *source,
+int xf_select_dt(const xf_raw_file *raw, const xf_selection *sel, double *dt_s, char *source,
 		 size_t source_len, xf_error *err);
 
 #endif

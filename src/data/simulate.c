@@ -1,7 +1,8 @@
 /* simulate.c — xf_simulate_write: a synthetic two-time file written exactly as the APS
  * correlator lays it out (data.md "Simulated files"), so that the reader is tested on
  * what beamline files look like. Noise comes from a counter-based generator keyed by
- * (seed, angle, i, j) and object time stamps are off: same inputs, same bytes. */
+ * (seed, angle, i, j) and object time stamps are off: same inputs, same bytes. The model
+ * comes from a problem request, q and dt from a selection (both built by src/cli/). */
 #include "xpcsfit/dataset.h"
 
 #include <stdio.h>
@@ -128,7 +129,7 @@ static void write_map(sim_file *f, const xf_sim_options *opt, const char *path, 
 	H5Pclose(dcpl);
 }
 
-static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
+static void write_aps_u_meta(sim_file *f, const xf_selection *sel, const xf_sim_options *opt)
 {
 	size_t n = (size_t)opt->n_phi;
 	long long *seq = xf_malloc_array(n, sizeof *seq);
@@ -151,7 +152,7 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 		group(f, groups[k]);
 	hsize_t one = 1, dn = n, two = 2;
 	long long num_pts[2] = { 1, (long long)n }, unit = 1;
-	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim0", 1, &one, &cfg->wavevector_q);
+	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim0", 1, &one, &sel->q_target_per_A);
 	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim1", 1, &dn, opt->phi_deg);
 	write_i64(f, "/xpcs/qmap/dynamic_num_pts", 1, &two, num_pts);
 	for (size_t k = 0; k < n; k++)
@@ -162,12 +163,12 @@ static void write_aps_u_meta(sim_file *f, const xf_config *cfg, const xf_sim_opt
 	write_i64(f, "/xpcs/twotime/processed_bins", 1, &dn, seq);
 	write_i64(f, "/xpcs/twotime/config/stride_frame", 0, NULL, &unit);
 	write_i64(f, "/xpcs/twotime/config/avg_frame", 0, NULL, &unit);
-	write_f64(f, "/entry/instrument/detector_1/frame_time", 0, NULL, &cfg->dt_s);
+	write_f64(f, "/entry/instrument/detector_1/frame_time", 0, NULL, &sel->dt_s);
 	string_attribute(f, "/entry/instrument/bluesky/metadata", "generator", "xpcsfit simulate");
 	free(seq);
 }
 
-static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_options *opt)
+static void write_aps_old_meta(sim_file *f, const xf_selection *sel, const xf_sim_options *opt)
 {
 	size_t n = (size_t)opt->n_phi;
 	double *q = xf_malloc_array(n, sizeof *q);
@@ -186,14 +187,14 @@ static void write_aps_old_meta(sim_file *f, const xf_config *cfg, const xf_sim_o
 		group(f, groups[k]);
 	hsize_t row[2] = { 1, n }, one[2] = { 1, 1 };
 	for (size_t k = 0; k < n; k++)
-		q[k] = cfg->wavevector_q;
+		q[k] = sel->q_target_per_A;
 	long long unit = 1;
 	write_string(f, "/xpcs/Version", "1.0");
 	write_f64(f, "/xpcs/dqlist", 2, row, q);
 	write_f64(f, "/xpcs/dphilist", 2, row, opt->phi_deg);
 	write_i64(f, "/xpcs/stride_frames", 2, one, &unit);
 	write_i64(f, "/xpcs/avg_frames", 2, one, &unit);
-	write_f64(f, "/measurement/instrument/detector/exposure_period", 2, one, &cfg->dt_s);
+	write_f64(f, "/measurement/instrument/detector/exposure_period", 2, one, &sel->dt_s);
 	free(q);
 }
 
@@ -218,14 +219,14 @@ static int check_angles(const xf_sim_options *opt, xf_error *err)
 	return 0;
 }
 
-static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
+static int check_inputs(const xf_selection *sel, const xf_sim_options *opt, xf_error *err)
 {
-	if (!cfg->has_q || !(cfg->wavevector_q > 0 && cfg->wavevector_q <= XF_Q_MAX))
+	if (!sel->has_q || !(sel->q_target_per_A > 0 && sel->q_target_per_A <= XF_Q_MAX))
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs analyzer_parameters.scattering.wavevector_q from 0 "
 			       "(excluded) to %g Å⁻¹",
 			       XF_Q_MAX);
-	if (!cfg->has_dt || !(cfg->dt_s >= XF_DT_MIN_S && cfg->dt_s <= XF_DT_MAX_S))
+	if (!sel->has_dt || !(sel->dt_s >= XF_DT_MIN_S && sel->dt_s <= XF_DT_MAX_S))
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs analyzer_parameters.dt from %g to %g s", XF_DT_MIN_S,
 			       XF_DT_MAX_S);
@@ -248,15 +249,16 @@ static int check_inputs(const xf_config *cfg, const xf_sim_options *opt, xf_erro
 	return 0;
 }
 
-/* Truth: initial_parameters.values; missing ones are the middle of the bounds. */
-static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
+/* Truth: the request's starts (initial_parameters.values; missing ones are the middle of
+ * the bounds). */
+static void truth(const xf_request *req, double theta[XF_N_PHYS])
 {
 	char missing[256] = "";
 	size_t used = 0;
-	int n_phys = xf_mode_n_phys(cfg->mode);
+	int n_phys = xf_mode_n_phys(req->mode);
 	for (int k = 0; k < XF_N_PHYS; k++) {
-		theta[k] = k < n_phys ? xf_config_start_value(cfg, k) : 0.0;
-		if (k < n_phys && !cfg->value_given[k] && !cfg->is_fixed[k])
+		theta[k] = k < n_phys ? req->start[k] : 0.0;
+		if (k < n_phys && !req->value_given[k] && !req->fixed[k])
 			used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s = %g",
 						 used ? ", " : "", xf_param_names[k], theta[k]);
 	}
@@ -267,20 +269,20 @@ static void truth(const xf_config *cfg, double theta[XF_N_PHYS])
 }
 
 /* the HDF5 file under the temporary name tmp; messages name the final one */
-static int write_file(const xf_config *cfg, const xf_sim_options *opt, const char *tmp,
-		      xf_error *err)
+static int write_file(const xf_request *req, const xf_selection *sel, const xf_sim_options *opt,
+		      const char *tmp, xf_error *err)
 {
 	const char *shown = opt->out_path;
 	sim_file f = { -1, -1, -1, 0 };
 	double theta[XF_N_PHYS];
 	size_t n = (size_t)opt->n_frames;
-	xf_model_grid grid = { cfg->mode, cfg->shear_model,  opt->n_frames,
-			       cfg->dt_s, cfg->wavevector_q, cfg->gap_A };
+	xf_model_grid grid = { req->mode, req->shear_model,    opt->n_frames,
+			       sel->dt_s, sel->q_target_per_A, req->gap_A };
 	size_t n_values;
 	double *m = xf_size_mul(n, n, &n_values) == 0 ? xf_malloc_array(n_values, sizeof *m) : NULL;
 	if (!m)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory simulating %zu frames", n);
-	truth(cfg, theta);
+	truth(req, theta);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	f.gcpl = H5Pcreate(H5P_GROUP_CREATE);
 	f.dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -296,9 +298,9 @@ static int write_file(const xf_config *cfg, const xf_sim_options *opt, const cha
 		goto out;
 	}
 	if (opt->layout == XF_LAYOUT_APS_OLD)
-		write_aps_old_meta(&f, cfg, opt);
+		write_aps_old_meta(&f, sel, opt);
 	else
-		write_aps_u_meta(&f, cfg, opt);
+		write_aps_u_meta(&f, sel, opt);
 	for (int a = 0; a < opt->n_phi && !f.failed; a++) {
 		char path[128];
 		if (simulate_map(&grid, theta, opt, a, m)) {
@@ -327,10 +329,11 @@ out:
 	return rc;
 }
 
-int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
+int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_sim_options *opt,
+		      xf_error *err)
 {
 	xf_h5_quiet();
-	int rc = check_inputs(cfg, opt, err);
+	int rc = check_inputs(sel, opt, err);
 	if (rc)
 		return rc;
 	struct stat st;
@@ -349,7 +352,7 @@ int xf_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error 
 	}
 	xf_remove_stale_tmp_of(opt->out_path);
 	xf_phase("write", 0);
-	rc = write_file(cfg, opt, tmp, err);
+	rc = write_file(req, sel, opt, tmp, err);
 	if (!rc)
 		rc = xf_commit_tmp(tmp, opt->out_path, err); /* fsync, rename, fsync the folder */
 	else

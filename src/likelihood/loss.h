@@ -3,7 +3,7 @@
 #ifndef XPCSFIT_LIKELIHOOD_LOSS_H
 #define XPCSFIT_LIKELIHOOD_LOSS_H
 
-#include "xpcsfit/config.h"
+#include "xpcsfit/params.h"
 
 /* One point's share of the robust pass: its cost s²ρ(z) (r² for linear), the weight of
  * its Jᵀr term ρ'(z) (the exact gradient of the cost) and of its JᵀJ term, ρ'(z) too:

@@ -1,6 +1,6 @@
 /* problem.c — the resolved description of a fit (likelihood.h): the per-angle scaling
  * chosen for the data, the parameter layout with names, bounds, priors and starts. Built
- * once from the config and the dataset; nothing downstream reads the config again. */
+ * from a problem request (request.h) and the dataset; it never sees the config. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,24 +11,24 @@
 
 /* Which per-angle mode applies (nlsq.md): static uses individual unless
  * anti_degeneracy.enable; auto is shared above the threshold; fourier needs 2K+1 angles. */
-static xf_scaling_mode choose_scaling(const xf_config *cfg, int n_phi)
+static xf_scaling_mode choose_scaling(const xf_request *req, int n_phi)
 {
-	xf_scaling_mode m = cfg->nlsq.per_angle_mode;
-	if (cfg->mode == XF_MODE_STATIC && !cfg->nlsq.anti_degeneracy_enable)
+	xf_scaling_mode m = req->per_angle_mode;
+	if (req->mode == XF_MODE_STATIC && !req->anti_degeneracy)
 		return XF_SCALING_INDIVIDUAL;
 	if (m == XF_SCALING_AUTO)
-		return n_phi >= cfg->nlsq.constant_scaling_threshold ? XF_SCALING_AUTO
-								     : XF_SCALING_INDIVIDUAL;
-	if (m == XF_SCALING_FOURIER && n_phi < 2 * cfg->nlsq.fourier_order + 1) {
+		return n_phi >= req->constant_scaling_threshold ? XF_SCALING_AUTO
+								: XF_SCALING_INDIVIDUAL;
+	if (m == XF_SCALING_FOURIER && n_phi < 2 * req->fourier_order + 1) {
 		xf_warn("per_angle_mode fourier needs at least %d angles (fourier_order %d), "
 			"%d kept: using individual",
-			2 * cfg->nlsq.fourier_order + 1, cfg->nlsq.fourier_order, n_phi);
+			2 * req->fourier_order + 1, req->fourier_order, n_phi);
 		return XF_SCALING_INDIVIDUAL;
 	}
 	return m;
 }
 
-/* Per-angle starts of one quantity: the config's per_angle_scaling (1 or n_phi values) or
+/* Per-angle starts of one quantity: the request's per_angle_scaling (1 or n_phi values) or
  * the quantile estimates. */
 static int angle_starts(const xf_problem *pr, const char *quantity, int n_given,
 			const double *given, const double *estimate, double *out, xf_error *err)
@@ -44,12 +44,12 @@ static int angle_starts(const xf_problem *pr, const char *quantity, int n_given,
 }
 
 /* Names, bounds, priors and starts of the scaling coefficients, and the held part. */
-static int scaling_layout(xf_problem *pr, const xf_config *cfg, xf_error *err)
+static int scaling_layout(xf_problem *pr, const xf_request *req, xf_error *err)
 {
 	const char *quantity[2] = { "contrast", "offset" };
-	const xf_bound *bound[2] = { &cfg->bounds[XF_P_CONTRAST], &cfg->bounds[XF_P_OFFSET] };
-	const int n_given[2] = { cfg->n_contrast_start, cfg->n_offset_start };
-	const double *given[2] = { cfg->contrast_start, cfg->offset_start };
+	const xf_bound *bound[2] = { &req->bounds[XF_P_CONTRAST], &req->bounds[XF_P_OFFSET] };
+	const int n_given[2] = { req->n_contrast_start, req->n_offset_start };
+	const double *given[2] = { req->contrast_start, req->offset_start };
 	const double *estimate[2] = { pr->quantile_contrast, pr->quantile_offset };
 	double *base[2] = { pr->base_contrast, pr->base_offset };
 	double *start = malloc(sizeof(double) * (size_t)pr->n_phi);
@@ -102,23 +102,23 @@ static int alloc_arrays(xf_problem *pr)
 		 pr->base_offset && pr->quantile_contrast && pr->quantile_offset);
 }
 
-int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err)
+int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds, xf_error *err)
 {
 	memset(pr, 0, sizeof *pr);
 	if (ds->n_frames < 3 || ds->n_phi < 1)
 		return xf_fail(err, XF_ERR_DATA, "nothing to fit: %d angles, %d frames", ds->n_phi,
 			       ds->n_frames);
 	pr->ds = ds;
-	pr->mode = cfg->mode;
-	pr->grid = (xf_model_grid){ cfg->mode, cfg->shear_model, ds->n_frames, ds->dt_s,
-				    ds->q,     cfg->gap_A };
-	pr->n_phys = xf_mode_n_phys(cfg->mode);
+	pr->mode = req->mode;
+	pr->grid = (xf_model_grid){ req->mode, req->shear_model, ds->n_frames, ds->dt_s,
+				    ds->q,     req->gap_A };
+	pr->n_phys = xf_mode_n_phys(req->mode);
 	pr->n_phi = ds->n_phi;
 	pr->n_points = ds->n_points;
-	pr->has_sigma = cfg->nlsq.has_sigma;
-	pr->sigma = cfg->nlsq.has_sigma ? cfg->nlsq.sigma : 1.0;
-	pr->scaling = xf_scaling_type_of(choose_scaling(cfg, ds->n_phi));
-	pr->n_basis = pr->scaling->n_coefs(ds->n_phi, cfg->nlsq.fourier_order);
+	pr->has_sigma = req->has_sigma;
+	pr->sigma = req->has_sigma ? req->sigma : 1.0;
+	pr->scaling = xf_scaling_type_of(choose_scaling(req, ds->n_phi));
+	pr->n_basis = pr->scaling->n_coefs(ds->n_phi, req->fourier_order);
 	pr->n_full = pr->n_phys + 2 * pr->n_basis;
 	if (alloc_arrays(pr)) {
 		xf_problem_free(pr);
@@ -127,30 +127,30 @@ int xf_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds,
 			       ds->n_frames);
 	}
 	for (int k = 0; k < pr->n_phys; k++) {
-		const xf_bound *b = &cfg->bounds[k];
+		const xf_bound *b = &req->bounds[k];
 		pr->names[k] = strdup(xf_param_names[k]);
 		pr->lower[k] = b->lower;
 		pr->upper[k] = b->upper;
 		pr->prior_mu[k] = b->prior_mu;
 		pr->prior_sigma[k] = b->prior_sigma;
 		pr->scale[k] = b->upper - b->lower;
-		pr->start[k] = xf_config_start_value(cfg, k);
-		pr->fixed[k] = cfg->is_fixed[k];
-		pr->value_given[k] = cfg->value_given[k] || cfg->is_fixed[k];
+		pr->start[k] = req->start[k];
+		pr->fixed[k] = req->fixed[k];
+		pr->value_given[k] = req->value_given[k] || req->fixed[k];
 		if (!pr->names[k]) {
 			xf_problem_free(pr);
 			return xf_fail(err, XF_ERR_NOMEM, "out of memory");
 		}
 	}
-	pr->angle_bounds[0] = cfg->bounds[XF_P_CONTRAST];
-	pr->angle_bounds[1] = cfg->bounds[XF_P_OFFSET];
+	pr->angle_bounds[0] = req->bounds[XF_P_CONTRAST];
+	pr->angle_bounds[1] = req->bounds[XF_P_OFFSET];
 	xf_quantile_scaling(ds, &pr->angle_bounds[0], &pr->angle_bounds[1], pr->quantile_contrast,
 			    pr->quantile_offset);
 	if (pr->n_basis > 0)
 		for (int a = 0; a < pr->n_phi; a++)
 			pr->scaling->basis_row(a, ds->phi_deg[a] * XF_DEG2RAD, pr->n_basis,
 					       pr->basis + (size_t)a * pr->n_basis);
-	int rc = scaling_layout(pr, cfg, err);
+	int rc = scaling_layout(pr, req, err);
 	if (rc)
 		xf_problem_free(pr);
 	return rc;

@@ -1,4 +1,5 @@
-/* params.c — parameter names, aliases, default bounds and template values (model.md). */
+/* params.c — parameter names, aliases, default bounds and template values (model.md), and
+ * the names of the per-angle scaling modes and of the robust losses. */
 #include "xpcsfit/params.h"
 
 #include <string.h>
@@ -56,4 +57,33 @@ int xf_param_index(const char *name)
 		if (strcmp(name, aliases[k].alias) == 0)
 			return aliases[k].index;
 	return -1;
+}
+
+const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
+{
+	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);
+}
+
+const char *xf_scaling_mode_name(xf_scaling_mode mode)
+{
+	switch (mode) {
+	case XF_SCALING_AUTO: return "auto";
+	case XF_SCALING_INDIVIDUAL: return "individual";
+	case XF_SCALING_CONSTANT: return "constant";
+	case XF_SCALING_FOURIER: return "fourier";
+	case XF_SCALING_FOLLOW_NLSQ: return "follow_nlsq";
+	}
+	return "unknown";
+}
+
+const char *xf_loss_name(xf_loss loss)
+{
+	switch (loss) {
+	case XF_LOSS_LINEAR: return "linear";
+	case XF_LOSS_SOFT_L1: return "soft_l1";
+	case XF_LOSS_HUBER: return "huber";
+	case XF_LOSS_CAUCHY: return "cauchy";
+	case XF_LOSS_ARCTAN: return "arctan";
+	}
+	return "unknown";
 }

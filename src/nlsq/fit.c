@@ -1,5 +1,6 @@
-/* fit.c — the NLSQ driver (nlsq.md): the problem and its passes, the start estimate, the
- * search for the optimum, the convergence checks and the result record. */
+/* fit.c — the NLSQ driver (nlsq.md): the problem (from the request, adr/0043) and its
+ * passes, the start estimate, the search for the optimum, the convergence checks and the
+ * result record. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,9 +307,9 @@ static void count_passes(xf_fit_ctx *ctx)
 	}
 }
 
-int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
-		xf_nlsq_progress_fn progress, void *progress_ctx, xf_nlsq_result *res,
-		xf_error *err)
+int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_dataset *ds,
+		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx,
+		xf_nlsq_result *res, xf_error *err)
 {
 	xf_problem pr;
 	xf_pairset sets[XF_ROLE_COUNT];
@@ -318,7 +319,7 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	memset(sets, 0, sizeof sets);
 	memset(res, 0, sizeof *res);
 	/* an MPI run agrees once on the set-up, on every path (xpcsfit/dist.h) */
-	int rc = xf_problem_build(&pr, cfg, ds, err);
+	int rc = xf_problem_build(&pr, req, ds, err);
 	if (rc)
 		return xf_dist_agree(rc, err);
 	if ((rc = xf_fit_check_data(&pr, err))) {
@@ -328,7 +329,7 @@ int xf_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
 	xf_blas_single_thread();
 	xf_pool *pool = xf_pool_create(n_threads);
 	ctx.pr = &pr;
-	ctx.opt = &cfg->nlsq;
+	ctx.opt = opt;
 	ctx.progress = progress;
 	ctx.progress_ctx = progress_ctx;
 	if (!pool)

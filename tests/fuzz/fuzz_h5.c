@@ -11,6 +11,7 @@
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "cli/request_build.h"
 
 static const char fixed_config[] = "analysis_mode: static\n"
 				   "analyzer_parameters:\n"
@@ -46,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	xf_dataset ds;
 	xf_error err = { 0 };
-	int rc = xf_dataset_load(&cfg, h5, &ds, &err);
+	int rc = xf_cli_dataset_load(&cfg, h5, &ds, &err);
 	if (rc == 0) {
 		/* touch every stored value the way validate does */
 		size_t np = xf_packed_size((size_t)ds.n_frames);

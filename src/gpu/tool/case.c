@@ -1,5 +1,6 @@
 /* case.c — the workload of xpcsfit-gpu: the `make bench` dataset (tests/support/synth.c),
- * its production problem, and two evaluators of it, CPU and GPU. */
+ * its production problem (from a problem request written here: the config's defaults,
+ * starts at the truth; no config, adr/0043), and two evaluators of it, CPU and GPU. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,33 @@ double tool_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The request of a config with every default (docs/config.md: per_angle_mode auto,
+ * threshold 3, Fourier order 2, no anti-degeneracy, no σ, gap 2e6 Å, the homodyne shear
+ * model, the default bounds with priors at their middle and a quarter of their width)
+ * and the starts at the benchmark's truth. */
+static void bench_request(xf_request *req, xf_mode mode)
+{
+	const double truth[XF_N_PHYS] = XF_BENCH_TRUTH;
+	memset(req, 0, sizeof *req);
+	req->mode = mode;
+	req->shear_model = XF_SHEAR_HOMODYNE;
+	req->gap_A = 2e6;
+	req->per_angle_mode = XF_SCALING_AUTO;
+	req->constant_scaling_threshold = 3;
+	req->fourier_order = 2;
+	for (int k = 0; k < XF_N_BOUND_SLOTS; k++) {
+		xf_bound *b = &req->bounds[k];
+		b->lower = xf_param_default_lower[k];
+		b->upper = xf_param_default_upper[k];
+		b->prior_mu = 0.5 * (b->lower + b->upper);
+		b->prior_sigma = 0.25 * (b->upper - b->lower);
+	}
+	for (int k = 0; k < XF_N_PHYS; k++) {
+		req->start[k] = truth[k];
+		req->value_given[k] = 1;
+	}
+}
+
 int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int threads, int fp32)
 {
 	xf_error err = { 0 };
@@ -23,16 +51,8 @@ int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int thre
 		return -1;
 	}
 	c->have_ds = 1;
-	const double truth[7] = XF_BENCH_TRUTH;
-	xf_config_defaults(&c->cfg);
-	c->cfg.mode = mode;
-	c->cfg.has_dt = 1;
-	c->cfg.dt_s = 0.001;
-	for (int k = 0; k < 7; k++) {
-		c->cfg.values[k] = truth[k];
-		c->cfg.value_given[k] = 1;
-	}
-	if (xf_problem_build(&c->pr, &c->cfg, &c->ds, &err))
+	bench_request(&c->req, mode);
+	if (xf_problem_build(&c->pr, &c->req, &c->ds, &err))
 		goto fail;
 	c->have_pr = 1;
 	xf_pairset_all(&c->ps, c->ds.n_frames);

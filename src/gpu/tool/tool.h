@@ -23,7 +23,7 @@ typedef struct tool_opts {
 /* The production problem on the bench dataset, with a CPU and a GPU evaluator. */
 typedef struct tool_case {
 	xf_dataset ds;
-	xf_config cfg;
+	xf_request req; /* the problem request (case.c, no config) */
 	xf_problem pr;
 	xf_pairset ps;
 	xf_pool *pool;
