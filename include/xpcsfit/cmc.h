@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "xpcsfit/config.h"
+#include "xpcsfit/options.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/nlsq.h"

@@ -3,7 +3,7 @@
 #define XPCSFIT_NLSQ_H
 
 #include <stddef.h>
-#include "xpcsfit/config.h"
+#include "xpcsfit/options.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"

@@ -4,7 +4,7 @@
 #define XPCSFIT_NLSQ_INTERNAL_H
 
 #include "nlsq/lm.h"
-#include "xpcsfit/config.h"
+#include "xpcsfit/options.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "xpcsfit/config.h"
+#include "xpcsfit/options.h"
 
 struct xf_pool {
 	int n_threads;	    /* including the calling thread */
