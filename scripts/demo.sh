@@ -28,14 +28,16 @@ if [ -f configs/chx_static.yaml ]; then
 fi
 
 echo
-echo "== 5. the posterior: NLSQ, then NUTS on every point of the first 120 frames (the"
-echo "      exact posterior, num_shards auto); checked for divergences and prior"
-echo "      sensitivity; saved as it finishes (--resume continues a killed run)"
+echo "== 5. the posterior of the first 120 frames: NLSQ, then the exact posterior (the"
+echo "      NLSQ approximation checked against it by importance sampling; here the"
+echo "      check fails and says why, so NUTS on every point); checked for divergences"
+echo "      and prior sensitivity; saved as it finishes (--resume continues a killed run)"
 "$xpcsfit" fit --config configs/demo_cmc.yaml --out demo_output/laminar_posterior --force
 
 echo
 echo "Data:    demo_output/laminar/data_plots/ (the data without a fit, one PNG per angle)"
 echo "Results: demo_output/laminar/nlsq/ (parameters.json, results.h5, plots/, run.log)"
 [ -f configs/chx_static.yaml ] && echo "         demo_output/chx/nlsq/"
-echo "         demo_output/laminar_posterior/cmc/ (corner.png, forest.png, trace/rank plots)"
+echo "         demo_output/laminar_posterior/cmc/ (corner.png, trace/rank plots; the route in"
+echo "         parameters.json posterior_route)"
 exit 0
