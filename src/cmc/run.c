@@ -292,6 +292,27 @@ static void chain_task(void *ctx, int b)
 		finish_shard(r, s);
 }
 
+/* Shard s's input hash and, with resume, its stored draws when an earlier run finished
+ * it (again after the importance route's fallback changed the initial metric). The
+ * store is rank 0's: the others learn what it resumed (run_dist.c). */
+static int rehash_shard(cmc_run *r, long s, int resume, xf_error *err)
+{
+	shard_job *job = &r->jobs[s];
+	job->hash = shard_hash(r, s);
+	int got = resume && (!r->dist || r->dist->rank == 0)
+			  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
+			  : 0;
+	if (got < 0)
+		return err->code;
+	if (got) {
+		job->resumed = 1;
+		xf_shard_draws_free(&job->draws);
+		r->shards_resumed++;
+		r->shards_done++;
+	}
+	return 0;
+}
+
 /* Shards, their noise scales and hashes; finished shards of an earlier run reused. */
 static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 {
@@ -315,44 +336,13 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 		if (!(job->noise > 0.0) || !isfinite(job->noise))
 			job->noise = 1e-3; /* a perfect NLSQ fit (simulated, noise-free data) */
 		job->sigma_scale = 1.5 * job->noise;
-		job->hash = shard_hash(r, s);
-		/* the store is rank 0's: the others learn what it resumed (run_dist.c) */
-		int got = resume && (!r->dist || r->dist->rank == 0)
-				  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
-				  : 0;
-		if (got < 0)
-			return err->code;
-		if (got) {
-			job->resumed = 1;
-			xf_shard_draws_free(&job->draws);
-			r->shards_resumed++;
-			r->shards_done++;
-		}
+		int rc = rehash_shard(r, s, resume, err);
+		if (rc)
+			return rc;
 	}
 	if (r->shards_resumed)
 		xf_info("cmc: %ld of %ld shards resumed from %s", r->shards_resumed, r->n_shards,
 			r->dir);
-	return 0;
-}
-
-/* Shard s's input hash again (its initial metric changed: the importance route's
- * fallback) and, with resume, its stored draws when an earlier run finished it. */
-static int rehash_shard(cmc_run *r, long s, int resume, xf_error *err)
-{
-	shard_job *job = &r->jobs[s];
-	job->hash = shard_hash(r, s);
-	int got = resume && (!r->dist || r->dist->rank == 0)
-			  ? xf_store_load(r->dir, s, job->hash, &job->draws, err)
-			  : 0;
-	if (got < 0)
-		return err->code;
-	if (got) {
-		job->resumed = 1;
-		xf_shard_draws_free(&job->draws);
-		r->shards_resumed++;
-		r->shards_done++;
-		xf_info("cmc: shard %ld resumed from %s", s, r->dir);
-	}
 	return 0;
 }
 
@@ -567,6 +557,8 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 			goto finish;
 		}
 		rc = rr == 1 ? rehash_shard(&r, 0, resume, err) : rr;
+		if (rc == 0 && r.jobs[0].resumed)
+			xf_info("cmc: shard 0 resumed from %s", r.dir);
 		if ((rc = xf_dist_agree(rc, err)))
 			goto done;
 	}
