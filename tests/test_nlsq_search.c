@@ -358,7 +358,8 @@ static void test_stall_model(void **state)
 }
 
 /* Rank deficiency: with beta fixed at 0 the shear rate is γ̇0 + γ̇_offset, and the data
- * cannot tell the two apart. Not converged, both named, no uncertainty claimed. */
+ * cannot tell the two apart. A ridge (adr/0047), not converged: both named, no uncertainty
+ * claimed for either, their sum identified with an sd, and the fix named. */
 static void test_rank_deficient(void **state)
 {
 	(void)state;
@@ -370,9 +371,19 @@ static void test_rank_deficient(void **state)
 	cfg.is_fixed[XF_P_BETA] = 1;
 	cfg.values[XF_P_BETA] = 0.0;
 	fit(&cfg, &ds, &res);
-	assert_string_equal(res.status, "failed");
+	assert_string_equal(res.status, "ridge");
+	assert_true(xf_nlsq_status_failed(res.status));
 	assert_int_equal(res.quality.overall, XF_QUALITY_POOR);
 	assert_true(has_reason(&res, "rank deficient"));
+	const xf_identified *id = &res.quality.identified;
+	assert_int_equal(id->n_combos, 1);
+	assert_string_equal(id->combo[0].text, "gamma_dot_t0 + gamma_dot_t_offset");
+	assert_true(fabs(id->combo[0].value - (res.values[XF_P_GAMMA_DOT_T0] +
+					       res.values[XF_P_GAMMA_DOT_T_OFFSET])) < 1e-12);
+	assert_true(id->combo[0].sd > 0.0 && id->combo[0].sd < 1e-2 * id->combo[0].value);
+	assert_int_equal(id->n_not_identified, 2);
+	assert_string_equal(id->fix, "--fix gamma_dot_t_offset=0");
+	assert_true(strncmp(res.quality.reasons[0], "ridge: the data identify", 24) == 0);
 	assert_true(has_reason(&res, "gamma_dot_t0") && has_reason(&res, "gamma_dot_t_offset"));
 	assert_true(isnan(res.uncertainties[XF_P_GAMMA_DOT_T0]));
 	assert_true(isnan(res.uncertainties[XF_P_GAMMA_DOT_T_OFFSET]));

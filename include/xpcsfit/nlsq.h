@@ -21,6 +21,7 @@ typedef enum xf_stop_reason {
 	XF_STOP_NON_FINITE,	/* the model is not finite */
 	XF_STOP_INTERRUPTED,	/* SIGINT/SIGTERM */
 	XF_STOP_WORSE,		/* a search path that cannot beat a better end point */
+	XF_STOP_RIDGE,		/* crawling along an ill-determined direction (adr/0047) */
 } xf_stop_reason;
 
 const char *xf_stop_reason_name(xf_stop_reason r);
@@ -64,8 +65,10 @@ typedef struct xf_nlsq_result {
 	size_t n_points;
 	int n_free;
 	int iterations;
-	int cov_rank;		 /* rank of JᵀJ used for the covariance */
-	const char *status;	 /* "converged" | "max_iterations" | "failed" */
+	int cov_rank; /* rank of JᵀJ used for the covariance */
+	/* "converged" | "max_iterations" | "ridge" (on a valley of equally good fits: only
+	 * the combinations in quality.identified are pinned down, adr/0047) | "failed" */
+	const char *status;
 	const char *stop_reason; /* xf_stop_reason_name() */
 	xf_quality quality;
 	xf_nlsq_search search;
@@ -96,6 +99,14 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx,
 		xf_nlsq_result *res, xf_error *err);
 void xf_nlsq_result_free(xf_nlsq_result *res);
+
+/* 1 when an NLSQ status marks a result not usable ("failed", "ridge", none): the run
+ * exits 1 and the files say so. */
+int xf_nlsq_status_failed(const char *status);
+
+/* One line on a ridge (adr/0047): "the data identify D0 + D_offset = 241.3 +/- 2.1 but not
+ * D0, D_offset one by one (fix: --fix D_offset=0)". */
+void xf_nlsq_identified_text(const xf_identified *id, char *buf, size_t size);
 
 /* res as the method-neutral estimate (route "nlsq") on grid, the geometry it was fitted
  * on (its mode is res's). e owns copies; free it with xf_estimate_free. */

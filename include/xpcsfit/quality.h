@@ -15,6 +15,30 @@ const char *xf_quality_level_name(xf_quality_level q);
 
 #define XF_QUALITY_MAX_REASONS 16
 
+/* What the data identify when a fit converged to a ridge (adr/0047, nlsq/ridge.c): the
+ * combinations of parameters the well-determined eigen-directions of JᵀJ pin down, with
+ * value and sd, the parameters that are not identified one by one, and the fix. */
+#define XF_IDENTIFIED_MAX   4 /* combinations kept */
+#define XF_IDENTIFIED_TERMS 8 /* parameters per combination */
+#define XF_IDENTIFIED_NAME  32
+typedef struct xf_identified_combo {
+	char text[160]; /* "D0 + D_offset", "D0 + 0.97*D_offset" */
+	int n_terms;
+	char names[XF_IDENTIFIED_TERMS][XF_IDENTIFIED_NAME];
+	double coef[XF_IDENTIFIED_TERMS]; /* the first (the pivot) is 1 */
+	double value, sd;
+} xf_identified_combo;
+
+typedef struct xf_identified {
+	int n_combos; /* 0: no ridge */
+	xf_identified_combo combo[XF_IDENTIFIED_MAX];
+	int n_not_identified;
+	char not_identified[XF_IDENTIFIED_TERMS][XF_IDENTIFIED_NAME];
+	char fix[160];		/* "--fix D_offset=0" */
+	double ratio_threshold; /* eigenvalue ratio below which a direction is ill-determined */
+	double min_ratio;	/* the smallest eigenvalue ratio of the scaled JᵀJ */
+} xf_identified;
+
 /* The result's quality: the documented convergence checks and every reason that lowers
  * the overall grade. */
 typedef struct xf_quality {
@@ -22,14 +46,19 @@ typedef struct xf_quality {
 	int n_reasons;
 	char reasons[XF_QUALITY_MAX_REASONS][192];
 	/* the checks behind "converged" (NLSQ; CMC leaves them 0) */
-	double distance_se; /* one Gauss-Newton step's length in standard errors */
-	int all_informed;   /* every free parameter constrained within its bounds */
-	int best_of_starts; /* no screened start ended in a better basin */
+	double distance_se;	  /* one Gauss-Newton step's length in standard errors */
+	int all_informed;	  /* every free parameter constrained within its bounds */
+	int best_of_starts;	  /* no screened start ended in a better basin */
+	xf_identified identified; /* NLSQ's ridge (status "ridge"); n_combos 0 otherwise */
 } xf_quality;
 
 /* Append one reason (printf format; truncated to the reason's size). Past
  * XF_QUALITY_MAX_REASONS reasons the rest are dropped: the grade is set apart. */
 void xf_quality_add_reason(xf_quality *q, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same, as the first reason (the one a one-line message quotes); past
+ * XF_QUALITY_MAX_REASONS the last one is dropped. */
+void xf_quality_add_first_reason(xf_quality *q, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 #endif

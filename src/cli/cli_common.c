@@ -245,6 +245,16 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 		else
 			printf("  %-20s %.8g +/- %.3g\n", res->names[k], res->values[k],
 			       res->uncertainties[k]);
+	if (res->quality.identified.n_combos) { /* a ridge (adr/0047) */
+		const xf_identified *id = &res->quality.identified;
+		for (int k = 0; k < id->n_combos; k++)
+			printf("identified: %s = %.8g +/- %.3g\n", id->combo[k].text,
+			       id->combo[k].value, id->combo[k].sd);
+		printf("not identified one by one:");
+		for (int k = 0; k < id->n_not_identified; k++)
+			printf("%s %s", k ? "," : "", id->not_identified[k]);
+		printf(" (fix: %s)\n", id->fix);
+	}
 	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		printf("  - %s\n", res->quality.reasons[k]);
@@ -369,15 +379,25 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 		return rc;
 	}
 	print_summary(dir, cfg, res);
-	rc = !strcmp(res->status, "failed") ? XF_ERR_DATA : 0;
+	rc = xf_nlsq_status_failed(res->status) ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
+	char ridge[256];
+	/* a ridge (adr/0047) did converge, to a valley: what the data identify, the fix */
+	if (rc && !strcmp(res->status, "ridge")) {
+		xf_nlsq_identified_text(&res->quality.identified, ridge, sizeof ridge);
+		why = ridge;
+	}
+	const char *what = strcmp(res->status, "ridge")
+				   ? "did not converge"
+				   : "converged to a ridge, a set of equally good fits";
+	const char *marked = strcmp(res->status, "ridge") ? "failed" : "ridge (not usable)";
 	/* for cmc and fit this is the warm start, and the run goes on: a warning there */
 	if (rc && !strcmp(command, "nlsq"))
-		xf_cli_error(rc, "the fit did not converge (%s), results are marked failed, in %s",
-			     why, dir);
+		xf_cli_error(rc, "the fit %s (%s), results are marked %s, in %s", what, why, marked,
+			     dir);
 	else if (rc)
-		xf_warn("the NLSQ fit did not converge (%s), its results are marked failed, in "
-			"%s: CMC starts from it anyway",
-			why, dir);
+		xf_warn("the NLSQ fit %s (%s), its results are marked %s, in %s: CMC starts from "
+			"it anyway",
+			what, why, marked, dir);
 	return rc;
 }

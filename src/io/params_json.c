@@ -103,6 +103,38 @@ static cJSON *covariance_object(const xf_nlsq_result *res)
 	return cov;
 }
 
+/* what the data identify on a ridge (adr/0047): the combinations with value and sd, the
+ * parameters not identified one by one, the fix and the eigenvalue-ratio threshold; null
+ * without a ridge */
+static cJSON *identified_object(const xf_identified *id)
+{
+	if (id->n_combos == 0)
+		return cJSON_CreateNull();
+	cJSON *obj = cJSON_CreateObject();
+	cJSON *combos = cJSON_CreateArray();
+	for (int k = 0; k < id->n_combos; k++) {
+		const xf_identified_combo *c = &id->combo[k];
+		cJSON *o = cJSON_CreateObject();
+		cJSON *terms = cJSON_CreateObject();
+		for (int t = 0; t < c->n_terms; t++)
+			cJSON_AddItemToObject(terms, c->names[t], xf_json_num(c->coef[t]));
+		cJSON_AddStringToObject(o, "combination", c->text);
+		cJSON_AddItemToObject(o, "coefficients", terms);
+		cJSON_AddItemToObject(o, "value", xf_json_num(c->value));
+		cJSON_AddItemToObject(o, "sd", xf_json_num(c->sd));
+		cJSON_AddItemToArray(combos, o);
+	}
+	cJSON *names = cJSON_CreateArray();
+	for (int k = 0; k < id->n_not_identified; k++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(id->not_identified[k]));
+	cJSON_AddItemToObject(obj, "combinations", combos);
+	cJSON_AddItemToObject(obj, "not_identified", names);
+	cJSON_AddStringToObject(obj, "fix", id->fix);
+	cJSON_AddItemToObject(obj, "eigenvalue_ratio_threshold", xf_json_num(id->ratio_threshold));
+	cJSON_AddItemToObject(obj, "smallest_eigenvalue_ratio", xf_json_num(id->min_ratio));
+	return obj;
+}
+
 /* quality (nlsq.md): the grade, its reasons and the checks behind "converged" */
 static cJSON *quality_object(const xf_nlsq_result *res)
 {
@@ -118,6 +150,7 @@ static cJSON *quality_object(const xf_nlsq_result *res)
 	cJSON_AddBoolToObject(checks, "all_parameters_informed", q->all_informed);
 	cJSON_AddBoolToObject(checks, "best_of_screened_starts", q->best_of_starts);
 	cJSON_AddItemToObject(obj, "checks", checks);
+	cJSON_AddItemToObject(obj, "identified", identified_object(&q->identified));
 	return obj;
 }
 

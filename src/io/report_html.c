@@ -71,12 +71,40 @@ static void put_rows(xf_html *h, const char *title, const xf_report_row *rows, i
 	xf_html_put(h, "</table>\n");
 }
 
+/* a ridge (adr/0047): the combinations the data identify, what they do not, the fix */
+static void put_identified(xf_html *h, const xf_identified *id)
+{
+	if (id->n_combos == 0)
+		return;
+	xf_html_put(h, "<h2>What the data identify</h2>\n<p>The fit ended on a ridge: a set of "
+		       "equally good fits. These combinations are pinned down (sd from the "
+		       "well-determined directions of J<sup>T</sup>J):</p>\n<table>\n<thead><tr>"
+		       "<th>combination</th><th>value</th><th>sd</th></tr></thead>\n");
+	for (int k = 0; k < id->n_combos; k++) {
+		xf_html_put(h, "<tr><th>");
+		xf_html_text(h, id->combo[k].text);
+		xf_html_put(h, "</th><td class=\"num\">");
+		put_number(h, id->combo[k].value);
+		xf_html_put(h, "</td><td class=\"num\">");
+		put_number(h, id->combo[k].sd);
+		xf_html_put(h, "</td></tr>\n");
+	}
+	xf_html_put(h, "</table>\n<p>Not identified one by one: ");
+	for (int k = 0; k < id->n_not_identified; k++) {
+		xf_html_put(h, k ? ", " : "");
+		xf_html_text(h, id->not_identified[k]);
+	}
+	xf_html_put(h, ". Fix: <code>");
+	xf_html_text(h, id->fix);
+	xf_html_put(h, "</code></p>\n");
+}
+
 static void put_status(xf_html *h, const xf_report *r)
 {
 	const char *grade = r->quality ? xf_quality_level_name(r->quality->overall) : "-";
 	const char *status = r->status ? r->status : "failed";
 	xf_html_put(h, "<h2>Status</h2>\n<table>\n<tr><th>status</th><td class=\"");
-	xf_html_text(h, strcmp(status, "failed") ? "" : "failed");
+	xf_html_text(h, xf_nlsq_status_failed(status) ? "failed" : "");
 	xf_html_put(h, "\">");
 	xf_html_text(h, status);
 	xf_html_put(h, "</td></tr>\n<tr><th>quality</th><td class=\"");
@@ -95,6 +123,7 @@ static void put_status(xf_html *h, const xf_report *r)
 		xf_html_put(h, "</li>\n");
 	}
 	xf_html_put(h, "</ul>\n");
+	put_identified(h, &r->quality->identified);
 }
 
 static void put_params(xf_html *h, const xf_report *r)

@@ -311,6 +311,10 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	char *reasons = join_reasons(&res->quality);
 	xf_h5_attr_str(w, g, "quality_reasons", reasons ? reasons : "");
 	free(reasons);
+	char identified[256] = ""; /* a ridge (adr/0047): what the data identify, the fix */
+	if (res->quality.identified.n_combos)
+		xf_nlsq_identified_text(&res->quality.identified, identified, sizeof identified);
+	xf_h5_attr_str(w, g, "quality_identified", identified);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,

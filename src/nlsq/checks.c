@@ -10,6 +10,7 @@
 
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
+#include "nlsq/ridge.h"
 
 #define XF_QUALITY_FEW_STARTS 3	   /* fewer converged screened starts: marginal */
 #define XF_SAME_BASIN_NOISE   0.1  /* closer than this: the same end point */
@@ -146,16 +147,18 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;
-	if (converged_stop(best->stop) && at_optimum && q->all_informed)
+	/* a valley of equally good fits: sets the status "ridge" and says what is identified */
+	int ridge = xf_ridge_judge(ctx, best, res);
+	if (converged_stop(best->stop) && at_optimum && q->all_informed && !ridge)
 		res->status = "converged";
-	else if (best->stop == XF_STOP_MAX_ITERATIONS)
+	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
 		res->status = "max_iterations";
-	else
+	else if (!ridge)
 		res->status = "failed";
-	if (!converged_stop(best->stop))
+	if (!converged_stop(best->stop) && !ridge)
 		xf_quality_add_reason(q, "the optimiser stopped: %s",
 				      xf_stop_reason_name(best->stop));
-	if (!at_optimum)
+	if (!at_optimum && !ridge)
 		xf_quality_add_reason(
 			q,
 			"not at a local optimum: one more Gauss-Newton step would move the "
@@ -184,8 +187,17 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			"reduced chi2 %.3g with the given sigma: sigma or the model does not "
 			"describe the data",
 			res->reduced_chi_squared);
+	/* what holding the per-angle scaling costs (adr/0048): may lower a converged grade */
+	xf_quality_level held = xf_fit_held_scaling(ctx, best, res);
 	if (strcmp(res->status, "converged"))
 		q->overall = XF_QUALITY_POOR;
 	else
 		q->overall = q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
+	if (held > q->overall)
+		q->overall = held;
+}
+
+int xf_nlsq_status_failed(const char *status)
+{
+	return !status || !strcmp(status, "failed") || !strcmp(status, "ridge");
 }

@@ -40,6 +40,7 @@ static const char *const stop_names[] = {
 	[XF_STOP_NON_FINITE] = "non_finite",
 	[XF_STOP_INTERRUPTED] = "interrupted",
 	[XF_STOP_WORSE] = "worse_than_another_start",
+	[XF_STOP_RIDGE] = "ridge",
 };
 
 const char *xf_stop_reason_name(xf_stop_reason r)
@@ -170,7 +171,9 @@ done:
 static int polish(xf_fit_ctx *ctx, xf_fit_point *best)
 {
 	int budget = ctx->opt->max_iterations - ctx->full_iterations;
-	if (budget < 1 || best->stop == XF_STOP_INTERRUPTED || best->stop == XF_STOP_NON_FINITE)
+	/* a ridge (adr/0047) has no point to polish towards */
+	if (budget < 1 || best->stop == XF_STOP_INTERRUPTED || best->stop == XF_STOP_NON_FINITE ||
+	    best->stop == XF_STOP_RIDGE)
 		return 0;
 	double d = xf_fit_distance_se(ctx->pr, best->x, best->jtj, best->b, best->chi2);
 	int converged = best->stop == XF_STOP_XTOL || best->stop == XF_STOP_GTOL ||
@@ -330,6 +333,8 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 	xf_pool *pool = xf_pool_create(n_threads);
 	ctx.pr = &pr;
 	ctx.opt = opt;
+	ctx.req = req;
+	ctx.pool = pool;
 	ctx.progress = progress;
 	ctx.progress_ctx = progress_ctx;
 	if (!pool)

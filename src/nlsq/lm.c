@@ -312,6 +312,10 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 				out->stop = XF_STOP_FTOL;
 				break;
 			}
+			if (s->ridge && s->ridge(s->ridge_ctx, x, chi2, jtj)) {
+				out->stop = XF_STOP_RIDGE;
+				break;
+			}
 		} else {
 			if (small_step) {
 				/* the model cannot be improved by steps this small */

@@ -23,6 +23,10 @@ typedef struct xf_lm_setup {
 	 * stops the run with XF_STOP_WORSE (a search path racing better end points). */
 	int (*watch)(void *watch_ctx, const double *x, double chi2, double gn_reduction);
 	void *watch_ctx;
+	/* Optional ridge watcher (nlsq/ridge.h), told every accepted point with JᵀJ there:
+	 * nonzero stops the run with XF_STOP_RIDGE (a crawl along a valley). */
+	int (*ridge)(void *ridge_ctx, const double *x, double chi2, const double *jtj);
+	void *ridge_ctx;
 	xf_nlsq_progress_fn progress;
 	void *progress_ctx;
 	const char *phase;

@@ -28,6 +28,8 @@ typedef enum xf_fit_role {
 typedef struct xf_fit_ctx {
 	const xf_problem *pr;
 	const xf_nlsq_options *opt;
+	const xf_request *req; /* the request pr was built from (held_scaling.c) */
+	xf_pool *pool;	       /* the virtual devices of the passes */
 	/* the passes by role (xf_fit_role): round 1 and round 2 of the screening on nested
 	 * subsamples of pairs, and all the data; a subsample is the full evaluator when the
 	 * data are small */
@@ -122,6 +124,12 @@ double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *j
 			  double chi2);
 void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const double *cov,
 		    int cov_rank, const double *weak_dir, xf_nlsq_result *res);
+/* What held per-angle scaling (`constant`) costs at best (adr/0048, held_scaling.c): one
+ * pass with each angle's contrast and offset free at best's physical parameters; a χ²
+ * gain beyond chance adds a reason. Returns the grade it allows: good (nothing held, or
+ * no cost), marginal, or poor (χ² halves with the scaling freed). */
+xf_quality_level xf_fit_held_scaling(const xf_fit_ctx *ctx, const xf_fit_point *best,
+				     xf_nlsq_result *res);
 /* Parameters with at least this component in the least determined direction of a
  * rank-deficient JᵀJ are the ones the data cannot tell apart. */
 #define XF_WEAK_COMPONENT 0.2

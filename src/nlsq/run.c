@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nlsq/nlsq_internal.h"
+#include "nlsq/ridge.h"
 
 int xf_fit_point_alloc(xf_fit_point *p, int n_full)
 {
@@ -80,8 +81,20 @@ int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p)
 		.phase = run->phase,
 		.screening = run->role != XF_ROLE_FULL,
 	};
+	/* runs on all the data stop when they crawl along a ridge (adr/0047); without memory
+	 * for the watcher the fit has no result (the answer could differ, tests/faults/) */
+	xf_ridge_watch *ridge =
+		run->role == XF_ROLE_FULL ? xf_ridge_watch_create(pr, run->free_mask) : NULL;
+	if (run->role == XF_ROLE_FULL && !ridge)
+		xf_note_no_memory();
+	if (ridge) {
+		s.ridge = xf_ridge_watch_step;
+		s.ridge_ctx = ridge;
+	}
 	xf_lm_outcome out;
-	if (xf_lm_solve(&s, eval_counted, &e, p->x, p->jtj, p->b, &out))
+	int rc = xf_lm_solve(&s, eval_counted, &e, p->x, p->jtj, p->b, &out);
+	xf_ridge_watch_free(ridge);
+	if (rc)
 		return -1;
 	if (run->role == XF_ROLE_FULL)
 		ctx->full_iterations += out.iterations;
