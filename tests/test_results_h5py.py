@@ -76,7 +76,7 @@ with h5py.File(os.path.join(D, "results.h5"), "r") as h:
     check(int(h["/nlsq/n_points"][()]) == NPHI * (N - 1) * (N - 2) // 2, "n_points")
     status = h["/nlsq"].attrs["status"]
     status = status.decode() if isinstance(status, bytes) else status
-    check(status in ("converged", "max_iterations", "failed"), "status attribute")
+    check(status in ("converged", "max_iterations", "ridge", "failed"), "status attribute")
     check("stop_reason" in h["/nlsq"].attrs, "stop_reason attribute")
     surf = {}
     for path in ("/data/c2", "/nlsq/c2_fit", "/nlsq/residuals"):

@@ -15,20 +15,20 @@
 #include "nlsq/covariance.h"
 #include "nlsq/ridge.h"
 
-#define XF_RREF_TOL	1e-8  /* pivots below this (the projector's entries are ≤ 1) vanish */
+#define XF_RREF_TOL 1e-8 /* pivots below this (the projector's entries are ≤ 1) vanish */
 /* a scaled coefficient below this is no term: the ill subspace is known to about
  * ε/XF_RIDGE_RATIO, so smaller ones are rounding */
 #define XF_TERM_TOL 1e-6
-#define XF_COEF_ONE	5e-4  /* a coefficient this close to ±1 is written without a number */
+#define XF_COEF_ONE 5e-4 /* a coefficient this close to ±1 is written without a number */
 
 typedef struct ridge_work {
 	xf_scaled_eigen se;
-	int n_ill;	  /* ill-determined directions: columns 0 … n_ill−1 (ascending) */
-	int s;		  /* parameters not identified one by one */
-	int *set;	  /* [s] their rows p in se */
-	double *basis;	  /* [s×s] orthonormal rows of the ill subspace restricted to the set */
-	double *rref;	  /* [s×s] the identified combinations in scaled coordinates */
-	int *pivot;	  /* [s] pivot column of each rref row, −1: none */
+	int n_ill;     /* ill-determined directions: columns 0 … n_ill−1 (ascending) */
+	int s;	       /* parameters not identified one by one */
+	int *set;      /* [s] their rows p in se */
+	double *basis; /* [s×s] orthonormal rows of the ill subspace restricted to the set */
+	double *rref;  /* [s×s] the identified combinations in scaled coordinates */
+	int *pivot;    /* [s] pivot column of each rref row, −1: none */
 } ridge_work;
 
 static void work_free(ridge_work *w)
@@ -382,8 +382,9 @@ struct xf_ridge_watch {
 	const xf_problem *pr;
 	int *mask;
 	int n_free;
-	int count;	      /* accepted points seen */
-	double *x;	      /* [XF_RIDGE_WINDOW][n_full] ring */
+	int count;   /* accepted points seen */
+	double *x;   /* [XF_RIDGE_WINDOW][n_full] ring */
+	double *dir; /* [n_full] the displacement over the window that fired */
 	double chi2[XF_RIDGE_WINDOW];
 };
 
@@ -395,7 +396,8 @@ xf_ridge_watch *xf_ridge_watch_create(const xf_problem *pr, const int *free_mask
 	w->pr = pr;
 	w->mask = malloc(sizeof(int) * (size_t)pr->n_full);
 	w->x = malloc(sizeof(double) * XF_RIDGE_WINDOW * (size_t)pr->n_full);
-	if (!w->mask || !w->x) {
+	w->dir = calloc((size_t)pr->n_full, sizeof(double));
+	if (!w->mask || !w->x || !w->dir) {
 		xf_ridge_watch_free(w);
 		return NULL;
 	}
@@ -412,6 +414,7 @@ void xf_ridge_watch_free(xf_ridge_watch *w)
 		return;
 	free(w->mask);
 	free(w->x);
+	free(w->dir);
 	free(w);
 }
 
@@ -439,6 +442,29 @@ static double ill_share(const xf_ridge_watch *w, const double *then, const doubl
 	return total > 0.0 ? along / total : 0.0;
 }
 
+int xf_ridge_watch_edge(const xf_ridge_watch *w, const double *x, double *edge)
+{
+	const xf_problem *pr = w->pr;
+	double t = INFINITY;
+	for (int k = 0; k < pr->n_full; k++) {
+		double d = w->dir[k];
+		if (!w->mask[k] || d == 0.0)
+			continue;
+		t = fmin(t, (d > 0.0 ? pr->upper[k] - x[k] : pr->lower[k] - x[k]) / d);
+	}
+	if (!(t > 0.0 && isfinite(t)))
+		return -1;
+	for (int k = 0; k < pr->n_full; k++)
+		edge[k] = fmin(fmax(x[k] + (w->mask[k] ? t * w->dir[k] : 0.0), pr->lower[k]),
+			       pr->upper[k]);
+	return 0;
+}
+
+void xf_ridge_watch_reset(xf_ridge_watch *w)
+{
+	w->count = 0;
+}
+
 int xf_ridge_watch_step(void *watch, const double *x, double chi2, const double *jtj)
 {
 	xf_ridge_watch *w = watch;
@@ -448,6 +474,8 @@ int xf_ridge_watch_step(void *watch, const double *x, double chi2, const double 
 		double s2 = chi2 / fmax(1.0, (double)w->pr->n_points - w->n_free);
 		fire = w->chi2[slot] - chi2 <= XF_RIDGE_CRAWL_NOISE * s2 &&
 		       ill_share(w, then, x, jtj) >= XF_RIDGE_ALONG;
+		for (int k = 0; fire && k < n; k++)
+			w->dir[k] = x[k] - then[k];
 	}
 	memcpy(then, x, sizeof(double) * (size_t)n);
 	w->chi2[slot] = chi2;

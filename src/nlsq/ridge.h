@@ -18,6 +18,15 @@
 #define XF_RIDGE_CRAWL_NOISE 0.5
 /* ...while at least this fraction of the scaled displacement lay in the ill subspace. */
 #define XF_RIDGE_ALONG 0.9
+/* Where the valley leads is then probed (run.c): one run from the point where the crawl's
+ * displacement, continued, meets the box; its end replaces the stop when it is better by
+ * more than this many noise units (a valley that slopes on to an end where the data do
+ * inform the fit, a bound, say). */
+#define XF_RIDGE_AHEAD_NOISE 1.0
+/* The probe's budget: measured, a far end that is better showed it within 5 iterations
+ * (a static fit whose valley ends on the D0 bound), a flat valley (CHX) needs 30 to get
+ * back to its floor from the straight-line far end. */
+#define XF_RIDGE_PROBE_ITERATIONS (2 * XF_RIDGE_WINDOW)
 
 /* What the data identify at x (jtj and b = −Jᵀr there) over the free parameters of
  * free_mask: id receives the combinations of parameters that the well-determined
@@ -42,5 +51,10 @@ xf_ridge_watch *xf_ridge_watch_create(const xf_problem *pr, const int *free_mask
  * ill-determined direction (the run then stops with XF_STOP_RIDGE). */
 int xf_ridge_watch_step(void *watch, const double *x, double chi2, const double *jtj);
 void xf_ridge_watch_free(xf_ridge_watch *w);
+/* After a stop: edge (n_full) receives x moved along the displacement that fired until
+ * the first free parameter meets its bound. 0, or −1 when there is no such point. */
+int xf_ridge_watch_edge(const xf_ridge_watch *w, const double *x, double *edge);
+/* Forget the window (a new run from another point). */
+void xf_ridge_watch_reset(xf_ridge_watch *w);
 
 #endif

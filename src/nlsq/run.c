@@ -58,6 +58,59 @@ static int eval_counted(void *ctx, const double *x, double *chi2, double *jtj, d
 	return rc;
 }
 
+/* A run the watcher stopped on a valley (adr/0047) probes where the valley leads: a
+ * short run (XF_RIDGE_PROBE_ITERATIONS, watched too) from where the crawl's last
+ * displacement meets the box; its end replaces the stop only when it is better by more
+ * than XF_RIDGE_AHEAD_NOISE noise units, and the run then goes on from there with the
+ * budget left. So a valley that slopes on to an end where the data do inform the fit (a
+ * bound) is followed there, and a flat one is left at once. */
+static void probe_ridge_end(const xf_problem *pr, const xf_lm_setup *s, eval_ctx *e,
+			    xf_ridge_watch *w, xf_fit_point *p, xf_lm_outcome *out)
+{
+	xf_lm_setup again = *s;
+	int left = s->max_iterations - out->iterations;
+	if (left < 1)
+		return;
+	xf_fit_point q = { 0 };
+	if (xf_fit_point_alloc(&q, pr->n_full)) {
+		xf_fit_point_free(&q);
+		xf_note_no_memory();
+		return;
+	}
+	int n_free = 0;
+	for (int k = 0; k < pr->n_full; k++)
+		n_free += s->free_mask[k] != 0;
+	double s2 = out->chi2 / fmax(1.0, (double)pr->n_points - n_free);
+	xf_lm_outcome o;
+	again.max_iterations = left < XF_RIDGE_PROBE_ITERATIONS ? left : XF_RIDGE_PROBE_ITERATIONS;
+	again.lambda0 = 0.0; /* the far end is no optimum: the solver's default damping */
+	xf_ridge_watch_reset(w);
+	if (xf_ridge_watch_edge(w, p->x, q.x) == 0 &&
+	    xf_lm_solve(&again, eval_counted, e, q.x, q.jtj, q.b, &o) == 0) {
+		int better = o.chi2 < out->chi2 - XF_RIDGE_AHEAD_NOISE * s2;
+		xf_info("nlsq %s: the valley's far end gives chi2 %.10g after %d iterations (%s): "
+			"%s",
+			s->phase, o.chi2, o.iterations, xf_stop_reason_name(o.stop),
+			better ? "better, taken" : "no better, the valley floor kept");
+		out->iterations += o.iterations;
+		left -= o.iterations;
+		if (better) {
+			int done = out->iterations;
+			xf_fit_point_copy(p, &q, pr->n_full);
+			*out = o;
+			out->iterations = done;
+			again.max_iterations = left;
+			xf_ridge_watch_reset(w);
+			if (o.stop == XF_STOP_MAX_ITERATIONS && left > 0 &&
+			    xf_lm_solve(&again, eval_counted, e, p->x, p->jtj, p->b, &o) == 0) {
+				*out = o;
+				out->iterations += done;
+			}
+		}
+	}
+	xf_fit_point_free(&q);
+}
+
 int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p)
 {
 	const xf_problem *pr = ctx->pr;
@@ -93,6 +146,8 @@ int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p)
 	}
 	xf_lm_outcome out;
 	int rc = xf_lm_solve(&s, eval_counted, &e, p->x, p->jtj, p->b, &out);
+	if (rc == 0 && out.stop == XF_STOP_RIDGE)
+		probe_ridge_end(pr, &s, &e, ridge, p, &out);
 	xf_ridge_watch_free(ridge);
 	if (rc)
 		return -1;

@@ -90,6 +90,35 @@ def marked_failed(scratch, rc, out, err):
         raise AssertionError("uncertainty 0 claimed for %s" % zero)
 
 
+def ridge_make(d):
+    """alpha = 0 in the data, D0, alpha and D_offset free: only D0 + D_offset is seen."""
+    with open(os.path.join(d, "cfg.yaml"), "w") as f:
+        f.write("analysis_mode: static\n"
+                "experimental_data: {file_path: data.h5}\n"
+                "analyzer_parameters: {dt: 0.1, start_frame: 1, end_frame: 120, "
+                "scattering: {wavevector_q: 0.0054}}\n"
+                "initial_parameters:\n"
+                "  parameter_names: [D0, alpha, D_offset]\n"
+                "  values: [2000.0, 0.0, 1000.0]\n")
+    import subprocess
+    from corpus import binary
+    subprocess.run([binary(), "simulate", "--config", "cfg.yaml", "--phi", "0",
+                    "--out", "data.h5", "--noise", "0.01"], cwd=d, check=True,
+                   capture_output=True)
+    return ["nlsq", "--config", "cfg.yaml", "--out", "out", "--no-plots", "--threads", "1"]
+
+
+def marked_ridge(scratch, rc, out, err):
+    """Results written, status ridge, the identified combination in parameters.json."""
+    import json
+    with open(os.path.join(scratch, "out", "nlsq", "parameters.json")) as f:
+        p = json.load(f)
+    ident = p["quality"].get("identified") or {}
+    combos = [c["combination"] for c in ident.get("combinations", [])]
+    if p["status"] != "ridge" or combos != ["D0 + D_offset"]:
+        raise AssertionError("status %s, identified %s" % (p["status"], ident))
+
+
 K = "Fits"
 CASES = [
     {"name": "fit_all_zero_maps", "klass": K, "make": fit_case(maps=zeros), "rc": 1,
@@ -150,4 +179,12 @@ CASES = [
      "fix": "Noise-free (simulated) data give no noise level: set optimization.nlsq.sigma "
             "to get uncertainties.",
      "check": no_uncertainty},
+    {"name": "fit_ridge", "klass": K, "make": ridge_make, "rc": 1,
+     "needles": ["converged to a ridge", "the data identify D0 + D_offset = ",
+                 "not D0, D_offset one by one", "--fix D_offset=0",
+                 "results are marked ridge (not usable)"],
+     "fix": "The data pin down only the combination named (here D0 + D_offset, as at "
+            "alpha = 0 D0*t^alpha and D_offset are the same function): apply the fix "
+            "named (--fix D_offset=0) and fit again (adr/0047).",
+     "check": marked_ridge},
 ]
