@@ -155,16 +155,20 @@ static void combo_text(xf_identified_combo *c)
 /* One combination from rref row i: coefficients in the parameters (θ = D·z, so a scaled
  * coefficient w_j is w_j/D_j on θ_j), its value at x and its sd over the well-determined
  * directions. */
-static void fill_combo(const ridge_work *w, const xf_problem *pr, int i, const double *x,
-		       double noise_factor, xf_identified_combo *c)
+static int fill_combo(const ridge_work *w, const xf_problem *pr, int i, const double *x,
+		      double noise_factor, xf_identified_combo *c)
 {
-	int s = w->s, m = w->se.m;
+	int s = w->s, m = w->se.m, terms = 0;
 	const double *row = w->rref + (size_t)i * s;
 	int pj = w->pivot[i];
 	double scale = w->se.d[w->set[pj]]; /* the pivot's coefficient becomes 1 */
+	for (int j = 0; j < s; j++)
+		terms += fabs(row[j]) > XF_TERM_TOL;
+	if (terms > XF_IDENTIFIED_TERMS)
+		return -1; /* too long to name: not reported rather than cut short */
 	c->n_terms = 0;
 	c->value = 0.0;
-	for (int j = 0; j < s && c->n_terms < XF_IDENTIFIED_TERMS; j++) {
+	for (int j = 0; j < s; j++) {
 		if (fabs(row[j]) <= XF_TERM_TOL)
 			continue;
 		int p = w->set[j], k = w->se.idx[p];
@@ -182,6 +186,7 @@ static void fill_combo(const ridge_work *w, const xf_problem *pr, int i, const d
 	}
 	c->sd = sqrt(var * noise_factor);
 	combo_text(c);
+	return 0;
 }
 
 /* The parameters left without a pivot are the ones to hold: offsets at 0 when every
@@ -200,11 +205,13 @@ static void fix_hint(const ridge_work *w, const xf_problem *pr, const double *x,
 		if (!pivot && !(pr->lower[k] <= 0.0 && pr->upper[k] >= 0.0))
 			zero_ok = 0;
 	}
-	for (int i = 0; i < id->n_combos && zero_ok; i++) {
-		int kp = w->se.idx[w->set[w->pivot[i]]];
-		if (!(id->combo[i].value >= pr->lower[kp] && id->combo[i].value <= pr->upper[kp]))
-			zero_ok = 0;
-	}
+	/* a combination's first term is its own parameter (coefficient 1) */
+	for (int i = 0; i < id->n_combos && zero_ok; i++)
+		for (int k = 0; k < pr->n_full; k++)
+			if (!strcmp(pr->names[k], id->combo[i].names[0]) &&
+			    !(id->combo[i].value >= pr->lower[k] &&
+			      id->combo[i].value <= pr->upper[k]))
+				zero_ok = 0;
 	for (int j = 0; j < s; j++) {
 		int k = w->se.idx[w->set[j]], pivot = 0;
 		for (int i = 0; i < rows; i++)
@@ -279,7 +286,8 @@ int xf_ridge_identify(const xf_problem *pr, const int *free_mask, const double *
 		snprintf(id->not_identified[id->n_not_identified++], sizeof id->not_identified[0],
 			 "%s", pr->names[w.se.idx[w.set[j]]]);
 	for (int i = 0; i < rows && id->n_combos < XF_IDENTIFIED_MAX; i++)
-		fill_combo(&w, pr, i, x, noise_factor, &id->combo[id->n_combos++]);
+		if (fill_combo(&w, pr, i, x, noise_factor, &id->combo[id->n_combos]) == 0)
+			id->n_combos++;
 	if (id->n_combos > 0)
 		fix_hint(&w, pr, x, rows, id);
 	else

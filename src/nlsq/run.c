@@ -84,6 +84,7 @@ static void probe_ridge_end(const xf_problem *pr, const xf_lm_setup *s, eval_ctx
 	xf_lm_outcome o;
 	again.max_iterations = left < XF_RIDGE_PROBE_ITERATIONS ? left : XF_RIDGE_PROBE_ITERATIONS;
 	again.lambda0 = 0.0; /* the far end is no optimum: the solver's default damping */
+	again.watch = NULL;  /* a probe, not the path: a search race judges the path only */
 	xf_ridge_watch_reset(w);
 	if (xf_ridge_watch_edge(w, p->x, q.x) == 0 &&
 	    xf_lm_solve(&again, eval_counted, e, q.x, q.jtj, q.b, &o) == 0) {
@@ -95,11 +96,14 @@ static void probe_ridge_end(const xf_problem *pr, const xf_lm_setup *s, eval_ctx
 		out->iterations += o.iterations;
 		left -= o.iterations;
 		if (better) {
-			int done = out->iterations;
-			xf_fit_point_copy(p, &q, pr->n_full);
+			int done = out->iterations, n = pr->n_full;
+			memcpy(p->x, q.x, sizeof(double) * (size_t)n);
+			memcpy(p->jtj, q.jtj, sizeof(double) * (size_t)n * n);
+			memcpy(p->b, q.b, sizeof(double) * (size_t)n);
 			*out = o;
 			out->iterations = done;
 			again.max_iterations = left;
+			again.watch = s->watch; /* the path goes on from the far end */
 			xf_ridge_watch_reset(w);
 			if (o.stop == XF_STOP_MAX_ITERATIONS && left > 0 &&
 			    xf_lm_solve(&again, eval_counted, e, p->x, p->jtj, p->b, &o) == 0) {
