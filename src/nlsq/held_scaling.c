@@ -129,8 +129,13 @@ static int measure(const xf_fit_ctx *ctx, const double *x, int n_free, held_cost
 	xf_error err = { 0 };
 	xf_lik *lik = NULL;
 	free_scaling_request(ctx, x, &req);
-	if (xf_problem_build(&pf, &req, pr->ds, &err))
+	if (xf_problem_build(&pf, &req, pr->ds, &err)) {
+		if (err.code == XF_ERR_NOMEM)
+			xf_note_no_memory(); /* the fit then has no result (tests/faults/) */
+		else
+			xf_info("nlsq: held scaling not checked: %s", err.msg);
 		return -1;
+	}
 	int n = pf.n_full, na = pr->n_phi, rc = -1;
 	double *xf = malloc(sizeof(double) * (size_t)n);
 	double *jtj = malloc(sizeof(double) * (size_t)n * n);
