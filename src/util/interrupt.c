@@ -26,6 +26,9 @@ static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
 static volatile sig_atomic_t marker_set;       /* any slot in use */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
+/* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
+ * (a PLplot session's capture, plsession.c): a line written to fd 2 then would be lost */
+static volatile sig_atomic_t line_fd = 2;
 
 static void put(int fd, const char *s)
 {
@@ -69,14 +72,15 @@ static void stop_now(void)
 		}
 	}
 	if (!reported) {
-		put(2, "xpcsfit: error: interrupted by ");
-		put(2, sig_name(sig));
-		put(2, " during ");
-		put(2, phase_name);
-		put(2, marker_set ? ": the result folder is marked incomplete, "
-				  : ": nothing written");
-		put(2, where);
-		put(2, "\n");
+		int fd = line_fd;
+		put(fd, "xpcsfit: error: interrupted by ");
+		put(fd, sig_name(sig));
+		put(fd, " during ");
+		put(fd, phase_name);
+		put(fd, marker_set ? ": the result folder is marked incomplete, "
+				   : ": nothing written");
+		put(fd, where);
+		put(fd, "\n");
 	}
 	_exit(128 + sig);
 }
@@ -121,7 +125,8 @@ void xf_test_pause(const char *name)
 	if (!hook || strncmp(hook, name, len) || hook[len] != ':')
 		return;
 	double s = atof(hook + len + 1);
-	fprintf(stderr, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
+	/* where the interruption's line would go: the test reads it there */
+	dprintf(line_fd, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
 	for (double t = 0; t < s && !got_signal; t += 0.01)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 }
@@ -150,6 +155,11 @@ void xf_phase(const char *name, int polls)
 	xf_test_pause(name);
 	if (got_signal && !polls)
 		stop_now();
+}
+
+void xf_interrupt_stderr(int fd)
+{
+	line_fd = fd >= 0 ? fd : 2;
 }
 
 int xf_interrupt_signal(void)

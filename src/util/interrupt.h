@@ -23,8 +23,16 @@ void xf_signals_install(void);
  * so that a signal can be sent during a phase that is otherwise too short to hit. */
 void xf_phase(const char *name, int polls);
 
-/* The test hook alone (the plot workers' "plot_worker", which is no phase). */
+/* The test hook alone, at points that are no phase: "plot_worker" at the start of each
+ * plot worker process, "plot:<file name>" inside the PLplot session of that page (stderr
+ * held in memory: plsession.c). */
 void xf_test_pause(const char *name);
+
+/* While fd 2 stands for something else (plsession.c holds PLplot's stderr in memory during
+ * a session), fd is the real stderr: the interruption's line (and the test hook's) go
+ * there, so that a signal at any instant of the plots still prints its one line. -1: back
+ * to fd 2. */
+void xf_interrupt_stderr(int fd);
 
 /* The signal that interrupted the run (SIGINT or SIGTERM), 0 while none did. */
 int xf_interrupt_signal(void);
