@@ -15,7 +15,8 @@ plots phase") and, with --threads 1, for every page.
    for nlsq, cmc's plots and `xpcsfit plot DIR`.
 2. At moments spread over the plots of a run (no hook): the signal lands after a fraction
    of the time the reference run spends between its plots folder appearing and its end,
-   repeated (XF_PLOT_SIGNALS runs, default 16), SIGINT and SIGTERM alternating."""
+   repeated (XF_PLOT_SIGNALS runs, default 16), SIGINT and SIGTERM alternating, to the
+   process or (as Ctrl-C does) to its process group, plot workers included."""
 import glob
 import os
 import shutil
@@ -117,10 +118,11 @@ def plots_dir(out):
 
 
 def run_until_plots(cfg, out, threads):
-    """Start nlsq; returns (process, time its plots folder appeared) or (p, None)."""
+    """Start nlsq in a process group of its own (its plot workers join it); returns
+    (process, time its plots folder appeared) or (p, None)."""
     p = subprocess.Popen([XF, "nlsq", "--config", cfg, "--out", out, "--threads", threads],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         errors="replace")
+                         errors="replace", start_new_session=True)
     while p.poll() is None:
         if os.path.isdir(plots_dir(out)):
             return p, time.monotonic()
@@ -141,6 +143,7 @@ def test_spread(cfg):
     for k in range(RUNS):
         threads = "1" if k % 2 == 0 else "2"
         sig, code = SIGNALS[(k // 2) % 2]
+        group = k % 8 >= 4  # as Ctrl-C does: the workers get it too
         frac = (k + 0.5) / RUNS  # spread over the span, early to late
         out = os.path.join(TMP, f"spread_{k}")
         p, t0 = run_until_plots(cfg, out, threads)
@@ -150,10 +153,14 @@ def test_spread(cfg):
         delay = frac * spans[threads] - (time.monotonic() - t0)
         if delay > 0:
             time.sleep(delay)
-        p.send_signal(sig)
+        if group:
+            os.killpg(p.pid, sig)
+        else:
+            p.send_signal(sig)
         _, err = p.communicate(timeout=30)
-        what = (f"nlsq --threads {threads}, {signal.Signals(sig).name} at {frac:.2f} of "
-                f"the plots ({spans[threads]:.2f} s)")
+        what = (f"nlsq --threads {threads}, {signal.Signals(sig).name} "
+                f"{'to the group ' if group else ''}at {frac:.2f} of the plots "
+                f"({spans[threads]:.2f} s)")
         if p.returncode == 0:  # finished first
             continue
         hits += 1
@@ -165,7 +172,7 @@ def test_spread(cfg):
             check(data.endswith(b"IEND\xaeB`\x82"), f"{what}: {png} not whole")
     print(f"spread: {hits} of {RUNS} runs interrupted in their plots "
           f"(spans {spans['1']:.2f} s / {spans['2']:.2f} s)")
-    check(hits >= RUNS // 2, f"spread: only {hits} of {RUNS} signals landed before the end")
+    check(hits >= RUNS // 4, f"spread: only {hits} of {RUNS} signals landed before the end")
 
 
 def main():

@@ -208,7 +208,7 @@ void xf_interrupt_remove_marker(const char *path)
 	set_markers(NULL, path);
 }
 
-void xf_child_track(pid_t pid)
+static void child_track(pid_t pid)
 {
 	if (pid > 0 && n_children < XF_MAX_CHILDREN) {
 		children[n_children] = pid;
@@ -225,7 +225,7 @@ void xf_child_untrack(pid_t pid)
 		n_children = n_children - 1;
 }
 
-void xf_child_setup(pid_t parent)
+static void child_setup(pid_t parent)
 {
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -233,6 +233,22 @@ void xf_child_setup(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the parent died before the line above */
 		_exit(1);
+}
+
+pid_t xf_child_fork(void)
+{
+	sigset_t old;
+	pid_t parent = getpid();
+	block_handled_signals(&old);
+	pid_t pid = fork();
+	int why = errno;
+	if (pid == 0)
+		child_setup(parent);
+	else
+		child_track(pid);
+	sigprocmask(SIG_SETMASK, &old, NULL); /* a signal held meanwhile arrives now */
+	errno = why;
+	return pid;
 }
 
 void xf_interrupt_note(const char *line)

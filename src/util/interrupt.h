@@ -51,11 +51,13 @@ void xf_interrupt_remove_marker(const char *path);
 /* Append a line (the error that ended the run) to the markers of the folders in work. */
 void xf_interrupt_note(const char *line);
 
-/* Helper processes (plot workers): the parent tracks them so that an interruption kills
- * them; the child calls xf_child_setup() first thing, so that it dies with its parent
- * (PR_SET_PDEATHSIG) and leaves the signals to the parent. */
-void xf_child_track(pid_t pid);
+/* Helper processes (plot workers): fork() for them. The parent tracks the child so that
+ * an interruption kills it (xf_child_untrack once reaped); the child dies with its parent
+ * (PR_SET_PDEATHSIG) and leaves the signals to the parent (default actions). SIGINT and
+ * SIGTERM are blocked across the fork, so that the child never runs the parent's handler
+ * (a second "interrupted" line) and the parent never stops between the fork and the
+ * tracking (a child left to run). Returns what fork() returns. */
+pid_t xf_child_fork(void);
 void xf_child_untrack(pid_t pid);
-void xf_child_setup(pid_t parent);
 
 #endif
