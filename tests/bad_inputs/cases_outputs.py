@@ -5,7 +5,10 @@ result given to cmc. One line naming the folder; exit 2 when the command line mu
 1 when the file system refuses. Paths with spaces, non-ASCII names and '%' are no errors:
 tests/test_run_dir.py runs them end to end, and the disk-full cases (a private tmpfs)."""
 import fcntl
+import glob
 import os
+import resource
+import signal
 import subprocess
 
 from corpus import binary, expect_nothing_written
@@ -96,6 +99,38 @@ def incomplete_nlsq(d):
     return ["cmc", "--config", cfg, "--nlsq", r, "--out", os.path.join(d, "cmc_out")]
 
 
+# No file may grow past this (ulimit -f): results.h5 and parameters.json of the small run
+# below fit, a PNG page (about 130 KB) does not: a disk that fills while the plots are
+# written, made repeatable without a tmpfs or root.
+PLOT_ROOM_BYTES = 100000
+
+
+def no_room_for_plots():
+    """In the child before exec: the file size limit, and SIGXFSZ ignored so that a write
+    past it fails (EFBIG) as on a full disk instead of killing the process."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (PLOT_ROOM_BYTES, PLOT_ROOM_BYTES))
+
+
+def redraw(d):
+    """A finished result of one angle without plots (one page: the same page fails
+    whatever the cores); the case redraws them (`xpcsfit plot DIR`)."""
+    cfg = config(d, simulate=False)
+    r = os.path.join(d, "out")
+    subprocess.run([binary(), "simulate", "--config", cfg, "--phi", "0", "--out",
+                    os.path.join(d, "s.h5")], check=True, capture_output=True)
+    subprocess.run([binary(), "nlsq", "--config", cfg, "--out", r, "--no-plots"],
+                   check=True, capture_output=True)
+    return ["plot", os.path.join(r, "nlsq")]
+
+
+def no_plot_written(scratch, rc, out, err):
+    """Neither a PNG under its final name nor a temporary left, and no library line."""
+    left = glob.glob(os.path.join(scratch, "out", "nlsq", "plots", "*"))
+    assert not left, "plot files left: %s" % left
+    assert "libpng" not in err and "write failed" not in err, err
+
+
 CASES = [
     {"name": "out_empty", "klass": KLASS,
      "make": lambda d: ["nlsq", "--config", config(d, False), "--out", ""],
@@ -178,4 +213,10 @@ CASES = [
      "make": lambda d: ["config", "--mode", "static", "--out", d],
      "rc": 2, "needles": ["--out is a folder"],
      "fix": "Give config --out a file name (or leave it out to print to standard output)."},
+    {"name": "plot_disk_full", "klass": KLASS,
+     "make": redraw, "preexec": no_room_for_plots,
+     "rc": 1, "needles": ["cannot write plot", "File too large", "c2_phi_000"],
+     "fix": "Free space on the disk of the result folder (or raise the file size limit, "
+            "`ulimit -f`), then run `xpcsfit plot DIR` again.",
+     "check": no_plot_written},
 ]
