@@ -170,16 +170,16 @@ static int run(int argc, char **argv)
 		/* each rank runs its share of the files (cmd_batch.c, finish_ranks) */
 		{ "batch", xf_cmd_batch, 1 },
 	};
-	if (argc < 2) {
-		usage(stderr);
-		return XF_ERR_CONFIG;
-	}
+	/* a usage error is one line, as every error (spec/cli.md); the list of commands is
+	 * on stdout with --help */
 	int help = 0;
-	argc = common_options(argc, argv, &help);
-	if (argc < 2) {
-		usage(help ? stdout : stderr);
-		return help ? 0 : XF_ERR_CONFIG;
+	argc = argc < 2 ? argc : common_options(argc, argv, &help);
+	if (argc < 2 && help) {
+		usage(stdout);
+		return 0;
 	}
+	if (argc < 2)
+		return xf_cli_error(XF_ERR_CONFIG, "no command given, see 'xpcsfit --help'");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -211,6 +211,5 @@ static int run(int argc, char **argv)
 		print_profile();
 		return rc;
 	}
-	usage(stderr);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }
