@@ -185,6 +185,11 @@ static int run(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if ((!strcmp(cmd, "version") || !strcmp(cmd, "--version")) && argc > 2 && !help)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "version takes no argument: '%s', see 'xpcsfit "
+				    "--help'",
+				    argv[2]);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("xpcsfit %s\n", XPCSFIT_VERSION);
 		return 0;
