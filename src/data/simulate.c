@@ -351,6 +351,7 @@ int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_s
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", opt->out_path);
 	}
 	xf_remove_stale_tmp_of(opt->out_path);
+	(void)unlink(tmp); /* this process's own name: a FIFO or link there is no target */
 	xf_phase("write", 0);
 	rc = write_file(req, sel, opt, tmp, err);
 	if (!rc)

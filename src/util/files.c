@@ -335,7 +335,11 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* the name is this process's own: whatever sits there (a file of an earlier process
+	 * with this pid, a FIFO that would block the open, a link) is removed, and the file
+	 * created anew, never opened through a link */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return xf_fail(err, XF_ERR_IO, "cannot write file: %s, %s", strerror(errno), path);
 	const char *p = data;
