@@ -29,9 +29,9 @@ int xf_mkdir_p(const char *dir, xf_error *err);
  * rename it to path, fsync the folder. On failure tmp_path is removed. */
 int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
 
-/* The one rule for a file read by name (adr/0050; a config, a batch --list or --overrides CSV, an
- * NLSQ result's parameters.json, a batch record): open it for reading without blocking
- * and refuse, before a byte is read, anything but a regular file (a folder, a FIFO, a
+/* The one rule for a file read by name (adr/0050: a config, a batch --list or
+ * --overrides CSV, an NLSQ result's parameters.json, a batch record, a batch input's
+ * bytes): open it for reading without blocking and refuse, before a byte is read, anything but a regular file (a folder, a FIFO, a
  * device such as /dev/zero, a socket: each would block or never end) and a file above
  * max_bytes. what names it in the messages ("config file"); code is the status of a
  * refusal or open failure. Returns the descriptor (blocking again), or -1 with err set. */
