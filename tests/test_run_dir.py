@@ -178,6 +178,54 @@ def test_stale_and_incomplete(cfg):
     check(r.returncode == 0 and not os.path.exists(conf + ".tmp.999999"), "config --out")
 
 
+def own_tmp_name_taken(cfg, kind):
+    """config --out and simulate --out write "<file>.tmp.<pid>" first: a FIFO (the open
+    would block) or a symbolic link (the write would go through it) left at the name of
+    the writer's own pid is removed, never opened (issue 24). The child's pid is known
+    before it execs, so the node is made at its name."""
+    out = os.path.join(TMP, f"own_tmp_{kind}.yaml")
+    target = os.path.join(TMP, "own_tmp_target.txt")
+    with open(target, "w") as f:
+        f.write("not ours\n")
+    for cmd in (["config", "--mode", "static", "--out", out],
+                ["simulate", "--config", cfg, "--phi", "0",
+                 "--out", out.replace(".yaml", ".h5")]):
+        dest = cmd[-1]
+        r_fd, w_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # wait for the node, then become xpcsfit
+            os.close(w_fd)
+            os.read(r_fd, 1)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.execv(XF, [XF, *cmd])
+        os.close(r_fd)
+        tmp = f"{dest}.tmp.{pid}"
+        if kind == "fifo":
+            os.mkfifo(tmp)
+        else:
+            os.symlink(target, tmp)
+        os.write(w_fd, b"x")
+        os.close(w_fd)
+        code = None
+        for _ in range(300):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            time.sleep(0.1)
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        check(code == 0, f"{cmd[0]} with a {kind} at its temporary name: exit {code} "
+                         "(None: hung)")
+        check(os.path.isfile(dest) and not os.path.islink(dest) and not os.path.lexists(tmp),
+              f"{cmd[0]}: the file written, the {kind} gone")
+        with open(target, "rb") as f:
+            check(f.read() == b"not ours\n", f"{cmd[0]}: nothing written through the link")
+
+
 def test_odd_paths():
     """Spaces, non-ASCII, '%' (PLplot's family-file format character) everywhere."""
     top = os.path.join(TMP, "odd %n dir é ü")
@@ -399,6 +447,8 @@ def main():
     test_force_and_rerun(cfg)
     test_lock(cfg)
     test_stale_and_incomplete(cfg)
+    own_tmp_name_taken(cfg, "fifo")
+    own_tmp_name_taken(cfg, "link")
     test_odd_paths()
     test_disk_full(cfg)
     test_signals(cfg)

@@ -199,21 +199,26 @@ static int run(int argc, char **argv)
 		/* each rank runs its share of the files (cmd_batch.c, finish_ranks) */
 		{ "batch", xf_cmd_batch, 1 },
 	};
-	if (argc < 2) {
-		usage(stderr);
-		return XF_ERR_CONFIG;
-	}
+	/* a usage error is one line, as every error (spec/cli.md); the list of commands is
+	 * on stdout with --help */
 	int help = 0;
-	argc = common_options(argc, argv, &help);
-	if (argc < 2) {
-		usage(help ? stdout : stderr);
-		return help ? 0 : XF_ERR_CONFIG;
+	argc = argc < 2 ? argc : common_options(argc, argv, &help);
+	if (argc < 2 && help) {
+		usage(stdout);
+		return 0;
 	}
+	if (argc < 2)
+		return xf_cli_error(XF_ERR_CONFIG, "no command given, see 'xpcsfit --help'");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
+	if ((!strcmp(cmd, "version") || !strcmp(cmd, "--version")) && argc > 2 && !help)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "version takes no argument: '%s', see 'xpcsfit "
+				    "--help'",
+				    argv[2]);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("xpcsfit %s\n", XPCSFIT_VERSION);
 		return 0;
@@ -240,6 +245,5 @@ static int run(int argc, char **argv)
 		print_profile();
 		return rc;
 	}
-	usage(stderr);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
+#include "util/files.h"
 #include "util/size.h"
 
 /* Deeper nesting than this is not a config; it also stops alias expansion loops. */
@@ -19,7 +20,7 @@
 /* Aliases are expanded by copying: cap the copies so a "billion laughs" file fails fast. */
 #define XF_YAML_MAX_NODES 1000000
 /* A config is a few KB; a file above this is not one (and libyaml would hold it all). */
-#define XF_YAML_MAX_BYTES (64L << 20)
+#define XF_YAML_MAX_BYTES ((size_t)64 << 20)
 
 /* What every copy step needs: the libyaml document, the name for messages, the error
  * and the node budget left. */
@@ -64,9 +65,23 @@ static int out_of_memory(copy_ctx *c)
 	return xf_fail(c->err, XF_ERR_NOMEM, "out of memory reading %s", c->name);
 }
 
+/* A NUL inside a scalar ("base.h5\0" in a double-quoted string) would cut the C string
+ * short: the path read would be another than the one written. Refused in every key and
+ * value. */
+static int refuse_nul(copy_ctx *c, const yaml_node_t *src)
+{
+	if (!memchr(src->data.scalar.value, '\0', src->data.scalar.length))
+		return 0;
+	return xf_fail(c->err, XF_ERR_CONFIG,
+		       "a NUL character (\\0) inside a string is not allowed, in %s:%d", c->name,
+		       (int)src->start_mark.line + 1);
+}
+
 static int copy_scalar(copy_ctx *c, yaml_node_t *src, xf_ynode *dst)
 {
 	dst->kind = XF_YNODE_SCALAR;
+	if (refuse_nul(c, src))
+		return c->err->code;
 	dst->plain = src->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ||
 		     src->data.scalar.style == YAML_ANY_SCALAR_STYLE;
 	dst->text = dup_bytes(src->data.scalar.value, src->data.scalar.length);
@@ -152,6 +167,8 @@ static int copy_mapping(copy_ctx *c, yaml_node_t *src, int depth, xf_ynode *dst)
 				       "a mapping key that is not a "
 				       "plain name is not supported, in %s:%d",
 				       c->name, line);
+		if (refuse_nul(c, key))
+			return c->err->code;
 		char *text = dup_bytes(key->data.scalar.value, key->data.scalar.length);
 		if (!text)
 			return out_of_memory(c);
@@ -246,28 +263,11 @@ static int load_with_parser(yaml_parser_t *parser, const char *name, xf_ynode **
 int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 {
 	*root = NULL;
-	struct stat st = { 0 };
-	/* opened without blocking and checked on the descriptor: a FIFO would block the
-	 * read, and a folder or a device is no config. Anything but a regular file is
-	 * refused before a byte is read. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* a FIFO would block the read, /dev/zero never end, and a folder or a device is no
+	 * config: the one rule for files read by name (util/files.h) */
+	int fd = xf_open_input_file(path, "config file", XF_YAML_MAX_BYTES, XF_ERR_CONFIG, err);
 	if (fd < 0)
-		return xf_fail(err, XF_ERR_CONFIG, "cannot open config file: %s, %s",
-			       strerror(errno), path);
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return xf_fail(err, XF_ERR_CONFIG, "config file is not a regular file (%s): %s",
-			       S_ISDIR(st.st_mode)    ? "a folder"
-			       : S_ISFIFO(st.st_mode) ? "a FIFO"
-						      : "a device or socket",
-			       path);
-	}
-	if (st.st_size > XF_YAML_MAX_BYTES) {
-		close(fd);
-		return xf_fail(err, XF_ERR_CONFIG,
-			       "config file is %lld bytes, above the limit of %ld MiB: %s",
-			       (long long)st.st_size, XF_YAML_MAX_BYTES >> 20, path);
-	}
+		return err->code;
 	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		int e = errno;

@@ -1,6 +1,7 @@
 """cases_config.py — configs that cannot be used: one line naming the key and the file, exit 2.
 Counts that size work or memory are bounded (docs/config.md, "Limits"); anything that is
-not a regular file is refused before it is read."""
+not a regular file is refused before it is read. A NUL inside a string (a double-quoted
+"base.h5\\0") is refused: the path read would be cut short (issue 24)."""
 import os
 
 from aps_fixtures import smooth_map, upper, write_aps_u
@@ -152,6 +153,14 @@ CASES = [
                          "{fourier_order: 2147483647}}}\n"),
      "rc": 2, "needles": ["anti_degeneracy.fourier_order", "1 to 64"],
      "fix": "fourier_order is at most 64 (it needs 2·order + 1 angles)."},
+    {"name": "config_nul_in_path", "klass": C,
+     "make": text_config('experimental_data: {file_path: "data.h5\\0"}\n'),
+     "rc": 2, "needles": ["a NUL character", "cfg.yaml:2"],
+     "fix": "Remove the \\0 from the string: no path or value may hold a NUL character."},
+    {"name": "config_nul_in_key", "klass": C,
+     "make": text_config('"analyzer_parameters\\0x": {dt: 0.1}\n'),
+     "rc": 2, "needles": ["a NUL character", "cfg.yaml:2"],
+     "fix": "Remove the \\0 from the key."},
     {"name": "threads_out_of_range", "klass": C,
      "make": text_config("", command="nlsq", data=True, extra=["--threads", "100000"]),
      "rc": 2, "needles": ["--threads: '100000' is not allowed", "1 to 1024"],
