@@ -26,12 +26,12 @@
 /* fractions of the range (of its logarithm for positive bounds spanning more than two
  * decades, as the Latin hypercube) by which a parameter on a bound is moved inside */
 static const double inward_fraction[] = { 0.1, 0.3, 0.5 };
-#define XF_N_INWARD		    (int)(sizeof inward_fraction / sizeof inward_fraction[0])
-#define XF_BOUND_SCREEN_ITERATIONS  40	  /* as round 2 of the screening */
-#define XF_BOUND_SCREEN_STALL	    6
-#define XF_BOUND_REFINE_STALL	    10
-#define XF_BOUND_GAIN_NOISE	    1.0	  /* a lower χ² counts beyond this many noise units */
-#define XF_BOUND_LOG_SPACED	    100.0 /* upper/lower beyond which a range is logarithmic */
+#define XF_N_INWARD		   (int)(sizeof inward_fraction / sizeof inward_fraction[0])
+#define XF_BOUND_SCREEN_ITERATIONS 40 /* as round 2 of the screening */
+#define XF_BOUND_SCREEN_STALL	   6
+#define XF_BOUND_REFINE_STALL	   10
+#define XF_BOUND_GAIN_NOISE	   1.0	 /* a lower χ² counts beyond this many noise units */
+#define XF_BOUND_LOG_SPACED	   100.0 /* upper/lower beyond which a range is logarithmic */
 
 static int tolerance_stop(xf_stop_reason r)
 {
