@@ -146,7 +146,8 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;
-	if (converged_stop(best->stop) && at_optimum && q->all_informed)
+	int off_bound_lower = best->bound_drop > 0.0; /* bound_restart.c, adr/0046 */
+	if (converged_stop(best->stop) && at_optimum && q->all_informed && !off_bound_lower)
 		res->status = "converged";
 	else if (best->stop == XF_STOP_MAX_ITERATIONS)
 		res->status = "max_iterations";
@@ -161,6 +162,13 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			"not at a local optimum: one more Gauss-Newton step would move the "
 			"parameters by %.3g standard errors",
 			q->distance_se);
+	if (off_bound_lower)
+		xf_quality_add_reason(
+			q,
+			"not at an optimum: restarts from inside the bounds lower chi2 by %.3g "
+			"noise units, and the fit could not get off the bound (widen "
+			"max_iterations, or start inside)",
+			best->bound_drop);
 	for (int k = 0; k < res->n_at_bounds; k++)
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)

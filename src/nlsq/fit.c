@@ -287,7 +287,11 @@ static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
 		rc = xf_fit_single_path(ctx, start, best, err);
 		free(start);
 	}
-	if (rc == 0 && polish(ctx, best))
+	/* the polish; a point on a bound must then earn "converged" (adr/0046), and a
+	 * better point found off the bound is polished in turn */
+	int moved = 0;
+	if (rc == 0 && (polish(ctx, best) || (moved = xf_fit_bound_restart(ctx, best)) < 0 ||
+			(moved && polish(ctx, best))))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	if (rc == 0 && xf_interrupted())
 		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");

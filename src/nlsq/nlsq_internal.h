@@ -47,6 +47,9 @@ typedef struct xf_fit_point {
 	double chi2;
 	xf_stop_reason stop;
 	double competitor_chi2; /* best χ² of another refined basin (NAN: none) */
+	/* χ² drop (noise units) that restarts from inside the bounds found off this point on
+	 * a bound and the fit could not reach (0: none; adr/0046): not an optimum */
+	double bound_drop;
 } xf_fit_point;
 
 int xf_fit_point_alloc(xf_fit_point *p, int n_full);
@@ -89,6 +92,13 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
  * anti_degeneracy.hierarchical) the physical parameters first with the scaling held,
  * then everything, with the direct path as fallback when that ends badly. */
 int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err);
+
+/* A point the solver calls converged with free parameters on a bound must earn it
+ * (bound_restart.c, adr/0046): restarts from inside the bounds, a better point kept in
+ * best; best->bound_drop set when χ² drops off the bound but the fit cannot get there.
+ * Nothing runs (no pass) when no free parameter sits on a bound. 1 when best was
+ * replaced, 0 when not, −1 out of memory. */
+int xf_fit_bound_restart(xf_fit_ctx *ctx, xf_fit_point *best);
 
 /* Decades a flat start is moved towards slower rates before it is dropped. */
 #define XF_FLAT_MOVES 6

@@ -460,9 +460,11 @@ static int screen_round2(xf_fit_ctx *ctx, candidate **order, int keep, const int
 		if (!order[m]->alive || p->stop == XF_STOP_WORSE)
 			continue;
 		/* a path out of budget is a basin only when it already beats every converged
-		 * end point by more than a noise unit (refinement takes it from there) */
+		 * end point by more than a noise unit (refinement takes it from there); with
+		 * none yet it does (adr/0046: the first path, stalled next to the optimum,
+		 * was dropped by ∞ − ∞ and a worse basin reported converged) */
 		double s2 = race_best(&rc) / fmax(1.0, (double)rc.n_points - pr->n_full);
-		if (!converged_stop(p->stop) && !(p->chi2 < race_best(&rc) - s2))
+		if (!converged_stop(p->stop) && rc.n_ref > 0 && !(p->chi2 < race_best(&rc) - s2))
 			continue;
 		/* an end point next to an earlier one is the same basin */
 		race_start(&rc, 0);
