@@ -415,14 +415,16 @@ static int not_a_name(builder *b, int line)
 		       line);
 }
 
-/* The mapping's next key: text (copied), written at line. */
-static int take_key(builder *b, const char *text, size_t len, int plain, int line)
+/* The mapping's next key: text (copied), written at line. may_merge: the key was written
+ * plain with no tag but !!merge, the only << that YAML 1.1 resolves as the merge key
+ * ("<<" quoted or !!str << is an ordinary key). */
+static int take_key(builder *b, const char *text, size_t len, int may_merge, int line)
 {
 	frame *f = &b->stack[b->depth - 1];
 	if (!(f->key = dup_bytes((const unsigned char *)text, len)))
 		return out_of_memory(b);
 	f->key_line = line;
-	f->key_is_merge = plain && strcmp(f->key, "<<") == 0;
+	f->key_is_merge = may_merge && strcmp(f->key, "<<") == 0;
 	return 0;
 }
 
@@ -433,13 +435,15 @@ static int on_scalar(builder *b, const yaml_event_t *ev)
 	size_t len = ev->data.scalar.length;
 	int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ||
 		    ev->data.scalar.style == YAML_ANY_SCALAR_STYLE;
+	const char *tag = (const char *)ev->data.scalar.tag;
+	int may_merge = plain && (!tag || strcmp(tag, "tag:yaml.org,2002:merge") == 0);
 	xf_ynode *node = NULL;
 	char *anchor = event_anchor(ev->data.scalar.anchor, &oom);
 	int key = awaiting_key(b);
 	if (oom)
 		return out_of_memory(b);
 	if (key && !anchor)
-		return take_key(b, (const char *)value, len, plain, line);
+		return take_key(b, (const char *)value, len, may_merge, line);
 	int rc =
 		new_node(b, XF_YNODE_SCALAR, line, (int)ev->start_mark.column + 1, b->depth, &node);
 	if (!rc && !(node->text = dup_bytes(value, len)))
@@ -457,7 +461,7 @@ static int on_scalar(builder *b, const yaml_event_t *ev)
 	if (!key)
 		return attach(b, node);
 	/* an anchored key: the anchor names a scalar kept beside the tree */
-	rc = take_key(b, node->text, len, plain, line);
+	rc = take_key(b, node->text, len, may_merge, line);
 	return keep_node(b, node) ? b->err->code : rc;
 }
 
