@@ -79,6 +79,15 @@ def many_anchors(n):
                                      for k in range(n)) + "]\n"
 
 
+def indented_then_more(d):
+    """Keys indented under nothing, then a key at column 0: libyaml ends the document at
+    the first and the rest is not a document (it used to be dropped unread)."""
+    path = os.path.join(d, "cfg.yaml")
+    with open(path, "w") as f:
+        f.write("  analysis_mode: static\nanalysis_mode: laminar_flow\n")
+    return ["validate", "--config", path]
+
+
 def merge_bounds(body):
     """A bounds entry for D0 whose min and max come from a merge key."""
     return ("x_defaults: &d0 %s\nparameter_space:\n  bounds:\n"
@@ -175,6 +184,11 @@ CASES = [
      "make": text_config("...\n--- {analysis_mode: laminar_flow}\n"),
      "rc": 2, "needles": ["a second YAML document starts at this line", "cfg.yaml:3"],
      "fix": "Everything after '...' must be empty; move the settings into the first document."},
+    {"name": "config_text_after_document", "klass": C, "make": indented_then_more,
+     "rc": 2, "needles": ["invalid YAML: did not find expected <document start>",
+                          "cfg.yaml:2:1"],
+     "fix": "Indent every top-level key the same (at column 0); text after the first "
+            "document is read, not dropped."},
     {"name": "config_merge_not_a_map", "klass": C,
      "make": text_config("parameter_space:\n  bounds:\n    - {name: D0, <<: 5}\n"),
      "rc": 2, "needles": ["the merge key '<<' takes a mapping or a list of mappings",
