@@ -21,17 +21,17 @@
 
 #include "nlsq/nlsq_internal.h"
 
-#define XF_PHI0_STEP_DEG 2.5 /* grid spacing at most (φ0's default bounds: 9 points) */
-#define XF_PHI0_MAX_GRID 73  /* wider bounds: a coarser grid (180° at 2.5°; χ²'s period) */
-#define XF_PHI0_TRIES	 2   /* other profile minima refitted at most */
+#define XF_PHI0_STEP_DEG	  2.5 /* grid spacing at most (φ0's default bounds: 9 points) */
+#define XF_PHI0_MAX_GRID	  73 /* wider bounds: a coarser grid (180° at 2.5°; χ²'s period) */
+#define XF_PHI0_TRIES		  2  /* other profile minima refitted at most */
 #define XF_PHI0_SCREEN_ITERATIONS 40 /* as round 2 of the screening */
 #define XF_PHI0_SCREEN_STALL	  6
 #define XF_PHI0_REFINE_STALL	  10
 #define XF_PHI0_GAIN_NOISE	  1.0 /* a lower χ² counts beyond this many noise units */
 /* A profile minimum is refitted when its χ² (the other parameters held) lies below the
- * end point's plus this fraction of it: refitting the others lowered the mirror basin's
- * profile χ² by ~6 % of χ² where it was measured (adr/0053); a correct end point's
- * mirror lies 2.3 χ² higher there and costs no refit. */
+ * end point's plus this fraction of it: from a mirror end point the optimum's φ0 showed
+ * 0.44 of its χ² (the refit ended at 0.32); from the optimum the mirror showed 2.8 and
+ * costs no refit (adr/0053). */
 #define XF_PHI0_NEAR_FRACTION 0.5
 
 static int tolerance_stop(xf_stop_reason r)
@@ -107,10 +107,10 @@ static int other_minima(const double *prof, int n, int own_lo, int own_hi, doubl
 	return m;
 }
 
-/* Refit from x on the subsample, then (when it beats the end point there) on all the
- * data. Returns the subsample gain in noise units (negative: lower), NAN when the run
- * failed; *refined 1 when all the data were fitted to a tolerance or the subsample is
- * all the data. */
+/* Refit from trial->x on the subsample, then (when it beats the end point there) on all
+ * the data. Returns the subsample gain in noise units (negative: lower), NAN when the
+ * run failed; *refined 1 when trial holds a fit on all the data (the refinement ran, or
+ * the subsample is all the data), 0 when the budget was spent before it. */
 static double refit(xf_fit_ctx *ctx, const int *mask, double here_sub, xf_fit_point *trial,
 		    int *refined)
 {
@@ -215,8 +215,8 @@ int xf_fit_phi0_profile(xf_fit_ctx *ctx, xf_fit_point *best)
 	best->basin_drop = 0.0;
 	/* only a laminar end point that would be called converged, with φ0 free */
 	if (!ctx->opt->phi0_profile || pr->mode != XF_MODE_LAMINAR || pr->fixed[XF_P_PHI0] ||
-	    !tolerance_stop(best->stop) ||
-	    !isfinite(best->chi2) || !(pr->upper[XF_P_PHI0] > pr->lower[XF_P_PHI0]))
+	    !tolerance_stop(best->stop) || !isfinite(best->chi2) ||
+	    !(pr->upper[XF_P_PHI0] > pr->lower[XF_P_PHI0]))
 		return 0;
 	int *mask = malloc(sizeof(int) * (size_t)nf);
 	double *prof = malloc(sizeof(double) * XF_PHI0_MAX_GRID);
