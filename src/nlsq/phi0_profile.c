@@ -8,12 +8,13 @@
  * wrong one, and a search whose starts all drift into it calls it converged with quality
  * good. So the end point is profiled along φ0: on a fixed grid over φ0's bounds, with the
  * other physical parameters held and the per-angle scaling re-solved (the model is
- * linear in it) on the screening subsample; the lowest other local minima of that
- * profile are refitted from there (subsample, then all the data) and a lower χ² wins.
+ * linear in it), on the small subsample of screening round 1; the lowest other local
+ * minima of that profile near the end point's χ² are refitted from there (round 2's
+ * subsample, then all the data) and a lower χ² wins.
  * When the subsample shows a lower basin that all the data cannot reach, the point keeps
  * xf_fit_point.basin_drop and is not converged. Static fits, a fixed φ0 and end points
  * that are not converged anyway run nothing. Deterministic: fixed grid and order, the
- * seeded subsample of the search. */
+ * seeded subsamples of the search, no wall clock. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
