@@ -20,6 +20,16 @@ noise units (chi2/(n - p)) of it count as the optimum.
     basin `converged` (3.9e5 noise units above the optimum) because the first screened
     path, stalled next to the optimum, was dropped (inf - inf); it must now reach the
     optimum or not say converged.
+  - dt 0.05 s, wrong flow-angle basin (adr/0053): the random starts #5, #6, #8, #9, #12,
+    #23, #31, #32, #38 ended `converged`, quality good, at phi0 +7.2 (truth -7.5; chi2
+    3.9e5 noise units above the optimum): each must reach the optimum or not say
+    converged, and the phi0 profile must have found and kept the lower basin;
+  - control: a fit that ends at the optimum runs the profile (search.phi0_profiles 1),
+    refits nothing and gives the same bits as with start_search.phi0_profile false; the
+    static mode runs no profile; the profile's refit gives the same bits on 1 and 2
+    virtual devices;
+  - a lower basin that the iteration budget cannot reach: not converged (exit 1), the
+    quality says "not at an optimum: a refit from the flow-angle basin".
 Environment: XF_BINARY, XF_TMP."""
 import json
 import os
@@ -67,6 +77,20 @@ SEARCH_STARTS = {
     "random3": [2129.01, -0.887834, 74991.6, 1.63975e-05, -0.90302, 0.0614364, -4.63269],
 }
 DT05_START = SEARCH_STARTS["random2"]
+# random starts of random_starts.py at dt 0.05 that ended converged at phi0 +7.2 (the
+# mirror basin) before adr/0053
+BASIN_STARTS = {
+    "random5": [2895.57, -0.127924, 92986, 0.131514, -1.68386, -0.0509591, -6.30426],
+    "random6": [52050.5, 0.215328, -25668.2, 0.0565398, -0.60491, 0.0363308, -5.43299],
+    "random8": [1003.62, -0.297609, -59614, 0.000756641, 0.341549, -0.01594, -1.93106],
+    "random9": [67893.5, -1.80715, -34785.2, 0.000906513, 0.393817, -0.091541, -5.17486],
+    "random12": [605.547, -0.254566, -73036.2, 0.0101334, -1.59776, -0.0440965, -5.62959],
+    "random23": [46497.7, -1.64991, -56462.3, 0.148505, -1.27924, -0.0833387, -2.20038],
+    "random31": [6884.23, 0.98737, 92497.8, 0.00598195, 0.304604, 0.0300043, -2.12913],
+    "random32": [4209.7, -0.2248, 10661.8, 0.00464272, 0.618263, 0.0690295, -6.64474],
+    "random38": [49580.3, -0.322746, 41243.5, 0.00341541, 0.436019, -0.00613091, -2.41096],
+}
+NO_PROFILE = ["--set", "optimization.nlsq.start_search.phi0_profile=false"]
 SINGLE = ["--set", "optimization.nlsq.start_search.enable=false"]
 
 
@@ -159,8 +183,63 @@ def file_long_window():
         best = min(truth["chi_squared"], p["chi_squared"])
         check(gap_noise(truth, best) <= TOL_NOISE, "dt 0.05: the truth start reaches the optimum")
         optimum_or_not_converged("dt05_random2", p, best)
+    if truth:
+        wrong_basin(cfg, truth)
+
+
+def wrong_basin(cfg, truth):
+    fits = {label: fit(cfg, "dt05_" + label, start) for label, start in BASIN_STARTS.items()}
+    if any(p is None for p in fits.values()):
+        return
+    best = min([truth["chi_squared"]] + [p["chi_squared"] for p in fits.values()])
+    for label, p in fits.items():
+        gap = optimum_or_not_converged("dt05_" + label, p, best)
+        check(gap <= TOL_NOISE and p["search"].get("phi0_basins_improved") == 1,
+              f"dt05_{label}: the phi0 profile found the basin of the optimum")
+    p2 = fit(cfg, "dt05_random5", BASIN_STARTS["random5"], threads="2")
+    if p2:
+        check(p2["chi_squared"] == fits["random5"]["chi_squared"] and
+              p2["parameters"] == fits["random5"]["parameters"],
+              "phi0 profile and refit: the same bits on 1 and 2 virtual devices")
+    # control: nothing better found, nothing changed (the same bits without the profile)
+    s = truth["search"]
+    check(s.get("phi0_profiles") == 1 and s.get("phi0_basins_tried") == 0,
+          f"dt 0.05 truth: one profile, no refit ({s})")
+    off = fit(cfg, "dt05_truth_noprofile", TRUTH, NO_PROFILE)
+    if off:
+        check(off["chi_squared"] == truth["chi_squared"] and
+              off["parameters"] == truth["parameters"] and off["status"] == truth["status"],
+              "dt 0.05 truth: the same bits with and without the phi0 profile")
+        check(off["search"].get("phi0_profiles") == 0, "phi0_profile false: no profile")
+    # the lower basin shows on the subsample but the budget is spent: not converged
+    sub = ["--set", "optimization.nlsq.start_search.subsample_points=16384"]
+    first = fit(cfg, "dt05_budget_probe", BASIN_STARTS["random6"], sub + NO_PROFILE)
+    if first:
+        cut = ["--set", f"optimization.nlsq.max_iterations={first['iterations']}"]
+        na = fit(cfg, "dt05_budget", BASIN_STARTS["random6"], sub + cut)
+        if na:
+            print("dt05_budget:", na["status"], na["chi_squared"], na["quality"]["reasons"][:2])
+            check(na["status"] != "converged" and na["rc"] == 1,
+                  "budget spent before the lower phi0 basin: not converged (exit 1)")
+            check(any(r.startswith("not at an optimum: a refit from the flow-angle basin")
+                      for r in na["quality"]["reasons"]),
+                  "budget spent: the quality names the flow-angle basin")
+
+
+def static_no_profile():
+    cfg = os.path.join(TMP, "static.yaml")
+    data = os.path.join(TMP, "dt001.h5")
+    with open(cfg, "w") as f:
+        f.write(CONFIG.format(data=data, dt=0.001).replace("laminar_flow", "static")
+                .replace("[D0, alpha, D_offset, gamma_dot_t0, beta, gamma_dot_t_offset, phi0]",
+                         "[D0, alpha, D_offset]").replace("[800, -1, 3, 0.005, 0.5, 0, -7.5]",
+                                                          "[800, -1, 3]"))
+    p = fit(cfg, "static", TRUTH[:3])
+    if p:
+        check(p["search"].get("phi0_profiles") == 0, "static: no phi0 profile")
 
 
 file_fast()
 file_long_window()
+static_no_profile()
 sys.exit(summary())

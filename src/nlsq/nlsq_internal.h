@@ -50,6 +50,10 @@ typedef struct xf_fit_point {
 	/* χ² drop (noise units) that restarts from inside the bounds found off this point on
 	 * a bound and the fit could not reach (0: none; adr/0046): not an optimum */
 	double bound_drop;
+	/* χ² drop (noise units of the subsample) that a refit from another flow-angle basin
+	 * found and all the data could not reach (0: none; phi0_profile.c, adr/0053), and
+	 * that basin's φ0 */
+	double basin_drop, basin_phi0;
 } xf_fit_point;
 
 int xf_fit_point_alloc(xf_fit_point *p, int n_full);
@@ -99,6 +103,18 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
  * Nothing runs (no pass) when no free parameter sits on a bound. 1 when best was
  * replaced, 0 when not, −1 out of memory. */
 int xf_fit_bound_restart(xf_fit_ctx *ctx, xf_fit_point *best);
+
+/* A laminar end point that would be called converged must not sit in a wrong basin of
+ * φ0 (phi0_profile.c, adr/0053): χ² profiled along φ0 on a fixed grid on the screening
+ * subsample, the lowest other minima refitted, a lower point kept in best;
+ * best->basin_drop set when a lower basin shows on the subsample and all the data cannot
+ * reach it. Nothing runs (no pass) for static fits, a fixed φ0 or an end point not
+ * stopped on a tolerance. 1 when best was replaced, 0 when not, −1 out of memory. */
+int xf_fit_phi0_profile(xf_fit_ctx *ctx, xf_fit_point *best);
+
+/* The per-angle scaling of x re-solved with the physics held: one Gauss-Newton step on
+ * its block of JᵀJ (jtj, b at x), clipped into the bounds (the model is linear in it). */
+void xf_fit_profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b);
 
 /* Decades a flat start is moved towards slower rates before it is dropped. */
 #define XF_FLAT_MOVES 6

@@ -299,10 +299,10 @@ static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 
 /* The model is linear in the scaling coefficients: with the physics held, one
  * Gauss-Newton step on their block of JᵀJ lands on the best contrast and offset for this
- * start (clipped into their bounds). Quantile estimates can be far off when the window
+ * start (clipped into their bounds; also phi0_profile.c). Quantile estimates can be far off when the window
  * never decays to the baseline, and a start carrying them slides into the wrong
  * contrast–decay trade-off. */
-static void profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b)
+void xf_fit_profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b)
 {
 	int n = pr->n_full, m = 0;
 	int *idx = malloc(sizeof(int) * (size_t)n);
@@ -340,7 +340,7 @@ static int prepare_start(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 		xf_lik_out out = { 0.0, jtj, b, 0.0 };
 		int bad = xf_fit_pass(ctx, XF_ROLE_COARSE, c->x, &out);
 		if (!bad && !is_flat(ctx, &out)) {
-			profile_scaling(pr, c->x, jtj, b);
+			xf_fit_profile_scaling(pr, c->x, jtj, b);
 			return move > 0;
 		}
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,

@@ -14,8 +14,10 @@ Environment: XF_SINGLE_PATH=1 (start_search off: one path from each start), XF_D
 0,45,90,135), XF_SEED (simulate's seed, default 1).
 A fit is a false "converged" when it says converged while its chi2 lies more than
 TOL_NOISE noise units above the best any start reached. The numbers of adr/0046 come
-from: default, XF_SINGLE_PATH=1 with N 40, and XF_DT=0.05 with N 40; run niced (each fit
-takes ~1 s on one core)."""
+from: default, XF_SINGLE_PATH=1 with N 40, and XF_DT=0.05 with N 40; those of adr/0053
+(flow-angle basins) from XF_DT=0.05 with N 40, alone and with XF_SINGLE_PATH=1, XF_SEED=2
+or XF_PHI=10,55,100,145, and the default with N 40; run niced (each fit takes ~1 s on one
+core)."""
 import json
 import os
 import subprocess
