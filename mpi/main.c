@@ -6,6 +6,7 @@
  * which go to the job's stderr kept aside. */
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,12 @@ int main(int argc, char **argv)
 		quiet_output();
 	xf_dist_install(&d);
 	int rc = xf_cli_main(argc, argv);
+	/* The other ranks' work is done and said: when rank 0 exits non-zero first, mpirun
+	 * terminates them (SIGTERM) on their way out, which is no interruption to report. */
+	if (d.rank != 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+	}
 	xf_dist_install(NULL);
 	MPI_Finalize();
 	/* The ranks agreed on the status, and rank 0 reports it: the exit code of the job.
