@@ -57,7 +57,7 @@ def main():
         return path
 
     run("simulate", "--config", config("truth.yaml", 1, TRUTH), "--phi",
-        "-60,-30,0,30,60,90", "--out", data, "--noise", "0.00025", "--seed", "5",
+        "-60,-30,0,30,60,90", "--out", data, "--force", "--noise", "0.00025", "--seed", "5",
         "--contrast", "0.3", "--offset", "1.0")
     run("nlsq", "--config", config("start.yaml", 1, START), "--out", tmp, "--no-plots",
         "--no-surfaces", "--force")

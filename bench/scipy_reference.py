@@ -80,7 +80,7 @@ def main():
     write_config(fit_cfg, data, args.frames, START, args.angles)
     subprocess.run([xf, "simulate", "--config", sim_cfg,
                     "--phi", ",".join(f"{p:.4f}" for p in phis), "--out", data,
-                    "--noise", "0.001", "--seed", "11"], check=True, capture_output=True)
+                    "--force", "--noise", "0.001", "--seed", "11"], check=True, capture_output=True)
 
     out = os.path.join(tmp, "scipyref_out")
     t0 = time.perf_counter()

@@ -145,7 +145,7 @@ def simulate(xf, key, tmp):
     write_config(cfg, ds, data, ds["truth"])
     r = subprocess.run([xf, "simulate", "--config", cfg,
                         "--phi", ",".join(f"{p:g}" for p in ds["phi"]), "--out", data,
-                        "--noise", NOISE, "--seed", SEED], capture_output=True, text=True)
+                        "--force", "--noise", NOISE, "--seed", SEED], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"xpcsfit simulate failed (exit {r.returncode}) for {cfg}:\n"
                            f"{r.stderr.strip()}")

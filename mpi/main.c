@@ -1,9 +1,12 @@
 /* main.c — xpcsfit-mpi: the xpcsfit command line under mpirun/srun (docs/cli.md,
  * adr/0021, adr/0022). MPI set up, the library's distribution hook installed, then the
  * same dispatch as xpcsfit (src/cli/dispatch.c). Rank 0 prints and writes; the output of
- * the other ranks goes to /dev/null (XPCSFIT_MPI_ALL_OUTPUT=1 keeps it, for debugging). */
+ * the other ranks goes to /dev/null (XPCSFIT_MPI_ALL_OUTPUT=1 keeps it, for debugging),
+ * but for the error lines only that rank can say (a batch file it ran: xf_cli_own_lines),
+ * which go to the job's stderr kept aside. */
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@ static void quiet_output(void)
 		return;
 	fflush(stdout);
 	fflush(stderr);
+	xf_cli_rank_stderr(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
 	dup2(fd, STDOUT_FILENO);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
@@ -41,6 +45,12 @@ int main(int argc, char **argv)
 		quiet_output();
 	xf_dist_install(&d);
 	int rc = xf_cli_main(argc, argv);
+	/* The other ranks' work is done and said: when rank 0 exits non-zero first, mpirun
+	 * terminates them (SIGTERM) on their way out, which is no interruption to report. */
+	if (d.rank != 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+	}
 	xf_dist_install(NULL);
 	MPI_Finalize();
 	/* The ranks agreed on the status, and rank 0 reports it: the exit code of the job.

@@ -9,7 +9,7 @@ mkdir -p demo_output
 
 echo "== 1. simulate a laminar-flow sample (5 angles x 400 frames, APS-U layout, LZF)"
 "$xpcsfit" simulate --config configs/demo_laminar.yaml --phi -60,-5,0,45,90 \
-	--out demo_output/laminar_demo.h5 --noise 0.002 --seed 1 --lzf
+	--out demo_output/laminar_demo.h5 --force --noise 0.002 --seed 1 --lzf
 
 echo
 echo "== 2. validate: what would be fitted; then look at the data before fitting it"

@@ -44,14 +44,14 @@ _xpcsfit() {
 	--config)
 		COMPREPLY=($(compgen -f -X '!*.@(yaml|yml)' -- "$cur") $(compgen -d -- "$cur"))
 		return 0 ;;
-	--list)
+	--list | --overrides)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return 0 ;;
 	--data)
 		COMPREPLY=($(compgen -f -X '!*.@(h5|hdf5|hdf|nxs)' -- "$cur") $(compgen -d -- "$cur"))
 		return 0 ;;
 	--out)
-		if [[ $cmd == simulate ]]; then
+		if [[ $cmd == simulate || $cmd == config ]]; then # a file (--force to replace it)
 			COMPREPLY=($(compgen -f -- "$cur"))
 		else
 			COMPREPLY=($(compgen -d -- "$cur"))

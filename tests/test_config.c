@@ -953,6 +953,140 @@ static void test_many_keys(void **state)
 	free(text);
 }
 
+/* YAML 1.1 merge keys (adr/0049): the merged keys are read and checked like written ones;
+ * written keys win over merged ones, and of merged maps the earlier in the list wins. */
+static void test_yaml_merge_keys(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	xf_log_reset();
+	int rc = load_text(STATIC_HEAD "x_defaults:\n"
+				       "  d0: &d0 {min: 10, max: 5000, unit: nm, colour: red}\n"
+				       "  a: &a {min: 0.5, prior_mu: 0.7}\n"
+				       "  b: &b {min: 0.25, max: 1.5, prior_sigma: 0.5}\n"
+				       "parameter_space:\n"
+				       "  bounds:\n"
+				       "    - name: D0\n"
+				       "      <<: *d0\n"
+				       "      max: 4000\n"
+				       "    - {name: alpha, <<: [*a, *b]}\n"
+				       "optimization: {nlsq: {\"<<\": {ftol: 1.0e-3}}}\n",
+			   &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.bounds[XF_P_D0].lower == 10);
+	assert_true(cfg.bounds[XF_P_D0].upper == 4000);	  /* written wins over merged */
+	assert_true(cfg.bounds[XF_P_ALPHA].lower == 0.5); /* *a before *b wins */
+	assert_true(cfg.bounds[XF_P_ALPHA].upper == 1.5);
+	assert_true(cfg.bounds[XF_P_ALPHA].prior_mu == 0.7);
+	assert_true(cfg.bounds[XF_P_ALPHA].prior_sigma == 0.5);
+	/* a merged unknown key is warned where it was written; a quoted "<<" is a plain key */
+	const char *log = xf_log_text();
+	assert_non_null(strstr(log, "'parameter_space.bounds[0].colour' (ignored)"));
+	assert_non_null(strstr(log, "cfg.yaml:3")); /* the anchored map's line */
+	assert_non_null(strstr(log, "'optimization.nlsq.<<'"));
+	assert_null(strstr(log, "bounds[0].<<"));
+	assert_true(cfg.nlsq.ftol != 1e-3);
+	xf_config_free(&cfg);
+
+	/* the merged map lacks max: its min is checked against the default max */
+	expect_error(STATIC_HEAD "x_d: &d {min: 2000000}\n"
+				 "parameter_space: {bounds: [{name: D0, <<: *d}]}\n",
+		     "parameter_space.bounds[0]: min 2e+06 >= max 100000 for D0", "cfg.yaml:3");
+	expect_error(STATIC_HEAD "x_d: &d {min: 1, max: lots}\n"
+				 "parameter_space: {bounds: [{name: D0, <<: *d}]}\n",
+		     "parameter_space.bounds[0].max: 'lots' is not allowed", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "x: {<<: 5}\n", "the merge key '<<' takes a mapping",
+		     "cfg.yaml:2");
+	expect_error(STATIC_HEAD "x: {<<: [{a: 1}, [2]]}\n", "the merge key '<<' takes a mapping",
+		     "cfg.yaml:2");
+	expect_error(STATIC_HEAD "x_d: &d {a: 1}\nx:\n  <<: *d\n  <<: *d\n",
+		     "duplicated key '<<' (first written at line 4)", "cfg.yaml:5");
+}
+
+/* One document per config; an empty trailing one (a lone --- or ...) is accepted. */
+static void test_yaml_documents(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	static const char *const fine[] = {
+		"---\n" STATIC_HEAD,
+		STATIC_HEAD "---\n",
+		STATIC_HEAD "...\n",
+		STATIC_HEAD "...\n---\n# nothing\n",
+	};
+	for (int k = 0; k < 4; k++) {
+		int rc = load_text(fine[k], &cfg, &err);
+		if (rc)
+			fail_msg("%s: %s", fine[k], err.msg);
+		xf_config_free(&cfg);
+	}
+	expect_error(STATIC_HEAD "---\nanalysis_mode: laminar_flow\n",
+		     "a second YAML document starts at this line", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "---\n~\n", "a second YAML document", "cfg.yaml:2");
+	expect_error("---\n---\n" STATIC_HEAD, "a second YAML document", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "...\n--- [1]\n", "a second YAML document", "cfg.yaml:3");
+}
+
+/* Anchors are hashed (a linear load); aliases copy their node under the 10^6-node cap. */
+static void test_yaml_anchors(void **state)
+{
+	(void)state;
+	enum { N_ANCHORS = 100000 };
+	size_t cap = (size_t)N_ANCHORS * 64 + 256, len = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, STATIC_HEAD "x_anchors:\n");
+	for (int k = 0; k < N_ANCHORS; k++)
+		len += (size_t)snprintf(text + len, cap - len, "  a%d: &a%d %d\n  b%d: *a%d\n", k,
+					k, k, k, k);
+	snprintf(text + len, cap - len, "optimization: {nlsq: {ftol: *a7}}\n");
+	xf_config cfg;
+	xf_error err;
+	int rc = load_text(text, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.nlsq.ftol == 7);
+	xf_config_free(&cfg);
+	free(text);
+
+	/* an anchored key names its text */
+	rc = load_text(STATIC_HEAD "x: {&k ftol: 1}\noptimization: {nlsq: {*k : 1.0e-4}}\n", &cfg,
+		       &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_true(cfg.nlsq.ftol == 1e-4);
+	xf_config_free(&cfg);
+
+	expect_error(STATIC_HEAD "x: *nowhere\n", "alias '*nowhere' has no anchor", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "x: &r {a: [*r]}\n", "alias '*r' lies inside the node it names",
+		     "cfg.yaml:2");
+	expect_error(STATIC_HEAD "x: &d 1\ny: &d 2\n",
+		     "duplicated anchor '&d' (first written at "
+		     "line 2)",
+		     "cfg.yaml:3");
+	expect_error(STATIC_HEAD "x: &m {a: 1}\ny: {*m : 2}\n", "a mapping key that is not a plain",
+		     "cfg.yaml:3");
+	/* the node cap: 10^6 + 1 plain items, and the same count reached by aliases */
+	enum { N_NODES = 1000001 };
+	cap = (size_t)N_NODES * 5 + 256;
+	text = malloc(cap);
+	assert_non_null(text);
+	len = (size_t)snprintf(text, cap, STATIC_HEAD "x: [");
+	for (int k = 0; k < N_NODES; k++)
+		len += (size_t)snprintf(text + len, cap - len, "1,");
+	snprintf(text + len, cap - len, "]\n");
+	expect_error(text, "YAML has more than 1000000 nodes", "cfg.yaml:2");
+	len = (size_t)snprintf(text, cap, STATIC_HEAD "x: &one 1\ny: [");
+	for (int k = 0; k < N_NODES; k++)
+		len += (size_t)snprintf(text + len, cap - len, "*one,");
+	snprintf(text + len, cap - len, "]\n");
+	expect_error(text, "YAML aliases expand to more than 1000000 nodes", "cfg.yaml:3");
+	free(text);
+}
+
 /* A FIFO or a folder as config is refused before it is read (a FIFO would block). */
 static void test_config_not_regular(void **state)
 {
@@ -1206,6 +1340,9 @@ int main(void)
 		cmocka_unit_test(test_virtual_devices),
 		cmocka_unit_test(test_count_bounds),
 		cmocka_unit_test(test_many_keys),
+		cmocka_unit_test(test_yaml_merge_keys),
+		cmocka_unit_test(test_yaml_documents),
+		cmocka_unit_test(test_yaml_anchors),
 		cmocka_unit_test(test_config_not_regular),
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test(test_template_round_trip),

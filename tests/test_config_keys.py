@@ -44,7 +44,7 @@ def simulated(name, mode, phi, q=0.0054):
                                             "values": [3000, -1.2, 0]})
     data = os.path.join(T, name + ".h5")
     rc, out, err = run(["simulate", "--config", write_yaml(name + ".yaml", cfg), "--phi",
-                        phi, "--out", data, "--noise", "0.002", "--seed", "3"])
+                        phi, "--out", data, "--force", "--noise", "0.002", "--seed", "3"])
     check(rc == 0, "simulate: " + err)
     return data
 

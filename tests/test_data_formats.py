@@ -7,9 +7,9 @@ import sys
 import h5py
 import numpy as np
 
-from aps_fixtures import (binary, check, close, expected_means, lower, module_tests, run,
-                          run_tests, smooth_map, tmp_dir, upper, validate, write_aps_old,
-                          write_aps_u, write_config)
+from aps_fixtures import (binary, check, close, expected_means, link_within, lower,
+                          module_tests, run, run_tests, smooth_map, tmp_dir, upper, validate,
+                          write_aps_old, write_aps_u, write_config)
 
 T = tmp_dir()
 N = 20
@@ -176,6 +176,26 @@ def test_fixed_and_variable_length_map_names():
                     extra=lambda f: f.create_dataset("/xpcs/qmap/map_names", data=names))
         got, err = validate(cfg, fn)
         check(got["layout"] == "aps-u", "%s map_names accepted" % name)
+
+
+def test_soft_links_within_the_file():
+    """Soft links that stay in the file are followed (ADR 0016, ADR 0051): a map, the q
+    list and stride_frame moved elsewhere in the file and linked back read as before,
+    the stride through two soft links included (its 4 enters dt)."""
+    full = [smooth_map(N, 30 + s) for s in range(2)]
+    fn = path("u_soft.h5")
+    write_aps_u(fn, [upper(m) for m in full], [0.01], [0.0, 90.0], [1, 2], frame_time=0.01,
+                stride=4, avg=1)
+    link_within(fn, "/xpcs/twotime/correlation_map/c2_00002", "/kept/map_b")
+    link_within(fn, "/xpcs/qmap/dynamic_v_list_dim0", "/kept/q")
+    link_within(fn, "/xpcs/twotime/config/stride_frame", "/kept/stride_frame")
+    link_within(fn, "/kept/stride_frame", "/kept/deeper/stride_frame")
+    cfg = path("soft.yaml")
+    write_config(cfg, dt=None)
+    got, err = validate(cfg, fn)
+    close([got["dt_s"]], [0.04], rel=1e-15, what="dt through two soft links")
+    close(got["angles"], [0, 90], what="angles")
+    close(got["fitted_mean"], [expected_means(m)[0] for m in full], what="means")
 
 
 def test_file_held_by_writer():

@@ -24,7 +24,8 @@ def write_cfg():
 
 
 def simulate(out, *extra):
-    rc, stdout, err = run(["simulate", "--config", CFG, "--phi", "90,0,-45", "--out", out]
+    rc, stdout, err = run(["simulate", "--config", CFG, "--phi", "90,0,-45", "--out", out,
+                           "--force"]
                           + list(extra))
     check(rc == 0, "simulate: %d %s" % (rc, err))
     check(stdout.count("\n") == 1 and out in stdout, "one line naming the file: " + stdout)

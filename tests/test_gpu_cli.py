@@ -8,6 +8,7 @@ are not checked (the GPU tests, label gpu, run there)."""
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -57,9 +58,35 @@ def one_line(p, word):
     check(len(lines) == 1 and word in lines[0], f"one line naming {word!r}: {p.stderr!r}")
 
 
-# xpcsfit-gpu: usage is exit 2; without a device, exit 3 and one line
-run([XF_GPU], rc=2)
-run([XF_GPU, "validate", "--frames", "0"], rc=2)
+# xpcsfit-gpu: usage is exit 2 and one line; without a device, exit 3 and one line
+one_line(run([XF_GPU], rc=2), "no command given")
+one_line(run([XF_GPU, "validate", "--frames", "0"], rc=2), "xpcsfit-gpu --help")
+# --json FILE: the rule of every file named as an output (issue 24), checked before the
+# device: a FIFO, a device node (made here, 1,3 like /dev/null) or a symbolic link is
+# refused and left as it is; an existing file only with --force
+os.mkfifo(os.path.join(TMP, "fifo.json"))
+nodes = {"fifo.json": "a FIFO"}
+try:
+    os.mknod(os.path.join(TMP, "dev.json"), 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+    nodes["dev.json"] = "a device"
+except PermissionError:
+    pass
+os.symlink("fifo.json", os.path.join(TMP, "link.json"))
+nodes["link.json"] = "a symbolic link"
+with open(os.path.join(TMP, "mine.json"), "w") as f:
+    f.write("{}\n")
+nodes["mine.json"] = "already exists"
+for name, what in nodes.items():
+    one_line(run([XF_GPU, "bench", "--json", name], rc=2), what)
+check(stat.S_ISFIFO(os.lstat(os.path.join(TMP, "fifo.json")).st_mode), "FIFO kept")
+check(stat.S_ISLNK(os.lstat(os.path.join(TMP, "link.json")).st_mode), "link kept")
+check("dev.json" not in nodes or stat.S_ISCHR(os.lstat(os.path.join(TMP, "dev.json")).st_mode),
+      "device node kept")
+check(open(os.path.join(TMP, "mine.json")).read() == "{}\n", "existing JSON kept")
+p = subprocess.run([XF_GPU, "bench", "--json", "mine.json", "--force", "--max-frames", "100"],
+                   cwd=TMP, capture_output=True, text=True, timeout=600)
+check(p.returncode in (0, 3) and "already exists" not in p.stderr,
+      f"--json with --force is accepted: {p.returncode} {p.stderr}")
 check("crossover" in run([XF_GPU, "--help"]).stdout, "xpcsfit-gpu --help")
 probe = subprocess.run([XF_GPU, "validate"], capture_output=True, text=True, timeout=600)
 has_device = probe.returncode != 3

@@ -79,6 +79,12 @@ def main():
     check("b.h5" in got and "a.yaml" not in got, f"--data completes HDF5 files: {got}")
     check(complete([XF, "config", "--mode", "lam"], work) == ["laminar_flow"], "--mode")
     check(complete([XF, "plot", "res"], work) == ["results"], "plot DIR completes folders")
+    got = complete([XF, "config", "--out", ""], work)
+    check("a.yaml" in got and "notes.txt" in got, f"config --out completes files: {got}")
+    for cmd in ("config", "simulate"):
+        check(complete([XF, cmd, "--for"], work) == ["--force"], f"{cmd} --for<TAB>")
+    got = complete([XF, "batch", "--overrides", ""], work)
+    check("notes.txt" in got, f"batch --overrides completes files: {got}")
     return summary()
 
 

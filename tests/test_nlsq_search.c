@@ -143,8 +143,10 @@ static void test_estimate_static(void **state)
 
 /* Regression (wrong minimum): from homodyne's template values with γ̇0 a decade high
  * (0.1 1/s) one local path ends in another minimum, χ² 29× the optimum, with α pinned
- * on its bound: it must not say converged. The default search from the same start
- * reaches the optimum and says converged, quality good. */
+ * on its bound: it must not say converged there. Since adr/0046 the restarts from inside
+ * the bounds take the single path off that bound to the optimum (converged, quality
+ * marginal: a single start); the default search from the same start reaches the optimum
+ * without them and says converged, quality good. */
 static void test_wrong_minimum(void **state)
 {
 	(void)state;
@@ -156,9 +158,12 @@ static void test_wrong_minimum(void **state)
 	xf_nlsq_result res;
 	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
 	fit(&cfg, &ds, &res);
-	assert_true(res.chi_squared > best * 1.01); /* the trap is real */
-	assert_string_equal(res.status, "failed");
-	assert_int_equal(res.quality.overall, XF_QUALITY_POOR);
+	/* the trap is real (a restart off its bound lowered χ²), and left */
+	assert_true(res.search.n_bound_improved >= 1);
+	if (!(res.chi_squared <= best * (1 + 1e-6)))
+		fail_msg("single path ended at chi2 %.10g, optimum %.10g", res.chi_squared, best);
+	assert_string_equal(res.status, "converged");
+	assert_int_equal(res.quality.overall, XF_QUALITY_MARGINAL);
 	assert_true(has_reason(&res, "single start"));
 	xf_nlsq_result_free(&res);
 	cfg.nlsq.start_search = 1;

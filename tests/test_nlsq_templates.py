@@ -41,7 +41,7 @@ def simulate(mode, truth, phi, name, seed):
     with open(path, "w") as f:
         yaml.safe_dump(cfg, f)
     data = os.path.join(T, name + ".h5")
-    rc, out, err = run(["simulate", "--config", path, "--phi", phi, "--out", data,
+    rc, out, err = run(["simulate", "--config", path, "--phi", phi, "--out", data, "--force",
                         "--noise", "0.002", "--seed", str(seed)])
     check(rc == 0, "simulate %s: %s" % (name, err))
     return data

@@ -2,7 +2,9 @@
  * size, block averaging of large maps (N > 500), a single angle, PLplot failures
  * coming back as error codes (never exit()), the overview's legend clear of its panels, and
  * the PNG encoder (same pixels, same bytes; a lossless round trip; a full disk an error). */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
@@ -312,10 +314,27 @@ static void test_png_write(void **state)
 	assert_non_null(back);
 	assert_true(png_image_finish_read(&img, NULL, back, 0, NULL));
 	assert_memory_equal(back, rgb, W * H * 3);
-	/* a full disk: an error, not a crash nor a success */
+	/* a full disk: an error with ENOSPC, not a crash nor a success, and not a word of
+	 * libpng's on stderr ("libpng error: write failed" beside our one line) */
 	int full = open("/dev/full", O_WRONLY);
 	if (full >= 0) {
-		assert_int_equal(xf_png_write_rgb(full, rgb, W, H), -1);
+		char said[PATH_MAX];
+		snprintf(said, sizeof said, "%s/png_stderr.txt", tmp_root);
+		int capture = open(said, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		assert_true(capture >= 0);
+		fflush(stderr);
+		int saved = dup(2);
+		assert_true(saved >= 0 && dup2(capture, 2) == 2);
+		errno = 0;
+		int rc = xf_png_write_rgb(full, rgb, W, H);
+		int why = errno;
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		assert_int_equal(rc, -1);
+		assert_int_equal(why, ENOSPC);
+		assert_int_equal(lseek(capture, 0, SEEK_END), 0);
+		close(capture);
 		close(full);
 	}
 	free(back);

@@ -30,7 +30,7 @@ os.makedirs(TMP)
 
 CONFIG = static_template(40, 3, 2)
 NOISE = ("*** PLPLOT", "Can't open", "HDF5-DIAG", "Segmentation fault", "Aborted",
-         "AddressSanitizer", "LeakSanitizer", "runtime error:")
+         "AddressSanitizer", "LeakSanitizer", "runtime error:", "libpng")
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
 
@@ -178,6 +178,54 @@ def test_stale_and_incomplete(cfg):
     check(r.returncode == 0 and not os.path.exists(conf + ".tmp.999999"), "config --out")
 
 
+def own_tmp_name_taken(cfg, kind):
+    """config --out and simulate --out write "<file>.tmp.<pid>" first: a FIFO (the open
+    would block) or a symbolic link (the write would go through it) left at the name of
+    the writer's own pid is removed, never opened (issue 24). The child's pid is known
+    before it execs, so the node is made at its name."""
+    out = os.path.join(TMP, f"own_tmp_{kind}.yaml")
+    target = os.path.join(TMP, "own_tmp_target.txt")
+    with open(target, "w") as f:
+        f.write("not ours\n")
+    for cmd in (["config", "--mode", "static", "--out", out],
+                ["simulate", "--config", cfg, "--phi", "0",
+                 "--out", out.replace(".yaml", ".h5")]):
+        dest = cmd[-1]
+        r_fd, w_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # wait for the node, then become xpcsfit
+            os.close(w_fd)
+            os.read(r_fd, 1)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.execv(XF, [XF, *cmd])
+        os.close(r_fd)
+        tmp = f"{dest}.tmp.{pid}"
+        if kind == "fifo":
+            os.mkfifo(tmp)
+        else:
+            os.symlink(target, tmp)
+        os.write(w_fd, b"x")
+        os.close(w_fd)
+        code = None
+        for _ in range(300):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            time.sleep(0.1)
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        check(code == 0, f"{cmd[0]} with a {kind} at its temporary name: exit {code} "
+                         "(None: hung)")
+        check(os.path.isfile(dest) and not os.path.islink(dest) and not os.path.lexists(tmp),
+              f"{cmd[0]}: the file written, the {kind} gone")
+        with open(target, "rb") as f:
+            check(f.read() == b"not ours\n", f"{cmd[0]}: nothing written through the link")
+
+
 def test_odd_paths():
     """Spaces, non-ASCII, '%' (PLplot's family-file format character) everywhere."""
     top = os.path.join(TMP, "odd %n dir é ü")
@@ -219,6 +267,7 @@ def test_disk_full(cfg):
         print("SKIP disk full: cannot mount a tmpfs in a private mount namespace "
               f"({probe.stderr.strip() or probe.returncode})")
         return
+    in_plots = 0  # sizes at which the disk filled while the plots were written
     for size in ("24k", "60k", "120k", "200k", "300k", "400k", "500k"):
         copy = os.path.join(TMP, "full_" + size)
         script = (f"mount -t tmpfs -o size={size} tmpfs '{mnt}' && "
@@ -230,6 +279,7 @@ def test_disk_full(cfg):
         for n in NOISE:
             check(n not in r.stderr, f"{what}: {n!r} on stderr")
         errors = [l for l in r.stderr.splitlines() if l.startswith("xpcsfit: error:")]
+        in_plots += "cannot write plot: No space left on device" in r.stderr
         check(r.returncode in (0, 1), f"{what}: exit {r.returncode}: {r.stderr[-300:]}")
         d = os.path.join(copy, "nlsq")
         if r.returncode == 1:
@@ -245,6 +295,7 @@ def test_disk_full(cfg):
             check(png_whole(png), f"{what}: {png} under its final name is not a whole PNG")
         if os.path.exists(os.path.join(d, "parameters.json")):
             params(d)  # parses
+    check(in_plots > 0, "disk full: no size filled the disk while the plots were written")
     # simulate on a full disk
     script = (f"mount -t tmpfs -o size=24k tmpfs '{mnt}' && "
               f"'{XF}' simulate --config '{cfg}' --phi 0,45,90 --out '{mnt}/s.h5'; rc=$?; "
@@ -396,6 +447,8 @@ def main():
     test_force_and_rerun(cfg)
     test_lock(cfg)
     test_stale_and_incomplete(cfg)
+    own_tmp_name_taken(cfg, "fifo")
+    own_tmp_name_taken(cfg, "link")
     test_odd_paths()
     test_disk_full(cfg)
     test_signals(cfg)

@@ -33,6 +33,11 @@ typedef struct xf_nlsq_search {
 	int n_effective;	    /* screened starts that moved and converged */
 	int n_basins;		    /* distinct end points among them */
 	int n_refined;		    /* candidates refined on all the data */
+	int n_bound_restarts;	    /* rounds of restarts from inside the bounds (adr/0046) */
+	int n_bound_improved;	    /* of them, rounds that found a lower chi2 */
+	int n_phi0_profiles;	    /* chi2 profiles along phi0 of the end point (adr/0053) */
+	int n_phi0_tried;	    /* other phi0 basins refitted from the profile */
+	int n_phi0_improved;	    /* of them, refits that found a lower chi2 */
 	int round_passes[2];	    /* passes of screening rounds 1 and 2 */
 	size_t round_points[2];	    /* points of their subsamples of frame pairs */
 	double pass_equivalents;    /* all passes counted in whole-data passes */

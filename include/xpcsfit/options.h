@@ -28,6 +28,7 @@ typedef struct xf_nlsq_options {
 	int start_search;   /* 1: screened starts, best refined on all the data */
 	int search_spread;  /* decades spread around the estimate per scale parameter (2) */
 	long screen_points; /* points of the screening subsample (131072) */
+	int phi0_profile;   /* 1: a laminar end point is profiled along φ0 (adr/0053) */
 	/* where the accumulation over all the data runs (docs/gpu.md): not YAML keys, set
 	 * by --device and the XPCSFIT_DEVICE* environment */
 	int device;		 /* 0 cpu (the default), 1 gpu, 2 auto (xf_device_choice) */

@@ -2,6 +2,7 @@
  * command line and of --list, their result folder names (stems) and the duplicate check,
  * all before anything runs. */
 #include "cli/batch_internal.h"
+#include "util/files.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -93,21 +94,36 @@ static int add_listed(xf_batch *b, const char *list, const char *entry, int line
 	return 0;
 }
 
+char *xf_batch_read_text(const char *path, const char *what, xf_error *err)
+{
+	return xf_read_text_file(path, what, XF_BATCH_TEXT_MAX_BYTES, XF_ERR_CONFIG, NULL, err);
+}
+
+char *xf_batch_next_line(char **cursor)
+{
+	char *line = *cursor;
+	if (!*line)
+		return NULL;
+	char *nl = strchr(line, '\n');
+	if (nl) {
+		*nl = '\0';
+		*cursor = nl + 1;
+	} else {
+		*cursor = line + strlen(line);
+	}
+	return line;
+}
+
 int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err)
 {
-	FILE *f = fopen(list, "r");
-	if (!f)
-		return xf_fail(err, XF_ERR_CONFIG, "--list: cannot read the file, %s", list);
-	char *buf = malloc(XF_BATCH_LINE_MAX);
-	if (!buf) {
-		fclose(f);
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", list);
-	}
+	char *text = xf_batch_read_text(list, "--list file", err);
+	if (!text)
+		return err->code;
+	char *cursor = text, *buf;
 	int line = 0, rc = 0;
-	while (rc == 0 && fgets(buf, XF_BATCH_LINE_MAX, f)) {
+	while (rc == 0 && (buf = xf_batch_next_line(&cursor))) {
 		line++;
-		size_t len = strlen(buf);
-		if (len == XF_BATCH_LINE_MAX - 1 && buf[len - 1] != '\n') {
+		if (strlen(buf) > XF_BATCH_LINE_MAX - 2) {
 			rc = xf_fail(err, XF_ERR_CONFIG,
 				     "--list: line longer than %d bytes, in %s:%d",
 				     XF_BATCH_LINE_MAX - 2, list, line);
@@ -118,10 +134,7 @@ int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err)
 			continue;
 		rc = add_listed(b, list, entry, line, err);
 	}
-	if (rc == 0 && ferror(f))
-		rc = xf_fail(err, XF_ERR_CONFIG, "--list: cannot read the file, %s", list);
-	free(buf);
-	fclose(f);
+	free(text);
 	return rc;
 }
 

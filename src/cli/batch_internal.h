@@ -49,6 +49,14 @@ int xf_batch_add(xf_batch *b, const char *path);
  * skipped, surrounding blanks trimmed, a relative path is relative to the list file's
  * folder. XF_ERR_CONFIG naming list:line for an unreadable file or a bad line. */
 int xf_batch_read_list(xf_batch *b, const char *list, xf_error *err);
+/* A --list or --overrides file above this is not one; the limit of a config. */
+#define XF_BATCH_TEXT_MAX_BYTES ((size_t)64 << 20)
+/* The whole text of a --list or --overrides file (what: "--list file"), malloc'ed,
+ * through the one rule for files read by name (util/files.h): a FIFO, a device, a folder,
+ * a file above the limit or one holding a NUL byte is XF_ERR_CONFIG, unread. */
+char *xf_batch_read_text(const char *path, const char *what, xf_error *err);
+/* The next line of such a text (its '\n' made a NUL), advancing *cursor; NULL at the end. */
+char *xf_batch_next_line(char **cursor);
 /* Fill name (the stem: basename without .h5/.hdf5/.hdf) and abs_path of every input;
  * two inputs with one name are XF_ERR_CONFIG naming both paths. */
 int xf_batch_name_inputs(xf_batch *b, xf_error *err);

@@ -165,19 +165,18 @@ static int read_row(csv_state *s, csv_row *row, int line)
 
 int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err)
 {
-	FILE *f = fopen(csv, "r");
-	if (!f)
-		return xf_fail(err, XF_ERR_CONFIG, "--overrides: cannot read the file, %s", csv);
-	char *buf = malloc(XF_CSV_LINE_MAX);
+	char *all = xf_batch_read_text(csv, "--overrides file", err);
+	if (!all)
+		return err->code;
+	char *cursor = all, *buf;
 	csv_row *row = malloc(sizeof *row);
 	csv_state s = { b, csv, err, { { 0 }, 0 }, calloc(b->n ? b->n : 1, sizeof(int)) };
 	int rc = 0, line = 0, have_head = 0;
-	if (!buf || !row || !s.row_line)
+	if (!row || !s.row_line)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", csv);
-	while (rc == 0 && fgets(buf, XF_CSV_LINE_MAX, f)) {
+	while (rc == 0 && (buf = xf_batch_next_line(&cursor))) {
 		line++;
-		size_t len = strlen(buf);
-		if (len == XF_CSV_LINE_MAX - 1 && buf[len - 1] != '\n') {
+		if (strlen(buf) > XF_CSV_LINE_MAX - 2) {
 			rc = xf_fail(err, XF_ERR_CONFIG,
 				     "--overrides: line longer than %d bytes, in %s:%d",
 				     XF_CSV_LINE_MAX - 2, csv, line);
@@ -194,15 +193,13 @@ int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err)
 		}
 		if (!have_head) {
 			have_head = 1;
-			/* the header's cells point into buf: read_header keeps the keys */
+			/* the header's cells point into the text: read_header keeps the keys */
 			rc = read_header(&s, line);
 			s.head.cell[0] = "file";
 			continue;
 		}
 		rc = read_row(&s, row, line);
 	}
-	if (rc == 0 && ferror(f))
-		rc = xf_fail(err, XF_ERR_CONFIG, "--overrides: cannot read the file, %s", csv);
 	if (rc == 0 && !have_head)
 		rc = xf_fail(err, XF_ERR_CONFIG,
 			     "--overrides: the file is empty (a header 'file,KEY,...' is needed), "
@@ -210,8 +207,7 @@ int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err)
 			     csv);
 	free(s.row_line);
 	free(row);
-	free(buf);
-	fclose(f);
+	free(all);
 	return rc;
 }
 

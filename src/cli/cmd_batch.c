@@ -378,7 +378,9 @@ static int run_files(xf_batch *b)
 	for (size_t k = 0; k < b->n; k++) {
 		if (!b->inputs[k].mine)
 			continue;
+		xf_cli_own_lines(1); /* under xpcsfit-mpi no other rank says them */
 		int rc = do_file(b, &b->inputs[k], &p);
+		xf_cli_own_lines(0);
 		if (rc == XF_ERR_INTERRUPTED)
 			break;
 		any_failed |= rc != 0;
@@ -402,9 +404,11 @@ static int run_files(xf_batch *b)
 }
 
 /* xpcsfit-mpi: the ranks agree on a status with the distribution hook back in place for
- * the call (a file's fit runs without it, in this process alone). Rank 0 says what
- * failed on another rank, except a file's failure, which the summary records. */
-static int agree(const xf_batch *b, const xf_dist *ranks, int rc)
+ * the call (a file's fit runs without it, in this process alone). With say, rank 0 says
+ * what failed on another rank (a refusal before any file runs), except a file's
+ * failure: each file's error line was said by the rank that ran it (xf_cli_own_lines),
+ * and the summary records it. */
+static int agree(const xf_batch *b, const xf_dist *ranks, int rc, int say)
 {
 	xf_error err = { 0 };
 	if (rc) {
@@ -414,7 +418,7 @@ static int agree(const xf_batch *b, const xf_dist *ranks, int rc)
 	xf_dist_install(ranks);
 	int agreed = xf_dist_agree(rc, &err);
 	xf_dist_install(NULL);
-	if (rc == 0 && agreed != 0 && agreed != XF_ERR_DATA && b->rank == 0)
+	if (say && rc == 0 && agreed != 0 && agreed != XF_ERR_DATA && b->rank == 0)
 		xf_cli_error(agreed, "%s", err.msg);
 	return rc ? rc : agreed;
 }
@@ -423,7 +427,7 @@ static int agree(const xf_batch *b, const xf_dist *ranks, int rc)
  * from what the ranks left on disk (--out on a filesystem the ranks share). */
 static int finish_ranks(const xf_batch *b, const xf_dist *ranks, int rc)
 {
-	rc = agree(b, ranks, rc);
+	rc = agree(b, ranks, rc, 0); /* every failure since was a file's, said already */
 	if (b->rank != 0)
 		return rc;
 	size_t ok = 0, failed = 0, pending = 0;
@@ -454,7 +458,7 @@ int xf_cmd_batch(int argc, char **argv)
 		rc = check_folders(&b);
 	/* every rank's refusals are known before any file runs */
 	if (hook && checked)
-		rc = agree(&b, &ranks, rc);
+		rc = agree(&b, &ranks, rc, 1);
 	if (checked && rc == 0) {
 		rc = run_files(&b);
 		if (hook)

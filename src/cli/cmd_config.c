@@ -1,11 +1,12 @@
-/* cmd_config.c — `xpcsfit config --mode static|laminar_flow [--out C.yaml]`: print or
- * write a commented config template (spec/cli.md). The file is written to a temporary
- * name and renamed, so an existing config is never left half-written. */
+/* cmd_config.c — `xpcsfit config --mode static|laminar_flow [--out C.yaml [--force]]`:
+ * print or write a commented config template (spec/cli.md). An existing file is replaced
+ * only with --force, and never a device, FIFO, folder or link (util/files.h,
+ * xf_check_out_file); the file is written to a temporary name and renamed, so an existing
+ * config is never left half-written. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -15,14 +16,16 @@
 
 static void config_usage(FILE *out)
 {
-	fputs("usage: xpcsfit config --mode static|laminar_flow [--out C.yaml]\n"
+	fputs("usage: xpcsfit config --mode static|laminar_flow [--out C.yaml [--force]]\n"
 	      "\n"
 	      "Write a commented configuration template with every key xpcsfit reads.\n"
 	      "\n"
 	      "options:\n"
 	      "  --mode MODE   static or laminar_flow (also static_isotropic,\n"
 	      "                static_anisotropic)\n"
-	      "  --out FILE    write FILE (replaced atomically) instead of standard output\n"
+	      "  --out FILE    write FILE instead of standard output (a new file, or an\n"
+	      "                existing one with --force, replaced atomically)\n"
+	      "  --force       replace an existing FILE\n"
 	      "  --help        show this help\n",
 	      out);
 }
@@ -43,8 +46,11 @@ static int parse_mode(const char *name, xf_mode *mode)
 
 /* The template built in memory, then written by the one atomic writer (util/files.h):
  * temporary name, fsync, rename, fsync the folder. */
-static int write_file(xf_mode mode, const char *path)
+static int write_file(xf_mode mode, const char *path, int force)
 {
+	xf_error err = { 0 };
+	if (xf_check_out_file(path, "--out", force, "--force", &err))
+		return xf_cli_error(err.code, "%s", err.msg);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -55,12 +61,6 @@ static int write_file(xf_mode mode, const char *path)
 		free(text);
 		return xf_cli_error(XF_ERR_DATA, "cannot build the template, %s", path);
 	}
-	xf_error err = { 0 };
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		free(text);
-		return xf_cli_error(XF_ERR_CONFIG, "--out is a folder: give a file name, %s", path);
-	}
 	xf_remove_stale_tmp_of(path);
 	int rc = xf_write_file_atomic(path, text, len, &err);
 	free(text);
@@ -70,11 +70,16 @@ static int write_file(xf_mode mode, const char *path)
 int xf_cmd_config(int argc, char **argv)
 {
 	const char *mode_name = NULL, *out_path = NULL;
+	int force = 0;
 	for (int k = 1; k < argc; k++) {
 		const char *arg = argv[k];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
 			config_usage(stdout);
 			return 0;
+		}
+		if (!strcmp(arg, "--force")) {
+			force = 1;
+			continue;
 		}
 		const char **target = NULL;
 		const char *value = NULL;
@@ -113,7 +118,7 @@ int xf_cmd_config(int argc, char **argv)
 		return xf_cli_error(XF_ERR_CONFIG, "--out needs a file name, see 'xpcsfit "
 						   "config --help'");
 	if (out_path)
-		return write_file(mode, out_path);
+		return write_file(mode, out_path, force);
 	if (xf_config_write_template(mode, stdout))
 		return xf_cli_error(XF_ERR_DATA, "cannot write the template: %s, standard output",
 				    strerror(errno));

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/request_build.h"
 #include "cli/overrides.h"
+#include "util/files.h"
 #include "util/verbosity.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
@@ -20,13 +21,14 @@
 #define SIM_MAX_ANGLES 4096
 
 static const char simulate_usage[] =
-	"usage: xpcsfit simulate --config C.yaml --phi 0,45,90 --out FILE.h5\n"
+	"usage: xpcsfit simulate --config C.yaml --phi 0,45,90 --out FILE.h5 [--force]\n"
 	"                        [--layout aps-u|aps-old] [--contrast 0.3] [--offset 1.0]\n"
 	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N] [--strict]\n"
 	"\n"
 	"Write synthetic two-time data from initial_parameters.values (null: the middle of\n"
 	"the bounds), with q, dt and the gap of the config, as a real APS 8-ID-I file.\n"
 	"  --phi LIST      angles in degrees, comma separated, in the order written\n"
+	"  --force         replace FILE.h5 when it exists (refused without it)\n"
 	"  --layout L      aps-u (default, current nexus layout) or aps-old (legacy)\n"
 	"  --contrast C    contrast of every angle (0.3)\n"
 	"  --offset B      offset of every angle (1.0)\n"
@@ -71,8 +73,14 @@ static int parse_phi(const char *s, double **phi, int *n)
 	return xf_cli_error(XF_ERR_CONFIG, "--phi: more than %d angles", SIM_MAX_ANGLES);
 }
 
+/* the command line's flags beside the options of the writer */
+typedef struct sim_flags {
+	long frames;
+	int strict, force;
+} sim_flags;
+
 static int parse_args(int argc, char **argv, const char **config_path, const char **phi_s,
-		      xf_sim_options *opt, long *frames, int *strict, xf_cli_overrides *ov)
+		      xf_sim_options *opt, sim_flags *fl, xf_cli_overrides *ov)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },
@@ -86,6 +94,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		{ "lzf", no_argument, 0, 'z' },
 		{ "frames", required_argument, 0, 'f' },
 		{ "strict", no_argument, 0, 'S' },
+		{ "force", no_argument, 0, 'F' },
 		{ "help", no_argument, 0, 'h' },
 		/* --phi above is the list of angles to write: it wins over the override */
 		XF_OVERRIDE_OPTIONS,
@@ -129,11 +138,13 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 						  optarg);
 			break;
 		case 'z': opt->lzf = 1; break;
-		case 'S': *strict = 1; break;
+		case 'S': fl->strict = 1; break;
+		case 'F': fl->force = 1; break;
 		case 'f':
 			errno = 0;
-			*frames = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || *frames < 3 || *frames > 1000000)
+			fl->frames = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || fl->frames < 3 ||
+			    fl->frames > 1000000)
 				rc = xf_cli_error(XF_ERR_CONFIG,
 						  "--frames: '%s' is not allowed (a "
 						  "whole number from 3 to 1000000)",
@@ -154,18 +165,23 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	if (!*config_path || !*phi_s || !opt->out_path)
 		return xf_cli_error(XF_ERR_CONFIG, "simulate: --config, --phi and --out are "
 						   "required, see 'xpcsfit simulate --help'");
+	/* refused before the config is read: an existing file without --force, a device,
+	 * FIFO, folder or link whatever is given (util/files.h) */
+	xf_error err = { 0 };
+	if (opt->out_path[0] &&
+	    xf_check_out_file(opt->out_path, "--out", fl->force, "--force", &err))
+		return xf_cli_error(err.code, "%s", err.msg);
 	return xf_cli_overrides_finish(ov);
 }
 
 int xf_cmd_simulate(int argc, char **argv)
 {
 	const char *config_path = NULL, *phi_s = NULL;
-	long frames = 0;
-	int strict = 0;
+	sim_flags fl = { 0, 0, 0 };
 	double *phi = NULL;
 	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0 };
 	xf_cli_overrides ov = { 0 };
-	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &frames, &strict, &ov);
+	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &fl, &ov);
 	if (rc) {
 		xf_cli_overrides_free(&ov);
 		return rc < 0 ? 0 : rc;
@@ -184,15 +200,15 @@ int xf_cmd_simulate(int argc, char **argv)
 		free(phi);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
-	if (strict && (rc = xf_cli_strict(&cfg, config_path))) {
+	if (fl.strict && (rc = xf_cli_strict(&cfg, config_path))) {
 		/* nothing written */
-	} else if (frames == 0 && cfg.end_frame <= 0) {
+	} else if (fl.frames == 0 && cfg.end_frame <= 0) {
 		rc = xf_cli_error(XF_ERR_CONFIG,
 				  "simulate needs the number of frames: set "
 				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",
 				  config_path);
 	} else {
-		opt.n_frames = (int)(frames ? frames : cfg.end_frame);
+		opt.n_frames = (int)(fl.frames ? fl.frames : cfg.end_frame);
 		if (xf_cli_simulate_write(&cfg, &opt, &err))
 			rc = xf_cli_error(err.code, "%s", err.msg);
 		else if (xf_verbosity() >= XF_VERB_NORMAL)

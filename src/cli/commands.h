@@ -26,6 +26,13 @@ void xf_cli_error_prefix(const char *prefix);
  * and for the batch record of a failed file. */
 const char *xf_cli_last_error(void);
 
+/* xpcsfit-mpi on a rank other than 0, whose own stdout and stderr go to /dev/null: fd is
+ * the job's stderr (mpi/main.c). The error lines this rank alone can say (a batch file
+ * it runs: xf_cli_own_lines(1) around it) are written there, each once, by this rank;
+ * the rest (the agreed errors) rank 0 prints. */
+void xf_cli_rank_stderr(int fd);
+void xf_cli_own_lines(int on);
+
 /* Several ranks (xpcsfit-mpi, xpcsfit/dist.h): every rank passes its exit status; all
  * get the first failing rank's, and a rank that had none prints that rank's error line
  * (only rank 0's output is shown). One process: returns rc. cli_common.c. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "util/interrupt.h"
@@ -17,6 +18,33 @@
  * text put before each error line (batch: the file). */
 static char last_error[4096];
 static char error_prefix[1024];
+/* xpcsfit-mpi on a rank other than 0: the job's stderr (this rank's fd 2 is /dev/null),
+ * -1 elsewhere; and whether the error lines now are this rank's own (a batch file's) */
+static int rank_stderr = -1;
+static int own_lines;
+
+void xf_cli_rank_stderr(int fd)
+{
+	rank_stderr = fd;
+}
+
+void xf_cli_own_lines(int on)
+{
+	own_lines = on;
+}
+
+/* The line on the job's stderr, in one write so that the ranks' lines never mix; 0, or
+ * -1 when it does not go there (then to this process's stderr). An interruption is not
+ * a rank's own: mpirun signals every rank, and rank 0 says it once. */
+static int rank_line(const char *line)
+{
+	char text[sizeof last_error + sizeof error_prefix + 32];
+	if (rank_stderr < 0 || !own_lines || xf_interrupt_signal())
+		return -1;
+	int n = snprintf(text, sizeof text, "xpcsfit: error: %s\n", line);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+	return write(rank_stderr, text, len) == (ssize_t)len ? 0 : -1;
+}
 
 const char *xf_cli_last_error(void)
 {
@@ -39,7 +67,8 @@ int xf_cli_error(int code, const char *fmt, ...)
 	va_end(ap);
 	snprintf(last_error, sizeof last_error, "%s", line + n);
 	xf_interrupt_reported();
-	fprintf(stderr, "xpcsfit: error: %s\n", line);
+	if (rank_line(line) != 0)
+		fprintf(stderr, "xpcsfit: error: %s\n", line);
 	xf_interrupt_note(line); /* the reason, in the INCOMPLETE marker of a claimed folder */
 	return code;
 }
@@ -170,21 +199,26 @@ static int run(int argc, char **argv)
 		/* each rank runs its share of the files (cmd_batch.c, finish_ranks) */
 		{ "batch", xf_cmd_batch, 1 },
 	};
-	if (argc < 2) {
-		usage(stderr);
-		return XF_ERR_CONFIG;
-	}
+	/* a usage error is one line, as every error (spec/cli.md); the list of commands is
+	 * on stdout with --help */
 	int help = 0;
-	argc = common_options(argc, argv, &help);
-	if (argc < 2) {
-		usage(help ? stdout : stderr);
-		return help ? 0 : XF_ERR_CONFIG;
+	argc = argc < 2 ? argc : common_options(argc, argv, &help);
+	if (argc < 2 && help) {
+		usage(stdout);
+		return 0;
 	}
+	if (argc < 2)
+		return xf_cli_error(XF_ERR_CONFIG, "no command given, see 'xpcsfit --help'");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
+	if ((!strcmp(cmd, "version") || !strcmp(cmd, "--version")) && argc > 2 && !help)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "version takes no argument: '%s', see 'xpcsfit "
+				    "--help'",
+				    argv[2]);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("xpcsfit %s\n", XPCSFIT_VERSION);
 		return 0;
@@ -211,6 +245,5 @@ static int run(int argc, char **argv)
 		print_profile();
 		return rc;
 	}
-	usage(stderr);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

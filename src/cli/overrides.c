@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "util/verbosity.h"
@@ -164,10 +165,11 @@ static int read_nlsq_result(xf_cli_overrides *o)
 	char dir[PATH_MAX], path[PATH_MAX + 32], origin[PATH_MAX + 32];
 	snprintf(dir, sizeof dir, "%s", o->nlsq_result);
 	snprintf(path, sizeof path, "%s/parameters.json", dir);
-	FILE *f = fopen(path, "r");
-	if (f)
-		fclose(f);
-	else if ((size_t)snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq_result) >= sizeof dir)
+	/* DIR/parameters.json, else DIR/nlsq/: probed with stat, not open (a FIFO there
+	 * would block; params_read.c refuses it) */
+	struct stat st;
+	if (stat(path, &st) != 0 &&
+	    (size_t)snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq_result) >= sizeof dir)
 		return bad("--nlsq-result", o->nlsq_result, "a shorter path");
 	xf_nlsq_result res;
 	xf_nlsq_origin from;

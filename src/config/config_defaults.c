@@ -36,6 +36,7 @@ static void nlsq_defaults(xf_nlsq_options *o)
 	o->start_search = 1;
 	o->search_spread = 2;
 	o->screen_points = 131072;
+	o->phi0_profile = 1;
 }
 
 static void cmc_defaults(xf_cmc_options *o)

@@ -112,7 +112,8 @@ static int read_multi_start(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nls
 /* xpcsfit's own search for the optimum (docs/nlsq.md "Finding the optimum") */
 static int read_start_search(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nlsq_options *o)
 {
-	static const char *const known[] = { "enable", "spread_decades", "subsample_points", NULL };
+	static const char *const known[] = { "enable", "spread_decades", "subsample_points",
+					     "phi0_profile", NULL };
 	const char *sect = "optimization.nlsq.start_search";
 	const xf_ynode *map = NULL;
 	long points = o->screen_points;
@@ -122,7 +123,8 @@ static int read_start_search(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_nl
 	xf_cfg_check_keys(r, map, sect, known, NULL);
 	if ((rc = xf_cfg_bool(r, map, sect, "enable", &o->start_search)) ||
 	    (rc = read_int(r, map, sect, "spread_decades", 0, 6, &o->search_spread)) ||
-	    (rc = xf_cfg_int(r, map, sect, "subsample_points", 1000, LONG_MAX, &points, NULL)))
+	    (rc = xf_cfg_int(r, map, sect, "subsample_points", 1000, LONG_MAX, &points, NULL)) ||
+	    (rc = xf_cfg_bool(r, map, sect, "phi0_profile", &o->phi0_profile)))
 		return rc;
 	o->screen_points = points;
 	return 0;

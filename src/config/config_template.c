@@ -116,6 +116,7 @@ static void write_optimization(FILE *out)
 	      "      spread_decades: 2      # starts from 1e-2 to 1e2 x the estimated D0, "
 	      "gamma_dot_t0\n"
 	      "      subsample_points: 131072\n"
+	      "      phi0_profile: true     # laminar: refit other flow-angle basins of phi0\n"
 	      "  cmc:\n"
 	      "    seed: 42\n"
 	      "    per_angle_mode: null     # null = the mode NLSQ used; auto | constant | "

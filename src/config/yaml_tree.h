@@ -36,9 +36,10 @@ struct xf_ynode {
 	int used;
 };
 
-/* Parse a whole file (first document). On failure returns XF_ERR_CONFIG with err set:
- * a missing/unreadable file names the path; bad YAML gives libyaml's problem and the
- * line:column. An empty file gives *root = NULL and returns 0. */
+/* Parse a whole file: one document (a second one with content is refused), aliases
+ * expanded and merge keys (<<) applied (yaml_build.c, adr/0049). On failure returns
+ * XF_ERR_CONFIG with err set: a missing/unreadable file names the path; bad YAML gives
+ * libyaml's problem and the line:column. An empty file gives *root = NULL and returns 0. */
 int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);
 /* Same from a string (tests); name is used in messages. */
 int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err);

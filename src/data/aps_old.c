@@ -69,10 +69,11 @@ static int by_number(const void *a, const void *b)
 
 static int list_keys(xf_raw_file *raw, key_list *l, xf_error *err)
 {
-	hid_t g = H5Gopen2(raw->file, MAPS, H5P_DEFAULT);
-	herr_t st = g >= 0 ? H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, l) : -1;
-	if (g >= 0)
-		H5Gclose(g);
+	hid_t g = xf_h5_open_group(raw->file, raw->file_name, MAPS, err);
+	if (g < 0)
+		return XF_ERR_DATA;
+	herr_t st = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, l);
+	H5Gclose(g);
 	H5Eclear2(H5E_DEFAULT);
 	if (st < 0)
 		return xf_fail(err, XF_ERR_DATA, "cannot list the maps of %s in %s", MAPS,
@@ -121,7 +122,7 @@ static int legacy_bins(xf_raw_file *raw, const key_list *keys, size_t n_lists, l
 			bins[k] = (long)k + 1;
 		return 0;
 	}
-	if (!xf_h5_exists(raw->file, BINS))
+	if (!xf_h5_present(raw->file, BINS))
 		return xf_fail(err, XF_ERR_DATA,
 			       "%s and %s list %zu bins but %s holds %zu maps, and there is no %s "
 			       "to say which bins the maps are, in %s",
@@ -210,7 +211,7 @@ int xf_read_aps_old(xf_raw_file *raw, xf_error *err)
 	free(keys.keys);
 	if (rc)
 		return rc;
-	if (xf_h5_exists(raw->file, "/xpcs/Version") &&
+	if (xf_h5_present(raw->file, "/xpcs/Version") &&
 	    xf_h5_read_string(raw->file, raw->file_name, "/xpcs/Version", version, sizeof version,
 			      NULL) == 0)
 		xf_info("legacy APS layout, /xpcs/Version %s", version);

@@ -17,6 +17,8 @@
 #define MAPS	  "/xpcs/twotime/correlation_map"
 #define MAP_NAMES "/xpcs/qmap/map_names"
 #define NAME_LEN  32
+/* names of map_names quoted in its error line */
+#define MAP_NAMES_SHOWN 4
 
 /* Warnings about skipped bins are summarised: a file may hold thousands of bins. */
 #define SKIP_LIST_MAX 10
@@ -41,41 +43,53 @@ static int check_num_pts(xf_raw_file *raw, const aps_u_lists *l, xf_error *err)
 {
 	double *np;
 	size_t n;
-	if (!xf_h5_exists(raw->file, NUM_PTS))
+	if (!xf_h5_present(raw->file, NUM_PTS))
 		return 0;
 	int rc = xf_h5_read_list(raw->file, raw->file_name, NUM_PTS, &np, &n, err);
 	if (rc)
 		return rc;
-	if (n < 2 || np[0] != (double)l->n_q || np[1] != (double)l->n_phi)
+	if (n != 2)
+		rc = xf_fail(err, XF_ERR_DATA,
+			     "%s holds %zu numbers, not the 2 of [n_q, n_φ] (%zu q in %s, %zu φ in "
+			     "%s), in %s",
+			     NUM_PTS, n, l->n_q, Q_LIST, l->n_phi, PHI_LIST, raw->file_name);
+	else if (np[0] != (double)l->n_q || np[1] != (double)l->n_phi)
 		rc = xf_fail(err, XF_ERR_DATA,
 			     "%s = [%g, %g] disagrees with the list lengths (%zu q in %s, %zu φ "
 			     "in %s), in %s",
-			     NUM_PTS, np[0], n > 1 ? np[1] : -1.0, l->n_q, Q_LIST, l->n_phi,
-			     PHI_LIST, raw->file_name);
+			     NUM_PTS, np[0], np[1], l->n_q, Q_LIST, l->n_phi, PHI_LIST,
+			     raw->file_name);
 	free(np);
 	return rc;
 }
 
 /* The mask tool can partition the detector in other coordinates than q × φ (x × y
  * pixels, for one); the lists then hold those, and reading them as q and φ would fit
- * nonsense without a word. Files without map_names (older qmaps) are q × φ. */
+ * nonsense without a word. A third name is a third coordinate the two lists do not
+ * describe: exactly [q, phi] is accepted. Files without map_names (older qmaps) are
+ * q × φ. */
 static int check_map_names(xf_raw_file *raw, xf_error *err)
 {
-	char names[2][NAME_LEN];
-	size_t n;
-	if (!xf_h5_exists(raw->file, MAP_NAMES))
+	char names[MAP_NAMES_SHOWN][NAME_LEN], shown[MAP_NAMES_SHOWN * (NAME_LEN + 2) + 8];
+	size_t n, len = 0;
+	if (!xf_h5_present(raw->file, MAP_NAMES))
 		return 0;
 	int rc = xf_h5_read_string_list(raw->file, raw->file_name, MAP_NAMES, &names[0][0],
-					NAME_LEN, 2, &n, err);
+					NAME_LEN, MAP_NAMES_SHOWN, &n, err);
 	if (rc)
 		return rc;
-	if (n >= 2 && !strcasecmp(names[0], "q") && !strcasecmp(names[1], "phi"))
+	if (n == 2 && !strcasecmp(names[0], "q") && !strcasecmp(names[1], "phi"))
 		return 0;
+	shown[0] = '\0';
+	for (size_t k = 0; k < n && k < MAP_NAMES_SHOWN; k++)
+		len += (size_t)snprintf(shown + len, sizeof shown - len, "%s%s", k ? ", " : "",
+					names[k]);
+	if (n > MAP_NAMES_SHOWN)
+		snprintf(shown + len, sizeof shown - len, ", …");
 	return xf_fail(err, XF_ERR_DATA,
-		       "%s is [%s%s%s%s]: the dynamic partition is not q × φ (xpcsfit needs "
+		       "%s is [%s]: the dynamic partition is not q × φ (xpcsfit needs exactly "
 		       "[q, phi]: partition the qmap in q and φ), in %s",
-		       MAP_NAMES, n > 0 ? names[0] : "", n > 1 ? ", " : "", n > 1 ? names[1] : "",
-		       n > 2 ? ", …" : "", raw->file_name);
+		       MAP_NAMES, shown, raw->file_name);
 }
 
 static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
@@ -95,7 +109,7 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 	if (!l->bins)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", BINS);
 	rc = xf_h5_list_to_long(l->bins_d, l->n_bins, l->bins, raw->file_name, BINS, err);
-	if (rc || !xf_h5_exists(raw->file, INDEX_MAP))
+	if (rc || !xf_h5_present(raw->file, INDEX_MAP))
 		return rc;
 	rc = xf_h5_read_list(raw->file, raw->file_name, INDEX_MAP, &l->mapping_d, &l->n_mapping,
 			     err);
@@ -111,15 +125,16 @@ static int read_lists(xf_raw_file *raw, aps_u_lists *l, xf_error *err)
 static int count_maps(xf_raw_file *raw, size_t *n, xf_error *err)
 {
 	H5G_info_t info;
-	hid_t g = H5Gopen2(raw->file, MAPS, H5P_DEFAULT);
-	if (g < 0 || H5Gget_info(g, &info) < 0) {
-		if (g >= 0)
-			H5Gclose(g);
+	hid_t g = xf_h5_open_group(raw->file, raw->file_name, MAPS, err);
+	if (g < 0)
+		return XF_ERR_DATA;
+	herr_t st = H5Gget_info(g, &info);
+	H5Gclose(g);
+	if (st < 0) {
 		H5Eclear2(H5E_DEFAULT);
 		return xf_fail(err, XF_ERR_DATA, "%s in %s is not a group of maps", MAPS,
 			       raw->file_name);
 	}
-	H5Gclose(g);
 	*n = (size_t)info.nlinks;
 	return 0;
 }

@@ -62,42 +62,203 @@ void xf_h5_last_error(char *buf, size_t len)
 	H5Eclear2(H5E_DEFAULT);
 }
 
-/* Walk the links of path from the root: 1 when every one exists and is a hard or soft
- * link (within the file), 0 when one is missing, -1 when one leads outside the file
- * (an external or user-defined link), which is never followed. */
-static int walk_links(hid_t file, const char *path)
+/* Where a path leads (locate). A link that leads out of the file is present (the writer
+ * put something there) but never followed: an optional dataset stored as such a link is
+ * refused, not taken as absent and defaulted (ADR 0051). */
+enum link_place {
+	LINK_ABSENT,	/* no link at the path, or a parent is missing or not a group */
+	LINK_HERE,	/* an object of this file (through hard and soft links) */
+	LINK_ELSEWHERE, /* a link on the way leads to another file */
+	LINK_NOWHERE,	/* a soft link on the way leads to nothing in this file */
+};
+
+#define LINK_TARGET_MAX 600
+
+/* Link access that refuses to traverse any external link, through however many soft
+ * links it is reached: its callback runs before HDF5 opens the target file, and fails.
+ * An external link may name any file, a FIFO included (reading it blocks), or one that
+ * changes under a run: data is read only from the file the user named (ADR 0016). The
+ * target is kept for the message. */
+typedef struct link_guard {
+	hid_t lapl;
+	int denied;
+	char link[1024];	      /* the link on the path that leads out or nowhere */
+	char target[LINK_TARGET_MAX]; /* "FILE:/object", or a soft link's value */
+	char via[LINK_TARGET_MAX];    /* a soft link's value when it leads out */
+} link_guard;
+
+static herr_t deny_external(const char *parent_file, const char *parent_group,
+			    const char *child_file, const char *child_object, unsigned *flags,
+			    hid_t fapl, void *data)
+{
+	link_guard *g = data;
+	(void)parent_file;
+	(void)parent_group;
+	(void)flags;
+	(void)fapl;
+	if (!g->denied)
+		snprintf(g->target, sizeof g->target, "%s:%s", child_file, child_object);
+	g->denied = 1;
+	return -1;
+}
+
+/* An access property list of class cls (link, dataset or group access: the latter two
+ * derive from link access) that denies external links into g; -1 on failure. */
+static hid_t guarded_access(hid_t cls, link_guard *g)
+{
+	hid_t pl = H5Pcreate(cls);
+	if (pl >= 0 && H5Pset_elink_cb(pl, deny_external, g) < 0) {
+		H5Pclose(pl);
+		pl = -1;
+	}
+	H5Eclear2(H5E_DEFAULT);
+	return pl;
+}
+
+static void guard_open(link_guard *g)
+{
+	memset(g, 0, sizeof *g);
+	g->lapl = guarded_access(H5P_LINK_ACCESS, g);
+}
+
+/* Open the dataset or group at path (located here) with external links denied. */
+static hid_t guarded_open(hid_t file, const char *path, int group, link_guard *g)
+{
+	hid_t pl = guarded_access(group ? H5P_GROUP_ACCESS : H5P_DATASET_ACCESS, g);
+	hid_t id = -1;
+	if (pl >= 0) {
+		id = group ? H5Gopen2(file, path, pl) : H5Dopen2(file, path, pl);
+		H5Pclose(pl);
+	}
+	H5Eclear2(H5E_DEFAULT);
+	return id;
+}
+
+static void guard_close(link_guard *g)
+{
+	if (g->lapl >= 0)
+		H5Pclose(g->lapl);
+	g->lapl = -1;
+}
+
+/* The value of the link at prefix into out (LINK_TARGET_MAX bytes): the file and object
+ * of an external link, the path of a soft link. */
+static void link_value(hid_t file, const char *prefix, const H5L_info_t *info, hid_t lapl,
+		       char *out)
+{
+	char val[LINK_TARGET_MAX];
+	const char *fname = NULL, *obj = NULL;
+	unsigned flags;
+	size_t n = info->u.val_size;
+	snprintf(out, LINK_TARGET_MAX, "%s",
+		 info->type == H5L_TYPE_SOFT ? "?" : "a user-defined link");
+	if (n == 0 || n > sizeof val || H5Lget_val(file, prefix, val, n, lapl) < 0) {
+		H5Eclear2(H5E_DEFAULT);
+		return;
+	}
+	if (info->type == H5L_TYPE_SOFT)
+		snprintf(out, LINK_TARGET_MAX, "%.*s", (int)strnlen(val, n), val);
+	else if (info->type == H5L_TYPE_EXTERNAL &&
+		 H5Lunpack_elink_val(val, n, &flags, &fname, &obj) >= 0 && fname && obj)
+		snprintf(out, LINK_TARGET_MAX, "%s:%s", fname, obj);
+	H5Eclear2(H5E_DEFAULT);
+}
+
+/* Check one link of a path (prefix, every parent already found here). */
+static enum link_place locate_link(hid_t file, const char *prefix, link_guard *g)
+{
+	H5L_info_t info;
+	htri_t yes = H5Lexists(file, prefix, g->lapl);
+	if (yes <= 0 || H5Lget_info(file, prefix, &info, g->lapl) < 0) {
+		H5Eclear2(H5E_DEFAULT);
+		return LINK_ABSENT; /* the parent is a dataset, not a group: nothing can be here */
+	}
+	snprintf(g->link, sizeof g->link, "%s", prefix);
+	if (info.type == H5L_TYPE_HARD)
+		return LINK_HERE;
+	if (info.type != H5L_TYPE_SOFT) {
+		link_value(file, prefix, &info, g->lapl, g->target);
+		return LINK_ELSEWHERE;
+	}
+	/* a soft link resolves within the file, or through an external link (denied), or
+	 * to nothing (a missing target, a loop longer than HDF5's 16 links) */
+	g->denied = 0;
+	htri_t there = H5Oexists_by_name(file, prefix, g->lapl);
+	H5Eclear2(H5E_DEFAULT);
+	if (there > 0)
+		return LINK_HERE;
+	link_value(file, prefix, &info, g->lapl, g->denied ? g->via : g->target);
+	return g->denied ? LINK_ELSEWHERE : LINK_NOWHERE;
+}
+
+/* Walk the links of path from the root (H5Lexists fails, not "no", when a parent is
+ * missing, so every prefix is checked in turn). */
+static enum link_place locate(hid_t file, const char *path, link_guard *g)
 {
 	char part[1024];
 	size_t len = strlen(path);
-	if (len >= sizeof part)
-		return 0;
-	/* H5Lexists fails (not "no") when a parent is missing: check every prefix. */
+	if (len >= sizeof part || g->lapl < 0)
+		return LINK_ABSENT;
 	for (size_t k = 1; k <= len; k++) {
-		H5L_info_t info;
 		if (k < len && path[k] != '/')
 			continue;
 		memcpy(part, path, k);
 		part[k] = '\0';
-		if (H5Lexists(file, part, H5P_DEFAULT) <= 0 ||
-		    H5Lget_info(file, part, &info, H5P_DEFAULT) < 0) {
-			H5Eclear2(H5E_DEFAULT);
-			return 0;
-		}
-		if (info.type != H5L_TYPE_HARD && info.type != H5L_TYPE_SOFT)
-			return -1;
+		enum link_place at = locate_link(file, part, g);
+		if (at != LINK_HERE)
+			return at;
 	}
-	return 1;
+	return LINK_HERE;
 }
 
-int xf_h5_exists(hid_t file, const char *path)
+int xf_h5_present(hid_t file, const char *path)
 {
-	/* an external link could name any file, a FIFO included (reading it blocks), or
-	 * one that changes under us: data is read only from the file the user named */
-	if (walk_links(file, path) != 1)
-		return 0;
-	int yes = H5Oexists_by_name(file, path, H5P_DEFAULT) > 0;
-	H5Eclear2(H5E_DEFAULT);
-	return yes;
+	link_guard g;
+	guard_open(&g);
+	enum link_place at = locate(file, path, &g);
+	guard_close(&g);
+	return at != LINK_ABSENT;
+}
+
+/* The one line for a path that is present but not read (a link out of the file or to
+ * nothing), or missing; XF_ERR_DATA. The link at fault is named when it is a parent of
+ * path, and a soft link's value when one is on the way. */
+static int refuse_path(enum link_place at, const link_guard *g, const char *path,
+		       const char *file_name, xf_error *err)
+{
+	char way[sizeof g->link + LINK_TARGET_MAX + 16] = "";
+	int n = 0;
+	if (strcmp(g->link, path))
+		n = snprintf(way, sizeof way, "through %s", g->link);
+	if (at == LINK_ELSEWHERE && g->via[0])
+		snprintf(way + n, sizeof way - (size_t)n, "%s %s",
+			 n ? " →" : "through the soft link to", g->via);
+	if (at == LINK_ELSEWHERE)
+		return xf_fail(err, XF_ERR_DATA,
+			       "%s in %s is a link to another file, which is not followed (%s%s%s; "
+			       "copy the data into the file)",
+			       path, file_name, way[0] ? way : "it leads",
+			       way[0] ? ", to " : " to ", g->target);
+	if (at == LINK_NOWHERE)
+		return xf_fail(err, XF_ERR_DATA,
+			       "%s in %s is a soft link to nothing in the file (%s → %s)", path,
+			       file_name, g->link, g->target);
+	return xf_fail(err, XF_ERR_DATA, "missing dataset %s in %s", path, file_name);
+}
+
+hid_t xf_h5_open_group(hid_t file, const char *file_name, const char *path, xf_error *err)
+{
+	link_guard g;
+	guard_open(&g);
+	enum link_place at = locate(file, path, &g);
+	hid_t id = -1;
+	if (at != LINK_HERE) {
+		refuse_path(at, &g, path, file_name, err);
+	} else if ((id = guarded_open(file, path, 1, &g)) < 0) {
+		xf_fail(err, XF_ERR_DATA, "%s in %s is not a group", path, file_name);
+	}
+	guard_close(&g);
+	return id;
 }
 
 int xf_h5_lzf_available(void)
@@ -196,21 +357,23 @@ static int chunk_too_big(hid_t d, const char *file_name, const char *path, xf_er
 	return 0;
 }
 
+/* The one home of every read of a dataset (numbers, strings, maps): it is opened only
+ * when its whole path lies in the file (ADR 0016, ADR 0051), and refused when its values
+ * live elsewhere or its chunks are too big. */
 static hid_t open_dataset(hid_t file, const char *file_name, const char *path, xf_error *err)
 {
-	if (!xf_h5_exists(file, path)) {
-		if (walk_links(file, path) < 0)
-			xf_fail(err, XF_ERR_DATA,
-				"%s in %s is a link to another file, which is not followed (copy "
-				"the data into the file)",
-				path, file_name);
-		else
-			xf_fail(err, XF_ERR_DATA, "missing dataset %s in %s", path, file_name);
+	link_guard g;
+	guard_open(&g);
+	enum link_place at = locate(file, path, &g);
+	hid_t d = -1;
+	if (at != LINK_HERE) {
+		refuse_path(at, &g, path, file_name, err);
+		guard_close(&g);
 		return -1;
 	}
-	hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+	d = guarded_open(file, path, 0, &g);
+	guard_close(&g);
 	if (d < 0) {
-		H5Eclear2(H5E_DEFAULT);
 		xf_fail(err, XF_ERR_DATA, "%s is not a dataset in %s", path, file_name);
 	} else if (stored_elsewhere(d, file_name, path, err) ||
 		   chunk_too_big(d, file_name, path, err)) {
@@ -536,10 +699,18 @@ int xf_h5_list_to_long(const double *v, size_t n, long *out, const char *file_na
 		       const char *path, xf_error *err)
 {
 	for (size_t k = 0; k < n; k++) {
-		if (!isfinite(v[k]) || v[k] != floor(v[k]) || fabs(v[k]) > 9.0e15)
+		if (!isfinite(v[k]) || v[k] != floor(v[k]))
 			return xf_fail(err, XF_ERR_DATA,
 				       "dataset %s in %s should hold integers, entry %zu is %.17g",
 				       path, file_name, k, v[k]);
+		/* an integer all the same: say what is wrong with it */
+		if (fabs(v[k]) > XF_H5_INTEGER_MAX)
+			return xf_fail(
+				err, XF_ERR_DATA,
+				"dataset %s in %s: entry %zu is %.17g, out of range (bin and "
+				"cell numbers are at most 2^53 = %.0f in magnitude, the "
+				"largest integer a number read keeps exactly)",
+				path, file_name, k, v[k], XF_H5_INTEGER_MAX);
 		out[k] = (long)v[k];
 	}
 	return 0;

@@ -34,8 +34,14 @@
 void xf_h5_quiet(void);
 /* Innermost HDF5 error description of the current stack, "" when none; clears it. */
 void xf_h5_last_error(char *buf, size_t len);
-/* 1 when `path` names an existing link whose every parent exists (no error stack). */
-int xf_h5_exists(hid_t file, const char *path);
+/* 1 when the writer put something at `path`: a link whose every parent exists, whatever
+ * it leads to (an object of the file, another file, nothing). Optional datasets are
+ * defaulted only when absent; a present one is read, and a read refuses a path that
+ * leads out of the file or to nothing (ADR 0051). No error stack. */
+int xf_h5_present(hid_t file, const char *path);
+/* Open a group whose whole path lies in the file (as every dataset read); error naming
+ * the path otherwise. Close with H5Gclose. */
+hid_t xf_h5_open_group(hid_t file, const char *file_name, const char *path, xf_error *err);
 /* 1 when the LZF filter can be used (registered or loadable as a plugin). */
 int xf_h5_lzf_available(void);
 
@@ -67,7 +73,13 @@ int xf_h5_matrix_shape(hid_t file, const char *file_name, const char *path, size
 int xf_h5_read_block(hid_t file, const char *file_name, const char *path, size_t first, size_t n,
 		     double *out, xf_error *err);
 
-/* Integer-valued list entries (bins, mappings): error when one is not an integer. */
+/* Integer-valued list entries (bins, mappings) are read as doubles, exact up to 2^53:
+ * a larger entry cannot be told from its neighbours (2^53 + 1 reads as 2^53), so it is
+ * refused as out of range; within it, a bin outside the file's lists is skipped with a
+ * warning (data.md). */
+#define XF_H5_INTEGER_MAX 9007199254740992.0
+/* Integer-valued list entries (bins, mappings): error naming the entry when one is not
+ * an integer, or is beyond ±XF_H5_INTEGER_MAX. */
 int xf_h5_list_to_long(const double *v, size_t n, long *out, const char *file_name,
 		       const char *path, xf_error *err);
 

@@ -20,7 +20,7 @@ const char *xf_layout_name(xf_layout layout)
 static int has_all(hid_t file, const char *const *keys)
 {
 	for (int k = 0; keys[k]; k++)
-		if (!xf_h5_exists(file, keys[k]))
+		if (!xf_h5_present(file, keys[k]))
 			return 0;
 	return 1;
 }
@@ -47,13 +47,14 @@ static herr_t add_key(hid_t g, const char *name, const H5L_info_t *info, void *d
 static int no_two_time(hid_t file, const char *file_name, xf_error *err)
 {
 	char type[64] = "";
-	if (xf_h5_exists(file, "/xpcs/qmap/dynamic_v_list_dim0"))
+	if (xf_h5_present(file, "/xpcs/qmap/dynamic_v_list_dim0"))
 		return xf_fail(err, XF_ERR_DATA,
 			       "no two-time correlation maps: an APS-U %sresult without "
 			       "/xpcs/twotime/correlation_map (xpcsfit fits two-time maps: "
 			       "correlate the data with the two-time analysis), in %s",
-			       xf_h5_exists(file, "/xpcs/multitau") ? "multi-tau " : "", file_name);
-	if (xf_h5_exists(file, "/xpcs/analysis_type"))
+			       xf_h5_present(file, "/xpcs/multitau") ? "multi-tau " : "",
+			       file_name);
+	if (xf_h5_present(file, "/xpcs/analysis_type"))
 		xf_h5_read_string(file, file_name, "/xpcs/analysis_type", type, sizeof type, NULL);
 	return xf_fail(err, XF_ERR_DATA,
 		       "no two-time correlation maps: a legacy APS result%s%s without "
@@ -72,8 +73,8 @@ int xf_detect_layout(hid_t file, const char *file_name, xf_layout *layout, xf_er
 		*layout = XF_LAYOUT_APS_OLD;
 		return 0;
 	}
-	if (xf_h5_exists(file, "/xpcs/qmap/dynamic_v_list_dim0") ||
-	    (xf_h5_exists(file, "/xpcs/dqlist") && xf_h5_exists(file, "/xpcs/dphilist")))
+	if (xf_h5_present(file, "/xpcs/qmap/dynamic_v_list_dim0") ||
+	    (xf_h5_present(file, "/xpcs/dqlist") && xf_h5_present(file, "/xpcs/dphilist")))
 		return no_two_time(file, file_name, err);
 	struct top_keys t = { "", 0 };
 	H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, add_key, &t);
@@ -165,7 +166,7 @@ static int optional_number(xf_raw_file *raw, const char *path, double fallback, 
 			   xf_error *err)
 {
 	*v = fallback;
-	if (!xf_h5_exists(raw->file, path))
+	if (!xf_h5_present(raw->file, path))
 		return 0;
 	return xf_h5_read_scalar(raw->file, raw->file_name, path, v, err);
 }
@@ -175,7 +176,7 @@ int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period
 {
 	double period, stride, avg;
 	raw->has_file_dt = 0;
-	if (!xf_h5_exists(raw->file, period_path))
+	if (!xf_h5_present(raw->file, period_path))
 		return 0;
 	int rc = xf_h5_read_scalar(raw->file, raw->file_name, period_path, &period, err);
 	if (!rc)

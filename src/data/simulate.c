@@ -336,12 +336,12 @@ int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_s
 	int rc = check_inputs(sel, opt, err);
 	if (rc)
 		return rc;
-	struct stat st;
 	if (!opt->out_path[0])
 		return xf_fail(err, XF_ERR_CONFIG, "--out is empty: give a file name");
-	if (stat(opt->out_path, &st) == 0 && S_ISDIR(st.st_mode))
-		return xf_fail(err, XF_ERR_CONFIG, "--out is a folder: give a file name, %s",
-			       opt->out_path);
+	/* never a folder, device, FIFO or link in place of the file; whether an existing file
+	 * may be replaced is the caller's (the CLI's --force) */
+	if (xf_check_out_file(opt->out_path, "--out", 1, "--force", err))
+		return err->code;
 	size_t len = strlen(opt->out_path) + 32;
 	char *tmp = malloc(len);
 	if (!tmp)
@@ -351,6 +351,7 @@ int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_s
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", opt->out_path);
 	}
 	xf_remove_stale_tmp_of(opt->out_path);
+	(void)unlink(tmp); /* this process's own name: a FIFO or link there is no target */
 	xf_phase("write", 0);
 	rc = write_file(req, sel, opt, tmp, err);
 	if (!rc)

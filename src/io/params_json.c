@@ -165,6 +165,13 @@ static cJSON *search_object(const xf_nlsq_result *res)
 	cJSON_AddItemToObject(obj, "effective_starts", xf_json_int(s->n_effective));
 	cJSON_AddItemToObject(obj, "basins", xf_json_int(s->n_basins));
 	cJSON_AddItemToObject(obj, "refined_on_all_data", xf_json_int(s->n_refined));
+	/* restarts from inside the bounds (adr/0046): rounds run and rounds that won */
+	cJSON_AddItemToObject(obj, "bound_restart_rounds", xf_json_int(s->n_bound_restarts));
+	cJSON_AddItemToObject(obj, "bound_restarts_improved", xf_json_int(s->n_bound_improved));
+	/* other flow-angle basins (adr/0053): profiles, basins refitted, refits that won */
+	cJSON_AddItemToObject(obj, "phi0_profiles", xf_json_int(s->n_phi0_profiles));
+	cJSON_AddItemToObject(obj, "phi0_basins_tried", xf_json_int(s->n_phi0_tried));
+	cJSON_AddItemToObject(obj, "phi0_basins_improved", xf_json_int(s->n_phi0_improved));
 	for (int r = 0; r < 2; r++) {
 		cJSON *round = cJSON_CreateObject();
 		cJSON_AddItemToObject(round, "points", xf_json_int((long long)s->round_points[r]));

@@ -8,45 +8,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/io_internal.h"
+#include "util/files.h"
 #include "xpcsfit/results.h"
+
+/* parameters.json through the one rule for files read by name (util/files.h): a FIFO or
+ * a device in its place is refused unread, not waited on */
+#define XF_PARAMS_MAX_BYTES ((size_t)64 << 20)
 
 static char *read_text(const char *path, xf_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	struct stat st;
+	if (stat(path, &st) != 0) {
 		xf_fail(err, XF_ERR_CONFIG,
 			"cannot read the NLSQ result %s (run `xpcsfit nlsq` first "
 			"or give the folder that holds parameters.json)",
 			path);
 		return NULL;
 	}
-	size_t cap = 1 << 16, len = 0;
-	char *text = malloc(cap);
-	while (text) {
-		size_t got = fread(text + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-		if (len + 1 == cap) {
-			char *t = realloc(text, cap * 2);
-			if (!t) {
-				free(text);
-				text = NULL;
-				break;
-			}
-			text = t;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (!text) {
-		xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
-		return NULL;
-	}
-	text[len] = '\0';
-	return text;
+	return xf_read_text_file(path, "NLSQ result", XF_PARAMS_MAX_BYTES, XF_ERR_CONFIG, NULL,
+				 err);
 }
 
 static double num_of(const cJSON *o)

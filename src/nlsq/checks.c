@@ -147,9 +147,13 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;
-	/* a valley of equally good fits: sets the status "ridge" and says what is identified */
-	int ridge = xf_ridge_judge(ctx, best, res);
-	if (converged_stop(best->stop) && at_optimum && q->all_informed && !ridge)
+	int off_bound_lower = best->bound_drop > 0.0;	/* bound_restart.c, adr/0046 */
+	int other_basin_lower = best->basin_drop > 0.0; /* phi0_profile.c, adr/0053 */
+	/* a valley of equally good fits (adr/0047): sets the status "ridge" and says what
+	 * is identified; a point with a lower χ² elsewhere is no valley floor */
+	int ridge = !off_bound_lower && !other_basin_lower && xf_ridge_judge(ctx, best, res);
+	if (converged_stop(best->stop) && at_optimum && q->all_informed && !off_bound_lower &&
+	    !other_basin_lower && !ridge)
 		res->status = "converged";
 	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
 		res->status = "max_iterations";
@@ -164,6 +168,20 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			"not at a local optimum: one more Gauss-Newton step would move the "
 			"parameters by %.3g standard errors",
 			q->distance_se);
+	if (off_bound_lower)
+		xf_quality_add_reason(
+			q,
+			"not at an optimum: restarts from inside the bounds lower chi2 by %.3g "
+			"noise units, and the fit could not get off the bound (widen "
+			"max_iterations, or start inside)",
+			best->bound_drop);
+	if (other_basin_lower)
+		xf_quality_add_reason(
+			q,
+			"not at an optimum: a refit from the flow-angle basin at phi0 %.4g lowers "
+			"chi2 by %.3g noise units on the screening subsample, and the fit could "
+			"not get there (widen max_iterations, or start phi0 there)",
+			best->basin_phi0, best->basin_drop);
 	for (int k = 0; k < res->n_at_bounds; k++)
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)

@@ -290,7 +290,14 @@ static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
 		rc = xf_fit_single_path(ctx, start, best, err);
 		free(start);
 	}
-	if (rc == 0 && polish(ctx, best))
+	/* the polish; a laminar end point must then not sit in a wrong flow-angle basin
+	 * (adr/0053) and a point on a bound must earn "converged" (adr/0046); a better
+	 * point found either way is polished in turn */
+	int moved = 0, turned = 0;
+	if (rc == 0 &&
+	    (polish(ctx, best) || (turned = xf_fit_phi0_profile(ctx, best)) < 0 ||
+	     (turned && polish(ctx, best)) || (moved = xf_fit_bound_restart(ctx, best)) < 0 ||
+	     (moved && polish(ctx, best))))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	if (rc == 0 && xf_interrupted())
 		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");

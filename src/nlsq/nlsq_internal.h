@@ -49,6 +49,13 @@ typedef struct xf_fit_point {
 	double chi2;
 	xf_stop_reason stop;
 	double competitor_chi2; /* best χ² of another refined basin (NAN: none) */
+	/* χ² drop (noise units) that restarts from inside the bounds found off this point on
+	 * a bound and the fit could not reach (0: none; adr/0046): not an optimum */
+	double bound_drop;
+	/* χ² drop (noise units of the subsample) that a refit from another flow-angle basin
+	 * found and all the data could not reach (0: none; phi0_profile.c, adr/0053), and
+	 * that basin's φ0 */
+	double basin_drop, basin_phi0;
 } xf_fit_point;
 
 int xf_fit_point_alloc(xf_fit_point *p, int n_full);
@@ -91,6 +98,25 @@ int xf_fit_search(xf_fit_ctx *ctx, const double *estimate, xf_fit_point *best, x
  * anti_degeneracy.hierarchical) the physical parameters first with the scaling held,
  * then everything, with the direct path as fallback when that ends badly. */
 int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best, xf_error *err);
+
+/* A point the solver calls converged with free parameters on a bound must earn it
+ * (bound_restart.c, adr/0046): restarts from inside the bounds, a better point kept in
+ * best; best->bound_drop set when χ² drops off the bound but the fit cannot get there.
+ * Nothing runs (no pass) when no free parameter sits on a bound. 1 when best was
+ * replaced, 0 when not, −1 out of memory. */
+int xf_fit_bound_restart(xf_fit_ctx *ctx, xf_fit_point *best);
+
+/* A laminar end point that would be called converged must not sit in a wrong basin of
+ * φ0 (phi0_profile.c, adr/0053): χ² profiled along φ0 on a fixed grid on the screening
+ * subsample, the lowest other minima refitted, a lower point kept in best;
+ * best->basin_drop set when a lower basin shows on the subsample and all the data cannot
+ * reach it. Nothing runs (no pass) for static fits, a fixed φ0 or an end point not
+ * stopped on a tolerance. 1 when best was replaced, 0 when not, −1 out of memory. */
+int xf_fit_phi0_profile(xf_fit_ctx *ctx, xf_fit_point *best);
+
+/* The per-angle scaling of x re-solved with the physics held: one Gauss-Newton step on
+ * its block of JᵀJ (jtj, b at x), clipped into the bounds (the model is linear in it). */
+void xf_fit_profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b);
 
 /* Decades a flat start is moved towards slower rates before it is dropped. */
 #define XF_FLAT_MOVES 6

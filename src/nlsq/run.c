@@ -16,6 +16,9 @@ int xf_fit_point_alloc(xf_fit_point *p, int n_full)
 	p->chi2 = NAN;
 	p->stop = XF_STOP_NON_FINITE;
 	p->competitor_chi2 = NAN;
+	p->bound_drop = 0.0;
+	p->basin_drop = 0.0;
+	p->basin_phi0 = NAN;
 	return !(p->x && p->jtj && p->b);
 }
 
@@ -36,6 +39,9 @@ void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full)
 	dst->chi2 = src->chi2;
 	dst->stop = src->stop;
 	dst->competitor_chi2 = src->competitor_chi2;
+	dst->bound_drop = src->bound_drop;
+	dst->basin_drop = src->basin_drop;
+	dst->basin_phi0 = src->basin_phi0;
 }
 
 int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out)

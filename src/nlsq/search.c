@@ -299,10 +299,10 @@ static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 
 /* The model is linear in the scaling coefficients: with the physics held, one
  * Gauss-Newton step on their block of JᵀJ lands on the best contrast and offset for this
- * start (clipped into their bounds). Quantile estimates can be far off when the window
+ * start (clipped into their bounds; also phi0_profile.c). Quantile estimates can be far off when the window
  * never decays to the baseline, and a start carrying them slides into the wrong
  * contrast–decay trade-off. */
-static void profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b)
+void xf_fit_profile_scaling(const xf_problem *pr, double *x, const double *jtj, const double *b)
 {
 	int n = pr->n_full, m = 0;
 	int *idx = malloc(sizeof(int) * (size_t)n);
@@ -340,7 +340,7 @@ static int prepare_start(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 		xf_lik_out out = { 0.0, jtj, b, 0.0 };
 		int bad = xf_fit_pass(ctx, XF_ROLE_COARSE, c->x, &out);
 		if (!bad && !is_flat(ctx, &out)) {
-			profile_scaling(pr, c->x, jtj, b);
+			xf_fit_profile_scaling(pr, c->x, jtj, b);
 			return move > 0;
 		}
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,
@@ -460,9 +460,11 @@ static int screen_round2(xf_fit_ctx *ctx, candidate **order, int keep, const int
 		if (!order[m]->alive || p->stop == XF_STOP_WORSE)
 			continue;
 		/* a path out of budget is a basin only when it already beats every converged
-		 * end point by more than a noise unit (refinement takes it from there) */
+		 * end point by more than a noise unit (refinement takes it from there); with
+		 * none yet it does (adr/0046: the first path, stalled next to the optimum,
+		 * was dropped by ∞ − ∞ and a worse basin reported converged) */
 		double s2 = race_best(&rc) / fmax(1.0, (double)rc.n_points - pr->n_full);
-		if (!converged_stop(p->stop) && !(p->chi2 < race_best(&rc) - s2))
+		if (!converged_stop(p->stop) && rc.n_ref > 0 && !(p->chi2 < race_best(&rc) - s2))
 			continue;
 		/* an end point next to an earlier one is the same basin */
 		race_start(&rc, 0);

@@ -127,7 +127,8 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 /* the pixel size of a page of width_px × height_px nominal pixels at the current
  * plotting.dpi */
 void xf_pl_page_px(int width_px, int height_px, int *width, int *height);
-/* png_write.c: width × height RGB pixels as a PNG into fd; 0 or -1 */
+/* png_write.c: width × height RGB pixels as a PNG into fd; 0, or -1 with errno set (the
+ * failed write's, ENOMEM) and nothing printed */
 int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
 
 /* The three maps of an angle page reduced to the panels' pixels: data, fit (diagonal

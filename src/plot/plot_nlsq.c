@@ -134,18 +134,15 @@ static int draw_angles_forked(const char *plots_dir, const xf_plot_src *src, xf_
 	int *done = (int *)(errs + workers);
 	fflush(stdout);
 	fflush(stderr);
-	pid_t parent = getpid();
 	for (int w = 0; w < workers; w++) {
-		pid[w] = fork();
+		pid[w] = xf_child_fork(); /* dies with this process, leaves it the signals */
 		if (pid[w] == 0) {
-			xf_child_setup(parent); /* dies with this process, leaves it the signals */
 			xf_test_pause("plot_worker");
 			int failed = draw_angles(plots_dir, src, cuts, w, workers, done, 0,
 						 &errs[w]) != 0;
 			free(pid); /* the child's copy: leak checkers see the child exit too */
 			_exit(failed);
 		}
-		xf_child_track(pid[w]);
 	}
 	int rc = 0, alive = 0;
 	for (int w = 0; w < workers; w++)

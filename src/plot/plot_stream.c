@@ -235,11 +235,9 @@ xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds
 	s->sink = (xf_surface_sink){ sink_reserve, sink_take, sink_ready, s };
 	fflush(stdout);
 	fflush(stderr);
-	pid_t parent = getpid();
 	for (int w = 0; w < s->workers; w++) {
-		s->pid[w] = fork();
+		s->pid[w] = xf_child_fork(); /* dies with this process, leaves it the signals */
 		if (s->pid[w] == 0) {
-			xf_child_setup(parent); /* dies with this process, leaves it the signals */
 			xf_test_pause("plot_worker");
 			_exit(worker(s, w));
 		}
@@ -250,7 +248,6 @@ xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds
 				strerror(errno), plots_dir);
 			return NULL;
 		}
-		xf_child_track(s->pid[w]);
 	}
 	return s;
 }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* memfd_create */
 #endif
 #include "util/files.h"
+#include "util/interrupt.h"
 #include "plot/plot_internal.h"
 
 #include <errno.h>
@@ -41,7 +42,9 @@ static void pl_abort_handler(PLCHAR_VECTOR msg)
 
 /* PLplot prints some warnings straight to stderr. While a session runs, fd 2 goes to an
  * in-memory file; afterwards our own lines are passed through and PLplot's become
- * warnings (in run.log too), so no raw library line reaches the terminal. */
+ * warnings (in run.log too), so no raw library line reaches the terminal. A signal that
+ * ends the process meanwhile prints its line to the real stderr (xf_interrupt_stderr):
+ * written to fd 2 it would be lost with the in-memory file. */
 typedef struct stderr_capture {
 	int saved; /* the real stderr; -1 when not capturing */
 	int mem;   /* the memfd standing in for it */
@@ -52,8 +55,11 @@ static void capture_begin(stderr_capture *c)
 	c->saved = c->mem = -1;
 	fflush(stderr);
 	int mem = memfd_create("xpcsfit-plplot", MFD_CLOEXEC);
-	int saved = mem >= 0 ? dup(2) : -1;
+	int saved = mem >= 0 ? fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
+	if (saved >= 0)
+		xf_interrupt_stderr(saved); /* before fd 2 changes */
 	if (saved < 0 || dup2(mem, 2) < 0) {
+		xf_interrupt_stderr(-1);
 		if (mem >= 0)
 			close(mem);
 		if (saved >= 0)
@@ -70,6 +76,7 @@ static void capture_end(stderr_capture *c)
 		return;
 	fflush(stderr);
 	dup2(c->saved, 2);
+	xf_interrupt_stderr(-1); /* after fd 2 is the real one again */
 	close(c->saved);
 	off_t size = lseek(c->mem, 0, SEEK_END);
 	if (size > 0) {
@@ -102,6 +109,16 @@ static int png_whole(int fd)
 	       pread(fd, tail, 12, size - 12) == 12 && !memcmp(tail, iend, 12);
 }
 
+/* The test hook XPCSFIT_TEST_PAUSE=plot:<file name>:<s> (util/interrupt.h): a pause in
+ * that page's PLplot session, while stderr is held in memory (tests/test_plot_signals.py) */
+static void session_test_pause(const char *path)
+{
+	char name[80];
+	const char *slash = strrchr(path, '/');
+	snprintf(name, sizeof name, "plot:%s", slash ? slash + 1 : path);
+	xf_test_pause(name);
+}
+
 /* plotting.dpi over XF_PLOT_DPI_REFERENCE: every page's pixel size and its device DPI
  * are multiplied by it; lengths in mm (characters, ticks, symbols) follow the DPI, so a
  * page keeps its look at any size (line widths stay in pixels). Set once before drawing (xf_pl_set_dpi); the plot
@@ -116,10 +133,10 @@ void xf_pl_set_dpi(int dpi)
 	pl_scale = dpi > 0 ? (double)dpi / XF_PLOT_DPI_REFERENCE : 1.0;
 }
 
-/* One plinit ... plend session on page (width × height pixels, RGB, painted already).
- * Returns 0, or 1 with pl_message set. */
-static int pl_session(unsigned char *page, int width, int height, void (*draw)(void *ctx),
-		      void *ctx)
+/* One plinit ... plend session on page (width × height pixels, RGB, painted already) for
+ * the file path. Returns 0, or 1 with pl_message set. */
+static int pl_session(const char *path, unsigned char *page, int width, int height,
+		      void (*draw)(void *ctx), void *ctx)
 {
 	jmp_buf here;
 	volatile int initialised = 0;
@@ -139,6 +156,7 @@ static int pl_session(unsigned char *page, int width, int height, void (*draw)(v
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;
+	session_test_pause(path);
 	draw(ctx);
 	plend(); /* copies the drawing back into page */
 	pl_jump = NULL;
@@ -182,7 +200,7 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		paint(ctx, &canvas);
 	stderr_capture cap;
 	capture_begin(&cap);
-	int failed = pl_session(canvas.rgb, canvas.width, canvas.height, draw, ctx);
+	int failed = pl_session(path, canvas.rgb, canvas.width, canvas.height, draw, ctx);
 	capture_end(&cap);
 	if (failed) {
 		free(canvas.rgb);
@@ -195,13 +213,18 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(errno),
 			       path);
 	}
-	int whole =
-		xf_png_write_rgb(fd, canvas.rgb, canvas.width, canvas.height) == 0 && png_whole(fd);
+	int why = 0; /* errno of a failed write or close */
+	if (xf_png_write_rgb(fd, canvas.rgb, canvas.width, canvas.height) != 0)
+		why = errno;
+	int whole = !why && png_whole(fd);
 	free(canvas.rgb);
-	if (close(fd) != 0)
-		whole = 0;
-	if (!whole) {
+	if (close(fd) != 0 && !why)
+		why = errno;
+	if (!whole || why) {
 		unlink(tmp);
+		if (why)
+			return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(why),
+				       path);
 		return xf_fail(err, XF_ERR_DATA,
 			       "the plot file was not written whole (disk full?), %s", path);
 	}

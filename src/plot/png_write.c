@@ -18,6 +18,7 @@
 typedef struct png_sink {
 	int fd;	    /* where the bytes go */
 	int failed; /* a write() failed (disk full): the file is not whole */
+	int why;    /* its errno */
 } png_sink;
 
 static void sink_write(png_structp png, png_bytep data, size_t n)
@@ -29,6 +30,7 @@ static void sink_write(png_structp png, png_bytep data, size_t n)
 			continue;
 		if (w <= 0) {
 			s->failed = 1;
+			s->why = w < 0 ? errno : ENOSPC; /* write() 0 bytes: no room */
 			png_error(png, "write failed");
 		}
 		data += w;
@@ -48,17 +50,28 @@ static void png_quiet(png_structp png, png_const_charp msg)
 	(void)msg;
 }
 
+/* libpng's errors (a failed write, out of memory) go back to the setjmp below without a
+ * word: the caller says what failed in its one error line. This handler must not return:
+ * libpng then calls its default handler, which prints "libpng error: ..." on stderr. */
+static void png_fail(png_structp png, png_const_charp msg)
+{
+	(void)msg;
+	png_longjmp(png, 1);
+}
+
 int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height)
 {
-	png_sink sink = { fd, 0 };
-	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, png_quiet);
+	png_sink sink = { fd, 0, 0 };
+	png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, png_fail, png_quiet);
 	png_infop info = png ? png_create_info_struct(png) : NULL;
 	if (!info) {
 		png_destroy_write_struct(&png, NULL);
+		errno = ENOMEM;
 		return -1;
 	}
 	if (setjmp(png_jmpbuf(png))) { /* png_error: write failed or out of memory */
 		png_destroy_write_struct(&png, &info);
+		errno = sink.failed ? sink.why : ENOMEM;
 		return -1;
 	}
 	png_set_write_fn(png, &sink, sink_write, sink_flush);

@@ -168,33 +168,166 @@ int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err)
 	return 0;
 }
 
-char *xf_read_small_file(const char *path, size_t max_bytes, xf_error *err)
+/* what a file-system node is, in words, for a refusal */
+static const char *node_kind(mode_t mode)
 {
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		xf_fail(err, XF_ERR_IO, "cannot read the file: %s, %s", strerror(errno), path);
-		return NULL;
+	if (S_ISDIR(mode))
+		return "a folder";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "not a file";
+}
+
+/* "64 MiB" for a whole number of MiB, else bytes */
+static void format_limit(char *buf, size_t size, size_t bytes)
+{
+	if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0)
+		snprintf(buf, size, "%zu MiB", bytes >> 20);
+	else
+		snprintf(buf, size, "%zu bytes", bytes);
+}
+
+int xf_open_input_file(const char *path, const char *what, size_t max_bytes, int code,
+		       xf_error *err)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		xf_fail(err, code, "cannot open %s: %s, %s", what, strerror(errno), path);
+		return -1;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max_bytes) {
-		fclose(f);
-		xf_fail(err, XF_ERR_DATA, "not a regular file of at most %zu bytes, %s", max_bytes,
+	struct stat st = { 0 };
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		xf_fail(err, code, "%s is not a regular file (%s): %s", what, node_kind(st.st_mode),
 			path);
-		return NULL;
+		return -1;
 	}
-	size_t size = (size_t)st.st_size;
-	char *text = malloc(size + 1);
-	size_t n = text ? fread(text, 1, size, f) : 0;
-	int bad = text && ferror(f);
-	fclose(f);
-	if (!text || bad) {
+	if ((unsigned long long)st.st_size > (unsigned long long)max_bytes) {
+		char limit[64];
+		close(fd);
+		format_limit(limit, sizeof limit, max_bytes);
+		xf_fail(err, code, "%s is %lld bytes, above the limit of %s: %s", what,
+			(long long)st.st_size, limit, path);
+		return -1;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+/* 0 when text[0..len) holds no NUL byte, else the 1-based line of the first one */
+static int nul_line(const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	if (!nul)
+		return 0;
+	int line = 1;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	return line;
+}
+
+char *xf_read_text_file(const char *path, const char *what, size_t max_bytes, int code, size_t *len,
+			xf_error *err)
+{
+	int fd = xf_open_input_file(path, what, max_bytes, code, err);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	/* one byte more than announced, so a file that grows meanwhile (or a /proc-like
+	 * file announcing 0 bytes) is read on, up to the limit + 1, and refused past it */
+	size_t cap = (fstat(fd, &st) == 0 ? (size_t)st.st_size : 0) + 1, n = 0;
+	char *text = malloc(cap + 1);
+	int bad = !text;
+	while (!bad) {
+		if (n == cap) {
+			if (cap > max_bytes)
+				break;
+			size_t more = 2 * cap < max_bytes + 1 ? 2 * cap : max_bytes + 1;
+			char *t = realloc(text, more + 1);
+			if (!t) {
+				bad = 1;
+				break;
+			}
+			text = t;
+			cap = more;
+		}
+		ssize_t got = read(fd, text + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			bad = 2;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	int e = errno;
+	close(fd);
+	if (bad) {
 		free(text);
-		xf_fail(err, text ? XF_ERR_IO : XF_ERR_NOMEM, "cannot read the file%s, %s",
-			text ? "" : ": out of memory", path);
+		if (bad == 2)
+			xf_fail(err, code, "cannot read %s: %s, %s", what, strerror(e), path);
+		else
+			xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 		return NULL;
 	}
 	text[n] = '\0';
+	int line = nul_line(text, n);
+	if (n > max_bytes || line) {
+		char limit[64];
+		format_limit(limit, sizeof limit, max_bytes);
+		free(text);
+		if (line)
+			xf_fail(err, code, "%s holds a NUL byte (not text), in %s:%d", what, path,
+				line);
+		else
+			xf_fail(err, code, "%s grew above the limit of %s while read: %s", what,
+				limit, path);
+		return NULL;
+	}
+	if (len)
+		*len = n;
 	return text;
+}
+
+char *xf_read_small_file(const char *path, size_t max_bytes, xf_error *err)
+{
+	return xf_read_text_file(path, "the file", max_bytes, XF_ERR_DATA, NULL, err);
+}
+
+int xf_check_out_file(const char *path, const char *option, int replace, const char *replace_hint,
+		      xf_error *err)
+{
+	struct stat st;
+	if (!path || !path[0])
+		return xf_fail(err, XF_ERR_CONFIG, "%s needs a file name", option);
+	if (lstat(path, &st) != 0)
+		return 0; /* missing: created; any other trouble is the writer's to report */
+	if (S_ISDIR(st.st_mode))
+		return xf_fail(err, XF_ERR_CONFIG, "%s is a folder: give a file name, %s", option,
+			       path);
+	if (S_ISLNK(st.st_mode))
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "%s names a symbolic link: give the file's own name (writing "
+			       "would replace the link, not the file it points to), %s",
+			       option, path);
+	if (!S_ISREG(st.st_mode))
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "%s names %s, not a regular file: nothing is written there, "
+			       "give the name of a file, %s",
+			       option, node_kind(st.st_mode), path);
+	if (!replace)
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "%s names a file that already exists: add %s to replace it or "
+			       "choose another name, %s",
+			       option, replace_hint, path);
+	return 0;
 }
 
 int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err)
@@ -202,7 +335,11 @@ int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_err
 	char tmp[PATH_MAX];
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* the name is this process's own: whatever sits there (a file of an earlier process
+	 * with this pid, a FIFO that would block the open, a link) is removed, and the file
+	 * created anew, never opened through a link */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return xf_fail(err, XF_ERR_IO, "cannot write file: %s, %s", strerror(errno), path);
 	const char *p = data;

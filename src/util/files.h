@@ -29,10 +29,33 @@ int xf_mkdir_p(const char *dir, xf_error *err);
  * rename it to path, fsync the folder. On failure tmp_path is removed. */
 int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
 
-/* The whole of a small file (a JSON record, a list) as NUL-terminated text, malloc'ed;
- * NULL with err set when it cannot be read (XF_ERR_IO), is larger than max_bytes
- * (XF_ERR_DATA) or memory is short. */
+/* The one rule for a file read by name (adr/0050: a config, a batch --list or
+ * --overrides CSV, an NLSQ result's parameters.json, a batch record, a batch input's
+ * bytes): open it for reading without blocking and refuse, before a byte is read, anything but a regular file (a folder, a FIFO, a
+ * device such as /dev/zero, a socket: each would block or never end) and a file above
+ * max_bytes. what names it in the messages ("config file"); code is the status of a
+ * refusal or open failure. Returns the descriptor (blocking again), or -1 with err set. */
+int xf_open_input_file(const char *path, const char *what, size_t max_bytes, int code,
+		       xf_error *err);
+
+/* The whole of such a file as NUL-terminated text, malloc'ed, through
+ * xf_open_input_file; a NUL byte inside is refused too (it would cut a line short: text,
+ * not binary, is expected), naming its line. *len (may be NULL) is the length. NULL with
+ * err set (code, or XF_ERR_NOMEM). */
+char *xf_read_text_file(const char *path, const char *what, size_t max_bytes, int code, size_t *len,
+			xf_error *err);
+
+/* The same for a small file of our own (a JSON record): XF_ERR_DATA when refused. */
 char *xf_read_small_file(const char *path, size_t max_bytes, xf_error *err);
+
+/* The one rule for a file the user names as an output (config --out, simulate --out,
+ * xpcsfit-gpu --json): a name that does not exist yet is fine; an existing regular file is
+ * replaced only when replace is set (else refused, naming replace_hint: "--force"); a
+ * folder, a device, a FIFO, a socket or a symbolic link is always refused (the atomic
+ * rename would put a file in place of the node or the link). option names the option in
+ * the messages ("--out"). Nothing is created. XF_ERR_CONFIG with err set when refused. */
+int xf_check_out_file(const char *path, const char *option, int replace, const char *replace_hint,
+		      xf_error *err);
 
 /* Write bytes to path atomically: path.tmp.<pid>, fsync, rename. */
 int xf_write_file_atomic(const char *path, const void *data, size_t size, xf_error *err);

@@ -26,6 +26,9 @@ static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
 static volatile sig_atomic_t marker_set;       /* any slot in use */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
+/* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
+ * (a PLplot session's capture, plsession.c): a line written to fd 2 then would be lost */
+static volatile sig_atomic_t line_fd = 2;
 
 static void put(int fd, const char *s)
 {
@@ -69,14 +72,15 @@ static void stop_now(void)
 		}
 	}
 	if (!reported) {
-		put(2, "xpcsfit: error: interrupted by ");
-		put(2, sig_name(sig));
-		put(2, " during ");
-		put(2, phase_name);
-		put(2, marker_set ? ": the result folder is marked incomplete, "
-				  : ": nothing written");
-		put(2, where);
-		put(2, "\n");
+		int fd = line_fd;
+		put(fd, "xpcsfit: error: interrupted by ");
+		put(fd, sig_name(sig));
+		put(fd, " during ");
+		put(fd, phase_name);
+		put(fd, marker_set ? ": the result folder is marked incomplete, "
+				   : ": nothing written");
+		put(fd, where);
+		put(fd, "\n");
 	}
 	_exit(128 + sig);
 }
@@ -121,7 +125,8 @@ void xf_test_pause(const char *name)
 	if (!hook || strncmp(hook, name, len) || hook[len] != ':')
 		return;
 	double s = atof(hook + len + 1);
-	fprintf(stderr, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
+	/* where the interruption's line would go: the test reads it there */
+	dprintf(line_fd, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
 	for (double t = 0; t < s && !got_signal; t += 0.01)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 }
@@ -150,6 +155,11 @@ void xf_phase(const char *name, int polls)
 	xf_test_pause(name);
 	if (got_signal && !polls)
 		stop_now();
+}
+
+void xf_interrupt_stderr(int fd)
+{
+	line_fd = fd >= 0 ? fd : 2;
 }
 
 int xf_interrupt_signal(void)
@@ -198,7 +208,7 @@ void xf_interrupt_remove_marker(const char *path)
 	set_markers(NULL, path);
 }
 
-void xf_child_track(pid_t pid)
+static void child_track(pid_t pid)
 {
 	if (pid > 0 && n_children < XF_MAX_CHILDREN) {
 		children[n_children] = pid;
@@ -215,7 +225,7 @@ void xf_child_untrack(pid_t pid)
 		n_children = n_children - 1;
 }
 
-void xf_child_setup(pid_t parent)
+static void child_setup(pid_t parent)
 {
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -223,6 +233,22 @@ void xf_child_setup(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the parent died before the line above */
 		_exit(1);
+}
+
+pid_t xf_child_fork(void)
+{
+	sigset_t old;
+	pid_t parent = getpid();
+	block_handled_signals(&old);
+	pid_t pid = fork();
+	int why = errno;
+	if (pid == 0)
+		child_setup(parent);
+	else
+		child_track(pid);
+	sigprocmask(SIG_SETMASK, &old, NULL); /* a signal held meanwhile arrives now */
+	errno = why;
+	return pid;
 }
 
 void xf_interrupt_note(const char *line)

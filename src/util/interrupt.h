@@ -23,8 +23,16 @@ void xf_signals_install(void);
  * so that a signal can be sent during a phase that is otherwise too short to hit. */
 void xf_phase(const char *name, int polls);
 
-/* The test hook alone (the plot workers' "plot_worker", which is no phase). */
+/* The test hook alone, at points that are no phase: "plot_worker" at the start of each
+ * plot worker process, "plot:<file name>" inside the PLplot session of that page (stderr
+ * held in memory: plsession.c). */
 void xf_test_pause(const char *name);
+
+/* While fd 2 stands for something else (plsession.c holds PLplot's stderr in memory during
+ * a session), fd is the real stderr: the interruption's line (and the test hook's) go
+ * there, so that a signal at any instant of the plots still prints its one line. -1: back
+ * to fd 2. */
+void xf_interrupt_stderr(int fd);
 
 /* The signal that interrupted the run (SIGINT or SIGTERM), 0 while none did. */
 int xf_interrupt_signal(void);
@@ -43,11 +51,13 @@ void xf_interrupt_remove_marker(const char *path);
 /* Append a line (the error that ended the run) to the markers of the folders in work. */
 void xf_interrupt_note(const char *line);
 
-/* Helper processes (plot workers): the parent tracks them so that an interruption kills
- * them; the child calls xf_child_setup() first thing, so that it dies with its parent
- * (PR_SET_PDEATHSIG) and leaves the signals to the parent. */
-void xf_child_track(pid_t pid);
+/* Helper processes (plot workers): fork() for them. The parent tracks the child so that
+ * an interruption kills it (xf_child_untrack once reaped); the child dies with its parent
+ * (PR_SET_PDEATHSIG) and leaves the signals to the parent (default actions). SIGINT and
+ * SIGTERM are blocked across the fork, so that the child never runs the parent's handler
+ * (a second "interrupted" line) and the parent never stops between the fork and the
+ * tracking (a child left to run). Returns what fork() returns. */
+pid_t xf_child_fork(void);
 void xf_child_untrack(pid_t pid);
-void xf_child_setup(pid_t parent);
 
 #endif

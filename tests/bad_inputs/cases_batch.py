@@ -2,8 +2,11 @@
 used (docs/cli.md "batch", adr/0023): each is refused with exit 2 and one line (naming
 file:line for a list or CSV) before any file runs, so nothing that looks like a result is
 written. A bad or missing data file is no batch error: it fails alone (exit 1, its line
-prefixed with the file), the others run (tests/test_batch.py runs that end to end)."""
+prefixed with the file), the others run (tests/test_batch.py runs that end to end).
+A --list or --overrides file is read as a config is (issue 24): a device (/dev/zero), a
+FIFO, a file above 64 MiB or one holding a NUL byte is refused unread, never waited on."""
 import os
+import stat
 import subprocess
 
 from corpus import binary, expect_nothing_written
@@ -50,6 +53,34 @@ def batch(d, *extra, files=("a.h5",)):
 
 def with_csv(text):
     return lambda d: batch(d, "--overrides", write(d, "o.csv", text), files=("a.h5", "b.h5"))
+
+
+def text_file(kind, name):
+    """A make() giving --list or --overrides (name) a file of that kind: /dev/zero (read
+    only, never written), a FIFO with no writer, a sparse 65 MiB file, a NUL on line 2."""
+    option = "--list" if name == "inputs.txt" else "--overrides"
+
+    def make(d):
+        path = os.path.join(d, name)
+        if kind == "zero":
+            path = "/dev/zero"
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "huge":
+            with open(path, "wb") as f:
+                f.truncate(65 << 20)
+        elif kind == "nul":
+            text = "a.h5\nb.h5\0.junk\n" if option == "--list" else "file,dt\na\0x,0.2\n"
+            write(d, name, text)
+        return batch(d, option, path)
+    return make
+
+
+def fifo_kept(name):
+    def check(scratch, rc, out, err):
+        NOTHING(scratch, rc, out, err)
+        assert stat.S_ISFIFO(os.lstat(os.path.join(scratch, name)).st_mode), "FIFO replaced"
+    return check
 
 
 def finished(d):
@@ -116,8 +147,50 @@ CASES = [
             "every file."},
     {"name": "batch_csv_missing", "klass": KLASS,
      "make": lambda d: batch(d, "--overrides", os.path.join(d, "o.csv")),
-     "rc": 2, "needles": ["--overrides: cannot read", "o.csv"],
+     "rc": 2, "needles": ["cannot open --overrides file", "o.csv"],
      "fix": "Give --overrides the path of an existing CSV file.", "check": NOTHING},
+    {"name": "batch_list_device", "klass": KLASS, "make": text_file("zero", "inputs.txt"),
+     "timeout": 20, "rc": 2, "needles": ["--list file is not a regular file (a device)",
+                                         "/dev/zero"],
+     "fix": "Give --list a text file; devices are refused unread (/dev/zero would never "
+            "end).", "check": NOTHING},
+    {"name": "batch_list_fifo", "klass": KLASS, "make": text_file("fifo", "inputs.txt"),
+     "timeout": 20, "rc": 2, "needles": ["--list file is not a regular file (a FIFO)",
+                                         "inputs.txt"],
+     "fix": "Write the list to a regular file; pipes are refused unread (they would block).",
+     "check": fifo_kept("inputs.txt")},
+    {"name": "batch_list_too_big", "klass": KLASS, "make": text_file("huge", "inputs.txt"),
+     "rc": 2, "needles": ["--list file is 68157440 bytes, above the limit of 64 MiB"],
+     "fix": "A list is one path a line: split a list above 64 MiB.", "check": NOTHING},
+    {"name": "batch_list_nul", "klass": KLASS, "make": text_file("nul", "inputs.txt"),
+     "rc": 2, "needles": ["--list file holds a NUL byte", "inputs.txt:2"],
+     "fix": "Remove the NUL byte: a path cut at it would name another file.",
+     "check": NOTHING},
+    {"name": "batch_csv_device", "klass": KLASS, "make": text_file("zero", "o.csv"),
+     "timeout": 20, "rc": 2, "needles": ["--overrides file is not a regular file (a device)",
+                                         "/dev/zero"],
+     "fix": "Give --overrides a CSV file; devices are refused unread.", "check": NOTHING},
+    {"name": "batch_csv_fifo", "klass": KLASS, "make": text_file("fifo", "o.csv"),
+     "timeout": 20, "rc": 2, "needles": ["--overrides file is not a regular file (a FIFO)",
+                                         "o.csv"],
+     "fix": "Write the CSV to a regular file; pipes are refused unread (they would block).",
+     "check": fifo_kept("o.csv")},
+    {"name": "batch_csv_nul", "klass": KLASS, "make": text_file("nul", "o.csv"),
+     "rc": 2, "needles": ["--overrides file holds a NUL byte", "o.csv:2"],
+     "fix": "Remove the NUL byte from the CSV.", "check": NOTHING},
+    {"name": "batch_input_fifo", "klass": KLASS,
+     "make": lambda d: (os.mkfifo(os.path.join(d, "f.h5")),
+                        ["batch", "--config", config(d), "--out", os.path.join(d, "out"),
+                         os.path.join(d, "f.h5"), "--no-plots"])[1],
+     "timeout": 20, "rc": 1, "needles": ["f.h5: data file is not a regular file"],
+     "fix": "Copy the data to a regular file: a FIFO input fails alone, unread (its "
+            "fingerprint is not read either), and the other inputs run.",
+     "check": fifo_kept("f.h5")},
+    {"name": "batch_input_device", "klass": KLASS,
+     "make": lambda d: ["batch", "--config", config(d), "--out", os.path.join(d, "out"),
+                        "/dev/zero", "--no-plots"],
+     "timeout": 20, "rc": 1, "needles": ["/dev/zero: data file is not a regular file"],
+     "fix": "Give batch HDF5 files: a device input fails alone, unread.", "check": NOTHING},
     {"name": "batch_csv_header", "klass": KLASS,
      "make": with_csv("path,dt\na.h5,0.2\n"),
      "rc": 2, "needles": ["header must be 'file'", "o.csv:1"],

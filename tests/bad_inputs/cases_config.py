@@ -1,6 +1,7 @@
 """cases_config.py — configs that cannot be used: one line naming the key and the file, exit 2.
 Counts that size work or memory are bounded (docs/config.md, "Limits"); anything that is
-not a regular file is refused before it is read."""
+not a regular file is refused before it is read. A NUL inside a string (a double-quoted
+"base.h5\\0") is refused: the path read would be cut short (issue 24)."""
 import os
 
 from aps_fixtures import smooth_map, upper, write_aps_u
@@ -60,6 +61,38 @@ def alias_bomb():
         prev = "*a%d" % (k - 1)
         lines.append("a%d: &a%d [%s]" % (k, k, ", ".join([prev] * 10)))
     return "x_bomb:\n" + "".join("  %s\n" % l for l in lines)
+
+
+def base36(k):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        k, r = divmod(k, 36)
+        out = digits[r] + out
+        if k == 0:
+            return out
+
+
+def many_anchors(n):
+    """n distinct anchors, each aliased once, in one flow list: 2n nodes. The loader used
+    to look each alias up in a list (100 000 anchors: up to 81 s); now hashed."""
+    return "x_anchors: [" + ",".join("&%s 1,*%s" % (base36(k), base36(k))
+                                     for k in range(n)) + "]\n"
+
+
+def indented_then_more(d):
+    """Keys indented under nothing, then a key at column 0: libyaml ends the document at
+    the first and the rest is not a document (it used to be dropped unread)."""
+    path = os.path.join(d, "cfg.yaml")
+    with open(path, "w") as f:
+        f.write("  analysis_mode: static\nanalysis_mode: laminar_flow\n")
+    return ["validate", "--config", path]
+
+
+def merge_bounds(body):
+    """A bounds entry for D0 whose min and max come from a merge key."""
+    return ("x_defaults: &d0 %s\nparameter_space:\n  bounds:\n"
+            "    - name: D0\n      <<: *d0\n" % body)
 
 
 def deep():
@@ -122,6 +155,57 @@ CASES = [
     {"name": "config_alias_bomb", "klass": C, "make": text_config(alias_bomb()),
      "rc": 2, "needles": ["YAML aliases expand to more than", "cfg.yaml"],
      "fix": "Write the config without nested aliases (a 'billion laughs' file is refused)."},
+    {"name": "config_nodes_cap", "klass": C,
+     "make": text_config("x_list: [" + ",".join(["1"] * 1000001) + "]\n"),
+     "rc": 2, "timeout": 20, "needles": ["YAML has more than 1000000 nodes", "cfg.yaml:2"],
+     "fix": "A config has a few hundred values; 10^6 nodes is the loader's cap "
+            "(docs/config.md, Limits)."},
+    {"name": "config_many_anchors_cap", "klass": C, "make": text_config(many_anchors(500001)),
+     "rc": 2, "timeout": 20,
+     "needles": ["YAML aliases expand to more than 1000000 nodes", "cfg.yaml:2"],
+     "fix": "Write fewer anchors and aliases; the loader stops at 10^6 nodes after "
+            "expansion (it loads such files in about a second)."},
+    {"name": "config_alias_undefined", "klass": C, "make": text_config("x_a: *nowhere\n"),
+     "rc": 2, "needles": ["alias '*nowhere' has no anchor '&nowhere' written before it",
+                          "cfg.yaml:2"],
+     "fix": "Write the anchor (&name) before the alias (*name) that uses it."},
+    {"name": "config_alias_recursive", "klass": C, "make": text_config("x_a: &r [1, *r]\n"),
+     "rc": 2, "needles": ["alias '*r' lies inside the node it names", "cfg.yaml:2"],
+     "fix": "An alias cannot repeat the list or map that holds it."},
+    {"name": "config_anchor_twice", "klass": C,
+     "make": text_config("x_a: &d 1\nx_b: &d 2\nx_c: *d\n"),
+     "rc": 2, "needles": ["duplicated anchor '&d' (first written at line 2)", "cfg.yaml:3"],
+     "fix": "Give each anchor its own name."},
+    {"name": "config_two_documents", "klass": C,
+     "make": text_config("---\nanalysis_mode: laminar_flow\n"),
+     "rc": 2, "needles": ["a second YAML document starts at this line", "cfg.yaml:2"],
+     "fix": "A config is one YAML document: remove the second '---' (or split the file). "
+            "A lone '---' or '...' at the end is accepted."},
+    {"name": "config_second_document_after_end", "klass": C,
+     "make": text_config("...\n--- {analysis_mode: laminar_flow}\n"),
+     "rc": 2, "needles": ["a second YAML document starts at this line", "cfg.yaml:3"],
+     "fix": "Everything after '...' must be empty; move the settings into the first document."},
+    {"name": "config_text_after_document", "klass": C, "make": indented_then_more,
+     "rc": 2, "needles": ["invalid YAML: did not find expected <document start>",
+                          "cfg.yaml:2:1"],
+     "fix": "Indent every top-level key the same (at column 0); text after the first "
+            "document is read, not dropped."},
+    {"name": "config_merge_not_a_map", "klass": C,
+     "make": text_config("parameter_space:\n  bounds:\n    - {name: D0, <<: 5}\n"),
+     "rc": 2, "needles": ["the merge key '<<' takes a mapping or a list of mappings",
+                          "cfg.yaml:4"],
+     "fix": "Merge a mapping: '<<: *name' or '<<: [*a, *b]' with anchors on mappings."},
+    {"name": "config_merge_bounds_min_only", "klass": C,
+     "make": text_config(merge_bounds("{min: 2000000}")),
+     "rc": 2, "needles": ["parameter_space.bounds[0]: min 2e+06 >= max 100000 for D0",
+                          "cfg.yaml:5"],
+     "fix": "Merged keys are read like written ones: the merged min is above the default "
+            "max, so give max too (in the entry or in the merged map)."},
+    {"name": "config_merge_bounds_bad_value", "klass": C,
+     "make": text_config(merge_bounds("{min: 10, max: lots}")),
+     "rc": 2, "needles": ["parameter_space.bounds[0].max: 'lots' is not allowed",
+                          "cfg.yaml:2"],
+     "fix": "A merged value is checked where it was written (the anchored map's line)."},
     {"name": "config_deep_nesting", "klass": C, "make": text_config(deep()),
      "rc": 2, "needles": ["YAML nested deeper than 64 levels", "cfg.yaml"],
      "fix": "A config is a few levels deep; remove the nesting."},
@@ -152,6 +236,14 @@ CASES = [
                          "{fourier_order: 2147483647}}}\n"),
      "rc": 2, "needles": ["anti_degeneracy.fourier_order", "1 to 64"],
      "fix": "fourier_order is at most 64 (it needs 2·order + 1 angles)."},
+    {"name": "config_nul_in_path", "klass": C,
+     "make": text_config('experimental_data: {file_path: "data.h5\\0"}\n'),
+     "rc": 2, "needles": ["a NUL character", "cfg.yaml:2"],
+     "fix": "Remove the \\0 from the string: no path or value may hold a NUL character."},
+    {"name": "config_nul_in_key", "klass": C,
+     "make": text_config('"analyzer_parameters\\0x": {dt: 0.1}\n'),
+     "rc": 2, "needles": ["a NUL character", "cfg.yaml:2"],
+     "fix": "Remove the \\0 from the key."},
     {"name": "threads_out_of_range", "klass": C,
      "make": text_config("", command="nlsq", data=True, extra=["--threads", "100000"]),
      "rc": 2, "needles": ["--threads: '100000' is not allowed", "1 to 1024"],

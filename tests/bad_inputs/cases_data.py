@@ -6,11 +6,16 @@ import os
 import h5py
 import numpy as np
 
-from aps_fixtures import smooth_map, upper, write_aps_u, write_config
+from aps_fixtures import (link_elsewhere, link_within, smooth_map, upper, write_aps_old,
+                          write_aps_u, write_config)
 from corpus import expect_nothing_written
 
 N = 30  # frames of the small maps
 MAP1 = "/xpcs/twotime/correlation_map/c2_00001"
+STRIDE = "/xpcs/twotime/config/stride_frame"
+FRAME_TIME = "/entry/instrument/detector_1/frame_time"
+Q_LIST = "/xpcs/qmap/dynamic_v_list_dim0"
+BINS = "/xpcs/twotime/processed_bins"
 HELD = {}  # files kept open by a "writer" while a case runs, closed by its check
 
 
@@ -203,6 +208,67 @@ def external_storage(d):
     return validate(d, path)
 
 
+def linked(name, value=None):
+    """A good file (stride = avg = 1) whose `name` is an external link to other.h5 (holding
+    `value` when given: a stride of 10 there was read as the default 1 before ADR 0051)."""
+    def make(d):
+        path = good_file(d, stride=1, avg=1)
+        link_elsewhere(path, name, value=value)
+        return validate(d, path)
+    return make
+
+
+def soft_to_elsewhere(d):
+    """stride_frame is a soft link within the file to /split/stride_frame, and /split is
+    an external link: the soft link leads out of the file (it was followed before)."""
+    path = good_file(d, stride=10, avg=1)
+    link_within(path, STRIDE, "/split/stride_frame")
+    link_elsewhere(path, "/split")
+    return validate(d, path)
+
+
+def soft_to_nothing(d):
+    path = good_file(d, stride=10, avg=1)
+    link_within(path, STRIDE, "/gone/stride_frame", move=False)
+    return validate(d, path)
+
+
+def not_a_dataset(name):
+    """`name` is a group where a number is expected: present, so never defaulted."""
+    def make(d):
+        path = good_file(d, stride=1, avg=1)
+        with h5py.File(path, "a") as f:
+            del f[name]
+            f.create_group(name)
+        return validate(d, path)
+    return make
+
+
+def legacy_linked(name):
+    def make(d):
+        path = os.path.join(d, "data.h5")
+        write_aps_old(path, [upper(smooth_map(N, s)) for s in range(2)], [0.01, 0.01],
+                      [0.0, 45.0], exposure_period=0.1, stride=1, avg=1)
+        link_elsewhere(path, name, value=np.full((1, 1), 10, dtype="<i8"))
+        return validate(d, path)
+    return make
+
+
+def typed_list(dataset, values, dtype):
+    def make(d):
+        path = good_file(d)
+        write_list(path, dataset, np.asarray(values, dtype=dtype))
+        return validate(d, path)
+    return make
+
+
+def index_mapping(values):
+    def make(d):
+        path = good_file(d, mapping=np.asarray(values, dtype="<i8"))
+        return validate(d, path)
+    return make
+
+
 def huge_chunk(d):
     """A 20000² map declared as one 3.2 GB gzip chunk: written with ones it would be a
     3 MB file whose every read decompresses 3.2 GB (refused from the declaration)."""
@@ -334,6 +400,59 @@ CASES = [
      "rc": 1, "needles": ["c2_00001", "is a link to another file, which is not followed"],
      "fix": "Copy the maps into the file (h5py: f.copy or h5copy); links to other files "
             "are not followed, since they may name anything, a pipe included."},
+    {"name": "data_link_stride_frame", "klass": D, "make": linked(STRIDE, np.int64(10)),
+     "rc": 1, "needles": [STRIDE, "is a link to another file, which is not followed", "other.h5:" + STRIDE],
+     "fix": "Copy stride_frame into the file (h5py: f.copy, or h5copy); an optional "
+            "dataset stored as a link to another file is refused, not defaulted to 1."},
+    {"name": "data_link_frame_time", "klass": D, "make": linked(FRAME_TIME, np.float64(0.1)),
+     "rc": 1, "needles": [FRAME_TIME, "is a link to another file, which is not followed"],
+     "fix": "Copy frame_time into the file; the frame period is read only from the file "
+            "named."},
+    {"name": "data_link_q_list", "klass": D, "make": linked(Q_LIST),
+     "rc": 1, "needles": [Q_LIST, "is a link to another file, which is not followed"],
+     "fix": "Copy the qmap's lists into the file (the layout is recognised, the link is "
+            "not followed)."},
+    {"name": "data_link_processed_bins", "klass": D, "make": linked(BINS),
+     "rc": 1, "needles": [BINS, "is a link to another file, which is not followed"],
+     "fix": "Copy processed_bins into the file."},
+    {"name": "data_link_parent_group", "klass": D,
+     "make": linked("/xpcs/twotime/config"),
+     "rc": 1, "needles": [STRIDE, "is a link to another file, which is not followed", "through /xpcs/twotime/config"],
+     "fix": "A group on the path (here /xpcs/twotime/config) links to another file: copy "
+            "the group into the file."},
+    {"name": "data_link_soft_to_other_file", "klass": D, "make": soft_to_elsewhere,
+     "rc": 1, "needles": [STRIDE, "is a link to another file, which is not followed", "through the soft link to /split/stride_frame"],
+     "fix": "A soft link whose way leads through a link to another file is refused as "
+            "that link: copy the data into the file."},
+    {"name": "data_link_soft_to_nothing", "klass": D, "make": soft_to_nothing,
+     "rc": 1, "needles": [STRIDE, "soft link to nothing in the file",
+                          "→ /gone/stride_frame"],
+     "fix": "Point the soft link at a dataset of the file, or delete it (an absent "
+            "stride_frame means 1)."},
+    {"name": "data_stride_not_a_dataset", "klass": D, "make": not_a_dataset(STRIDE),
+     "rc": 1, "needles": [STRIDE, "is not a dataset"],
+     "fix": "stride_frame must be a number; it is defaulted to 1 only when it is absent."},
+    {"name": "data_link_legacy_stride", "klass": D, "make": legacy_linked("/xpcs/stride_frames"),
+     "rc": 1, "needles": ["/xpcs/stride_frames", "is a link to another file, which is not followed"],
+     "fix": "Copy /xpcs/stride_frames into the file (legacy layout, same rule)."},
+    {"name": "data_bins_huge_float", "klass": D, "make": bad_list(BINS, [1.0, 1e18]),
+     "rc": 1, "needles": [BINS, "entry 1 is 1e+18, out of range", "9007199254740992"],
+     "fix": "processed_bins holds bin numbers (1 … the number of q × φ cells): repair it."},
+    {"name": "data_bins_huge_int64", "klass": D,
+     "make": typed_list(BINS, [1, 2**62], "<i8"),
+     "rc": 1, "needles": [BINS, "out of range", "2^53 = 9007199254740992"],
+     "fix": "processed_bins holds bin numbers (1 … the number of q × φ cells): repair it."},
+    {"name": "data_mapping_huge", "klass": D, "make": index_mapping([0, -2**62]),
+     "rc": 1, "needles": ["/xpcs/qmap/dynamic_index_mapping", "out of range"],
+     "fix": "dynamic_index_mapping holds flat (q, φ) cells from 0: repair the qmap."},
+    {"name": "data_map_names_three", "klass": D, "make": map_names([b"q", b"phi", b"x"]),
+     "rc": 1, "needles": ["map_names is [q, phi, x]", "exactly [q, phi]"],
+     "fix": "A third partition coordinate is not read: partition the qmap in q and φ "
+            "only (map_names [q, phi])."},
+    {"name": "data_num_pts_three", "klass": D,
+     "make": bad_list("/xpcs/qmap/dynamic_num_pts", [1, 2, 7]),
+     "rc": 1, "needles": ["dynamic_num_pts holds 3 numbers, not the 2 of [n_q, n_φ]"],
+     "fix": "dynamic_num_pts must be [n_q, n_φ]: repair or delete it."},
     {"name": "data_external_storage", "klass": D, "make": external_storage, "timeout": 20,
      "rc": 1, "needles": ["c2_00001", "keeps its values in other files"],
      "fix": "Rewrite the map with its values inside the file (external raw storage and "

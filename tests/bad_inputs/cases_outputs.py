@@ -1,11 +1,17 @@
 """cases_outputs.py — result folders and output paths that cannot be used (adr/0017,
 docs/outputs.md "Result folders"): an empty or wrong --out, a folder that cannot be
 created, a finished result without --force, a folder another run holds, an incomplete NLSQ
-result given to cmc. One line naming the folder; exit 2 when the command line must change,
+result given to cmc; a file named as an output (config --out, simulate --out) that exists
+(refused without --force) or is not a regular file (a device, FIFO, folder or symbolic
+link: always refused, the node left as it was; issue 24). One line naming the folder; exit 2 when the command line must change,
 1 when the file system refuses. Paths with spaces, non-ASCII names and '%' are no errors:
 tests/test_run_dir.py runs them end to end, and the disk-full cases (a private tmpfs)."""
 import fcntl
+import glob
 import os
+import resource
+import signal
+import stat
 import subprocess
 
 from corpus import binary, expect_nothing_written
@@ -79,6 +85,89 @@ def both(*checks):
     return check
 
 
+def node(d, kind, name="node"):
+    """A device (a char device 1,3 like /dev/null, made here: never the real one), a FIFO,
+    or a symbolic link (to an existing file) at d/name; the path."""
+    path = os.path.join(d, name)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link":
+        write_file(os.path.join(d, "target.txt"), "the link's target\n")
+        os.symlink("target.txt", path)
+    elif kind == "device":
+        try:
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:  # not root: a real device, which cannot be replaced then
+            return "/dev/null"
+    return path
+
+
+def still(kind, name="node"):
+    """A check: the node is still what it was (not replaced by a regular file)."""
+    test = {"fifo": stat.S_ISFIFO, "device": stat.S_ISCHR, "link": stat.S_ISLNK}[kind]
+
+    def check(scratch, rc, out, err):
+        path = os.path.join(scratch, name)
+        if kind == "device" and not os.path.lexists(path):
+            path = "/dev/null"
+        assert test(os.lstat(path).st_mode), "%s was replaced" % path
+        if kind == "link":
+            with open(os.path.join(scratch, "target.txt")) as f:
+                assert f.read() == "the link's target\n", "the link's target was changed"
+        left = [f for f in os.listdir(scratch) if ".tmp." in f]
+        assert not left, "temporary files left: %s" % left
+    return check
+
+
+MINE = "# my own config, edited by hand\n"
+
+
+def existing(d, name):
+    return write_file(os.path.join(d, name), MINE)
+
+
+def kept_then_forced(name, args, is_result):
+    """A check: the existing file is untouched; the same command with --force replaces it."""
+    def check(scratch, rc, out, err):
+        path = os.path.join(scratch, name)
+        with open(path) as f:
+            assert f.read() == MINE, name + " was changed without --force"
+        r = subprocess.run([binary(), *args(scratch), "--force"], capture_output=True,
+                           text=True, cwd=scratch)
+        assert r.returncode == 0, "with --force: exit %d %s" % (r.returncode, r.stderr)
+        with open(path, "rb") as f:
+            assert is_result(f.read()), name + " not replaced with --force"
+    return check
+
+
+def config_out(d, name="node"):
+    return ["config", "--mode", "static", "--out", os.path.join(d, name)]
+
+
+def simulate_out(d, name="node"):
+    return ["simulate", "--config", config(d, False), "--phi", "0", "--out",
+            os.path.join(d, name)]
+
+
+def node_case(command, kind):
+    make_args = config_out if command == "config" else simulate_out
+
+    def make(d):
+        path = node(d, kind)
+        args = make_args(d)
+        return args[:-1] + [path]
+    return {"name": "%s_out_%s" % (command, kind), "klass": KLASS, "make": make, "rc": 2,
+            "needles": ["--out names %s" % {"device": "a device", "fifo": "a FIFO",
+                                            "link": "a symbolic link"}[kind]],
+            "fix": {"device": "Give %s --out the name of a file: a device is never written "
+                              "(nor replaced by a file)." % command,
+                    "fifo": "Give %s --out the name of a file: a FIFO is never written "
+                            "(it would block) nor replaced." % command,
+                    "link": "Give %s --out the file's own name: writing through a symbolic "
+                            "link would replace the link, not its target." % command}[kind],
+            "check": still(kind), "timeout": 20}
+
+
 def nlsq(d, *extra):
     return ["nlsq", "--config", config(d), "--out", os.path.join(d, "out"), *extra]
 
@@ -94,6 +183,38 @@ def incomplete_nlsq(d):
     r = finished(d)
     write_file(os.path.join(r, "INCOMPLETE"), "xpcsfit nlsq (pid 1) started writing\n")
     return ["cmc", "--config", cfg, "--nlsq", r, "--out", os.path.join(d, "cmc_out")]
+
+
+# No file may grow past this (ulimit -f): results.h5 and parameters.json of the small run
+# below fit, a PNG page (about 130 KB) does not: a disk that fills while the plots are
+# written, made repeatable without a tmpfs or root.
+PLOT_ROOM_BYTES = 100000
+
+
+def no_room_for_plots():
+    """In the child before exec: the file size limit, and SIGXFSZ ignored so that a write
+    past it fails (EFBIG) as on a full disk instead of killing the process."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (PLOT_ROOM_BYTES, PLOT_ROOM_BYTES))
+
+
+def redraw(d):
+    """A finished result of one angle without plots (one page: the same page fails
+    whatever the cores); the case redraws them (`xpcsfit plot DIR`)."""
+    cfg = config(d, simulate=False)
+    r = os.path.join(d, "out")
+    subprocess.run([binary(), "simulate", "--config", cfg, "--phi", "0", "--out",
+                    os.path.join(d, "s.h5")], check=True, capture_output=True)
+    subprocess.run([binary(), "nlsq", "--config", cfg, "--out", r, "--no-plots"],
+                   check=True, capture_output=True)
+    return ["plot", os.path.join(r, "nlsq")]
+
+
+def no_plot_written(scratch, rc, out, err):
+    """Neither a PNG under its final name nor a temporary left, and no library line."""
+    left = glob.glob(os.path.join(scratch, "out", "nlsq", "plots", "*"))
+    assert not left, "plot files left: %s" % left
+    assert "libpng" not in err and "write failed" not in err, err
 
 
 CASES = [
@@ -178,4 +299,23 @@ CASES = [
      "make": lambda d: ["config", "--mode", "static", "--out", d],
      "rc": 2, "needles": ["--out is a folder"],
      "fix": "Give config --out a file name (or leave it out to print to standard output)."},
-]
+    {"name": "plot_disk_full", "klass": KLASS,
+     "make": redraw, "preexec": no_room_for_plots,
+     "rc": 1, "needles": ["cannot write plot", "File too large", "c2_phi_000"],
+     "fix": "Free space on the disk of the result folder (or raise the file size limit, "
+            "`ulimit -f`), then run `xpcsfit plot DIR` again.",
+     "check": no_plot_written},
+    {"name": "config_out_exists", "klass": KLASS,
+     "make": lambda d: (existing(d, "mine.yaml"), config_out(d, "mine.yaml"))[1],
+     "rc": 2, "needles": ["--out names a file that already exists", "--force", "mine.yaml"],
+     "fix": "Add --force to replace the file (written atomically), or choose another name.",
+     "check": kept_then_forced("mine.yaml", lambda d: config_out(d, "mine.yaml"),
+                               lambda b: b.startswith(b"#") and b"analysis_mode" in b)},
+    {"name": "simulate_out_exists", "klass": KLASS,
+     "make": lambda d: (existing(d, "measured.h5"), simulate_out(d, "measured.h5"))[1],
+     "rc": 2, "needles": ["--out names a file that already exists", "--force", "measured.h5"],
+     "fix": "Add --force to replace the file (a measured data file is never replaced "
+            "without it), or choose another name.",
+     "check": kept_then_forced("measured.h5", lambda d: simulate_out(d, "measured.h5"),
+                               lambda b: b.startswith(b"\x89HDF"))},
+] + [node_case(c, k) for c in ("config", "simulate") for k in ("device", "fifo", "link")]

@@ -18,6 +18,8 @@ A case is a dict:
   check    optional function(scratch_dir, rc, stdout, stderr) -> None, raising
            AssertionError for anything more (e.g. nothing written that looks like a result)
   env      optional dict of extra environment variables
+  preexec  optional function run in the child just before xpcsfit starts (resource
+           limits: a file size limit stands in for a full disk)
   timeout  optional seconds (default 60); running past it is a failure (a hang)
 """
 import os
@@ -26,7 +28,7 @@ import shutil
 import subprocess
 
 NOISE = ("HDF5-DIAG", "#000:", "AddressSanitizer", "runtime error:", "LeakSanitizer",
-         "*** PLPLOT", "Can't open", "Segmentation fault", "Aborted")
+         "*** PLPLOT", "Can't open", "Segmentation fault", "Aborted", "libpng")
 
 
 def binary():
@@ -59,7 +61,8 @@ def run_case(case, scratch):
     env.update(case.get("env") or {})
     p = subprocess.run([binary()] + list(args), capture_output=True, text=True,
                        errors="replace", env=env, cwd=scratch,
-                       timeout=case.get("timeout", 60), stdin=subprocess.DEVNULL)
+                       timeout=case.get("timeout", 60), stdin=subprocess.DEVNULL,
+                       preexec_fn=case.get("preexec"))
     return p.returncode, p.stdout, p.stderr
 
 

@@ -55,7 +55,7 @@ def data_for(config):
         return path
     if name in SIMULATED:
         path = os.path.join(T, name.replace(".yaml", ".h5"))
-        rc, _, err = run(["simulate", "--config", config, "--out", path, "--noise", "0.002",
+        rc, _, err = run(["simulate", "--config", config, "--out", path, "--force", "--noise", "0.002",
                           "--seed", "3", *SIMULATED[name]])
         check(rc == 0, "simulating data for %s: %s" % (name, err))
         return path

@@ -327,6 +327,37 @@ def write_aps_old_real(path, maps, dq, dphi, qphi_bins=None, keys=None,
             ex.create_dataset("tau", data=np.arange(48, dtype=np.float32).reshape(1, -1))
 
 
+# --- Links (ADR 0016, ADR 0051) ----------------------------------------------------------
+# A file whose dataset (or group) is a link: to another file (what h5py.ExternalLink
+# writes when a tool splits a result), to another place in the same file, or to nothing.
+
+def link_elsewhere(path, name, other="other.h5", value=None):
+    """Move `name` (a dataset or group) of the file at path into the file `other` beside
+    it, under the same name, and leave an external link to it; `value` replaces what is
+    moved (e.g. a stride of 10 where the file held 1, so that following the link shows)."""
+    other_path = os.path.join(os.path.dirname(path), other)
+    parent = os.path.dirname(name)
+    with h5py.File(path, "a") as f, h5py.File(other_path, "a") as o:
+        if value is not None:
+            o[name] = value
+        else:
+            f.copy(f[name], o.require_group(parent), name=os.path.basename(name))
+        del f[name]
+        f[name] = h5py.ExternalLink(other_path, name)
+    return other_path
+
+
+def link_within(path, name, target, move=True):
+    """Replace `name` by a soft link to `target` in the same file; with move the object
+    is moved there first, without it the link leads to nothing."""
+    with h5py.File(path, "a") as f:
+        if move:
+            f.move(name, target)
+        else:
+            del f[name]
+        f[name] = h5py.SoftLink(target)
+
+
 def expect_validate_error(tmp, cfg, data, code, *needles, env=None):
     """`xpcsfit validate` on bad input: exit `code`, exactly one error line holding every
     needle, no HDF5 stack, nothing on stdout, nothing written into `tmp`. Returns the line."""

@@ -5,7 +5,8 @@ every evaluator spread (XPCSFIT_TEST_DIST_ALL: the 1-block screening subsamples 
 ranks without blocks); an error every rank sees (a
 corrupt file) and one only rank 0 sees (a finished result folder) end every rank with
 one error line and the usual exit code, never a hang; so does an error on rank 1 alone
-(MPMD launch with another --data there). Exit 77 (skipped) without mpirun."""
+(MPMD launch with another --data there); in a batch, each failed file's error line
+once whichever rank ran it. Exit 77 (skipped) without mpirun."""
 import json
 import os
 import shutil
@@ -393,12 +394,41 @@ def test_batch(static_cfg):
           f"batch --resume on 2 ranks: exit {r.returncode}: {r.stdout!r} {r.stderr!r}")
 
 
+def test_batch_error_lines(static_cfg):
+    """A bad file's error line reaches stderr exactly once whichever rank ran it (issue 24
+    item 9: the other ranks' stderr goes to /dev/null, and the lines of rank 1 and 2 were
+    lost): the lines of the serial batch, each once, with 2 ranks (bad files on ranks 1
+    and 0) and 3 ranks (on ranks 1 and 2), and with XPCSFIT_MPI_ALL_OUTPUT=1."""
+    bad = []
+    for name in ("bad_a.h5", "bad_b.h5"):
+        path = os.path.join(TMP, name)
+        with open(path, "wb") as f:
+            f.write(b"\x89HDF\r\n\x1a\n" + b"\0" * 300)
+        bad.append(path)
+    missing = os.path.join(TMP, "missing_c.h5")  # a refusal of another kind
+    files = [os.path.join(TMP, "series_0.h5"), bad[0], bad[1], missing,
+             os.path.join(TMP, "series_1.h5")]
+    r = run("batch", "--config", static_cfg, "--out", os.path.join(TMP, "lines_ref"),
+            "--threads", "1", "--no-plots", *files)
+    want = sorted(l for l in r.stderr.splitlines() if l.startswith("xpcsfit: error:"))
+    check(r.returncode == 1 and len(want) == 3, f"serial batch error lines: {r.stderr!r}")
+    for ranks, env in ((2, None), (3, None), (3, {"XPCSFIT_MPI_ALL_OUTPUT": "1"})):
+        what = f"batch error lines, {ranks} ranks{' (all output)' if env else ''}"
+        r = run_mpi(ranks, "batch", "--config", static_cfg, "--out",
+                    os.path.join(TMP, f"lines_{ranks}_{int(bool(env))}"), "--threads", "1",
+                    "--no-plots", "-q", *files, env=env)
+        got = sorted(l for l in r.stderr.splitlines() if l.startswith("xpcsfit: error:"))
+        check(r.returncode == 1, f"{what}: exit {r.returncode}: {r.stderr!r}")
+        check(got == want, f"{what}: {got} want {want}")
+
+
 def main():
     lam_cfg = test_nlsq()
     static_cfg, nlsq = test_cmc()
     test_exact()
     test_errors(lam_cfg, static_cfg, nlsq)
     test_batch(static_cfg)
+    test_batch_error_lines(static_cfg)
     return summary()
 
 

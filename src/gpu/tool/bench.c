@@ -3,11 +3,13 @@
  * XPCSFIT_DEVICE_THRESHOLD it recommends (docs/gpu.md). */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device/policy.h"
 #include "gpu/slot.h"
 #include "gpu/tool/tool.h"
 #include "gpu/tool/tool_params.h"
+#include "util/files.h"
 
 #define BENCH_REPS 5 /* passes timed per size; the minimum is reported */
 /* fp64 operations per point of the laminar Hessian pass, estimated (adr/0037): the row
@@ -114,8 +116,8 @@ static void write_json(const char *path, const bench_row *rows, int n, double th
 		cJSON_AddItemToArray(arr, o);
 	}
 	char *text = cJSON_Print(root);
-	FILE *f = text ? fopen(path, "w") : NULL;
-	if (!f || fputs(text, f) < 0 || fclose(f))
+	xf_error err = { 0 }; /* atomically, as every file xpcsfit writes (util/files.h) */
+	if (!text || xf_write_file_atomic(path, text, strlen(text), &err))
 		fprintf(stderr, "xpcsfit-gpu: cannot write %s\n", path);
 	free(text);
 	cJSON_Delete(root);

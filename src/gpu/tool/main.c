@@ -4,15 +4,25 @@
 #include <string.h>
 
 #include "gpu/tool/tool.h"
+#include "util/files.h"
 
 static const char usage[] =
-	"usage: xpcsfit-gpu validate|bench [--json FILE] [--frames N] [--angles N]\n"
+	"usage: xpcsfit-gpu validate|bench [--json FILE [--force]] [--frames N] [--angles N]\n"
 	"                   [--threads N] [--max-frames N]\n"
 	"  validate  CPU and GPU on the same inputs: max abs/rel differences of c2, chi2,\n"
 	"            JtJ, Jtr, log-likelihood and gradient (fp64 and the fp32 option)\n"
 	"  bench     kernel and transfer times, fp64 throughput, a sweep over work size,\n"
 	"            the crossover and a recommended XPCSFIT_DEVICE_THRESHOLD\n"
+	"  --json FILE  also write the table as JSON (an existing FILE only with --force)\n"
 	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device (or a build without CUDA)\n";
+
+/* a usage error: one line, exit 2 */
+static int usage_error(const char *what, const char *where)
+{
+	fprintf(stderr, "xpcsfit-gpu: error: %s%s%s, see 'xpcsfit-gpu --help'\n", what,
+		where[0] ? ": " : "", where);
+	return 2;
+}
 
 static int positive(const char *s, int *out)
 {
@@ -32,17 +42,18 @@ int main(int argc, char **argv)
 					       { "angles", required_argument, 0, 'a' },
 					       { "threads", required_argument, 0, 't' },
 					       { "max-frames", required_argument, 0, 'm' },
+					       { "force", no_argument, 0, 'F' },
 					       { "help", no_argument, 0, 'h' },
 					       { 0, 0, 0, 0 } };
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (argc < 2 || (strcmp(argv[1], "validate") && strcmp(argv[1], "bench"))) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	int c, bad = 0;
+	if (argc < 2 || (strcmp(argv[1], "validate") && strcmp(argv[1], "bench")))
+		return usage_error(argc < 2 ? "no command given (validate or bench)"
+					    : "unknown command (validate or bench)",
+				   argc < 2 ? "" : argv[1]);
+	int c, bad = 0, force = 0;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
@@ -51,12 +62,16 @@ int main(int argc, char **argv)
 		case 'a': bad |= positive(optarg, &o.n_phi); break;
 		case 't': bad |= positive(optarg, &o.threads); break;
 		case 'm': bad |= positive(optarg, &o.max_frames); break;
+		case 'F': force = 1; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: bad = 1;
 		}
 	}
-	if (bad || optind != argc) {
-		fputs(usage, stderr);
+	if (bad || optind != argc)
+		return usage_error("a bad option or value", optind < argc ? argv[optind] : "");
+	xf_error err = { 0 };
+	if (o.json_path && xf_check_out_file(o.json_path, "--json", force, "--force", &err)) {
+		fprintf(stderr, "xpcsfit-gpu: error: %s\n", err.msg);
 		return 2;
 	}
 	if (xf_gpu_device_count() < 1) {

@@ -9,6 +9,7 @@
 #include "gpu/slot.h"
 #include "gpu/tool/tool.h"
 #include "gpu/tool/tool_params.h"
+#include "util/files.h"
 
 /* fp64 pass/fail bound on the normwise relative difference: the sums are the same terms
  * added in another order over ~1e5–1e7 points (spec/gpu.md expects ~1e-12). */
@@ -127,10 +128,8 @@ static int write_json(const char *path, const diff_table *t, int ok)
 		cJSON_AddItemToArray(rows, r);
 	}
 	char *text = cJSON_Print(root);
-	FILE *f = text ? fopen(path, "w") : NULL;
-	int rc = f && fputs(text, f) >= 0 ? 0 : -1;
-	if (f && fclose(f))
-		rc = -1;
+	xf_error err = { 0 }; /* atomically, as every file xpcsfit writes (util/files.h) */
+	int rc = text && !xf_write_file_atomic(path, text, strlen(text), &err) ? 0 : -1;
 	free(text);
 	cJSON_Delete(root);
 	return rc;
