@@ -54,13 +54,23 @@ def error_lines(err):
     return [l for l in err.splitlines() if l.startswith("xpcsfit: error:")]
 
 
-def interrupted_well(what, d, rc, code, err, final=("parameters.json", "run.log")):
+def interrupted_well(what, d, rc, code, err, final=("parameters.json", "run.log"),
+                     may_be_complete=False):
     """rc the signal's code, one error line saying so, the folder marked incomplete and
-    without the files that make a result look finished."""
+    without the files that make a result look finished. may_be_complete: the signal may
+    have come after the folder was completed (the exit tail, long under ASan); then the
+    line must say the results were complete, and they must be."""
     lines = error_lines(err)
     check(rc == code, f"{what}: exit {rc}, want {code}: {err[-400:]!r}")
     check(len(lines) == 1 and "interrupted by" in lines[0],
           f"{what}: want one 'interrupted' error line: {err[-400:]!r}")
+    if may_be_complete and not os.path.exists(os.path.join(d, "INCOMPLETE")):
+        check(len(lines) == 1 and "the results were complete already" in lines[0],
+              f"{what}: no INCOMPLETE marker, and the line does not say the results "
+              f"were complete: {err[-400:]!r}")
+        for name in ("parameters.json", "results.h5", "run.log"):
+            check(os.path.exists(os.path.join(d, name)), f"{what}: complete without {name}")
+        return
     check(os.path.exists(os.path.join(d, "INCOMPLETE")), f"{what}: no INCOMPLETE marker")
     for name in final:
         check(not os.path.exists(os.path.join(d, name)), f"{what}: {name} written")
@@ -96,6 +106,18 @@ def test_hooks(cfg):
             what = f"nlsq --threads {threads}, {signal.Signals(sig).name} at {hook}"
             check("test pause in " + hook in err, f"{what}: the hook did not hold: {err[-300:]}")
             interrupted_well(what, os.path.join(out, "nlsq"), rc, code, err)
+    # after the folder was completed (the summary, the exit tail): the line says the
+    # results were complete, and they are
+    for sig, code in SIGNALS:
+        out = os.path.join(TMP, f"hook_{k}")
+        k += 1
+        rc, err = paused(["nlsq", "--config", cfg, "--out", out, "--threads", "2"],
+                         "summary", sig)
+        what = f"nlsq, {signal.Signals(sig).name} at the summary"
+        check("test pause in summary" in err, f"{what}: the hook did not hold: {err[-300:]}")
+        d = os.path.join(out, "nlsq")
+        check(not os.path.exists(os.path.join(d, "INCOMPLETE")), f"{what}: INCOMPLETE left")
+        interrupted_well(what, d, rc, code, err, final=(), may_be_complete=True)
     # a finished NLSQ result for cmc and for plot DIR
     done = os.path.join(TMP, "done")
     r = subprocess.run([XF, "nlsq", "--config", cfg, "--out", done, "--threads", "2"],
@@ -165,7 +187,8 @@ def test_spread(cfg):
             continue
         hits += 1
         # it may land after parameters.json (the last moments): INCOMPLETE says so
-        interrupted_well(what, os.path.join(out, "nlsq"), p.returncode, code, err, final=())
+        interrupted_well(what, os.path.join(out, "nlsq"), p.returncode, code, err, final=(),
+                         may_be_complete=True)
         for png in glob.glob(os.path.join(plots_dir(out), "*.png")):
             with open(png, "rb") as f:
                 data = f.read()

@@ -378,6 +378,8 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 		xf_nlsq_result_free(res);
 		return rc;
 	}
+	/* the folder is complete: a signal from here on says so (util/interrupt.h) */
+	xf_phase("summary", 0);
 	print_summary(dir, cfg, res);
 	rc = xf_nlsq_status_failed(res->status) ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;

@@ -24,6 +24,7 @@ static char phase_name[64] = "start";
 #define XF_MAX_MARKERS 4
 static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
 static volatile sig_atomic_t marker_set;       /* any slot in use */
+static char completed[PATH_MAX];	       /* the last folder completed, "" while none */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 /* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
@@ -77,9 +78,16 @@ static void stop_now(void)
 		put(fd, sig_name(sig));
 		put(fd, " during ");
 		put(fd, phase_name);
-		put(fd, marker_set ? ": the result folder is marked incomplete, "
-				   : ": nothing written");
-		put(fd, where);
+		if (marker_set) {
+			put(fd, ": the result folder is marked incomplete, ");
+			put(fd, where);
+		} else if (completed[0]) {
+			/* the signal came after the results were whole (the exit tail) */
+			put(fd, ": the results were complete already, in ");
+			put(fd, completed);
+		} else {
+			put(fd, ": nothing written");
+		}
 		put(fd, "\n");
 	}
 	_exit(128 + sig);
@@ -206,6 +214,14 @@ void xf_interrupt_add_marker(const char *path)
 void xf_interrupt_remove_marker(const char *path)
 {
 	set_markers(NULL, path);
+}
+
+void xf_interrupt_completed(const char *dir)
+{
+	sigset_t old;
+	block_handled_signals(&old);
+	snprintf(completed, sizeof completed, "%s", dir ? dir : "");
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static void child_track(pid_t pid)

@@ -48,6 +48,10 @@ void xf_interrupt_reported(void);
 void xf_interrupt_add_marker(const char *path);
 void xf_interrupt_remove_marker(const char *path);
 
+/* A result folder is complete (its marker removed): a signal from here on says so
+ * instead of "nothing written" (the exit code stays 130 / 143). */
+void xf_interrupt_completed(const char *dir);
+
 /* Append a line (the error that ended the run) to the markers of the folders in work. */
 void xf_interrupt_note(const char *line);
 
