@@ -30,6 +30,11 @@ noise units (chi2/(n - p)) of it count as the optimum.
     virtual devices;
   - a lower basin that the iteration budget cannot reach: not converged (exit 1), the
     quality says "not at an optimum: a refit from the flow-angle basin".
+  - dt 0.1 s (a 30 s window): random start #0 ends next to the optimum with stop reason
+    `stalled` (every trial step rejected at the optimum of a curved valley); one more
+    Gauss-Newton step moves it by less than 0.1 standard errors, so it is `converged` (it
+    ended converged in the mirror basin before adr/0053, `failed` after it); #5 reaches
+    the optimum, converged; #2 stalls 0.24 standard errors away and stays not converged.
 Environment: XF_BINARY, XF_TMP."""
 import json
 import os
@@ -226,6 +231,26 @@ def wrong_basin(cfg, truth):
                   "budget spent: the quality names the flow-angle basin")
 
 
+def file_stall_window():
+    cfg = simulate("dt1", 0.1)
+    truth = fit(cfg, "dt1_truth", TRUTH)
+    fits = {"random0": fit(cfg, "dt1_random0", SEARCH_STARTS["random0"]),
+            "random5": fit(cfg, "dt1_random5", BASIN_STARTS["random5"]),
+            "random2": fit(cfg, "dt1_random2", SEARCH_STARTS["random2"])}
+    if truth is None or any(p is None for p in fits.values()):
+        return
+    best = min([truth["chi_squared"]] + [p["chi_squared"] for p in fits.values()])
+    for label, p in fits.items():
+        gap = optimum_or_not_converged("dt1_" + label, p, best)
+        if label == "random2":
+            continue
+        check(gap <= TOL_NOISE and p["status"] == "converged" and p["rc"] == 0 and
+              (p["stop_reason"] == "stalled" or label != "random0") and
+              p["quality"]["checks"]["distance_to_optimum_se"] <= 0.1,
+              f"dt1_{label}: stalled at the optimum counts as converged "
+              f"({p['status']}, {p['stop_reason']}, {p['quality']['reasons'][:2]})")
+
+
 def static_no_profile():
     cfg = os.path.join(TMP, "static.yaml")
     data = os.path.join(TMP, "dt001.h5")
@@ -241,5 +266,6 @@ def static_no_profile():
 
 file_fast()
 file_long_window()
+file_stall_window()
 static_no_profile()
 sys.exit(summary())

@@ -33,11 +33,6 @@ static const double inward_fraction[] = { 0.1, 0.3, 0.5 };
 #define XF_BOUND_GAIN_NOISE	   1.0	 /* a lower χ² counts beyond this many noise units */
 #define XF_BOUND_LOG_SPACED	   100.0 /* upper/lower beyond which a range is logarithmic */
 
-static int tolerance_stop(xf_stop_reason r)
-{
-	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
-}
-
 /* −1 on the lower bound, +1 on the upper, 0 inside (or fixed, or a zero-width range). */
 static int bound_side(const xf_problem *pr, const double *x, int k)
 {
@@ -152,7 +147,7 @@ static int bound_round(xf_fit_ctx *ctx, xf_fit_point *best, const int *mask, xf_
 	}
 	/* all the data, fitted to a tolerance from the restart, end no lower: the bound
 	 * point holds (the subsample's gain was its sampling noise) */
-	if (refined && tolerance_stop(trial->stop))
+	if (refined && xf_fit_ended_converged(ctx->pr, trial))
 		return 0;
 	/* the subsample says χ² drops inside, all the data could not follow (budget) */
 	best->bound_drop = -gain;
@@ -166,7 +161,7 @@ int xf_fit_bound_restart(xf_fit_ctx *ctx, xf_fit_point *best)
 	best->bound_drop = 0.0;
 	/* only a point that would be called converged is tested: a stalled or budget-spent
 	 * one is not converged already */
-	if (count_at_bounds(pr, best->x) == 0 || !tolerance_stop(best->stop) ||
+	if (count_at_bounds(pr, best->x) == 0 || !xf_fit_ended_converged(pr, best) ||
 	    !isfinite(best->chi2))
 		return 0; /* the usual case: nothing to test, nothing spent */
 	int *mask = malloc(sizeof(int) * (size_t)nf);

@@ -67,9 +67,12 @@ done:
 	return s2 > 0.0 && d2 >= 0.0 ? sqrt(d2 / s2) : (d2 == 0.0 ? 0.0 : NAN);
 }
 
-static int converged_stop(xf_stop_reason r)
+int xf_fit_ended_converged(const xf_problem *pr, const xf_fit_point *p)
 {
-	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
+	if (xf_stop_on_tolerance(p->stop))
+		return 1;
+	return p->stop == XF_STOP_STALLED && isfinite(p->chi2) &&
+	       xf_fit_distance_se(pr, p->x, p->jtj, p->b, p->chi2) <= XF_CONVERGED_SE;
 }
 
 /* Every free parameter moves χ² and is pinned down within its bounds. */
@@ -147,19 +150,22 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	free(unc);
 	q->best_of_starts = ctx->opt->start_search;
 	int at_optimum = q->distance_se <= XF_CONVERGED_SE;
+	/* a stall at the optimum on the noise scale ended converged (xf_fit_ended_converged) */
+	int ended =
+		xf_stop_on_tolerance(best->stop) || (best->stop == XF_STOP_STALLED && at_optimum);
 	int off_bound_lower = best->bound_drop > 0.0;	/* bound_restart.c, adr/0046 */
 	int other_basin_lower = best->basin_drop > 0.0; /* phi0_profile.c, adr/0053 */
 	/* a valley of equally good fits (adr/0047): sets the status "ridge" and says what
 	 * is identified; a point with a lower χ² elsewhere is no valley floor */
 	int ridge = !off_bound_lower && !other_basin_lower && xf_ridge_judge(ctx, best, res);
-	if (converged_stop(best->stop) && at_optimum && q->all_informed && !off_bound_lower &&
-	    !other_basin_lower && !ridge)
+	if (ended && at_optimum && q->all_informed && !off_bound_lower && !other_basin_lower &&
+	    !ridge)
 		res->status = "converged";
 	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
 		res->status = "max_iterations";
 	else if (!ridge)
 		res->status = "failed";
-	if (!converged_stop(best->stop) && !ridge)
+	if (!ended && !ridge)
 		xf_quality_add_reason(q, "the optimiser stopped: %s",
 				      xf_stop_reason_name(best->stop));
 	if (!at_optimum && !ridge)

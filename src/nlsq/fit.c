@@ -176,8 +176,7 @@ static int polish(xf_fit_ctx *ctx, xf_fit_point *best)
 	    best->stop == XF_STOP_RIDGE)
 		return 0;
 	double d = xf_fit_distance_se(ctx->pr, best->x, best->jtj, best->b, best->chi2);
-	int converged = best->stop == XF_STOP_XTOL || best->stop == XF_STOP_GTOL ||
-			best->stop == XF_STOP_FTOL;
+	int converged = xf_stop_on_tolerance(best->stop);
 	if (converged && d <= XF_CONVERGED_SE)
 		return 0;
 	xf_info("nlsq: polishing (%s, %.3g standard errors from the local optimum)",

@@ -148,6 +148,17 @@ int xf_fit_zero_noise(const xf_problem *pr, double residual_sd);
 #define XF_AMBIGUOUS_NOISE 25.0
 double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
 			  double chi2);
+/* The solver stopped on xtol, gtol or ftol. */
+static inline int xf_stop_on_tolerance(xf_stop_reason r)
+{
+	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
+}
+/* An end point that counts as converged for the checks that follow (bound restarts, the
+ * φ0 profile, the status): stopped on a tolerance, or stalled where one more Gauss-Newton
+ * step would move it by at most XF_CONVERGED_SE standard errors. At the optimum every
+ * trial step is rejected, so the damping grows while χ² cannot fall: on a curved
+ * valley's floor that stall, not ftol, is how the solver ends (issue 24). */
+int xf_fit_ended_converged(const xf_problem *pr, const xf_fit_point *p);
 void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const double *cov,
 		    int cov_rank, const double *weak_dir, xf_nlsq_result *res);
 /* What held per-angle scaling (`constant`) costs at best (adr/0048, held_scaling.c): one

@@ -35,11 +35,6 @@
  * costs no refit (adr/0053). */
 #define XF_PHI0_NEAR_FRACTION 0.5
 
-static int tolerance_stop(xf_stop_reason r)
-{
-	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
-}
-
 static double noise_s2(const xf_fit_ctx *ctx, xf_fit_role role, double chi2)
 {
 	double n = (double)xf_lik_points(ctx->lik[role]);
@@ -201,7 +196,8 @@ static int profile_and_refit(xf_fit_ctx *ctx, xf_fit_point *best, const int *mas
 		}
 		/* all the data, fitted to a tolerance from there, end no lower: the end point
 		 * holds; otherwise the subsample's lower basin could not be reached */
-		if (!(refined && tolerance_stop(trial->stop)) && -gain > best->basin_drop) {
+		if (!(refined && xf_fit_ended_converged(ctx->pr, trial)) &&
+		    -gain > best->basin_drop) {
 			best->basin_drop = -gain;
 			best->basin_phi0 = trial->x[XF_P_PHI0];
 		}
@@ -216,7 +212,7 @@ int xf_fit_phi0_profile(xf_fit_ctx *ctx, xf_fit_point *best)
 	best->basin_drop = 0.0;
 	/* only a laminar end point that would be called converged, with φ0 free */
 	if (!ctx->opt->phi0_profile || pr->mode != XF_MODE_LAMINAR || pr->fixed[XF_P_PHI0] ||
-	    !tolerance_stop(best->stop) || !isfinite(best->chi2) ||
+	    !xf_fit_ended_converged(pr, best) || !isfinite(best->chi2) ||
 	    !(pr->upper[XF_P_PHI0] > pr->lower[XF_P_PHI0]))
 		return 0;
 	int *mask = malloc(sizeof(int) * (size_t)nf);

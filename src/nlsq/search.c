@@ -377,11 +377,6 @@ static void order_candidates(cand_list *cl, candidate **order)
 	}
 }
 
-static int converged_stop(xf_stop_reason r)
-{
-	return r == XF_STOP_XTOL || r == XF_STOP_GTOL || r == XF_STOP_FTOL;
-}
-
 /* One screening run of a candidate on a subsample, from c->x into p. */
 static int screen_run(xf_fit_ctx *ctx, xf_fit_role role, candidate *c, const int *mask,
 		      xf_fit_point *p, int max_iterations, double ftol, race *rc, const char *phase)
@@ -464,7 +459,8 @@ static int screen_round2(xf_fit_ctx *ctx, candidate **order, int keep, const int
 		 * none yet it does (adr/0046: the first path, stalled next to the optimum,
 		 * was dropped by ∞ − ∞ and a worse basin reported converged) */
 		double s2 = race_best(&rc) / fmax(1.0, (double)rc.n_points - pr->n_full);
-		if (!converged_stop(p->stop) && rc.n_ref > 0 && !(p->chi2 < race_best(&rc) - s2))
+		if (!xf_stop_on_tolerance(p->stop) && rc.n_ref > 0 &&
+		    !(p->chi2 < race_best(&rc) - s2))
 			continue;
 		/* an end point next to an earlier one is the same basin */
 		race_start(&rc, 0);
@@ -673,7 +669,7 @@ static int hierarchical_path(xf_fit_ctx *ctx, const double *start, const int *ma
 
 static int ends_badly(const xf_problem *pr, const xf_fit_point *p)
 {
-	return !converged_stop(p->stop) || physical_at_bound(pr, p->x);
+	return !xf_stop_on_tolerance(p->stop) || physical_at_bound(pr, p->x);
 }
 
 /* The direct path from start into p. */
@@ -723,7 +719,7 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 			     ? fail_no_memory(err)
 			     : xf_fit_fail_non_finite(ctx, start, "at the start values", err);
 	else
-		ctx->search.n_effective = converged_stop(best->stop);
+		ctx->search.n_effective = xf_stop_on_tolerance(best->stop);
 done:
 	free(mask);
 	xf_fit_point_free(&other);
