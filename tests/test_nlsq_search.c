@@ -329,9 +329,11 @@ static void test_stall_stop(void **state)
 
 /* Regression (stall) on the model: from D0 at its lower bound, α = 2, β = −2 and γ̇0 = 0.5
  * the direct path runs into a region where damping climbs by orders of magnitude while
- * χ² (thousands of times the optimum) barely moves. It is stopped as stalled within a
- * few dozen iterations, not run to the budget, and reported failed; the hierarchical
- * path and the default search reach the optimum. */
+ * χ² (thousands of times the optimum) barely moves; the path is stopped as stalled
+ * within a few dozen iterations (test_stall_stop has the rule). The polish of the end
+ * point has no stall stop (adr/0054): it crawls on to the optimum, converged, where it
+ * once ended `failed` at χ² above 10× the optimum; the hierarchical path and the
+ * default search reach the optimum too. */
 static void test_stall_model(void **state)
 {
 	(void)state;
@@ -343,10 +345,8 @@ static void test_stall_model(void **state)
 	xf_nlsq_result res;
 	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
 	fit(&cfg, &ds, &res);
-	assert_string_equal(res.stop_reason, "stalled");
-	assert_string_equal(res.status, "failed");
-	assert_true(res.iterations < 100);
-	assert_true(res.chi_squared > 10.0 * best);
+	assert_true(res.chi_squared <= best * (1 + 1e-6));
+	assert_string_equal(res.status, "converged");
 	xf_nlsq_result_free(&res);
 	cfg.nlsq.hierarchical = 1;
 	fit(&cfg, &ds, &res);
