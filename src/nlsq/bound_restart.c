@@ -61,12 +61,6 @@ static double moved_inside(const xf_problem *pr, int k, int side, double f)
 	return side < 0 ? lo + f * (hi - lo) : hi - f * (hi - lo);
 }
 
-static double noise_s2(const xf_fit_ctx *ctx, xf_fit_role role, double chi2)
-{
-	double n = (double)xf_lik_points(ctx->lik[role]);
-	return chi2 / fmax(1.0, n - ctx->pr->n_full);
-}
-
 /* The restarts of one round from best: each moved point fitted on the screening
  * subsample; the lowest end goes to `trial`. Returns its subsample χ² minus the bound
  * point's in noise units of the subsample (negative: better), or NAN when none ran. */
@@ -97,25 +91,7 @@ static double screen_restarts(xf_fit_ctx *ctx, const xf_fit_point *best, const i
 	}
 	if (!isfinite(trial->chi2))
 		return NAN;
-	return (trial->chi2 - here.chi2) / noise_s2(ctx, XF_ROLE_SCREEN, here.chi2);
-}
-
-/* Refine the restart's end on all the data (trial in/out); small data screen on all the
- * data already. 0, or −1 when the start is not finite or the budget is spent. */
-static int refine_restart(xf_fit_ctx *ctx, const int *mask, xf_fit_point *trial)
-{
-	if (ctx->lik[XF_ROLE_SCREEN] == ctx->lik[XF_ROLE_FULL])
-		return 0;
-	int budget = ctx->opt->max_iterations - ctx->full_iterations;
-	if (budget < 1)
-		return -1;
-	xf_fit_run run = { .role = XF_ROLE_FULL,
-			   .free_mask = mask,
-			   .max_iterations = budget,
-			   .ftol = ctx->opt->ftol,
-			   .stall_window = XF_BOUND_REFINE_STALL,
-			   .phase = "bound refine" };
-	return xf_fit_lm(ctx, &run, trial);
+	return (trial->chi2 - here.chi2) / xf_fit_noise_s2(ctx, XF_ROLE_SCREEN, here.chi2);
 }
 
 /* One round: 1 when best was replaced by a lower point, 0 when the bound held, −1 when
@@ -127,8 +103,8 @@ static int bound_round(xf_fit_ctx *ctx, xf_fit_point *best, const int *mask, xf_
 	double gain = screen_restarts(ctx, best, mask, trial, work);
 	if (!(gain < -XF_BOUND_GAIN_NOISE))
 		return 0;
-	double s2 = noise_s2(ctx, XF_ROLE_FULL, best->chi2);
-	int refined = refine_restart(ctx, mask, trial) == 0;
+	double s2 = xf_fit_noise_s2(ctx, XF_ROLE_FULL, best->chi2);
+	int refined = xf_fit_refine_on_all(ctx, mask, XF_BOUND_REFINE_STALL, "bound refine", trial);
 	if (refined && trial->chi2 < best->chi2 - XF_BOUND_GAIN_NOISE * s2) {
 		xf_info("nlsq: a restart from inside the bounds lowered chi2 from %.10g to "
 			"%.10g (%.3g noise units): the point on the bound was not the optimum",

@@ -88,6 +88,16 @@ typedef struct xf_fit_run {
  * start is not finite. */
 int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p);
 
+/* The noise scale of a role's χ²: χ²/(n − p) on that role's points. */
+double xf_fit_noise_s2(const xf_fit_ctx *ctx, xf_fit_role role, double chi2);
+
+/* A subsample end point (trial, in/out) refined on all the data with the iteration budget
+ * left (bound restarts, φ0 basins). 1 when trial then holds a fit on all the data (the
+ * run ended, or the subsample is all the data), 0 when the budget was spent or the start
+ * is not finite. */
+int xf_fit_refine_on_all(xf_fit_ctx *ctx, const int *mask, int stall_window, const char *phase,
+			 xf_fit_point *trial);
+
 /* The default search (docs/nlsq.md "Finding the optimum"): candidates from the config,
  * the estimate, a spread over decades of D0 and γ̇0 and the optional Latin hypercube;
  * flat starts moved; screened on the subsample; the best basins refined on all the data.

@@ -35,12 +35,6 @@
  * costs no refit (adr/0053). */
 #define XF_PHI0_NEAR_FRACTION 0.5
 
-static double noise_s2(const xf_fit_ctx *ctx, xf_fit_role role, double chi2)
-{
-	double n = (double)xf_lik_points(ctx->lik[role]);
-	return chi2 / fmax(1.0, n - ctx->pr->n_full);
-}
-
 /* The grid: n points spaced evenly from lower to upper, no wider than the step (up to
  * XF_PHI0_MAX_GRID points). */
 static int grid_size(const xf_problem *pr)
@@ -119,29 +113,16 @@ static double refit(xf_fit_ctx *ctx, const int *mask, double here_sub, xf_fit_po
 			   .phase = "phi0 basin" };
 	if (xf_fit_lm(ctx, &run, trial) || !isfinite(trial->chi2))
 		return NAN;
-	double gain = (trial->chi2 - here_sub) / noise_s2(ctx, XF_ROLE_SCREEN, here_sub);
+	double gain = (trial->chi2 - here_sub) / xf_fit_noise_s2(ctx, XF_ROLE_SCREEN, here_sub);
 	if (!(gain < -XF_PHI0_GAIN_NOISE))
 		return gain;
-	if (ctx->lik[XF_ROLE_SCREEN] == ctx->lik[XF_ROLE_FULL]) {
-		*refined = 1;
-		return gain;
-	}
-	int budget = ctx->opt->max_iterations - ctx->full_iterations;
-	if (budget < 1)
-		return gain;
-	xf_fit_run full = { .role = XF_ROLE_FULL,
-			    .free_mask = mask,
-			    .max_iterations = budget,
-			    .ftol = ctx->opt->ftol,
-			    .stall_window = XF_PHI0_REFINE_STALL,
-			    .phase = "phi0 refine" };
-	*refined = xf_fit_lm(ctx, &full, trial) == 0;
+	*refined = xf_fit_refine_on_all(ctx, mask, XF_PHI0_REFINE_STALL, "phi0 refine", trial);
 	return gain;
 }
 
 static void take(xf_fit_ctx *ctx, xf_fit_point *best, const xf_fit_point *trial, double from)
 {
-	double s2 = noise_s2(ctx, XF_ROLE_FULL, best->chi2), previous = best->chi2;
+	double s2 = xf_fit_noise_s2(ctx, XF_ROLE_FULL, best->chi2), previous = best->chi2;
 	xf_info("nlsq: a refit from the flow-angle basin at phi0 %.4g lowered chi2 from %.10g "
 		"to %.10g (%.3g noise units): phi0 %.6g was a wrong basin",
 		from, best->chi2, trial->chi2, (best->chi2 - trial->chi2) / s2, best->x[XF_P_PHI0]);
@@ -189,7 +170,7 @@ static int profile_and_refit(xf_fit_ctx *ctx, xf_fit_point *best, const int *mas
 			g, prof[pick[t]] / coarse.chi2, gain);
 		if (!(gain < -XF_PHI0_GAIN_NOISE))
 			continue;
-		double s2 = noise_s2(ctx, XF_ROLE_FULL, best->chi2);
+		double s2 = xf_fit_noise_s2(ctx, XF_ROLE_FULL, best->chi2);
 		if (refined && trial->chi2 < best->chi2 - XF_PHI0_GAIN_NOISE * s2) {
 			take(ctx, best, trial, g);
 			return 1;

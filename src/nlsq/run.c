@@ -169,3 +169,26 @@ int xf_fit_lm(xf_fit_ctx *ctx, const xf_fit_run *run, xf_fit_point *p)
 		out.iterations, xf_stop_reason_name(out.stop));
 	return 0;
 }
+
+double xf_fit_noise_s2(const xf_fit_ctx *ctx, xf_fit_role role, double chi2)
+{
+	double n = (double)xf_lik_points(ctx->lik[role]);
+	return chi2 / fmax(1.0, n - ctx->pr->n_full);
+}
+
+int xf_fit_refine_on_all(xf_fit_ctx *ctx, const int *mask, int stall_window, const char *phase,
+			 xf_fit_point *trial)
+{
+	if (ctx->lik[XF_ROLE_SCREEN] == ctx->lik[XF_ROLE_FULL])
+		return 1;
+	int budget = ctx->opt->max_iterations - ctx->full_iterations;
+	if (budget < 1)
+		return 0;
+	xf_fit_run run = { .role = XF_ROLE_FULL,
+			   .free_mask = mask,
+			   .max_iterations = budget,
+			   .ftol = ctx->opt->ftol,
+			   .stall_window = stall_window,
+			   .phase = phase };
+	return xf_fit_lm(ctx, &run, trial) == 0;
+}
