@@ -104,6 +104,9 @@ typedef struct xf_config {
 	char *base_directory;
 	xf_log_level verbosity; /* logging.level */
 	int plot_dpi;		/* plotting.dpi; 0: the nominal page sizes (100 dpi) */
+	/* output.surfaces: 1 ("full") writes the (n_phi, N, N) surfaces into results.h5,
+	 * 0 ("none", the default) leaves them out (adr/0059); --surfaces/--no-surfaces win */
+	int output_surfaces;
 
 	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
 	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`

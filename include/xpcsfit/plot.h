@@ -34,7 +34,12 @@ int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_c
  * processes (≤ 1: this one; call it with no other threads running). */
 int xf_plot_data(const char *plots_dir, const xf_dataset *ds, int workers, xf_error *err);
 
-/* xpcsfit plot DIR: redraw the plots of a result directory from its results.h5. */
+/* xpcsfit plot DIR: redraw the plots of a result directory (NLSQ or CMC) from its
+ * results.h5: from the stored surfaces, or without them from the data file and the model
+ * at the values (adr/0059). CMC: the angle pages and overview.png. */
 int xf_plot_result_dir(const char *dir, xf_error *err);
+/* The same with the data read from data_path (NULL: the file results.h5 names), which
+ * must hold the fitted window; with data_path the stored surfaces are not used. */
+int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *err);
 
 #endif

@@ -51,9 +51,10 @@ int xf_results_write_log(const char *dir, xf_error *err);
 int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 			 const xf_cmc_result *res, xf_error *err);
 /* <dir>/results.h5 of a CMC run: /cmc with the combined draws, summaries, every shard's
- * draws and diagnostics, the combination's inputs, the self-check points. */
+ * draws and diagnostics, the combination's inputs, the self-check points; grid (NULL:
+ * none) the model geometry `xpcsfit plot DIR` redraws the angle pages with (adr/0059). */
 int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       xf_error *err);
+		       const xf_model_grid *grid, xf_error *err);
 
 /* Where an NLSQ result came from (its parameters.json "data" and "status"). */
 typedef struct xf_nlsq_origin {

@@ -106,7 +106,12 @@ void xf_cli_job_init(xf_cli_job *job, const char *command)
 	job->command = command;
 	job->out = "./xpcsfit_results";
 	job->plots = 1;
-	job->surfaces = 1;
+	job->surfaces = -1; /* the config's output.surfaces, none by default (adr/0059) */
+}
+
+int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg)
+{
+	return job->surfaces >= 0 ? job->surfaces : cfg->output_surfaces;
 }
 
 /* What a rank of a band load holds (adr/0027): its pairs and c2 bytes against the

@@ -25,7 +25,7 @@ typedef struct xf_cli_job {
 	const char *nlsq;   /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
 	int threads;	    /* --threads; 0: parallel.virtual_devices, else the cores */
 	int plots;	    /* 0: --no-plots */
-	int surfaces;	    /* 0: --no-surfaces (nlsq) */
+	int surfaces;	    /* 1: --surfaces, 0: --no-surfaces (nlsq), -1: output.surfaces */
 	int force;	    /* --force: a finished result may be replaced */
 	int resume;	    /* cmc --resume: reuse finished shards */
 	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
@@ -40,6 +40,9 @@ int xf_cli_device(const char *flag, xf_nlsq_options *o);
 
 /* The defaults of the options for command (out ./xpcsfit_results, plots and surfaces). */
 void xf_cli_job_init(xf_cli_job *job, const char *command);
+/* Whether the fit writes the surfaces into results.h5: --surfaces / --no-surfaces, else
+ * the config's output.surfaces (none by default) */
+int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg);
 
 /* `xpcsfit nlsq` (cmd_nlsq.c) and `xpcsfit cmc`/`fit` (cmd_cmc.c) once the options are
  * parsed: check the result folder, load, fit, write. Return the status (0, 1 for a fit

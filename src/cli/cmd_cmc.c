@@ -116,7 +116,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		if (xf_cli_progress_on())
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
-		xf_output_options oopt = { 1, o->plots, threads };
+		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads };
 		int rc =
 			xf_cli_nlsq_step(cfg, req, ds, o->out, threads, &oopt,
 					 o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);

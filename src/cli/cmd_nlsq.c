@@ -10,7 +10,7 @@
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                    [--no-plots] [--no-surfaces] [--force] [--strict]\n"
+	"                    [--no-plots] [--surfaces|--no-surfaces] [--force] [--strict]\n"
 	"                    [--device cpu|gpu|auto]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
@@ -19,7 +19,10 @@ static const char nlsq_usage[] =
 	"parameters.json, plots/, run.log.\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
 	"  --no-plots      skip the PNG plots\n"
-	"  --no-surfaces   skip the (n_phi, N, N) surfaces in results.h5\n"
+	"  --surfaces      write the full-resolution (n_phi, N, N) data, fit and residual\n"
+	"                  surfaces into results.h5 (default: the config's output.surfaces,\n"
+	"                  none; `xpcsfit plot DIR` redraws from the parameters and the data)\n"
+	"  --no-surfaces   leave them out whatever output.surfaces says\n"
 	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"  --device D      where the accumulation runs: cpu (default), gpu (exit 2 without\n"
@@ -53,6 +56,7 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	cfg.nlsq.device_threshold = device.device_threshold;
 	cfg.nlsq.device_fp32 = device.device_fp32;
 	oopt.threads = threads;
+	oopt.write_surfaces = xf_cli_surfaces(job, &cfg);
 	memset(&res, 0, sizeof res);
 	xf_request req; /* the config read once for the fit (adr/0043) */
 	xf_request_from_config(&cfg, &req);
@@ -89,6 +93,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		{ "threads", required_argument, 0, 't' },
 		{ "no-plots", no_argument, 0, 'P' },
 		{ "no-surfaces", no_argument, 0, 'S' },
+		{ "surfaces", no_argument, 0, 'F' },
 		{ "force", no_argument, 0, 'f' },
 		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 			break;
 		case 'P': job->plots = 0; break;
 		case 'S': job->surfaces = 0; break;
+		case 'F': job->surfaces = 1; break;
 		case 'f': job->force = 1; break;
 		case 's': job->strict = 1; break;
 		case 'D': job->device = optarg; break;

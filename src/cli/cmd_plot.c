@@ -1,6 +1,7 @@
-/* cmd_plot.c — `xpcsfit plot DIR`: redraw DIR/plots/ from DIR/results.h5 (DIR may be the
- * parent of nlsq/ and cmc/); `xpcsfit plot --config C.yaml`: draw the selected data
- * without a fit into OUT/data_plots/. */
+/* cmd_plot.c — `xpcsfit plot DIR [--data FILE.h5]`: redraw DIR/plots/ from DIR/results.h5
+ * (DIR may be the parent of nlsq/ and cmc/: both are redrawn), from its surfaces or from
+ * the data file and the model at the result's values (adr/0059); `xpcsfit plot --config
+ * C.yaml`: draw the selected data without a fit into OUT/data_plots/. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,15 +19,19 @@
 #include "xpcsfit/plot.h"
 
 static const char plot_usage[] =
-	"usage: xpcsfit plot DIR\n"
+	"usage: xpcsfit plot DIR [--data FILE.h5]\n"
 	"       xpcsfit plot --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                    [--strict] [config overrides]\n"
 	"\n"
-	"plot DIR: redraw the plots of a result directory from its results.h5:\n"
-	"DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit | residual) and\n"
-	"DIR/plots/overview.png. DIR may be a run's --out folder: its nlsq/ is redrawn.\n"
-	"Needs the c2 surfaces, i.e. a fit run without --no-surfaces. A cmc result folder\n"
-	"is redrawn by `xpcsfit cmc ... --resume`, which reuses the sampled shards.\n"
+	"plot DIR: redraw the plots of a result directory (nlsq/ or cmc/) from its\n"
+	"results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit |\n"
+	"residual) and DIR/plots/overview.png. DIR may be a run's --out folder: its nlsq/\n"
+	"and cmc/ are redrawn. The maps come from the surfaces when the fit wrote them\n"
+	"(--surfaces), else from the data file results.h5 names and the model at the\n"
+	"result's values. Of a cmc folder the angle pages and overview.png are redrawn;\n"
+	"its corner, forest, trace and rank pages stay as the run drew them.\n"
+	"  --data FILE.h5   the data file, when it moved since the fit (same window)\n"
+	"\n"
 	"\n"
 	"plot --config: the data the config selects (angles, frames, q ring), without a fit,\n"
 	"into DIR/data_plots/ (DIR defaults to ./xpcsfit_results): per angle a PNG with the\n"
@@ -50,7 +55,7 @@ static int is_file(const char *dir, const char *name)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int redraw(const char *dir)
+static int redraw(const char *dir, const char *data)
 {
 	xf_error err = { 0 };
 	xf_rundir rd;
@@ -59,7 +64,7 @@ static int redraw(const char *dir)
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	xf_phase("plots", 0);
 	xf_profile_phase("plots");
-	int rc = xf_plot_result_dir(dir, &err);
+	int rc = xf_plot_result_dir_data(dir, data, &err);
 	xf_rundir_release(&rd);
 	if (rc != 0)
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
@@ -67,24 +72,22 @@ static int redraw(const char *dir)
 	return 0;
 }
 
-/* DIR itself, else DIR/nlsq (and a word on DIR/cmc, whose plots the cmc run draws) */
-static int redraw_dir(const char *dir)
+/* DIR itself, else DIR/nlsq and DIR/cmc, whichever hold a result */
+static int redraw_dir(const char *dir, const char *data)
 {
 	char sub[PATH_MAX];
 	int nlsq = is_file(dir, "nlsq/results.h5"), cmc = is_file(dir, "cmc/results.h5");
 	if (is_file(dir, "results.h5") || (!nlsq && !cmc))
-		return redraw(dir);
-	if (!nlsq) {
-		snprintf(sub, sizeof sub, "%s/cmc", dir);
-		return redraw(sub); /* says how a CMC result is redrawn */
+		return redraw(dir, data);
+	int rc = 0;
+	if (nlsq) {
+		snprintf(sub, sizeof sub, "%s/nlsq", dir);
+		rc = redraw(sub, data);
 	}
-	snprintf(sub, sizeof sub, "%s/nlsq", dir);
-	int rc = redraw(sub);
-	if (rc == 0 && cmc)
-		xf_say(XF_VERB_NORMAL,
-		       "%s/cmc: its plots are drawn by the cmc run; `xpcsfit cmc --config C.yaml "
-		       "--nlsq %s/nlsq --out %s --resume` redraws them from the kept shards",
-		       dir, dir, dir);
+	if (rc == 0 && cmc) {
+		snprintf(sub, sizeof sub, "%s/cmc", dir);
+		rc = redraw(sub, data);
+	}
 	return rc;
 }
 
@@ -176,11 +179,11 @@ static int plot_command(int argc, char **argv, xf_cli_overrides *ov)
 		job.n_overrides = ov->n;
 		return plot_data(&job);
 	}
-	if (job.data || out_given || job.threads || job.strict || ov->n || ov->nlsq_result)
+	if (out_given || job.threads || job.strict || ov->n || ov->nlsq_result)
 		return xf_cli_error(XF_ERR_CONFIG,
-				    "plot: --data, --out, --threads, --strict and the config "
-				    "overrides need --config (plot DIR redraws DIR's own plots), "
-				    "see 'xpcsfit plot --help'");
+				    "plot: --out, --threads, --strict and the config overrides "
+				    "need --config (plot DIR redraws DIR's own plots), see "
+				    "'xpcsfit plot --help'");
 	if (optind >= argc)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "missing result directory or --config, usage: xpcsfit plot DIR "
@@ -190,5 +193,5 @@ static int plot_command(int argc, char **argv, xf_cli_overrides *ov)
 				    "more than one result directory given ('%s' and '%s'), see "
 				    "'xpcsfit plot --help'",
 				    argv[optind], argv[optind + 1]);
-	return redraw_dir(argv[optind]);
+	return redraw_dir(argv[optind], job.data);
 }

@@ -1,5 +1,6 @@
 /* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
- * (or output.directory: the default result folder), logging.level (what the console shows), plotting.dpi
+ * (or output.directory: the default result folder), output.surfaces (xpcsfit's own: the
+ * fitted surfaces in results.h5 or not), logging.level (what the console shows), plotting.dpi
  * (PNG size) and, before the whole config is read, a quick look at
  * output.base_directory for the CLI's result-folder check. Their other keys are left to the key accounting (config_keys.c): listed by
  * `validate`, refused by --strict, no warning each. */
@@ -14,6 +15,9 @@
 #define XF_PLOT_DPI_MAX 600
 
 /* homodyne's Python logging level names; CRITICAL behaves as ERROR */
+/* output.surfaces: the index is the value of xf_config.output_surfaces */
+static const char *const surfaces_names[] = { "none", "full", NULL };
+
 static const char *const level_names[] = {
 	"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
 	"info",	 "warning", "error",   "critical", NULL,
@@ -30,12 +34,15 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 	long dpi = 0;
 	int has_dpi = 0;
 	const char *base = NULL, *dir = NULL;
-	int index = 0, given = 0;
+	int index = 0, given = 0, surfaces = 0, surfaces_given = 0;
 	int rc = xf_cfg_section(r, root, "", "output", &out);
 	if (!rc && out)
 		rc = xf_cfg_string(r, out, "output", "base_directory", &base);
 	if (!rc && out)
 		rc = xf_cfg_string(r, out, "output", "directory", &dir);
+	if (!rc && out)
+		rc = xf_cfg_choice(r, out, "output", "surfaces", surfaces_names, &surfaces,
+				   &surfaces_given);
 	if (!rc)
 		rc = xf_cfg_section(r, root, "", "logging", &log);
 	if (!rc && log)
@@ -51,6 +58,7 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 		cfg->plot_dpi = (int)dpi;
 	if (given)
 		cfg->verbosity = level_values[index];
+	cfg->output_surfaces = surfaces_given ? surfaces : 0;
 	if (!(base && base[0]))
 		base = dir; /* homodyne's current templates' name; base_directory wins */
 	if (base && base[0] && !(cfg->base_directory = strdup(base)))

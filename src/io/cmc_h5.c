@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "io/cmc_sensitivity_out.h"
+#include "io/grid_h5.h"
 #include "io/h5write.h"
 #include "io/io_internal.h"
 #include "xpcsfit/results.h"
@@ -297,7 +298,7 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 }
 
 int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       xf_error *err)
+		       const xf_model_grid *grid, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	h5w w;
@@ -324,6 +325,8 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		char how[512];
 		xf_cmc_route_describe(res, how, sizeof how);
 		xf_h5_attr_str(&w, g, "route_description", how);
+		if (grid) /* for `xpcsfit plot DIR` (adr/0059) */
+			xf_h5_model_grid(&w, g, grid, ds);
 		posterior(&w, g, res);
 		if (res->gp_mean) {
 			xf_h5_put_vec(

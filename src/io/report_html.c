@@ -18,7 +18,12 @@
 
 /* a PNG larger than this is not embedded (ours are < 1 MiB; the page must stay openable) */
 #define MAX_PNG_BYTES ((size_t)64 << 20)
-#define MAX_PLOTS     4096 /* plots/ holds one PNG per angle and an overview */
+/* The summary pages (overview, corner, forest) are embedded when at most this size, so
+ * the page alone shows the result; the per-angle and per-shard pages are linked
+ * (plots/NAME, shown when report.html is opened in its folder): 23 angles embedded were
+ * 24 MB of base64, now the report stays under 2 MB whatever the angles (adr/0059). */
+#define XF_REPORT_EMBED_MAX_BYTES ((size_t)512 << 10)
+#define MAX_PLOTS		  4096 /* plots/ holds one PNG per angle and an overview */
 
 static const char style[] =
 	"body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;"
@@ -259,9 +264,55 @@ static char **list_pngs(const char *dir, int *n, xf_error *err)
 	return names;
 }
 
+/* 1 for the pages that sum up the whole result: embedded when small */
+static int summary_page(const char *name)
+{
+	static const char *const pages[] = { "overview.png", "corner.png", "forest.png" };
+	for (size_t k = 0; k < sizeof pages / sizeof pages[0]; k++)
+		if (!strcmp(name, pages[k]))
+			return 1;
+	return 0;
+}
+
+/* one figure: the PNG's bytes as a data URI, or a relative link to plots/NAME */
+static int put_figure(xf_html *h, const char *plots, const char *name, xf_error *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (xf_path_join(path, sizeof path, plots, name, err) != 0)
+		return err->code;
+	int embed = summary_page(name) && stat(path, &st) == 0 &&
+		    (size_t)st.st_size <= XF_REPORT_EMBED_MAX_BYTES;
+	xf_html_put(h, "<figure>");
+	if (embed) {
+		size_t size = 0;
+		unsigned char *png = read_binary(path, &size, err);
+		if (!png)
+			return err->code;
+		xf_html_put(h, "<img alt=\"");
+		xf_html_text(h, name);
+		xf_html_put(h, "\" src=\"data:image/png;base64,");
+		xf_html_base64(h, png, size);
+		xf_html_put(h, "\">");
+		free(png);
+	} else {
+		xf_html_put(h, "<a href=\"plots/");
+		xf_html_text(h, name);
+		xf_html_put(h, "\"><img alt=\"");
+		xf_html_text(h, name);
+		xf_html_put(h, "\" src=\"plots/");
+		xf_html_text(h, name);
+		xf_html_put(h, "\" loading=\"lazy\"></a>");
+	}
+	xf_html_put(h, "<figcaption>");
+	xf_html_text(h, name);
+	xf_html_put(h, "</figcaption></figure>\n");
+	return 0;
+}
+
 static int put_plots(xf_html *h, const char *dir, xf_error *err)
 {
-	char plots[PATH_MAX], path[PATH_MAX];
+	char plots[PATH_MAX];
 	if (xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
 		return err->code;
 	int n = 0, rc = 0;
@@ -272,23 +323,14 @@ static int put_plots(xf_html *h, const char *dir, xf_error *err)
 	xf_html_put(h, "<h2>Plots</h2>\n");
 	if (n == 0)
 		xf_html_put(h, "<p>No plot was written (see run.log).</p>\n");
-	for (int k = 0; k < n && rc == 0; k++) {
-		size_t size = 0;
-		unsigned char *png = NULL;
-		if ((rc = xf_path_join(path, sizeof path, plots, names[k], err)) != 0 ||
-		    !(png = read_binary(path, &size, err))) {
-			rc = err->code;
-			break;
-		}
-		xf_html_put(h, "<figure><img alt=\"");
-		xf_html_text(h, names[k]);
-		xf_html_put(h, "\" src=\"data:image/png;base64,");
-		xf_html_base64(h, png, size);
-		xf_html_put(h, "\"><figcaption>");
-		xf_html_text(h, names[k]);
-		xf_html_put(h, "</figcaption></figure>\n");
-		free(png);
-	}
+	else
+		xf_html_put(h, "<p>The summary pages are embedded; the others are the files "
+			       "in plots/ beside this page.</p>\n");
+	/* the summary pages first, then the rest in name order */
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < n && rc == 0; k++)
+			if (summary_page(names[k]) == !pass)
+				rc = put_figure(h, plots, names[k], err);
 	for (int k = 0; k < n; k++)
 		free(names[k]);
 	free(names);

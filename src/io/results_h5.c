@@ -3,6 +3,7 @@
  * "description" attributes. Object time tracking is off everywhere so the same
  * result gives the same bytes; the file is written under a temporary name and renamed.
  * Surfaces are written angle by angle so at most one N×N map is in memory. */
+#include "io/grid_h5.h"
 #include "io/h5write.h"
 #include "io/io_internal.h"
 #include "io/results_h5.h"
@@ -303,7 +304,8 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
 	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(res->scaling_mode));
 	xf_h5_attr_str(w, g, "surfaces",
-		       surface_threads > 0 ? "written" : "skipped (--no-surfaces)");
+		       surface_threads > 0 ? "written"
+					   : "skipped (not asked for: --surfaces writes them)");
 	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
 	xf_h5_attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
@@ -317,6 +319,7 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	xf_h5_attr_str(w, g, "quality_identified", identified);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
+	xf_h5_model_grid(w, g, &est->grid, ds);
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
 		      "redraws at it");

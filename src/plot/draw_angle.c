@@ -2,8 +2,8 @@
  * seconds with colour bars, and a title with φ, q and the key fitted values. Data and
  * fit share one colour scale so they can be compared by eye; the residual scale is
  * diverging and symmetric about zero. The maps are painted on the page pixel for pixel
- * (xf_pl_file_painted) after reduction to the panel's pixel size, each pixel the
- * NaN-aware mean of the cells that fall in it; PLplot draws frames, text and colour bars
+ * (xf_pl_file_painted) after reduction to display cells (the panel's pixels, at most
+ * XF_ANGLE_MAX_CELLS per side), each the NaN-aware mean of the cells that fall in it; PLplot draws frames, text and colour bars
  * over them. The data-only page (draw_data.c) still hands PLplot its cells
  * (xf_plot_data_heatmap, at most XF_PLOT_MAX_PIXELS per side). */
 #include "plot/plot_internal.h"
@@ -27,6 +27,12 @@
 #define XF_ANGLE_LEFT_PX   100
 #define XF_ANGLE_MAP_PX	   490
 #define XF_ANGLE_BOTTOM_PX 85
+/* cells per side of a painted map at most: a map of more frames is block-averaged to
+ * this many cells, each painted over a block of the panel's pixels (2 × 2 at the nominal
+ * 490 px). A 1000 × 1000 map needs no 1000 × 1000 pixels to be read by eye; repeated
+ * pixels cost deflate little, so a page is about a third of its size with one pixel per
+ * cell, and its quantiles and reduction a quarter (adr/0059) */
+#define XF_ANGLE_MAX_CELLS 245
 
 typedef struct map {
 	int n;	   /* pixels per side after averaging */
@@ -174,19 +180,73 @@ static void reduce_to_pixels(const cells *m, cell_kind kind, int w, int h, doubl
 	}
 }
 
-/* paint a reduced map ([w][h], t2 upwards) into rect r: colour of (v − lo)/(hi − lo)
- * in the table, grey where NaN (never fitted) */
-static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const double *m, int h, double lo,
-		      double hi, int diverging)
+/* The three maps of reduce_to_pixels in one pass over the rows, when every display cell
+ * holds at least one map cell each way (N ≥ w, h): each map cell is read once, and each
+ * display cell's sum gathers its cells in the same order (i, then j) as
+ * reduce_to_pixels, so the values are the same bits. Returns −1 when out of memory. */
+static int reduce_three(const cells *m, int w, int h, double *data, double *fit, double *resid)
+{
+	long n = (long)m->n;
+	int *ybin = malloc((size_t)n * sizeof *ybin);
+	double *acc = calloc((size_t)h * 6, sizeof *acc); /* sums and counts of the three */
+	if (!ybin || !acc) {
+		free(ybin);
+		free(acc);
+		return -1;
+	}
+	for (int y = 0; y < h; y++)
+		for (long j = (long)y * n / h; j < (long)(y + 1) * n / h; j++)
+			ybin[j] = y;
+	double *out[3] = { data, fit, resid };
+	for (int x = 0; x < w; x++) {
+		memset(acc, 0, (size_t)h * 6 * sizeof *acc);
+		for (long i = (long)x * n / w; i < (long)(x + 1) * n / w; i++) {
+			const double *frow = m->fit + (size_t)i * m->n;
+			for (long j = 0; j < n; j++) {
+				double d = data_at(m, (size_t)i, (size_t)j);
+				double f = i == j ? m->diag[i] : frow[j];
+				double r = i == 0 || j == 0 || i == j ? NAN : d - frow[j];
+				double *a = acc + (size_t)ybin[j] * 6;
+				if (isfinite(d)) {
+					a[0] += d;
+					a[1] += 1.0;
+				}
+				if (isfinite(f)) {
+					a[2] += f;
+					a[3] += 1.0;
+				}
+				if (isfinite(r)) {
+					a[4] += r;
+					a[5] += 1.0;
+				}
+			}
+		}
+		for (int y = 0; y < h; y++)
+			for (int k = 0; k < 3; k++) {
+				const double *a = acc + (size_t)y * 6 + 2 * k;
+				out[k][(size_t)x * h + y] = a[1] > 0 ? a[0] / a[1] : NAN;
+			}
+	}
+	free(ybin);
+	free(acc);
+	return 0;
+}
+
+/* paint a reduced map ([w][h] cells, t2 upwards) over rect r, each cell over the block
+ * of pixels that falls in it (integer bounds: the same pixels from the same cells): colour
+ * of (v − lo)/(hi − lo) in the table, grey where NaN (never fitted) */
+static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const double *m, int w, int h,
+		      double lo, double hi, int diverging)
 {
 	unsigned char table[XF_PLOT_CMAP_N][3];
 	static const unsigned char grey[3] = { 200, 200, 200 };
 	xf_plot_cmap_table(diverging, table);
+	long pw = r->x1 - r->x0, ph = r->y1 - r->y0;
 	for (int y = r->y0; y < r->y1; y++) {
-		int jy = r->y1 - 1 - y; /* t2 grows upwards */
+		long jy = (long)(r->y1 - 1 - y) * h / ph; /* t2 grows upwards */
 		unsigned char *row = c->rgb + ((size_t)y * (size_t)c->width + (size_t)r->x0) * 3;
-		for (int x = 0; x < r->x1 - r->x0; x++) {
-			double v = m[(size_t)x * h + jy];
+		for (long x = 0; x < pw; x++) {
+			double v = m[(size_t)(x * w / pw) * h + (size_t)jy];
 			const unsigned char *rgb = grey;
 			if (isfinite(v)) {
 				double f = (v - lo) / (hi - lo);
@@ -333,14 +393,20 @@ static void panel_rects(const xf_pl_canvas *c, xf_pl_rect r[3])
 	}
 }
 
+/* the cells per side of a painted map on panels of w × h pixels */
+static void panel_cells(int w, int h, int *cw, int *ch)
+{
+	*cw = w < XF_ANGLE_MAX_CELLS ? w : XF_ANGLE_MAX_CELLS;
+	*ch = h < XF_ANGLE_MAX_CELLS ? h : XF_ANGLE_MAX_CELLS;
+}
+
 void xf_plot_angle_panel_px(int *w, int *h)
 {
 	xf_pl_canvas c = { NULL, 0, 0 };
 	xf_pl_page_px(XF_PLOT_ANGLE_W, XF_PLOT_ANGLE_H, &c.width, &c.height);
 	xf_pl_rect r[3];
 	panel_rects(&c, r);
-	*w = r[0].x1 - r[0].x0;
-	*h = r[0].y1 - r[0].y0;
+	panel_cells(r[0].x1 - r[0].x0, r[0].y1 - r[0].y0, w, h);
 }
 
 int xf_plot_angle_reduce(const double *data, const double *data_packed, const double *fit, int n,
@@ -362,10 +428,17 @@ int xf_plot_angle_reduce(const double *data, const double *data_packed, const do
 	}
 	diag[un - 1] = b_prev;
 	cells c = { data, data_packed, fit, diag, un };
-	reduce_to_pixels(&c, CELL_DATA, m->w, m->h, m->data);
-	reduce_to_pixels(&c, CELL_RESID, m->w, m->h, m->resid);
-	reduce_to_pixels(&c, CELL_FIT_SHOWN, m->w, m->h, m->fit);
+	int rc = 0;
+	if (n >= m->w && n >= m->h) {
+		rc = reduce_three(&c, m->w, m->h, m->data, m->fit, m->resid);
+	} else {
+		reduce_to_pixels(&c, CELL_DATA, m->w, m->h, m->data);
+		reduce_to_pixels(&c, CELL_RESID, m->w, m->h, m->resid);
+		reduce_to_pixels(&c, CELL_FIT_SHOWN, m->w, m->h, m->fit);
+	}
 	free(diag);
+	if (rc)
+		return -1;
 	m->averaged = n > m->w || n > m->h;
 	return 0;
 }
@@ -376,7 +449,8 @@ void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
 	pg->painted = 0;
 	xf_pl_rect r[3];
 	panel_rects(c, r);
-	int w = r[0].x1 - r[0].x0, h = r[0].y1 - r[0].y0;
+	int w, h;
+	panel_cells(r[0].x1 - r[0].x0, r[0].y1 - r[0].y0, &w, &h);
 	size_t np = (size_t)w * h;
 	xf_plot_angle_maps own = { w, h, 0, NULL, NULL, NULL };
 	const xf_plot_angle_maps *m = pg->maps;
@@ -413,9 +487,9 @@ void xf_plot_angle_paint(void *p, const xf_pl_canvas *c)
 		if (!isfinite(pg->rhi) || pg->rhi <= 0.0)
 			pg->rhi = 1e-6;
 		pg->rlo = -pg->rhi;
-		paint_map(c, &r[0], m->data, h, pg->lo, pg->hi, 0);
-		paint_map(c, &r[1], m->fit, h, pg->lo, pg->hi, 0);
-		paint_map(c, &r[2], m->resid, h, pg->rlo, pg->rhi, 1);
+		paint_map(c, &r[0], m->data, w, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[1], m->fit, w, h, pg->lo, pg->hi, 0);
+		paint_map(c, &r[2], m->resid, w, h, pg->rlo, pg->rhi, 1);
 		pg->painted = 1;
 	}
 	free(own.data);

@@ -1,10 +1,14 @@
-/* plot_dir.c — `xpcsfit plot DIR`: redraw <dir>/plots/ from <dir>/results.h5 alone
- * (surfaces read back angle by angle, values and per-angle scaling from /nlsq). A file
- * written with --no-surfaces cannot be drawn: that is said plainly. The angle pages are
- * drawn by one process per core: the file is closed before they fork and each opens
+/* plot_dir.c — `xpcsfit plot DIR`: redraw <dir>/plots/ from <dir>/results.h5, an NLSQ
+ * (/nlsq) or a CMC (/cmc) result: values and per-angle scaling from the method's group;
+ * the maps from the stored surfaces when the fit wrote them (--surfaces), else the data
+ * window reloaded from its file (/data: source file, angles, q, dt, first frame) and the
+ * model recomputed at the values on the recorded geometry (adr/0059). The angle pages
+ * are drawn by one process per core: the file is closed before they fork and each opens
  * it for itself (no HDF5 handle crosses a fork). */
 #include "util/files.h"
 #include "plot/plot_internal.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/plot.h"
 #include "xpcsfit/vdev.h"
 
@@ -15,9 +19,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* an angle of the reloaded data is the recorded one when their φ differ by less (deg):
+ * both are the same double from the same file, normalised the same way */
+#define XF_PLOT_PHI_MATCH_DEG 1e-6
+
 typedef struct h5_result {
 	hid_t file;
 	const char *path;
+	const char *data_path;	   /* --data: the data file instead of /data's source_file */
+	int cmc;		   /* /cmc, not /nlsq */
+	char *combination, *route; /* cmc: combination_method, route_description */
+	/* no surfaces: the data window reloaded and the model's estimate (adr/0059) */
+	int reloaded;
+	xf_dataset ds;
+	xf_estimate est;
+	xf_plot_model_ctx model;
 	hid_t d_c2, d_fit;
 	pid_t opened_by; /* the process whose handles file, d_c2, d_fit are (0: none open) */
 	int n_frames, n_phi;
@@ -32,6 +48,7 @@ typedef struct h5_result {
 	long long n_points;
 	int iterations;
 	int plot_dpi; /* plotting.dpi of the run, 0: nominal */
+	long first_frame;
 } h5_result;
 
 static int exists(hid_t file, const char *path)
@@ -232,23 +249,217 @@ static int check_surface_shape(h5_result *r, hid_t d, const char *name, xf_error
 	return 0;
 }
 
-static int load(h5_result *r, xf_error *err)
+/* the group's dataset "<group>/<name>" */
+static void group_path(const h5_result *r, const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", r->cmc ? "/cmc" : "/nlsq", name);
+}
+
+/* NLSQ: values and 1σ; CMC: the posterior mean and sd, columns 0 and 1 of summary */
+static int load_values(h5_result *r, xf_error *err)
 {
 	size_t n = 0, m = 0;
-	/* a CMC result keeps no surfaces and its trace/rank pages need the shard store and
-	 * the config's bounds: `xpcsfit cmc --resume` redraws them in seconds */
-	if (exists(r->file, "/cmc") && !exists(r->file, "/nlsq"))
+	char name[64];
+	group_path(r, "parameter_names", name, sizeof name);
+	if (!(r->names = read_strings(r, name, &r->n_params, err)))
+		return err->code;
+	if (r->cmc) {
+		double *sum = read_doubles(r, "/cmc/summary", &n, err);
+		if (!sum)
+			return err->code;
+		r->values = malloc(((size_t)r->n_params + 1) * sizeof *r->values);
+		r->unc = malloc(((size_t)r->n_params + 1) * sizeof *r->unc);
+		m = n == (size_t)r->n_params * 5 ? (size_t)r->n_params : 0;
+		for (size_t k = 0; r->values && r->unc && k < m; k++) {
+			r->values[k] = sum[5 * k];
+			r->unc[k] = sum[5 * k + 1];
+		}
+		free(sum);
+		if (!r->values || !r->unc)
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory, %s", r->path);
+		n = m;
+	} else if (!(r->values = read_doubles(r, "/nlsq/values", &n, err)) ||
+		   !(r->unc = read_doubles(r, "/nlsq/uncertainties", &m, err))) {
+		return err->code;
+	}
+	if ((int)n != r->n_params || (int)m != r->n_params)
+		return xf_fail(err, XF_ERR_DATA, "the values do not match %s, %s", name, r->path);
+	r->is_fixed = calloc((size_t)r->n_params + 1, sizeof *r->is_fixed);
+	group_path(r, "fixed", name, sizeof name);
+	double *fixed = exists(r->file, name) ? read_doubles(r, name, &n, err) : NULL;
+	for (int k = 0; fixed && r->is_fixed && k < r->n_params && k < (int)n; k++)
+		r->is_fixed[k] = fixed[k] != 0.0;
+	free(fixed);
+	double **per[4] = { &r->contrast, &r->offset, &r->contrast_unc, &r->offset_unc };
+	const char *nlsq_names[4] = { "per_angle_contrast", "per_angle_offset",
+				      "per_angle_contrast_uncertainty",
+				      "per_angle_offset_uncertainty" };
+	const char *cmc_names[4] = { "per_angle_contrast", "per_angle_offset",
+				     "per_angle_contrast_sd", "per_angle_offset_sd" };
+	for (int k = 0; k < 4; k++) {
+		group_path(r, r->cmc ? cmc_names[k] : nlsq_names[k], name, sizeof name);
+		if (!(*per[k] = read_doubles(r, name, &n, err)))
+			return err->code;
+		if ((int)n != r->n_phi)
+			return xf_fail(err, XF_ERR_DATA, "%s has %zu values for %d angles, %s",
+				       name, n, r->n_phi, r->path);
+	}
+	return 0;
+}
+
+/* status, quality, mode and the fit's numbers (a CMC result has no χ² minimum) */
+static void load_run(h5_result *r)
+{
+	hid_t g = H5Gopen2(r->file, r->cmc ? "/cmc" : "/nlsq", H5P_DEFAULT);
+	r->status = read_attr(g, "status");
+	r->stop_reason = read_attr(g, "stop_reason");
+	r->quality = read_attr(g, "quality");
+	r->quality_reasons = read_attr(g, "quality_reasons");
+	r->mode = read_attr(g, "analysis_mode");
+	r->combination = read_attr(g, "combination_method");
+	r->route = read_attr(g, "route_description");
+	H5Gclose(g);
+	if (!r->mode[0]) { /* /cmc records it on the root only */
+		free(r->mode);
+		r->mode = read_attr(r->file, "analysis_mode");
+	}
+	r->n_phys = !strcmp(r->mode, "laminar_flow") ? 7 : 3;
+	if (r->n_phys > r->n_params)
+		r->n_phys = r->n_params;
+	r->chi2 = r->cmc ? NAN : read_scalar(r, "/nlsq/chi_squared");
+	r->red_chi2 = r->cmc ? NAN : read_scalar(r, "/nlsq/reduced_chi_squared");
+	r->residual_sd = r->cmc ? NAN : read_scalar(r, "/nlsq/residual_sd");
+	r->n_points = r->cmc ? (long long)r->n_phi * (long long)xf_fitted_pairs((size_t)r->n_frames)
+			     : (long long)read_scalar(r, "/nlsq/n_points");
+	r->iterations = r->cmc ? 0 : (int)read_scalar(r, "/nlsq/iterations");
+	/* absent in results.h5 older than plotting.dpi, and in CMC's: nominal pages */
+	double dpi = r->cmc ? NAN : read_scalar(r, "/nlsq/plot_dpi");
+	r->plot_dpi = isfinite(dpi) && dpi >= 0 && dpi <= 10000 ? (int)dpi : 0;
+}
+
+/* the stored surfaces (an NLSQ fit run with --surfaces) */
+static int open_surfaces(h5_result *r, xf_error *err)
+{
+	r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
+	r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
+	if (r->d_c2 < 0 || r->d_fit < 0)
+		return xf_fail(err, XF_ERR_DATA, "cannot open the c2 surfaces, %s", r->path);
+	if (check_surface_shape(r, r->d_c2, "/data/c2", err) != 0 ||
+	    check_surface_shape(r, r->d_fit, "/nlsq/c2_fit", err) != 0)
+		return err->code;
+	return 0;
+}
+
+/* the model's geometry recorded beside the values (io/grid_h5.c) */
+static int load_grid(h5_result *r, xf_model_grid *grid, xf_error *err)
+{
+	char name[64];
+	group_path(r, "stator_rotor_gap", name, sizeof name);
+	double gap = read_scalar(r, name), first = read_scalar(r, "/data/first_frame");
+	double dt = read_scalar(r, "/data/dt");
+	hid_t g = H5Gopen2(r->file, r->cmc ? "/cmc" : "/nlsq", H5P_DEFAULT);
+	char *shear = read_attr(g, "shear_model");
+	H5Gclose(g);
+	int pnas = !strcmp(shear, "pnas2024"), known = pnas || !strcmp(shear, "homodyne");
+	free(shear);
+	if (!known || !isfinite(gap) || !isfinite(first) || first < 1 || !(dt > 0))
 		return xf_fail(err, XF_ERR_DATA,
-			       "results.h5 holds a CMC result, whose plots are drawn by the cmc "
-			       "run: rerun `xpcsfit cmc --config C.yaml --nlsq NLSQ_DIR --out OUT "
-			       "--resume` to redraw them (from the kept shards, or the "
-			       "importance route run again: the same bytes), %s",
+			       "results.h5 has no c2 surfaces and does not record the model "
+			       "geometry and data window to recompute them (written by an older "
+			       "xpcsfit): rerun the fit (--surfaces keeps the maps), %s",
 			       r->path);
-	if (!exists(r->file, "/data/c2") || !exists(r->file, "/nlsq/c2_fit"))
-		return xf_fail(err, XF_ERR_DATA,
-			       "results.h5 has no c2 surfaces (the fit was "
-			       "run with --no-surfaces): rerun the fit without --no-surfaces "
-			       "to draw plots, %s",
+	*grid = (xf_model_grid){
+		.mode = !strcmp(r->mode, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC,
+		.shear_model = pnas ? XF_SHEAR_PNAS2024 : XF_SHEAR_HOMODYNE,
+		.n_frames = r->n_frames,
+		.dt_s = dt,
+		.q = r->q,
+		.gap_A = gap,
+	};
+	r->first_frame = (long)first;
+	return 0;
+}
+
+/* 1 when the reloaded window is the recorded one: the same angles, frames and q ring */
+static int same_window(const h5_result *r, const xf_dataset *ds)
+{
+	if (ds->n_phi != r->n_phi || ds->n_frames != r->n_frames ||
+	    fabs(ds->q - r->q) > 1e-9 * fabs(r->q))
+		return 0;
+	for (int a = 0; a < r->n_phi; a++)
+		if (fabs(ds->phi_deg[a] - r->phi_deg[a]) > XF_PLOT_PHI_MATCH_DEG)
+			return 0;
+	return 1;
+}
+
+/* No surfaces: read the fitted window again from the data file (the recorded source
+ * file, or --data) with a selection of exactly the recorded angles, frames, q and dt,
+ * and evaluate the model at the values on the recorded geometry (adr/0059). */
+static int reload_data(h5_result *r, xf_error *err)
+{
+	xf_model_grid grid;
+	if (load_grid(r, &grid, err) != 0)
+		return err->code;
+	hid_t g = H5Gopen2(r->file, "/data", H5P_DEFAULT);
+	char *source = read_attr(g, "source_file");
+	H5Gclose(g);
+	const char *file = r->data_path ? r->data_path : source;
+	xf_phi_range *ranges = malloc((size_t)r->n_phi * sizeof *ranges);
+	int rc = 0;
+	if (!ranges) {
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory, %s", r->path);
+	} else if (access(file, R_OK) != 0) {
+		rc = xf_fail(err, XF_ERR_DATA,
+			     "results.h5 holds no c2 surfaces and the data file it was fitted "
+			     "to cannot be read (%s; name it with `xpcsfit plot DIR --data "
+			     "FILE.h5`, or rerun the fit with --surfaces), %s",
+			     file, r->path);
+	} else {
+		for (int a = 0; a < r->n_phi; a++)
+			ranges[a] = (xf_phi_range){ r->phi_deg[a] - XF_PLOT_PHI_MATCH_DEG,
+						    r->phi_deg[a] + XF_PLOT_PHI_MATCH_DEG };
+		xf_selection sel = {
+			.data_path = file,
+			.has_q = 1,
+			.q_target_per_A = r->q,
+			.phi_filter_enabled = 1,
+			.n_phi_ranges = r->n_phi,
+			.phi_ranges = ranges,
+			.start_frame = r->first_frame,
+			.end_frame = r->first_frame + r->n_frames - 1,
+			.has_dt = 1,
+			.dt_s = grid.dt_s,
+		};
+		rc = xf_dataset_load(&sel, file, &r->ds, err);
+		r->reloaded = rc == 0;
+		if (rc == 0 && !same_window(r, &r->ds))
+			rc = xf_fail(err, XF_ERR_DATA,
+				     "the data file does not hold the fitted window (%d angles "
+				     "of %d frames at q = %g recorded, %d of %d at %g read), %s",
+				     r->n_phi, r->n_frames, r->q, r->ds.n_phi, r->ds.n_frames,
+				     r->ds.q, file);
+	}
+	free(ranges);
+	free(source);
+	if (rc)
+		return rc;
+	r->est = (xf_estimate){ .grid = grid,
+				.n_params = r->n_params,
+				.n_phys = r->n_phys,
+				.values = r->values,
+				.n_phi = r->n_phi,
+				.contrast = r->contrast,
+				.offset = r->offset };
+	r->model = (xf_plot_model_ctx){ &r->ds, &r->est };
+	return 0;
+}
+
+static int load(h5_result *r, xf_error *err)
+{
+	size_t n = 0;
+	r->cmc = !exists(r->file, "/nlsq") && exists(r->file, "/cmc");
+	if (!r->cmc && !exists(r->file, "/nlsq"))
+		return xf_fail(err, XF_ERR_DATA, "results.h5 holds neither /nlsq nor /cmc, %s",
 			       r->path);
 	if (!(r->phi_deg = read_doubles(r, "/data/phi_deg", &n, err)))
 		return err->code;
@@ -260,59 +471,13 @@ static int load(h5_result *r, xf_error *err)
 		return xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s",
 			       r->n_phi, r->n_frames, r->path);
 	r->q = read_scalar(r, "/data/q");
-	if (!(r->names = read_strings(r, "/nlsq/parameter_names", &r->n_params, err)))
+	if (load_values(r, err) != 0)
 		return err->code;
-	if (!(r->values = read_doubles(r, "/nlsq/values", &n, err)) ||
-	    !(r->unc = read_doubles(r, "/nlsq/uncertainties", &m, err)))
-		return err->code;
-	if ((int)n != r->n_params || (int)m != r->n_params)
-		return xf_fail(err, XF_ERR_DATA,
-			       "/nlsq/values does not match "
-			       "/nlsq/parameter_names, %s",
-			       r->path);
-	r->is_fixed = calloc((size_t)r->n_params + 1, sizeof *r->is_fixed);
-	double *fixed =
-		exists(r->file, "/nlsq/fixed") ? read_doubles(r, "/nlsq/fixed", &n, err) : NULL;
-	for (int k = 0; fixed && r->is_fixed && k < r->n_params && k < (int)n; k++)
-		r->is_fixed[k] = fixed[k] != 0.0;
-	free(fixed);
-	double **per[4] = { &r->contrast, &r->offset, &r->contrast_unc, &r->offset_unc };
-	const char *per_names[4] = { "/nlsq/per_angle_contrast", "/nlsq/per_angle_offset",
-				     "/nlsq/per_angle_contrast_uncertainty",
-				     "/nlsq/per_angle_offset_uncertainty" };
-	for (int k = 0; k < 4; k++) {
-		if (!(*per[k] = read_doubles(r, per_names[k], &n, err)))
-			return err->code;
-		if ((int)n != r->n_phi)
-			return xf_fail(err, XF_ERR_DATA, "%s has %zu values for %d angles, %s",
-				       per_names[k], n, r->n_phi, r->path);
-	}
-	hid_t g = H5Gopen2(r->file, "/nlsq", H5P_DEFAULT);
-	r->status = read_attr(g, "status");
-	r->stop_reason = read_attr(g, "stop_reason");
-	r->quality = read_attr(g, "quality");
-	r->quality_reasons = read_attr(g, "quality_reasons");
-	r->mode = read_attr(g, "analysis_mode");
-	H5Gclose(g);
-	r->n_phys = !strcmp(r->mode, "laminar_flow") ? 7 : 3;
-	if (r->n_phys > r->n_params)
-		r->n_phys = r->n_params;
-	r->chi2 = read_scalar(r, "/nlsq/chi_squared");
-	r->red_chi2 = read_scalar(r, "/nlsq/reduced_chi_squared");
-	r->residual_sd = read_scalar(r, "/nlsq/residual_sd");
-	r->n_points = (long long)read_scalar(r, "/nlsq/n_points");
-	r->iterations = (int)read_scalar(r, "/nlsq/iterations");
-	/* absent in results.h5 older than plotting.dpi: nominal pages */
-	double dpi = read_scalar(r, "/nlsq/plot_dpi");
-	r->plot_dpi = isfinite(dpi) && dpi >= 0 && dpi <= 10000 ? (int)dpi : 0;
-	r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
-	r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
-	if (r->d_c2 < 0 || r->d_fit < 0)
-		return xf_fail(err, XF_ERR_DATA, "cannot open the c2 surfaces, %s", r->path);
-	if (check_surface_shape(r, r->d_c2, "/data/c2", err) != 0 ||
-	    check_surface_shape(r, r->d_fit, "/nlsq/c2_fit", err) != 0)
-		return err->code;
-	return 0;
+	load_run(r);
+	if (!r->cmc && !r->data_path && exists(r->file, "/data/c2") &&
+	    exists(r->file, "/nlsq/c2_fit"))
+		return open_surfaces(r, err);
+	return reload_data(r, err);
 }
 
 static void release(h5_result *r)
@@ -336,11 +501,41 @@ static void release(h5_result *r)
 	free(r->quality);
 	free(r->quality_reasons);
 	free(r->mode);
+	free(r->combination);
+	free(r->route);
+	if (r->reloaded)
+		xf_dataset_free(&r->ds);
+}
+
+/* A CMC result's title lines (plot_cmc.c's, from what results.h5 records): the shards
+ * kept, the route */
+static void cmc_text(h5_result *r, char *kept, size_t kept_size, char *run0, size_t size)
+{
+	size_t n = 0;
+	xf_error ignore = { 0 };
+	double *k = exists(r->file, "/cmc/shards/kept")
+			    ? read_doubles(r, "/cmc/shards/kept", &n, &ignore)
+			    : NULL;
+	long n_kept = 0;
+	for (size_t s = 0; k && s < n; s++)
+		n_kept += k[s] != 0.0;
+	free(k);
+	snprintf(kept, kept_size, "%ld of %zu shards kept", n_kept, n);
+	if (n == 0) /* the importance route (adr/0045) */
+		snprintf(run0, size, "status: %s,  exact posterior by importance sampling",
+			 r->status);
+	else
+		snprintf(run0, size, "status: %s,  %s (%s)", r->status, kept, r->combination);
 }
 
 int xf_plot_result_dir(const char *dir, xf_error *err)
 {
-	char path[PATH_MAX], plots[PATH_MAX];
+	return xf_plot_result_dir_data(dir, NULL, err);
+}
+
+int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *err)
+{
+	char path[PATH_MAX], plots[PATH_MAX], kept[96] = "", run0[512] = "";
 	if (xf_path_join(path, sizeof path, dir, "results.h5", err) != 0 ||
 	    xf_path_join(plots, sizeof plots, dir, "plots", err) != 0)
 		return err->code;
@@ -348,7 +543,7 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 	void *old_data;
 	H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	h5_result r = { .file = -1, .path = path, .d_c2 = -1, .d_fit = -1 };
+	h5_result r = { .file = -1, .path = path, .data_path = data_path, .d_c2 = -1, .d_fit = -1 };
 	int rc;
 	if (H5Fis_hdf5(path) <= 0) {
 		rc = xf_fail(err, XF_ERR_DATA, "no readable results.h5 in the result folder, %s",
@@ -359,6 +554,8 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 		rc = r.file < 0 ? xf_fail(err, XF_ERR_DATA, "cannot open, %s", path)
 				: load(&r, err);
 	}
+	if (rc == 0 && r.cmc)
+		cmc_text(&r, kept, sizeof kept, run0, sizeof run0);
 	if (rc == 0) {
 		xf_plot_src src = {
 			.n_phi = r.n_phi,
@@ -387,10 +584,14 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 			.contrast_unc = r.contrast_unc,
 			.offset = r.offset,
 			.offset_unc = r.offset_unc,
-			.surfaces = file_surfaces,
-			.ctx = &r,
+			.surfaces = r.reloaded ? xf_plot_model_surfaces : file_surfaces,
+			.ctx = r.reloaded ? (void *)&r.model : (void *)&r,
 			.workers = xf_online_cores(),
+			.method = r.cmc ? "CMC" : NULL,
+			.run_text = { r.cmc ? run0 : NULL, r.cmc ? r.route : NULL },
 		};
+		if (r.cmc)
+			src.stop_reason = kept;
 		xf_pl_set_dpi(r.plot_dpi);
 		close_handles(&r); /* each drawing process opens the file itself */
 		rc = xf_plot_draw_all(plots, &src, err);

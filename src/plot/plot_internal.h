@@ -131,15 +131,17 @@ void xf_pl_page_px(int width_px, int height_px, int *width, int *height);
  * failed write's, ENOMEM) and nothing printed */
 int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
 
-/* The three maps of an angle page reduced to the panels' pixels: data, fit (diagonal
- * corrected like the data) and residual (NaN where not fitted), each [w][h], pixel (x, y)
- * the NaN-aware mean of the cells under it. */
+/* The three maps of an angle page reduced to the panels' display cells (at most
+ * XF_ANGLE_MAX_CELLS per side, draw_angle.c): data, fit (diagonal corrected like the
+ * data) and residual (NaN where not fitted), each [w][h], cell (x, y) the NaN-aware mean
+ * of the map's cells under it. */
 typedef struct xf_plot_angle_maps {
-	int w, h;		    /* panel pixels (xf_plot_angle_panel_px) */
-	int averaged;		    /* N > w or N > h: several cells per pixel */
+	int w, h;		    /* display cells (xf_plot_angle_panel_px) */
+	int averaged;		    /* N > w or N > h: several map cells per display cell */
 	double *data, *fit, *resid; /* [w][h] each, the caller's */
 } xf_plot_angle_maps;
-/* the panel size of an angle page at the current plotting.dpi (xf_pl_set_dpi) */
+/* the display cells of an angle page's panels at the current plotting.dpi (xf_pl_set_dpi):
+ * the panel's pixels, at most XF_ANGLE_MAX_CELLS per side */
 void xf_plot_angle_panel_px(int *w, int *h);
 /* data (N×N row-major, or NULL and data_packed its packed triangle) and fit (N×N) reduced
  * into m (w, h and the three arrays set by the caller), no N×N copy made; 0, or −1 when
@@ -156,7 +158,7 @@ typedef struct xf_plot_angle_page {
 	const xf_plot_angle_maps *maps; /* reduced already, or NULL: from data and fit */
 	const double *data, *fit;	/* N×N (maps NULL) */
 	/* set by the paint step */
-	int painted, averaged, cells; /* cells: pixels per panel side */
+	int painted, averaged, cells; /* cells: display cells per panel side */
 	double lo, hi, rlo, rhi;      /* data/fit and residual colour ranges */
 } xf_plot_angle_page;
 void xf_plot_angle_paint(void *page, const xf_pl_canvas *canvas);

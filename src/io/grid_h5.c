@@ -1,0 +1,23 @@
+/* grid_h5.c — the model geometry and data window of a result in results.h5 (grid_h5.h):
+ * with /data (source file, angles, q, dt, frames) and the method's parameters they are all
+ * `xpcsfit plot DIR` needs to redraw the fit without stored surfaces (adr/0059). */
+#include "io/grid_h5.h"
+
+int xf_h5_model_grid(h5w *w, hid_t g, const xf_model_grid *grid, const xf_dataset *ds)
+{
+	if (w->failed)
+		return -1;
+	xf_h5_attr_str(w, g, "shear_model",
+		       grid->shear_model == XF_SHEAR_PNAS2024 ? "pnas2024" : "homodyne");
+	xf_h5_put_f64(w, g, "stator_rotor_gap", grid->gap_A, "angstrom",
+		      "stator-rotor gap L of the model (laminar_flow; the config's "
+		      "analyzer_parameters.geometry.stator_rotor_gap)");
+	hid_t d = H5Gopen2(w->file, "/data", H5P_DEFAULT);
+	if (d < 0)
+		return xf_h5_fail(w, "/data");
+	xf_h5_put_i64(w, d, "first_frame", ds->first_frame,
+		      "1-based stored frame row of t = 0: the data window starts there and holds "
+		      "the length of /data/t rows");
+	H5Gclose(d);
+	return w->failed ? -1 : 0;
+}
