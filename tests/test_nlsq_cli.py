@@ -65,7 +65,7 @@ def main():
 
     # 1. a laminar fit: files, fields, recovery
     cfg = write_config("fit.yaml", START)
-    r, d = fit(cfg, os.path.join(TMP, "out1"), "--threads", "1")
+    r, d = fit(cfg, os.path.join(TMP, "out1"), "--threads", "1", "--surfaces")
     check(r.returncode == 0, f"nlsq exit {r.returncode}: {r.stderr}")
     p = json.load(open(os.path.join(d, "parameters.json")))
     for key in ("method", "analysis_mode", "status", "convergence_status", "chi_squared",
@@ -112,7 +112,7 @@ def main():
           "4 angle plots + overview")
 
     # 2. bitwise identical results for 1 and 3 virtual devices
-    r3, d3 = fit(cfg, os.path.join(TMP, "out3"), "--threads", "3")
+    r3, d3 = fit(cfg, os.path.join(TMP, "out3"), "--threads", "3", "--surfaces")
     check(r3.returncode == 0, "nlsq --threads 3")
     # the angle plots are drawn by 3 worker processes here, by this one with --threads 1
     # (as the surface writer hands each angle on)
@@ -128,7 +128,7 @@ def main():
             check(a[ds][()].tobytes() == b[ds][()].tobytes(), f"{ds} differs across threads")
     # and with 2 (issue #12: the PNGs are painted pixel by pixel, the surfaces computed on
     # the pool): every PNG and every results.h5 dataset the same for 1, 2 and 3 threads
-    r2, d2 = fit(cfg, os.path.join(TMP, "out2"), "--threads", "2")
+    r2, d2 = fit(cfg, os.path.join(TMP, "out2"), "--threads", "2", "--surfaces")
     check(r2.returncode == 0, "nlsq --threads 2")
     check(pngs == sorted(os.listdir(os.path.join(d2, "plots"))), "same plot files, 2 threads")
     for name in pngs:
@@ -138,7 +138,7 @@ def main():
 
     # the plots drawn from the surfaces as results.h5 is written (plot_stream.c: 1 thread
     # in the writer, 2 and 3 in forked workers) are the bytes of the plots drawn alone
-    # after a --no-surfaces run
+    # after a run without surfaces (--no-surfaces, the default)
     rn, dn = fit(cfg, os.path.join(TMP, "out_nosurf"), "--threads", "2", "--no-surfaces")
     check(rn.returncode == 0, "nlsq --no-surfaces")
     check(pngs == sorted(os.listdir(os.path.join(dn, "plots"))), "same plot files, no surfaces")
@@ -162,7 +162,8 @@ def main():
 
     # --profile: each phase's time and peak memory on stderr, in run.log and in
     # parameters.json "timings"; the phases add up to about the total
-    r, dp = fit(cfg, os.path.join(TMP, "out_profile"), "--threads", "2", "--profile")
+    r, dp = fit(cfg, os.path.join(TMP, "out_profile"), "--threads", "2", "--profile",
+                "--surfaces")
     check(r.returncode == 0, f"nlsq --profile: {r.stderr}")
     check("xpcsfit: profile: load" in r.stderr and "total" in r.stderr, "profile line")
     check("profile: load" in open(os.path.join(dp, "run.log")).read(), "profile in run.log")
@@ -245,7 +246,8 @@ def main():
     big_fit = write_config("big_fit.yaml", START, frames=600, data=big, max_iter=3)
     outs = []
     for t in ("1", "3"):
-        r, d = fit(big_fit, os.path.join(TMP, "big" + t), "--threads", t, "--no-plots")
+        r, d = fit(big_fit, os.path.join(TMP, "big" + t), "--threads", t, "--no-plots",
+                 "--surfaces")
         check(r.returncode == 0, f"600-frame fit on {t} threads")
         outs.append(os.path.join(d, "results.h5"))
     check(open(outs[0], "rb").read() == open(outs[1], "rb").read(),

@@ -110,7 +110,7 @@ def run_case(name, case):
     out = os.path.join(TMP, f"{name}_out")
     t0 = time.perf_counter()
     r = subprocess.run([XF, "nlsq", "--config", fit_cfg, "--out", out, "--no-plots",
-                        "--threads", "2"], capture_output=True, text=True)
+                        "--surfaces", "--threads", "2"], capture_output=True, text=True)
     t_xf = time.perf_counter() - t0
     check(r.returncode == 0, f"{name}: nlsq exit {r.returncode}: {r.stderr}")
     if r.returncode != 0:

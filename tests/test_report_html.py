@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """report.html of an NLSQ and of a CMC result folder (docs/outputs.md, adr/0034): written
 with the other files, plain HTML, the parameters with the numbers of parameters.json (CMC:
-posterior mean, sd, 5-95 % interval; the self-check's k-hat), every
-plots/*.png embedded as a data URI of the same bytes, user text escaped, no plots
-section with --no-plots."""
+posterior mean, sd, 5-95 % interval; the self-check's k-hat), the summary pages
+(overview, corner, forest) embedded as data URIs of the same bytes and every other
+plots/*.png linked relatively (adr/0059), user text escaped, no plots section with
+--no-plots."""
 import base64
 import html
 import json
@@ -98,11 +99,17 @@ def check_page(d, page, plots):
     if plots:
         check("<h2>Plots</h2>" in page, "plots section")
         pngs = sorted(f for f in os.listdir(os.path.join(d, "plots")) if f.endswith(".png"))
-        check(len(pngs) >= 4 and sorted(embedded) == pngs,
-              f"every PNG embedded: {sorted(embedded)} vs {pngs}")
+        summary_pages = {"overview.png", "corner.png", "forest.png"}
+        check(len(pngs) >= 4 and sorted(embedded) == sorted(summary_pages & set(pngs)),
+              f"the summary pages embedded: {sorted(embedded)} of {pngs}")
         for f in pngs:
-            with open(os.path.join(d, "plots", f), "rb") as fh:
-                check(embedded.get(f) == fh.read(), f"{f}: data URI bytes equal the file")
+            if f in summary_pages:
+                with open(os.path.join(d, "plots", f), "rb") as fh:
+                    check(embedded.get(f) == fh.read(), f"{f}: data URI bytes equal the file")
+            else:  # linked: opened beside the folder's plots/
+                check(f'<a href="plots/{html.escape(f)}"><img alt="{html.escape(f)}" '
+                      f'src="plots/{html.escape(f)}" loading="lazy"></a>' in page,
+                      f"{f}: linked relatively")
     else:
         check("<h2>Plots</h2>" not in page and not uris, "no plots section with --no-plots")
 

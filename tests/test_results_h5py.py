@@ -4,8 +4,9 @@ simulate a small static file, fit it with the CLI, then read results.h5 with h5p
 parameters.json with json: every dataset self-describing, surfaces float32 (n_phi, N, N)
 chunked per angle with shuffle + gzip 1, residuals = data - fit with NaN exactly where
 nothing is fitted, JSON numbers equal to the HDF5 values bit for bit, no NaN tokens in
-the JSON, byte-identical results.h5 from two runs, `xpcsfit plot` redraws, and a
---no-surfaces result refuses to plot with exit 1."""
+the JSON, byte-identical results.h5 from two runs (--surfaces), `xpcsfit plot` redraws;
+a result without surfaces (the default) redraws from the data file (--data when it
+moved) and says so plainly when the file is gone (adr/0059)."""
 import glob
 import json
 import os
@@ -43,8 +44,8 @@ with open(os.path.join(TMP, "c.yaml"), "w") as f:
 r = run("simulate", "--config", "c.yaml", "--phi", "-20,0,30", "--out", "sim.h5")
 if r.returncode != 0:
     sys.exit("simulate failed: " + r.stderr)
-r1 = run("nlsq", "--config", "c.yaml", "--out", "out1")
-r2 = run("nlsq", "--config", "c.yaml", "--out", "out2", "--no-plots")
+r1 = run("nlsq", "--config", "c.yaml", "--out", "out1", "--surfaces")
+r2 = run("nlsq", "--config", "c.yaml", "--out", "out2", "--no-plots", "--surfaces")
 if r1.returncode != 0 or r2.returncode != 0:
     sys.exit("nlsq failed: " + r1.stderr[-2000:] + r2.stderr[-2000:])
 D = os.path.join(TMP, "out1", "nlsq")
@@ -142,9 +143,17 @@ r = run("nlsq", "--config", "c.yaml", "--out", "out3", "--no-surfaces", "--no-pl
 check(r.returncode == 0, "nlsq --no-surfaces")
 with h5py.File(os.path.join(TMP, "out3", "nlsq", "results.h5"), "r") as h:
     check("c2" not in h["/data"] and "c2_fit" not in h["/nlsq"], "surfaces skipped")
-r = run("plot", os.path.join(TMP, "out3", "nlsq"))
-check(r.returncode == 1 and "--no-surfaces" in r.stderr and
-      r.stderr.startswith("xpcsfit: error: "), "plot without surfaces: " + r.stderr)
+D3 = os.path.join(TMP, "out3", "nlsq")
+r = run("plot", D3)
+check(r.returncode == 0 and len(glob.glob(os.path.join(D3, "plots", "*.png"))) == 4,
+      "plot without surfaces redraws from the data file: " + r.stderr)
+os.rename(os.path.join(TMP, "sim.h5"), os.path.join(TMP, "moved.h5"))
+r = run("plot", D3)
+check(r.returncode == 1 and "--data FILE.h5" in r.stderr and "sim.h5" in r.stderr and
+      r.stderr.startswith("xpcsfit: error: ") and len(r.stderr.splitlines()) == 1,
+      "plot without surfaces nor data file: " + r.stderr)
+r = run("plot", D3, "--data", "moved.h5")
+check(r.returncode == 0, "plot --data: " + r.stderr)
 r = run("plot")
 check(r.returncode == 2, "plot without a folder is a usage error")
 

@@ -108,13 +108,13 @@ def test_nlsq():
     check(r.returncode == 0, f"simulate: {r.stderr}")
     cfg = write("lam.yaml", LAMINAR.format(data=data, values="1000, -0.6, 0.0, 0.01, 0.0, 0.0, 0.0"))
     r = run("nlsq", "--config", cfg, "--out", os.path.join(TMP, "ref"), "--threads", "1",
-            "--no-plots")
+            "--no-plots", "--surfaces")
     check(r.returncode == 0, f"serial nlsq: {r.stderr}")
     ref = os.path.join(TMP, "ref", "nlsq")
     for ranks, threads in LAYOUTS:
         out = os.path.join(TMP, f"nlsq_{ranks}x{threads}")
         r = run_mpi(ranks, "nlsq", "--config", cfg, "--out", out, "--threads", str(threads),
-                    "--no-plots")
+                    "--no-plots", "--surfaces")
         check(r.returncode == 0, f"nlsq {ranks}x{threads}: exit {r.returncode}: {r.stderr}")
         if ranks > 1:
             check(f"{ranks} MPI ranks" in r.stderr, f"nlsq {ranks}x{threads}: ranks announced")
@@ -123,7 +123,7 @@ def test_nlsq():
     # every evaluator spread, the screening subsamples of 1 block too: ranks without blocks
     out = os.path.join(TMP, "nlsq_3x1_all")
     r = run_mpi(3, "nlsq", "--config", cfg, "--out", out, "--threads", "1", "--no-plots",
-                env={"XPCSFIT_TEST_DIST_ALL": "1"})
+                "--surfaces", env={"XPCSFIT_TEST_DIST_ALL": "1"})
     check(r.returncode == 0, f"nlsq 3x1 every evaluator spread: {r.stderr}")
     same_result(ref, os.path.join(out, "nlsq"), "nlsq 3x1 every evaluator spread")
     held_bands(cfg, ref)

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The lean default outputs (issue 25, adr/0059, docs/outputs.md "Output budget"): on a
+small simulated laminar problem (5 angles x 120 frames) a default `nlsq` run writes no
+surfaces and stays inside the stated byte budget per angle (results.h5, each angle PNG,
+report.html); the surfaces are written only with --surfaces or `output.surfaces: full`
+(--no-surfaces wins over the config); `xpcsfit plot DIR` redraws a result without
+surfaces from the data file and the model, the same PNG bytes as drawn at fit time; and
+`xpcsfit plot` redraws a CMC folder's angle pages (the same bytes) and overview. Sizes
+are deterministic (the same bytes every run), so the budget is a plain comparison."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+
+from small_configs import static_template
+from tally import check, summary
+
+XF = os.environ["XF_BINARY"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_outputs_budget")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+N_PHI, N = 5, 120
+# the budget of docs/outputs.md "Output budget", bytes
+H5_FIXED, H5_PER_ANGLE = 48 << 10, 1 << 10  # results.h5 without surfaces
+PNG_PER_ANGLE = 400 << 10  # one c2_phi page (at most 245 x 245 display cells a map)
+REPORT_MAX = 2 << 20  # report.html, whatever the angles
+SURFACE_BYTES_PER_CELL = 12  # float32 data, fit, residual before compression
+
+CONFIG = """analysis_mode: laminar_flow
+experimental_data:
+  file_path: {data}
+analyzer_parameters:
+  dt: 0.001
+  start_frame: 3
+  end_frame: {end}
+  scattering: {{wavevector_q: 0.0054}}
+  geometry: {{stator_rotor_gap: 2000000}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset, gamma_dot_t0, beta, gamma_dot_t_offset, phi0]
+  values: [{values}]
+{extra}"""
+TRUTH = "1000, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0"
+
+
+def run(*args):
+    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=TMP, timeout=600)
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def pngs(d):
+    return {os.path.basename(p): open(p, "rb").read()
+            for p in sorted(glob.glob(os.path.join(d, "plots", "*.png")))}
+
+
+def has_surfaces(d):
+    with h5py.File(os.path.join(d, "results.h5"), "r") as h:
+        found = ["/data/c2" in h, "/nlsq/c2_fit" in h, "/nlsq/residuals" in h]
+    check(all(found) or not any(found), f"{d}: all surfaces or none: {found}")
+    return all(found)
+
+
+def main():
+    data = os.path.join(TMP, "lam.h5")
+    end = 2 + N  # frames 3 .. N + 2: a window that does not start at the first frame
+    r = run("simulate", "--config", write("truth.yaml", CONFIG.format(
+        data=data, end=end, values=TRUTH, extra="")), "--phi", "-60,-20,10,45,80",
+        "--out", data, "--noise", "0.001", "--seed", "5")
+    if r.returncode != 0:
+        sys.exit("simulate failed: " + r.stderr)
+    cfg = write("fit.yaml", CONFIG.format(data=data, end=end, values=TRUTH, extra=""))
+
+    # 1. the default run: no surfaces, every file inside the budget
+    r = run("nlsq", "--config", cfg, "--out", "out")
+    check(r.returncode == 0, f"nlsq: {r.stderr[-800:]}")
+    d = os.path.join(TMP, "out", "nlsq")
+    check(not has_surfaces(d), "no surfaces by default")
+    h5 = os.path.getsize(os.path.join(d, "results.h5"))
+    check(h5 <= H5_FIXED + N_PHI * H5_PER_ANGLE,
+          f"results.h5 {h5} B > {H5_FIXED} + {N_PHI} x {H5_PER_ANGLE}")
+    drawn = pngs(d)
+    angle_pages = [n for n in drawn if n.startswith("c2_phi_")]
+    check(len(angle_pages) == N_PHI and "overview.png" in drawn, f"pages {sorted(drawn)}")
+    for name in angle_pages:
+        check(len(drawn[name]) <= PNG_PER_ANGLE, f"{name}: {len(drawn[name])} B")
+    report = os.path.getsize(os.path.join(d, "report.html"))
+    check(report <= REPORT_MAX, f"report.html {report} B")
+    # the report embeds no angle page: it grows by a link per angle
+    page = open(os.path.join(d, "report.html"), encoding="utf-8").read()
+    check(page.count("data:image/png;base64,") == 1, "only overview.png embedded")
+    check(report < len(drawn["overview.png"]) * 4 // 3 + (64 << 10),
+          f"report.html {report} B: the overview's base64 and text only")
+    with h5py.File(os.path.join(d, "results.h5"), "r") as h:
+        check(h["/data/first_frame"][()] == 3, "first_frame recorded")
+        check(h["/nlsq/stator_rotor_gap"][()] == 2000000, "gap recorded")
+        check(h["/nlsq"].attrs["shear_model"] in (b"homodyne", "homodyne"), "shear model")
+
+    # 2. plot DIR without surfaces: the data reloaded, the model recomputed, the same bytes
+    shutil.rmtree(os.path.join(d, "plots"))
+    r = run("plot", d)
+    check(r.returncode == 0, f"plot DIR without surfaces: {r.stderr}")
+    redrawn = pngs(d)
+    check(sorted(redrawn) == sorted(drawn), f"redrawn pages {sorted(redrawn)}")
+    for name, png in drawn.items():
+        check(redrawn.get(name) == png, f"{name}: redrawn bytes differ from the fit's")
+
+    # 3. surfaces on request: --surfaces, output.surfaces: full; --no-surfaces wins
+    r = run("nlsq", "--config", cfg, "--out", "surf", "--surfaces", "--no-plots")
+    ds = os.path.join(TMP, "surf", "nlsq")
+    check(r.returncode == 0 and has_surfaces(ds), f"--surfaces: {r.stderr[-400:]}")
+    surf_h5 = os.path.getsize(os.path.join(ds, "results.h5"))
+    check(surf_h5 - h5 <= N_PHI * N * N * SURFACE_BYTES_PER_CELL,
+          f"surfaces take {surf_h5 - h5} B for {N_PHI * N * N} cells")
+    full = write("full.yaml", CONFIG.format(data=data, end=end, values=TRUTH,
+                                            extra="output: {surfaces: full}\n"))
+    r = run("nlsq", "--config", full, "--out", "cfg_full", "--no-plots")
+    check(r.returncode == 0 and has_surfaces(os.path.join(TMP, "cfg_full", "nlsq")),
+          f"output.surfaces: full: {r.stderr[-400:]}")
+    r = run("nlsq", "--config", full, "--out", "cfg_none", "--no-plots", "--no-surfaces")
+    check(r.returncode == 0 and not has_surfaces(os.path.join(TMP, "cfg_none", "nlsq")),
+          "--no-surfaces wins over output.surfaces: full")
+    bad = write("bad.yaml", CONFIG.format(data=data, end=end, values=TRUTH,
+                                          extra="output: {surfaces: some}\n"))
+    r = run("nlsq", "--config", bad, "--out", "bad")
+    check(r.returncode == 2 and "output.surfaces" in r.stderr and "none" in r.stderr
+          and len(r.stderr.strip().splitlines()) == 1, f"bad output.surfaces: {r.stderr}")
+    check(not os.path.exists(os.path.join(TMP, "bad")), "nothing written for a bad config")
+    # plot DIR of a --surfaces result still reads them (no data file needed)
+    os.rename(data, data + ".moved")
+    r = run("plot", ds)
+    check(r.returncode == 0 and len(pngs(ds)) == N_PHI + 1, f"plot from surfaces: {r.stderr}")
+    r = run("plot", d)
+    check(r.returncode == 1 and "--data FILE.h5" in r.stderr, f"data gone: {r.stderr}")
+    r = run("plot", d, "--data", data + ".moved")
+    check(r.returncode == 0 and pngs(d) == drawn, f"plot --data: {r.stderr}")
+    os.rename(data + ".moved", data)
+
+    # 4. a CMC folder (static, 2 shards): plot redraws its angle pages and overview
+    scfg = write("static.yaml", static_template(40, 3, 2).format(data="st.h5"))
+    r = run("simulate", "--config", scfg, "--phi", "0,45,90", "--out", "st.h5", "--seed", "2")
+    check(r.returncode == 0, f"simulate static: {r.stderr}")
+    r = run("fit", "--config", scfg, "--out", "cmcout")
+    check(r.returncode == 0, f"fit: {r.stderr[-800:]}")
+    dc = os.path.join(TMP, "cmcout", "cmc")
+    before = pngs(dc)
+    for name in before:
+        if name.startswith("c2_phi_") or name == "overview.png":
+            os.remove(os.path.join(dc, "plots", name))
+    r = run("plot", dc)
+    check(r.returncode == 0, f"plot cmc folder: {r.stderr}")
+    after = pngs(dc)
+    check(sorted(after) == sorted(before), f"cmc pages {sorted(after)} vs {sorted(before)}")
+    for name in before:
+        if name.startswith("c2_phi_"):
+            check(after.get(name) == before[name], f"cmc {name}: redrawn bytes differ")
+    r = run("plot", "cmcout")  # the parent: nlsq/ and cmc/ both
+    check(r.returncode == 0 and "cmcout/nlsq/plots" in r.stderr and
+          "cmcout/cmc/plots" in r.stderr, f"plot of the parent: {r.stderr}")
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
