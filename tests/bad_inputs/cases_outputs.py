@@ -210,6 +210,29 @@ def redraw(d):
     return ["plot", os.path.join(r, "nlsq")]
 
 
+def without_surfaces(data):
+    """A finished result without surfaces (the default), whose data file is then removed
+    ("gone") or replaced by one of other angles ("other", given with --data): `xpcsfit
+    plot DIR` cannot recompute the maps (adr/0059)."""
+    def make(d):
+        cfg = config(d)
+        r = os.path.join(d, "out")
+        subprocess.run([binary(), "nlsq", "--config", cfg, "--out", r, "--no-plots"],
+                       check=True, capture_output=True)
+        if data == "gone":
+            os.remove(os.path.join(d, "s.h5"))
+            return ["plot", os.path.join(r, "nlsq")]
+        other = os.path.join(d, "other.h5")
+        subprocess.run([binary(), "simulate", "--config", cfg, "--phi", "0,45", "--out",
+                        other], check=True, capture_output=True)
+        return ["plot", os.path.join(r, "nlsq"), "--data", other]
+    return make
+
+
+def no_plots_dir(scratch, rc, out, err):
+    assert not os.path.exists(os.path.join(scratch, "out", "nlsq", "plots")), "plots/ made"
+
+
 def no_plot_written(scratch, rc, out, err):
     """Neither a PNG under its final name nor a temporary left, and no library line."""
     left = glob.glob(os.path.join(scratch, "out", "nlsq", "plots", "*"))
@@ -305,6 +328,19 @@ CASES = [
      "fix": "Free space on the disk of the result folder (or raise the file size limit, "
             "`ulimit -f`), then run `xpcsfit plot DIR` again.",
      "check": no_plot_written},
+    {"name": "plot_data_gone", "klass": KLASS,
+     "make": without_surfaces("gone"),
+     "rc": 1, "needles": ["no c2 surfaces", "s.h5", "--data FILE.h5", "results.h5"],
+     "fix": "Name the data file the result was fitted to with `xpcsfit plot DIR --data "
+            "FILE.h5` (it moved), or rerun the fit with --surfaces to keep the maps in "
+            "results.h5.",
+     "check": no_plots_dir},
+    {"name": "plot_data_other_window", "klass": KLASS,
+     "make": without_surfaces("other"),
+     "rc": 1, "needles": ["does not hold the fitted window", "other.h5"],
+     "fix": "Give --data the file the result was fitted to (the same angles, frames and "
+            "q ring).",
+     "check": no_plots_dir},
     {"name": "config_out_exists", "klass": KLASS,
      "make": lambda d: (existing(d, "mine.yaml"), config_out(d, "mine.yaml"))[1],
      "rc": 2, "needles": ["--out names a file that already exists", "--force", "mine.yaml"],
