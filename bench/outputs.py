@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Issue #12, outputs: what plots and surfaces add to an NLSQ run, measured as a user runs
-it on the nlsq_cli.py workload (23 angles x 1000 frames). Times, interleaved `--repeat`
-times, medians reported:
-  bare     `xpcsfit nlsq --no-plots --no-surfaces`
-  default  `xpcsfit nlsq` (surfaces + plots)
-  plot     `xpcsfit plot DIR` on the default run's result
-and prints default/bare against the target (<= 1.5) and plot DIR against <= 3 s. Wall and
-CPU (user + sys of the process and its children) both: on a busy machine the CPU ratio is
-the steadier one. Asserts nothing.
+"""Issues #12 and 25, outputs: what plots and surfaces add to an NLSQ run, measured as a
+user runs it on the nlsq_cli.py workload (23 angles x 1000 frames). Times, interleaved
+`--repeat` times, medians reported:
+  bare      `xpcsfit nlsq --no-plots --no-surfaces` (no outputs but the numbers)
+  default   `xpcsfit nlsq` (plots, report; no surfaces since adr/0059)
+  surfaces  `xpcsfit nlsq --surfaces` (the full-resolution maps in results.h5 too)
+  plot      `xpcsfit plot DIR` on the default run's result (data reloaded, model
+            recomputed)
+and prints default/bare against the target (<= 1.5), plot DIR against <= 3 s, and the
+sizes of the default run's files (docs/outputs.md "Output budget"). Wall and CPU (user +
+sys of the process and its children) both: on a busy machine the CPU ratio is the
+steadier one. Asserts nothing.
 
 Environment: XF_BINARY, XF_TMP (the data file is nlsq_cli.py's, simulated when missing).
 """
@@ -50,8 +53,12 @@ def main():
     prof = ["--profile"] if "--profile" in helps else []
     nlsq = [xf, "nlsq", *prof, "--config", fit_cfg, "--out", out, "--force",
             "--threads", str(args.threads)]
+    helps_surf = "--surfaces " in helps or "--surfaces|" in helps
     runs = {"bare": nlsq + ["--no-plots", "--no-surfaces"], "default": nlsq,
             "plot": [xf, "plot", *prof, os.path.join(out, "nlsq")]}
+    if helps_surf:  # an older build wrote them by default: "default" is that run there
+        surf_out = os.path.join(tmp, "outputs_surf")
+        runs["surfaces"] = [a if a != out else surf_out for a in nlsq] + ["--surfaces"]
     got = {k: [] for k in runs}
     for _ in range(args.repeat):
         for k, cmd in runs.items():  # interleaved: a busy spell hits every kind alike
@@ -65,6 +72,12 @@ def main():
     print(f"default / bare: wall {med['default'][0] / med['bare'][0]:.2f}x, "
           f"cpu {med['default'][1] / med['bare'][1]:.2f}x   [target <= 1.5x]")
     print(f"xpcsfit plot DIR: wall {med['plot'][0]:.2f} s   [target <= 3 s for 23 angles]")
+    d = os.path.join(out, "nlsq")
+    plots = sum(os.path.getsize(os.path.join(d, "plots", f))
+                for f in os.listdir(os.path.join(d, "plots")))
+    print(f"default files: results.h5 {os.path.getsize(os.path.join(d, 'results.h5')) / 1e6:.3f} MB, "
+          f"report.html {os.path.getsize(os.path.join(d, 'report.html')) / 1e6:.3f} MB, "
+          f"plots/ {plots / 1e6:.1f} MB   [docs/outputs.md \"Output budget\"]")
     return 0
 
 

@@ -6,6 +6,7 @@
  * are drawn by one process per core: the file is closed before they fork and each opens
  * it for itself (no HDF5 handle crosses a fork). */
 #include "util/files.h"
+#include "util/profile.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/estimate.h"
@@ -431,6 +432,7 @@ static int reload_data(h5_result *r, xf_error *err)
 			.dt_s = grid.dt_s,
 		};
 		rc = xf_dataset_load(&sel, file, &r->ds, err);
+		xf_profile_phase("plots"); /* the loader's phases were load and select */
 		r->reloaded = rc == 0;
 		if (rc == 0 && !same_window(r, &r->ds))
 			rc = xf_fail(err, XF_ERR_DATA,
