@@ -5,7 +5,8 @@ surfaces and stays inside the stated byte budget per angle (results.h5, each ang
 report.html); the surfaces are written only with --surfaces or `output.surfaces: full`
 (--no-surfaces wins over the config); `xpcsfit plot DIR` redraws a result without
 surfaces from the data file and the model, the same PNG bytes as drawn at fit time; and
-`xpcsfit plot` redraws a CMC folder's angle pages (the same bytes) and overview. Sizes
+`xpcsfit plot` redraws a CMC folder's angle pages and corner.png (the same bytes) and
+overview.png, for a consensus and an importance-route posterior. Sizes
 are deterministic (the same bytes every run), so the budget is a plain comparison."""
 import glob
 import os
@@ -144,27 +145,32 @@ def main():
     check(r.returncode == 0 and pngs(d) == drawn, f"plot --data: {r.stderr}")
     os.rename(data + ".moved", data)
 
-    # 4. a CMC folder (static, 2 shards): plot redraws its angle pages and overview
-    scfg = write("static.yaml", static_template(40, 3, 2).format(data="st.h5"))
-    r = run("simulate", "--config", scfg, "--phi", "0,45,90", "--out", "st.h5", "--seed", "2")
+    # 4. CMC folders (static; 2 shards: the consensus, corrected by the self-check; 1
+    #    shard: the importance route): plot redraws the angle pages and corner.png (the
+    #    run's bytes) and overview.png
+    r = run("simulate", "--config", write("static.yaml", static_template(40, 3, 2).format(
+        data="st.h5")), "--phi", "0,45,90", "--out", "st.h5", "--seed", "2")
     check(r.returncode == 0, f"simulate static: {r.stderr}")
-    r = run("fit", "--config", scfg, "--out", "cmcout")
-    check(r.returncode == 0, f"fit: {r.stderr[-800:]}")
-    dc = os.path.join(TMP, "cmcout", "cmc")
-    before = pngs(dc)
-    for name in before:
-        if name.startswith("c2_phi_") or name == "overview.png":
+    for shards in (2, 1):
+        scfg = write(f"static{shards}.yaml",
+                     static_template(40, 3, shards).format(data="st.h5"))
+        out = f"cmc{shards}"
+        r = run("fit", "--config", scfg, "--out", out)
+        check(r.returncode == 0, f"fit, {shards} shards: {r.stderr[-800:]}")
+        dc = os.path.join(TMP, out, "cmc")
+        before = pngs(dc)
+        redrawn_pages = [n for n in before if n.startswith("c2_phi_")] + ["corner.png"]
+        for name in redrawn_pages + ["overview.png"]:
             os.remove(os.path.join(dc, "plots", name))
-    r = run("plot", dc)
-    check(r.returncode == 0, f"plot cmc folder: {r.stderr}")
-    after = pngs(dc)
-    check(sorted(after) == sorted(before), f"cmc pages {sorted(after)} vs {sorted(before)}")
-    for name in before:
-        if name.startswith("c2_phi_"):
-            check(after.get(name) == before[name], f"cmc {name}: redrawn bytes differ")
-    r = run("plot", "cmcout")  # the parent: nlsq/ and cmc/ both
-    check(r.returncode == 0 and "cmcout/nlsq/plots" in r.stderr and
-          "cmcout/cmc/plots" in r.stderr, f"plot of the parent: {r.stderr}")
+        r = run("plot", dc)
+        check(r.returncode == 0, f"plot cmc folder, {shards} shards: {r.stderr}")
+        after = pngs(dc)
+        check(sorted(after) == sorted(before), f"cmc pages {sorted(after)} vs {sorted(before)}")
+        for name in redrawn_pages:
+            check(after.get(name) == before[name], f"cmc {shards} {name}: bytes differ")
+    r = run("plot", "cmc2")  # the parent: nlsq/ and cmc/ both
+    check(r.returncode == 0 and "cmc2/nlsq/plots" in r.stderr and
+          "cmc2/cmc/plots" in r.stderr, f"plot of the parent: {r.stderr}")
     return summary()
 
 

@@ -36,7 +36,7 @@ int xf_plot_data(const char *plots_dir, const xf_dataset *ds, int workers, xf_er
 
 /* xpcsfit plot DIR: redraw the plots of a result directory (NLSQ or CMC) from its
  * results.h5: from the stored surfaces, or without them from the data file and the model
- * at the values (adr/0059). CMC: the angle pages and overview.png. */
+ * at the values (adr/0059). CMC: the angle pages, corner.png and overview.png. */
 int xf_plot_result_dir(const char *dir, xf_error *err);
 /* The same with the data read from data_path (NULL: the file results.h5 names), which
  * must hold the fitted window; with data_path the stored surfaces are not used. */

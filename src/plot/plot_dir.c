@@ -1,5 +1,6 @@
 /* plot_dir.c — `xpcsfit plot DIR`: redraw <dir>/plots/ from <dir>/results.h5, an NLSQ
- * (/nlsq) or a CMC (/cmc) result: values and per-angle scaling from the method's group;
+ * (/nlsq) or a CMC (/cmc: its corner.png too) result: values and per-angle scaling from
+ * the method's group;
  * the maps from the stored surfaces when the fit wrote them (--surfaces), else the data
  * window reloaded from its file (/data: source file, angles, q, dt, first frame) and the
  * model recomputed at the values on the recorded geometry (adr/0059). The angle pages
@@ -7,6 +8,7 @@
  * it for itself (no HDF5 handle crosses a fork). */
 #include "util/files.h"
 #include "util/profile.h"
+#include "plot/plot_cmc.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/estimate.h"
@@ -530,6 +532,110 @@ static void cmc_text(h5_result *r, char *kept, size_t kept_size, char *run0, siz
 		snprintf(run0, size, "status: %s,  %s (%s)", r->status, kept, r->combination);
 }
 
+/* the extents of a dataset (rank up to 4); its rank, or -1 */
+static int dataset_dims(h5_result *r, const char *name, hsize_t dims[4])
+{
+	if (!exists(r->file, name))
+		return -1;
+	hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+	hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+	int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+	if (rank >= 0 && rank <= 4)
+		H5Sget_simple_extent_dims(sp, dims, NULL);
+	else
+		rank = -1;
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (d >= 0)
+		H5Dclose(d);
+	return rank;
+}
+
+/* columns 0 and 1 (mean, sd) of a (p, 5) summary into mean and sd; 0 or -1 */
+static int summary_columns(h5_result *r, const char *name, double **mean, double **sd,
+			   xf_error *err)
+{
+	size_t n = 0, p = (size_t)r->n_params;
+	double *sum = read_doubles(r, name, &n, err);
+	*mean = malloc((p + 1) * sizeof **mean);
+	*sd = malloc((p + 1) * sizeof **sd);
+	int ok = sum && *mean && *sd && n == 5 * p;
+	for (size_t k = 0; ok && k < p; k++) {
+		(*mean)[k] = sum[5 * k];
+		(*sd)[k] = sum[5 * k + 1];
+	}
+	free(sum);
+	return ok ? 0 : -1;
+}
+
+/* corner.png of a CMC result from what results.h5 keeps of it (plot_cmc_corner.c reads no
+ * more): the published draws, summaries and covariance, the shards kept, the self-check's
+ * k̂ and, when it corrected the posterior, the plain consensus draws and summaries; the
+ * importance route's check. The forest, trace and rank pages need the sampler's bounds,
+ * which results.h5 does not keep: they stay as the run drew them. */
+static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
+{
+	xf_cmc_result res;
+	memset(&res, 0, sizeof res);
+	size_t n = 0, nc = 0, p = (size_t)r->n_params, nk = 0;
+	hsize_t dims[4] = { 0, 0, 0, 0 };
+	res.mode = !strcmp(r->mode, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
+	res.n_params = r->n_params;
+	res.n_phys = r->n_phys;
+	res.names = r->names;
+	res.is_fixed = r->is_fixed;
+	res.mean = r->values;
+	res.sd = r->unc;
+	snprintf(res.method, sizeof res.method, "%s", r->combination);
+	res.draws = read_doubles(r, "/cmc/draws", &n, err);
+	res.cov = res.draws ? read_doubles(r, "/cmc/covariance", &nc, err) : NULL;
+	int rc = res.draws && res.cov && nc == p * p && p > 0 ? 0 : -1;
+	res.n_draws = (int)(p ? n / p : 0);
+	double *kept = exists(r->file, "/cmc/shards/kept")
+			       ? read_doubles(r, "/cmc/shards/kept", &nk, err)
+			       : NULL;
+	res.n_shards = (long)nk;
+	for (size_t k = 0; kept && k < nk; k++)
+		res.n_kept += kept[k] != 0.0;
+	free(kept);
+	if (dataset_dims(r, "/cmc/shard_draws", dims) == 4)
+		res.n_chains = (int)dims[1];
+	if (rc == 0 && exists(r->file, "/cmc/consensus_check")) {
+		hid_t g = H5Gopen2(r->file, "/cmc/consensus_check", H5P_DEFAULT);
+		char *published = read_attr(g, "published");
+		H5Gclose(g);
+		res.check.done = 1;
+		res.check.khat = read_scalar(r, "/cmc/consensus_check/khat");
+		res.check.corrected = !strcmp(published, "importance_weighted");
+		free(published);
+	}
+	if (rc == 0 && res.check.corrected) {
+		res.check.draws = read_doubles(r, "/cmc/consensus/draws", &n, err);
+		rc = res.check.draws && n == (size_t)res.n_draws * p
+			     ? summary_columns(r, "/cmc/consensus/summary", &res.check.mean,
+					       &res.check.sd, err)
+			     : -1;
+	}
+	if (rc == 0 && exists(r->file, "/cmc/importance_check")) {
+		res.approx.done = 1;
+		res.approx.m = (int)read_scalar(r, "/cmc/importance_check/M");
+		res.approx.khat = read_scalar(r, "/cmc/importance_check/khat");
+		res.approx.ess = read_scalar(r, "/cmc/importance_check/is_ess");
+	}
+	char path[PATH_MAX];
+	if (rc != 0)
+		rc = xf_fail(err, XF_ERR_DATA, "cannot read the posterior draws, %s", r->path);
+	else if ((rc = xf_mkdir_p(plots, err)) == 0 &&
+		 (rc = xf_path_join(path, sizeof path, plots, "corner.png", err)) == 0)
+		rc = xf_plot_cmc_corner(path, &res, err);
+	free(res.draws);
+	free(res.cov);
+	free(res.check.draws);
+	free(res.check.mean);
+	free(res.check.sd);
+	return rc;
+}
+
 int xf_plot_result_dir(const char *dir, xf_error *err)
 {
 	return xf_plot_result_dir_data(dir, NULL, err);
@@ -595,8 +701,11 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 		if (r.cmc)
 			src.stop_reason = kept;
 		xf_pl_set_dpi(r.plot_dpi);
+		if (r.cmc)
+			rc = redraw_corner(&r, plots, err);
 		close_handles(&r); /* each drawing process opens the file itself */
-		rc = xf_plot_draw_all(plots, &src, err);
+		if (rc == 0)
+			rc = xf_plot_draw_all(plots, &src, err);
 	}
 	release(&r);
 	H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
