@@ -168,6 +168,11 @@ def main():
         check(sorted(after) == sorted(before), f"cmc pages {sorted(after)} vs {sorted(before)}")
         for name in redrawn_pages:
             check(after.get(name) == before[name], f"cmc {shards} {name}: bytes differ")
+    # fit's NLSQ step: no surfaces by default (checked above through plot), --surfaces
+    check(not has_surfaces(os.path.join(TMP, "cmc1", "nlsq")), "fit: no surfaces by default")
+    r = run("fit", "--config", scfg, "--out", "fit_surf", "--surfaces", "--no-plots")
+    check(r.returncode == 0 and has_surfaces(os.path.join(TMP, "fit_surf", "nlsq")),
+          f"fit --surfaces: {r.stderr[-400:]}")
     r = run("plot", "cmc2")  # the parent: nlsq/ and cmc/ both
     check(r.returncode == 0 and "cmc2/nlsq/plots" in r.stderr and
           "cmc2/cmc/plots" in r.stderr, f"plot of the parent: {r.stderr}")

@@ -23,7 +23,8 @@ static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
 	"                   [--threads N] [--resume] [--no-plots] [--force] [--strict]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
-	"                   [--resume] [--no-plots] [--force] [--strict]\n"
+	"                   [--resume] [--no-plots] [--surfaces|--no-surfaces] [--force]\n"
+	"                   [--strict]\n"
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
@@ -33,6 +34,8 @@ static const char cmc_usage[] =
 	"  --resume        reuse the shards an interrupted run finished (same inputs)\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
 	"  --no-plots      skip the PNG plots\n"
+	"  --surfaces      when NLSQ runs first: its results.h5 with the (n_phi, N, N) maps\n"
+	"                  (default: output.surfaces, none); --no-surfaces: without them\n"
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
@@ -51,6 +54,8 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		{ "threads", required_argument, 0, 't' },
 		{ "resume", no_argument, 0, 'r' },
 		{ "no-plots", no_argument, 0, 'P' },
+		{ "surfaces", no_argument, 0, 'F' },
+		{ "no-surfaces", no_argument, 0, 'S' },
 		{ "force", no_argument, 0, 'f' },
 		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
@@ -77,6 +82,8 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 			break;
 		case 'r': o->resume = 1; break;
 		case 'P': o->plots = 0; break;
+		case 'F': o->surfaces = 1; break;
+		case 'S': o->surfaces = 0; break;
 		case 'f': o->force = 1; break;
 		case 's': o->strict = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
