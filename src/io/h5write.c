@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io/h5write.h"
+#include "data/h5util.h"
 #include "util/files.h"
 
 int xf_h5_fail(h5w *w, const char *what)
@@ -183,7 +184,7 @@ int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp,
 	H5Pset_obj_track_times(w->gcpl, 0);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	H5Pset_obj_track_times(fcpl, 0); /* the root group */
-	w->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+	w->file = xf_h5_fcreate(tmp, fcpl);
 	H5Pclose(fcpl);
 	if (w->file < 0) {
 		H5Pclose(w->dcpl);

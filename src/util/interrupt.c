@@ -24,7 +24,11 @@ static char phase_name[64] = "start";
 #define XF_MAX_MARKERS 4
 static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
 static volatile sig_atomic_t marker_set;       /* any slot in use */
-static char completed[PATH_MAX];	       /* the last folder completed, "" while none */
+/* the lock files of the folders held where flock() is missing (lockfile.h): removed by an
+ * interruption, so that the next run finds the folder free */
+static char lockfiles[XF_MAX_MARKERS][PATH_MAX];
+static volatile sig_atomic_t lockfile_set;
+static char completed[PATH_MAX]; /* the last folder completed, "" while none */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
 /* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
@@ -57,6 +61,9 @@ static void stop_now(void)
 	for (int k = 0; k < n_children; k++)
 		if (children[k] > 0)
 			kill(children[k], SIGKILL);
+	for (int k = 0; lockfile_set && k < XF_MAX_MARKERS; k++)
+		if (lockfiles[k][0])
+			unlink(lockfiles[k]);
 	const char *where = "";
 	for (int k = 0; marker_set && k < XF_MAX_MARKERS; k++) {
 		if (!markers[k][0])
@@ -188,32 +195,44 @@ void xf_interrupt_reported(void)
 	}
 }
 
-static void set_markers(const char *add, const char *remove)
+/* Add or remove a path of a table the handler reads; *set says whether any slot is used. */
+static void set_paths(char (*table)[PATH_MAX], volatile sig_atomic_t *set, const char *add,
+		      const char *remove)
 {
 	sigset_t old;
 	block_handled_signals(&old);
 	int any = 0;
 	for (int k = 0; k < XF_MAX_MARKERS; k++) {
-		if (remove && !strcmp(markers[k], remove))
-			markers[k][0] = '\0';
-		if (add && !markers[k][0] && strlen(add) < PATH_MAX) {
-			strcpy(markers[k], add);
+		if (remove && !strcmp(table[k], remove))
+			table[k][0] = '\0';
+		if (add && !table[k][0] && strlen(add) < PATH_MAX) {
+			strcpy(table[k], add);
 			add = NULL;
 		}
-		any |= markers[k][0] != '\0';
+		any |= table[k][0] != '\0';
 	}
-	marker_set = any;
+	*set = any;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void xf_interrupt_add_marker(const char *path)
 {
-	set_markers(path, NULL);
+	set_paths(markers, &marker_set, path, NULL);
 }
 
 void xf_interrupt_remove_marker(const char *path)
 {
-	set_markers(NULL, path);
+	set_paths(markers, &marker_set, NULL, path);
+}
+
+void xf_interrupt_add_lockfile(const char *path)
+{
+	set_paths(lockfiles, &lockfile_set, path, NULL);
+}
+
+void xf_interrupt_remove_lockfile(const char *path)
+{
+	set_paths(lockfiles, &lockfile_set, NULL, path);
 }
 
 void xf_interrupt_completed(const char *dir)

@@ -48,6 +48,11 @@ void xf_interrupt_reported(void);
 void xf_interrupt_add_marker(const char *path);
 void xf_interrupt_remove_marker(const char *path);
 
+/* The lock files of the folders held where flock() is missing (lockfile.h): an
+ * interruption that ends the process at once removes them. */
+void xf_interrupt_add_lockfile(const char *path);
+void xf_interrupt_remove_lockfile(const char *path);
+
 /* A result folder is complete (its marker removed): a signal from here on says so
  * instead of "nothing written" (the exit code stays 130 / 143). */
 void xf_interrupt_completed(const char *dir);
