@@ -35,7 +35,8 @@ static const char batch_usage[] =
 	"                   config key, or dt, q); rows name an input by path or stem\n"
 	"  --method M       nlsq (default), cmc or fit (both: NLSQ, then CMC from it)\n"
 	"  --resume         skip files whose result is complete and made from the same input\n"
-	"                   bytes, config and overrides; redo the rest\n"
+	"                   bytes and settings (config values after overrides; comments and\n"
+	"                   key order aside); redo the rest, saying why\n"
 	"  --force          redo every file, replacing finished results\n"
 	"  --threads N      virtual devices per fit (default: parallel.virtual_devices, else\n"
 	"                   cores)\n"
@@ -231,27 +232,24 @@ static int check_folders(xf_batch *b)
 }
 
 /* --resume: *skip = 1 when the file's result is whole, ok, and made from the same
- * inputs. Returns 0 or XF_ERR_NOMEM. */
-static int up_to_date(const xf_batch *b, const char *dir, const xf_batch_record *now, int *skip,
-		      xf_error *err)
+ * inputs (adr/0057); else why says what changed, on the console now and in run.log.
+ * Returns 0 or XF_ERR_NOMEM. */
+static int up_to_date(const xf_batch *b, const xf_batch_input *in, const char *dir,
+		      const xf_batch_record *now, int *skip, char *why, size_t size, xf_error *err)
 {
-	xf_batch_record was;
 	*skip = 0;
-	if (!b->resume || !now->input_crc32[0])
+	why[0] = '\0';
+	if (!b->resume)
 		return 0;
-	int rc = xf_batch_record_read(dir, &was, err);
-	if (rc)
-		return rc > 0 ? rc : 0;
-	*skip = !strcmp(was.status, "ok") && !strcmp(was.input_crc32, now->input_crc32) &&
-		was.input_bytes == now->input_bytes &&
-		!strcmp(was.config_crc32, now->config_crc32) && !strcmp(was.method, now->method) &&
-		xf_batch_results_whole(dir, b->method);
-	return 0;
+	int rc = xf_batch_rerun_reason(dir, b->method, now, skip, why, size, err);
+	if (rc == 0 && why[0] && xf_verbosity() >= XF_VERB_NORMAL)
+		fprintf(stderr, "xpcsfit: batch: %s: %s\n", in->path, why);
+	return rc;
 }
 
 /* Run one file as `xpcsfit <method> --config C --data FILE --out DIR/<stem>` would.
- * Returns its status; rec gets the outcome. */
-static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
+ * Returns its status; rec gets the outcome; why (a rerun's reason, or "") opens run.log. */
+static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir, const char *why,
 		   xf_batch_record *rec)
 {
 	char prefix[PATH_MAX + 4];
@@ -270,7 +268,9 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
-	xf_log_reset();	      /* run.log holds this file's run only */
+	xf_log_reset(); /* run.log holds this file's run only */
+	if (why[0])
+		xf_info("batch: %s", why);
 	xf_no_memory_reset(); /* an earlier file's allocation failure is not this one's */
 	xf_cli_error_prefix(prefix);
 	double t0 = xf_cli_now_s();
@@ -332,22 +332,33 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
 	int skip = 0;
-	if (xf_batch_fingerprint(b, in, &rec, &err) || up_to_date(b, dir, &rec, &skip, &err))
+	char why[1024];
+	if (xf_batch_fingerprint(b, in, &rec, &err) ||
+	    up_to_date(b, in, dir, &rec, &skip, why, sizeof why, &err)) {
+		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
+	}
 	if (skip) {
+		xf_batch_record_free(&rec);
 		p->done++;
 		report(b, p, in, "complete already (--resume)", NAN);
 		return 0;
 	}
 	snprintf(rec.status, sizeof rec.status, "running");
 	rec.wall_s = NAN;
-	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err))
+	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
+		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
-	int rc = run_one(b, in, dir, &rec);
-	if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
+	}
+	int rc = run_one(b, in, dir, why, &rec);
+	if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal()) {
+		xf_batch_record_free(&rec);
 		return XF_ERR_INTERRUPTED; /* the record says running: the file is pending */
+	}
 	xf_phase("batch", 0);
-	if (xf_batch_record_write(dir, &rec, &err))
+	int wrote = xf_batch_record_write(dir, &rec, &err);
+	xf_batch_record_free(&rec);
+	if (wrote)
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
 	p->done++;
 	p->failed += rc != 0;

@@ -329,7 +329,9 @@ hid_t xf_h5_fcreate(const char *path, hid_t fcpl)
 
 int xf_h5_lock_error(const char *why)
 {
-	return why && (strstr(why, "lock") || strstr(why, "Lock"));
+	/* HDF5's words for a failed flock ("unable to lock file, errno = 37, ..."); a bare
+	 * "lock" would match "sblock", the superblock of a truncated file */
+	return why && strstr(why, "unable to lock") != NULL;
 }
 
 int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
