@@ -74,9 +74,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xpcsfit-gpu: error: %s\n", err.msg);
 		return 2;
 	}
-	if (xf_gpu_device_count() < 1) {
-		fprintf(stderr, "xpcsfit-gpu: no CUDA device (backend: %s); nothing to %s\n",
-			xf_gpu_backend(), argv[1]);
+	if (xf_gpu_device_count() < 1) { /* this loads the CUDA module (adr/0055) */
+		fprintf(stderr, "xpcsfit-gpu: %s; nothing to %s\n", xf_gpu_why_none(), argv[1]);
 		return XF_TOOL_NO_DEVICE;
 	}
 	return !strcmp(argv[1], "validate") ? tool_validate(&o) : tool_bench(&o);
