@@ -49,11 +49,13 @@ static void ref_destroy(xf_gpu_ctx *ctx)
 	free(ctx);
 }
 
-static xf_gpu_ctx *ref_create(const xf_gpu_data *d, const int *devices, const double *scores,
-			      int n_dev, int fp32, char *err_msg, size_t err_len)
+static xf_gpu_ctx *ref_create(const xf_gpu_data *d, const int *devices, const size_t *first,
+			      const size_t *count, int n_dev, int fp32, char *err_msg,
+			      size_t err_len)
 {
 	(void)devices;
-	(void)scores;
+	(void)first;
+	(void)count;
 	(void)fp32;
 	size_t n = d->n_pairs, nc = d->n_pairs * (size_t)d->n_phi;
 	xf_gpu_ctx *ctx = calloc(1, sizeof *ctx);

@@ -86,8 +86,12 @@ int xf_gpu_c2(xf_gpu_ctx *ctx, const xf_gpu_params *prm, double *c2_out, xf_gpu_
 void xf_gpu_ref_accumulate(const xf_gpu_data *d, const xf_gpu_params *prm, int level, size_t block0,
 			   size_t block1, double *total);
 void xf_gpu_ref_c2(const xf_gpu_data *d, const xf_gpu_params *prm, double *c2_out);
-/* Blocks of a pair count. */
-size_t xf_gpu_blocks(size_t n_pairs);
+/* Blocks of a pair count (inline: the CUDA module, which links nothing of the programs,
+ * counts them too). */
+static inline size_t xf_gpu_blocks(size_t n_pairs)
+{
+	return (n_pairs + XF_GPU_BLOCK_PAIRS - 1) / XF_GPU_BLOCK_PAIRS;
+}
 
 #ifdef __cplusplus
 }

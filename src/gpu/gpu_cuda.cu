@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/policy.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_ops.h"
 #include "gpu/slot.h"
@@ -295,16 +294,10 @@ static int dev_init(xf_gpu_ctx *ctx, gpu_dev *g, const xf_gpu_data *d)
 
 static void cuda_destroy(xf_gpu_ctx *ctx);
 
-static xf_gpu_ctx *cuda_create(const xf_gpu_data *d, const int *devices, const double *scores,
-			       int n_dev, int fp32, char *err_msg, size_t err_len)
+static xf_gpu_ctx *cuda_create(const xf_gpu_data *d, const int *devices, const size_t *first,
+			       const size_t *count, int n_dev, int fp32, char *err_msg,
+			       size_t err_len)
 {
-	size_t first[XF_GPU_MAX_DEVICES], count[XF_GPU_MAX_DEVICES];
-	size_t nb = xf_gpu_blocks(d->n_pairs);
-	if (n_dev < 1 || n_dev > XF_GPU_MAX_DEVICES ||
-	    xf_device_split(scores, n_dev, nb, first, count)) {
-		snprintf(err_msg, err_len, "no usable GPU (%d devices given)", n_dev);
-		return NULL;
-	}
 	xf_gpu_ctx *ctx = (xf_gpu_ctx *)calloc(1, sizeof *ctx);
 	if (!ctx) {
 		snprintf(err_msg, err_len, "out of memory");

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device/policy.h"
 #include "gpu/gpu.h"
 #include "gpu/gpu_ops.h"
 
@@ -31,6 +32,7 @@
 #endif
 
 static const xf_gpu_ops *ops = &xf_gpu_none_ops;
+static void *module_handle; /* kept open for the life of the process */
 static char module_path[PATH_MAX];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
@@ -54,8 +56,7 @@ static int table_fits(const xf_gpu_ops *t)
 	       t->accumulate && t->c2;
 }
 
-/* Load the module at path (it exists); on failure the reason names it. The handle is
- * kept for the life of the process. */
+/* Load the module at path (it exists); on failure the reason names it. */
 static void open_module(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -74,6 +75,7 @@ static void open_module(const char *path)
 		return;
 	}
 	snprintf(module_path, sizeof module_path, "%s", path);
+	module_handle = h;
 	ops = t;
 }
 
@@ -181,10 +183,17 @@ int xf_gpu_device_info(int dev, char *name, size_t name_len, double *score)
 	return table()->device_info(dev, name, name_len, score);
 }
 
+/* The blocks are split here, so the module needs nothing of the programs. */
 xf_gpu_ctx *xf_gpu_create(const xf_gpu_data *d, const int *devices, const double *scores, int n_dev,
 			  int fp32, char *err_msg, size_t err_len)
 {
-	return table()->create(d, devices, scores, n_dev, fp32, err_msg, err_len);
+	size_t first[XF_GPU_MAX_DEVICES], count[XF_GPU_MAX_DEVICES];
+	if (n_dev < 1 || n_dev > XF_GPU_MAX_DEVICES ||
+	    xf_device_split(scores, n_dev, xf_gpu_blocks(d->n_pairs), first, count)) {
+		snprintf(err_msg, err_len, "no usable GPU (%d devices given)", n_dev);
+		return NULL;
+	}
+	return table()->create(d, devices, first, count, n_dev, fp32, err_msg, err_len);
 }
 
 void xf_gpu_destroy(xf_gpu_ctx *ctx)

@@ -31,12 +31,14 @@ static int none_device_info(int dev, char *name, size_t name_len, double *score)
 	return -1;
 }
 
-static xf_gpu_ctx *none_create(const xf_gpu_data *d, const int *devices, const double *scores,
-			       int n_dev, int fp32, char *err_msg, size_t err_len)
+static xf_gpu_ctx *none_create(const xf_gpu_data *d, const int *devices, const size_t *first,
+			       const size_t *count, int n_dev, int fp32, char *err_msg,
+			       size_t err_len)
 {
 	(void)d;
 	(void)devices;
-	(void)scores;
+	(void)first;
+	(void)count;
 	(void)n_dev;
 	(void)fp32;
 	snprintf(err_msg, err_len, "%s", none_reason);

@@ -31,8 +31,11 @@ typedef struct xf_gpu_ops {
 	/* why device_count() is 0: one phrase (the CUDA runtime's own words) */
 	const char *(*why_none)(void);
 	int (*device_info)(int dev, char *name, size_t name_len, double *score);
-	xf_gpu_ctx *(*create)(const xf_gpu_data *d, const int *devices, const double *scores,
-			      int n_dev, int fp32, char *err_msg, size_t err_len);
+	/* the blocks already split (gpu_load.c, xf_device_split): device devices[k] takes
+	 * count[k] blocks from first[k]; a count of 0 leaves it out */
+	xf_gpu_ctx *(*create)(const xf_gpu_data *d, const int *devices, const size_t *first,
+			      const size_t *count, int n_dev, int fp32, char *err_msg,
+			      size_t err_len);
 	void (*destroy)(xf_gpu_ctx *ctx);
 	int (*accumulate)(xf_gpu_ctx *ctx, const xf_gpu_params *prm, int level, double *total,
 			  xf_gpu_timing *t);
