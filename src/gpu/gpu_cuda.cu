@@ -210,19 +210,28 @@ __global__ void c2_kernel(dev_view v, double *out)
 	out[idx] = v.angle[v.n_phi + p] + v.angle[p] * g1 * g1;
 }
 
-/* Why there is no device: cudaGetDeviceCount's own words (no driver, an old driver, no
+/* Why there is no device (no driver, a driver older than the runtime linked in, no
  * device), kept for xf_gpu_why_none(). */
 static char no_device[256] = "no CUDA device";
 
 static int cuda_device_count(void)
 {
-	int n = 0;
+	int n = 0, driver = 0, runtime = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess) {
+	if (e == cudaSuccess)
+		return n;
+	cudaDriverGetVersion(&driver); /* 0: no driver library at all */
+	cudaRuntimeGetVersion(&runtime);
+	if (driver == 0)
+		snprintf(no_device, sizeof no_device,
+			 "no CUDA driver (libcuda.so.1, the NVIDIA driver, is not installed)");
+	else if (e == cudaErrorInsufficientDriver)
+		snprintf(no_device, sizeof no_device,
+			 "the CUDA driver (%d.%d) is older than the module's CUDA runtime (%d.%d)",
+			 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+	else
 		snprintf(no_device, sizeof no_device, "no CUDA device (%s)", cudaGetErrorString(e));
-		return 0;
-	}
-	return n;
+	return 0;
 }
 
 static const char *cuda_why_none(void)
