@@ -14,7 +14,8 @@ static const char usage[] =
 	"  bench     kernel and transfer times, fp64 throughput, a sweep over work size,\n"
 	"            the crossover and a recommended XPCSFIT_DEVICE_THRESHOLD\n"
 	"  --json FILE  also write the table as JSON (an existing FILE only with --force)\n"
-	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device (or a build without CUDA)\n";
+	"  env XPCSFIT_CUDA_MODULE=FILE  the CUDA module to load (docs/gpu.md)\n"
+	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device, driver or module\n";
 
 /* a usage error: one line, exit 2 */
 static int usage_error(const char *what, const char *where)
