@@ -5,7 +5,7 @@
 
 #include "gpu/gpu_ops.h"
 
-static char none_reason[512] = "this xpcsfit was built without CUDA (XPCSFIT_CUDA=OFF)";
+static char none_reason[512] = "this xpcsfit was built without CUDA (XPCSFIT_CUDA=OFF, or no nvcc)";
 
 void xf_gpu_none_set_reason(const char *why)
 {
