@@ -129,6 +129,36 @@ def test_bare_mpirun(cfg):
         incomplete(out, sig, "results", what)
 
 
+def test_records(cfg):
+    """The record of a graceful stop (the fit polls the flag) and of one process."""
+    rec = os.path.join(TMP, "fit.interrupted")
+    out = os.path.join(TMP, "bare_fit")
+    p, err = start([MPIRUN, "--oversubscribe", "-np", "2", XF_MPI, "nlsq", "--config", cfg,
+                    "--out", out, "--threads", "1", "--no-plots"],
+                   dict(base_env(), XPCSFIT_INTERRUPT_FILE=rec), "fit")
+    os.kill(p.pid, signal.SIGTERM)
+    rc, err = finish(p, err)
+    check(rc == 1 and "xpcsfit: error: interrupted" in err, f"mpirun, fit: {rc} {err!r}")
+    check(os.path.exists(rec) and open(rec).read() == "interrupted by SIGTERM during fit\n",
+          "mpirun, fit: rank 0 records the graceful stop")
+    incomplete(out, signal.SIGTERM, "fit", "mpirun, SIGTERM during fit")
+    rec = os.path.join(TMP, "serial.interrupted")
+    p, err = start([XF, "nlsq", "--config", cfg, "--out", os.path.join(TMP, "serial"),
+                    "--threads", "1", "--no-plots"],
+                   dict(base_env(), XPCSFIT_INTERRUPT_FILE=rec), "fit")
+    os.kill(p.pid, signal.SIGINT)
+    rc, err = finish(p, err)
+    check(rc == 130 and os.path.exists(rec) and
+          open(rec).read() == "interrupted by SIGINT during fit\n",
+          f"xpcsfit, SIGINT during fit: exit {rc}, the record")
+    # a run that ends normally records nothing
+    rec = os.path.join(TMP, "done.interrupted")
+    r = subprocess.run([XF, "nlsq", "--config", cfg, "--out", os.path.join(TMP, "done"),
+                        "--threads", "1", "--no-plots"], capture_output=True, text=True,
+                       env=dict(base_env(), XPCSFIT_INTERRUPT_FILE=rec), timeout=120)
+    check(r.returncode == 0 and not os.path.exists(rec), f"a finished run: {r.stderr}")
+
+
 def script_env(sched, cfg, data, out):
     env = dict(base_env(), XPCSFIT_CONFIG=cfg, XPCSFIT_DATA=data, XPCSFIT_OUT=out,
                XPCSFIT_BIN_DIR=os.path.dirname(XF_MPI), XPCSFIT_METHOD="nlsq",
@@ -178,6 +208,7 @@ def test_scripts(cfg, data):
 def main():
     cfg, data = setup()
     test_bare_mpirun(cfg)
+    test_records(cfg)
     test_scripts(cfg, data)
     return summary()
 
