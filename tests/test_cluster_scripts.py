@@ -6,7 +6,13 @@ print the launch line we expect (ranks, --threads, --task/--tasks, paths with sp
 quotes that a shell reads back unchanged); oversubscription, a missing binary/config/data/
 list, a bad method or array index are refused with one line and exit 2; a real run through
 a fake srun/mpirun/sbatch/qsub records the command and exit code in the log, propagates the
-exit code, passes SIGTERM on (143) and submits the summary job after the array."""
+exit code, passes SIGTERM on (143) and submits the summary job after the array.
+Issue 25 (adr/0058): through a launcher that exits 1 after relaying the signal (as Open
+MPI 4.1's mpirun does) the job still ends 143/130 and says "interrupted", also when only
+the launcher was signalled (the program's XPCSFIT_INTERRUPT_FILE record); a stepped array
+and a rerun of some of its tasks run the right slices (XPCSFIT_ARRAY_STEP); the summary
+step fits at most one task's share (--max-runs, XPCSFIT_SUMMARY_RUNS), told the array's
+task count by submit-batch.sh."""
 import os
 import re
 import shlex
@@ -186,6 +192,8 @@ def test_shared_blocks_identical():
     commons = [block(s, "common") for s in JOB_SCRIPTS]
     check(all(commons), "every job script carries the common block")
     check(len(set(commons)) == 1, "the common block differs between job scripts")
+    summaries = [block(s, "summary") for s in (SLURM_ARRAY, PBS_ARRAY)]
+    check(all(summaries) and len(set(summaries)) == 1, "the summary block differs")
     mpiruns = [block(s, "mpirun") for s in (SLURM_MPI, PBS_MPI)]
     check(all(mpiruns) and len(set(mpiruns)) == 1, "the mpirun block differs")
 
