@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang-format
+  help2man
   libhdf5-dev hdf5-plugin-lzf liblzf1 hdf5-tools zlib1g-dev libpng-dev
   libyaml-dev
   libgsl-dev

@@ -6,8 +6,9 @@ refusal of finished results without --resume/--force; SIGKILL mid-batch then --r
 true); --overrides (per-file dt and q applied and recorded); --task/--tasks (each input
 run exactly once, a final --resume reruns nothing); --list (comments, relative paths);
 --method fit (summary from the CMC posterior); --resume compares the resolved settings,
-naming why a file is rerun (adr/0057). Bad command lines and CSVs are in
-tests/bad_inputs/cases_batch.py."""
+naming why a file is rerun (adr/0057); --max-runs (the bounded summary step of a job
+array: at most N files fitted, the rest left as they were, exit 1 saying so). Bad command
+lines and CSVs are in tests/bad_inputs/cases_batch.py."""
 import csv
 import json
 import os
@@ -382,8 +383,45 @@ def test_resume_fingerprint():
           f"old record, other bytes: {r.stderr[-300:]}")
 
 
+def test_max_runs():
+    """--max-runs N fits at most N files (complete ones skipped by --resume do not count),
+    leaves the others as they were (never run: pending), says how many in one error line
+    and exits 1; --max-runs 0 only rewrites the summary; a cap not reached changes
+    nothing."""
+    out = os.path.join(TMP, "b7")
+    files = [FILES[0], FILES[1], FILES[2], BAD]
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", FILES[0])
+    check(r.returncode == 0, f"first file: {r.stderr[-300:]}")
+    stamp = stamps(os.path.join(out, "s0"))
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "1", *files)
+    errs = error_lines(r.stderr)
+    check(r.returncode == 1, f"--max-runs 1: exit {r.returncode}: {r.stderr[-400:]}")
+    check(len(errs) == 1 and "--max-runs 1 reached: 2 files not run" in errs[0]
+          and "--resume" in errs[0], f"--max-runs 1: one line: {errs}")
+    check(stamps(os.path.join(out, "s0")) == stamp, "the complete file is not counted nor touched")
+    check(complete(os.path.join(out, "s1", "nlsq")), "the one run allowed: s1")
+    check(not os.path.exists(os.path.join(out, "s2")) and
+          not os.path.exists(os.path.join(out, "bad")), "s2 and bad.h5 not run")
+    rows, js = summary(out)
+    check([x["status"] for x in rows] == ["ok", "ok", "pending", "pending"],
+          f"summary after --max-runs 1: {[x['status'] for x in rows]}")
+    check("1 files run" not in r.stdout and "2 ok, 0 failed, 2 pending of 4 files" in r.stdout,
+          f"totals: {r.stdout[-200:]}")
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "0", *files)
+    check(r.returncode == 1 and "--max-runs 0 reached: 2 files not run" in r.stderr
+          and "nlsq:" not in r.stdout, f"--max-runs 0: summary only: {r.stderr[-300:]}")
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "5", *files)
+    check(r.returncode == 1 and "--max-runs" not in r.stderr and len(error_lines(r.stderr)) == 1,
+          f"--max-runs 5 not reached: only bad.h5 fails: {r.stderr[-400:]}")
+    rows, _ = summary(out)
+    check([x["status"] for x in rows] == ["ok", "ok", "ok", "failed"], f"{rows}")
+
+
 for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overrides,
-          test_tasks_and_list, test_fit_method, test_resume_fingerprint):
+          test_tasks_and_list, test_fit_method, test_resume_fingerprint, test_max_runs):
     print("--", t.__name__)
     t()
 sys.exit(tally_summary())

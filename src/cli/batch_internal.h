@@ -32,6 +32,7 @@ typedef struct xf_batch {
 	int resume, force, plots, threads;
 	int strict;	 /* --strict: the config must use every key (checked before any file) */
 	int task, tasks; /* --task K --tasks N; 0 and 1 without them */
+	long max_runs;	 /* --max-runs N: files this process fits at most, -1 for no cap */
 	int rank, ranks; /* xpcsfit-mpi: this rank of ranks (0 of 1 in one process) */
 	xf_batch_input *inputs;
 	size_t n, cap;

@@ -31,6 +31,11 @@ static volatile sig_atomic_t lockfile_set;
 static char completed[PATH_MAX]; /* the last folder completed, "" while none */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
+/* XPCSFIT_INTERRUPT_FILE (adr/0058): where an interruption records its signal, "" for
+ * nowhere; the temporary name beside it is prepared here too, the handler only renames */
+static char record_path[PATH_MAX];
+static char record_tmp[PATH_MAX];
+static int record_off; /* xpcsfit-mpi: a rank other than 0 records nothing */
 /* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
  * (a PLplot session's capture, plsession.c): a line written to fd 2 then would be lost */
 static volatile sig_atomic_t line_fd = 2;
@@ -52,6 +57,27 @@ static void put(int fd, const char *s)
 static const char *sig_name(int sig)
 {
 	return sig == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+/* The record of XPCSFIT_INTERRUPT_FILE: "interrupted by SIGTERM during fit", whole or not
+ * at all (temporary file, then rename: both async-signal-safe). A job script reads it
+ * after the launcher ended, when mpirun's own exit code (1) no longer says why. */
+static void record_signal(int sig)
+{
+	if (!record_path[0])
+		return;
+	int fd = open(record_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	put(fd, "interrupted by ");
+	put(fd, sig_name(sig));
+	put(fd, " during ");
+	put(fd, phase_name);
+	put(fd, "\n");
+	if (close(fd) == 0)
+		rename(record_tmp, record_path);
+	else
+		unlink(record_tmp);
 }
 
 /* Kill the helpers, note the interruption, one line, exit: async-signal-safe only. */
@@ -97,6 +123,7 @@ static void stop_now(void)
 		}
 		put(fd, "\n");
 	}
+	record_signal(sig);
 	_exit(128 + sig);
 }
 
@@ -118,8 +145,25 @@ static void on_alarm(int sig)
 	stop_now();
 }
 
+/* XPCSFIT_INTERRUPT_FILE, read once before any handler can run; a path too long for the
+ * buffers records nothing rather than a cut name. */
+static void record_setup(void)
+{
+	const char *path = getenv("XPCSFIT_INTERRUPT_FILE");
+	record_path[0] = record_tmp[0] = '\0';
+	if (record_off || !path || !path[0])
+		return;
+	int n = snprintf(record_tmp, sizeof record_tmp, "%s.tmp", path);
+	if (n < 0 || (size_t)n >= sizeof record_tmp) {
+		record_tmp[0] = '\0';
+		return;
+	}
+	snprintf(record_path, sizeof record_path, "%s", path);
+}
+
 void xf_signals_install(void)
 {
+	record_setup();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -185,6 +229,22 @@ int xf_interrupt_signal(void)
 int xf_interrupt_exit_code(void)
 {
 	return 128 + (got_signal == SIGTERM ? SIGTERM : SIGINT);
+}
+
+void xf_interrupt_record_off(void)
+{
+	record_off = 1;
+	record_path[0] = '\0';
+}
+
+void xf_interrupt_record(void)
+{
+	if (!got_signal)
+		return;
+	sigset_t old;
+	block_handled_signals(&old);
+	record_signal(got_signal);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void xf_interrupt_reported(void)

@@ -40,6 +40,17 @@ int xf_interrupt_signal(void);
 /* The exit code of an interrupted run: 130 for SIGINT, 143 for SIGTERM. */
 int xf_interrupt_exit_code(void);
 
+/* XPCSFIT_INTERRUPT_FILE=<path> (docs/cluster.md, adr/0058): an interrupted run records
+ * "interrupted by SIGTERM during <phase>" there (whole: temporary file, then rename), as
+ * it exits 130/143, so that a job script can tell an interruption from a failure where a
+ * launcher's exit code cannot (Open MPI 4.1's mpirun exits 1 after relaying either
+ * signal). Read by xf_signals_install; the handler writes it when it ends the process,
+ * xf_interrupt_record when a graceful stop returns (nothing when no signal came).
+ * xf_interrupt_record_off, before xf_signals_install: this process records nothing
+ * (xpcsfit-mpi: every rank but 0, whose status is the job's). */
+void xf_interrupt_record(void);
+void xf_interrupt_record_off(void);
+
 /* The CLI has printed the error line of a graceful stop: cancel the backstop alarm. */
 void xf_interrupt_reported(void);
 
