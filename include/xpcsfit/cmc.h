@@ -176,6 +176,12 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
 int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
 			 xf_error *err);
 
+/* One point of the sampler's space (n_theta logits, then log sigma) in physical units:
+ * x[m] the sampled parameter theta[m] within its bounds, x[n_theta] sigma. x may be u. */
+void xf_cmc_result_to_physical(const xf_cmc_result *res, const double *u, double *x);
+/* The logit transform's inverse on [lower, upper], never outside the box. */
+double xf_cmc_u_to_x(double lower, double upper, double u);
+
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */
 int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,
