@@ -56,6 +56,11 @@ int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_d
 int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
 		       const xf_estimate *est, xf_error *err);
 
+/* <dir>/posterior.nc of a CMC run: the published posterior as ArviZ InferenceData in
+ * netCDF-4 (groups posterior, sample_stats, observed_data, summary; adr/0061). */
+int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
+			     xf_error *err);
+
 /* Where an NLSQ result came from (its parameters.json "data" and "status"). */
 typedef struct xf_nlsq_origin {
 	char file[4096];
