@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cmc_posterior_out.h"
 #include "io/cmc_sensitivity_out.h"
 #include "io/h5write.h"
 #include "io/io_internal.h"
@@ -225,7 +226,10 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
 	hid_t dcpl = H5Pcopy(w->dcpl);
 	hsize_t chunk[4] = { 1, dims[1], dims[2], dims[3] };
 	H5Pset_chunk(dcpl, 4, chunk);
-	hid_t d = H5Dcreate2(g, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	/* the physical copy is derived (the u-space draws are the record): float32, half the
+	 * bytes, 7 digits (D0 8000 to 0.001) */
+	hid_t d = H5Dcreate2(g, name, physical ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
+			     H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	H5Pclose(dcpl);
 	if (d < 0) {
 		H5Sclose(space);
@@ -233,11 +237,12 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
 		return;
 	}
 	if (physical)
-		xf_h5_describe(w, d, "see /cmc/coordinate",
-			       "every shard's draws in physical units: each sampled parameter "
-			       "(units of parameter_units), then sigma (shards, chains, draws, "
-			       "coordinates; coordinate log_sigma holds sigma itself); NaN for a "
-			       "shard that could not be sampled");
+		xf_h5_describe(
+			w, d, "see /cmc/coordinate",
+			"every shard's draws in physical units (float32): each sampled parameter "
+			"(units of parameter_units), then sigma (shards, chains, draws, "
+			"coordinates; coordinate log_sigma holds sigma itself); NaN for a "
+			"shard that could not be sampled");
 	else
 		xf_h5_describe(w, d, "1",
 			       "every shard's draws in the sampler's space: logit of each sampled "
@@ -436,6 +441,7 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		shard_draws(&w, g, res, 1);
 		check_group(&w, g, res);
 		xf_cmc_sensitivity_h5(&w, g, res);
+		xf_cmc_posterior_diag_h5(&w, g, res);
 		cmc_dims(&w, g, res);
 		H5Gclose(g);
 	}

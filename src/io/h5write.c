@@ -231,14 +231,33 @@ int xf_h5_scale(h5w *w, hid_t grp, const char *name)
 
 int xf_h5_index_scale(h5w *w, hid_t grp, const char *name, size_t n, const char *desc)
 {
+	if (w->failed)
+		return -1;
 	long long *v = malloc((n ? n : 1) * sizeof *v);
 	if (!v)
 		return xf_h5_fail(w, name);
 	for (size_t k = 0; k < n; k++)
 		v[k] = (long long)k;
-	hsize_t dims[1] = { n };
-	xf_h5_put(w, grp, name, H5T_NATIVE_LLONG, H5T_STD_I64LE, 1, dims, v, "1", desc);
+	/* shuffled and deflated: 0..n-1 shrinks to a few hundred bytes (8 n stored) */
+	hid_t dcpl = H5Pcopy(w->dcpl);
+	hsize_t dims[1] = { n }, chunk[1] = { n ? n : 1 };
+	if (n > 0) {
+		H5Pset_chunk(dcpl, 1, chunk);
+		H5Pset_shuffle(dcpl);
+		H5Pset_deflate(dcpl, 1);
+	}
+	hid_t s = H5Screate_simple(1, dims, NULL);
+	hid_t d = H5Dcreate2(grp, name, H5T_STD_I64LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	herr_t st = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+	if (st >= 0)
+		xf_h5_describe(w, d, "1", desc);
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	H5Pclose(dcpl);
 	free(v);
+	if (st < 0)
+		return xf_h5_fail(w, name);
 	return xf_h5_scale(w, grp, name);
 }
 

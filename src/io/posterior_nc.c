@@ -270,7 +270,7 @@ static void summary_group(ncw *w, int root, const xf_cmc_result *res,
 		ok(w, NC_ENOMEM, "summary");
 		return;
 	}
-	const double *src[7] = { res->mean,   d->mcse_mean, res->sd,	 d->mcse_sd,
+	const double *src[7] = { res->mean,   d->mcse_mean, res->sd, d->mcse_sd,
 				 d->ess_bulk, d->ess_tail,  d->rhat };
 	static const char *const col_names[7] = { "mean",     "mcse_mean", "sd",   "mcse_sd",
 						  "ess_bulk", "ess_tail",  "r_hat" };
