@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <netcdf.h>
+#include <netcdf_mem.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,20 +306,22 @@ static void summary_group(ncw *w, int root, const xf_cmc_result *res,
 int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
 			     xf_error *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX];
 	if (xf_path_join(path, sizeof path, dir, "posterior.nc", err) != 0)
 		return err->code;
-	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
-		return xf_fail(err, XF_ERR_DATA, "path too long, %s", path);
 	xf_cmc_posterior_diag d;
 	if (xf_cmc_posterior_diagnostics(res, &d) != 0)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior diagnostics");
 	ncw w = { 0, path, err };
 	int root;
-	if (nc_create(tmp, NC_NETCDF4 | NC_CLOBBER, &root) != NC_NOERR) {
+	/* built in memory, then written by our own atomic writer: libnetcdf would open the
+	 * file through HDF5 with HDF5's file lock, which fails on a filesystem without locks
+	 * and cannot be turned off once HDF5 has started (adr/0056) */
+	int st = nc_create_mem("posterior.nc", NC_NETCDF4, 1 << 16, &root);
+	if (st != NC_NOERR) {
 		xf_cmc_posterior_diag_free(&d);
-		return xf_fail(err, XF_ERR_IO, "cannot create file (folder not writable?), %s",
-			       path);
+		return xf_fail(err, XF_ERR_NOMEM, "cannot build the file in memory (%s), %s",
+			       nc_strerror(st), path);
 	}
 	text(&w, root, NC_GLOBAL, "creator", "xpcsfit " XPCSFIT_VERSION);
 	text(&w, root, NC_GLOBAL, "inference_library", "xpcsfit");
@@ -334,12 +337,15 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc
 	observed_group(&w, root, ds, &d);
 	summary_group(&w, root, res, &d);
 	xf_cmc_posterior_diag_free(&d);
-	int st = nc_close(root);
+	NC_memio mem = { 0 };
+	st = nc_close_memio(root, &mem);
 	if (!w.failed)
 		ok(&w, st, "file (close)");
 	if (w.failed) {
-		unlink(tmp);
+		free(mem.memory);
 		return err->code ? err->code : XF_ERR_IO;
 	}
-	return xf_commit_tmp(tmp, path, err);
+	int rc = xf_write_file_atomic(path, mem.memory, mem.size, err);
+	free(mem.memory);
+	return rc;
 }
