@@ -298,7 +298,7 @@ def main():
             "--noise", "0.002", "--seed", "1")
     check(r.returncode == 0, f"simulate: {r.stderr}")
     r = run("nlsq", "--config", config("nlsq.yaml"), "--out", os.path.join(TMP, "n"),
-            "--no-plots")
+            "--no-plots", "--surfaces")  # the surfaces' dimensions are checked too
     check(r.returncode == 0, f"nlsq: {r.stderr}")
     nlsq = os.path.join(TMP, "n", "nlsq")
     h5 = os.path.join(nlsq, "results.h5")
