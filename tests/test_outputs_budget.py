@@ -26,7 +26,7 @@ os.makedirs(TMP)
 
 N_PHI, N = 5, 120
 # the budget of docs/outputs.md "Output budget", bytes
-H5_FIXED, H5_PER_ANGLE = 48 << 10, 1 << 10  # results.h5 without surfaces
+H5_FIXED, H5_PER_ANGLE, H5_PER_FRAME = 48 << 10, 1 << 10, 48  # results.h5, no surfaces
 PNG_PER_ANGLE = 400 << 10  # one c2_phi page (at most 245 x 245 display cells a map)
 REPORT_MAX = 2 << 20  # report.html, whatever the angles
 SURFACE_BYTES_PER_CELL = 12  # float32 data, fit, residual before compression
@@ -86,8 +86,8 @@ def main():
     d = os.path.join(TMP, "out", "nlsq")
     check(not has_surfaces(d), "no surfaces by default")
     h5 = os.path.getsize(os.path.join(d, "results.h5"))
-    check(h5 <= H5_FIXED + N_PHI * H5_PER_ANGLE,
-          f"results.h5 {h5} B > {H5_FIXED} + {N_PHI} x {H5_PER_ANGLE}")
+    check(h5 <= H5_FIXED + N_PHI * H5_PER_ANGLE + N * H5_PER_FRAME,
+          f"results.h5 {h5} B > {H5_FIXED} + {N_PHI} x {H5_PER_ANGLE} + {N} x {H5_PER_FRAME}")
     drawn = pngs(d)
     angle_pages = [n for n in drawn if n.startswith("c2_phi_")]
     check(len(angle_pages) == N_PHI and "overview.png" in drawn, f"pages {sorted(drawn)}")
