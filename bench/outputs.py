@@ -3,7 +3,7 @@
 user runs it on the nlsq_cli.py workload (23 angles x 1000 frames). Times, interleaved
 `--repeat` times, medians reported:
   bare      `xpcsfit nlsq --no-plots --no-surfaces` (no outputs but the numbers)
-  default   `xpcsfit nlsq` (plots, report; no surfaces since adr/0059)
+  default   `xpcsfit nlsq` (plots: 10 angle pages, report; no surfaces since adr/0059)
   surfaces  `xpcsfit nlsq --surfaces` (the full-resolution maps in results.h5 too)
   plot      `xpcsfit plot DIR` on the default run's result (data reloaded, model
             recomputed)

@@ -3,7 +3,9 @@
 small simulated laminar problem (5 angles x 120 frames) a default `nlsq` run writes no
 surfaces and stays inside the stated byte budget per angle (results.h5, each angle PNG,
 report.html); the surfaces are written only with --surfaces or `output.surfaces: full`
-(--no-surfaces wins over the config); `xpcsfit plot DIR` redraws a result without
+(--no-surfaces wins over the config); with more than 10 angles the default draws the
+pages of the overview's 10 angles (`plotting.angle_pages: all`, and `xpcsfit plot DIR`,
+every angle); `xpcsfit plot DIR` redraws a result without
 surfaces from the data file and the model, the same PNG bytes as drawn at fit time; and
 `xpcsfit plot` redraws a CMC folder's angle pages and corner.png (the same bytes) and
 overview.png, for a consensus and an importance-route posterior. Sizes
@@ -144,6 +146,39 @@ def main():
     r = run("plot", d, "--data", data + ".moved")
     check(r.returncode == 0 and pngs(d) == drawn, f"plot --data: {r.stderr}")
     os.rename(data + ".moved", data)
+
+    # 3b. more angles than the overview shows (12 > 10): the default draws the pages of the
+    #     overview's 10 angles (first and last included), plotting.angle_pages: all every
+    #     one, `xpcsfit plot DIR` every one; the report links the pages there are
+    phis = ",".join(str(-80 + 14 * k) for k in range(12))
+    many = os.path.join(TMP, "many.h5")
+    r = run("simulate", "--config", write("many_truth.yaml", CONFIG.format(
+        data=many, end=42, values=TRUTH, extra="")), "--phi", phis, "--out", many,
+        "--noise", "0.001")
+    check(r.returncode == 0, f"simulate 12 angles: {r.stderr}")
+    mcfg = write("many.yaml", CONFIG.format(data=many, end=42, values=TRUTH, extra=""))
+    r = run("nlsq", "--config", mcfg, "--out", "many")
+    dm = os.path.join(TMP, "many", "nlsq")
+    pages = sorted(n for n in pngs(dm) if n.startswith("c2_phi_"))
+    check(r.returncode == 0 and len(pages) == 10, f"default: 10 angle pages, {pages}")
+    check(pages[0].startswith("c2_phi_000_") and pages[-1].startswith("c2_phi_011_"),
+          f"first and last angle drawn: {pages}")
+    page = open(os.path.join(dm, "report.html"), encoding="utf-8").read()
+    check(page.count('<a href="plots/c2_phi_') == 10, "the report links the 10 pages")
+    allcfg = write("many_all.yaml", CONFIG.format(data=many, end=42, values=TRUTH,
+                                                  extra="plotting: {angle_pages: all}\n"))
+    r = run("nlsq", "--config", allcfg, "--out", "many_all")
+    da = os.path.join(TMP, "many_all", "nlsq")
+    every = pngs(da)
+    check(r.returncode == 0 and len([n for n in every if n.startswith("c2_phi_")]) == 12,
+          f"angle_pages: all: {sorted(every)}")
+    default_pages = pngs(dm)
+    for name in pages:  # the pages both draw are the same bytes
+        check(every.get(name) == default_pages[name], f"{name}: all vs auto")
+    r = run("plot", dm)
+    redrawn = pngs(dm)
+    check(r.returncode == 0 and sorted(redrawn) == sorted(every) and
+          all(redrawn[n] == every[n] for n in every), f"plot DIR draws every angle: {r.stderr}")
 
     # 4. CMC folders (static; 2 shards: the consensus, corrected by the self-check; 1
     #    shard: the importance route): plot redraws the angle pages and corner.png (the

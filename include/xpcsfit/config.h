@@ -107,6 +107,7 @@ typedef struct xf_config {
 	/* output.surfaces: 1 ("full") writes the (n_phi, N, N) surfaces into results.h5,
 	 * 0 ("none", the default) leaves them out (adr/0059); --surfaces/--no-surfaces win */
 	int output_surfaces;
+	int plot_all_angles; /* plotting.angle_pages: 1 "all", 0 "auto" (≤ 10 pages, adr/0059) */
 
 	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
 	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`

@@ -34,6 +34,11 @@ int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_c
  * processes (≤ 1: this one; call it with no other threads running). */
 int xf_plot_data(const char *plots_dir, const xf_dataset *ds, int workers, xf_error *err);
 
+/* plotting.angle_pages: 1 ("all") draws every angle's page; 0 ("auto", the default) the
+ * angles of overview.png's lag panel, all of them up to 10 angles, else 10 evenly spread
+ * (adr/0059). Process-wide, like plotting.dpi; `xpcsfit plot DIR` draws every angle. */
+void xf_plot_set_angle_pages(int all);
+
 /* xpcsfit plot DIR: redraw the plots of a result directory (NLSQ or CMC) from its
  * results.h5: from the stored surfaces, or without them from the data file and the model
  * at the values (adr/0059). CMC: the angle pages, corner.png and overview.png. */

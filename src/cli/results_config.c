@@ -17,6 +17,7 @@ int xf_output_info_from_config(const xf_config *cfg, const char *method, xf_outp
 	int cmc = method && !strcmp(method, "cmc");
 	info->config_path = cfg->source_path;
 	info->plot_dpi = cfg->plot_dpi;
+	info->plot_all_angles = cfg->plot_all_angles;
 	info->loss = xf_loss_name(cfg->nlsq.loss);
 	info->loss_linear = cfg->nlsq.loss == XF_LOSS_LINEAR;
 	info->f_scale = cfg->nlsq.f_scale;

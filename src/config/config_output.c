@@ -1,7 +1,7 @@
 /* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
  * (or output.directory: the default result folder), output.surfaces (xpcsfit's own: the
  * fitted surfaces in results.h5 or not), logging.level (what the console shows), plotting.dpi
- * (PNG size) and, before the whole config is read, a quick look at
+ * (PNG size), plotting.angle_pages (xpcsfit's own: which angles get a page) and, before the whole config is read, a quick look at
  * output.base_directory for the CLI's result-folder check. Their other keys are left to the key accounting (config_keys.c): listed by
  * `validate`, refused by --strict, no warning each. */
 #include "config/config_internal.h"
@@ -17,6 +17,8 @@
 /* homodyne's Python logging level names; CRITICAL behaves as ERROR */
 /* output.surfaces: the index is the value of xf_config.output_surfaces */
 static const char *const surfaces_names[] = { "none", "full", NULL };
+/* plotting.angle_pages: the index is the value of xf_config.plot_all_angles */
+static const char *const angle_pages_names[] = { "auto", "all", NULL };
 
 static const char *const level_names[] = {
 	"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
@@ -34,7 +36,7 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 	long dpi = 0;
 	int has_dpi = 0;
 	const char *base = NULL, *dir = NULL;
-	int index = 0, given = 0, surfaces = 0, surfaces_given = 0;
+	int index = 0, given = 0, surfaces = 0, surfaces_given = 0, pages = 0, pages_given = 0;
 	int rc = xf_cfg_section(r, root, "", "output", &out);
 	if (!rc && out)
 		rc = xf_cfg_string(r, out, "output", "base_directory", &base);
@@ -52,6 +54,9 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 	if (!rc && plot)
 		rc = xf_cfg_int(r, plot, "plotting", "dpi", XF_PLOT_DPI_MIN, XF_PLOT_DPI_MAX, &dpi,
 				&has_dpi);
+	if (!rc && plot)
+		rc = xf_cfg_choice(r, plot, "plotting", "angle_pages", angle_pages_names, &pages,
+				   &pages_given);
 	if (rc)
 		return rc;
 	if (has_dpi)
@@ -59,6 +64,7 @@ int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *
 	if (given)
 		cfg->verbosity = level_values[index];
 	cfg->output_surfaces = surfaces_given ? surfaces : 0;
+	cfg->plot_all_angles = pages_given ? pages : 0;
 	if (!(base && base[0]))
 		base = dir; /* homodyne's current templates' name; base_directory wins */
 	if (base && base[0] && !(cfg->base_directory = strdup(base)))

@@ -18,6 +18,7 @@ typedef struct cmc_ctx {
 static int cmc_plots(const char *plots_dir, void *p, xf_error *err)
 {
 	cmc_ctx *c = p;
+	xf_plot_set_angle_pages(c->info->plot_all_angles);
 	return xf_plot_cmc_estimate(plots_dir, c->ds, c->res, c->est, c->info->plot_dpi, err);
 }
 

@@ -55,6 +55,7 @@ int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_
 	int threads = opt && opt->threads > 1 ? opt->threads : 1;
 	int surface_threads = !opt || opt->write_surfaces ? threads : 0;
 	int write_plots = opt ? opt->write_plots : 1;
+	xf_plot_set_angle_pages(info->plot_all_angles);
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
 	/* plots and surfaces: the plots are drawn from the surfaces as results.h5 is written

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* at most this many angles get their own colour in the lag panel (a subset, evenly
- * spread over φ, is drawn beyond that: more curves are unreadable) */
-#define XF_PLOT_MAX_CURVES 10
+/* at most XF_PLOT_MAX_CURVES angles (plot_internal.h) get their own colour in the lag
+ * panel (a subset, evenly spread over φ, is drawn beyond that: more curves are
+ * unreadable); the angle pages are theirs by default (adr/0059) */
 /* data markers per curve, log-spaced in lag */
 #define XF_PLOT_MARKERS	       40
 #define XF_PLOT_FIRST_COLOUR   16
@@ -85,7 +85,7 @@ static void per_angle_panel(const xf_plot_src *src, const double *v, const doubl
 }
 
 /* angles drawn in the lag panel: all, or an even spread of XF_PLOT_MAX_CURVES */
-static int chosen_angles(int n_phi, int *idx)
+int xf_plot_chosen_angles(int n_phi, int *idx)
 {
 	if (n_phi <= XF_PLOT_MAX_CURVES) {
 		for (int k = 0; k < n_phi; k++)
@@ -124,7 +124,7 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	if (nl < 1)
 		return;
 	int idx[XF_PLOT_MAX_CURVES];
-	int n_curves = chosen_angles(src->n_phi, idx);
+	int n_curves = xf_plot_chosen_angles(src->n_phi, idx);
 	double lo = INFINITY, hi = -INFINITY;
 	for (int c = 0; c < n_curves; c++)
 		for (int k = 0; k < nl; k++) {

@@ -702,6 +702,7 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 		if (r.cmc)
 			src.stop_reason = kept;
 		xf_pl_set_dpi(r.plot_dpi);
+		xf_plot_set_angle_pages(1); /* an explicit redraw: every angle's page */
 		if (r.cmc)
 			rc = redraw_corner(&r, plots, err);
 		close_handles(&r); /* each drawing process opens the file itself */

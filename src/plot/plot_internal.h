@@ -92,7 +92,18 @@ void xf_plot_lag_cut(const double *m, const double *packed, int n, double *out);
 int xf_plot_overview_file(const char *plots_dir, const xf_plot_src *src, const xf_plot_cuts *cuts,
 			  xf_error *err);
 
-/* Draw every per-angle PNG and overview.png into plots_dir (created if missing). */
+/* The angles of the overview's lag panel: all when at most XF_PLOT_MAX_CURVES (10), else
+ * that many evenly spread, first and last included; their indices into idx (room for
+ * XF_PLOT_MAX_CURVES), their count returned. More curves are unreadable, and more angle
+ * pages by default cost more than the fit (adr/0059). */
+#define XF_PLOT_MAX_CURVES 10
+int xf_plot_chosen_angles(int n_phi, int *idx);
+/* 1 when angle a of n_phi gets its page: every angle after xf_plot_set_angle_pages(1),
+ * else the overview's angles (adr/0059) */
+int xf_plot_angle_shown(int n_phi, int a);
+
+/* Draw the per-angle PNGs (xf_plot_angle_shown; the data-only pages: every angle) and
+ * overview.png into plots_dir (created if missing). */
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err);
 
 /* plotting.dpi: pages are drawn at dpi / XF_PLOT_DPI_REFERENCE times their nominal pixel

@@ -22,6 +22,24 @@
 /* how often the parent looks at the drawing processes (ns): progress and their exit */
 #define XF_PLOT_POLL_NS 100000000L
 
+/* plotting.angle_pages (xf_plot_set_angle_pages) */
+static int angle_pages_all;
+
+void xf_plot_set_angle_pages(int all)
+{
+	angle_pages_all = all != 0;
+}
+
+int xf_plot_angle_shown(int n_phi, int a)
+{
+	int idx[XF_PLOT_MAX_CURVES];
+	int n = angle_pages_all ? 0 : xf_plot_chosen_angles(n_phi, idx);
+	for (int k = 0; k < n; k++)
+		if (idx[k] == a)
+			return 1;
+	return angle_pages_all || n == n_phi;
+}
+
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
 {
 	snprintf(buf, size, "c2_phi_%03d_%+07.2fdeg.png", a, phi_deg);
@@ -85,6 +103,10 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
 	for (int a = first; a < src->n_phi && rc == 0; a += stride) {
+		if (!src->data_only && !xf_plot_angle_shown(src->n_phi, a)) {
+			__atomic_add_fetch(done, 1, __ATOMIC_RELAXED); /* no page: counted done */
+			continue;
+		}
 		rc = src->surfaces(src->ctx, a, data, fit, err);
 		if (rc != 0)
 			break;

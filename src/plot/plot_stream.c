@@ -69,9 +69,15 @@ static void nap(long ns)
 	nanosleep(&t, NULL);
 }
 
-/* one angle page from its slot */
+/* one angle page from its slot (an angle without a page, xf_plot_angle_shown: counted
+ * done) */
 static int draw_angle(xf_plot_stream *s, int a, xf_error *err)
 {
+	if (!xf_plot_angle_shown(s->ns.src.n_phi, a)) {
+		__atomic_store_n(&s->drawn[a], 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&s->sh->done, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	char name[64], path[PATH_MAX];
 	xf_plot_angle_name(name, sizeof name, a, s->ns.src.phi_deg[a]);
 	if (xf_path_join(path, sizeof path, s->dir, name, err) != 0)
