@@ -59,6 +59,13 @@ void xf_cli_print_param(const char *name, double value, double unc, int fixed,
 /* The summaries' last line: the result folder and its report.html. */
 void xf_cli_print_results_line(const char *dir);
 
+/* `validate`'s account of what will be fitted (validate_plan.c): the per-angle modes of
+ * NLSQ and CMC, σ, and each parameter of pr (free/fixed, start and its source, bounds,
+ * CMC's prior, unit), as key: value lines with a table, or into the JSON object o. */
+typedef struct cJSON cJSON;
+void xf_validate_plan_lines(const xf_config *cfg, const xf_problem *pr);
+void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr);
+
 /* job with out = the config's output.base_directory when --out was not given (buf holds
  * it); else job itself. */
 const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size);

@@ -94,8 +94,8 @@ void xf_num_unc(double v, double u, char *buf, size_t size)
 		return;
 	}
 	int place = xf_num_place(u);
-	write_at(u, place, isfinite(v) ? scientific(v, u, place) : scientific(0.0, u, place),
-		 buf, size);
+	write_at(u, place, isfinite(v) ? scientific(v, u, place) : scientific(0.0, u, place), buf,
+		 size);
 }
 
 void xf_num_pm(double v, double u, const char *pm, char *buf, size_t size)
