@@ -54,8 +54,7 @@ static void num(double x, char *buf, size_t size)
 
 static void print_param(const xf_config *cfg, const xf_problem *pr, int k)
 {
-	char start[XF_NUM_TEXT], lo[XF_NUM_TEXT], hi[XF_NUM_TEXT], mu[XF_NUM_TEXT],
-		sd[XF_NUM_TEXT];
+	char start[XF_NUM_TEXT], lo[XF_NUM_TEXT], hi[XF_NUM_TEXT], mu[XF_NUM_TEXT], sd[XF_NUM_TEXT];
 	num(start_value(cfg, pr, k), start, sizeof start);
 	num(pr->lower[k], lo, sizeof lo);
 	num(pr->upper[k], hi, sizeof hi);
@@ -82,7 +81,8 @@ void xf_validate_plan_lines(const xf_config *cfg, const xf_problem *pr)
 	printf("per_angle_mode_cmc: %s (config: %s)\n", cmc_mode(cfg, pr),
 	       xf_scaling_mode_name(cfg->cmc.per_angle_mode));
 	xf_num_value(pr->sigma, NAN, sigma, sizeof sigma);
-	printf("sigma: %s\n", pr->has_sigma ? sigma : "not given (NLSQ: from the residuals; CMC: sampled)");
+	printf("sigma: %s\n",
+	       pr->has_sigma ? sigma : "not given (NLSQ: from the residuals; CMC: sampled)");
 	printf("parameters: %d free of %d (%d physical, %d per-angle coefficients)\n",
 	       count_free(pr), pr->n_full, pr->n_phys, pr->n_full - pr->n_phys);
 	printf("  %-20s %-6s %-10s %-7s %-10s %-10s %-10s %-10s %s\n", "name", "status", "start",
