@@ -2,12 +2,14 @@
  * 2 significant digits of the uncertainty and the value rounded to that place, 6
  * significant digits without one, scientific notation below 1e-4 and from 1e6 on. The
  * cases are the numbers of the demo reports that issue 25 quotes. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "util/numfmt.h"
@@ -90,6 +92,26 @@ static void test_value_at_place(void **state)
 	assert_string_equal(buf, "0.00019");
 }
 
+/* any finite input gives a finite, bounded text: no power of ten overflows, no value is
+ * asked for more digits than a double holds */
+static void test_extremes(void **state)
+{
+	(void)state;
+	static const double pairs[][2] = {
+		{ 1.0, 1e-300 },   { 1e-309, 1e-310 }, { 1e300, 1e299 }, { DBL_MAX, DBL_MAX },
+		{ -DBL_MAX, 1.0 }, { 5e-324, 5e-324 }, { 1.0, DBL_MAX }, { 123.456, 1e-20 },
+	};
+	char buf[XF_NUM_TEXT];
+	for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+		xf_num_pm(pairs[k][0], pairs[k][1], " +/- ", buf, sizeof buf);
+		assert_null(strstr(buf, "nan"));
+		assert_null(strstr(buf, "inf"));
+		assert_true(strlen(buf) < 60);
+	}
+	check_pm(1.0, 1e-300, "1.0000000000000000 +/- 0.0000000000000000");
+	check_pm(1e300, 2.5e299, "1.00e+300 +/- 2.5e+299");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +120,7 @@ int main(void)
 		cmocka_unit_test(test_zero),
 		cmocka_unit_test(test_bare),
 		cmocka_unit_test(test_value_at_place),
+		cmocka_unit_test(test_extremes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* significant digits of an uncertainty, and of a value with none */
 #define UNC_DIGITS  2
@@ -18,27 +19,45 @@ static int usable_unc(double u)
 	return isfinite(u) && u > 0.0;
 }
 
-/* x rounded to a multiple of 10^place (exact decimal steps: divide by a power of ten
- * when place < 0, so 0.1-like steps do not pick up the error of 10^-k) */
+/* the decimal exponent of |x| > 0 */
+static int exponent_of(double x)
+{
+	return (int)floor(log10(fabs(x)));
+}
+
+/* x rounded to a multiple of 10^place, through the decimal text printf rounds to: no
+ * product of x with a power of ten that could overflow (x·10^311) or lose digits */
 static double round_to(double x, int place)
 {
-	if (place < 0) {
-		double scale = pow(10.0, -place);
-		return round(x * scale) / scale;
-	}
-	double step = pow(10.0, place);
-	return round(x / step) * step;
+	if (x == 0.0)
+		return 0.0;
+	int digits = exponent_of(x) - place + 1; /* significant digits kept */
+	if (digits <= 0) /* below the place: 0, or one unit of it when x is at least half */
+		return fabs(x) >= 0.5 * pow(10.0, place) ? copysign(pow(10.0, place), x) : 0.0;
+	char buf[XF_NUM_TEXT];
+	snprintf(buf, sizeof buf, "%.*e", digits > 17 ? 16 : digits - 1, x);
+	double r = strtod(buf, NULL);
+	return isfinite(r) ? r : x; /* DBL_MAX rounds up past the largest double */
 }
 
 int xf_num_place(double u)
 {
 	if (!usable_unc(u))
 		return INT_MIN;
-	int place = (int)floor(log10(u)) - (UNC_DIGITS - 1);
+	int place = exponent_of(u) - (UNC_DIGITS - 1);
 	/* 0.0996 keeps "0.10", not "0.100": rounding carried into a new leading digit */
-	if (round_to(u, place) >= pow(10.0, place + UNC_DIGITS))
+	if (exponent_of(round_to(u, place)) > exponent_of(u))
 		place++;
 	return place;
+}
+
+/* The place for the pair (v, u): u's, but never past the 17th significant digit of the
+ * larger, which a double does not hold (v = 1, u = 1e-300 would ask for 301 decimals). */
+static int pair_place(double v, double u)
+{
+	int place = xf_num_place(u);
+	int e = exponent_of(fmax(fabs(v), u));
+	return place < e - 16 ? e - 16 : place;
 }
 
 static int non_finite(double v, char *buf, size_t size)
@@ -83,7 +102,7 @@ void xf_num_value(double v, double u, char *buf, size_t size)
 		snprintf(buf, size, "%.*g", BARE_DIGITS, v == 0.0 ? 0.0 : v);
 		return;
 	}
-	int place = xf_num_place(u);
+	int place = pair_place(v, u);
 	write_at(v, place, scientific(v, u, place), buf, size);
 }
 
@@ -93,9 +112,9 @@ void xf_num_unc(double v, double u, char *buf, size_t size)
 		xf_num_value(u, NAN, buf, size);
 		return;
 	}
-	int place = xf_num_place(u);
-	write_at(u, place, isfinite(v) ? scientific(v, u, place) : scientific(0.0, u, place), buf,
-		 size);
+	double w = isfinite(v) ? v : 0.0;
+	int place = pair_place(w, u);
+	write_at(u, place, scientific(w, u, place), buf, size);
 }
 
 void xf_num_pm(double v, double u, const char *pm, char *buf, size_t size)
