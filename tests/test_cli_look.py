@@ -128,7 +128,29 @@ def main():
     check("report.html" in run("--help").stdout, "--help names report.html")
     method_form(cfg)
     validate_plan(cfg, data)
+    method_completion(cfg)
     return summary()
+
+
+def method_completion(cfg):
+    """8. the bash completion knows the --method form: --method values, the named
+    command's options after it, files after a leading --config"""
+    script = os.path.join(os.environ["XF_SOURCE_DIR"], "scripts", "xpcsfit-completion.bash")
+
+    def complete(*words):
+        arr = " ".join("'" + w + "'" for w in (XF,) + words)
+        r = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=({arr}); "
+                            f"COMP_CWORD={len(words)}; _xpcsfit; "
+                            "printf '%s\\n' \"${COMPREPLY[@]}\""],
+                           capture_output=True, text=True, cwd=TMP, timeout=60)
+        return [w for w in r.stdout.splitlines() if w]
+    name = os.path.basename(cfg)
+    check(complete("--config", cfg, "--method", "") == ["nlsq", "cmc", "fit"],
+          "--method completes the fits")
+    check("--no-plots" in complete("--config", cfg, "--method", "nlsq", "--no-p"),
+          "after --method nlsq: nlsq's options")
+    check(name in complete("--config", ""), f"a leading --config completes {name}")
+    check("--method" in complete("--me"), "--method offered before a command")
 
 
 def validate_plan(cfg, data):
