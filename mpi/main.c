@@ -41,8 +41,10 @@ int main(int argc, char **argv)
 	}
 	xf_dist d;
 	xf_dist_mpi_hook(&d);
-	if (d.rank != 0)
+	if (d.rank != 0) {
 		quiet_output();
+		xf_interrupt_record_off(); /* rank 0's status is the job's (adr/0058) */
+	}
 	xf_dist_install(&d);
 	int rc = xf_cli_main(argc, argv);
 	/* The other ranks' work is done and said: when rank 0 exits non-zero first, mpirun

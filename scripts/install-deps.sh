@@ -6,7 +6,9 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config clang-format
+  help2man
   libhdf5-dev hdf5-plugin-lzf liblzf1 hdf5-tools zlib1g-dev libpng-dev
+  libnetcdf-dev
   libyaml-dev
   libgsl-dev
   libopenblas-dev liblapacke-dev
@@ -17,6 +19,8 @@ packages=(
   librandom123-dev
   libplplot-dev plplot-driver-cairo
   python3 python3-numpy python3-scipy python3-h5py python3-yaml
+  python3-netcdf4
+  python3-xarray
 )
 # --fuzz: also clang (libFuzzer, ASan, UBSan) for `make fuzz-build` (docs/fuzzing.md);
 # the normal build and `make test` never need it.

@@ -5,9 +5,11 @@ refusal of finished results without --resume/--force; SIGKILL mid-batch then --r
 (finished files untouched, the rest done, exit 0); SIGINT/SIGTERM (130/143, the summary
 true); --overrides (per-file dt and q applied and recorded); --task/--tasks (each input
 run exactly once, a final --resume reruns nothing); --list (comments, relative paths);
---method fit (summary from the CMC posterior); the fit's goodness under its own name
-(chi2_red only with sigma given, residual_sd without: adr/0062). Bad command lines and
-CSVs are in tests/bad_inputs/cases_batch.py."""
+--method fit (summary from the CMC posterior); --resume compares the resolved settings,
+naming why a file is rerun (adr/0057); --max-runs (the bounded summary step of a job
+array: at most N files fitted, the rest left as they were, exit 1 saying so); the fit's
+goodness under its own name (chi2_red only with sigma given, residual_sd without:
+adr/0062). Bad command lines and CSVs are in tests/bad_inputs/cases_batch.py."""
 import csv
 import json
 import os
@@ -341,8 +343,116 @@ def test_goodness_columns():
                   f"json sigma not given: {jrow}")
 
 
+def test_resume_fingerprint():
+    """--resume compares the resolved settings (adr/0057), not the config's bytes: a
+    comment, key order, layout or number spelling reruns nothing; a real change reruns,
+    naming the key on the console and in run.log; a record of an earlier xpcsfit (no
+    settings) falls back to the config's bytes."""
+    out = os.path.join(TMP, "fingerprint")
+    files = [simulate("fp/f0.h5", 41), simulate("fp/f1.h5", 42)]
+    r = run("batch", "--config", CFG, "--out", out, *files, "--no-plots")
+    check(r.returncode == 0, f"first batch: {r.stderr[-300:]}")
+    before = {k: stamps(os.path.join(out, f"f{k}")) for k in (0, 1)}
+    same = ("# the same settings, written differently\n"
+            "optimization:\n  cmc:\n"
+            "    per_shard_mcmc: {num_chains: 2, num_samples: 1.0e2, num_warmup: 100}\n"
+            "    sharding:\n      num_shards: 2   # two\n    seed: 3\n"
+            "initial_parameters:\n  fixed_parameters: {D_offset: 0.0}\n"
+            "  values: [8.0e+3, -0.10, 0]\n  parameter_names: [D0, alpha, D_offset]\n"
+            "analyzer_parameters:\n  scattering:\n    wavevector_q: 0.0054\n"
+            "  end_frame: 40\n  dt: 1e-1\n"
+            "analysis_mode: static\n")
+    cfg_same = write("fp/same.yaml", same)
+    r = run("batch", "--config", cfg_same, "--out", out, *files, "--no-plots", "--resume")
+    check(r.returncode == 0 and r.stderr.count("complete already (--resume)") == 2
+          and "rerun" not in r.stderr, f"comments and key order rerun: {r.stderr[-600:]}")
+    check(all(stamps(os.path.join(out, f"f{k}")) == before[k] for k in (0, 1)),
+          "nothing rewritten")
+    # a real change: the key and both values named, on the console and in run.log
+    cfg_new = write("fp/new.yaml", same.replace("values: [8.0e+3", "values: [7000"))
+    r = run("batch", "--config", cfg_new, "--out", out, files[0], "--no-plots", "--resume")
+    why = "rerun: settings changed (initial_parameters.values[0] 8000 -> 7000)"
+    check(r.returncode == 0 and f"xpcsfit: batch: {files[0]}: {why}" in r.stderr,
+          f"the reason on the console: {r.stderr[-600:]}")
+    with open(os.path.join(out, "f0", "nlsq", "run.log")) as f:
+        check(why in f.read(), "the reason in run.log")
+    with open(os.path.join(out, "f0", "batch.json")) as f:
+        rec = json.load(f)
+    check(rec["settings"]["initial_parameters.values[0]"] == "7000"
+          and len(rec["settings_crc32"]) == 8, f"settings recorded: {rec.get('settings')}")
+    # an override on the command line is a setting too
+    r = run("batch", "--config", cfg_new, "--out", out, files[0], "--no-plots", "--resume",
+            "--set", "analyzer_parameters.end_frame=35")
+    check(r.returncode == 0 and "analyzer_parameters.end_frame 40 -> 35" in r.stderr,
+          f"an override reruns: {r.stderr[-400:]}")
+    # an input changed, and a previous run that did not finish
+    r = run("batch", "--config", cfg_new, "--out", out, files[0], "--no-plots", "--resume",
+            "--set", "analyzer_parameters.end_frame=35")
+    check("complete already" in r.stderr, f"unchanged: skipped: {r.stderr[-300:]}")
+    with open(files[0], "ab") as f:
+        f.write(b"\0")
+    open(os.path.join(out, "f1", "nlsq", "INCOMPLETE"), "w").close()
+    r = run("batch", "--config", cfg_same, "--out", out, *files, "--no-plots", "--resume")
+    check("rerun: input changed" in r.stderr and
+          f"{files[1]}: rerun: previous run incomplete" in r.stderr,
+          f"input changed / incomplete: {r.stderr[-600:]}")
+    # a record of an xpcsfit before settings fingerprints: the config's bytes decide
+    path = os.path.join(out, "f1", "batch.json")
+    with open(path) as f:
+        rec = json.load(f)
+    for key in ("settings", "settings_crc32"):
+        rec.pop(key)
+    with open(path, "w") as f:
+        json.dump(rec, f)
+    r = run("batch", "--config", cfg_same, "--out", out, files[1], "--no-plots", "--resume")
+    check("complete already" in r.stderr, f"old record, same bytes: {r.stderr[-300:]}")
+    with open(path) as f:
+        check("settings" not in json.load(f), "a skipped file's record is not rewritten")
+    r = run("batch", "--config", CFG, "--out", out, files[1], "--no-plots", "--resume")
+    check("rerun: settings fingerprint changed" in r.stderr,
+          f"old record, other bytes: {r.stderr[-300:]}")
+
+
+def test_max_runs():
+    """--max-runs N fits at most N files (complete ones skipped by --resume do not count),
+    leaves the others as they were (never run: pending), says how many in one error line
+    and exits 1; --max-runs 0 only rewrites the summary; a cap not reached changes
+    nothing."""
+    out = os.path.join(TMP, "b7")
+    files = [FILES[0], FILES[1], FILES[2], BAD]
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", FILES[0])
+    check(r.returncode == 0, f"first file: {r.stderr[-300:]}")
+    stamp = stamps(os.path.join(out, "s0"))
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "1", *files)
+    errs = error_lines(r.stderr)
+    check(r.returncode == 1, f"--max-runs 1: exit {r.returncode}: {r.stderr[-400:]}")
+    check(len(errs) == 1 and "--max-runs 1 reached: 2 files not run" in errs[0]
+          and "--resume" in errs[0], f"--max-runs 1: one line: {errs}")
+    check(stamps(os.path.join(out, "s0")) == stamp, "the complete file is not counted nor touched")
+    check(complete(os.path.join(out, "s1", "nlsq")), "the one run allowed: s1")
+    check(not os.path.exists(os.path.join(out, "s2")) and
+          not os.path.exists(os.path.join(out, "bad")), "s2 and bad.h5 not run")
+    rows, js = summary(out)
+    check([x["status"] for x in rows] == ["ok", "ok", "pending", "pending"],
+          f"summary after --max-runs 1: {[x['status'] for x in rows]}")
+    check("1 files run" not in r.stdout and "2 ok, 0 failed, 2 pending of 4 files" in r.stdout,
+          f"totals: {r.stdout[-200:]}")
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "0", *files)
+    check(r.returncode == 1 and "--max-runs 0 reached: 2 files not run" in r.stderr
+          and "nlsq:" not in r.stdout, f"--max-runs 0: summary only: {r.stderr[-300:]}")
+    r = run("batch", "--config", CFG, "--out", out, "--no-plots", "--resume", "--max-runs",
+            "5", *files)
+    check(r.returncode == 1 and "--max-runs" not in r.stderr and len(error_lines(r.stderr)) == 1,
+          f"--max-runs 5 not reached: only bad.h5 fails: {r.stderr[-400:]}")
+    rows, _ = summary(out)
+    check([x["status"] for x in rows] == ["ok", "ok", "ok", "failed"], f"{rows}")
+
+
 for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overrides,
-          test_tasks_and_list, test_fit_method, test_goodness_columns):
+          test_tasks_and_list, test_fit_method, test_resume_fingerprint, test_max_runs,
+          test_goodness_columns):
     print("--", t.__name__)
     t()
 sys.exit(tally_summary())

@@ -6,7 +6,13 @@ print the launch line we expect (ranks, --threads, --task/--tasks, paths with sp
 quotes that a shell reads back unchanged); oversubscription, a missing binary/config/data/
 list, a bad method or array index are refused with one line and exit 2; a real run through
 a fake srun/mpirun/sbatch/qsub records the command and exit code in the log, propagates the
-exit code, passes SIGTERM on (143) and submits the summary job after the array."""
+exit code, passes SIGTERM on (143) and submits the summary job after the array.
+Issue 25 (adr/0058): through a launcher that exits 1 after relaying the signal (as Open
+MPI 4.1's mpirun does) the job still ends 143/130 and says "interrupted", also when only
+the launcher was signalled (the program's XPCSFIT_INTERRUPT_FILE record); a stepped array
+and a rerun of some of its tasks run the right slices (XPCSFIT_ARRAY_STEP); the summary
+step fits at most one task's share (--max-runs, XPCSFIT_SUMMARY_RUNS), told the array's
+task count by submit-batch.sh."""
 import os
 import re
 import shlex
@@ -64,9 +70,17 @@ with open(NODEFILE, "w") as f:
 STUB = """#!/bin/bash
 printf '%s\\n' "$@" > "$STUB_RECORD.args"
 echo "$OMP_NUM_THREADS" > "$STUB_RECORD.omp"
+echo "${XPCSFIT_INTERRUPT_FILE:-}" > "$STUB_RECORD.interrupt_file"
 if [ -n "${STUB_SLEEP:-}" ]; then
 	sleep "$STUB_SLEEP" & child=$!
-	trap 'kill $child; exit 143' TERM
+	stop() {
+		kill $child
+		[ -z "${XPCSFIT_INTERRUPT_FILE:-}" ] ||
+			echo "interrupted by $1 during fit" > "$XPCSFIT_INTERRUPT_FILE"
+		exit $2
+	}
+	trap 'stop SIGTERM 143' TERM
+	trap 'stop SIGINT 130' INT
 	wait
 fi
 exit "${STUB_RC:-0}"
@@ -74,8 +88,11 @@ exit "${STUB_RC:-0}"
 write_exec(os.path.join(BIN, "xpcsfit"), STUB)
 write_exec(os.path.join(BIN, "xpcsfit-mpi"), STUB)
 # srun/mpirun: record their own options, drop them, run the program (one rank is enough).
+# FAKE_RELAY=1: as Open MPI 4.1's mpirun does, SIGTERM or SIGINT is passed to the program
+# as SIGTERM and the launcher then exits 1, whatever the program returned.
 LAUNCHER = """#!/bin/bash
 printf '%s\\n' "$@" > "$STUB_RECORD.launcher"
+echo $$ > "$STUB_RECORD.launcher_pid"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-np | --hostfile | -f | -ppn | --map-by | --bind-to | -x) shift 2 ;;
@@ -83,7 +100,10 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-exec "$@"
+[ "${FAKE_RELAY:-0}" = 1 ] || exec "$@"
+"$@" & child=$!
+trap 'kill -TERM $child; wait $child; exit 1' TERM INT
+wait $child
 """
 write_exec(os.path.join(FAKE, "srun"), LAUNCHER)
 write_exec(os.path.join(FAKE, "mpirun"), LAUNCHER)
@@ -172,6 +192,8 @@ def test_shared_blocks_identical():
     commons = [block(s, "common") for s in JOB_SCRIPTS]
     check(all(commons), "every job script carries the common block")
     check(len(set(commons)) == 1, "the common block differs between job scripts")
+    summaries = [block(s, "summary") for s in (SLURM_ARRAY, PBS_ARRAY)]
+    check(all(summaries) and len(set(summaries)) == 1, "the summary block differs")
     mpiruns = [block(s, "mpirun") for s in (SLURM_MPI, PBS_MPI)]
     check(all(mpiruns) and len(set(mpiruns)) == 1, "the mpirun block differs")
 
@@ -205,7 +227,8 @@ def test_slurm_mpi():
     got = dry_line(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="mpirun",
                                    XPCSFIT_METHOD="fit"), "slurm mpirun openmpi")
     check(got == ["mpirun", "-np", "8", "--map-by", "ppr:4:node", "--bind-to", "none", "-x",
-                  "OMP_NUM_THREADS"] + tail(method="fit"), f"slurm mpirun openmpi: {got}")
+                  "OMP_NUM_THREADS", "-x", "XPCSFIT_INTERRUPT_FILE"] + tail(method="fit"),
+          f"slurm mpirun openmpi: {got}")
     got = dry_line(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="mpirun",
                                    XPCSFIT_MPI_FLAVOR="mpich"), "slurm mpirun mpich")
     check(got == ["mpirun", "-np", "8", "-ppn", "4"] + tail(), f"slurm mpirun mpich: {got}")
@@ -265,7 +288,87 @@ def test_slurm_mpi_real_run():
     check(rc == 143, f"SIGTERM passed on, the job ends with 143: {rc}")
     check(time.time() - t0 < 5, "SIGTERM stops the job within seconds")
     with open(os.path.join(OUT, "xpcsfit-mpi-992.log")) as f:
-        check(f.read().rstrip().endswith("end: exit 143"), "the log keeps 143")
+        check(f.read().rstrip().endswith("end: exit 143, interrupted by SIGTERM"),
+              "the log keeps 143")
+
+
+def start_job(script, env):
+    """The script run for real in the background, once its program is running."""
+    record = os.path.join(TMP, "record")
+    for ext in (".args", ".launcher_pid"):
+        if os.path.exists(record + ext):
+            os.remove(record + ext)
+    e = clean_env()
+    e.update(KNOBS)
+    e.update(env, STUB_SLEEP="30", STUB_RECORD=record)
+    p = subprocess.Popen(["bash", script], env=e, cwd=TMP, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while not os.path.exists(record + ".args") and time.time() < deadline:
+        time.sleep(0.05)
+    return p
+
+
+def end_job(p):
+    try:
+        rc = p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    _, err = p.communicate()
+    return rc, err
+
+
+def test_signal_through_mpirun():
+    """Open MPI 4.1's mpirun exits 1 after relaying SIGTERM or SIGINT (the fake one here
+    does the same, FAKE_RELAY=1): the job still ends with 143 (130), says 'interrupted' on
+    stderr and in its log; a signal that reaches mpirun without the script is told by the
+    program's record (XPCSFIT_INTERRUPT_FILE); a plain failure stays 1."""
+    record = os.path.join(TMP, "record")
+    cases = [(SLURM_MPI, dict(SLURM_2x4x8, XPCSFIT_LAUNCHER="mpirun"), "slurm"),
+             (PBS_MPI, PBS_2x4, "pbs")]
+    job = 700
+    for script, env, sched in cases:
+        for sig, code, name in ((signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT"),
+                                (None, 143, "SIGTERM")):
+            job += 1
+            ids = {"SLURM_JOB_ID": str(job)} if sched == "slurm" else {"PBS_JOBID": f"{job}.pbs01"}
+            what = f"{sched}, {name} to {'the launcher alone' if sig is None else 'the job'}"
+            p = start_job(script, dict(env, FAKE_RELAY="1", **ids))
+            if sig is None:
+                with open(record + ".launcher_pid") as f:
+                    os.kill(int(f.read()), signal.SIGTERM)
+            else:
+                p.send_signal(sig)
+            rc, err = end_job(p)
+            check(rc == code, f"{what}: exit {rc}, want {code}: {err}")
+            want = f"exit {code}, interrupted by {name} (the launcher exited 1)"
+            check(want in err, f"{what}: '{want}' not on stderr: {err!r}")
+            log = os.path.join(OUT, f"xpcsfit-mpi-{job}.log")
+            with open(log) as f:
+                check(f.read().rstrip().endswith(want), f"{what}: the log's end line")
+            with open(record + ".interrupt_file") as f:
+                check(f.read().strip() == os.path.join(OUT, f"xpcsfit-mpi-{job}.interrupted"),
+                      f"{what}: the program is given the record's path")
+        # a failure of the program through the same launcher stays a failure
+        job += 1
+        ids = {"SLURM_JOB_ID": str(job)} if sched == "slurm" else {"PBS_JOBID": f"{job}.pbs01"}
+        r = run(script, dict(env, FAKE_RELAY="1", STUB_RC="1", **ids), dry=False)
+        check(r.returncode == 1 and "interrupted" not in r.stderr,
+              f"{sched}: a failure stays exit 1: {r.returncode} {r.stderr}")
+        # a record left by an earlier job of the same log name is not this job's
+        stale = os.path.join(OUT, f"xpcsfit-mpi-{job}.interrupted")
+        with open(stale, "w") as f:
+            f.write("interrupted by SIGTERM during fit\n")
+        r = run(script, dict(env, FAKE_RELAY="1", STUB_RC="1", **ids), dry=False)
+        check(r.returncode == 1, f"{sched}: a stale record is removed first: {r.returncode}")
+    # the array script (xpcsfit batch, no launcher): SIGINT to the job is 130
+    p = start_job(SLURM_ARRAY, {"SLURM_ARRAY_JOB_ID": "510", "SLURM_ARRAY_TASK_ID": "0",
+                                "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "2",
+                                "SLURM_CPUS_PER_TASK": "1"})
+    p.send_signal(signal.SIGINT)
+    rc, err = end_job(p)
+    check(rc == 130 and "interrupted by SIGINT" in err, f"array task, SIGINT: {rc} {err}")
 
 
 def batch_line(task=None, threads="4", method="nlsq", extra=()):
@@ -296,11 +399,16 @@ def test_slurm_array():
                                      SLURM_ARRAY_TASK_COUNT="1", XPCSFIT_TASKS="16",
                                      XPCSFIT_ARRAY_FIRST="0"), "array rerun")
     check(got == batch_line((5, 16)), f"array rerun of one task: {got}")
-    # The summary step: the whole list, --resume, no --task.
+    # The summary step: the whole list, --resume, no --task; without the array's task
+    # count (submit-batch.sh gives it) no cap.
     got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_MIN="0",
                                      SLURM_ARRAY_TASK_COUNT="1", XPCSFIT_BATCH_FINAL="1"),
                    "summary")
     check(got == batch_line(), f"summary step: {got}")
+    test_stepped_rerun(base)
+    test_summary_bound(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="0",
+                                         SLURM_ARRAY_TASK_MIN="0", SLURM_ARRAY_TASK_COUNT="1"),
+                       "slurm", threads="4")
     refused(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="3", SLURM_ARRAY_TASK_MIN="0",
                               SLURM_ARRAY_TASK_COUNT="16", SLURM_CPUS_PER_TASK="8"),
             ["oversubscribe", "8 threads > 4"], "array oversubscribed")
@@ -322,6 +430,60 @@ def test_slurm_array():
     check("task 2 of 4" in text and text.rstrip().endswith("end: exit 1"), f"array log: {text}")
 
 
+def test_stepped_rerun(base):
+    """--array=0-30:2 is 16 tasks; rerunning index 10 alone (sbatch --array=10: a one-task
+    array from 10 by 1) must run slice 5 of the original 16, not slice 10."""
+    got = dry_line(SLURM_ARRAY, dict(base, SLURM_ARRAY_TASK_ID="10", SLURM_ARRAY_TASK_MIN="0",
+                                     SLURM_ARRAY_TASK_STEP="2", SLURM_ARRAY_TASK_COUNT="16"),
+                   "array 0-30:2")
+    check(got == batch_line((5, 16)), f"array 0-30:2, index 10: {got}")
+    rerun = dict(base, SLURM_ARRAY_TASK_ID="10", SLURM_ARRAY_TASK_MIN="10",
+                 SLURM_ARRAY_TASK_STEP="1", SLURM_ARRAY_TASK_COUNT="1", XPCSFIT_TASKS="16",
+                 XPCSFIT_ARRAY_FIRST="0", XPCSFIT_ARRAY_STEP="2")
+    got = dry_line(SLURM_ARRAY, rerun, "stepped rerun")
+    check(got == batch_line((5, 16)), f"rerun of index 10 of 0-30:2: {got}")
+    # a rerun of two (--array=10,14): its own step (4 here) never mixes in
+    got = dry_line(SLURM_ARRAY, dict(rerun, SLURM_ARRAY_TASK_ID="14", SLURM_ARRAY_TASK_STEP="4",
+                                     SLURM_ARRAY_TASK_COUNT="2"), "stepped rerun of two")
+    check(got == batch_line((7, 16)), f"rerun of index 14 of 0-30:2: {got}")
+    r = run(SLURM_ARRAY, rerun, dry=False)
+    with open(os.path.join(OUT, "xpcsfit-batch-500_10.log")) as f:
+        text = f.read()
+    check(r.returncode == 0 and "task 5 of 16 (index 10 = 0 + 5 x 2)" in text,
+          f"the log says the slicing: {text} {r.stderr}")
+    refused(SLURM_ARRAY, dict(rerun, XPCSFIT_ARRAY_STEP="3"), ["array index 10", "step 3"],
+            "index off the original step")
+    refused(SLURM_ARRAY, dict(rerun, XPCSFIT_TASKS=""), ["XPCSFIT_TASKS"],
+            "first/step without the task count")
+
+
+def test_summary_bound(script, base, what, threads):
+    """The summary step runs at most one task's share: ceil(list entries / tasks) files
+    (comments and blank lines are no entries); XPCSFIT_SUMMARY_RUNS sets it, 'all' lifts
+    it, garbage is refused."""
+    listed = os.path.join(DATA_DIR, "ten files.txt")
+    with open(listed, "w") as f:
+        f.write("# ten inputs\n\n" + "".join(f"/d/f{k}.h5\n" for k in range(10)))
+    env = dict(base, XPCSFIT_BATCH_FINAL="1", XPCSFIT_LIST=listed, XPCSFIT_TASKS="4")
+
+    def line(extra):
+        return [os.path.join(BIN, "xpcsfit"), "batch", "--config", CONFIG, "--out", OUT,
+                "--list", listed, "--method", "nlsq", "--threads", threads, "--resume"] + extra
+    got = dry_line(script, env, f"{what} summary of 10 over 4 tasks")
+    check(got == line(["--max-runs", "3"]), f"{what}: summary of 10 files over 4 tasks: {got}")
+    got = dry_line(script, dict(env, XPCSFIT_SUMMARY_RUNS="0"), f"{what} summary only")
+    check(got == line(["--max-runs", "0"]), f"{what}: XPCSFIT_SUMMARY_RUNS=0: {got}")
+    got = dry_line(script, dict(env, XPCSFIT_SUMMARY_RUNS="all"), f"{what} summary, no cap")
+    check(got == line([]), f"{what}: XPCSFIT_SUMMARY_RUNS=all: {got}")
+    refused(script, dict(env, XPCSFIT_SUMMARY_RUNS="-1"), ["XPCSFIT_SUMMARY_RUNS"],
+            f"{what}: bad XPCSFIT_SUMMARY_RUNS")
+    # through the stub: the log's plan says the cap
+    r = run(script, env, dry=False)
+    logs = [n for n in os.listdir(OUT) if n.endswith("-final.log")]
+    text = "".join(open(os.path.join(OUT, n)).read() for n in logs)
+    check(r.returncode == 0 and "at most 3 files run" in text, f"{what}: summary log: {text}")
+
+
 def submitted(name):
     path = os.path.join(TMP, "record." + name)
     with open(path) as f:
@@ -338,8 +500,16 @@ def test_slurm_submit():
     if len(calls) == 2:
         check(calls[0] == ["--parsable", "--array=0-31%8", SLURM_ARRAY], f"array: {calls[0]}")
         check("--dependency=afterany:4242" in calls[1] and "--array=0" in calls[1]
-              and "--export=ALL,XPCSFIT_BATCH_FINAL=1" in calls[1]
+              and "--export=ALL,XPCSFIT_BATCH_FINAL=1,XPCSFIT_TASKS=32" in calls[1]
               and calls[1][-1] == SLURM_ARRAY, f"summary job: {calls[1]}")
+    # the summary is told the array's task count, whichever way --array was given
+    for args, n in ((["-a", "0-30:2"], 16), (["--array", "1,3,5-9"], 7), (["-p", "x"], 16),
+                    (["--array=0-15", "--array=4-9%2"], 6)):
+        r = run(SLURM_SUBMIT, args=args)
+        check(r.returncode == 0 and f"XPCSFIT_TASKS={n} " in r.stdout,
+              f"submit {args}: {n} tasks expected: {r.stdout} {r.stderr}")
+    r = run(SLURM_SUBMIT, args=["--array=5-2"])
+    check(r.returncode == 2 and "cannot read the array" in r.stderr, f"--array=5-2: {r.stderr}")
     r = run(SLURM_SUBMIT)
     check(r.returncode == 0 and len(r.stdout.splitlines()) == 2, f"dry submit: {r.stdout}")
 
@@ -351,7 +521,8 @@ PBS_2x4 = {"PBS_JOBID": "321.pbs01", "PBS_NODEFILE": NODEFILE, "NCPUS": "32",
 def test_pbs_mpi():
     got = dry_line(PBS_MPI, PBS_2x4, "pbs openmpi")
     check(got == ["mpirun", "-np", "8", "--hostfile", NODEFILE, "--map-by", "ppr:4:node",
-                  "--bind-to", "none", "-x", "OMP_NUM_THREADS"] + tail(), f"pbs openmpi: {got}")
+                  "--bind-to", "none", "-x", "OMP_NUM_THREADS", "-x", "XPCSFIT_INTERRUPT_FILE"]
+          + tail(), f"pbs openmpi: {got}")
     got = dry_line(PBS_MPI, dict(PBS_2x4, XPCSFIT_MPI_FLAVOR="mpich",
                                  XPCSFIT_MPIRUN_ARGS="-genv I_MPI_DEBUG 4"), "pbs mpich")
     check(got == ["mpirun", "-np", "8", "-f", NODEFILE, "-ppn", "4", "-genv", "I_MPI_DEBUG",
@@ -385,8 +556,20 @@ def test_pbs_array():
     got = dry_line(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="8", XPCSFIT_ARRAY_FIRST="1",
                                    XPCSFIT_TASKS="8"), "pbs array 1-8")
     check(got == batch_line((7, 8), threads="8"), f"pbs array -J 1-8, last: {got}")
+    # the summary: at most one subjob's share run (1 list entry / 16 tasks: 1)
     got = dry_line(PBS_ARRAY, dict(base, XPCSFIT_BATCH_FINAL="1"), "pbs summary")
-    check(got == batch_line(threads="8"), f"pbs summary step: {got}")
+    check(got == batch_line(threads="8", extra=["--max-runs", "1"]), f"pbs summary step: {got}")
+    test_summary_bound(PBS_ARRAY, base, "pbs", threads="8")
+    # -J 0-30:2: index 10 is slice 5 of 16; 11 is no index of it
+    step = dict(base, XPCSFIT_ARRAY_STEP="2")
+    got = dry_line(PBS_ARRAY, dict(step, PBS_ARRAY_INDEX="10"), "pbs -J 0-30:2")
+    check(got == batch_line((5, 16), threads="8"), f"pbs -J 0-30:2, index 10: {got}")
+    got = dry_line(PBS_ARRAY, dict(step, PBS_ARRAY_INDEX="30"), "pbs -J 0-30:2 last")
+    check(got == batch_line((15, 16), threads="8"), f"pbs -J 0-30:2, index 30: {got}")
+    refused(PBS_ARRAY, dict(step, PBS_ARRAY_INDEX="11"), ["array index 11", "step 2"],
+            "pbs index off the step")
+    refused(PBS_ARRAY, dict(step, PBS_ARRAY_INDEX="10", XPCSFIT_ARRAY_STEP="0"),
+            ["XPCSFIT_ARRAY_STEP"], "pbs step 0")
     refused(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="16"), ["array index 16", "#PBS -J"],
             "pbs array index outside -J")
     refused(PBS_ARRAY, dict(base, PBS_ARRAY_INDEX="1", OMP_NUM_THREADS="16"),
@@ -416,6 +599,7 @@ def main():
     test_shared_blocks_identical()
     test_slurm_mpi()
     test_slurm_mpi_real_run()
+    test_signal_through_mpirun()
     test_slurm_array()
     test_slurm_submit()
     test_pbs_mpi()

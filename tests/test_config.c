@@ -383,6 +383,51 @@ static void test_unknown_keys_warn(void **state)
 	xf_config_free(&cfg);
 }
 
+/* The settings a batch --resume compares (adr/0057): comments, key order, flow or block
+ * style and number spelling leave them unchanged; keys no reader uses are not in them; a
+ * changed value is. */
+static void test_settings_canonical(void **state)
+{
+	(void)state;
+	xf_config a, b, c;
+	xf_error err;
+	assert_int_equal(load_text(STATIC_HEAD "analyzer_parameters:\n"
+					       "  dt: 0.1\n"
+					       "  scattering: {wavevector_q: 0.0054}\n"
+					       "optimization:\n"
+					       "  nlsq: {max_iterations: 200}\n",
+				   &a, &err),
+			 0);
+	assert_int_equal(load_text("# a comment\n"
+				   "optimization:\n"
+				   "  nlsq:\n"
+				   "    max_iterations: 2.0e2 # iterations\n"
+				   "colour: blue\n" /* ignored: not a setting */
+				   "analyzer_parameters:\n"
+				   "  scattering:\n"
+				   "    wavevector_q: 5.4e-3\n"
+				   "  dt: .1\n" STATIC_HEAD,
+				   &b, &err),
+			 0);
+	assert_non_null(a.settings);
+	assert_string_equal(a.settings, b.settings);
+	assert_non_null(strstr(a.settings, "optimization.nlsq.max_iterations=200\n"));
+	assert_non_null(strstr(a.settings, "analyzer_parameters.dt=0.1\n"));
+	assert_null(strstr(b.settings, "colour"));
+	assert_int_equal(load_text(STATIC_HEAD "analyzer_parameters:\n"
+					       "  dt: 0.1\n"
+					       "  scattering: {wavevector_q: 0.0054}\n"
+					       "optimization:\n"
+					       "  nlsq: {max_iterations: 300}\n",
+				   &c, &err),
+			 0);
+	assert_string_not_equal(a.settings, c.settings);
+	assert_non_null(strstr(c.settings, "optimization.nlsq.max_iterations=300\n"));
+	xf_config_free(&a);
+	xf_config_free(&b);
+	xf_config_free(&c);
+}
+
 static void test_other_mode_parameter_in_static(void **state)
 {
 	(void)state;
@@ -1321,6 +1366,7 @@ int main(void)
 		cmocka_unit_test(test_values_null),
 		cmocka_unit_test(test_fixed_parameters),
 		cmocka_unit_test(test_unknown_keys_warn),
+		cmocka_unit_test(test_settings_canonical),
 		cmocka_unit_test(test_other_mode_parameter_in_static),
 		cmocka_unit_test(test_homodyne_current_static),
 		cmocka_unit_test(test_homodyne_v21_style),

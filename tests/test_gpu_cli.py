@@ -93,7 +93,7 @@ has_device = probe.returncode != 3
 if not has_device:
     for what in ("validate", "bench"):
         p = run([XF_GPU, what, "--json", "out.json"], rc=3)
-        one_line(p, "no CUDA device")
+        one_line(p, f"nothing to {what}")  # and why: no device, no module (test_gpu_module)
         check(not os.path.exists(os.path.join(TMP, "out.json")), "no JSON without a device")
 
 # nlsq --device

@@ -316,15 +316,19 @@ static void test_h5_contents(void **state)
 	free(v);
 	assert_true(scalar(file, "/data/q") == 0.01);
 
-	/* parameter names as fixed-length strings in canonical order */
+	/* parameter names as variable-length strings (netCDF reads them, adr/0060) in
+	 * canonical order */
 	hid_t d = H5Dopen2(file, "/nlsq/parameter_names", H5P_DEFAULT);
 	hid_t t = H5Dget_type(d);
 	assert_int_equal(H5Tget_class(t), H5T_STRING);
-	size_t len = H5Tget_size(t);
-	char *names = calloc((size_t)f.res.n_params, len);
+	assert_true(H5Tis_variable_str(t) > 0);
+	char **names = calloc((size_t)f.res.n_params, sizeof *names);
 	assert_true(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) >= 0);
 	for (int k = 0; k < f.res.n_params; k++)
-		assert_string_equal(names + (size_t)k * len, f.names[k]);
+		assert_string_equal(names[k], f.names[k]);
+	hid_t sp = H5Dget_space(d);
+	H5Dvlen_reclaim(t, sp, H5P_DEFAULT, names);
+	H5Sclose(sp);
 	free(names);
 	H5Tclose(t);
 	H5Dclose(d);

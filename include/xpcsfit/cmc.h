@@ -176,9 +176,45 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
 int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
 			 xf_error *err);
 
+/* One point of the sampler's space (n_theta logits, then log sigma) in physical units:
+ * x[m] the sampled parameter theta[m] within its bounds, x[n_theta] sigma. x may be u. */
+void xf_cmc_result_to_physical(const xf_cmc_result *res, const double *u, double *x);
+/* The logit transform's inverse on [lower, upper], never outside the box. */
+double xf_cmc_u_to_x(double lower, double upper, double u);
+
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */
 int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,
 		       int *n_draws, int *dim, xf_error *err);
+
+/* The published posterior as chains and its per-parameter diagnostics (adr/0061): the
+ * draws res->draws are n_chains × n_draws rows, chain-major; markov 1 when each chain is
+ * a Markov chain (the exact NUTS chains, or the consensus of the shards' chains), 0 for
+ * independent draws (resampled or Gaussian: one chain). R̂ (rank-normalised split), bulk
+ * and tail ESS, MCSE of the mean and of the sd of every parameter (NaN: fixed, or none). */
+typedef struct xf_cmc_posterior_diag {
+	int n_chains, n_draws;
+	int markov;
+	const char *layout; /* nuts_chains | consensus_chains | resampled | independent |
+			       pooled */
+	const char *note;   /* one sentence: what a chain is */
+	double *rhat, *ess_bulk, *ess_tail, *mcse_mean, *mcse_sd; /* [n_params] */
+} xf_cmc_posterior_diag;
+/* 0, or -1 when out of memory (d then holds nothing to free) */
+int xf_cmc_posterior_diagnostics(const xf_cmc_result *res, xf_cmc_posterior_diag *d);
+void xf_cmc_posterior_diag_free(xf_cmc_posterior_diag *d);
+
+/* The sampler's statistics of shard `id`, read back from its shard store: per chain and
+ * draw ([chains][draws]) the log density in the sampler's space (Jacobian included), the
+ * Hamiltonian, the acceptance statistic, the tree depth, the leapfrog steps, 1 where the
+ * transition diverged; per chain the adapted step size. */
+typedef struct xf_cmc_shard_stats {
+	int n_chains, n_draws;
+	double *lp, *energy, *accept_stat, *step_size;
+	int *tree_depth, *n_leapfrog, *diverging;
+} xf_cmc_shard_stats;
+int xf_cmc_shard_stats_load(const xf_cmc_result *res, long id, xf_cmc_shard_stats *st,
+			    xf_error *err);
+void xf_cmc_shard_stats_free(xf_cmc_shard_stats *st);
 
 #endif

@@ -110,6 +110,10 @@ typedef struct xf_config {
 	 * lists them by section and --strict refuses a config that has any */
 	char **ignored_keys;
 	size_t n_ignored_keys;
+	/* the settings that decide a result, canonical (config_keys.c, adr/0057): every value
+	 * a reader used, after the overrides, one sorted "dotted.path=value" line each;
+	 * comments, layout and key order leave it unchanged. batch --resume compares it */
+	char *settings;
 } xf_config;
 
 /* Defaults of every key (model.md bounds, config.md defaults). */

@@ -32,6 +32,7 @@ typedef struct xf_batch {
 	int resume, force, plots, threads;
 	int strict;	 /* --strict: the config must use every key (checked before any file) */
 	int task, tasks; /* --task K --tasks N; 0 and 1 without them */
+	long max_runs;	 /* --max-runs N: files this process fits at most, -1 for no cap */
 	int rank, ranks; /* xpcsfit-mpi: this rank of ranks (0 of 1 in one process) */
 	xf_batch_input *inputs;
 	size_t n, cap;
@@ -81,19 +82,33 @@ typedef struct xf_batch_record {
 	char status[16];      /* "running", "ok" or "failed" */
 	char input[PATH_MAX]; /* absolute path of the input */
 	uint64_t input_bytes;
-	char input_crc32[16];  /* hex; "" when the file could not be read */
-	char config_crc32[16]; /* hex, of config bytes + overrides + method */
+	char input_crc32[16];	 /* hex; "" when the file could not be read */
+	char config_crc32[16];	 /* hex, of config bytes + overrides + method (informative) */
+	char settings_crc32[16]; /* hex, of the resolved settings (adr/0057); "" in records
+				    of an xpcsfit before it */
+	char *settings; /* the resolved settings (xf_config.settings) of a fingerprint; NULL
+			   in a record read back (xf_batch_record_free) */
 	char method[8];
 	double wall_s;	    /* the file's wall time, s (NaN: not finished) */
 	int results;	    /* the run left whole result folders (also a fit that failed) */
 	char message[2048]; /* the failure's error line, "" when ok */
 } xf_batch_record;
 
-/* The fingerprint of an input as it is now: its bytes, the config file's bytes, its
- * overrides and the method (the record's input_* and config_crc32). A file that cannot be
- * read leaves input_crc32 "" (the run then reports why). */
+/* The fingerprint of an input as it is now: its bytes, the resolved settings (the config
+ * with its overrides, canonical: adr/0057), and the method (the record's input_*,
+ * settings and settings_crc32; config_crc32 of the raw bytes is kept for information). A
+ * file that cannot be read leaves input_crc32 "" (the run then reports why). Free with
+ * xf_batch_record_free. */
 int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_record *rec,
 			 xf_error *err);
+void xf_batch_record_free(xf_batch_record *rec);
+/* --resume: *skip = 1 when <dir>'s record is ok, its results whole and its fingerprint
+ * that of now; else why says what differs ("rerun: settings changed
+ * (optimization.nlsq.max_iterations 200 -> 300)", "rerun: previous run incomplete",
+ * "rerun: input changed ..."), "" when there is no record (a first run). Returns 0 or
+ * XF_ERR_NOMEM. */
+int xf_batch_rerun_reason(const char *dir, const char *method, const xf_batch_record *now,
+			  int *skip, char *why, size_t size, xf_error *err);
 /* "<out>/<name>" into buf. */
 int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size);
 /* Write rec as <dir>/batch.json (atomically). */

@@ -1,14 +1,17 @@
 /* batch_record.c — <out>/<name>/batch.json, what one file of a batch left (adr/0023):
  * running/ok/failed, the message of a failure, the wall time, and the fingerprint of the
- * inputs it was made from (the data file's CRC-32 and size, the CRC-32 of the config
- * bytes, the file's overrides and the method), which --resume compares with the inputs
- * as they are now. The summary is built from these records, so it is right whichever
- * process (a --task of a job array, or a later --resume) finished which file. */
+ * inputs it was made from (the data file's CRC-32 and size, the resolved settings of the
+ * config with the file's overrides, adr/0057, and the method), which --resume compares
+ * with the inputs as they are now, naming what changed. The summary is built from these
+ * records, so it is right whichever process (a --task of a job array, or a later
+ * --resume) finished which file. */
 #include "cli/batch_internal.h"
 #include "io/io_internal.h"
 #include "util/checksum.h"
 #include "util/files.h"
 #include "util/rundir.h"
+#include "util/verbosity.h"
+#include "xpcsfit/config.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -27,6 +30,27 @@ int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t 
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* The settings of the input's config after its overrides (xf_config.settings) and their
+ * CRC-32. Its warnings were shown when the batch checked every config: not again. */
+static int resolved_settings(const xf_batch *b, const xf_batch_input *in, xf_batch_record *rec,
+			     xf_error *err)
+{
+	xf_config cfg;
+	xf_error why = { 0 };
+	xf_log_set_stderr(0, 0);
+	int rc = xf_config_load_with(b->config, in->overrides, in->n_overrides, &cfg, &why);
+	xf_verbosity_apply_log();
+	if (rc)
+		return xf_fail(err, rc == XF_ERR_NOMEM ? rc : XF_ERR_CONFIG, "%s", why.msg);
+	rec->settings = cfg.settings;
+	cfg.settings = NULL;
+	xf_config_free(&cfg);
+	const char *s = rec->settings ? rec->settings : "";
+	snprintf(rec->settings_crc32, sizeof rec->settings_crc32, "%08" PRIx32,
+		 xf_crc32(0, s, strlen(s)));
+	return 0;
+}
+
 int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_record *rec,
 			 xf_error *err)
 {
@@ -37,6 +61,7 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 	snprintf(rec->method, sizeof rec->method, "%s", b->method);
 	rec->input_crc32[0] = '\0';
 	rec->input_bytes = 0;
+	rec->settings = NULL;
 	/* an unreadable input is reported by the run itself, in nlsq's words */
 	if (xf_file_crc32(in->path, &crc, &bytes, &why) == 0) {
 		snprintf(rec->input_crc32, sizeof rec->input_crc32, "%08" PRIx32, crc);
@@ -57,7 +82,35 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 	}
 	crc = xf_crc32(crc, b->method, strlen(b->method) + 1);
 	snprintf(rec->config_crc32, sizeof rec->config_crc32, "%08" PRIx32, crc);
-	return 0;
+	return resolved_settings(b, in, rec, err);
+}
+
+void xf_batch_record_free(xf_batch_record *rec)
+{
+	free(rec->settings);
+	rec->settings = NULL;
+}
+
+/* The settings lines as a JSON object {"dotted.path": "value"}, in their sorted order. */
+static cJSON *settings_json(const char *settings)
+{
+	cJSON *obj = cJSON_CreateObject();
+	char key[1024];
+	for (const char *at = settings; obj && at && *at;) {
+		const char *eq = strchr(at, '='), *end = strchr(at, '\n');
+		if (!end)
+			end = at + strlen(at);
+		if (eq && eq < end && (size_t)(eq - at) < sizeof key) {
+			memcpy(key, at, (size_t)(eq - at));
+			key[eq - at] = '\0';
+			char *value = strndup(eq + 1, (size_t)(end - eq - 1));
+			if (value)
+				cJSON_AddStringToObject(obj, key, value);
+			free(value);
+		}
+		at = *end ? end + 1 : end;
+	}
+	return obj;
 }
 
 int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error *err)
@@ -71,6 +124,8 @@ int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error 
 				      xf_json_int((long long)rec->input_bytes));
 		cJSON_AddStringToObject(root, "input_crc32", rec->input_crc32);
 		cJSON_AddStringToObject(root, "config_crc32", rec->config_crc32);
+		cJSON_AddStringToObject(root, "settings_crc32", rec->settings_crc32);
+		cJSON_AddItemToObject(root, "settings", settings_json(rec->settings));
 		cJSON_AddItemToObject(root, "wall_s", xf_json_num(rec->wall_s));
 		cJSON_AddBoolToObject(root, "results", rec->results);
 		cJSON_AddStringToObject(root, "message", rec->message);
@@ -113,6 +168,7 @@ int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err)
 	copy_string(root, "input", rec->input, sizeof rec->input);
 	copy_string(root, "input_crc32", rec->input_crc32, sizeof rec->input_crc32);
 	copy_string(root, "config_crc32", rec->config_crc32, sizeof rec->config_crc32);
+	copy_string(root, "settings_crc32", rec->settings_crc32, sizeof rec->settings_crc32);
 	copy_string(root, "message", rec->message, sizeof rec->message);
 	rec->results = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "results"));
 	const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(root, "input_bytes");
@@ -141,4 +197,105 @@ int xf_batch_results_whole(const char *dir, const char *method)
 	if (!strcmp(method, "nlsq"))
 		return whole(dir, "nlsq");
 	return whole(dir, "nlsq") && whole(dir, "cmc");
+}
+
+/* A value for a message: at most 60 characters. */
+static void shown(const char *value, char *buf, size_t size)
+{
+	if (!value)
+		snprintf(buf, size, "unset");
+	else if (strlen(value) > 60)
+		snprintf(buf, size, "%.57s...", value);
+	else
+		snprintf(buf, size, "%s", value);
+}
+
+/* The first setting that differs between the record in <dir> and now (and how many more
+ * do), into why. */
+static void settings_diff(const char *dir, const char *now, char *why, size_t size)
+{
+	char path[PATH_MAX], first[512] = "", a[64], b[64], key[300];
+	xf_error err = { 0 };
+	int n = 0;
+	snprintf(path, sizeof path, "%s/batch.json", dir);
+	cJSON *root = xf_batch_read_json(path, XF_RECORD_MAX_BYTES, &err);
+	const cJSON *was = cJSON_GetObjectItemCaseSensitive(root, "settings");
+	for (const char *at = now; cJSON_IsObject(was) && at && *at;) {
+		const char *eq = strchr(at, '='), *end = strchr(at, '\n');
+		if (!end)
+			end = at + strlen(at);
+		if (eq && eq < end && (size_t)(eq - at) < sizeof key) {
+			memcpy(key, at, (size_t)(eq - at));
+			key[eq - at] = '\0';
+			const cJSON *old = cJSON_GetObjectItemCaseSensitive(was, key);
+			size_t len = (size_t)(end - eq - 1);
+			const char *v = cJSON_IsString(old) ? old->valuestring : NULL;
+			if (!v || strlen(v) != len || strncmp(v, eq + 1, len)) {
+				char value[1024];
+				snprintf(value, sizeof value, "%.*s", (int)len, eq + 1);
+				shown(v, a, sizeof a);
+				shown(value, b, sizeof b);
+				if (n++ == 0)
+					snprintf(first, sizeof first, "%s %s -> %s", key, a, b);
+			}
+		}
+		at = *end ? end + 1 : end;
+	}
+	/* the keys set before and not now */
+	const cJSON *item, *list = cJSON_IsObject(was) ? was : NULL;
+	cJSON_ArrayForEach(item, list)
+	{
+		size_t len = strlen(item->string);
+		int found = 0;
+		for (const char *at = now; at && *at && !found;) {
+			found = !strncmp(at, item->string, len) && at[len] == '=';
+			const char *end = strchr(at, '\n');
+			at = end ? end + 1 : at + strlen(at);
+		}
+		if (!found && n++ == 0) {
+			shown(cJSON_IsString(item) ? item->valuestring : "?", a, sizeof a);
+			snprintf(first, sizeof first, "%s %s -> unset", item->string, a);
+		}
+	}
+	cJSON_Delete(root);
+	if (n == 0)
+		snprintf(why, size, "rerun: settings fingerprint changed");
+	else if (n == 1)
+		snprintf(why, size, "rerun: settings changed (%s)", first);
+	else
+		snprintf(why, size, "rerun: settings changed (%s, and %d more)", first, n - 1);
+}
+
+int xf_batch_rerun_reason(const char *dir, const char *method, const xf_batch_record *now,
+			  int *skip, char *why, size_t size, xf_error *err)
+{
+	xf_batch_record was;
+	*skip = 0;
+	why[0] = '\0';
+	int rc = xf_batch_record_read(dir, &was, err);
+	if (rc) /* no record: a first run, or a record that is not ours (run again) */
+		return rc > 0 ? rc : 0;
+	if (strcmp(was.status, "ok"))
+		snprintf(why, size, "rerun: previous run %s",
+			 strcmp(was.status, "failed") ? "incomplete" : "failed");
+	else if (!xf_batch_results_whole(dir, method))
+		snprintf(why, size,
+			 "rerun: previous run incomplete (its result folder is not whole)");
+	else if (!now->input_crc32[0]) /* unreadable now: the run says why */
+		snprintf(why, size, "rerun: input unreadable");
+	else if (strcmp(was.input_crc32, now->input_crc32) || was.input_bytes != now->input_bytes)
+		snprintf(why, size,
+			 "rerun: input changed (%" PRIu64 " -> %" PRIu64 " bytes, CRC-32 %s -> %s)",
+			 was.input_bytes, now->input_bytes, was.input_crc32, now->input_crc32);
+	else if (strcmp(was.method, now->method))
+		snprintf(why, size, "rerun: method changed (%s -> %s)", was.method, now->method);
+	else if (was.settings_crc32[0] && strcmp(was.settings_crc32, now->settings_crc32))
+		settings_diff(dir, now->settings, why, size);
+	else if (!was.settings_crc32[0] && strcmp(was.config_crc32, now->config_crc32))
+		/* a record of an xpcsfit before adr/0057: the config's bytes decide */
+		snprintf(why, size,
+			 "rerun: settings fingerprint changed (the config's bytes; the "
+			 "record has no settings)");
+	*skip = why[0] == '\0';
+	return 0;
 }

@@ -23,7 +23,8 @@
 static const char batch_usage[] =
 	"usage: xpcsfit batch --config C.yaml --out DIR [FILE.h5 ...] [--list FILE]\n"
 	"                     [--overrides CSV] [--method nlsq|cmc|fit] [--resume] [--force]\n"
-	"                     [--threads N] [--no-plots] [--task K --tasks N] [--strict]\n"
+	"                     [--threads N] [--no-plots] [--task K --tasks N] [--max-runs N]\n"
+	"                     [--strict]\n"
 	"\n"
 	"Fit every input file with the same config: results of FILE go to DIR/<stem>/ (stem:\n"
 	"the file name without .h5/.hdf5/.hdf), laid out as 'xpcsfit nlsq --out DIR/<stem>'\n"
@@ -35,7 +36,8 @@ static const char batch_usage[] =
 	"                   config key, or dt, q); rows name an input by path or stem\n"
 	"  --method M       nlsq (default), cmc or fit (both: NLSQ, then CMC from it)\n"
 	"  --resume         skip files whose result is complete and made from the same input\n"
-	"                   bytes, config and overrides; redo the rest\n"
+	"                   bytes and settings (config values after overrides; comments and\n"
+	"                   key order aside); redo the rest, saying why\n"
 	"  --force          redo every file, replacing finished results\n"
 	"  --threads N      virtual devices per fit (default: parallel.virtual_devices, else\n"
 	"                   cores)\n"
@@ -43,8 +45,12 @@ static const char batch_usage[] =
 	"  --strict         refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"  --task K --tasks N  run only the inputs whose index (0-based, in list order) is K\n"
 	"                   modulo N (job arrays); the summary still lists every input\n"
-	"Exit: 0 all files ok, 1 any file failed, 2 usage or config (nothing runs), 130/143\n"
-	"when interrupted (the summary stays true of what finished).\n"
+	"  --max-runs N     fit at most N files in this process (files complete already\n"
+	"                   do not count; 0: only rewrite the summary); the rest stay\n"
+	"                   pending (a summary step bounded to one array task's time)\n"
+	"Exit: 0 all files ok, 1 any file failed or left pending by --max-runs, 2 usage or\n"
+	"config (nothing runs), 130/143 when interrupted (the summary stays true of what\n"
+	"finished).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n"
 	"The overrides below apply to every input, before its --overrides "
 	"cells.\n" XF_OVERRIDE_USAGE;
@@ -78,6 +84,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 		{ "no-plots", no_argument, 0, 'P' },
 		{ "task", required_argument, 0, 'k' },
 		{ "tasks", required_argument, 0, 'n' },
+		{ "max-runs", required_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
 		XF_OVERRIDE_OPTIONS,
@@ -87,6 +94,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 	int c;
 	b->method = "nlsq";
 	b->plots = 1;
+	b->max_runs = -1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -110,6 +118,10 @@ static int parse(int argc, char **argv, xf_batch *b)
 			break;
 		case 'n':
 			if (parse_count("--tasks", optarg, 1, &tasks))
+				return XF_ERR_CONFIG;
+			break;
+		case 'M':
+			if (parse_count("--max-runs", optarg, 0, &b->max_runs))
 				return XF_ERR_CONFIG;
 			break;
 		case 'h': fputs(batch_usage, stdout); return 0;
@@ -231,27 +243,24 @@ static int check_folders(xf_batch *b)
 }
 
 /* --resume: *skip = 1 when the file's result is whole, ok, and made from the same
- * inputs. Returns 0 or XF_ERR_NOMEM. */
-static int up_to_date(const xf_batch *b, const char *dir, const xf_batch_record *now, int *skip,
-		      xf_error *err)
+ * inputs (adr/0057); else why says what changed, on the console now and in run.log.
+ * Returns 0 or XF_ERR_NOMEM. */
+static int up_to_date(const xf_batch *b, const xf_batch_input *in, const char *dir,
+		      const xf_batch_record *now, int *skip, char *why, size_t size, xf_error *err)
 {
-	xf_batch_record was;
 	*skip = 0;
-	if (!b->resume || !now->input_crc32[0])
+	why[0] = '\0';
+	if (!b->resume)
 		return 0;
-	int rc = xf_batch_record_read(dir, &was, err);
-	if (rc)
-		return rc > 0 ? rc : 0;
-	*skip = !strcmp(was.status, "ok") && !strcmp(was.input_crc32, now->input_crc32) &&
-		was.input_bytes == now->input_bytes &&
-		!strcmp(was.config_crc32, now->config_crc32) && !strcmp(was.method, now->method) &&
-		xf_batch_results_whole(dir, b->method);
-	return 0;
+	int rc = xf_batch_rerun_reason(dir, b->method, now, skip, why, size, err);
+	if (rc == 0 && why[0] && xf_verbosity() >= XF_VERB_NORMAL)
+		fprintf(stderr, "xpcsfit: batch: %s: %s\n", in->path, why);
+	return rc;
 }
 
 /* Run one file as `xpcsfit <method> --config C --data FILE --out DIR/<stem>` would.
- * Returns its status; rec gets the outcome. */
-static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
+ * Returns its status; rec gets the outcome; why (a rerun's reason, or "") opens run.log. */
+static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir, const char *why,
 		   xf_batch_record *rec)
 {
 	char prefix[PATH_MAX + 4];
@@ -270,7 +279,9 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
-	xf_log_reset();	      /* run.log holds this file's run only */
+	xf_log_reset(); /* run.log holds this file's run only */
+	if (why[0])
+		xf_info("batch: %s", why);
 	xf_no_memory_reset(); /* an earlier file's allocation failure is not this one's */
 	xf_cli_error_prefix(prefix);
 	double t0 = xf_cli_now_s();
@@ -286,6 +297,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 typedef struct progress {
 	size_t done, total, failed;
 	size_t runs;	/* files run (not skipped) by this process */
+	size_t held;	/* files left pending by --max-runs */
 	double run_s;	/* their wall time */
 	double t_start; /* the batch's start */
 } progress;
@@ -332,22 +344,38 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
 	int skip = 0;
-	if (xf_batch_fingerprint(b, in, &rec, &err) || up_to_date(b, dir, &rec, &skip, &err))
+	char why[1024];
+	if (xf_batch_fingerprint(b, in, &rec, &err) ||
+	    up_to_date(b, in, dir, &rec, &skip, why, sizeof why, &err)) {
+		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
+	}
 	if (skip) {
+		xf_batch_record_free(&rec);
 		p->done++;
 		report(b, p, in, "complete already (--resume)", NAN);
 		return 0;
 	}
+	if (b->max_runs >= 0 && p->runs >= (size_t)b->max_runs) {
+		p->held++; /* untouched: its summary row stays what its folder says */
+		report(b, p, in, "not run (--max-runs reached)", NAN);
+		return 0;
+	}
 	snprintf(rec.status, sizeof rec.status, "running");
 	rec.wall_s = NAN;
-	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err))
+	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
+		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
-	int rc = run_one(b, in, dir, &rec);
-	if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
+	}
+	int rc = run_one(b, in, dir, why, &rec);
+	if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal()) {
+		xf_batch_record_free(&rec);
 		return XF_ERR_INTERRUPTED; /* the record says running: the file is pending */
+	}
 	xf_phase("batch", 0);
-	if (xf_batch_record_write(dir, &rec, &err))
+	int wrote = xf_batch_record_write(dir, &rec, &err);
+	xf_batch_record_free(&rec);
+	if (wrote)
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
 	p->done++;
 	p->failed += rc != 0;
@@ -366,9 +394,21 @@ static void print_totals(const xf_batch *b, size_t ok, size_t failed, size_t pen
 	       ok, failed, pending, b->n, b->out);
 }
 
+/* --max-runs left files unrun: the one line that says how many and how to go on; the
+ * batch is not done, so its exit says so (1). */
+static int held_line(const xf_batch *b, const progress *p)
+{
+	xf_cli_error(XF_ERR_DATA,
+		     "batch: --max-runs %ld reached: %zu file%s not run, left as they were "
+		     "(pending or failed) in %s/batch_summary.csv; run again with --resume "
+		     "to go on",
+		     b->max_runs, p->held, p->held == 1 ? "" : "s", b->out);
+	return 1;
+}
+
 static int run_files(xf_batch *b)
 {
-	progress p = { 0, 0, 0, 0, 0.0, xf_cli_now_s() };
+	progress p = { 0, 0, 0, 0, 0, 0.0, xf_cli_now_s() };
 	int any_failed = 0;
 	for (size_t k = 0; k < b->n; k++)
 		p.total += (size_t)b->inputs[k].mine;
@@ -387,6 +427,8 @@ static int run_files(xf_batch *b)
 		if (summary(b, NULL, NULL, NULL))
 			return XF_ERR_IO;
 	}
+	if (p.held > 0 && !xf_interrupt_signal())
+		any_failed |= held_line(b, &p);
 	if (b->ranks > 1) /* the totals come when every rank is done (finish_ranks) */
 		return xf_interrupt_signal() ? XF_ERR_INTERRUPTED : any_failed ? XF_ERR_DATA : 0;
 	size_t ok = 0, failed = 0, pending = 0;

@@ -27,11 +27,10 @@ int xf_cli_device(const char *flag, xf_nlsq_options *o)
 				    flag);
 	const char *fp32 = getenv("XPCSFIT_GPU_FP32");
 	pol.fp32 = fp32 && !strcmp(fp32, "1");
-	/* a GPU asked for where there is none: said now, before the data are read */
+	/* a GPU asked for where there is none: said now, before the data are read; this
+	 * loads the CUDA module (adr/0055), which cpu never does */
 	if (pol.choice == XF_DEVICE_GPU && xf_device_refused(&pol, xf_gpu_device_count()))
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "--device gpu: no CUDA device (this xpcsfit's GPU backend: %s)",
-				    xf_gpu_backend());
+		return xf_cli_error(XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
 	o->device = (int)pol.choice;
 	o->device_threshold = pol.gpu_min_score;
 	o->device_fp32 = pol.fp32;

@@ -232,8 +232,10 @@ int xf_cli_main(int argc, char **argv)
 	H5dont_atexit();
 	xf_signals_install();
 	int rc = run(argc, argv);
-	if (xf_interrupt_signal() && rc != 0)
+	if (xf_interrupt_signal() && rc != 0) {
 		rc = XF_ERR_INTERRUPTED;
+		xf_interrupt_record(); /* XPCSFIT_INTERRUPT_FILE, for the job script */
+	}
 	return exit_code(rc);
 }
 

@@ -373,3 +373,44 @@ double xf_diag_ebfmi(const double *energy, int n)
 		jumps += (energy[i] - energy[i - 1]) * (energy[i] - energy[i - 1]);
 	return jumps / ss;
 }
+
+/* sample mean and sd (n − 1) of n values */
+static void mean_sd(const double *x, size_t n, double *mean, double *sd)
+{
+	double m = 0.0, ss = 0.0;
+	for (size_t k = 0; k < n; k++)
+		m += x[k];
+	m /= (double)n;
+	for (size_t k = 0; k < n; k++)
+		ss += (x[k] - m) * (x[k] - m);
+	*mean = m;
+	*sd = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
+}
+
+double xf_diag_mcse_mean(const double *draws, int n_chains, int n_draws)
+{
+	if (!finite_and_large_enough(draws, n_chains, n_draws))
+		return NAN;
+	double mean, sd;
+	mean_sd(draws, (size_t)n_chains * n_draws, &mean, &sd);
+	return sd / sqrt(xf_diag_ess(draws, n_chains, n_draws));
+}
+
+double xf_diag_mcse_sd(const double *draws, int n_chains, int n_draws)
+{
+	if (!finite_and_large_enough(draws, n_chains, n_draws))
+		return NAN;
+	size_t total = (size_t)n_chains * n_draws;
+	double *sq = malloc(sizeof(double) * total);
+	if (!sq)
+		return NAN;
+	double mean, sd, e_var, sd_sq; /* e_var = E[d²], the mean of the squares */
+	mean_sd(draws, total, &mean, &sd);
+	for (size_t k = 0; k < total; k++)
+		sq[k] = (draws[k] - mean) * (draws[k] - mean);
+	mean_sd(sq, total, &e_var, &sd_sq);
+	double ess = xf_diag_ess(sq, n_chains, n_draws);
+	free(sq);
+	/* delta method: Var(sd) ≈ Var(d²) / (ESS(d²) · 4 E[d²]) */
+	return sqrt(sd_sq * sd_sq / ess / (4.0 * e_var));
+}

@@ -26,6 +26,15 @@ double xf_diag_ess(const double *draws, int n_chains, int n_draws);
 /* Split R̂ without rank normalisation (the classic Gelman-Rubin on split chains). */
 double xf_diag_rhat_basic(const double *draws, int n_chains, int n_draws);
 
+/* Monte Carlo standard error of the mean: sd / sqrt(ESS), the ESS of the split chains
+ * without rank normalisation (xf_diag_ess), sd over all draws. */
+double xf_diag_mcse_mean(const double *draws, int n_chains, int n_draws);
+
+/* Monte Carlo standard error of the sd by the delta method on the squared deviations
+ * d² = (x − mean)²: sqrt(Var(d²) / (ESS(d²) · 4 · E[d²])), as the `posterior` package's
+ * mcse_sd; Var(d²) with n − 1, E[d²] the plain mean, ESS(d²) as xf_diag_ess. */
+double xf_diag_mcse_sd(const double *draws, int n_chains, int n_draws);
+
 /* E-BFMI of one chain's total energies (Hamiltonian at each draw, in order):
  * Σ (E_n − E_{n−1})² / Σ (E_n − Ē)². Below 0.3 warns of poor exploration. */
 double xf_diag_ebfmi(const double *energy, int n);

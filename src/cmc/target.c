@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmc/target.h"
+#include "xpcsfit/cmc.h"
 
 #define XF_LOG_2PI 1.8378770664093453
 
@@ -35,11 +36,25 @@ static double log_sigmoid(double u)
 	return u >= 0.0 ? -log1p(exp(-u)) : u - log1p(exp(u));
 }
 
+double xf_cmc_u_to_x(double lower, double upper, double u)
+{
+	double x = lower + (upper - lower) * sigmoid(u);
+	/* rounding must not step outside the box */
+	return x < lower ? lower : x > upper ? upper : x;
+}
+
 static double to_x(const xf_problem *pr, int k, double u)
 {
-	double x = pr->lower[k] + (pr->upper[k] - pr->lower[k]) * sigmoid(u);
-	/* rounding must not step outside the box */
-	return x < pr->lower[k] ? pr->lower[k] : x > pr->upper[k] ? pr->upper[k] : x;
+	return xf_cmc_u_to_x(pr->lower[k], pr->upper[k], u);
+}
+
+void xf_cmc_result_to_physical(const xf_cmc_result *res, const double *u, double *x)
+{
+	for (int m = 0; m < res->n_theta; m++) {
+		int k = res->theta[m];
+		x[m] = xf_cmc_u_to_x(res->lower[k], res->upper[k], u[m]);
+	}
+	x[res->n_theta] = exp(u[res->n_theta]);
 }
 
 double xf_cmc_dx_du(const xf_problem *pr, int k, double u_k)

@@ -111,6 +111,7 @@ void xf_config_free(xf_config *cfg)
 	for (size_t k = 0; k < cfg->n_ignored_keys; k++)
 		free(cfg->ignored_keys[k]);
 	free(cfg->ignored_keys);
+	free(cfg->settings);
 	xf_config_defaults(cfg);
 }
 

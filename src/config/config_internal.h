@@ -94,6 +94,8 @@ int xf_cfg_resolve_data_path(const char *written, const char *config_path, xf_co
 /* After the readers: the keys of the tree whose values no reader marked used go to
  * cfg->ignored_keys (config_keys.c). 0 or XF_ERR_NOMEM. */
 int xf_cfg_collect_unused(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
+/* cfg->settings: every used value as a sorted "dotted.path=value" line (adr/0057). */
+int xf_cfg_collect_settings(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 
 /* Priors of slot k from its bounds: middle and a quarter of the width. */
 void xf_cfg_default_prior(xf_bound *b);

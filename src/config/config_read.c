@@ -423,7 +423,8 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_initial_parameters(r, root, cfg)) ||
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
 	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_read_output(r, root, cfg)) ||
-	    (rc = xf_cfg_collect_unused(r, root, cfg)))
+	    (rc = xf_cfg_collect_unused(r, root, cfg)) ||
+	    (rc = xf_cfg_collect_settings(r, root, cfg)))
 		return rc;
 	if (cfg->mode == XF_MODE_LAMINAR && !cfg->has_gap)
 		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "util/lockfile.h"
 #include "util/size.h"
 
 #define XF_LIBLZF_SONAME "liblzf.so.1"
@@ -281,6 +282,58 @@ static int locked_by_writer(const char *path)
 	return locked;
 }
 
+/* The file access of every open and create: HDF5's file lock on (locking 1) or off (0);
+ * with it on, a filesystem that says ENOSYS is ignored by HDF5 itself. Made once and kept
+ * for the life of the process. */
+static hid_t file_access(int locking)
+{
+	static hid_t fapl[2] = { -1, -1 };
+	if (fapl[locking] < 0 && (fapl[locking] = H5Pcreate(H5P_FILE_ACCESS)) >= 0)
+		H5Pset_file_locking(fapl[locking], locking ? 1 : 0, 1);
+	return fapl[locking] >= 0 ? fapl[locking] : H5P_DEFAULT;
+}
+
+/* After a failed open or create of path: the errno of a flock() there when it says the
+ * filesystem has no locks (HDF5 ignores ENOSYS only), else 0. */
+static int locks_missing(const char *path)
+{
+	int why = xf_flock_probe(path);
+	return xf_lock_unsupported(why) ? why : 0;
+}
+
+static hid_t open_or_create(const char *path, unsigned flags, hid_t fcpl, int create)
+{
+	hid_t f = create ? H5Fcreate(path, flags, fcpl, file_access(1))
+			 : H5Fopen(path, flags, file_access(1));
+	int why = f < 0 ? locks_missing(path) : 0;
+	if (why) {
+		H5Eclear2(H5E_DEFAULT);
+		f = create ? H5Fcreate(path, flags, fcpl, file_access(0))
+			   : H5Fopen(path, flags, file_access(0));
+		if (f >= 0)
+			xf_info("hdf5: file locking off (the filesystem has no locks: %s), %s",
+				xf_errno_name(why), path);
+	}
+	return f;
+}
+
+hid_t xf_h5_fopen(const char *path, unsigned flags)
+{
+	return open_or_create(path, flags, H5P_DEFAULT, 0);
+}
+
+hid_t xf_h5_fcreate(const char *path, hid_t fcpl)
+{
+	return open_or_create(path, H5F_ACC_TRUNC, fcpl, 1);
+}
+
+int xf_h5_lock_error(const char *why)
+{
+	/* HDF5's words for a failed flock ("unable to lock file, errno = 37, ..."); a bare
+	 * "lock" would match "sblock", the superblock of a truncated file */
+	return why && strstr(why, "unable to lock") != NULL;
+}
+
 int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 {
 	struct stat st;
@@ -296,7 +349,7 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 		H5Eclear2(H5E_DEFAULT);
 		return xf_fail(err, XF_ERR_DATA, "not an HDF5 file (no HDF5 signature): %s", path);
 	}
-	*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	*file = xf_h5_fopen(path, H5F_ACC_RDONLY);
 	if (*file < 0) {
 		xf_h5_last_error(why, sizeof why);
 		if (locked_by_writer(path))
@@ -305,6 +358,13 @@ int xf_h5_open_read(const char *path, hid_t *file, xf_error *err)
 				       "it open): close that program, or set "
 				       "HDF5_USE_FILE_LOCKING=FALSE to read it anyway, %s",
 				       path);
+		if (xf_h5_lock_error(why))
+			return xf_fail(
+				err, XF_ERR_DATA,
+				"cannot open the data file: HDF5 could not lock it (%s), a "
+				"fault of the filesystem's locking, not of the file: set "
+				"HDF5_USE_FILE_LOCKING=FALSE to read it without the lock, %s",
+				why, path);
 		return xf_fail(err, XF_ERR_DATA,
 			       "cannot open HDF5 file, truncated or damaged (%s): %s",
 			       why[0] ? why : "unknown HDF5 error", path);

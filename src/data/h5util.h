@@ -45,6 +45,16 @@ hid_t xf_h5_open_group(hid_t file, const char *file_name, const char *path, xf_e
 /* 1 when the LZF filter can be used (registered or loadable as a plugin). */
 int xf_h5_lzf_available(void);
 
+/* Every HDF5 file xpcsfit opens or creates goes through these two (adr/0056): HDF5's own
+ * file lock on, ignored where the filesystem has no locks (ENOSYS by HDF5 itself; ENOLCK
+ * and EOPNOTSUPP found by a flock() probe, then the file is opened again without the
+ * lock, with a line in run.log). Return what H5Fopen / H5Fcreate return. */
+hid_t xf_h5_fopen(const char *path, unsigned flags);
+hid_t xf_h5_fcreate(const char *path, hid_t fcpl);
+/* 1 when an HDF5 error text (xf_h5_last_error) is a failed file lock: a fault of the
+ * filesystem or of another program, never of the file. */
+int xf_h5_lock_error(const char *why);
+
 /* Open a file read-only with a translated error (missing, not a regular file, not HDF5,
  * locked by a writer, damaged). */
 int xf_h5_open_read(const char *path, hid_t *file, xf_error *err);

@@ -289,7 +289,7 @@ static int write_file(const xf_request *req, const xf_selection *sel, const xf_s
 	H5Pset_obj_track_times(fcpl, 0); /* the root group too */
 	H5Pset_obj_track_times(f.gcpl, 0);
 	H5Pset_obj_track_times(f.dcpl, 0);
-	f.file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+	f.file = xf_h5_fcreate(tmp, fcpl);
 	int rc = 0;
 	if (f.file < 0) {
 		char why[256];

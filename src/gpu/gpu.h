@@ -1,7 +1,9 @@
 /* gpu.h — the CUDA validation backend (docs/gpu.md, adr/0037): the data of one pair set
  * uploaded once, then per pass the per-frame integrals and per-angle scalars go down and
- * one total of xf_accum's layout (slot.h) comes back. Built from gpu_cuda.cu when
- * XPCSFIT_CUDA finds nvcc, from gpu_none.c (no devices) otherwise; gpu_ref.c is the CPU
+ * one total of xf_accum's layout (slot.h) comes back. The kernels (gpu_cuda.cu) are a
+ * separate module, libxpcsfit-cuda.so, built when XPCSFIT_CUDA finds nvcc; the programs
+ * link no CUDA and load it on the first call that needs a device (gpu_load.c, adr/0055).
+ * Without it every call behaves as gpu_none.c: no devices. gpu_ref.c is the CPU
  * reference of the same arithmetic in the same order.
  *
  * Determinism: a pass adds its points in a fixed order (threads of a block, a fixed tree
@@ -51,10 +53,17 @@ typedef struct xf_gpu_timing {
 
 typedef struct xf_gpu_ctx xf_gpu_ctx;
 
-/* "cuda" or "none" (the build without nvcc). */
+/* "cuda", or "none" without a loadable module (a build without nvcc, the module missing
+ * or not loadable). The first call of any function here loads the module. */
 const char *xf_gpu_backend(void);
-/* Devices usable for fp64 work; 0 without a device or without the CUDA build. */
+/* Devices usable for fp64 work; 0 without a device or without the module. */
 int xf_gpu_device_count(void);
+/* Why xf_gpu_device_count() is 0, one phrase for an error line: no module (and where it
+ * was looked for), the loader's error, a build without CUDA, the CUDA runtime's reason.
+ * Never NULL; meaningful only when there is no device. */
+const char *xf_gpu_why_none(void);
+/* The file of the loaded module; NULL without one. */
+const char *xf_gpu_module_path(void);
 /* Name and score of device dev (SMs × clock in GHz × fp64 lanes per SM per clock / 64:
  * proportional to its fp64 peak); 0, or −1 when there is no such device. */
 int xf_gpu_device_info(int dev, char *name, size_t name_len, double *score);
@@ -77,8 +86,12 @@ int xf_gpu_c2(xf_gpu_ctx *ctx, const xf_gpu_params *prm, double *c2_out, xf_gpu_
 void xf_gpu_ref_accumulate(const xf_gpu_data *d, const xf_gpu_params *prm, int level, size_t block0,
 			   size_t block1, double *total);
 void xf_gpu_ref_c2(const xf_gpu_data *d, const xf_gpu_params *prm, double *c2_out);
-/* Blocks of a pair count. */
-size_t xf_gpu_blocks(size_t n_pairs);
+/* Blocks of a pair count (inline: the CUDA module, which links nothing of the programs,
+ * counts them too). */
+static inline size_t xf_gpu_blocks(size_t n_pairs)
+{
+	return (n_pairs + XF_GPU_BLOCK_PAIRS - 1) / XF_GPU_BLOCK_PAIRS;
+}
 
 #ifdef __cplusplus
 }

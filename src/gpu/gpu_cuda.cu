@@ -1,14 +1,16 @@
-/* gpu_cuda.cu — the CUDA backend of gpu.h: fp64 kernels for c2, the NLSQ sums (χ², JᵀJ,
- * Jᵀr) and a shard's log density and gradient (the gradient level), on the arithmetic of
- * kernel.h and slot.h that the CPU runs too. Compiled with --fmad=false so no fused
- * multiply-add changes a rounding the CPU build (-ffp-contract=off) does not make. */
+/* gpu_cuda.cu — the CUDA module (libxpcsfit-cuda.so, adr/0055): fp64 kernels for c2, the
+ * NLSQ sums (χ², JᵀJ, Jᵀr) and a shard's log density and gradient (the gradient level), on
+ * the arithmetic of kernel.h and slot.h that the CPU runs too, behind the one table of
+ * gpu_ops.h that the programs dlopen() (gpu_load.c). Compiled with --fmad=false so no
+ * fused multiply-add changes a rounding the CPU build (-ffp-contract=off) does not make;
+ * the CUDA runtime is linked in statically, so the module needs only the driver. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/policy.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_ops.h"
 #include "gpu/slot.h"
 
 /* The per-device state: its blocks' data, uploaded once, and the per-pass buffers. */
@@ -208,20 +210,36 @@ __global__ void c2_kernel(dev_view v, double *out)
 	out[idx] = v.angle[v.n_phi + p] + v.angle[p] * g1 * g1;
 }
 
-extern "C" const char *xf_gpu_backend(void)
+/* Why there is no device (no driver, a driver older than the runtime linked in, no
+ * device), kept for xf_gpu_why_none(). */
+static char no_device[256] = "no CUDA device";
+
+static int cuda_device_count(void)
 {
-	return "cuda";
+	int n = 0, driver = 0, runtime = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e == cudaSuccess)
+		return n;
+	cudaDriverGetVersion(&driver); /* 0: no driver library at all */
+	cudaRuntimeGetVersion(&runtime);
+	if (driver == 0)
+		snprintf(no_device, sizeof no_device,
+			 "no CUDA driver (libcuda.so.1, the NVIDIA driver, is not installed)");
+	else if (e == cudaErrorInsufficientDriver)
+		snprintf(no_device, sizeof no_device,
+			 "the CUDA driver (%d.%d) is older than the module's CUDA runtime (%d.%d)",
+			 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+	else
+		snprintf(no_device, sizeof no_device, "no CUDA device (%s)", cudaGetErrorString(e));
+	return 0;
 }
 
-extern "C" int xf_gpu_device_count(void)
+static const char *cuda_why_none(void)
 {
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return no_device;
 }
 
-extern "C" int xf_gpu_device_info(int dev, char *name, size_t name_len, double *score)
+static int cuda_device_info(int dev, char *name, size_t name_len, double *score)
 {
 	cudaDeviceProp prop;
 	int sm = 0, khz = 0, ratio = 0;
@@ -283,16 +301,12 @@ static int dev_init(xf_gpu_ctx *ctx, gpu_dev *g, const xf_gpu_data *d)
 	return 0;
 }
 
-extern "C" xf_gpu_ctx *xf_gpu_create(const xf_gpu_data *d, const int *devices, const double *scores,
-				     int n_dev, int fp32, char *err_msg, size_t err_len)
+static void cuda_destroy(xf_gpu_ctx *ctx);
+
+static xf_gpu_ctx *cuda_create(const xf_gpu_data *d, const int *devices, const size_t *first,
+			       const size_t *count, int n_dev, int fp32, char *err_msg,
+			       size_t err_len)
 {
-	size_t first[XF_GPU_MAX_DEVICES], count[XF_GPU_MAX_DEVICES];
-	size_t nb = xf_gpu_blocks(d->n_pairs);
-	if (n_dev < 1 || n_dev > XF_GPU_MAX_DEVICES ||
-	    xf_device_split(scores, n_dev, nb, first, count)) {
-		snprintf(err_msg, err_len, "no usable GPU (%d devices given)", n_dev);
-		return NULL;
-	}
 	xf_gpu_ctx *ctx = (xf_gpu_ctx *)calloc(1, sizeof *ctx);
 	if (!ctx) {
 		snprintf(err_msg, err_len, "out of memory");
@@ -317,13 +331,13 @@ extern "C" xf_gpu_ctx *xf_gpu_create(const xf_gpu_data *d, const int *devices, c
 	}
 	if (!ok) {
 		snprintf(err_msg, err_len, "GPU setup failed (memory or device error)");
-		xf_gpu_destroy(ctx);
+		cuda_destroy(ctx);
 		return NULL;
 	}
 	return ctx;
 }
 
-extern "C" void xf_gpu_destroy(xf_gpu_ctx *ctx)
+static void cuda_destroy(xf_gpu_ctx *ctx)
 {
 	if (!ctx)
 		return;
@@ -430,8 +444,8 @@ static float elapsed(cudaEvent_t a, cudaEvent_t b)
 	return ms;
 }
 
-extern "C" int xf_gpu_accumulate(xf_gpu_ctx *ctx, const xf_gpu_params *prm, int level,
-				 double *total, xf_gpu_timing *t)
+static int cuda_accumulate(xf_gpu_ctx *ctx, const xf_gpu_params *prm, int level, double *total,
+			   xf_gpu_timing *t)
 {
 	int nt = xf_gpu_total_doubles(ctx->d.n_phi);
 	stage_params(ctx, prm);
@@ -464,8 +478,7 @@ extern "C" int xf_gpu_accumulate(xf_gpu_ctx *ctx, const xf_gpu_params *prm, int 
 	return 0;
 }
 
-extern "C" int xf_gpu_c2(xf_gpu_ctx *ctx, const xf_gpu_params *prm, double *c2_out,
-			 xf_gpu_timing *t)
+static int cuda_c2(xf_gpu_ctx *ctx, const xf_gpu_params *prm, double *c2_out, xf_gpu_timing *t)
 {
 	size_t np = (size_t)ctx->d.n_phi;
 	stage_params(ctx, prm);
@@ -493,4 +506,25 @@ extern "C" int xf_gpu_c2(xf_gpu_ctx *ctx, const xf_gpu_params *prm, double *c2_o
 		}
 	}
 	return 0;
+}
+
+static const xf_gpu_ops cuda_ops = {
+	XF_GPU_MODULE_ABI,
+	sizeof(xf_gpu_data),
+	sizeof(xf_gpu_params),
+	sizeof(xf_frames),
+	"cuda",
+	cuda_device_count,
+	cuda_why_none,
+	cuda_device_info,
+	cuda_create,
+	cuda_destroy,
+	cuda_accumulate,
+	cuda_c2,
+};
+
+/* The module's one exported symbol (everything else is hidden, -fvisibility=hidden). */
+extern "C" __attribute__((visibility("default"))) const xf_gpu_ops *xf_gpu_module_ops(void)
+{
+	return &cuda_ops;
 }

@@ -6,11 +6,6 @@
 #include "gpu/gpu.h"
 #include "gpu/slot.h"
 
-size_t xf_gpu_blocks(size_t n_pairs)
-{
-	return (n_pairs + XF_GPU_BLOCK_PAIRS - 1) / XF_GPU_BLOCK_PAIRS;
-}
-
 /* The slot of (block, angle p): thread partials, then the kernel's tree over threads. */
 static void ref_slot(const xf_gpu_data *d, const xf_gpu_params *prm, int level, size_t block, int p,
 		     double part[XF_GPU_THREADS][XF_SLOT_DOUBLES])

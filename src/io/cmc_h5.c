@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/cmc_posterior_out.h"
 #include "io/cmc_sensitivity_out.h"
 #include "io/h5write.h"
 #include "io/io_internal.h"
+#include "io/nexus.h"
 #include "xpcsfit/params.h"
 #include "xpcsfit/results.h"
 
@@ -44,6 +46,7 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 	size_t nf = (size_t)res->n_params, na = (size_t)res->n_phi;
 	xf_h5_put_strings(w, g, "parameter_names", res->n_params, (const char *const *)res->names,
 			  "every parameter in canonical order (fixed ones included)");
+	xf_h5_scale(w, g, "parameter_names");
 	put_units(w, g, res);
 	signed char *fixed = malloc(nf);
 	double *summary = malloc(sizeof(double) * nf * 5);
@@ -112,6 +115,63 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 	free(angles);
 }
 
+/* A dimension scale of strings at grp/name (the sampled parameters' names, ...). */
+static void string_scale(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
+			 const char *desc)
+{
+	xf_h5_put_strings(w, grp, name, n, v, desc);
+	xf_h5_scale(w, grp, name);
+}
+
+/* The scales of /cmc's dimensions (adr/0060): what each axis of its datasets runs over.
+ * Written before the datasets that use them; the per-angle ones use /phi_deg. */
+static void cmc_scales(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	int nt = res->n_theta;
+	const char **names = malloc(sizeof(char *) * (size_t)(nt + 1));
+	if (!names) {
+		xf_h5_fail(w, "/cmc/coordinate");
+		return;
+	}
+	for (int m = 0; m < nt; m++)
+		names[m] = res->names[res->theta[m]];
+	names[nt] = "log_sigma";
+	string_scale(w, g, "sampled_parameter", nt, names,
+		     "the sampled parameters (axes of the sampler's-space arrays)");
+	string_scale(w, g, "coordinate", nt + 1, names,
+		     "a shard's sampled coordinates: the sampled parameters, then log sigma");
+	free(names);
+	static const char *const stats[] = { "mean", "sd", "median", "q05", "q95" };
+	string_scale(w, g, "statistic", 5, stats, "columns of the summary tables");
+	xf_h5_index_scale(w, g, "draw", (size_t)res->n_draws, "index of a combined draw");
+	xf_h5_index_scale(w, g, "shard", (size_t)res->n_shards, "index of a shard");
+	xf_h5_index_scale(w, g, "chain", (size_t)res->n_chains, "index of a chain of a shard");
+	xf_h5_index_scale(w, g, "sample", (size_t)res->n_samples,
+			  "index of a draw within a shard's chain");
+}
+
+/* Attach every /cmc dataset's axes to its scales (netCDF/xarray name them). */
+static void cmc_dims(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	static const char *const by_param[] = { "fixed", "parameter_units" };
+	static const char *const by_angle[] = { "per_angle_contrast", "per_angle_contrast_sd",
+						"per_angle_offset", "per_angle_offset_sd" };
+	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
+		xf_h5_dims(w, g, by_param[k], "parameter_names", NULL);
+	xf_h5_dims(w, g, "draws", "draw", "parameter_names", NULL);
+	xf_h5_dims(w, g, "summary", "parameter_names", "statistic", NULL);
+	xf_h5_dims(w, g, "covariance", "parameter_names", "parameter_names", NULL);
+	for (size_t k = 0; k < sizeof by_angle / sizeof by_angle[0]; k++)
+		xf_h5_dims(w, g, by_angle[k], "/phi_deg", NULL);
+	if (res->gp_mean) {
+		xf_h5_dims(w, g, "gaussian_product_mean", "sampled_parameter", NULL);
+		xf_h5_dims(w, g, "gaussian_product_cov", "sampled_parameter", "sampled_parameter",
+			   NULL);
+	}
+	xf_h5_dims(w, g, "shard_draws", "shard", "chain", "sample", "coordinate", NULL);
+	xf_h5_dims(w, g, "shard_draws_physical", "shard", "chain", "sample", "coordinate", NULL);
+}
+
 /* Per-shard diagnostics as columns, and the combination's inputs. */
 static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 {
@@ -165,11 +225,18 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 	xf_h5_put(w, g, "u_cov", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 3, d3, col, "1",
 		  "each shard's covariance in the sampler's space (the combination's W_s^-1)");
 	free(col);
+	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+		xf_h5_dims(w, g, cols[c].name, "/cmc/shard", NULL);
+	xf_h5_dims(w, g, "u_mean", "/cmc/shard", "/cmc/sampled_parameter", NULL);
+	xf_h5_dims(w, g, "u_cov", "/cmc/shard", "/cmc/sampled_parameter", "/cmc/sampled_parameter",
+		   NULL);
 }
 
-/* Every shard's draws into one (K, chains, draws, dim) dataset, shard by shard. */
-static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
+/* Every shard's draws into one (K, chains, draws, dim) dataset, shard by shard: in the
+ * sampler's space, and (physical) mapped to the parameters' units with sigma last. */
+static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
 {
+	const char *name = physical ? "shard_draws_physical" : "shard_draws";
 	int dim = res->n_theta + 1;
 	hsize_t dims[4] = { (hsize_t)res->n_shards, (hsize_t)res->n_chains, (hsize_t)res->n_samples,
 			    (hsize_t)dim };
@@ -177,18 +244,28 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
 	hid_t dcpl = H5Pcopy(w->dcpl);
 	hsize_t chunk[4] = { 1, dims[1], dims[2], dims[3] };
 	H5Pset_chunk(dcpl, 4, chunk);
-	hid_t d =
-		H5Dcreate2(g, "shard_draws", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	/* the physical copy is derived (the u-space draws are the record): float32, half the
+	 * bytes, 7 digits (D0 8000 to 0.001) */
+	hid_t d = H5Dcreate2(g, name, physical ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, space,
+			     H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	H5Pclose(dcpl);
 	if (d < 0) {
 		H5Sclose(space);
-		xf_h5_fail(w, "/cmc/shard_draws");
+		xf_h5_fail(w, name);
 		return;
 	}
-	xf_h5_describe(w, d, "1",
-		       "every shard's draws in the sampler's space: logit of each sampled "
-		       "parameter within its bounds, then log sigma (shards, chains, draws, "
-		       "coordinates); NaN for a shard that could not be sampled");
+	if (physical)
+		xf_h5_describe(
+			w, d, "see /cmc/coordinate",
+			"every shard's draws in physical units (float32): each sampled parameter "
+			"(units of parameter_units), then sigma (shards, chains, draws, "
+			"coordinates; coordinate log_sigma holds sigma itself); NaN for a "
+			"shard that could not be sampled");
+	else
+		xf_h5_describe(w, d, "1",
+			       "every shard's draws in the sampler's space: logit of each sampled "
+			       "parameter within its bounds, then log sigma (shards, chains, "
+			       "draws, coordinates); NaN for a shard that could not be sampled");
 	for (long s = 0; s < res->n_shards && !w->failed; s++) {
 		double *draws = NULL;
 		int nc, nd, dd;
@@ -203,11 +280,13 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res)
 			for (size_t q = 0; draws && q < n; q++)
 				draws[q] = NAN;
 		}
+		for (size_t q = 0; have && physical && q < n; q += (size_t)dim)
+			xf_cmc_result_to_physical(res, draws + q, draws + q);
 		hsize_t start[4] = { (hsize_t)s, 0, 0, 0 };
 		hid_t mem = H5Screate_simple(4, chunk, NULL);
 		H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk, NULL);
 		if (!draws || H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, draws) < 0)
-			xf_h5_fail(w, "/cmc/shard_draws");
+			xf_h5_fail(w, name);
 		H5Sclose(mem);
 		free(draws);
 	}
@@ -228,6 +307,7 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		xf_h5_fail(w, name);
 		return;
 	}
+	xf_h5_nx_class(w, cg, "NXcollection");
 	xf_h5_attr_str(w, cg, "published", c->corrected ? "importance_weighted" : "consensus");
 	xf_h5_attr_str(w, cg, "verdict", c->corrected ? "passed" : c->verdict);
 	xf_h5_attr_str(w, cg, "proposal",
@@ -281,6 +361,16 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 			       "last)");
 	xf_h5_put_vec(w, cg, "log_weights", (size_t)c->m, c->log_w, "1",
 		      "their Pareto-smoothed, normalised log importance weights");
+	static const char *const sides_names[] = { "plus", "minus" };
+	static const char *const checks[] = { "khat", "is_ess", "axis" };
+	string_scale(w, cg, "side", 2, sides_names, "+1 sd and -1 sd along the axis");
+	string_scale(w, cg, "check", 3, checks, "the three checks");
+	xf_h5_index_scale(w, cg, "point", (size_t)c->m, "index of a proposal point");
+	xf_h5_dims(w, cg, "axis_drops", "side", NULL);
+	xf_h5_dims(w, cg, "passed", "check", NULL);
+	xf_h5_dims(w, cg, "u", "point",
+		   c->dim == res->n_theta ? "/cmc/sampled_parameter" : "/cmc/coordinate", NULL);
+	xf_h5_dims(w, cg, "log_weights", "point", NULL);
 	H5Gclose(cg);
 	if (!c->corrected || !consensus)
 		return;
@@ -303,6 +393,9 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		   "correction)");
 	put_matrix(w, pg, "summary", nf, 5, summary, "see parameter_names",
 		   "their mean, sd, median, 5 % and 95 % quantiles");
+	xf_h5_dims(w, pg, "draws", "/cmc/draw", "/cmc/parameter_names", NULL);
+	xf_h5_dims(w, pg, "summary", "/cmc/parameter_names", "/cmc/statistic", NULL);
+	xf_h5_nx_class(w, pg, "NXcollection");
 	H5Gclose(pg);
 	free(summary);
 }
@@ -315,7 +408,7 @@ static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
 }
 
 int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       xf_error *err)
+		       const xf_estimate *est, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	h5w w;
@@ -342,7 +435,9 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		char how[512];
 		xf_cmc_route_describe(res, how, sizeof how);
 		xf_h5_attr_str(&w, g, "route_description", how);
+		cmc_scales(&w, g, res);
 		posterior(&w, g, res);
+		xf_h5_nexus(&w, ds, est, g);
 		if (res->gp_mean) {
 			xf_h5_put_vec(
 				&w, g, "gaussian_product_mean", (size_t)res->n_theta, res->gp_mean,
@@ -354,14 +449,18 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		}
 		hid_t sg = H5Gcreate2(g, "shards", H5P_DEFAULT, w.gcpl, H5P_DEFAULT);
 		if (sg >= 0) {
+			xf_h5_nx_class(&w, sg, "NXcollection");
 			shard_tables(&w, sg, res);
 			H5Gclose(sg);
 		} else {
 			xf_h5_fail(&w, "/cmc/shards");
 		}
-		shard_draws(&w, g, res);
+		shard_draws(&w, g, res, 0);
+		shard_draws(&w, g, res, 1);
 		check_group(&w, g, res);
 		xf_cmc_sensitivity_h5(&w, g, res);
+		xf_cmc_posterior_diag_h5(&w, g, res);
+		cmc_dims(&w, g, res);
 		H5Gclose(g);
 	}
 	return xf_h5_close(&w, tmp, path);

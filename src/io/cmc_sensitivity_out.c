@@ -107,6 +107,12 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 			  "per parameter: -, prior-data conflict, strong prior / weak "
 			  "likelihood, ...");
 	free(flag);
+	static const char *const by_param[] = { "prior",   "likelihood", "prior_mu", "prior_sigma",
+						"nlsq",	   "nlsq_std",	 "gap_sd",   "prior_pull",
+						"flagged", "diagnosis" };
+	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
+		xf_h5_dims(w, sg, by_param[k], "/cmc/parameter_names", NULL);
+	xf_h5_nx_class(w, sg, "NXcollection");
 	H5Gclose(sg);
 }
 

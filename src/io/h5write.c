@@ -1,15 +1,18 @@
 /* h5write.c — writing result files with HDF5 (h5write.h): a file under a temporary name
  * with object time tracking off (the same result gives the same bytes), datasets with
  * "units" and "description" attributes, committed by rename; HDF5's error stack is
- * turned into one line. */
+ * turned into one line. Named dimensions (dimension scales) and NeXus classes (adr/0060). */
 #include <hdf5.h>
+#include <hdf5_hl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "io/h5write.h"
+#include "data/h5util.h"
 #include "util/files.h"
 
 int xf_h5_fail(h5w *w, const char *what)
@@ -101,23 +104,22 @@ int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *
 	return xf_h5_put(w, grp, name, H5T_NATIVE_LLONG, H5T_STD_I64LE, 0, NULL, &v, "1", desc);
 }
 
-/* fixed-length UTF-8 strings: h5py reads them as bytes ('S' dtype), HDFView as text */
+/* variable-length UTF-8 strings: netCDF-4 reads them as strings (netCDF-C 4.9 misreads
+ * fixed-length string datasets: the first element, then garbage), h5py as bytes objects,
+ * HDFView as text */
 int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
 		      const char *desc)
 {
 	if (w->failed)
 		return -1;
-	size_t len = 1;
-	for (int k = 0; k < n; k++)
-		if (v[k] && strlen(v[k]) + 1 > len)
-			len = strlen(v[k]) + 1;
-	char *buf = calloc((size_t)(n > 0 ? n : 1), len);
+	const char **buf = calloc((size_t)(n > 0 ? n : 1), sizeof *buf);
 	if (!buf)
 		return xf_h5_fail(w, name);
 	for (int k = 0; k < n; k++)
-		if (v[k])
-			memcpy(buf + (size_t)k * len, v[k], strlen(v[k]));
-	hid_t t = xf_h5_str_type(len);
+		buf[k] = v[k] ? v[k] : "";
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
 	hsize_t dims[1] = { (hsize_t)n };
 	int rc = xf_h5_put(w, grp, name, t, t, 1, dims, buf, "", desc);
 	H5Tclose(t);
@@ -137,9 +139,11 @@ hid_t xf_h5_group(h5w *w, const char *name)
 
 int xf_h5_data_group(h5w *w, const xf_dataset *ds)
 {
+	xf_h5_root_coords(w, ds);
 	hid_t g = xf_h5_group(w, "/data");
 	if (g < 0)
 		return -1;
+	xf_h5_nx_class(w, g, "NXcollection");
 	size_t n = (size_t)ds->n_frames;
 	double *t = malloc(n * sizeof *t);
 	if (!t) {
@@ -157,6 +161,8 @@ int xf_h5_data_group(h5w *w, const xf_dataset *ds)
 	xf_h5_put_vec(w, g, "t", n, t, "s",
 		      "frame times t_k = k*dt relative to the first kept frame (axes t1, t2 "
 		      "of the surfaces)");
+	xf_h5_dims(w, g, "phi_deg", "/phi_deg", NULL);
+	xf_h5_dims(w, g, "t", "/t", NULL);
 	xf_h5_put_f64(w, g, "q", ds->q, "1/angstrom", "wavevector q of the fitted ring");
 	xf_h5_put_f64(w, g, "dt", ds->dt_s, "s", "time between stored frames");
 	H5Gclose(g);
@@ -183,7 +189,7 @@ int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp,
 	H5Pset_obj_track_times(w->gcpl, 0);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	H5Pset_obj_track_times(fcpl, 0); /* the root group */
-	w->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+	w->file = xf_h5_fcreate(tmp, fcpl);
 	H5Pclose(fcpl);
 	if (w->file < 0) {
 		H5Pclose(w->dcpl);
@@ -207,4 +213,97 @@ int xf_h5_close(h5w *w, const char *tmp, const char *path)
 		return w->err->code ? w->err->code : XF_ERR_DATA;
 	}
 	return xf_commit_tmp(tmp, path, w->err);
+}
+
+/* Dimension scales (HDF5 high-level library): netCDF-4 and xarray read a scale as a
+ * named dimension and every dataset attached to it as varying along it; a dataset axis
+ * without one reads as phony_dim_N. netCDF resolves a scale only in the dataset's own
+ * group or an ancestor, so a scale shared by sibling groups lives at the root. */
+int xf_h5_scale(h5w *w, hid_t grp, const char *name)
+{
+	if (w->failed)
+		return -1;
+	hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
+	herr_t st = d < 0 ? -1 : H5DSset_scale(d, name);
+	if (d >= 0)
+		H5Dclose(d);
+	return st < 0 ? xf_h5_fail(w, name) : 0;
+}
+
+int xf_h5_index_scale(h5w *w, hid_t grp, const char *name, size_t n, const char *desc)
+{
+	if (w->failed)
+		return -1;
+	long long *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return xf_h5_fail(w, name);
+	for (size_t k = 0; k < n; k++)
+		v[k] = (long long)k;
+	/* shuffled and deflated: 0..n-1 shrinks to a few hundred bytes (8 n stored) */
+	hid_t dcpl = H5Pcopy(w->dcpl);
+	hsize_t dims[1] = { n }, chunk[1] = { n ? n : 1 };
+	if (n > 0) {
+		H5Pset_chunk(dcpl, 1, chunk);
+		H5Pset_shuffle(dcpl);
+		H5Pset_deflate(dcpl, 1);
+	}
+	hid_t s = H5Screate_simple(1, dims, NULL);
+	hid_t d = H5Dcreate2(grp, name, H5T_STD_I64LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	herr_t st = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+	if (st >= 0)
+		xf_h5_describe(w, d, "1", desc);
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(s);
+	H5Pclose(dcpl);
+	free(v);
+	if (st < 0)
+		return xf_h5_fail(w, name);
+	return xf_h5_scale(w, grp, name);
+}
+
+int xf_h5_dims(h5w *w, hid_t grp, const char *name, ...)
+{
+	if (w->failed)
+		return -1;
+	hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
+	if (d < 0)
+		return xf_h5_fail(w, name);
+	va_list ap;
+	va_start(ap, name);
+	const char *scale;
+	for (unsigned axis = 0; (scale = va_arg(ap, const char *)) != NULL && !w->failed; axis++) {
+		hid_t s = H5Dopen2(grp, scale, H5P_DEFAULT);
+		if (s < 0 || H5DSattach_scale(d, s, axis) < 0)
+			xf_h5_fail(w, name);
+		if (s >= 0)
+			H5Dclose(s);
+	}
+	va_end(ap);
+	H5Dclose(d);
+	return w->failed ? -1 : 0;
+}
+
+int xf_h5_nx_class(h5w *w, hid_t obj, const char *nx_class)
+{
+	return xf_h5_attr_str(w, obj, "NX_class", nx_class);
+}
+
+/* /phi_deg and /t: the coordinates of the angle and frame-time dimensions that /data,
+ * /nlsq and /cmc share (the same values as /data/phi_deg and /data/t) */
+int xf_h5_root_coords(h5w *w, const xf_dataset *ds)
+{
+	size_t n = (size_t)ds->n_frames;
+	double *t = malloc((n ? n : 1) * sizeof *t);
+	if (!t)
+		return xf_h5_fail(w, "/t");
+	for (size_t k = 0; k < n; k++)
+		t[k] = (double)k * ds->dt_s;
+	xf_h5_put_vec(w, w->file, "phi_deg", (size_t)ds->n_phi, ds->phi_deg, "deg",
+		      "dimension coordinate: the scattering angles (= /data/phi_deg)");
+	xf_h5_put_vec(w, w->file, "t", n, t, "s",
+		      "dimension coordinate: the frame times (= /data/t)");
+	free(t);
+	xf_h5_scale(w, w->file, "phi_deg");
+	return xf_h5_scale(w, w->file, "t");
 }

@@ -39,10 +39,21 @@ int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v
 int xf_h5_put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
 		  const char *desc);
 int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *desc);
-/* fixed-length UTF-8 strings: h5py reads them as bytes ('S' dtype), HDFView as text */
+/* variable-length UTF-8 strings (netCDF-4 strings; h5py reads bytes objects) */
 int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
 		      const char *desc);
 hid_t xf_h5_group(h5w *w, const char *name);
+/* grp/name (a 1-D dataset) becomes a dimension scale named after itself */
+int xf_h5_scale(h5w *w, hid_t grp, const char *name);
+/* grp/name: 0, 1, ..., n-1 (int64) as a dimension scale (an index dimension) */
+int xf_h5_index_scale(h5w *w, hid_t grp, const char *name, size_t n, const char *desc);
+/* attach the scales (paths relative to grp or absolute, NULL-terminated) to axes 0, 1,
+ * ... of grp/name: netCDF/xarray then name its dimensions (adr/0060) */
+int xf_h5_dims(h5w *w, hid_t grp, const char *name, ...);
+/* the NeXus class attribute NX_class of a group */
+int xf_h5_nx_class(h5w *w, hid_t obj, const char *nx_class);
+/* /phi_deg and /t at the root: the dimension coordinates every group shares */
+int xf_h5_root_coords(h5w *w, const xf_dataset *ds);
 /* /data: angles, frame times, q, dt and where they came from */
 int xf_h5_data_group(h5w *w, const xf_dataset *ds);
 

@@ -5,6 +5,7 @@
  * Surfaces are written angle by angle so at most one N×N map is in memory. */
 #include "io/h5write.h"
 #include "io/io_internal.h"
+#include "io/nexus.h"
 #include "io/results_h5.h"
 #include "surface/surface_chunks.h"
 #include "surface/surfaces.h"
@@ -93,6 +94,12 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	}
 	free(units);
 	free(fixed);
+	xf_h5_scale(w, g, "parameter_names");
+	static const char *const by_parameter[] = { "parameter_units", "values", "uncertainties",
+						    "fixed" };
+	for (size_t k = 0; k < sizeof by_parameter / sizeof by_parameter[0]; k++)
+		xf_h5_dims(w, g, by_parameter[k], "parameter_names", NULL);
+	xf_h5_dims(w, g, "covariance", "parameter_names", "parameter_names", NULL);
 	size_t np = (size_t)res->n_phi;
 	xf_h5_put_vec(w, g, "per_angle_contrast", np, res->contrast, "1",
 		      "contrast (beta) of each angle, order of /data/phi_deg");
@@ -100,8 +107,14 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 		      "offset (baseline) of each angle, order of /data/phi_deg");
 	xf_h5_put_vec(w, g, "per_angle_contrast_uncertainty", np, res->contrast_unc, "1",
 		      "1-sigma standard error of each angle's contrast");
-	return xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
-			     "1-sigma standard error of each angle's offset");
+	xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
+		      "1-sigma standard error of each angle's offset");
+	static const char *const by_angle[] = { "per_angle_contrast", "per_angle_offset",
+						"per_angle_contrast_uncertainty",
+						"per_angle_offset_uncertainty" };
+	for (size_t k = 0; k < sizeof by_angle / sizeof by_angle[0]; k++)
+		xf_h5_dims(w, g, by_angle[k], "/phi_deg", NULL);
+	return w->failed ? -1 : 0;
 }
 
 /* Rows of a surface chunk: the whole N×N map of an angle when it is small, else row
@@ -138,6 +151,7 @@ static hid_t surface_dataset(h5w *w, hid_t g, const char *name, int n_phi, size_
 	}
 	xf_h5_describe(w, d, "1", desc);
 	xf_h5_attr_str(w, d, "axes", "phi, t1, t2 (see /data/phi_deg and /data/t)");
+	xf_h5_dims(w, g, name, "/phi_deg", "/t", "/t", NULL);
 	return d;
 }
 
@@ -320,6 +334,7 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
 		      "redraws at it");
+	xf_h5_nexus(w, ds, est, g);
 	if (surface_threads > 0) {
 		xf_profile_phase("surfaces");
 		write_surfaces(w, g, est, ds, surface_threads, sink);

@@ -56,8 +56,7 @@ int xf_lik_use_gpu(xf_lik *lik, int fp32, int max_devices, xf_error *err)
 			       "--device gpu: only the least-squares loss in one process runs "
 			       "on a GPU");
 	if (n_dev == 0)
-		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: no CUDA device (backend: %s)",
-			       xf_gpu_backend());
+		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
 	xf_gpu_data d;
 	uint32_t *pi = NULL, *pj = NULL;
 	double *c2 = NULL;

@@ -16,14 +16,21 @@ int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_option
 	int n_dev = xf_gpu_device_count();
 	double score = xf_device_work_score(pr->n_points, pr->n_full);
 	if (xf_device_refused(&pol, n_dev))
-		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: no CUDA device (backend: %s)",
-			       xf_gpu_backend());
-	if (!xf_device_use_gpu(&pol, score, n_dev))
+		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
+	if (n_dev < 1) { /* auto: quietly the CPU, the reason in run.log */
+		xf_info("nlsq: --device auto: %s; the fit runs on the CPU", xf_gpu_why_none());
 		return 0;
+	}
+	if (!xf_device_use_gpu(&pol, score, n_dev)) {
+		xf_info("nlsq: --device auto: work score %.3g below the threshold %.3g; the fit "
+			"runs on the CPU",
+			score, pol.gpu_min_score);
+		return 0;
+	}
 	xf_error gerr = { 0 };
 	if (!xf_lik_use_gpu(lik, xf_device_use_fp32(&pol, score), pol.max_devices, &gerr)) {
-		xf_info("nlsq: the accumulation over all the data runs on the GPU (%s)",
-			xf_device_name(pol.choice));
+		xf_info("nlsq: the accumulation over all the data runs on the GPU (%s; %s)",
+			xf_device_name(pol.choice), xf_gpu_module_path());
 		return 0;
 	}
 	if (pol.choice == XF_DEVICE_GPU)

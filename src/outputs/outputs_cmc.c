@@ -41,7 +41,9 @@ int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_d
 	if (xf_mkdir_p(dir, err) != 0)
 		return err->code;
 	xf_phase("results.h5", 0);
-	if (xf_io_write_cmc_h5(dir, ds, res, err) != 0)
+	if (xf_io_write_cmc_h5(dir, ds, res, est, err) != 0)
+		return err->code;
+	if (xf_io_write_posterior_nc(dir, ds, res, err) != 0)
 		return err->code;
 	xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
 		res->status ? res->status : "failed", xf_quality_level_name(res->quality.overall),

@@ -3,6 +3,7 @@
  * written with --no-surfaces cannot be drawn: that is said plainly. The angle pages are
  * drawn by one process per core: the file is closed before they fork and each opens
  * it for itself (no HDF5 handle crosses a fork). */
+#include "data/h5util.h"
 #include "util/files.h"
 #include "plot/plot_internal.h"
 #include "xpcsfit/plot.h"
@@ -201,7 +202,7 @@ static int file_surfaces(void *p, int a, double *data, double *fit, xf_error *er
 	if (r->opened_by != getpid()) { /* a drawing process: its own handles */
 		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 		r->d_c2 = r->d_fit = -1;
-		r->file = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+		r->file = xf_h5_fopen(r->path, H5F_ACC_RDONLY);
 		if (r->file >= 0) {
 			r->d_c2 = H5Dopen2(r->file, "/data/c2", H5P_DEFAULT);
 			r->d_fit = H5Dopen2(r->file, "/nlsq/c2_fit", H5P_DEFAULT);
@@ -354,7 +355,7 @@ int xf_plot_result_dir(const char *dir, xf_error *err)
 		rc = xf_fail(err, XF_ERR_DATA, "no readable results.h5 in the result folder, %s",
 			     path);
 	} else {
-		r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+		r.file = xf_h5_fopen(path, H5F_ACC_RDONLY);
 		r.opened_by = getpid();
 		rc = r.file < 0 ? xf_fail(err, XF_ERR_DATA, "cannot open, %s", path)
 				: load(&r, err);

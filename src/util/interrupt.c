@@ -24,9 +24,18 @@ static char phase_name[64] = "start";
 #define XF_MAX_MARKERS 4
 static char markers[XF_MAX_MARKERS][PATH_MAX]; /* "" when the slot is free */
 static volatile sig_atomic_t marker_set;       /* any slot in use */
-static char completed[PATH_MAX];	       /* the last folder completed, "" while none */
+/* the lock files of the folders held where flock() is missing (lockfile.h): removed by an
+ * interruption, so that the next run finds the folder free */
+static char lockfiles[XF_MAX_MARKERS][PATH_MAX];
+static volatile sig_atomic_t lockfile_set;
+static char completed[PATH_MAX]; /* the last folder completed, "" while none */
 static volatile pid_t children[XF_MAX_CHILDREN];
 static volatile sig_atomic_t n_children;
+/* XPCSFIT_INTERRUPT_FILE (adr/0058): where an interruption records its signal, "" for
+ * nowhere; the temporary name beside it is prepared here too, the handler only renames */
+static char record_path[PATH_MAX];
+static char record_tmp[PATH_MAX];
+static int record_off; /* xpcsfit-mpi: a rank other than 0 records nothing */
 /* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
  * (a PLplot session's capture, plsession.c): a line written to fd 2 then would be lost */
 static volatile sig_atomic_t line_fd = 2;
@@ -50,6 +59,27 @@ static const char *sig_name(int sig)
 	return sig == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
+/* The record of XPCSFIT_INTERRUPT_FILE: "interrupted by SIGTERM during fit", whole or not
+ * at all (temporary file, then rename: both async-signal-safe). A job script reads it
+ * after the launcher ended, when mpirun's own exit code (1) no longer says why. */
+static void record_signal(int sig)
+{
+	if (!record_path[0])
+		return;
+	int fd = open(record_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	put(fd, "interrupted by ");
+	put(fd, sig_name(sig));
+	put(fd, " during ");
+	put(fd, phase_name);
+	put(fd, "\n");
+	if (close(fd) == 0)
+		rename(record_tmp, record_path);
+	else
+		unlink(record_tmp);
+}
+
 /* Kill the helpers, note the interruption, one line, exit: async-signal-safe only. */
 static void stop_now(void)
 {
@@ -57,6 +87,9 @@ static void stop_now(void)
 	for (int k = 0; k < n_children; k++)
 		if (children[k] > 0)
 			kill(children[k], SIGKILL);
+	for (int k = 0; lockfile_set && k < XF_MAX_MARKERS; k++)
+		if (lockfiles[k][0])
+			unlink(lockfiles[k]);
 	const char *where = "";
 	for (int k = 0; marker_set && k < XF_MAX_MARKERS; k++) {
 		if (!markers[k][0])
@@ -90,6 +123,7 @@ static void stop_now(void)
 		}
 		put(fd, "\n");
 	}
+	record_signal(sig);
 	_exit(128 + sig);
 }
 
@@ -111,8 +145,25 @@ static void on_alarm(int sig)
 	stop_now();
 }
 
+/* XPCSFIT_INTERRUPT_FILE, read once before any handler can run; a path too long for the
+ * buffers records nothing rather than a cut name. */
+static void record_setup(void)
+{
+	const char *path = getenv("XPCSFIT_INTERRUPT_FILE");
+	record_path[0] = record_tmp[0] = '\0';
+	if (record_off || !path || !path[0])
+		return;
+	int n = snprintf(record_tmp, sizeof record_tmp, "%s.tmp", path);
+	if (n < 0 || (size_t)n >= sizeof record_tmp) {
+		record_tmp[0] = '\0';
+		return;
+	}
+	snprintf(record_path, sizeof record_path, "%s", path);
+}
+
 void xf_signals_install(void)
 {
+	record_setup();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -180,6 +231,22 @@ int xf_interrupt_exit_code(void)
 	return 128 + (got_signal == SIGTERM ? SIGTERM : SIGINT);
 }
 
+void xf_interrupt_record_off(void)
+{
+	record_off = 1;
+	record_path[0] = '\0';
+}
+
+void xf_interrupt_record(void)
+{
+	if (!got_signal)
+		return;
+	sigset_t old;
+	block_handled_signals(&old);
+	record_signal(got_signal);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 void xf_interrupt_reported(void)
 {
 	if (got_signal) {
@@ -188,32 +255,44 @@ void xf_interrupt_reported(void)
 	}
 }
 
-static void set_markers(const char *add, const char *remove)
+/* Add or remove a path of a table the handler reads; *set says whether any slot is used. */
+static void set_paths(char (*table)[PATH_MAX], volatile sig_atomic_t *set, const char *add,
+		      const char *remove)
 {
 	sigset_t old;
 	block_handled_signals(&old);
 	int any = 0;
 	for (int k = 0; k < XF_MAX_MARKERS; k++) {
-		if (remove && !strcmp(markers[k], remove))
-			markers[k][0] = '\0';
-		if (add && !markers[k][0] && strlen(add) < PATH_MAX) {
-			strcpy(markers[k], add);
+		if (remove && !strcmp(table[k], remove))
+			table[k][0] = '\0';
+		if (add && !table[k][0] && strlen(add) < PATH_MAX) {
+			strcpy(table[k], add);
 			add = NULL;
 		}
-		any |= markers[k][0] != '\0';
+		any |= table[k][0] != '\0';
 	}
-	marker_set = any;
+	*set = any;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void xf_interrupt_add_marker(const char *path)
 {
-	set_markers(path, NULL);
+	set_paths(markers, &marker_set, path, NULL);
 }
 
 void xf_interrupt_remove_marker(const char *path)
 {
-	set_markers(NULL, path);
+	set_paths(markers, &marker_set, NULL, path);
+}
+
+void xf_interrupt_add_lockfile(const char *path)
+{
+	set_paths(lockfiles, &lockfile_set, path, NULL);
+}
+
+void xf_interrupt_remove_lockfile(const char *path)
+{
+	set_paths(lockfiles, &lockfile_set, NULL, path);
 }
 
 void xf_interrupt_completed(const char *dir)

@@ -40,6 +40,17 @@ int xf_interrupt_signal(void);
 /* The exit code of an interrupted run: 130 for SIGINT, 143 for SIGTERM. */
 int xf_interrupt_exit_code(void);
 
+/* XPCSFIT_INTERRUPT_FILE=<path> (docs/cluster.md, adr/0058): an interrupted run records
+ * "interrupted by SIGTERM during <phase>" there (whole: temporary file, then rename), as
+ * it exits 130/143, so that a job script can tell an interruption from a failure where a
+ * launcher's exit code cannot (Open MPI 4.1's mpirun exits 1 after relaying either
+ * signal). Read by xf_signals_install; the handler writes it when it ends the process,
+ * xf_interrupt_record when a graceful stop returns (nothing when no signal came).
+ * xf_interrupt_record_off, before xf_signals_install: this process records nothing
+ * (xpcsfit-mpi: every rank but 0, whose status is the job's). */
+void xf_interrupt_record(void);
+void xf_interrupt_record_off(void);
+
 /* The CLI has printed the error line of a graceful stop: cancel the backstop alarm. */
 void xf_interrupt_reported(void);
 
@@ -47,6 +58,11 @@ void xf_interrupt_reported(void);
  * appends a line to each. */
 void xf_interrupt_add_marker(const char *path);
 void xf_interrupt_remove_marker(const char *path);
+
+/* The lock files of the folders held where flock() is missing (lockfile.h): an
+ * interruption that ends the process at once removes them. */
+void xf_interrupt_add_lockfile(const char *path);
+void xf_interrupt_remove_lockfile(const char *path);
 
 /* A result folder is complete (its marker removed): a signal from here on says so
  * instead of "nothing written" (the exit code stays 130 / 143). */

@@ -1,8 +1,9 @@
 /* rundir.c — the result folder as a unit: lock, INCOMPLETE marker, removal of a previous
- * result (rundir.h, adr/0017). */
+ * result (rundir.h, adr/0017; the lock file where flock() is missing: adr/0056). */
 #include "util/rundir.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/lockfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +66,30 @@ static int refuse_locked(int fd, const char *dir, xf_error *err)
 		       who, dir);
 }
 
+/* The folder's lock file (no flock() here) is held by a live run, or one of another host. */
+static int refuse_lockfile(const xf_lock_owner *who, const char *lockfile, const char *dir,
+			   xf_error *err)
+{
+	char whom[400];
+	xf_lock_owner_text(who, whom, sizeof whom);
+	return xf_fail(err, XF_ERR_CONFIG,
+		       "another xpcsfit run (%s) holds this result folder's lock file: wait for it "
+		       "to end or choose another --out; if that run is gone, remove %s, %s",
+		       whom, lockfile, dir);
+}
+
+/* 1 (err set) when dir's lock file says a live run holds the folder */
+static int lockfile_busy(const char *dir, xf_error *err)
+{
+	char path[PATH_MAX];
+	xf_lock_owner who;
+	if (snprintf(path, sizeof path, "%s/%s", dir, XF_RUNDIR_LOCKFILE) >= (int)sizeof path ||
+	    !xf_lockfile_held(path, &who))
+		return 0;
+	refuse_lockfile(&who, path, dir, err);
+	return 1;
+}
+
 static int refuse_existing(const char *dir, const char *hint, xf_error *err)
 {
 	return xf_fail(err, XF_ERR_CONFIG,
@@ -109,8 +134,29 @@ int xf_rundir_check(const char *dir, int replace, const char *replace_hint, xf_e
 		if (rc)
 			return rc;
 	}
+	if (lockfile_busy(dir, err))
+		return err->code;
 	if (!replace && holds_result(dir))
 		return refuse_existing(dir, replace_hint, err);
+	return 0;
+}
+
+/* No flock() on this filesystem (why: its errno): the lock file instead (adr/0056). */
+static int take_lockfile(xf_rundir *rd, int why, xf_error *err)
+{
+	xf_lock_owner who;
+	char path[PATH_MAX];
+	if (xf_path_join(path, sizeof path, rd->dir, XF_RUNDIR_LOCKFILE, err) != 0)
+		return err->code;
+	int rc = xf_lockfile_take(path, &who, err);
+	if (rc == 1)
+		return refuse_lockfile(&who, path, rd->dir, err);
+	if (rc)
+		return rc;
+	snprintf(rd->lockfile, sizeof rd->lockfile, "%s", path);
+	rd->owner = getpid();
+	xf_interrupt_add_lockfile(rd->lockfile);
+	xf_info("lock: lock file (flock unsupported: %s), %s", xf_errno_name(why), path);
 	return 0;
 }
 
@@ -118,6 +164,7 @@ static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 {
 	char lock[PATH_MAX];
 	rd->lock_fd = -1;
+	rd->lockfile[0] = '\0';
 	if (snprintf(rd->dir, sizeof rd->dir, "%s", dir) >= (int)sizeof rd->dir ||
 	    xf_path_join(rd->marker, sizeof rd->marker, dir, XF_RUNDIR_MARKER, err) != 0 ||
 	    xf_path_join(lock, sizeof lock, dir, XF_RUNDIR_LOCK, err) != 0)
@@ -127,12 +174,27 @@ static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 		return xf_fail(err, XF_ERR_IO, "cannot create the lock file: %s, %s",
 			       strerror(errno), lock);
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int rc = errno == EWOULDBLOCK ? refuse_locked(fd, dir, err)
-					      : xf_fail(err, XF_ERR_DATA, "cannot lock: %s, %s",
-							strerror(errno), lock);
-		close(fd);
-		return rc;
+		int why = errno, rc;
+		if (xf_lock_unsupported(why))
+			rc = take_lockfile(rd, why, err);
+		else if (why == EWOULDBLOCK)
+			rc = refuse_locked(fd, dir, err);
+		else
+			rc = xf_fail(err, XF_ERR_IO, "cannot lock the result folder: %s, %s",
+				     strerror(why), lock);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		rd->lock_fd = fd; /* kept open: the folder is held (by its lock file) */
+		return 0;
 	}
+	/* a run on a host without flock() may hold the folder by its lock file */
+	if (lockfile_busy(dir, err)) {
+		close(fd);
+		return err->code;
+	}
+	xf_info("lock: flock, %s", lock);
 	char pid[32];
 	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
@@ -269,7 +331,7 @@ int xf_rundir_complete(xf_rundir *rd, xf_error *err)
 	return 0;
 }
 
-/* 1 when dir holds nothing but the lock and the marker */
+/* 1 when dir holds nothing but the locks and the marker */
 static int only_bookkeeping(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -279,16 +341,29 @@ static int only_bookkeeping(const char *dir)
 	struct dirent *e;
 	while (!other && (e = readdir(d)) != NULL)
 		other = strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-			strcmp(e->d_name, XF_RUNDIR_LOCK) && strcmp(e->d_name, XF_RUNDIR_MARKER);
+			strcmp(e->d_name, XF_RUNDIR_LOCK) && strcmp(e->d_name, XF_RUNDIR_MARKER) &&
+			strcmp(e->d_name, XF_RUNDIR_LOCKFILE);
 	closedir(d);
 	return !other;
+}
+
+/* The lock file, when this process took one (a forked helper never removes it). */
+static void release_lockfile(xf_rundir *rd)
+{
+	if (!rd->lockfile[0] || rd->owner != getpid())
+		return;
+	xf_interrupt_remove_lockfile(rd->lockfile);
+	xf_lockfile_release(rd->lockfile);
+	rd->lockfile[0] = '\0';
 }
 
 void xf_rundir_release(xf_rundir *rd)
 {
 	if (rd->lock_fd < 0)
 		return;
-	if (!rd->completed && only_bookkeeping(rd->dir)) {
+	int only = !rd->completed && only_bookkeeping(rd->dir);
+	release_lockfile(rd);
+	if (only) {
 		char lock[PATH_MAX];
 		xf_interrupt_remove_marker(rd->marker);
 		unlink(rd->marker);

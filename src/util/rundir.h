@@ -1,6 +1,8 @@
 /* rundir.h — a result folder (<out>/nlsq/, <out>/cmc/) as one unit (adr/0017):
  * - a lock: <dir>/.lock held with flock() for the whole run, so that a second run into the
- *   same folder is refused (exit 2) instead of interleaving its files;
+ *   same folder is refused (exit 2) instead of interleaving its files; where the
+ *   filesystem has no flock() (ENOSYS, ENOLCK), the lock file <dir>/.lockfile naming its
+ *   holder (lockfile.h, adr/0056); run.log says which ("lock: flock" / "lock: lock file");
  * - a marker: <dir>/INCOMPLETE exists from the moment the run claims the folder until
  *   every file is written; a folder without it holds one whole result;
  * - a claim removes the previous result (results.h5, parameters.json, run.log, plots/) and
@@ -11,17 +13,21 @@
 #define XPCSFIT_UTIL_RUNDIR_H
 
 #include <limits.h>
+#include <sys/types.h>
 #include "xpcsfit/error.h"
 
-#define XF_RUNDIR_MARKER "INCOMPLETE"
-#define XF_RUNDIR_LOCK	 ".lock"
+#define XF_RUNDIR_MARKER   "INCOMPLETE"
+#define XF_RUNDIR_LOCK	   ".lock"
+#define XF_RUNDIR_LOCKFILE ".lockfile" /* where flock() is missing (adr/0056) */
 
 typedef struct xf_rundir {
 	char dir[PATH_MAX];
-	char marker[PATH_MAX];	/* <dir>/INCOMPLETE */
-	int lock_fd;		/* the flock()ed <dir>/.lock; -1 when not held */
-	int completed;		/* xf_rundir_complete() done */
-	char created[PATH_MAX]; /* the outermost folder the claim created ("": none) */
+	char marker[PATH_MAX];	 /* <dir>/INCOMPLETE */
+	int lock_fd;		 /* the flock()ed <dir>/.lock; -1 when not held */
+	char lockfile[PATH_MAX]; /* <dir>/.lockfile when held instead of flock(), else "" */
+	pid_t owner;		 /* the process that took the lock file */
+	int completed;		 /* xf_rundir_complete() done */
+	char created[PATH_MAX];	 /* the outermost folder the claim created ("": none) */
 } xf_rundir;
 
 /* Before any work, nothing created: refuse (XF_ERR_CONFIG) an empty name, a dir that is

@@ -125,6 +125,11 @@ CASES = [
      "rc": 2, "needles": ["--task: 3", "0 to 2"],
      "fix": "--task counts from 0: with --tasks N it is 0 to N-1 (SLURM_ARRAY_TASK_ID "
             "with --array=0-(N-1)).", "check": NOTHING},
+    {"name": "batch_max_runs_negative", "klass": KLASS,
+     "make": lambda d: batch(d, "--max-runs", "-1"),
+     "rc": 2, "needles": ["--max-runs: '-1' is not allowed", "from 0"],
+     "fix": "--max-runs N is how many files this process may fit (0: only rewrite the "
+            "summary); leave it out for no cap.", "check": NOTHING},
     {"name": "batch_duplicate_names", "klass": KLASS,
      "make": lambda d: batch(d, files=("a.h5", "sub/a.h5")),
      "rc": 2, "needles": ["share the result folder 'a'", "a.h5", "sub/a.h5"],

@@ -64,6 +64,23 @@ def held(d, method="nlsq"):
     return r
 
 
+def held_by_lockfile(d):
+    """A folder held by the lock file of a run on another host (no flock there, adr/0056):
+    never judged stale from here."""
+    r = os.path.join(d, "out", "nlsq")
+    os.makedirs(r)
+    with open(os.path.join(r, ".lockfile"), "w") as f:
+        f.write("xpcsfit lock file\npid 4242\nhost beamline-node7\n"
+                "since 2026-11-27T00:00:00Z\n")
+    return r
+
+
+def lockfile_kept(scratch, rc, out, err):
+    r = os.path.join(scratch, "out", "nlsq")
+    assert os.path.exists(os.path.join(r, ".lockfile")), "the holder's lock file was removed"
+    assert sorted(os.listdir(r)) == [".lockfile"], "written: %s" % os.listdir(r)
+
+
 def release(scratch, rc, out, err):
     while HELD:
         os.close(HELD.pop())
@@ -251,6 +268,14 @@ CASES = [
      "fix": "Another run is writing this folder (it holds out/nlsq/.lock): wait for it "
             "to end or choose another --out. --force does not override a live run.",
      "check": both(release, expect_nothing_written("out"))},
+    {"name": "result_lockfile_held", "klass": KLASS,
+     "make": lambda d: (held_by_lockfile(d), nlsq(d, "--force"))[1],
+     "rc": 2, "needles": ["another xpcsfit run (pid 4242 on host beamline-node7",
+                          "remove", "out/nlsq/.lockfile"],
+     "fix": "A run on another host holds the folder by its lock file (a filesystem without "
+            "flock, adr/0056): wait for it to end, or remove out/nlsq/.lockfile if that run "
+            "is gone (killed, node lost).",
+     "check": lockfile_kept},
     {"name": "cmc_result_exists", "klass": KLASS,
      "make": lambda d: (finished(d, "cmc"),
                         ["cmc", "--config", config(d, False), "--out",

@@ -94,11 +94,12 @@ def check_case(case, scratch):
 
 def looks_like_result(folder):
     """Files under folder (recursively) that a user could take for a finished result:
-    results.h5, parameters.json, run.log or a PNG under its final name."""
+    results.h5, posterior.nc, parameters.json, run.log or a PNG under its final name."""
     found = []
     for root, _, files in os.walk(folder):
         for f in files:
-            if f in ("results.h5", "parameters.json", "run.log") or f.endswith(".png"):
+            if f in ("results.h5", "posterior.nc", "parameters.json", "run.log") or \
+                    f.endswith(".png"):
                 found.append(os.path.join(root, f))
     return found
 

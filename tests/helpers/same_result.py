@@ -24,11 +24,19 @@ def datasets(path):
     return found
 
 
+def same_array(x, y):
+    """Two datasets' values equal: numbers byte for byte (dtype and shape too), strings
+    (variable-length: object arrays, whose bytes are pointers) string by string."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype == object or y.dtype == object:
+        return x.shape == y.shape and x.tolist() == y.tolist()
+    return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
 def same_result(a, b, what):
     check(params(a) == params(b), f"{what}: parameters.json differs (timings aside)")
     da, db = datasets(os.path.join(a, "results.h5")), datasets(os.path.join(b, "results.h5"))
     check(sorted(da) == sorted(db), f"{what}: results.h5 dataset lists differ")
     for name in da:
         if name in db:
-            check(da[name].dtype == db[name].dtype and da[name].tobytes() == db[name].tobytes(),
-                  f"{what}: /{name} differs")
+            check(same_array(da[name], db[name]), f"{what}: /{name} differs")

@@ -18,6 +18,7 @@ import h5py
 import numpy as np
 
 from small_configs import static_template
+from same_result import same_array
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
@@ -85,9 +86,7 @@ def same_result(ref, d, what):
     check(sorted(da) == sorted(db), f"{what}: dataset lists differ")
     for name in da:
         if name in db:
-            x, y = np.asarray(da[name]), np.asarray(db[name])
-            check(x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(),
-                  f"{what}: /{name} differs")
+            check(same_array(da[name], db[name]), f"{what}: /{name} differs")
     check(without_timing(ref) == without_timing(d), f"{what}: parameters.json differs")
 
 

@@ -14,7 +14,8 @@ static const char usage[] =
 	"  bench     kernel and transfer times, fp64 throughput, a sweep over work size,\n"
 	"            the crossover and a recommended XPCSFIT_DEVICE_THRESHOLD\n"
 	"  --json FILE  also write the table as JSON (an existing FILE only with --force)\n"
-	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device (or a build without CUDA)\n";
+	"  env XPCSFIT_CUDA_MODULE=FILE  the CUDA module to load (docs/gpu.md)\n"
+	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device, driver or module\n";
 
 /* a usage error: one line, exit 2 */
 static int usage_error(const char *what, const char *where)
@@ -74,9 +75,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xpcsfit-gpu: error: %s\n", err.msg);
 		return 2;
 	}
-	if (xf_gpu_device_count() < 1) {
-		fprintf(stderr, "xpcsfit-gpu: no CUDA device (backend: %s); nothing to %s\n",
-			xf_gpu_backend(), argv[1]);
+	if (xf_gpu_device_count() < 1) { /* this loads the CUDA module (adr/0055) */
+		fprintf(stderr, "xpcsfit-gpu: %s; nothing to %s\n", xf_gpu_why_none(), argv[1]);
 		return XF_TOOL_NO_DEVICE;
 	}
 	return !strcmp(argv[1], "validate") ? tool_validate(&o) : tool_bench(&o);

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The CUDA backend as a module of its own (docs/gpu.md "How the module is found",
+adr/0055): no program links a CUDA library (ldd); `xpcsfit version` and a fit run in a
+mount namespace where every CUDA folder and library is hidden; without a loadable module
+(XPCSFIT_CUDA_MODULE naming nothing, a file that is no module, a module of another
+interface) `--device gpu` is one error line, exit 2, and `--device auto` fits on the CPU
+with the bits of `--device cpu` and the reason in run.log; a stand-in module (the kernels'
+CPU reference, tests/gpu_module_ref.c) carries `--device gpu` and `xpcsfit-gpu validate`
+through the table; the built module is found next to the programs and in an installed
+tree, also after the tree is moved. The namespace part needs root and unshare(1); without
+them it is skipped with the reason."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tally import check, summary  # noqa: E402
+
+XF = os.environ["XF_BINARY"]
+BUILD = os.path.dirname(XF)
+XF_GPU = os.path.join(BUILD, "xpcsfit-gpu")
+XF_MPI = os.path.join(BUILD, "xpcsfit-mpi")
+CUDA_MODULE = os.path.join(BUILD, "libxpcsfit-cuda.so")  # there when nvcc was found
+REF = os.environ["XF_GPU_REF_MODULE"]
+OLD = os.environ["XF_GPU_OLDABI_MODULE"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_gpu_module")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+CONFIG = """analysis_mode: static
+experimental_data:
+  file_path: data.h5
+analyzer_parameters:
+  dt: 0.1
+  end_frame: 30
+  scattering: {wavevector_q: 0.0054}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: [8000, -0.1, 0]
+  fixed_parameters: {D_offset: 0}
+"""
+GPU_ENV = ("XPCSFIT_DEVICE", "XPCSFIT_DEVICE_THRESHOLD", "XPCSFIT_GPU_FP32",
+           "XPCSFIT_CUDA_MODULE")
+
+
+def run(cmd, rc=0, env=None, prefix=()):
+    e = {k: v for k, v in os.environ.items() if k not in GPU_ENV}
+    e.update(env or {})
+    p = subprocess.run(list(prefix) + [str(a) for a in cmd], cwd=TMP, capture_output=True,
+                       text=True, timeout=600, env=e)
+    check(p.returncode == rc, f"{' '.join(map(str, cmd))} {env or ''}: rc {p.returncode}, "
+                              f"want {rc}: {p.stderr.strip()[-400:]}")
+    return p
+
+
+def one_line(p, *words):
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    check(len(lines) == 1 and all(w in lines[0] for w in words),
+          f"one line naming {words}: {p.stderr!r}")
+
+
+def params(out):
+    with open(os.path.join(TMP, out, "nlsq", "parameters.json")) as f:
+        return json.load(f)["parameters"]
+
+
+def run_log(out):
+    with open(os.path.join(TMP, out, "nlsq", "run.log")) as f:
+        return f.read()
+
+
+def same_bits(out, ref):
+    check(json.dumps(params(out), sort_keys=True) == json.dumps(ref, sort_keys=True),
+          f"{out}: the parameters of --device cpu, bit for bit")
+
+
+# (1) no program links CUDA; the module needs the driver only (static runtime) and
+# exports its one table
+PROGRAMS = [XF, XF_GPU] + ([XF_MPI] if os.path.exists(XF_MPI) else [])
+for prog in PROGRAMS:
+    out = subprocess.run(["ldd", prog], capture_output=True, text=True).stdout
+    cuda = [ln.strip() for ln in out.splitlines() if "cuda" in ln.lower()]
+    check(out and not cuda, f"ldd {os.path.basename(prog)}: no CUDA library, got {cuda}")
+if os.path.exists(CUDA_MODULE):
+    out = subprocess.run(["ldd", CUDA_MODULE], capture_output=True, text=True).stdout
+    check("libcudart" not in out, f"the module links the CUDA runtime statically: {out}")
+    syms = subprocess.run(["nm", "-D", "--defined-only", CUDA_MODULE], capture_output=True,
+                          text=True).stdout.split()
+    check("xf_gpu_module_ops" in syms and
+          not [s for s in syms if s.startswith("xf_") and s != "xf_gpu_module_ops"],
+          "the module exports xf_gpu_module_ops and no other xf_ symbol")
+
+with open(os.path.join(TMP, "c.yaml"), "w") as f:
+    f.write(CONFIG)
+run([XF, "simulate", "--config", "c.yaml", "--phi", "0,90", "--out", "data.h5"])
+FIT = [XF, "nlsq", "--config", "c.yaml", "--no-plots", "--no-surfaces", "--threads", "1"]
+run(FIT + ["--out", "cpu"])
+REF_PARAMS = params("cpu")
+probe = subprocess.run([XF_GPU, "validate", "--frames", "100"], capture_output=True, text=True,
+                       timeout=600)
+HAS_DEVICE = probe.returncode != 3
+
+# (3) no loadable module: --device gpu one line, exit 2, nothing written; auto on the CPU
+missing = os.path.join(TMP, "nowhere", "libxpcsfit-cuda.so")
+junk = os.path.join(TMP, "junk.so")
+with open(junk, "w") as f:
+    f.write("not a shared object\n")
+for what, path, words in (("missing", missing, ("XPCSFIT_CUDA_MODULE", missing)),
+                          ("junk", junk, ("cannot be loaded", junk)),
+                          ("oldabi", OLD, ("another xpcsfit build", "interface 0"))):
+    env = {"XPCSFIT_CUDA_MODULE": path}
+    p = run(FIT + ["--out", f"gpu_{what}", "--device", "gpu"], rc=2, env=env)
+    one_line(p, "--device gpu: ", *words)
+    check(not os.path.exists(os.path.join(TMP, f"gpu_{what}", "nlsq")),
+          f"{what}: refused before any output")
+    run(FIT + ["--out", f"env_{what}"], rc=2, env=dict(env, XPCSFIT_DEVICE="gpu"))
+    p = run(FIT + ["--out", f"auto_{what}", "--device", "auto"],
+            env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1"))
+    check("CUDA" not in p.stderr, f"{what}: auto is quiet on stderr: {p.stderr!r}")
+    same_bits(f"auto_{what}", REF_PARAMS)
+    note = [ln for ln in run_log(f"auto_{what}").splitlines() if "--device auto: " in ln]
+    check(len(note) == 1 and all(w in note[0] for w in words),
+          f"{what}: run.log says why auto stayed on the CPU: {note}")
+    p = run([XF_GPU, "validate"], rc=3, env=env)
+    one_line(p, "nothing to validate", *words)
+
+# the stand-in module: the whole --device gpu route through the table
+env = {"XPCSFIT_CUDA_MODULE": REF}
+p = run(FIT + ["--out", "gpu_ref", "--device", "gpu"], env=env)
+got = params("gpu_ref")
+for name, v in REF_PARAMS.items():  # the same sums in the kernels' order
+    a, b = got[name]["value"], v["value"]
+    check(abs(a - b) <= 1e-8 * max(abs(b), 1e-300), f"gpu_ref {name}: {a} against {b}")
+check(f"runs on the GPU (gpu; {REF})" in run_log("gpu_ref"), "run.log names the module used")
+p = run(FIT + ["--out", "auto_ref", "--device", "auto"],
+        env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1e30"))
+same_bits("auto_ref", REF_PARAMS)
+check("below the threshold" in run_log("auto_ref"), "auto below the threshold: run.log says so")
+p = run([XF_GPU, "validate", "--frames", "100"], env=env)
+check("fp64" in p.stdout or "c2" in p.stdout, f"validate through the stand-in: {p.stdout[-300:]}")
+
+# the built module is found next to the programs (the build tree)
+if os.path.exists(CUDA_MODULE):
+    p = run([XF_GPU, "validate", "--frames", "100"], rc=0 if HAS_DEVICE else 3)
+    check("no CUDA module" not in p.stderr and "cannot be loaded" not in p.stderr,
+          f"the build tree's module is found: {p.stderr!r}")
+
+
+# (2) a machine without CUDA: every CUDA folder under an empty tmpfs, every CUDA library
+# elsewhere under /dev/null, in a private mount namespace
+def cuda_hiding():
+    dirs, files = set(), set()
+    for d in glob.glob("/usr/local/cuda*") + glob.glob("/opt/cuda*"):
+        dirs.add(os.path.realpath(d))
+    libs = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    paths = [ln.split("=>")[-1].strip() for ln in libs.splitlines() if "=>" in ln]
+    for ldir in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if ldir:
+            paths += glob.glob(os.path.join(ldir, "libcuda*"))
+    for path in paths:
+        if not os.path.basename(path).startswith(("libcudart", "libcuda.so")):
+            continue
+        real = os.path.realpath(path)
+        if any(real.startswith(d + "/") for d in dirs):
+            continue
+        if "cuda" in os.path.dirname(real).lower():
+            dirs.add(os.path.dirname(real))
+        else:
+            files.add(real)
+    dirs = sorted(dirs)
+    dirs = [d for d in dirs if not any(d.startswith(o + "/") for o in dirs)]
+    return dirs, sorted(files), sorted(set(os.path.realpath(p) for p in paths
+                                           if "libcudart" in os.path.basename(p)))
+
+
+HIDE = os.path.join(TMP, "hide.sh")
+with open(HIDE, "w") as f:
+    f.write('#!/bin/sh\n# hide the CUDA folders and libraries, then run "$@"\nIFS=:\n'
+            'for d in $XF_HIDE_DIRS; do mount -t tmpfs -o size=1m none "$d" || exit 99; done\n'
+            'for f in $XF_HIDE_FILES; do mount --bind /dev/null "$f" || exit 99; done\n'
+            'unset IFS\nexec "$@"\n')
+os.chmod(HIDE, 0o755)
+dirs, files, cudarts = cuda_hiding()
+unshare = shutil.which("unshare")
+can = unshare and os.geteuid() == 0 and subprocess.run(
+    [unshare, "-m", "true"], capture_output=True).returncode == 0
+if not can:
+    print("SKIP (namespace part): needs root and `unshare -m` "
+          f"(euid {os.geteuid()}, unshare {'found' if unshare else 'missing'})")
+else:
+    hid = {"XF_HIDE_DIRS": ":".join(dirs), "XF_HIDE_FILES": ":".join(files)}
+    NS = [unshare, "-m", HIDE]
+    print(f"hidden: folders {dirs}, files {files}")
+    gone = run(["/usr/bin/python3", "-c",
+                "import sys\nfor p in sys.argv[1:]:\n"
+                "    try:\n        assert open(p, 'rb').read(4) != b'\\x7fELF', p\n"
+                "    except OSError:\n        pass\n"] + cudarts, env=hid, prefix=NS)
+    check(gone.returncode == 0, "the CUDA runtime is unreadable in the namespace")
+    p = run([XF, "version"], env=hid, prefix=NS)
+    check(p.stdout.startswith("xpcsfit "), f"xpcsfit version without CUDA: {p.stdout!r}")
+    if os.path.exists(XF_MPI):  # starts (under ASan, OpenMPI's leaks at exit may fail it)
+        e = dict(os.environ, **hid)
+        p = subprocess.run([unshare, "-m", HIDE, XF_MPI, "--help"], cwd=TMP, env=e,
+                           capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0 or (p.returncode != 127 and "LeakSanitizer" in p.stderr),
+              f"xpcsfit-mpi --help without CUDA: rc {p.returncode} {p.stderr[-300:]!r}")
+    run(FIT + ["--out", "ns_cpu"], env=hid, prefix=NS)
+    same_bits("ns_cpu", REF_PARAMS)
+    run(FIT + ["--out", "ns_auto", "--device", "auto"],
+        env=dict(hid, XPCSFIT_DEVICE_THRESHOLD="1"), prefix=NS)
+    same_bits("ns_auto", REF_PARAMS)
+    one_line(run(FIT + ["--out", "ns_gpu", "--device", "gpu"], rc=2, env=hid, prefix=NS),
+             "--device gpu: ")
+    one_line(run([XF_GPU, "validate"], rc=3, env=hid, prefix=NS), "nothing to validate")
+
+# an installed tree finds its module in lib/xpcsfit, also moved elsewhere
+if os.path.exists(CUDA_MODULE):
+    prefix = os.path.join(TMP, "prefix")
+    r = subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix], capture_output=True,
+                       text=True, timeout=300)
+    check(r.returncode == 0, f"cmake --install: {r.stderr[-400:]}")
+    mods = glob.glob(os.path.join(prefix, "lib*", "xpcsfit", "libxpcsfit-cuda.so"))
+    check(len(mods) == 1, f"the module installed in lib/xpcsfit: {mods}")
+    moved = os.path.join(TMP, "moved")
+    os.rename(prefix, moved)
+    for tree in (moved,):
+        fit = [os.path.join(tree, "bin", "xpcsfit")] + FIT[1:]
+        p = run(fit + ["--out", "inst_gpu", "--device", "gpu"], rc=0 if HAS_DEVICE else 2)
+        check("no CUDA module" not in p.stderr and "cannot be loaded" not in p.stderr,
+              f"the installed module is found from a moved tree: {p.stderr!r}")
+    for m in glob.glob(os.path.join(moved, "lib*", "xpcsfit", "libxpcsfit-cuda.so")):
+        os.remove(m)
+    p = run([os.path.join(moved, "bin", "xpcsfit-gpu"), "validate"], rc=3)
+    one_line(p, "no CUDA module", os.path.join(moved, "lib"))
+
+sys.exit(summary())
