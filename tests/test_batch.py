@@ -319,7 +319,7 @@ def test_goodness_columns():
     """Without sigma the "reduced chi2" is the residual variance (4e-6 for noise 0.002):
     the summary calls it what it is, residual_sd, as parameters.json does; chi2_red is
     filled only when sigma is given."""
-    for sigma, out in ((None, "b7"), ("0.002", "b8")):
+    for sigma, out in ((None, "goodness_nosigma"), ("0.002", "goodness_sigma")):
         out = os.path.join(TMP, out)
         extra = ["--set", f"optimization.nlsq.sigma={sigma}"] if sigma else []
         r = run("batch", "--config", CFG, "--out", out, FILES[0], "--no-plots", *extra)
