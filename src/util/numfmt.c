@@ -85,7 +85,7 @@ static void write_at(double x, int place, int sci, char *buf, size_t size)
 {
 	double r = round_to(x, place);
 	if (r == 0.0) /* also -0: "0.00", never "-0.00" */
-		r = 0.0;
+		r = fabs(r);
 	if (!sci) {
 		snprintf(buf, size, "%.*f", place < 0 ? -place : 0, r);
 		return;
