@@ -86,7 +86,7 @@ for prog in PROGRAMS:
     # a CUDA library by name (libcuda, libcudart, libcublas, ...) or by its folder; a
     # bare "cuda" substring would also match ICU's libicudata (netCDF -> libxml2 -> ICU)
     cuda = [ln.strip() for ln in out.splitlines()
-            if re.match(r"\s*lib(cu[a-z]*|nv[a-z]*)\.so", ln) or "/cuda" in ln.lower()]
+            if re.match(r"\s*lib(cuda|cudart|cublas\w*|cufft\w*|curand|cusparse|cusolver\w*|nvrtc\w*|nvJitLink|nvidia-[\w-]+)\.so", ln) or "/cuda" in ln.lower()]
     check(out and not cuda, f"ldd {os.path.basename(prog)}: no CUDA library, got {cuda}")
 if os.path.exists(CUDA_MODULE):
     out = subprocess.run(["ldd", CUDA_MODULE], capture_output=True, text=True).stdout
