@@ -26,15 +26,21 @@ _xpcsfit() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	prog=${COMP_WORDS[0]}
 	cmd=""
+	# the command: the first word that is neither an option nor an option's value, or
+	# the value of --method (homodyne's form: xpcsfit --config C.yaml --method nlsq)
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
+		--method) ((i + 1 < COMP_CWORD)) && cmd=${COMP_WORDS[i + 1]}; break ;;
+		--method=*) cmd=${COMP_WORDS[i]#--method=}; break ;;
+		--config | --data | --out | --output-dir) ((i++)) ;;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break ;;
 		esac
 	done
-	if [[ -z $cmd ]]; then
+	if [[ -z $cmd && $prev != --@(config|data|out|output-dir|method) ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--help --version -q --quiet -v -vv" -- "$cur"))
+			COMPREPLY=($(compgen -W "--help --version -q --quiet -v -vv --config --method" \
+				-- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$_xpcsfit_commands" -- "$cur"))
 		fi
@@ -76,7 +82,9 @@ _xpcsfit() {
 		--fix | --set | --max-iterations)
 		return 0 ;;
 	esac
-	if [[ $cur == -* ]]; then
+	if [[ -z $cmd ]]; then
+		return 0
+	elif [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_xpcsfit_options "$prog" "$cmd")" -- "$cur"))
 	elif [[ $cmd == plot ]]; then
 		COMPREPLY=($(compgen -d -- "$cur")) # plot DIR: a result folder

@@ -7,8 +7,9 @@ true); --overrides (per-file dt and q applied and recorded); --task/--tasks (eac
 run exactly once, a final --resume reruns nothing); --list (comments, relative paths);
 --method fit (summary from the CMC posterior); --resume compares the resolved settings,
 naming why a file is rerun (adr/0057); --max-runs (the bounded summary step of a job
-array: at most N files fitted, the rest left as they were, exit 1 saying so). Bad command
-lines and CSVs are in tests/bad_inputs/cases_batch.py."""
+array: at most N files fitted, the rest left as they were, exit 1 saying so); the fit's
+goodness under its own name (chi2_red only with sigma given, residual_sd without:
+adr/0062). Bad command lines and CSVs are in tests/bad_inputs/cases_batch.py."""
 import csv
 import json
 import os
@@ -309,8 +310,37 @@ def test_fit_method():
     rows, _ = summary(out)
     with open(os.path.join(out, "s0", "cmc", "parameters.json")) as f:
         cmc = json.load(f)
-    check(float(rows[0]["D0"]) == cmc["parameters"]["D0"]["mean"], "D0 = the posterior mean")
-    check(float(rows[0]["D0_sd"]) == cmc["parameters"]["D0"]["std"], "D0_sd = posterior std")
+    d0 = cmc["parameters"]["D0"]
+    check(float(rows[0]["D0"]) == d0["value"] == d0["mean"], "D0 = the posterior mean")
+    check(float(rows[0]["D0_sd"]) == d0["uncertainty"] == d0["std"], "D0_sd = posterior sd")
+
+
+def test_goodness_columns():
+    """Without sigma the "reduced chi2" is the residual variance (4e-6 for noise 0.002):
+    the summary calls it what it is, residual_sd, as parameters.json does; chi2_red is
+    filled only when sigma is given."""
+    for sigma, out in ((None, "goodness_nosigma"), ("0.002", "goodness_sigma")):
+        out = os.path.join(TMP, out)
+        extra = ["--set", f"optimization.nlsq.sigma={sigma}"] if sigma else []
+        r = run("batch", "--config", CFG, "--out", out, FILES[0], "--no-plots", *extra)
+        check(r.returncode == 0, f"batch sigma {sigma}: {r.stderr[-400:]}")
+        rows, js = summary(out)
+        with open(os.path.join(out, "batch_summary.csv")) as f:
+            head = f.readline().strip().split(",")
+        check(head[5:7] == ["chi2_red", "residual_sd"], f"goodness columns: {head}")
+        p = params(os.path.join(out, "s0", "nlsq"))
+        row, jrow = rows[0], js["files"][0]
+        if sigma:
+            check(float(row["chi2_red"]) == p["reduced_chi_squared"] and
+                  row["residual_sd"] == "", f"sigma given: chi2_red only: {row}")
+            check(0.5 < float(row["chi2_red"]) < 2.0, f"a real reduced chi2: {row}")
+            check(jrow["chi2_red"] == p["reduced_chi_squared"] and jrow["residual_sd"] is None,
+                  f"json sigma given: {jrow}")
+        else:
+            check(row["chi2_red"] == "" and float(row["residual_sd"]) == p["residual_sd"],
+                  f"sigma not given: residual_sd only: {row}")
+            check(jrow["chi2_red"] is None and jrow["residual_sd"] == p["residual_sd"],
+                  f"json sigma not given: {jrow}")
 
 
 def test_resume_fingerprint():
@@ -421,7 +451,8 @@ def test_max_runs():
 
 
 for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overrides,
-          test_tasks_and_list, test_fit_method, test_resume_fingerprint, test_max_runs):
+          test_tasks_and_list, test_fit_method, test_resume_fingerprint, test_max_runs,
+          test_goodness_columns):
     print("--", t.__name__)
     t()
 sys.exit(tally_summary())

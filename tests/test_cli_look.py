@@ -3,7 +3,12 @@
 data without a fit (one whole PNG per angle and overview.png, nothing else written);
 `xpcsfit plot OUT` finds OUT/nlsq; -q prints nothing on success and still the error line
 on failure; -v prints more; progress through a pipe is paced (not one line per
-iteration); -h and --help on every subcommand exit 0 with the usage on stdout."""
+iteration); -h and --help on every subcommand exit 0 with the usage on stdout.
+Issue 25 (adr/0062): homodyne's `xpcsfit --config C --method nlsq|cmc|fit` is the command
+it names (the same result files); the console's results: line and --help name
+report.html; the summary's numbers are written to the precision their uncertainty
+supports, with units."""
+import json
 import os
 import re
 import shutil
@@ -120,7 +125,106 @@ def main():
     for args in (["-h"], ["--help"], ["version", "-h"]):
         r = run(*args)
         check(r.returncode == 0 and r.stdout, f"xpcsfit {' '.join(args)}: {r.returncode}")
+    check("report.html" in run("--help").stdout, "--help names report.html")
+    method_form(cfg)
+    validate_plan(cfg, data)
+    method_completion(cfg)
     return summary()
+
+
+def method_completion(cfg):
+    """8. the bash completion knows the --method form: --method values, the named
+    command's options after it, files after a leading --config"""
+    script = os.path.join(os.environ["XF_SOURCE_DIR"], "scripts", "xpcsfit-completion.bash")
+
+    def complete(*words):
+        arr = " ".join("'" + w + "'" for w in (XF,) + words)
+        r = subprocess.run(["bash", "-c", f"source '{script}'; COMP_WORDS=({arr}); "
+                            f"COMP_CWORD={len(words)}; _xpcsfit; "
+                            "printf '%s\\n' \"${COMPREPLY[@]}\""],
+                           capture_output=True, text=True, cwd=TMP, timeout=60)
+        return [w for w in r.stdout.splitlines() if w]
+    name = os.path.basename(cfg)
+    check(complete("--config", cfg, "--method", "") == ["nlsq", "cmc", "fit"],
+          "--method completes the fits")
+    check("--no-plots" in complete("--config", cfg, "--method", "nlsq", "--no-p"),
+          "after --method nlsq: nlsq's options")
+    check(name in complete("--config", ""), f"a leading --config completes {name}")
+    check("--method" in complete("--me"), "--method offered before a command")
+
+
+def validate_plan(cfg, data):
+    """7. validate shows what will be fitted: per-angle modes, sigma, every parameter free or
+    fixed with its start and source, bounds, CMC's prior and unit (text and JSON)"""
+    r = run("validate", "--config", cfg, "--json", "--fix", "alpha=-0.1")
+    if not check(r.returncode == 0, f"validate --json: {r.stderr}"):
+        return
+    v = json.loads(r.stdout)
+    check(v["per_angle_mode"] == "individual" and v["per_angle_mode_config"] == "auto"
+          and v["per_angle_mode_cmc"] == "individual" and v["sigma"] is None,
+          f"modes and sigma: {v}")
+    ps = {p["name"]: p for p in v["parameters"]}
+    check(list(ps) == ["D0", "alpha", "D_offset", "contrast_000", "contrast_001",
+                       "contrast_002", "offset_000", "offset_001", "offset_002"],
+          f"the fit's parameters: {list(ps)}")
+    d0, alpha = ps["D0"], ps["alpha"]
+    check(not d0["fixed"] and d0["start"] == 8000 and d0["start_source"] == "config"
+          and d0["lower"] == 100 and d0["upper"] == 1e5 and d0["prior_sigma"] > 0
+          and d0["unit"] == "angstrom^2/s^(1+alpha)", f"D0: {d0}")
+    check(alpha["fixed"] and alpha["start"] == -0.1 and ps["D_offset"]["fixed"],
+          f"--fix alpha and the config's fixed D_offset: {alpha} {ps['D_offset']}")
+    c0 = ps["contrast_000"]
+    check(not c0["fixed"] and c0["start_source"] == "data" and 0 < c0["start"] < 1
+          and c0["unit"] == "1", f"a per-angle coefficient starts at the data: {c0}")
+    r = run("validate", "--config", cfg)
+    lines = r.stdout.splitlines()
+    check("per_angle_mode: individual (config: auto)" in lines, f"text: {r.stdout}")
+    check("parameters: 8 free of 9 (3 physical, 6 per-angle coefficients)" in lines,
+          f"the count line: {r.stdout}")
+    row = [ln.split() for ln in lines if ln.startswith("  D0 ")]
+    check(row and row[0][1:5] == ["free", "8000", "config", "100"]
+          and row[0][-1] == "angstrom^2/s^(1+alpha)", f"the D0 row: {row}")
+
+
+def results_h5_bytes(d):
+    with open(os.path.join(d, "results.h5"), "rb") as f:
+        return f.read()
+
+
+def method_form(cfg):
+    """6. `xpcsfit --config C --method M [options]` runs `xpcsfit M --config C [options]`"""
+    a, b = os.path.join(TMP, "m_cmd"), os.path.join(TMP, "m_form")
+    ra = run("nlsq", "--config", cfg, "--out", a, "--no-plots")
+    rb = run("--config", cfg, "--method", "nlsq", "--out", b, "--no-plots")
+    check(ra.returncode == 0 and rb.returncode == 0, f"--method nlsq: {rb.stderr[-300:]}")
+    check(results_h5_bytes(os.path.join(a, "nlsq")) == results_h5_bytes(os.path.join(b, "nlsq")),
+          "--config C --method nlsq writes the results of nlsq --config C")
+    check(not os.path.exists(os.path.join(b, "cmc")), "--method nlsq: no cmc folder")
+    # the console: the result folder with its report.html, numbers with units
+    line = [ln for ln in rb.stdout.splitlines() if ln.startswith("results: ")]
+    want = f"results: {b}/nlsq/ (summary page: {b}/nlsq/report.html)"
+    check(line == [want], f"results: line {line}, want {want!r}")
+    d0 = [ln for ln in rb.stdout.splitlines() if ln.strip().startswith("D0 ")]
+    p = json.load(open(os.path.join(b, "nlsq", "parameters.json")))["parameters"]["D0"]
+    check(len(d0) == 1 and d0[0].rstrip().endswith("angstrom^2/s^(1+alpha)"),
+          f"D0 line with its unit: {d0}")
+    m = re.search(r"D0\s+(\S+) \+/- (\S+)", d0[0]) if d0 else None
+    if check(m is not None, f"D0 value +/- uncertainty: {d0}"):
+        v, u = float(m.group(1)), float(m.group(2))
+        digits = m.group(2).replace(".", "").lstrip("0")
+        check(len(digits.rstrip("0") or "0") <= 2, f"uncertainty {m.group(2)}: 2 digits")
+        check(abs(u - p["uncertainty"]) <= 0.05 * p["uncertainty"] and
+              abs(v - p["value"]) <= 0.05 * p["uncertainty"] + abs(u - p["uncertainty"]),
+              f"D0 {m.group(0)} vs {p['value']} +/- {p['uncertainty']}")
+    # options on both sides of --method, and --method=M; cmc writes nlsq/ then cmc/
+    c = os.path.join(TMP, "m_cmc")
+    r = run("--no-plots", "--method=cmc", "--config", cfg, "--out", c)
+    check(r.returncode == 0 and os.path.isfile(os.path.join(c, "cmc", "parameters.json"))
+          and os.path.isfile(os.path.join(c, "nlsq", "parameters.json")),
+          f"--method=cmc: {r.returncode} {r.stderr[-300:]}")
+    r = run("--config", cfg, "--method", "fit", "-h")
+    check(r.returncode == 0 and r.stdout.startswith("usage: xpcsfit cmc"),
+          f"--method fit -h: the fit usage: {r.stdout[:60]!r}")
 
 
 if __name__ == "__main__":

@@ -202,9 +202,25 @@ def test_schema(cmc_dir):
     check(abs(p["parameters"]["D0"]["mean"] - 8000) < 5 * p["parameters"]["D0"]["std"],
           f"D0 {p['parameters']['D0']} vs truth 8000")
     check(p["parameters"]["D_offset"].get("fixed") is True, "D_offset fixed")
+    # NLSQ's field names (adr/0062): value/uncertainty, mean/std kept as their aliases
+    for name, e in list(p["parameters"].items()) + list(p["scaling_parameters"].items()):
+        if e.get("fixed"):
+            check(set(("value", "uncertainty")) <= set(e) and e["uncertainty"] is None,
+                  f"fixed {name}: value and a null uncertainty, as NLSQ: {e}")
+            continue
+        check(e["value"] == e["mean"] and e["uncertainty"] == e["std"],
+              f"{name}: value/uncertainty are the posterior mean/std: {e}")
+    units = p.get("parameter_units", {})
+    check(units.get("D0") == "angstrom^2/s^(1+alpha)" and units.get("alpha") == "1"
+          and units.get("D_offset") == "angstrom^2/s" and units.get("contrast") == "1",
+          f"parameter_units: {units}")
+    check(set(p["parameters"]) | set(p["scaling_parameters"]) == set(units),
+          f"a unit for every parameter: {sorted(units)}")
     pa = p["per_angle"]
-    for key in ("phi_deg", "contrast", "contrast_std", "offset", "offset_std"):
+    for key in ("phi_deg", "contrast", "contrast_std", "offset", "offset_std",
+                "contrast_uncertainty", "offset_uncertainty"):
         check(key in pa and len(pa[key]) == 3, f"per_angle.{key}")
+    check(pa["contrast_uncertainty"] == pa["contrast_std"], "per_angle aliases")
     # homodyne's names: the mean over angles, std = RMS of the per-angle sds
     for k in ("contrast", "offset"):
         e = p["parameters"][k]
@@ -245,6 +261,9 @@ def test_schema(cmc_dir):
     with h5py.File(os.path.join(cmc_dir, "results.h5"), "r") as h:
         names = [n.decode() if isinstance(n, bytes) else n for n in h["/cmc/parameter_names"]]
         check(names[:3] == ["D0", "alpha", "D_offset"] and len(names) == 9, f"names {names}")
+        h5units = [u.decode() if isinstance(u, bytes) else u
+                   for u in h["/cmc/parameter_units"]] if "/cmc/parameter_units" in h else []
+        check(h5units == [units.get(n) for n in names], f"/cmc/parameter_units {h5units}")
         check(h["/cmc/draws"].shape == (200, 9), f"draws {h['/cmc/draws'].shape}")
         check(h["/cmc/shard_draws"].shape == (3, 2, 100, 9),
               f"shard_draws {h['/cmc/shard_draws'].shape}")

@@ -90,8 +90,18 @@ def test_templates_list_ignored_keys():
 
 
 def test_grouped_text_listing():
-    rc, out, err = run(["validate", "--config", os.path.join(CONFIGS, "laminar_full.yaml"),
-                        "--data", LAMINAR_237])
+    # the fixture gives 3 per-angle contrast starts and its phi ranges keep 4 angles of
+    # this file: validate builds the fit's problem (adr/0062) and refuses it as nlsq does
+    full = os.path.join(CONFIGS, "laminar_full.yaml")
+    rc, out, err = run(["validate", "--config", full, "--data", LAMINAR_237])
+    check(rc == 2 and err.strip().endswith("contrast: 3 values given, expected 1 or 4 "
+                                           "(one per angle kept)"), f"validate: {rc} {err}")
+    with open(full) as f:
+        text = f.read().replace("contrast: [0.2, 0.25, 0.3]", "contrast: [0.2, 0.25, 0.3, 0.3]")
+    fixed = os.path.join(T, "laminar_full_4.yaml")
+    with open(fixed, "w") as f:
+        f.write(text)
+    rc, out, err = run(["validate", "--config", fixed, "--data", LAMINAR_237])
     check(rc == 0, err)
     lines = out.splitlines()
     check(any(l.startswith("ignored_keys: ") for l in lines), out)

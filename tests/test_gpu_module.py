@@ -12,6 +12,7 @@ them it is skipped with the reason."""
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,10 @@ def same_bits(out, ref):
 PROGRAMS = [XF, XF_GPU] + ([XF_MPI] if os.path.exists(XF_MPI) else [])
 for prog in PROGRAMS:
     out = subprocess.run(["ldd", prog], capture_output=True, text=True).stdout
-    cuda = [ln.strip() for ln in out.splitlines() if "cuda" in ln.lower()]
+    # a CUDA library by name (libcuda, libcudart, libcublas, ...) or by its folder; a
+    # bare "cuda" substring would also match ICU's libicudata (netCDF -> libxml2 -> ICU)
+    cuda = [ln.strip() for ln in out.splitlines()
+            if re.match(r"\s*lib(cuda|cudart|cublas\w*|cufft\w*|curand|cusparse|cusolver\w*|nvrtc\w*|nvJitLink|nvidia-[\w-]+)\.so", ln) or "/cuda" in ln.lower()]
     check(out and not cuda, f"ldd {os.path.basename(prog)}: no CUDA library, got {cuda}")
 if os.path.exists(CUDA_MODULE):
     out = subprocess.run(["ldd", CUDA_MODULE], capture_output=True, text=True).stdout

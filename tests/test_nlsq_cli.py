@@ -87,6 +87,14 @@ def main():
     check(abs(p["reduced_chi_squared"] - p["residual_sd"] ** 2) < 1e-15, "reduced chi2 = s^2")
     for k in ("contrast", "offset"):
         check(k in p["parameters"], f"homodyne's parameters.{k}")
+    # units beside the names, for every entry of parameters and scaling_parameters, the
+    # same as results.h5 /nlsq/parameter_units (adr/0062)
+    units = p.get("parameter_units", {})
+    check(set(units) == set(p["parameters"]) | set(p["scaling_parameters"]),
+          f"parameter_units names: {sorted(units)}")
+    check(units.get("D0") == "angstrom^2/s^(1+alpha)" and units.get("phi0") == "deg"
+          and units.get("gamma_dot_t0") == "1/s^(1+beta)" and units.get("contrast") == "1",
+          f"parameter_units: {units}")
     q = p["quality"]
     check(q["overall"] == "good" and q["reasons"] == [], f"quality {q}")
     check(q["checks"]["distance_to_optimum_se"] <= 0.1 and q["checks"]["all_parameters_informed"]
@@ -101,6 +109,9 @@ def main():
         vals = h["/nlsq/values"][()]
         check(np.allclose(vals[:7], [p["parameters"][n]["value"] for n in names], rtol=0,
                           atol=0), "results.h5 values == parameters.json values")
+        h5names = [n.decode() for n in h["/nlsq/parameter_names"][()]]
+        h5units = [u.decode() for u in h["/nlsq/parameter_units"][()]]
+        check(h5units == [units[n] for n in h5names], f"/nlsq/parameter_units {h5units}")
         check(h["/nlsq/covariance"].shape == (len(vals), len(vals)), "covariance shape")
         check(h["/data/c2"].shape == (4, 120, 120), "surface shape")
         res = h["/nlsq/residuals"][0]

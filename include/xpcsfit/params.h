@@ -82,5 +82,9 @@ const char *xf_mode_name(xf_mode mode);
 /* Canonical name or alias (gamma_dot_0, gamma_dot_t_0, gamma_dot_offset, phi_0,
  * contrast, offset) → index, or -1 when unknown. */
 int xf_param_index(const char *name);
+/* The unit of a parameter of a result by its name (xf_param_units; "1" for the per-angle
+ * scaling coefficients "contrast_003", "offset_cos1", ...; "" for an unknown name): the
+ * one rule behind every parameter_units and the units column of report.html. */
+const char *xf_param_unit(const char *name);
 
 #endif

@@ -22,7 +22,11 @@
 /* One row, as it is on disk. */
 typedef struct row {
 	const char *status; /* "ok", "failed", "pending" */
-	double q, chi2_red, wall_s;
+	double q, wall_s;
+	/* the NLSQ fit's goodness, under the name that says what it is (adr/0062):
+	 * chi2_red only with σ given; without σ the "reduced χ²" is the residual variance,
+	 * reported as parameters.json does, residual_sd (the other NaN: an empty cell) */
+	double chi2_red, residual_sd;
 	long n_angles; /* -1: unknown */
 	double value[XF_SUMMARY_MAX_PARAMS], sd[XF_SUMMARY_MAX_PARAMS];
 	xf_batch_record rec;
@@ -106,7 +110,8 @@ static int param_names(const xf_batch *b, const char **names)
 	return n + 2;
 }
 
-/* values of the final method's parameters.json: nlsq value/uncertainty, cmc mean/std */
+/* values of the final method's parameters.json: value/uncertainty in nlsq's and cmc's
+ * (adr/0062); mean/std in a cmc folder written before they shared these names */
 static void fill_values(row *r, const cJSON *params, const char *const *names, int n)
 {
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(params, "parameters");
@@ -121,13 +126,23 @@ static void fill_values(row *r, const cJSON *params, const char *const *names, i
 	}
 }
 
+/* chi2_red when σ was given, else residual_sd (the fit's own numbers, parameters.json) */
+static void fill_goodness(row *r, const cJSON *nlsq)
+{
+	const cJSON *rule = cJSON_GetObjectItemCaseSensitive(nlsq, "sigma_rule");
+	if (cJSON_IsString(rule) && !strcmp(rule->valuestring, "given"))
+		r->chi2_red = number(nlsq, "reduced_chi_squared");
+	else
+		r->residual_sd = number(nlsq, "residual_sd");
+}
+
 /* The row of one input; 0, or XF_ERR_NOMEM (a row read without memory would lie). */
 static int read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
 		    row *r, xf_error *err)
 {
 	char dir[PATH_MAX];
 	r->status = "pending";
-	r->q = r->chi2_red = r->wall_s = NAN;
+	r->q = r->chi2_red = r->residual_sd = r->wall_s = NAN;
 	r->n_angles = -1;
 	for (int k = 0; k < XF_SUMMARY_MAX_PARAMS; k++)
 		r->value[k] = r->sd[k] = NAN;
@@ -152,7 +167,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	r->q = number(data, "q");
 	double n_phi = number(data, "n_phi");
 	r->n_angles = isfinite(n_phi) ? (long)n_phi : -1;
-	r->chi2_red = number(nlsq, "reduced_chi_squared");
+	fill_goodness(r, nlsq);
 	fill_values(r, final ? final : nlsq, names, n);
 	cJSON_Delete(final);
 	cJSON_Delete(nlsq);
@@ -175,6 +190,8 @@ static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
 	put(t, r->status);
 	put(t, ",");
 	put_number(t, r->chi2_red);
+	put(t, ",");
+	put_number(t, r->residual_sd);
 	for (int k = 0; k < n; k++) {
 		put(t, ",");
 		put_number(t, r->value[k]);
@@ -208,6 +225,7 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 	cJSON_AddItemToObject(o, "n_angles",
 			      r->n_angles >= 0 ? xf_json_int(r->n_angles) : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "chi2_red", xf_json_num(r->chi2_red));
+	cJSON_AddItemToObject(o, "residual_sd", xf_json_num(r->residual_sd));
 	for (int k = 0; k < n; k++) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddItemToObject(e, "value", xf_json_num(r->value[k]));
@@ -222,7 +240,7 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 
 static void csv_header(text *t, const char *const *names, int n)
 {
-	put(t, "file,name,q,n_angles,status,chi2_red");
+	put(t, "file,name,q,n_angles,status,chi2_red,residual_sd");
 	for (int k = 0; k < n; k++) {
 		put(t, ",");
 		put(t, names[k]);

@@ -15,10 +15,12 @@
 #include "cli/commands.h"
 #include "cli/constants.h"
 #include "util/interrupt.h"
+#include "util/numfmt.h"
 #include "util/profile.h"
 #include "util/verbosity.h"
 #include "util/rundir.h"
 #include "xpcsfit/dist.h"
+#include "xpcsfit/params.h"
 #include "xpcsfit/vdev.h"
 
 double xf_cli_now_s(void)
@@ -223,6 +225,36 @@ static void show_progress(const xf_nlsq_progress *p, void *ctx)
 		       p->phase, p->iteration, p->chi_squared, p->lambda, t);
 }
 
+void xf_cli_print_param(const char *name, double value, double unc, int fixed,
+			const double *interval)
+{
+	char text[XF_NUM_TEXT], lo[XF_NUM_TEXT], hi[XF_NUM_TEXT], line[3 * XF_NUM_TEXT + 16];
+	const char *unit = xf_param_unit(name);
+	if (fixed)
+		xf_num_value(value, NAN, text, sizeof text);
+	else
+		xf_num_pm(value, unc, " +/- ", text, sizeof text);
+	if (fixed) {
+		snprintf(line, sizeof line, "%s (fixed)", text);
+	} else if (interval) {
+		xf_num_value(interval[0], unc, lo, sizeof lo);
+		xf_num_value(interval[1], unc, hi, sizeof hi);
+		snprintf(line, sizeof line, "%s  [%s, %s]", text, lo, hi);
+	} else {
+		snprintf(line, sizeof line, "%s", text);
+	}
+	/* a dimensionless parameter shows no unit ("1" in report.html and the JSON) */
+	if (unit[0] && strcmp(unit, "1"))
+		printf("  %-20s %-34s %s\n", name, line, unit);
+	else
+		printf("  %-20s %s\n", name, line);
+}
+
+void xf_cli_print_results_line(const char *dir)
+{
+	printf("results: %s/ (summary page: %s/report.html)\n", dir, dir);
+}
+
 static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_result *res)
 {
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
@@ -245,16 +277,16 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 		       s->n_candidates, s->round_points[0], s->n_basins,
 		       s->n_basins == 1 ? "" : "s", s->chosen);
 	for (int k = 0; k < res->n_phys; k++)
-		if (res->is_fixed[k])
-			printf("  %-20s %.8g (fixed)\n", res->names[k], res->values[k]);
-		else
-			printf("  %-20s %.8g +/- %.3g\n", res->names[k], res->values[k],
-			       res->uncertainties[k]);
+		xf_cli_print_param(res->names[k], res->values[k],
+				   res->is_fixed[k] ? NAN : res->uncertainties[k], res->is_fixed[k],
+				   NULL);
 	if (res->quality.identified.n_combos) { /* a ridge (adr/0047) */
 		const xf_identified *id = &res->quality.identified;
-		for (int k = 0; k < id->n_combos; k++)
-			printf("identified: %s = %.8g +/- %.3g\n", id->combo[k].text,
-			       id->combo[k].value, id->combo[k].sd);
+		char text[XF_NUM_TEXT];
+		for (int k = 0; k < id->n_combos; k++) {
+			xf_num_pm(id->combo[k].value, id->combo[k].sd, " +/- ", text, sizeof text);
+			printf("identified: %s = %s\n", id->combo[k].text, text);
+		}
 		printf("not identified one by one:");
 		for (int k = 0; k < id->n_not_identified; k++)
 			printf("%s %s", k ? "," : "", id->not_identified[k]);
@@ -263,7 +295,7 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		printf("  - %s\n", res->quality.reasons[k]);
-	printf("results: %s/\n", dir);
+	xf_cli_print_results_line(dir);
 }
 
 static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,

@@ -53,6 +53,22 @@ int xf_cli_run_cmc(const xf_cli_job *job);
 
 double xf_cli_now_s(void);
 
+/* One parameter line of the console summaries (nlsq, cmc): "  D0  26100 +/- 6300
+ * angstrom^2/s^(1+alpha)", to the precision unc supports (util/numfmt.h, adr/0062), the
+ * unit from xf_param_unit (none shown when dimensionless), "(fixed)" for a fixed one, and
+ * interval[0..1] (CMC's 5–95 %, NULL: none) at the value's precision. */
+void xf_cli_print_param(const char *name, double value, double unc, int fixed,
+			const double *interval);
+/* The summaries' last line: the result folder and its report.html. */
+void xf_cli_print_results_line(const char *dir);
+
+/* `validate`'s account of what will be fitted (validate_plan.c): the per-angle modes of
+ * NLSQ and CMC, σ, and each parameter of pr (free/fixed, start and its source, bounds,
+ * CMC's prior, unit), as key: value lines with a table, or into the JSON object o. */
+typedef struct cJSON cJSON;
+void xf_validate_plan_lines(const xf_config *cfg, const xf_problem *pr);
+void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr);
+
 /* job with out = the config's output.base_directory when --out was not given (buf holds
  * it); else job itself. */
 const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size);

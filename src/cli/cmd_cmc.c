@@ -28,7 +28,8 @@ static const char cmc_usage[] =
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
-	"./xpcsfit_results): results.h5, parameters.json, plots/, run.log, shards/.\n"
+	"./xpcsfit_results): report.html (the page to open or print), results.h5,\n"
+	"parameters.json, plots/, run.log, shards/.\n"
 	"  --nlsq DIR      the NLSQ result to start from (DIR or DIR/nlsq holding\n"
 	"                  parameters.json); without it NLSQ runs first (fit: always)\n"
 	"  --resume        reuse the shards an interrupted run finished (same inputs)\n"
@@ -237,13 +238,13 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	else
 		printf("posterior: %s, %d draws\n", res->status, res->n_draws);
 	printf("route: %s\n", how);
-	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++)
-		if (res->is_fixed[k])
-			printf("  %-20s %.8g (fixed)\n", res->names[k],
-			       res->n_draws ? res->draws[k] : NAN);
-		else
-			printf("  %-20s %.8g +/- %.3g  [%.6g, %.6g]\n", res->names[k], res->mean[k],
-			       res->sd[k], res->q05[k], res->q95[k]);
+	if (res->n_draws > 0)
+		printf("posterior mean +/- sd  [5 %%, 95 %% quantiles]:\n");
+	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++) {
+		const double interval[2] = { res->q05[k], res->q95[k] };
+		xf_cli_print_param(res->names[k], res->is_fixed[k] ? res->draws[k] : res->mean[k],
+				   res->sd[k], res->is_fixed[k], interval);
+	}
 	if (res->check.done) /* the three checks of docs/cmc.md, each with its number */
 		printf("consensus check: k-hat %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian "
 		       "target %.3f), axis deviation %.3g (axis %d), seed %llu: %s\n",
@@ -255,7 +256,7 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		printf("  - %s\n", res->quality.reasons[k]);
-	printf("results: %s/\n", dir);
+	xf_cli_print_results_line(dir);
 }
 
 static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,

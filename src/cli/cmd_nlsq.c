@@ -15,7 +15,7 @@ static const char nlsq_usage[] =
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
 	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
-	"./xpcsfit_results): results.h5,\n"
+	"./xpcsfit_results): report.html (the page to open or print), results.h5,\n"
 	"parameters.json, plots/, run.log.\n"
 	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
 	"  --no-plots      skip the PNG plots\n"

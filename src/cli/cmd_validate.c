@@ -1,5 +1,7 @@
 /* cmd_validate.c — `xpcsfit validate`: load a config and its data exactly as a fit would
- * and print what would be fitted, as `key: value` lines or one JSON object (spec/cli.md).
+ * and print what would be fitted, as `key: value` lines or one JSON object (spec/cli.md):
+ * the data selected, then the fit itself (validate_plan.c: per-angle modes, σ, each
+ * parameter free or fixed with its start, bounds, prior and unit).
  * The per-angle means of the fitted points and of the corrected diagonal let a user
  * (and the tests) check that the maps were read and oriented as expected. The data are
  * read through the selection built from the config (request_build.c). */
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_internal.h"
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"
@@ -22,8 +25,10 @@ static const char validate_usage[] =
 	"usage: xpcsfit validate --config C.yaml [--data FILE.h5] [--json] [--strict]\n"
 	"\n"
 	"Check a config and its data and print what would be fitted: layout, q ring,\n"
-	"angles, frame window, dt and its source, number of points, and the config keys\n"
-	"xpcsfit does not use (ignored_keys, grouped by section; docs/config.md).\n"
+	"angles, frame window, dt and its source, number of points; the per-angle mode\n"
+	"NLSQ and CMC will use, sigma, and every parameter: free or fixed, its start and\n"
+	"where it comes from, bounds, CMC's prior, unit; and the config keys xpcsfit does\n"
+	"not use (ignored_keys, grouped by section; docs/config.md).\n"
 	"  --data FILE.h5  data file (overrides the config's)\n"
 	"  --json          print one JSON object instead of key: value lines\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit "
@@ -51,8 +56,8 @@ static cJSON *number_list(const double *v, int n)
 	return arr;
 }
 
-static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *fit_mean,
-		      const double *diag_mean)
+static int print_json(const xf_config *cfg, const xf_dataset *ds, const xf_problem *pr,
+		      const double *fit_mean, const double *diag_mean)
 {
 	cJSON *o = cJSON_CreateObject();
 	int *maps = ds->map_number;
@@ -83,6 +88,7 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const double *
 				(double)xf_fitted_pairs((size_t)ds->n_frames));
 	cJSON_AddNumberToObject(o, "points_total", (double)ds->n_points);
 	cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
+	xf_validate_plan_json(o, cfg, pr);
 	cJSON_AddItemToObject(o, "fitted_mean", number_list(fit_mean, ds->n_phi));
 	cJSON_AddItemToObject(o, "diagonal_mean", number_list(diag_mean, ds->n_phi));
 	cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
@@ -103,8 +109,8 @@ static void print_list(const char *key, const double *v, int n)
 	putchar('\n');
 }
 
-static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double *fit_mean,
-			const double *diag_mean)
+static void print_lines(const xf_config *cfg, const xf_dataset *ds, const xf_problem *pr,
+			const double *fit_mean, const double *diag_mean)
 {
 	printf("file: %s\n", ds->path);
 	printf("layout: %s\n", xf_layout_name(ds->layout));
@@ -131,6 +137,7 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const double
 	printf("points_per_angle: %zu\n", xf_fitted_pairs((size_t)ds->n_frames));
 	printf("points_total: %zu\n", ds->n_points);
 	printf("mode: %s\n", xf_mode_name(cfg->mode));
+	xf_validate_plan_lines(cfg, pr);
 	print_list("fitted_mean", fit_mean, ds->n_phi);
 	print_list("diagonal_mean", diag_mean, ds->n_phi);
 	xf_cli_print_ignored(stdout, cfg);
@@ -209,6 +216,15 @@ static int validate(const xf_cli_overrides *ov)
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
+	/* the problem the fit would build: a per-angle start count that does not fit these
+	 * angles is found here, as nlsq would find it */
+	xf_problem pr;
+	memset(&pr, 0, sizeof pr);
+	if (xf_cli_problem_build(&pr, &cfg, &ds, &err)) {
+		xf_dataset_free(&ds);
+		xf_config_free(&cfg);
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
 	double *fit_mean = calloc((size_t)ds.n_phi, sizeof *fit_mean);
 	double *diag_mean = calloc((size_t)ds.n_phi, sizeof *diag_mean);
 	if (!fit_mean || !diag_mean) {
@@ -217,12 +233,13 @@ static int validate(const xf_cli_overrides *ov)
 		for (int a = 0; a < ds.n_phi; a++)
 			angle_means(&ds, a, &fit_mean[a], &diag_mean[a]);
 		if (json)
-			rc = print_json(&cfg, &ds, fit_mean, diag_mean);
+			rc = print_json(&cfg, &ds, &pr, fit_mean, diag_mean);
 		else
-			print_lines(&cfg, &ds, fit_mean, diag_mean);
+			print_lines(&cfg, &ds, &pr, fit_mean, diag_mean);
 	}
 	free(fit_mean);
 	free(diag_mean);
+	xf_problem_free(&pr);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
 	return rc;

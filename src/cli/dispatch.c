@@ -76,6 +76,7 @@ int xf_cli_error(int code, const char *fmt, ...)
 static void usage(FILE *out)
 {
 	fputs("usage: xpcsfit <command> [options]\n"
+	      "       xpcsfit --config C.yaml --method nlsq|cmc|fit [options]\n"
 	      "\n"
 	      "commands:\n"
 	      "  simulate   write a synthetic APS two-time file from a config\n"
@@ -88,10 +89,64 @@ static void usage(FILE *out)
 	      "  version    print the version\n"
 	      "\n"
 	      "  plot --config C.yaml   draw the selected data without a fit\n"
+	      "  --method M             homodyne's form: 'xpcsfit --config C.yaml --method nlsq'\n"
+	      "                         is 'xpcsfit nlsq --config C.yaml' (M: nlsq, cmc, fit)\n"
+	      "\n"
+	      "A fit writes DIR/nlsq/ (and DIR/cmc/; DIR: --out, default ./xpcsfit_results):\n"
+	      "report.html (a page to open or print: status, parameters with uncertainties\n"
+	      "and units, plots), parameters.json, results.h5, plots/, run.log.\n"
 	      "\n"
 	      "Run 'xpcsfit <command> --help' for the options of a command.\n"
 	      "Every command takes -q/--quiet (errors only), -v/-vv (more) and -h/--help.\n",
 	      out);
+}
+
+/* The commands --method names (homodyne's `--method nlsq|cmc`, and fit). */
+static int is_method(const char *m)
+{
+	return !strcmp(m, "nlsq") || !strcmp(m, "cmc") || !strcmp(m, "fit");
+}
+
+/* homodyne's form, options first: `xpcsfit --config C.yaml --method M [options]` is
+ * `xpcsfit M --config C.yaml [options]` (docs/cli.md). argv is rewritten in place: M
+ * becomes argv[1] and --method M (or --method=M) leaves the options. Returns 0 (argv[1]
+ * is now the command, or there was no --method: the caller reports the leading option),
+ * or the exit code of a bad --method after its one error line. */
+static int method_form(int *argc, char **argv)
+{
+	int m = 1, skip = 0;
+	char *method = NULL;
+	for (; m < *argc && strcmp(argv[m], "--"); m++) {
+		if (!strcmp(argv[m], "--method")) {
+			if (m + 1 >= *argc)
+				return xf_cli_error(XF_ERR_CONFIG,
+						    "--method needs a value: nlsq, cmc or fit, see "
+						    "'xpcsfit --help'");
+			method = argv[m + 1];
+			skip = 2;
+			break;
+		}
+		if (!strncmp(argv[m], "--method=", 9)) {
+			method = argv[m] + 9;
+			skip = 1;
+			break;
+		}
+	}
+	if (!method)
+		return 0;
+	if (!is_method(method))
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "--method '%s' is not allowed (must be nlsq, cmc or fit), see "
+				    "'xpcsfit --help'",
+				    method);
+	/* argv[0], M, the options before --method, the options after it */
+	memmove(&argv[2], &argv[1], (size_t)(m - 1) * sizeof *argv);
+	argv[1] = method;
+	for (int k = m + skip; k < *argc; k++)
+		argv[k - skip + 1] = argv[k];
+	*argc -= skip - 1;
+	argv[*argc] = NULL;
+	return 0;
 }
 
 /* printed after every subcommand's own help: what dispatch handles for all of them */
@@ -211,6 +266,11 @@ static int run(int argc, char **argv)
 	}
 	if (argc < 2)
 		return xf_cli_error(XF_ERR_CONFIG, "no command given, see 'xpcsfit --help'");
+	if (argv[1][0] == '-' && strcmp(argv[1], "--version")) {
+		int rc = method_form(&argc, argv);
+		if (rc)
+			return rc;
+	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -247,5 +307,11 @@ static int run(int argc, char **argv)
 		print_profile();
 		return rc;
 	}
+	if (cmd[0] == '-') /* an option where the command goes, and no --method */
+		return xf_cli_error(
+			XF_ERR_CONFIG,
+			"'%s' before a command: give the command first ('xpcsfit nlsq "
+			"--config C.yaml') or --method nlsq|cmc|fit, see 'xpcsfit --help'",
+			cmd);
 	return xf_cli_error(XF_ERR_CONFIG, "unknown command '%s', see 'xpcsfit --help'", cmd);
 }

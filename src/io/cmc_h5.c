@@ -16,6 +16,7 @@
 #include "io/h5write.h"
 #include "io/io_internal.h"
 #include "io/nexus.h"
+#include "xpcsfit/params.h"
 #include "xpcsfit/results.h"
 
 static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t cols, const double *v,
@@ -25,12 +26,29 @@ static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t co
 	xf_h5_put(w, g, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, v, units, desc);
 }
 
+/* parameter_units beside parameter_names, as /nlsq has them (xf_param_unit) */
+static void put_units(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	const char **units =
+		malloc((size_t)(res->n_params > 0 ? res->n_params : 1) * sizeof *units);
+	if (!units) {
+		xf_h5_fail(w, "/cmc/parameter_units");
+		return;
+	}
+	for (int k = 0; k < res->n_params; k++)
+		units[k] = xf_param_unit(res->names[k]);
+	xf_h5_put_strings(w, g, "parameter_units", res->n_params, units,
+			  "unit of each parameter (1 = dimensionless)");
+	free(units);
+}
+
 static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 {
 	size_t nf = (size_t)res->n_params, na = (size_t)res->n_phi;
 	xf_h5_put_strings(w, g, "parameter_names", res->n_params, (const char *const *)res->names,
 			  "every parameter in canonical order (fixed ones included)");
 	xf_h5_scale(w, g, "parameter_names");
+	put_units(w, g, res);
 	signed char *fixed = malloc(nf);
 	double *summary = malloc(sizeof(double) * nf * 5);
 	if (!fixed || !summary) {
@@ -136,7 +154,7 @@ static void cmc_scales(h5w *w, hid_t g, const xf_cmc_result *res)
 /* Attach every /cmc dataset's axes to its scales (netCDF/xarray name them). */
 static void cmc_dims(h5w *w, hid_t g, const xf_cmc_result *res)
 {
-	static const char *const by_param[] = { "fixed" };
+	static const char *const by_param[] = { "fixed", "parameter_units" };
 	static const char *const by_angle[] = { "per_angle_contrast", "per_angle_contrast_sd",
 						"per_angle_offset", "per_angle_offset_sd" };
 	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)

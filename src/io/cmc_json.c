@@ -31,15 +31,21 @@ static cJSON *drawn_numbers(const xf_cmc_result *res, const double *v, int n)
 	return arr;
 }
 
+/* One parameter's summary: "value"/"uncertainty" are the names NLSQ's parameters.json
+ * uses (adr/0062: the posterior mean and sd), "mean"/"std" the same numbers under the
+ * names earlier versions wrote, then the median and the 5 %/95 % quantiles. */
 static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean, const double *sd,
 			    const double *median, const double *q05, const double *q95)
 {
 	cJSON *p = cJSON_CreateObject();
 	if (res->is_fixed[k]) {
 		cJSON_AddItemToObject(p, "value", xf_json_num(res->n_draws ? res->draws[k] : NAN));
+		cJSON_AddNullToObject(p, "uncertainty");
 		cJSON_AddTrueToObject(p, "fixed");
 		return p;
 	}
+	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(res, mean[k])));
+	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(res, sd[k])));
 	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, mean[k])));
 	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, sd[k])));
 	cJSON_AddItemToObject(p, "median", xf_json_num(drawn(res, median[k])));
@@ -48,12 +54,15 @@ static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean,
 	return p;
 }
 
-/* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds */
+/* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds
+ * (value/uncertainty, and mean/std as for every parameter) */
 static cJSON *angle_mean(const xf_cmc_result *res, const double *v, const double *sd, int n)
 {
 	double m, s;
 	xf_io_cmc_angle_mean(v, sd, n, &m, &s);
 	cJSON *p = cJSON_CreateObject();
+	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(res, m)));
+	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(res, s)));
 	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, m)));
 	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, s)));
 	return p;
@@ -83,9 +92,14 @@ static cJSON *per_angle_object(const xf_cmc_result *res)
 {
 	cJSON *pa = cJSON_CreateObject();
 	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
+	/* *_uncertainty as NLSQ names them; *_std the same numbers (earlier versions) */
 	cJSON_AddItemToObject(pa, "contrast", drawn_numbers(res, res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_uncertainty",
+			      drawn_numbers(res, res->contrast_sd, res->n_phi));
 	cJSON_AddItemToObject(pa, "contrast_std", drawn_numbers(res, res->contrast_sd, res->n_phi));
 	cJSON_AddItemToObject(pa, "offset", drawn_numbers(res, res->offset, res->n_phi));
+	cJSON_AddItemToObject(pa, "offset_uncertainty",
+			      drawn_numbers(res, res->offset_sd, res->n_phi));
 	cJSON_AddItemToObject(pa, "offset_std", drawn_numbers(res, res->offset_sd, res->n_phi));
 	return pa;
 }
@@ -265,6 +279,8 @@ static cJSON *route_object(const xf_cmc_result *res)
 	cJSON_AddItemToObject(obj, "importance_check", check_object_of(res, &res->approx, 0));
 	if (!strcmp(res->route, "importance")) {
 		cJSON *sg = cJSON_CreateObject();
+		cJSON_AddItemToObject(sg, "value", xf_json_num(res->sigma_mean));
+		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(res->sigma_sd));
 		cJSON_AddItemToObject(sg, "mean", xf_json_num(res->sigma_mean));
 		cJSON_AddItemToObject(sg, "std", xf_json_num(res->sigma_sd));
 		cJSON_AddItemToObject(obj, "sigma", sg);
@@ -284,6 +300,8 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddItemToObject(root, "quality", quality_object(&res->quality));
 	cJSON_AddItemToObject(root, "parameters", parameters_object(res, 1, 0));
 	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(res, 0, 0));
+	cJSON_AddItemToObject(root, "parameter_units",
+			      xf_json_parameter_units(res->names, res->n_phys, res->n_params));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
 	cJSON_AddStringToObject(root, "per_angle_mode",
 				xf_scaling_mode_used_name(res->scaling_mode));

@@ -19,6 +19,11 @@ cJSON *xf_json_num(double x);
 cJSON *xf_json_int(long long v);
 cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
 
+/* "parameter_units" of a parameters.json: {name: unit} in the order of "parameters" then
+ * "scaling_parameters": the n_phys physical names, the scalar "contrast" and "offset",
+ * then names[n_phys..n) (the scaling coefficients), each once; units from xf_param_unit. */
+cJSON *xf_json_parameter_units(char *const *names, int n_phys, int n);
+
 /* homodyne's scalar contrast/offset of parameters.json "parameters", also shown by
  * report.html (one home, the same numbers): NLSQ: mean over angles, uncertainty the RMS
  * of the per-angle uncertainties (v or unc NULL: NaN); CMC: the same from the posterior

@@ -13,6 +13,7 @@
 
 #include "io/io_internal.h"
 #include "util/profile.h"
+#include "xpcsfit/params.h"
 
 void xf_io_format_double(double x, char *buf, size_t size)
 {
@@ -54,6 +55,24 @@ cJSON *xf_json_numbers(const double *v, int n)
 	for (int k = 0; k < n; k++)
 		cJSON_AddItemToArray(arr, xf_json_num(v ? v[k] : NAN));
 	return arr;
+}
+
+static void add_unit(cJSON *obj, const char *name)
+{
+	if (name && !cJSON_GetObjectItemCaseSensitive(obj, name))
+		cJSON_AddStringToObject(obj, name, xf_param_unit(name));
+}
+
+cJSON *xf_json_parameter_units(char *const *names, int n_phys, int n)
+{
+	cJSON *obj = cJSON_CreateObject();
+	for (int k = 0; names && k < n_phys && k < n; k++)
+		add_unit(obj, names[k]);
+	add_unit(obj, "contrast");
+	add_unit(obj, "offset");
+	for (int k = n_phys; names && k < n; k++)
+		add_unit(obj, names[k]);
+	return obj;
 }
 
 void xf_io_angle_summary(const double *v, const double *unc, int n, double *mean, double *rms)

@@ -216,6 +216,8 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_n
 	cJSON_AddItemToObject(root, "parameters_at_bounds", at);
 	cJSON_AddItemToObject(root, "parameters", parameters_object(res));
 	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(res));
+	cJSON_AddItemToObject(root, "parameter_units",
+			      xf_json_parameter_units(res->names, res->n_phys, res->n_params));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
 	cJSON_AddStringToObject(root, "per_angle_mode",
 				xf_scaling_mode_used_name(res->scaling_mode));

@@ -4,6 +4,7 @@
 #include "io/report_html.h"
 #include "io/html_text.h"
 #include "io/io_internal.h"
+#include "util/numfmt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,15 +50,28 @@ void xf_report_add(xf_report *r, xf_report_section s, const char *label, const c
 	va_end(ap);
 }
 
-/* a number as parameters.json writes it; an em dash for none */
-static void put_number(xf_html *h, double x)
+/* v to the precision u supports (util/numfmt.h; u NaN: 6 significant digits); an em
+ * dash for none */
+static void put_value(xf_html *h, double v, double u)
 {
-	char buf[32];
-	if (!isfinite(x)) {
+	char buf[XF_NUM_TEXT];
+	if (!isfinite(v)) {
 		xf_html_put(h, "&mdash;");
 		return;
 	}
-	xf_io_format_double(x, buf, sizeof buf);
+	xf_num_value(v, u, buf, sizeof buf);
+	xf_html_put(h, buf);
+}
+
+/* u, the uncertainty of v, to its 2 significant digits; an em dash for none */
+static void put_unc(xf_html *h, double v, double u)
+{
+	char buf[XF_NUM_TEXT];
+	if (!isfinite(u)) {
+		xf_html_put(h, "&mdash;");
+		return;
+	}
+	xf_num_unc(v, u, buf, sizeof buf);
 	xf_html_put(h, buf);
 }
 
@@ -89,9 +103,9 @@ static void put_identified(xf_html *h, const xf_identified *id)
 		xf_html_put(h, "<tr><th>");
 		xf_html_text(h, id->combo[k].text);
 		xf_html_put(h, "</th><td class=\"num\">");
-		put_number(h, id->combo[k].value);
+		put_value(h, id->combo[k].value, id->combo[k].sd);
 		xf_html_put(h, "</td><td class=\"num\">");
-		put_number(h, id->combo[k].sd);
+		put_unc(h, id->combo[k].value, id->combo[k].sd);
 		xf_html_put(h, "</td></tr>\n");
 	}
 	xf_html_put(h, "</table>\n<p>Not identified one by one: ");
@@ -131,6 +145,8 @@ static void put_status(xf_html *h, const xf_report *r)
 	put_identified(h, &r->quality->identified);
 }
 
+/* The parameter table: name, value, uncertainty, (CMC) interval, unit and note, every
+ * column with its head; numbers to the precision their uncertainty supports. */
 static void put_params(xf_html *h, const xf_report *r)
 {
 	xf_html_put(h, "<h2>Parameters</h2>\n<table class=\"params\">\n<thead><tr><th>name</th>"
@@ -142,40 +158,45 @@ static void put_params(xf_html *h, const xf_report *r)
 		xf_html_put(h, "</th><th>");
 		xf_html_text(h, r->interval_head);
 	}
-	xf_html_put(h, "</th><th></th></tr></thead>\n");
+	xf_html_put(h, "</th><th>unit</th><th>note</th></tr></thead>\n");
 	for (int k = 0; k < r->n_params; k++) {
 		const xf_report_param *p = &r->params[k];
+		double unc = p->fixed ? NAN : p->unc;
 		xf_html_put(h, "<tr><th>");
 		xf_html_text(h, p->name);
 		xf_html_put(h, "</th><td class=\"num\">");
-		put_number(h, p->value);
+		put_value(h, p->value, unc);
 		xf_html_put(h, "</td><td class=\"num\">");
-		put_number(h, p->fixed ? NAN : p->unc);
+		put_unc(h, p->value, unc);
 		if (r->interval_head) {
 			xf_html_put(h, "</td><td class=\"num\">");
 			if (p->has_interval && !p->fixed) {
-				put_number(h, p->lo);
+				put_value(h, p->lo, unc);
 				xf_html_put(h, " &ndash; ");
-				put_number(h, p->hi);
+				put_value(h, p->hi, unc);
 			} else {
-				put_number(h, NAN);
+				put_value(h, NAN, NAN);
 			}
 		}
-		xf_html_putf(h, "</td><td>%s</td></tr>\n", p->fixed ? "fixed" : "");
+		xf_html_put(h, "</td><td>");
+		xf_html_text(h, p->unit);
+		xf_html_put(h, "</td><td>");
+		xf_html_text(h, p->note);
+		xf_html_put(h, "</td></tr>\n");
 	}
 	xf_html_put(h, "</table>\n");
 }
 
 static void put_data(xf_html *h, const xf_output_info *info, const xf_dataset *ds)
 {
-	char num[32];
+	char num[XF_NUM_TEXT];
 	xf_html_put(h, "<h2>Data</h2>\n<table>\n<tr><th>file</th><td>");
 	xf_html_text(h, ds->path ? ds->path : "");
 	xf_html_put(h, "</td></tr>\n<tr><th>layout</th><td>");
 	xf_html_text(h, xf_layout_name(ds->layout));
-	xf_io_format_double(ds->q, num, sizeof num);
+	xf_num_value(ds->q, NAN, num, sizeof num);
 	xf_html_putf(h, "</td></tr>\n<tr><th>q</th><td>%s 1/&Aring;</td></tr>\n", num);
-	xf_io_format_double(ds->dt_s, num, sizeof num);
+	xf_num_value(ds->dt_s, NAN, num, sizeof num);
 	xf_html_putf(h, "<tr><th>dt</th><td>%s s (", num);
 	xf_html_text(h, ds->dt_source);
 	xf_html_putf(h, ")</td></tr>\n<tr><th>angles</th><td>%d:", ds->n_phi);

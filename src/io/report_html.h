@@ -13,7 +13,8 @@
 
 #define XF_REPORT_MAX_ROWS 16 /* rows of one summary section; more are dropped */
 
-/* one line of the parameter table; numbers printed as in parameters.json */
+/* one line of the parameter table: the numbers of parameters.json, written to the
+ * precision the uncertainty supports (util/numfmt.h, adr/0062) */
 typedef struct xf_report_param {
 	const char *name;
 	double value; /* NaN: none */
@@ -21,6 +22,8 @@ typedef struct xf_report_param {
 	int fixed;
 	int has_interval; /* 1: lo..hi shown (CMC: the 5–95 % posterior interval) */
 	double lo, hi;
+	const char *unit; /* xf_param_unit: "1" dimensionless */
+	char note[64];	  /* "fixed", "mean over 23 angles", "phi = 45.00 deg", or "" */
 } xf_report_param;
 
 /* a "label: text" line of a summary table; text is plain (escaped when written) */

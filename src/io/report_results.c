@@ -1,27 +1,24 @@
 /* report_results.c — what report.html shows of an NLSQ and of a CMC result: the rows of
- * parameters.json "parameters" (the same numbers), the fitted scaling coefficients, the
- * fit numbers, config and timing (report_html.h). */
+ * parameters.json "parameters" (the same numbers, written to the precision their
+ * uncertainty supports) with their units, the fitted scaling coefficients, the fit
+ * numbers, config and timing (report_html.h). */
 #include "io/cmc_sensitivity_out.h"
 #include "io/io_internal.h"
 #include "io/report_html.h"
+#include "xpcsfit/params.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* room for the physical parameters, contrast/offset and the scaling coefficients */
+/* room for the n_params parameters of a result and the scalar contrast/offset rows */
 static xf_report_param *alloc_params(int n_params, xf_error *err)
 {
 	xf_report_param *p = n_params >= 0 ? calloc((size_t)n_params + 2, sizeof *p) : NULL;
 	if (!p)
 		xf_fail(err, XF_ERR_NOMEM, "out of memory building the report");
 	return p;
-}
-
-/* the single pair of the "auto" mode is the contrast/offset row already shown */
-static int is_summary_name(const char *name)
-{
-	return !strcmp(name, "contrast") || !strcmp(name, "offset");
 }
 
 /* the per-angle mode used and the one the config asked for ("auto", null: NLSQ's) */
@@ -32,12 +29,58 @@ static void add_config(xf_report *r, xf_mode mode, xf_scaling_mode used, const c
 		      xf_scaling_mode_used_name(used), asked ? asked : "");
 }
 
+/* The unit of a row and what it stands for beside its numbers: every column of the
+ * table has a head (issue 25: the last one had none). */
+static void label_row(xf_report_param *p)
+{
+	p->unit = xf_param_unit(p->name);
+	if (p->fixed)
+		snprintf(p->note, sizeof p->note, "fixed");
+}
+
+/* The scalar contrast or offset row (parameters.json "parameters"): over several angles
+ * it is the mean of the per-angle values, with the RMS of their uncertainties. */
+static void summary_row(xf_report_param *p, const char *name, xf_scaling_mode mode, int n_phi)
+{
+	p->name = name;
+	label_row(p);
+	if (n_phi <= 1)
+		return;
+	if (mode == XF_SCALING_AUTO)
+		snprintf(p->note, sizeof p->note, "one value for all %d angles", n_phi);
+	else if (mode == XF_SCALING_CONSTANT)
+		snprintf(p->note, sizeof p->note, "held at the starts; mean over %d angles", n_phi);
+	else
+		snprintf(p->note, sizeof p->note, "mean over %d angles", n_phi);
+}
+
 static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
 {
-	return (xf_report_param){ .name = res->names[k],
-				  .value = res->values ? res->values[k] : NAN,
-				  .unc = res->uncertainties ? res->uncertainties[k] : NAN,
-				  .fixed = res->is_fixed ? res->is_fixed[k] : 0 };
+	xf_report_param p = { .name = res->names[k],
+			      .value = res->values ? res->values[k] : NAN,
+			      .unc = res->uncertainties ? res->uncertainties[k] : NAN,
+			      .fixed = res->is_fixed ? res->is_fixed[k] : 0 };
+	label_row(&p);
+	return p;
+}
+
+/* The fitted scaling coefficients below the scalar rows, unless there is one contrast
+ * and one offset coefficient (auto's shared pair, or one angle): then the scalar rows
+ * are those coefficients and a second pair of rows would repeat them (issue 25). */
+static int add_coefficients(const xf_nlsq_result *res, xf_report_param *p, int n)
+{
+	int n_basis = (res->n_params - res->n_phys) / 2;
+	if (n_basis <= 1)
+		return n;
+	for (int k = res->n_phys; k < res->n_params; k++) {
+		int j = (k - res->n_phys) % n_basis;
+		p[n] = nlsq_param(res, k);
+		if (res->scaling_mode == XF_SCALING_INDIVIDUAL && res->phi_deg && j < res->n_phi &&
+		    !p[n].fixed)
+			snprintf(p[n].note, sizeof p[n].note, "angle φ = %.2f°", res->phi_deg[j]);
+		n++;
+	}
+	return n;
 }
 
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
@@ -50,12 +93,10 @@ int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_da
 	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
 		p[n++] = nlsq_param(res, k);
 	xf_io_angle_summary(res->contrast, res->contrast_unc, res->n_phi, &p[n].value, &p[n].unc);
-	p[n++].name = "contrast";
+	summary_row(&p[n++], "contrast", res->scaling_mode, res->n_phi);
 	xf_io_angle_summary(res->offset, res->offset_unc, res->n_phi, &p[n].value, &p[n].unc);
-	p[n++].name = "offset";
-	for (int k = res->n_phys; k < res->n_params; k++)
-		if (!is_summary_name(res->names[k]))
-			p[n++] = nlsq_param(res, k);
+	summary_row(&p[n++], "offset", res->scaling_mode, res->n_phi);
+	n = add_coefficients(res, p, n);
 	xf_report r = { .method = "nlsq",
 			.status = res->status,
 			.quality = &res->quality,
@@ -99,20 +140,21 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 	int drawn = res->n_draws > 0, n = 0;
 	for (int k = 0; k < res->n_phys && k < res->n_params; k++) {
 		int fixed = res->is_fixed[k];
-		p[n++] = (xf_report_param){ .name = res->names[k],
-					    .value = !drawn  ? NAN
-						     : fixed ? res->draws[k]
-							     : res->mean[k],
-					    .unc = drawn ? res->sd[k] : NAN,
-					    .fixed = fixed,
-					    .has_interval = drawn,
-					    .lo = drawn ? res->q05[k] : NAN,
-					    .hi = drawn ? res->q95[k] : NAN };
+		p[n] = (xf_report_param){ .name = res->names[k],
+					  .value = !drawn  ? NAN
+						   : fixed ? res->draws[k]
+							   : res->mean[k],
+					  .unc = drawn ? res->sd[k] : NAN,
+					  .fixed = fixed,
+					  .has_interval = drawn,
+					  .lo = drawn ? res->q05[k] : NAN,
+					  .hi = drawn ? res->q95[k] : NAN };
+		label_row(&p[n++]);
 	}
 	xf_io_cmc_angle_mean(res->contrast, res->contrast_sd, res->n_phi, &p[n].value, &p[n].unc);
-	p[n++].name = "contrast";
+	summary_row(&p[n++], "contrast", res->scaling_mode, res->n_phi);
 	xf_io_cmc_angle_mean(res->offset, res->offset_sd, res->n_phi, &p[n].value, &p[n].unc);
-	p[n++].name = "offset";
+	summary_row(&p[n++], "offset", res->scaling_mode, res->n_phi);
 	for (int k = n - 2; !drawn && k < n; k++)
 		p[k].value = p[k].unc = NAN;
 	xf_report r = { .method = "cmc",

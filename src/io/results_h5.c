@@ -12,8 +12,9 @@
 #include "surface/surfaces.h"
 #include "util/profile.h"
 #include "util/verbosity.h"
-#include "xpcsfit/vdev.h"
+#include "xpcsfit/params.h"
 #include "xpcsfit/results.h"
+#include "xpcsfit/vdev.h"
 
 #include <hdf5.h>
 #include <limits.h>
@@ -59,7 +60,7 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 		return xf_h5_fail(w, "/nlsq/parameter_names");
 	}
 	for (int k = 0; k < n; k++) {
-		units[k] = k < res->n_phys && k < XF_N_PHYS ? xf_param_units[k] : "1";
+		units[k] = xf_param_unit(res->names[k]); /* one rule with /cmc, JSON */
 		fixed[k] = res->is_fixed ? (signed char)(res->is_fixed[k] != 0) : 0;
 	}
 	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)res->names,

@@ -59,6 +59,16 @@ int xf_param_index(const char *name)
 	return -1;
 }
 
+const char *xf_param_unit(const char *name)
+{
+	int k = name ? xf_param_index(name) : -1;
+	if (k >= 0)
+		return xf_param_units[k];
+	if (name && (!strncmp(name, "contrast_", 9) || !strncmp(name, "offset_", 7)))
+		return "1"; /* a scaling coefficient: contrast and offset are dimensionless */
+	return "";
+}
+
 const char *xf_scaling_mode_used_name(xf_scaling_mode mode)
 {
 	return mode == XF_SCALING_AUTO ? "shared" : xf_scaling_mode_name(mode);

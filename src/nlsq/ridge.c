@@ -14,6 +14,7 @@
 
 #include "nlsq/covariance.h"
 #include "nlsq/ridge.h"
+#include "util/numfmt.h"
 
 #define XF_RREF_TOL 1e-8 /* pivots below this (the projector's entries are ≤ 1) vanish */
 /* a scaled coefficient below this is no term: the ill subspace is known to about
@@ -372,8 +373,10 @@ void xf_nlsq_identified_text(const xf_identified *id, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int i = 0; i < id->n_combos && len < size; i++) {
 		const xf_identified_combo *c = &id->combo[i];
-		int w = snprintf(buf + len, size - len, "%s%s = %.6g +/- %.3g",
-				 i == 0 ? "the data identify " : ", ", c->text, c->value, c->sd);
+		char pm[XF_NUM_TEXT]; /* to the precision its sd supports (adr/0062) */
+		xf_num_pm(c->value, c->sd, " +/- ", pm, sizeof pm);
+		int w = snprintf(buf + len, size - len, "%s%s = %s",
+				 i == 0 ? "the data identify " : ", ", c->text, pm);
 		len += w > 0 ? (size_t)w : 0;
 	}
 	for (int k = 0; k < id->n_not_identified && len < size; k++) {

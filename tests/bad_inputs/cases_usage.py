@@ -1,5 +1,6 @@
 """cases_usage.py — command lines xpcsfit cannot use at all (docs/cli.md): an unknown
-command, none, an extra argument. Like every error, one line on stderr (the list of
+command, none, an extra argument, an option where the command goes without --method, a
+--method that names no fit (homodyne's `xpcsfit --config C.yaml --method nlsq|cmc`). Like every error, one line on stderr (the list of
 commands is on stdout with --help), exit 2, nothing written (issue 24)."""
 from corpus import expect_nothing_written
 
@@ -28,4 +29,19 @@ CASES = [
      "make": lambda d: ["nlsq", "--bogus"],
      "rc": 2, "needles": ["unknown or incomplete option '--bogus'", "xpcsfit nlsq --help"],
      "fix": "Run `xpcsfit nlsq --help` for the options.", "check": one_line},
+    {"name": "method_bogus", "klass": KLASS,
+     "make": lambda d: ["--config", "c.yaml", "--method", "bogus"],
+     "rc": 2, "needles": ["--method 'bogus' is not allowed", "nlsq, cmc or fit"],
+     "fix": "Name a fit: `xpcsfit --config C.yaml --method nlsq` (or cmc, fit), the same as "
+            "`xpcsfit nlsq --config C.yaml`.", "check": one_line},
+    {"name": "method_missing_value", "klass": KLASS,
+     "make": lambda d: ["--config", "c.yaml", "--method"],
+     "rc": 2, "needles": ["--method needs a value", "nlsq, cmc or fit"],
+     "fix": "Give the fit after --method: `--method nlsq`, `cmc` or `fit`.",
+     "check": one_line},
+    {"name": "option_before_command", "klass": KLASS,
+     "make": lambda d: ["--config", "c.yaml"],
+     "rc": 2, "needles": ["'--config' before a command", "--method nlsq|cmc|fit"],
+     "fix": "Put the command first (`xpcsfit nlsq --config C.yaml`) or add `--method nlsq`.",
+     "check": one_line},
 ]
