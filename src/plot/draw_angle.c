@@ -10,6 +10,7 @@
 #include "surface/surfaces.h"
 #include "util/select.h"
 #include "xpcsfit/dataset.h"
+#include "util/numfmt.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -391,9 +392,11 @@ static void append_value(char *buf, size_t size, const char *label, double v, do
 	if (fixed || !isfinite(u))
 		snprintf(buf + len, size - len, "%s%s = %.4g%s", len ? ",  " : "", label, v,
 			 fixed ? " (fixed)" : "");
-	else
-		snprintf(buf + len, size - len, "%s%s = %.4g ± %.2g", len ? ",  " : "", label, v,
-			 u);
+	else {
+		char pm[2 * XF_NUM_TEXT]; /* to the precision u supports (adr/0062) */
+		xf_num_pm(v, u, " ± ", pm, sizeof pm);
+		snprintf(buf + len, size - len, "%s%s = %s", len ? ",  " : "", label, pm);
+	}
 }
 
 /* the three panels' rectangles on canvas c, all of one size (rounding could differ by

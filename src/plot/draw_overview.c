@@ -3,6 +3,7 @@
  * against lag (data points, fit lines) for each angle, and the fitted parameters with
  * uncertainties and the fit quality as text. */
 #include "plot/plot_internal.h"
+#include "util/numfmt.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -245,9 +246,11 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		else if (!isfinite(u))
 			snprintf(line, sizeof line, "%s = %.6g  (undetermined)   %s", src->names[k],
 				 src->values[k], unit);
-		else
-			snprintf(line, sizeof line, "%s = %.6g ± %.3g   %s", src->names[k],
-				 src->values[k], u, unit);
+		else {
+			char pm[2 * XF_NUM_TEXT]; /* to the precision u supports (adr/0062) */
+			xf_num_pm(src->values[k], u, " ± ", pm, sizeof pm);
+			snprintf(line, sizeof line, "%s = %s   %s", src->names[k], pm, unit);
+		}
 		plptex(0.02, y, 1.0, 0.0, 0.0, line);
 	}
 	y -= 0.4 * step;

@@ -5,6 +5,7 @@
  * which is what a reader looks for here). */
 #include "plot/plot_cmc.h"
 #include "plot/plot_internal.h"
+#include "util/numfmt.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -113,8 +114,8 @@ static void diagonal(const corner *c, int p)
 	axis(c, p, 1, p == c->n - 1);
 	plbox("", 0.0, 0, "bc", 0.0, 0);
 	/* name and value on two lines over the panel, in the empty cell above it */
-	char value[96];
-	snprintf(value, sizeof value, "%.5g ± %.2g", m, s);
+	char value[2 * XF_NUM_TEXT]; /* to the precision s supports (adr/0062) */
+	xf_num_pm(m, s, " ± ", value, sizeof value);
 	xf_plot_text(0.9);
 	plmtex("t", 2.1, 0.5, 0.5, res->names[c->idx[p]]);
 	plmtex("t", 0.6, 0.5, 0.5, value);
