@@ -36,7 +36,7 @@ echo "      and prior sensitivity; saved as it finishes (--resume continues a ki
 
 echo
 echo "Data:    demo_output/laminar/data_plots/ (the data without a fit, one PNG per angle)"
-echo "Results: demo_output/laminar/nlsq/ (parameters.json, results.h5, plots/, run.log)"
+echo "Results: demo_output/laminar/nlsq/ (report.html, parameters.json, results.h5, plots/, run.log)"
 [ -f configs/chx_static.yaml ] && echo "         demo_output/chx/nlsq/"
 echo "         demo_output/laminar_posterior/cmc/ (corner.png, forest.png, trace/rank plots; the route in"
 echo "         parameters.json posterior_route)"
