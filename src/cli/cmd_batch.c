@@ -357,6 +357,7 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 		return 0;
 	}
 	if (b->max_runs >= 0 && p->runs >= (size_t)b->max_runs) {
+		xf_batch_record_free(&rec);
 		p->held++; /* untouched: its summary row stays what its folder says */
 		report(b, p, in, "not run (--max-runs reached)", NAN);
 		return 0;
