@@ -68,6 +68,7 @@ typedef struct xf_config {
 	long end_frame;	     /* 1-based inclusive, -1 = last (-1) */
 	int has_q;	     /* scattering.wavevector_q given */
 	double wavevector_q; /* Å⁻¹, target for the q-ring selection */
+	xf_q_choice q_rings; /* all / list / range (adr/0063); pick ONE: has_q as above */
 	double gap_A;	     /* geometry.stator_rotor_gap, Å (XF_DEFAULT_GAP_A) */
 	int has_gap;	     /* stator_rotor_gap given (else the default, with a warning in
 				laminar_flow mode: adr/0031) */

@@ -94,6 +94,22 @@ static inline size_t xf_fitted_pairs(size_t n)
  * path): XF_ERR_CONFIG. */
 int xf_dataset_load(const xf_selection *sel, const char *path, xf_dataset *ds, xf_error *err);
 void xf_dataset_free(xf_dataset *ds);
+/* Every ring that sel's q choice picks (all, a list, a range: adr/0063), each loaded as
+ * xf_dataset_load loads one ring (its own q, angles, φ filtering, window, maps), in
+ * ascending q; the file is read once, memory per ring as for one. *rings is malloc'ed,
+ * freed with xf_dataset_free_rings. xf_dataset_load itself refuses a choice of several
+ * rings (XF_ERR_CONFIG: fitting several rings is not built yet). */
+int xf_dataset_load_rings(const xf_selection *sel, const char *path, xf_dataset **rings,
+			  int *n_rings, xf_error *err);
+void xf_dataset_free_rings(xf_dataset *rings, int n_rings);
+/* One q ring of a file (validate's listing): its q and the maps (angles) it holds. */
+typedef struct xf_ring_info {
+	double q;     /* Å⁻¹ */
+	int n_angles; /* stored maps of the ring, before φ filtering */
+} xf_ring_info;
+/* The rings of the file at path (or sel->data_path), ascending; *rings malloc'ed. */
+int xf_dataset_file_rings(const xf_selection *sel, const char *path, xf_ring_info **rings,
+			  int *n_rings, xf_error *err);
 /* Like xf_dataset_load, but keep only the band of rank `rank` of `ranks`: the rows of the
  * fitted pairs of its blocks xf_dist_blocks(⌈pairs / XF_PAIRS_PER_BLOCK⌉, ranks, rank)
  * (a rank may hold none). Every map is still read and checked whole, one at a time, and
@@ -135,10 +151,13 @@ typedef struct xf_sim_options {
 	double noise_sd;       /* 0.002, additive Gaussian per stored point */
 	uint64_t seed;	       /* 1 */
 	int lzf;	       /* compress maps with LZF (filter 32000) */
+	int n_q;	       /* rings written (adr/0063); 0: the one ring of sel's q */
+	const double *q_per_A; /* [n_q] Å⁻¹, one ring each, the same truth and angles */
 } xf_sim_options;
 
 /* Write a simulated file: the model of req (mode, shear model, gap, starts as the truth;
- * a start not given is the middle of its bounds, with a warning) at sel's q and dt.
+ * a start not given is the middle of its bounds, with a warning) at sel's q (or each of
+ * opt's n_q rings, ring-major maps) and dt.
  * Written atomically (temporary name, then rename). */
 int xf_simulate_write(const xf_request *req, const xf_selection *sel, const xf_sim_options *opt,
 		      xf_error *err);

@@ -14,11 +14,30 @@ typedef struct xf_phi_range {
 	double max_deg;
 } xf_phi_range;
 
+/* Which q rings (analyzer_parameters.scattering.wavevector_q, adr/0063): one value (or
+ * none: a file's only ring), every ring, a list of values each matched to its nearest
+ * ring, or the rings in a closed range [min, max]. */
+#define XF_Q_LIST_MAX 64
+typedef enum xf_q_pick {
+	XF_Q_PICK_ONE = 0, /* has_q / q_target_per_A, as before rings could be several */
+	XF_Q_PICK_ALL,	   /* wavevector_q: all */
+	XF_Q_PICK_LIST,	   /* wavevector_q: [0.003, 0.0054, ...] (two values or more) */
+	XF_Q_PICK_RANGE,   /* wavevector_q: {min: 0.003, max: 0.006} */
+} xf_q_pick;
+
+typedef struct xf_q_choice {
+	xf_q_pick pick;
+	int n_list;		     /* XF_Q_PICK_LIST: values, 2..XF_Q_LIST_MAX */
+	double list[XF_Q_LIST_MAX];  /* Å⁻¹, as written */
+	double range_min, range_max; /* Å⁻¹, XF_Q_PICK_RANGE, min <= max */
+} xf_q_choice;
+
 typedef struct xf_selection {
 	const char *config_path; /* the YAML file, for messages (NULL: "the config") */
 	const char *data_path;	 /* experimental_data's file (NULL: none named) */
 	int has_q;		 /* a target q is given */
 	double q_target_per_A;	 /* Å⁻¹: the ring nearest to it is selected */
+	xf_q_choice q;		 /* several rings: pick != XF_Q_PICK_ONE (has_q is 0) */
 	int phi_filter_enabled;	 /* phi_filtering.enabled */
 	int n_phi_ranges;
 	const xf_phi_range *phi_ranges; /* [n_phi_ranges], borrowed: outlives the selection */

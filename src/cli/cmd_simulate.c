@@ -24,10 +24,14 @@ static const char simulate_usage[] =
 	"usage: xpcsfit simulate --config C.yaml --phi 0,45,90 --out FILE.h5 [--force]\n"
 	"                        [--layout aps-u|aps-old] [--contrast 0.3] [--offset 1.0]\n"
 	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N] [--strict]\n"
+	"                        [--q 0.003,0.0054,0.008]\n"
 	"\n"
 	"Write synthetic two-time data from initial_parameters.values (null: the middle of\n"
 	"the bounds), with q, dt and the gap of the config, as a real APS 8-ID-I file.\n"
 	"  --phi LIST      angles in degrees, comma separated, in the order written\n"
+	"  --q LIST        q rings in 1/A, comma separated: one file of several rings with\n"
+	"                  the same truth and angles (default: the config's wavevector_q,\n"
+	"                  a value or a list)\n"
 	"  --force         replace FILE.h5 when it exists (refused without it)\n"
 	"  --layout L      aps-u (default, current nexus layout) or aps-old (legacy)\n"
 	"  --contrast C    contrast of every angle (0.3)\n"
@@ -50,31 +54,33 @@ static int parse_double(const char *opt, const char *s, double *out)
 	return 0;
 }
 
-static int parse_phi(const char *s, double **phi, int *n)
+/* A comma-separated list of numbers for option opt (--phi: angles, --q: rings). */
+static int parse_list(const char *opt, const char *what, int max, const char *s, double **v, int *n)
 {
 	*n = 0;
-	*phi = malloc(SIM_MAX_ANGLES * sizeof **phi);
-	if (!*phi)
+	*v = malloc((size_t)max * sizeof **v);
+	if (!*v)
 		return xf_cli_error(XF_ERR_NOMEM, "out of memory");
 	const char *p = s;
-	while (*n < SIM_MAX_ANGLES) {
+	while (*n < max) {
 		char *end;
 		errno = 0;
-		double v = strtod(p, &end);
-		if (end == p || errno || !isfinite(v) || (*end && *end != ','))
+		double x = strtod(p, &end);
+		if (end == p || errno || !isfinite(x) || (*end && *end != ','))
 			return xf_cli_error(XF_ERR_CONFIG,
-					    "--phi: '%s' is not a comma-separated list of angles",
-					    s);
-		(*phi)[(*n)++] = v;
+					    "%s: '%s' is not a comma-separated list of %s", opt, s,
+					    what);
+		(*v)[(*n)++] = x;
 		if (!*end)
 			return 0;
 		p = end + 1;
 	}
-	return xf_cli_error(XF_ERR_CONFIG, "--phi: more than %d angles", SIM_MAX_ANGLES);
+	return xf_cli_error(XF_ERR_CONFIG, "%s: more than %d %s", opt, max, what);
 }
 
 /* the command line's flags beside the options of the writer */
 typedef struct sim_flags {
+	const char *q_s; /* --q LIST */
 	long frames;
 	int strict, force;
 } sim_flags;
@@ -85,6 +91,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	static const struct option opts[] = {
 		{ "config", required_argument, 0, 'c' },
 		{ "phi", required_argument, 0, 'p' },
+		{ "q", required_argument, 0, 'q' },
 		{ "out", required_argument, 0, 'o' },
 		{ "layout", required_argument, 0, 'l' },
 		{ "contrast", required_argument, 0, 'C' },
@@ -108,6 +115,7 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 		switch (c) {
 		case 'c': *config_path = optarg; break;
 		case 'p': *phi_s = optarg; break;
+		case 'q': fl->q_s = optarg; break;
 		case 'o': opt->out_path = optarg; break;
 		case 'l':
 			if (!strcmp(optarg, "aps-u"))
@@ -174,20 +182,38 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	return xf_cli_overrides_finish(ov);
 }
 
+static void print_written(const xf_config *cfg, const xf_sim_options *opt)
+{
+	char rings[64];
+	if (opt->n_q > 1)
+		snprintf(rings, sizeof rings, "%d q rings %g to %g", opt->n_q, opt->q_per_A[0],
+			 opt->q_per_A[opt->n_q - 1]);
+	else
+		snprintf(rings, sizeof rings, "q %g",
+			 opt->n_q ? opt->q_per_A[0] : cfg->wavevector_q);
+	printf("simulate: wrote %s (%s layout, %s, %d angles, %d frames, %s 1/A, "
+	       "dt %g s, noise sd %g, seed %llu%s)\n",
+	       opt->out_path, xf_layout_name(opt->layout), xf_mode_name(cfg->mode), opt->n_phi,
+	       opt->n_frames, rings, cfg->dt_s, opt->noise_sd, (unsigned long long)opt->seed,
+	       opt->lzf ? ", LZF" : "");
+}
+
 int xf_cmd_simulate(int argc, char **argv)
 {
 	const char *config_path = NULL, *phi_s = NULL;
-	sim_flags fl = { 0, 0, 0 };
-	double *phi = NULL;
-	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0 };
+	sim_flags fl = { NULL, 0, 0, 0 };
+	double *phi = NULL, *q = NULL;
+	xf_sim_options opt = { NULL, XF_LAYOUT_APS_U, 0, NULL, 0, 0.3, 1.0, 0.002, 1, 0, 0, NULL };
 	xf_cli_overrides ov = { 0 };
 	int rc = parse_args(argc, argv, &config_path, &phi_s, &opt, &fl, &ov);
 	if (rc) {
 		xf_cli_overrides_free(&ov);
 		return rc < 0 ? 0 : rc;
 	}
-	if ((rc = parse_phi(phi_s, &phi, &opt.n_phi))) {
+	if ((rc = parse_list("--phi", "angles", SIM_MAX_ANGLES, phi_s, &phi, &opt.n_phi)) ||
+	    (fl.q_s && (rc = parse_list("--q", "q rings", XF_Q_LIST_MAX, fl.q_s, &q, &opt.n_q)))) {
 		free(phi);
+		free(q);
 		xf_cli_overrides_free(&ov);
 		return rc;
 	}
@@ -198,8 +224,13 @@ int xf_cmd_simulate(int argc, char **argv)
 	xf_cli_overrides_free(&ov);
 	if (rc) {
 		free(phi);
+		free(q);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
+	/* the rings: --q, else the config's list (a single value: one ring, as before) */
+	opt.q_per_A = q ? q : cfg.q_rings.list;
+	if (!q && cfg.q_rings.pick == XF_Q_PICK_LIST)
+		opt.n_q = cfg.q_rings.n_list;
 	if (fl.strict && (rc = xf_cli_strict(&cfg, config_path))) {
 		/* nothing written */
 	} else if (fl.frames == 0 && cfg.end_frame <= 0) {
@@ -212,13 +243,10 @@ int xf_cmd_simulate(int argc, char **argv)
 		if (xf_cli_simulate_write(&cfg, &opt, &err))
 			rc = xf_cli_error(err.code, "%s", err.msg);
 		else if (xf_verbosity() >= XF_VERB_NORMAL)
-			printf("simulate: wrote %s (%s layout, %s, %d angles, %d frames, q %g 1/A, "
-			       "dt %g s, noise sd %g, seed %llu%s)\n",
-			       opt.out_path, xf_layout_name(opt.layout), xf_mode_name(cfg.mode),
-			       opt.n_phi, opt.n_frames, cfg.wavevector_q, cfg.dt_s, opt.noise_sd,
-			       (unsigned long long)opt.seed, opt.lzf ? ", LZF" : "");
+			print_written(&cfg, &opt);
 	}
 	xf_config_free(&cfg);
 	free(phi);
+	free(q);
 	return rc;
 }

@@ -7,6 +7,7 @@
  * read through the selection built from the config (request_build.c). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,58 @@ static cJSON *number_list(const double *v, int n)
 	return arr;
 }
 
-static int print_json(const xf_config *cfg, const xf_dataset *ds, const xf_problem *pr,
-		      const double *fit_mean, const double *diag_mean)
+/* The file's q rings and which are selected (adr/0063): sel[n_sel] the loaded rings. */
+typedef struct ring_view {
+	const xf_ring_info *table; /* every ring of the file, ascending */
+	int n;
+	const xf_dataset *sel; /* the selected rings, ascending */
+	int n_sel;
+} ring_view;
+
+static const xf_dataset *selected(const ring_view *v, double q)
+{
+	for (int k = 0; k < v->n_sel; k++)
+		if (fabs(v->sel[k].q - q) <= 1e-6 * q)
+			return &v->sel[k];
+	return NULL;
+}
+
+static cJSON *rings_json(const ring_view *v)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (int r = 0; r < v->n; r++) {
+		cJSON *o = cJSON_CreateObject();
+		const xf_dataset *d = selected(v, v->table[r].q);
+		cJSON_AddNumberToObject(o, "q", v->table[r].q);
+		cJSON_AddNumberToObject(o, "angles_in_ring", v->table[r].n_angles);
+		cJSON_AddBoolToObject(o, "selected", d != NULL);
+		if (d) {
+			cJSON_AddItemToObject(o, "angles", number_list(d->phi_deg, d->n_phi));
+			cJSON_AddNumberToObject(o, "points", (double)d->n_points);
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static void rings_lines(const ring_view *v)
+{
+	for (int r = 0; r < v->n; r++) {
+		const xf_dataset *d = selected(v, v->table[r].q);
+		printf("ring: q %.10g, %d angles in ring, ", v->table[r].q, v->table[r].n_angles);
+		if (!d) {
+			printf("not selected\n");
+			continue;
+		}
+		printf("selected: %d angles (", d->n_phi);
+		for (int a = 0; a < d->n_phi; a++)
+			printf("%s%.10g", a ? ", " : "", d->phi_deg[a]);
+		printf("), %zu points\n", d->n_points);
+	}
+}
+
+static int print_json(const xf_config *cfg, const xf_dataset *ds, const ring_view *rv,
+		      const xf_problem *pr, const double *fit_mean, const double *diag_mean)
 {
 	cJSON *o = cJSON_CreateObject();
 	int *maps = ds->map_number;
@@ -69,6 +120,7 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const xf_probl
 		cJSON_AddNullToObject(o, "q_target");
 	cJSON_AddNumberToObject(o, "q", ds->q);
 	cJSON_AddNumberToObject(o, "q_rings", ds->n_q_rings);
+	cJSON_AddItemToObject(o, "rings", rings_json(rv));
 	cJSON_AddItemToObject(o, "angles", number_list(ds->phi_deg, ds->n_phi));
 	cJSON_AddItemToObject(o, "map_numbers", cJSON_CreateIntArray(maps, ds->n_phi));
 	cJSON_AddNumberToObject(o, "angles_in_ring", ds->n_phi_in_ring);
@@ -109,8 +161,8 @@ static void print_list(const char *key, const double *v, int n)
 	putchar('\n');
 }
 
-static void print_lines(const xf_config *cfg, const xf_dataset *ds, const xf_problem *pr,
-			const double *fit_mean, const double *diag_mean)
+static void print_lines(const xf_config *cfg, const xf_dataset *ds, const ring_view *rv,
+			const xf_problem *pr, const double *fit_mean, const double *diag_mean)
 {
 	printf("file: %s\n", ds->path);
 	printf("layout: %s\n", xf_layout_name(ds->layout));
@@ -120,6 +172,7 @@ static void print_lines(const xf_config *cfg, const xf_dataset *ds, const xf_pro
 		printf("q_target: null\n");
 	printf("q: %.10g\n", ds->q);
 	printf("q_rings: %d\n", ds->n_q_rings);
+	rings_lines(rv);
 	print_list("angles", ds->phi_deg, ds->n_phi);
 	printf("angles_in_ring: %d\n", ds->n_phi_in_ring);
 	printf("frames_stored: %ld\n", ds->n_frames_stored);
@@ -199,6 +252,91 @@ static int parse(int argc, char **argv, const struct option *opts, xf_cli_overri
 	return xf_cli_overrides_finish(ov) ? XF_ERR_CONFIG : -1;
 }
 
+static const char *pick_name(xf_q_pick p)
+{
+	return p == XF_Q_PICK_ALL ? "all" : p == XF_Q_PICK_LIST ? "list" : "range";
+}
+
+/* Several rings selected (adr/0063): the file's rings, the selected ones with their
+ * angles and points, the window and dt they share; no fit plan (fitting several rings
+ * is not built yet: nlsq, cmc and fit refuse such a config). */
+static int print_rings(const xf_config *cfg, const ring_view *v)
+{
+	const xf_dataset *d = &v->sel[0];
+	size_t total = 0;
+	for (int k = 0; k < v->n_sel; k++)
+		total += v->sel[k].n_points;
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "file", d->path);
+		cJSON_AddStringToObject(o, "layout", xf_layout_name(d->layout));
+		cJSON_AddNullToObject(o, "q_target");
+		cJSON_AddStringToObject(o, "q_selection", pick_name(cfg->q_rings.pick));
+		cJSON_AddNumberToObject(o, "q_rings", v->n);
+		cJSON_AddNumberToObject(o, "q_rings_selected", v->n_sel);
+		cJSON_AddItemToObject(o, "rings", rings_json(v));
+		cJSON_AddNumberToObject(o, "frames_stored", (double)d->n_frames_stored);
+		cJSON_AddNumberToObject(o, "start_frame", (double)d->first_frame);
+		cJSON_AddNumberToObject(o, "end_frame", (double)(d->first_frame + d->n_frames - 1));
+		cJSON_AddNumberToObject(o, "n_frames", d->n_frames);
+		cJSON_AddNumberToObject(o, "dt_s", d->dt_s);
+		cJSON_AddStringToObject(o, "dt_source", d->dt_source);
+		cJSON_AddNumberToObject(o, "points_total", (double)total);
+		cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
+		cJSON_AddStringToObject(o, "fitting", "not built for several rings");
+		cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
+		char *text = cJSON_Print(o);
+		cJSON_Delete(o);
+		if (!text)
+			return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
+		puts(text);
+		free(text);
+		return 0;
+	}
+	printf("file: %s\n", d->path);
+	printf("layout: %s\n", xf_layout_name(d->layout));
+	printf("q_target: null\n");
+	printf("q_selection: %s\n", pick_name(cfg->q_rings.pick));
+	printf("q_rings: %d\n", v->n);
+	printf("q_rings_selected: %d\n", v->n_sel);
+	rings_lines(v);
+	printf("frames_stored: %ld\n", d->n_frames_stored);
+	printf("start_frame: %ld\n", d->first_frame);
+	printf("end_frame: %ld\n", d->first_frame + d->n_frames - 1);
+	printf("n_frames: %d\n", d->n_frames);
+	printf("dt_s: %.10g\n", d->dt_s);
+	printf("dt_source: %s\n", d->dt_source);
+	printf("points_total: %zu\n", total);
+	printf("mode: %s\n", xf_mode_name(cfg->mode));
+	printf("fitting: not built for several rings (nlsq, cmc and fit refuse this "
+	       "selection; select one ring to fit)\n");
+	xf_cli_print_ignored(stdout, cfg);
+	return 0;
+}
+
+static int validate_rings(const xf_config *cfg)
+{
+	xf_selection sel;
+	xf_error err = { 0 };
+	xf_dataset *rings = NULL;
+	xf_ring_info *table = NULL;
+	ring_view v = { NULL, 0, NULL, 0 };
+	xf_selection_from_config(cfg, &sel);
+	int rc = xf_dataset_load_rings(&sel, data_path, &rings, &v.n_sel, &err);
+	if (!rc)
+		rc = xf_dataset_file_rings(&sel, data_path, &table, &v.n, &err);
+	if (rc) {
+		xf_dataset_free_rings(rings, v.n_sel);
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
+	v.table = table;
+	v.sel = rings;
+	rc = print_rings(cfg, &v);
+	free(table);
+	xf_dataset_free_rings(rings, v.n_sel);
+	return rc;
+}
+
 static int validate(const xf_cli_overrides *ov)
 {
 	xf_config cfg;
@@ -211,7 +349,22 @@ static int validate(const xf_cli_overrides *ov)
 		xf_config_free(&cfg);
 		return rc;
 	}
+	if (cfg.q_rings.pick != XF_Q_PICK_ONE) {
+		rc = validate_rings(&cfg);
+		xf_config_free(&cfg);
+		return rc;
+	}
 	rc = xf_cli_dataset_load(&cfg, data_path, &ds, &err);
+	ring_view rv = { NULL, 0, &ds, 1 };
+	xf_ring_info *table = NULL;
+	if (!rc) {
+		xf_selection sel;
+		xf_selection_from_config(&cfg, &sel);
+		rc = xf_dataset_file_rings(&sel, data_path, &table, &rv.n, &err);
+		rv.table = table;
+		if (rc)
+			xf_dataset_free(&ds);
+	}
 	if (rc) {
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
@@ -221,6 +374,7 @@ static int validate(const xf_cli_overrides *ov)
 	xf_problem pr;
 	memset(&pr, 0, sizeof pr);
 	if (xf_cli_problem_build(&pr, &cfg, &ds, &err)) {
+		free(table);
 		xf_dataset_free(&ds);
 		xf_config_free(&cfg);
 		return xf_cli_error(err.code, "%s", err.msg);
@@ -233,12 +387,13 @@ static int validate(const xf_cli_overrides *ov)
 		for (int a = 0; a < ds.n_phi; a++)
 			angle_means(&ds, a, &fit_mean[a], &diag_mean[a]);
 		if (json)
-			rc = print_json(&cfg, &ds, &pr, fit_mean, diag_mean);
+			rc = print_json(&cfg, &ds, &rv, &pr, fit_mean, diag_mean);
 		else
-			print_lines(&cfg, &ds, &pr, fit_mean, diag_mean);
+			print_lines(&cfg, &ds, &rv, &pr, fit_mean, diag_mean);
 	}
 	free(fit_mean);
 	free(diag_mean);
+	free(table);
 	xf_problem_free(&pr);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);

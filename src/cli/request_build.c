@@ -35,6 +35,7 @@ void xf_selection_from_config(const xf_config *cfg, xf_selection *sel)
 	sel->data_path = cfg->data_path;
 	sel->has_q = cfg->has_q;
 	sel->q_target_per_A = cfg->wavevector_q;
+	sel->q = cfg->q_rings;
 	sel->phi_filter_enabled = cfg->phi_filter_enabled;
 	sel->n_phi_ranges = cfg->n_phi_ranges;
 	sel->phi_ranges = cfg->phi_ranges;

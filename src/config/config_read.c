@@ -218,6 +218,90 @@ static int read_temporal(const xf_cfg_reader *r, const xf_ynode *map, int has_st
 	return 0;
 }
 
+#define Q_KEY	  "analyzer_parameters.scattering.wavevector_q"
+#define Q_ALLOWED "a number > 0, all, a list of numbers > 0 or {min: Q1, max: Q2}"
+
+/* One q of a list or a range: a number > 0. */
+static int q_value(const xf_cfg_reader *r, const xf_ynode *node, const char *path, double *out)
+{
+	if (!node || xf_cfg_scalar_number(node, out) || !(*out > 0))
+		return xf_cfg_bad_value(r, node, path, "a number > 0 (1/angstrom)");
+	return 0;
+}
+
+/* wavevector_q (docs/config.md, adr/0063): a number picks the nearest ring (as always);
+ * `all`, a list or a {min, max} range picks several. A list of one value is that value. */
+static int read_q_list(const xf_cfg_reader *r, const xf_ynode *node, xf_config *cfg)
+{
+	char path[XF_CFG_PATH_MAX];
+	xf_q_choice *c = &cfg->q_rings;
+	if (node->n < 1 || node->n > XF_Q_LIST_MAX)
+		return xf_fail(r->err, XF_ERR_CONFIG,
+			       "%s: a list of %zu values (want 1 to %d), in %s:%d", Q_KEY, node->n,
+			       XF_Q_LIST_MAX, r->file, node->line);
+	for (size_t k = 0; k < node->n; k++) {
+		snprintf(path, sizeof path, Q_KEY "[%zu]", k);
+		if (q_value(r, node->items[k], path, &c->list[k]))
+			return XF_ERR_CONFIG;
+	}
+	if (node->n == 1) {
+		cfg->has_q = 1;
+		cfg->wavevector_q = c->list[0];
+		return 0;
+	}
+	c->pick = XF_Q_PICK_LIST;
+	c->n_list = (int)node->n;
+	return 0;
+}
+
+static int read_q_range(const xf_cfg_reader *r, const xf_ynode *node, xf_config *cfg)
+{
+	static const char *const known[] = { "min", "max", NULL };
+	xf_q_choice *c = &cfg->q_rings;
+	const xf_ynode *lo = xf_ynode_get(node, "min"), *hi = xf_ynode_get(node, "max");
+	xf_cfg_check_keys(r, node, Q_KEY, known, NULL);
+	if (!lo || !hi)
+		return xf_fail(r->err, XF_ERR_CONFIG,
+			       "%s.%s: missing (a q range needs both min and max, 1/angstrom), "
+			       "in %s:%d",
+			       Q_KEY, lo ? "max" : "min", r->file, node->line);
+	if (q_value(r, lo, Q_KEY ".min", &c->range_min) ||
+	    q_value(r, hi, Q_KEY ".max", &c->range_max))
+		return XF_ERR_CONFIG;
+	if (c->range_min > c->range_max)
+		return xf_fail(r->err, XF_ERR_CONFIG,
+			       "%s: min %g is above max %g (want min <= max), in %s:%d", Q_KEY,
+			       c->range_min, c->range_max, r->file, node->line);
+	c->pick = XF_Q_PICK_RANGE;
+	return 0;
+}
+
+static int read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *scat, xf_config *cfg)
+{
+	const xf_ynode *node = xf_ynode_get(scat, "wavevector_q");
+	if (node && node->kind == XF_YNODE_SEQUENCE) {
+		xf_ynode_mark_used(node);
+		return read_q_list(r, node, cfg);
+	}
+	if (node && node->kind == XF_YNODE_MAPPING) {
+		xf_ynode_mark_used(node);
+		return read_q_range(r, node, cfg);
+	}
+	if (node && node->kind == XF_YNODE_SCALAR && !strcmp(node->text, "all")) {
+		xf_ynode_mark_used(node);
+		cfg->q_rings.pick = XF_Q_PICK_ALL;
+		return 0;
+	}
+	double v = 0;
+	if (node && node->kind == XF_YNODE_SCALAR && !xf_ynode_is_null(node) &&
+	    (xf_cfg_scalar_number(node, &v) || !(v > 0))) {
+		xf_ynode_mark_used(node);
+		return xf_cfg_bad_value(r, node, Q_KEY, Q_ALLOWED);
+	}
+	return xf_cfg_number(r, scat, "analyzer_parameters.scattering", "wavevector_q",
+			     XF_CHECK_POSITIVE, &cfg->wavevector_q, &cfg->has_q);
+}
+
 int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	static const char *const known[] = {
@@ -256,9 +340,7 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 	if (scat) {
 		static const char *const skeys[] = { "wavevector_q", NULL };
 		xf_cfg_check_keys(r, scat, "analyzer_parameters.scattering", skeys, NULL);
-		rc = xf_cfg_number(r, scat, "analyzer_parameters.scattering", "wavevector_q",
-				   XF_CHECK_POSITIVE, &cfg->wavevector_q, &cfg->has_q);
-		if (rc)
+		if ((rc = read_wavevector_q(r, scat, cfg)))
 			return rc;
 	}
 	if ((rc = xf_cfg_section(r, map, sect, "geometry", &geom)))

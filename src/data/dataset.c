@@ -1,4 +1,5 @@
-/* dataset.c — xf_dataset_load: open an APS file, read its layout, select one q ring, the
+/* dataset.c — xf_dataset_load: open an APS file, read its layout, select one q ring (or,
+ * xf_dataset_load_rings, each of several rings as its own dataset: adr/0063), the
  * angles, the frame window and dt that an xf_selection asks for (selection.h; never the
  * config), and store each kept map as a packed upper triangle. Only the frame window of each map is read (a hyperslab), one map at a time, so memory
  * and time follow the window, never the declared map. */
@@ -270,6 +271,91 @@ int xf_dataset_load_band(const xf_selection *selection, const char *path, int ra
 			 xf_dataset *ds, xf_error *err)
 {
 	return load(selection, path, rank, ranks < 1 ? 1 : ranks, ds, err);
+}
+
+/* Ring r of the rings chosen: today's one-ring load with the ring's exact q. */
+static int load_ring(const xf_selection *selection, const xf_raw_file *raw, const char *path,
+		     double q_ring, xf_dataset *ds, xf_error *err)
+{
+	xf_selection one = *selection;
+	memset(ds, 0, sizeof *ds);
+	one.q.pick = XF_Q_PICK_ONE;
+	one.has_q = 1;
+	one.q_target_per_A = q_ring;
+	ds->path = strdup(path);
+	ds->layout = raw->layout;
+	if (!ds->path)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
+	return fill(&one, raw, 0, 0, ds, err);
+}
+
+int xf_dataset_load_rings(const xf_selection *selection, const char *path, xf_dataset **rings,
+			  int *n_rings, xf_error *err)
+{
+	xf_raw_file raw;
+	double *q = NULL;
+	int n = 0, done = 0;
+	*rings = NULL;
+	*n_rings = 0;
+	xf_h5_quiet();
+	if (!path)
+		path = selection->data_path;
+	if (!path || !path[0])
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "no data file: set experimental_data.file_path (or data_folder_path "
+			       "and data_file_name) in the config, or pass --data");
+	int rc = read_raw(path, &raw, err);
+	if (!rc)
+		rc = xf_select_rings(&raw, selection, &q, &n, err);
+	xf_dataset *ds = rc ? NULL : xf_calloc_array((size_t)n, sizeof *ds);
+	if (!rc && !ds)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
+	for (; !rc && done < n; done++)
+		if ((rc = load_ring(selection, &raw, path, q[done], &ds[done], err)))
+			done++; /* the failed ring is freed with the rest */
+	xf_raw_free(&raw);
+	free(q);
+	if (rc) {
+		for (int r = 0; r < done; r++)
+			xf_dataset_free(&ds[r]);
+		free(ds);
+		return rc;
+	}
+	*rings = ds;
+	*n_rings = n;
+	return 0;
+}
+
+int xf_dataset_file_rings(const xf_selection *selection, const char *path, xf_ring_info **rings,
+			  int *n_rings, xf_error *err)
+{
+	xf_raw_file raw;
+	*rings = NULL;
+	*n_rings = 0;
+	xf_h5_quiet();
+	path = path ? path : selection->data_path;
+	if (!path || !path[0])
+		return xf_fail(err, XF_ERR_CONFIG, "no data file to list the q rings of");
+	int rc = read_raw(path, &raw, err);
+	xf_ring_info *t = rc ? NULL : xf_calloc_array((size_t)raw.n_maps + 1, sizeof *t);
+	int n = t ? xf_select_ring_table(&raw, t) : -1;
+	if (!rc && n < 0)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory listing the q rings of %s", path);
+	xf_raw_free(&raw);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	*rings = t;
+	*n_rings = n;
+	return 0;
+}
+
+void xf_dataset_free_rings(xf_dataset *rings, int n_rings)
+{
+	for (int r = 0; rings && r < n_rings; r++)
+		xf_dataset_free(&rings[r]);
+	free(rings);
 }
 
 void xf_dataset_free(xf_dataset *ds)

@@ -1,5 +1,6 @@
-/* select.c — which part of a file is fitted (data.md "Selection"): the one q ring
- * nearest to the configured q (rings are never mixed), its angles normalised, filtered
+/* select.c — which part of a file is fitted (data.md "Selection"): the q ring nearest
+ * to the configured q, or several rings (all, a list, a range: adr/0063; rings are
+ * never mixed within one dataset), its angles normalised, filtered
  * and ordered ascending, the frame window with homodyne's clamping, and dt; what to
  * select comes as an xf_selection (selection.h), built from the config by src/cli/. */
 #include "data/select.h"
@@ -22,6 +23,8 @@
 #define XF_MIN_FRAMES		3
 
 static int in_ring(double q, double q_ring);
+static int several_rings(const xf_raw_file *raw, const xf_selection *sel, double *q_ring,
+			 xf_error *err);
 
 static double q_min(const xf_raw_file *raw)
 {
@@ -39,23 +42,12 @@ static double q_max(const xf_raw_file *raw)
 	return v;
 }
 
-int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring, xf_error *err)
+/* The ring nearest to want (key names the value in messages): the rule of adr/0031,
+ * within XF_Q_TARGET_TOLERANCE of a ring, else an error naming the nearest rings. */
+static int match_ring(const xf_raw_file *raw, const char *key, double want, double *q_ring,
+		      xf_error *err)
 {
-	if (raw->n_maps == 0)
-		return xf_fail(err, XF_ERR_DATA, "no map left: every bin is out of range, in %s",
-			       raw->file_name);
-	if (!sel->has_q) {
-		int rings = xf_raw_count_q_rings(raw);
-		if (rings != 1)
-			return xf_fail(err, XF_ERR_CONFIG,
-				       "analyzer_parameters.scattering.wavevector_q is not set and "
-				       "%s holds %d q rings: set it to choose one",
-				       raw->file_name, rings);
-		*q_ring = raw->maps[0].q;
-		return 0;
-	}
 	int best = 0, second = -1;
-	double want = sel->q_target_per_A;
 	for (int m = 1; m < raw->n_maps; m++)
 		if (fabs(raw->maps[m].q - want) < fabs(raw->maps[best].q - want))
 			best = m;
@@ -72,12 +64,186 @@ int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring,
 	if (second >= 0)
 		snprintf(next, sizeof next, ", next %.6g 1/A", raw->maps[second].q);
 	return xf_fail(err, XF_ERR_DATA,
-		       "analyzer_parameters.scattering.wavevector_q = %g 1/A is %.0f%% from the "
+		       "%s = %g 1/A is %.0f%% from the "
 		       "nearest q ring of the file (%.6g 1/A%s; must be within %.0f%% of a ring; "
 		       "the file's %d ring%s span %.6g to %.6g 1/A), in %s",
-		       want, 100.0 * fabs(*q_ring - want) / want, *q_ring, next,
+		       key, want, 100.0 * fabs(*q_ring - want) / want, *q_ring, next,
 		       100.0 * XF_Q_TARGET_TOLERANCE, rings, rings == 1 ? "" : "s", q_min(raw),
 		       q_max(raw), raw->file_name);
+}
+
+int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring, xf_error *err)
+{
+	if (raw->n_maps == 0)
+		return xf_fail(err, XF_ERR_DATA, "no map left: every bin is out of range, in %s",
+			       raw->file_name);
+	if (sel->q.pick != XF_Q_PICK_ONE)
+		return several_rings(raw, sel, q_ring, err);
+	if (!sel->has_q) {
+		int rings = xf_raw_count_q_rings(raw);
+		if (rings != 1)
+			return xf_fail(err, XF_ERR_CONFIG,
+				       "analyzer_parameters.scattering.wavevector_q is not set and "
+				       "%s holds %d q rings: set it to choose one",
+				       raw->file_name, rings);
+		*q_ring = raw->maps[0].q;
+		return 0;
+	}
+	return match_ring(raw, "analyzer_parameters.scattering.wavevector_q", sel->q_target_per_A,
+			  q_ring, err);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct rings of the file, ascending; each is the q of its first map. */
+static int file_rings(const xf_raw_file *raw, double *rings)
+{
+	int n = 0;
+	for (int m = 0; m < raw->n_maps; m++) {
+		int seen = 0;
+		for (int k = 0; k < n && !seen; k++)
+			seen = in_ring(raw->maps[m].q, rings[k]);
+		if (!seen)
+			rings[n++] = raw->maps[m].q;
+	}
+	qsort(rings, (size_t)n, sizeof *rings, by_value);
+	return n;
+}
+
+int xf_select_ring_table(const xf_raw_file *raw, xf_ring_info *out)
+{
+	double *q = xf_malloc_array((size_t)(raw->n_maps ? raw->n_maps : 1), sizeof *q);
+	if (!q)
+		return -1;
+	int n = file_rings(raw, q);
+	for (int r = 0; r < n; r++) {
+		out[r].q = q[r];
+		out[r].n_angles = 0;
+		for (int m = 0; m < raw->n_maps; m++)
+			out[r].n_angles += in_ring(raw->maps[m].q, q[r]);
+	}
+	free(q);
+	return n;
+}
+
+static void list_values(const double *v, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < n && used + 32 < len; k++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%.6g", k ? ", " : "", v[k]);
+	if (used + 32 >= len)
+		snprintf(buf + used, len - used, ", …");
+}
+
+static int pick_list(const xf_raw_file *raw, const xf_q_choice *c, double *out, int *n,
+		     xf_error *err)
+{
+	char key[96];
+	*n = 0;
+	for (int k = 0; k < c->n_list; k++) {
+		double q;
+		int dup = -1;
+		snprintf(key, sizeof key, "analyzer_parameters.scattering.wavevector_q[%d]", k);
+		if (match_ring(raw, key, c->list[k], &q, err))
+			return err->code;
+		for (int j = 0; j < *n && dup < 0; j++)
+			dup = in_ring(out[j], q) ? j : -1;
+		if (dup >= 0)
+			xf_warn("%s = %g matches the q = %.6g ring that an earlier value matched: "
+				"the ring is selected once",
+				key, c->list[k], q);
+		else
+			out[(*n)++] = q;
+	}
+	return 0;
+}
+
+static int pick_range(const xf_raw_file *raw, const xf_q_choice *c, const double *rings,
+		      int n_rings, double *out, int *n, xf_error *err)
+{
+	char below[48] = "none", above[48] = "none";
+	*n = 0;
+	for (int k = 0; k < n_rings; k++) {
+		if (rings[k] >= c->range_min && rings[k] <= c->range_max)
+			out[(*n)++] = rings[k];
+		else if (rings[k] < c->range_min)
+			snprintf(below, sizeof below, "%.6g", rings[k]);
+		else if (!strcmp(above, "none"))
+			snprintf(above, sizeof above, "%.6g", rings[k]);
+	}
+	if (*n)
+		return 0;
+	return xf_fail(err, XF_ERR_DATA,
+		       "no q ring of the file lies in analyzer_parameters.scattering.wavevector_q "
+		       "{min: %g, max: %g} (nearest rings: %s 1/A below, %s 1/A above; the "
+		       "file's %d ring%s span %.6g to %.6g 1/A), in %s",
+		       c->range_min, c->range_max, below, above, n_rings, n_rings == 1 ? "" : "s",
+		       q_min(raw), q_max(raw), raw->file_name);
+}
+
+int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **rings, int *n_rings,
+		    xf_error *err)
+{
+	*rings = NULL;
+	*n_rings = 0;
+	if (raw->n_maps == 0)
+		return xf_fail(err, XF_ERR_DATA, "no map left: every bin is out of range, in %s",
+			       raw->file_name);
+	double *all = xf_malloc_array((size_t)raw->n_maps, sizeof *all);
+	double *out = xf_malloc_array((size_t)raw->n_maps, sizeof *out);
+	int n_all = all ? file_rings(raw, all) : 0, n = 0, rc = 0;
+	if (!all || !out) {
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory selecting q rings");
+	} else if (sel->q.pick == XF_Q_PICK_ONE) {
+		rc = xf_select_q(raw, sel, &out[0], err);
+		n = 1;
+	} else if (sel->q.pick == XF_Q_PICK_ALL) {
+		memcpy(out, all, sizeof *out * (size_t)n_all);
+		n = n_all;
+	} else if (sel->q.pick == XF_Q_PICK_LIST) {
+		rc = pick_list(raw, &sel->q, out, &n, err);
+		qsort(out, (size_t)n, sizeof *out, by_value);
+	} else {
+		rc = pick_range(raw, &sel->q, all, n_all, out, &n, err);
+	}
+	free(all);
+	if (rc) {
+		free(out);
+		return rc;
+	}
+	*rings = out;
+	*n_rings = n;
+	return 0;
+}
+
+/* A one-ring load (every fit today) under a several-ring choice: fine when the choice
+ * comes down to one ring, refused otherwise, before anything is read or written. */
+static int several_rings(const xf_raw_file *raw, const xf_selection *sel, double *q_ring,
+			 xf_error *err)
+{
+	double *rings;
+	int n;
+	char list[256];
+	int rc = xf_select_rings(raw, sel, &rings, &n, err);
+	if (rc)
+		return rc;
+	if (n == 1) {
+		*q_ring = rings[0];
+		free(rings);
+		return 0;
+	}
+	list_values(rings, n, list, sizeof list);
+	free(rings);
+	return xf_fail(err, XF_ERR_CONFIG,
+		       "analyzer_parameters.scattering.wavevector_q selects %d q rings (%s 1/A): "
+		       "fitting several rings is not built yet; select one (a single value), "
+		       "in %s",
+		       n, list, raw->file_name);
 }
 
 static int in_ring(double q, double q_ring)

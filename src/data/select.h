@@ -15,6 +15,14 @@ typedef struct xf_selected_angle {
 
 /* q ring nearest to sel's q target (or the only ring when it has none). */
 int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring, xf_error *err);
+/* The rings that sel's q choice picks (adr/0063), ascending, *rings malloc'ed: one for a
+ * single value, every ring for all, each list value's nearest ring (a ring once), the
+ * rings within a range. No match: XF_ERR_DATA naming the nearest rings. */
+int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **rings, int *n_rings,
+		    xf_error *err);
+/* The file's rings, ascending, with their map counts, into out[raw->n_maps]; returns
+ * the count, or -1 out of memory. */
+int xf_select_ring_table(const xf_raw_file *raw, xf_ring_info *out);
 /* 1 when phi (normalised) lies in the range [min, max] after normalisation of the ends;
  * min > max is a wrapped range; a range 360° wide or more holds every angle. */
 int xf_phi_in_range(double phi_deg, const xf_phi_range *r);

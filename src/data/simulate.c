@@ -89,7 +89,7 @@ static void string_attribute(sim_file *f, const char *obj, const char *name, con
 
 /* Model (upper triangle, diagonal included) plus noise; strict lower triangle 0. */
 static int simulate_map(const xf_model_grid *grid, const double *theta, const xf_sim_options *opt,
-			int a, double *m)
+			int a, uint64_t stream, double *m)
 {
 	size_t n = (size_t)grid->n_frames;
 	if (xf_model_c2_full(grid, theta, opt->phi_deg[a], opt->contrast, opt->offset, m))
@@ -101,7 +101,7 @@ static int simulate_map(const xf_model_grid *grid, const double *theta, const xf
 			} else if (opt->noise_sd != 0.0) {
 				m[i * n + j] += opt->noise_sd * xf_rng_normal(opt->seed,
 									      XF_RNG_SIMULATE_NOISE,
-									      (uint64_t)a, i, j);
+									      stream, i, j);
 			}
 		}
 	return 0;
@@ -129,9 +129,20 @@ static void write_map(sim_file *f, const xf_sim_options *opt, const char *path, 
 	H5Pclose(dcpl);
 }
 
+/* The rings written (adr/0063): --q's list, else the config's one q. */
+static int n_rings(const xf_sim_options *opt)
+{
+	return opt->n_q > 0 ? opt->n_q : 1;
+}
+static const double *ring_q(const xf_selection *sel, const xf_sim_options *opt)
+{
+	return opt->n_q > 0 ? opt->q_per_A : &sel->q_target_per_A;
+}
+
+/* bins are ring-major: bin b (1-based) is ring (b − 1) / n_phi, angle (b − 1) % n_phi */
 static void write_aps_u_meta(sim_file *f, const xf_selection *sel, const xf_sim_options *opt)
 {
-	size_t n = (size_t)opt->n_phi;
+	size_t n = (size_t)opt->n_phi * (size_t)n_rings(opt);
 	long long *seq = xf_malloc_array(n, sizeof *seq);
 	if (!seq) {
 		f->failed = 1;
@@ -150,10 +161,10 @@ static void write_aps_u_meta(sim_file *f, const xf_selection *sel, const xf_sim_
 				 NULL };
 	for (int k = 0; groups[k]; k++)
 		group(f, groups[k]);
-	hsize_t one = 1, dn = n, two = 2;
-	long long num_pts[2] = { 1, (long long)n }, unit = 1;
-	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim0", 1, &one, &sel->q_target_per_A);
-	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim1", 1, &dn, opt->phi_deg);
+	hsize_t nq = (hsize_t)n_rings(opt), dphi = (hsize_t)opt->n_phi, dn = n, two = 2;
+	long long num_pts[2] = { (long long)nq, (long long)opt->n_phi }, unit = 1;
+	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim0", 1, &nq, ring_q(sel, opt));
+	write_f64(f, "/xpcs/qmap/dynamic_v_list_dim1", 1, &dphi, opt->phi_deg);
 	write_i64(f, "/xpcs/qmap/dynamic_num_pts", 1, &two, num_pts);
 	for (size_t k = 0; k < n; k++)
 		seq[k] = (long long)k; /* identity: bin b is flat cell b − 1 */
@@ -170,9 +181,12 @@ static void write_aps_u_meta(sim_file *f, const xf_selection *sel, const xf_sim_
 
 static void write_aps_old_meta(sim_file *f, const xf_selection *sel, const xf_sim_options *opt)
 {
-	size_t n = (size_t)opt->n_phi;
+	size_t n = (size_t)opt->n_phi * (size_t)n_rings(opt);
 	double *q = xf_malloc_array(n, sizeof *q);
-	if (!q) {
+	double *phi = xf_malloc_array(n, sizeof *phi);
+	if (!q || !phi) {
+		free(q);
+		free(phi);
 		f->failed = 1;
 		return;
 	}
@@ -186,16 +200,19 @@ static void write_aps_old_meta(sim_file *f, const xf_selection *sel, const xf_si
 	for (int k = 0; groups[k]; k++)
 		group(f, groups[k]);
 	hsize_t row[2] = { 1, n }, one[2] = { 1, 1 };
-	for (size_t k = 0; k < n; k++)
-		q[k] = sel->q_target_per_A;
+	for (size_t k = 0; k < n; k++) {
+		q[k] = ring_q(sel, opt)[k / (size_t)opt->n_phi];
+		phi[k] = opt->phi_deg[k % (size_t)opt->n_phi];
+	}
 	long long unit = 1;
 	write_string(f, "/xpcs/Version", "1.0");
 	write_f64(f, "/xpcs/dqlist", 2, row, q);
-	write_f64(f, "/xpcs/dphilist", 2, row, opt->phi_deg);
+	write_f64(f, "/xpcs/dphilist", 2, row, phi);
 	write_i64(f, "/xpcs/stride_frames", 2, one, &unit);
 	write_i64(f, "/xpcs/avg_frames", 2, one, &unit);
 	write_f64(f, "/measurement/instrument/detector/exposure_period", 2, one, &sel->dt_s);
 	free(q);
+	free(phi);
 }
 
 /* The angles must make a file that the reader accepts (data.md): each within
@@ -219,9 +236,36 @@ static int check_angles(const xf_sim_options *opt, xf_error *err)
 	return 0;
 }
 
+/* --q's rings: each a wavevector, no two the same ring (the reader would merge them) */
+static int check_rings(const xf_sim_options *opt, xf_error *err)
+{
+	for (int r = 0; r < opt->n_q; r++) {
+		double q = opt->q_per_A[r];
+		if (!(q > 0 && q <= XF_Q_MAX))
+			return xf_fail(err, XF_ERR_CONFIG,
+				       "--q: %g is not a wavevector (want 0 < q <= %g 1/A)", q,
+				       XF_Q_MAX);
+		for (int k = 0; k < r; k++)
+			if (fabs(opt->q_per_A[k] - q) <= 1e-6 * q)
+				return xf_fail(
+					err, XF_ERR_CONFIG,
+					"--q: %g and %g are the same q ring: give each ring once",
+					opt->q_per_A[k], q);
+	}
+	return 0;
+}
+
 static int check_inputs(const xf_selection *sel, const xf_sim_options *opt, xf_error *err)
 {
-	if (!sel->has_q || !(sel->q_target_per_A > 0 && sel->q_target_per_A <= XF_Q_MAX))
+	if (opt->n_q > 0 && check_rings(opt, err))
+		return XF_ERR_CONFIG;
+	if (opt->n_q == 0 && sel->q.pick != XF_Q_PICK_ONE)
+		return xf_fail(
+			err, XF_ERR_CONFIG,
+			"simulate writes the rings of a wavevector_q value or list (or --q), "
+			"not all or a range");
+	if (opt->n_q == 0 &&
+	    (!sel->has_q || !(sel->q_target_per_A > 0 && sel->q_target_per_A <= XF_Q_MAX)))
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "simulate needs analyzer_parameters.scattering.wavevector_q from 0 "
 			       "(excluded) to %g Å⁻¹",
@@ -301,16 +345,19 @@ static int write_file(const xf_request *req, const xf_selection *sel, const xf_s
 		write_aps_old_meta(&f, sel, opt);
 	else
 		write_aps_u_meta(&f, sel, opt);
-	for (int a = 0; a < opt->n_phi && !f.failed; a++) {
+	/* ring by ring, the same truth at each ring's q; map k = r·n_phi + a draws noise
+	 * stream k (one ring: the streams of before, adr/0063) */
+	for (int k = 0; k < n_rings(opt) * opt->n_phi && !f.failed; k++) {
 		char path[128];
-		if (simulate_map(&grid, theta, opt, a, m)) {
+		grid.q = ring_q(sel, opt)[k / opt->n_phi];
+		if (simulate_map(&grid, theta, opt, k % opt->n_phi, (uint64_t)k, m)) {
 			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory evaluating the model");
 			goto out;
 		}
 		if (opt->layout == XF_LAYOUT_APS_OLD)
-			snprintf(path, sizeof path, "/exchange/C2T_all/C2T_%05d", a + 1);
+			snprintf(path, sizeof path, "/exchange/C2T_all/C2T_%05d", k + 1);
 		else
-			snprintf(path, sizeof path, "/xpcs/twotime/correlation_map/c2_%05d", a + 1);
+			snprintf(path, sizeof path, "/xpcs/twotime/correlation_map/c2_%05d", k + 1);
 		write_map(&f, opt, path, n, m);
 	}
 	if (f.failed) {
