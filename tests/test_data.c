@@ -290,7 +290,9 @@ static void round_trip(xf_layout layout, double noise, int lzf, double tol)
 	xf_error err = { 0 };
 	const int n = 24;
 	sim_config(&cfg, n);
-	xf_sim_options opt = { tmp_path("rt.h5"), layout, 3, phi, n, 0.25, 1.1, noise, 7, lzf };
+	xf_sim_options opt = {
+		tmp_path("rt.h5"), layout, 3, phi, n, 0.25, 1.1, noise, 7, lzf, 0, NULL
+	};
 	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), 0);
 	assert_int_equal(xf_cli_dataset_load(&cfg, opt.out_path, &ds, &err), 0);
 	assert_int_equal(ds.layout, layout);
@@ -351,7 +353,8 @@ static void test_simulate_reproducible(void **state)
 		size_t la, lb;
 		snprintf(a, sizeof a, "%s", tmp_path("rep_a.h5"));
 		snprintf(b, sizeof b, "%s", tmp_path("rep_b.h5"));
-		xf_sim_options opt = { a, (xf_layout)layout, 2, phi, 30, 0.3, 1.0, 0.002, 1, 1 };
+		xf_sim_options opt = { a,   (xf_layout)layout, 2, phi, 30, 0.3, 1.0, 0.002, 1, 1, 0,
+				       NULL };
 		assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), 0);
 		sleep(1); /* a time stamp in the file would now differ */
 		opt.out_path = b;
@@ -376,7 +379,9 @@ static void test_simulate_bad_inputs(void **state)
 	xf_config cfg;
 	xf_error err = { 0 };
 	sim_config(&cfg, 10);
-	xf_sim_options opt = { tmp_path("bad.h5"), XF_LAYOUT_APS_U, 1, phi, 2, 0.3, 1, 0, 1, 0 };
+	xf_sim_options opt = {
+		tmp_path("bad.h5"), XF_LAYOUT_APS_U, 1, phi, 2, 0.3, 1, 0, 1, 0, 0, NULL
+	};
 	assert_int_equal(xf_cli_simulate_write(&cfg, &opt, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frames"));
 	xf_error_clear(&err);

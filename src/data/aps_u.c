@@ -202,6 +202,11 @@ int xf_read_aps_u(xf_raw_file *raw, xf_error *err)
 			     BINS, l.n_bins, MAPS, n_stored, raw->file_name);
 	if (!rc && fill_maps(raw, &l))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", raw->file_name);
+	if (!rc) { /* kept for naming a ring without maps (select.c) */
+		raw->q_declared = l.q;
+		raw->n_q_declared = l.n_q;
+		l.q = NULL;
+	}
 	lists_free(&l);
 	if (rc)
 		return rc;

@@ -310,9 +310,10 @@ int xf_dataset_load_rings(const xf_selection *selection, const char *path, xf_da
 	xf_dataset *ds = rc ? NULL : xf_calloc_array((size_t)n, sizeof *ds);
 	if (!rc && !ds)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
-	for (; !rc && done < n; done++)
-		if ((rc = load_ring(selection, &raw, path, q[done], &ds[done], err)))
-			done++; /* the failed ring is freed with the rest */
+	while (!rc && done < n) {
+		rc = load_ring(selection, &raw, path, q[done], &ds[done], err);
+		done++; /* a ring that failed half-loaded is freed with the rest */
+	}
 	xf_raw_free(&raw);
 	free(q);
 	if (rc) {

@@ -156,6 +156,9 @@ void xf_raw_free(xf_raw_file *raw)
 {
 	free(raw->maps);
 	raw->maps = NULL;
+	free(raw->q_declared);
+	raw->q_declared = NULL;
+	raw->n_q_declared = 0;
 	raw->n_maps = 0;
 	if (raw->file >= 0)
 		H5Fclose(raw->file);

@@ -40,6 +40,11 @@ typedef struct xf_raw_file {
 	hid_t file;
 	xf_layout layout;
 	int n_maps; /* usable maps (out-of-range bins skipped) */
+	/* q values the layout declares whether or not a map of them is stored (APS-U's
+	 * dynamic_v_list_dim0; NULL for aps-old, whose q list is per map): a ring there
+	 * without a map is named when a selected q matches it (adr/0063) */
+	double *q_declared;
+	size_t n_q_declared;
 	xf_raw_map *maps;
 	size_t n_rows;		/* every map is n_rows × n_rows */
 	int has_file_dt;	/* frame period found in the file */

@@ -42,6 +42,23 @@ static double q_max(const xf_raw_file *raw)
 	return v;
 }
 
+/* A q the layout declares within the tolerance of want that no map holds (the
+ * nearest such), or 0. */
+static double declared_without_map(const xf_raw_file *raw, double want)
+{
+	double found = 0;
+	for (size_t k = 0; k < raw->n_q_declared; k++) {
+		double q = raw->q_declared[k];
+		int held = 0;
+		for (int m = 0; m < raw->n_maps && !held; m++)
+			held = in_ring(raw->maps[m].q, q);
+		if (!held && fabs(q - want) <= XF_Q_TARGET_TOLERANCE * want &&
+		    (found == 0 || fabs(q - want) < fabs(found - want)))
+			found = q;
+	}
+	return found;
+}
+
 /* The ring nearest to want (key names the value in messages): the rule of adr/0031,
  * within XF_Q_TARGET_TOLERANCE of a ring, else an error naming the nearest rings. */
 static int match_ring(const xf_raw_file *raw, const char *key, double want, double *q_ring,
@@ -63,6 +80,13 @@ static int match_ring(const xf_raw_file *raw, const char *key, double want, doub
 	int rings = xf_raw_count_q_rings(raw);
 	if (second >= 0)
 		snprintf(next, sizeof next, ", next %.6g 1/A", raw->maps[second].q);
+	double empty = declared_without_map(raw, want);
+	if (empty > 0)
+		return xf_fail(err, XF_ERR_DATA,
+			       "%s = %g 1/A matches the q = %.6g ring of the qmap, which has no "
+			       "map (no processed bin of it; the nearest rings with maps are "
+			       "%.6g 1/A%s), in %s",
+			       key, want, empty, *q_ring, next, raw->file_name);
 	return xf_fail(err, XF_ERR_DATA,
 		       "%s = %g 1/A is %.0f%% from the "
 		       "nearest q ring of the file (%.6g 1/A%s; must be within %.0f%% of a ring; "
@@ -172,15 +196,15 @@ static int pick_range(const xf_raw_file *raw, const xf_q_choice *c, const double
 		if (rings[k] >= c->range_min && rings[k] <= c->range_max)
 			out[(*n)++] = rings[k];
 		else if (rings[k] < c->range_min)
-			snprintf(below, sizeof below, "%.6g", rings[k]);
+			snprintf(below, sizeof below, "%.6g 1/A", rings[k]);
 		else if (!strcmp(above, "none"))
-			snprintf(above, sizeof above, "%.6g", rings[k]);
+			snprintf(above, sizeof above, "%.6g 1/A", rings[k]);
 	}
 	if (*n)
 		return 0;
 	return xf_fail(err, XF_ERR_DATA,
 		       "no q ring of the file lies in analyzer_parameters.scattering.wavevector_q "
-		       "{min: %g, max: %g} (nearest rings: %s 1/A below, %s 1/A above; the "
+		       "{min: %g, max: %g} (nearest rings: %s below, %s above; the "
 		       "file's %d ring%s span %.6g to %.6g 1/A), in %s",
 		       c->range_min, c->range_max, below, above, n_rings, n_rings == 1 ? "" : "s",
 		       q_min(raw), q_max(raw), raw->file_name);

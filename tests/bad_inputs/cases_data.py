@@ -305,6 +305,46 @@ def no_sim_file(scratch, rc, out, err):
         raise AssertionError("simulate wrote a file it then refuses")
 
 
+# --- Several q rings (adr/0063) ---------------------------------------------------------
+def two_rings(d, q=(0.01, 0.02), phi=(0.0, 45.0), bins=(1, 2, 3, 4)):
+    """An APS-U file of rings q × angles phi; bins picks the stored (q, φ) cells
+    (ring-major, 1-based)."""
+    maps = [upper(smooth_map(N, s)) for s in range(len(bins))]
+    path = os.path.join(d, "rings.h5")
+    write_aps_u(path, maps, list(q), list(phi), list(bins), frame_time=0.1)
+    return path
+
+
+def rings_validate(q, **kw):
+    def make(d):
+        return validate(d, two_rings(d, **kw.pop("file", {})), q=q, **kw)
+    return make
+
+
+def ring_all_filtered(d):
+    # ring 0.02 holds only φ = 0 (bin 3); the filter keeps 40..50: none of that ring
+    path = two_rings(d, bins=(1, 2, 3))
+    return validate(d, path, q="all", phi_ranges=[(40.0, 50.0)], fallback=False)
+
+
+def ring_without_map(d):
+    # the qmap declares rings 0.01, 0.02 and 0.03; no bin of 0.02 is processed
+    path = two_rings(d, q=(0.01, 0.02, 0.03), bins=(1, 2, 5, 6))
+    return validate(d, path, q=[0.01, 0.0201])
+
+
+def rings_nlsq(d):
+    path = two_rings(d)
+    return ["nlsq", "--config", config(d, path, q="all"), "--out", d + "/out", "--no-plots"]
+
+
+def sim_duplicate_q(d):
+    cfg = os.path.join(d, "cfg.yaml")
+    write_config(cfg, end=20)
+    return ["simulate", "--config", cfg, "--phi", "0,90", "--q", "0.003,0.003",
+            "--out", d + "/out/sim.h5"]
+
+
 D = "Data files"
 CASES = [
     {"name": "data_missing", "klass": D,
@@ -466,4 +506,31 @@ CASES = [
     {"name": "simulate_phi_not_angle", "klass": D, "make": sim_bad_phi,
      "rc": 2, "needles": ["--phi: 1e+300 is not an angle"], "check": no_sim_file,
      "fix": "Give angles in degrees with |φ| <= 720."},
+    {"name": "rings_list_no_match", "klass": D, "make": rings_validate([0.01, 0.05]),
+     "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring", "0.02 1/A",
+                          "2 rings span 0.01 to 0.02"],
+     "fix": "Each value of a wavevector_q list must be within 5 % of a ring of the file: "
+            "`xpcsfit validate` lists the rings (or use all, or a {min, max} range)."},
+    {"name": "rings_range_no_match", "klass": D,
+     "make": rings_validate({"min": 0.03, "max": 0.04}),
+     "rc": 1, "needles": ["no q ring of the file lies in", "{min: 0.03, max: 0.04}",
+                          "0.02 1/A below"],
+     "fix": "Widen the range to hold a ring of the file (`xpcsfit validate` lists them)."},
+    {"name": "rings_ring_without_maps", "klass": D, "make": ring_without_map,
+     "rc": 1, "needles": ["wavevector_q[1] = 0.0201", "q = 0.02 ring of the qmap",
+                          "has no map"],
+     "fix": "That ring was not correlated (no processed bin): select another ring or "
+            "correlate it."},
+    {"name": "rings_all_angles_filtered", "klass": D, "make": ring_all_filtered,
+     "rc": 1, "needles": ["no map left after φ filtering", "q = 0.02 ring", "available: 0"],
+     "fix": "phi_filtering applies within every selected ring: widen target_ranges, set "
+            "fallback_to_all_angles, or leave that ring out of wavevector_q."},
+    {"name": "rings_fit_several", "klass": D, "make": rings_nlsq,
+     "check": expect_nothing_written(),
+     "rc": 2, "needles": ["selects 2 q rings", "fitting several rings is not built yet"],
+     "fix": "Fit one ring per run for now (a single wavevector_q value); validate shows "
+            "every ring of the file."},
+    {"name": "simulate_q_duplicate", "klass": D, "make": sim_duplicate_q,
+     "rc": 2, "needles": ["--q: 0.003 and 0.003 are the same q ring"], "check": no_sim_file,
+     "fix": "Give each ring's q once."},
 ]

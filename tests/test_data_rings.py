@@ -1,0 +1,208 @@
+"""test_data_rings.py — several q rings (adr/0063): `simulate --q` writes one file of
+several rings with a shared truth in both APS layouts; wavevector_q all / list / range
+select the right rings, each read back with the right angles and maps (phi_filtering
+within every ring); a single value (or a one-value list) behaves exactly as before;
+`validate` lists the rings (text and --json); nlsq refuses several rings (exit 2, nothing
+written) and fits a range that comes down to one ring as that ring's single value."""
+import json
+import os
+
+import h5py
+import numpy as np
+
+from aps_fixtures import check, close, run, run_tests, tmp_dir
+
+T = tmp_dir()
+RINGS = [0.003, 0.0054, 0.008]
+PHI = [-10.0, 0.0, 45.0, 90.0]
+N = 24
+
+
+def cfg(name, q, phi_ranges=None):
+    """A static config at q (anything YAML flow: a number, 'all', a list, a mapping)."""
+    path = os.path.join(T, name + ".yaml")
+    lines = ["analysis_mode: static", "analyzer_parameters:", "  dt: 0.001",
+             "  end_frame: %d" % N, "  scattering: {wavevector_q: %s}" % q,
+             "initial_parameters: {parameter_names: [D0, alpha, D_offset], "
+             "values: [3000, -1.2, 0]}"]
+    if phi_ranges:
+        lines += ["phi_filtering:", "  enabled: true", "  target_ranges:"]
+        lines += ["    - {min_angle: %r, max_angle: %r}" % r for r in phi_ranges]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def simulate(out, q, *extra, config_q="0.0054"):
+    args = ["simulate", "--config", cfg("sim", config_q), "--phi",
+            ",".join("%g" % p for p in PHI), "--out", out, "--force"]
+    if q:
+        args += ["--q", ",".join("%g" % v for v in q)]
+    rc, stdout, err = run(args + list(extra))
+    check(rc == 0, "simulate: %d %s" % (rc, err))
+    return stdout
+
+
+def validate_json(config, data, *extra):
+    rc, out, err = run(["validate", "--config", config, "--data", data, "--json"]
+                       + list(extra))
+    check(rc == 0, "validate: %d %s" % (rc, err))
+    return json.loads(out)
+
+
+MULTI = os.path.join(T, "rings_u.h5")
+MULTI_OLD = os.path.join(T, "rings_old.h5")
+
+
+def setup():
+    simulate(MULTI, RINGS, "--noise", "0.002", "--seed", "5")
+    simulate(MULTI_OLD, RINGS, "--noise", "0.002", "--seed", "5", "--layout", "aps-old")
+
+
+def test_layout_written():
+    with h5py.File(MULTI, "r") as f:
+        close(f["/xpcs/qmap/dynamic_v_list_dim0"][()], RINGS, what="q list")
+        close(f["/xpcs/qmap/dynamic_v_list_dim1"][()], PHI, what="phi list")
+        close(f["/xpcs/qmap/dynamic_num_pts"][()], [3, 4], what="num_pts")
+        check(len(f["/xpcs/twotime/correlation_map"]) == 12, "12 maps")
+    with h5py.File(MULTI_OLD, "r") as f:
+        close(f["/xpcs/dqlist"][()].ravel(), np.repeat(RINGS, 4), what="dqlist")
+        close(f["/xpcs/dphilist"][()].ravel(), PHI * 3, what="dphilist")
+
+
+def test_shared_truth():
+    """Without noise, ring r of the multi-ring file is the single-ring file at q_r, map
+    for map; with noise, ring 0 draws the streams of a single-ring file (same bytes)."""
+    clean = os.path.join(T, "clean.h5")
+    simulate(clean, RINGS, "--noise", "0")
+    for r, q in enumerate(RINGS):
+        one = os.path.join(T, "one_%d.h5" % r)
+        simulate(one, [q], "--noise", "0")
+        with h5py.File(clean, "r") as f, h5py.File(one, "r") as g:
+            for a in range(len(PHI)):
+                m = f["/xpcs/twotime/correlation_map/c2_%05d" % (r * len(PHI) + a + 1)][()]
+                s = g["/xpcs/twotime/correlation_map/c2_%05d" % (a + 1)][()]
+                check(np.array_equal(m, s), "ring %g angle %g: same truth" % (q, PHI[a]))
+    single = os.path.join(T, "single_003.h5")
+    simulate(single, None, "--noise", "0.002", "--seed", "5", config_q="0.003")
+    with h5py.File(MULTI, "r") as f, h5py.File(single, "r") as g:
+        for a in range(len(PHI)):
+            p = "/xpcs/twotime/correlation_map/c2_%05d" % (a + 1)
+            check(np.array_equal(f[p][()], g[p][()]), "ring 0 noise = single-ring noise")
+
+
+def ring_means(data, q):
+    """fitted_mean per angle of the single-ring validate at q."""
+    got = validate_json(cfg("one", q), data)
+    check(abs(got["q"] - q) < 1e-12, "ring %g selected, got %g" % (q, got["q"]))
+    return got
+
+
+def test_recovery():
+    """Every ring comes back with its q, its angles and its own maps, in both layouts."""
+    for data in (MULTI, MULTI_OLD):
+        means = [ring_means(data, q)["fitted_mean"] for q in RINGS]
+        got = validate_json(cfg("all", "all"), data)
+        check(got["q_selection"] == "all" and got["q_rings_selected"] == 3, "all: 3 rings")
+        for r, ring in enumerate(got["rings"]):
+            close(ring["q"], RINGS[r], what="ring q")
+            check(ring["selected"], "ring selected")
+            close(ring["angles"], sorted(PHI), what="angles of ring %d" % r)
+            check(ring["points"] == len(PHI) * (N - 1) * (N - 2) // 2, "points per ring")
+        # the rings differ (different q, same truth): decay is faster at larger q
+        check(means[0] != means[1] != means[2], "rings hold their own maps")
+    with h5py.File(MULTI, "r") as f:  # ring 2, angle 90 (the 12th map) read as stored
+        m = f["/xpcs/twotime/correlation_map/c2_00012"][()]
+    m = m + m.T - np.diag(np.diag(m))
+    fitted = np.mean([m[i, j] for i in range(1, N) for j in range(i + 1, N)])
+    close(ring_means(MULTI, 0.008)["fitted_mean"][-1], fitted, rel=1e-9, what="ring 0.008 φ 90")
+
+
+def selected_q(got):
+    return [r["q"] for r in got["rings"] if r["selected"]]
+
+
+def test_list_and_range():
+    close(selected_q(validate_json(cfg("list", [0.0031, 0.0079]), MULTI)), [0.003, 0.008],
+          what="list: each value's nearest ring")
+    close(selected_q(validate_json(cfg("list_order", [0.008, 0.0056, 0.003]), MULTI)), RINGS,
+          what="list in any order: rings ascending")
+    close(selected_q(validate_json(cfg("range", "{min: 0.004, max: 0.009}"), MULTI)),
+          [0.0054, 0.008], what="range")
+    close(selected_q(validate_json(cfg("range_edges", "{min: 0.003, max: 0.0054}"), MULTI)),
+          [0.003, 0.0054], what="range, ends included")
+    rc, out, err = run(["validate", "--config", cfg("dup", [0.003, 0.00301]), "--data", MULTI])
+    check(rc == 0 and "selected once" in err and "q_rings_selected: 1" in out,
+          "two values of one ring: one ring with a warning: %s" % err)
+
+
+def test_phi_filter_every_ring():
+    got = validate_json(cfg("filt", "all", phi_ranges=[(-15.0, 5.0)]), MULTI)
+    for ring in got["rings"]:
+        close(ring["angles"], [-10.0, 0.0], what="filtered angles of ring %g" % ring["q"])
+
+
+def test_single_value_unchanged():
+    """A one-value list is the single value: the same validate output, byte for byte."""
+    a = run(["validate", "--config", cfg("v1", 0.0054), "--data", MULTI, "--json"])
+    b = run(["validate", "--config", cfg("v2", [0.0054]), "--data", MULTI, "--json"])
+    check(a[0] == 0 and a[1] == b[1], "one-value list = value")
+    got = json.loads(a[1])
+    check(got["q_target"] == 0.0054 and got["q_rings"] == 3, "single value: q_target")
+    check([r["selected"] for r in got["rings"]] == [False, True, False], "rings listed")
+
+
+def test_validate_text():
+    rc, out, err = run(["validate", "--config", cfg("txt", "all"), "--data", MULTI])
+    check(rc == 0, "validate text: " + err)
+    lines = [l for l in out.splitlines() if l.startswith("ring: ")]
+    check(len(lines) == 3 and all("selected: 4 angles" in l for l in lines), out)
+    check("q_selection: all" in out and "fitting: not built for several rings" in out, out)
+    check("points_total: %d" % (3 * 4 * (N - 1) * (N - 2) // 2) in out, "points_total")
+
+
+def test_fit_refuses_several():
+    out = os.path.join(T, "nlsq_all")
+    rc, stdout, err = run(["nlsq", "--config", cfg("fit_all", "all"), "--data", MULTI,
+                           "--out", out, "--no-plots"])
+    check(rc == 2 and "fitting several rings is not built yet" in err, "exit 2: %s" % err)
+    check(err.count("error:") == 1, "one line")
+    check(not os.path.exists(out), "nothing written")
+
+
+def test_range_of_one_ring_fits_it():
+    """A range holding one ring fits exactly as that ring's single value."""
+    res = []
+    for name, q in (("fit_one", 0.0054), ("fit_rng", "{min: 0.005, max: 0.006}")):
+        out = os.path.join(T, name)
+        rc, stdout, err = run(["nlsq", "--config", cfg(name, q), "--data", MULTI, "--out",
+                               out, "--no-plots", "--force"])
+        check(rc == 0, "nlsq %s: %s" % (name, err))
+        with open(os.path.join(out, "nlsq", "parameters.json")) as f:
+            p = json.load(f)
+        keep = ("parameters", "chi_squared", "per_angle", "covariance", "iterations")
+        res.append(json.dumps({k: p[k] for k in keep}, sort_keys=True))
+    check(res[0] == res[1], "same parameters")
+
+
+def test_simulate_refuses_all():
+    rc, out, err = run(["simulate", "--config", cfg("sim_all", "all"), "--phi", "0",
+                        "--out", os.path.join(T, "x.h5"), "--force"])
+    check(rc == 2 and "not all or a range" in err, "simulate all: %s" % err)
+
+
+def test_simulate_config_list():
+    out = os.path.join(T, "cfg_list.h5")
+    stdout = simulate(out, None, "--noise", "0", config_q="[0.003, 0.0054, 0.008]")
+    check("3 q rings 0.003 to 0.008" in stdout, stdout)
+    with h5py.File(out, "r") as f:
+        close(f["/xpcs/qmap/dynamic_v_list_dim0"][()], RINGS, what="q list from the config")
+
+
+if __name__ == "__main__":
+    setup()
+    raise SystemExit(run_tests([test_layout_written, test_shared_truth, test_recovery,
+                                test_list_and_range, test_phi_filter_every_ring,
+                                test_single_value_unchanged, test_validate_text,
+                                test_fit_refuses_several, test_range_of_one_ring_fits_it,
+                                test_simulate_refuses_all, test_simulate_config_list]))
