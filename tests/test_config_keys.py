@@ -126,6 +126,27 @@ def test_strict_refuses_ignored_keys():
     check(rc == 2 and "optimization.cmc.backend" in err, "batch --strict: %d %s" % (rc, err))
 
 
+def test_q_ring_forms_are_used_keys():
+    """wavevector_q as all, a list or a {min, max} range (adr/0063) is a used key, with
+    everything under it: --strict passes, nothing is listed as ignored; a key inside a
+    range that is not min or max is listed."""
+    for name, q in (("all", "all"), ("list", [0.0054, 0.0055]),
+                    ("range", {"min": 0.005, "max": 0.006})):
+        c = dict(CLEAN, analysis_mode="static",
+                 initial_parameters={"parameter_names": ["D0", "alpha", "D_offset"],
+                                     "values": [3000, -1.2, 0]})
+        c["analyzer_parameters"] = dict(CLEAN["analyzer_parameters"],
+                                        scattering={"wavevector_q": q})
+        cfg = write_yaml("keys_q_%s.yaml" % name, c)
+        rc, out, err = run(["validate", "--strict", "--config", cfg, "--data", STATIC])
+        check(rc == 0 and "ignored_keys: 0" in out.splitlines(), "q %s: %s %s" % (name, out, err))
+    c["analyzer_parameters"]["scattering"] = {"wavevector_q": {"min": 0.005, "max": 0.006,
+                                                               "step": 1}}
+    cfg = write_yaml("keys_q_step.yaml", c)
+    rc, out, err = run(["validate", "--strict", "--config", cfg, "--data", STATIC])
+    check(rc == 2 and "wavevector_q.step" in err, "unknown key in a q range: %s" % err)
+
+
 def test_clean_config_passes_strict():
     cfg = write_yaml("keys_clean.yaml", CLEAN)
     rc, out, err = run(["validate", "--strict", "--config", cfg, "--data", LAMINAR])
@@ -212,7 +233,7 @@ def test_plotting_dpi_scales_png():
 
 
 if __name__ == "__main__":
-    raise SystemExit(run_tests([test_templates_list_ignored_keys, test_grouped_text_listing,
+    raise SystemExit(run_tests([test_q_ring_forms_are_used_keys, test_templates_list_ignored_keys, test_grouped_text_listing,
                                 test_strict_refuses_ignored_keys,
                                 test_clean_config_passes_strict,
                                 test_base_directory_and_logging_level,

@@ -260,6 +260,8 @@ static int read_q_range(const xf_cfg_reader *r, const xf_ynode *node, xf_config 
 	xf_q_choice *c = &cfg->q_rings;
 	const xf_ynode *lo = xf_ynode_get(node, "min"), *hi = xf_ynode_get(node, "max");
 	xf_cfg_check_keys(r, node, Q_KEY, known, NULL);
+	xf_ynode_mark_used(lo);
+	xf_ynode_mark_used(hi);
 	if (!lo || !hi)
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s.%s: missing (a q range needs both min and max, 1/angstrom), "
@@ -283,10 +285,8 @@ static int read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *scat, xf_co
 		xf_ynode_mark_used(node);
 		return read_q_list(r, node, cfg);
 	}
-	if (node && node->kind == XF_YNODE_MAPPING) {
-		xf_ynode_mark_used(node);
+	if (node && node->kind == XF_YNODE_MAPPING) /* min and max marked: other keys listed */
 		return read_q_range(r, node, cfg);
-	}
 	if (node && node->kind == XF_YNODE_SCALAR && !strcmp(node->text, "all")) {
 		xf_ynode_mark_used(node);
 		cfg->q_rings.pick = XF_Q_PICK_ALL;
