@@ -314,6 +314,8 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 	return 0;
 }
 
+/* -1 when the choice comes down to one ring (validated as one ring, as nlsq fits it),
+ * else the exit code. */
 static int validate_rings(const xf_config *cfg)
 {
 	xf_selection sel;
@@ -331,7 +333,7 @@ static int validate_rings(const xf_config *cfg)
 	}
 	v.table = table;
 	v.sel = rings;
-	rc = print_rings(cfg, &v);
+	rc = v.n_sel == 1 ? -1 : print_rings(cfg, &v);
 	free(table);
 	xf_dataset_free_rings(rings, v.n_sel);
 	return rc;
@@ -349,8 +351,7 @@ static int validate(const xf_cli_overrides *ov)
 		xf_config_free(&cfg);
 		return rc;
 	}
-	if (cfg.q_rings.pick != XF_Q_PICK_ONE) {
-		rc = validate_rings(&cfg);
+	if (cfg.q_rings.pick != XF_Q_PICK_ONE && (rc = validate_rings(&cfg)) >= 0) {
 		xf_config_free(&cfg);
 		return rc;
 	}

@@ -26,6 +26,15 @@ void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds, xf_cons
 			"%.6g (%s)",
 			cfg->wavevector_q,
 			origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o, sizeof o));
+	else if (cfg->q_rings.pick != XF_Q_PICK_ONE) /* a list or range of one ring (adr/0063) */
+		snprintf(
+			out->q, sizeof out->q,
+			"file: the one ring that analyzer_parameters.scattering.wavevector_q "
+			"(%s) selects (%s)",
+			cfg->q_rings.pick == XF_Q_PICK_ALL    ? "all"
+			: cfg->q_rings.pick == XF_Q_PICK_LIST ? "a list"
+							      : "a range",
+			origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o, sizeof o));
 	else
 		snprintf(out->q, sizeof out->q, "file: its only q ring (wavevector_q not set)");
 	if (cfg->has_dt)
