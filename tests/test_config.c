@@ -428,6 +428,63 @@ static void test_settings_canonical(void **state)
 	xf_config_free(&c);
 }
 
+/* wavevector_q's forms (adr/0063): a number and a one-value list pick one ring as
+ * before; all, a list and a {min, max} range pick several; malformed forms are refused. */
+static void test_q_ring_forms(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err;
+	const char *one[] = { "0.0054", "[0.0054]" };
+	for (int k = 0; k < 2; k++) {
+		char text[256];
+		snprintf(text, sizeof text,
+			 STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: %s}}\n",
+			 one[k]);
+		assert_int_equal(load_text(text, &cfg, &err), 0);
+		assert_true(cfg.has_q && cfg.wavevector_q == 0.0054);
+		assert_int_equal(cfg.q_rings.pick, XF_Q_PICK_ONE);
+		xf_config_free(&cfg);
+	}
+	assert_int_equal(load_text(STATIC_HEAD "analyzer_parameters: {scattering: "
+					       "{wavevector_q: all}}\n",
+				   &cfg, &err),
+			 0);
+	assert_true(!cfg.has_q && cfg.q_rings.pick == XF_Q_PICK_ALL);
+	xf_config_free(&cfg);
+	assert_int_equal(load_text(STATIC_HEAD "analyzer_parameters: {scattering: "
+					       "{wavevector_q: [0.008, 0.003, 0.0054]}}\n",
+				   &cfg, &err),
+			 0);
+	assert_true(!cfg.has_q && cfg.q_rings.pick == XF_Q_PICK_LIST);
+	assert_int_equal(cfg.q_rings.n_list, 3);
+	assert_true(cfg.q_rings.list[0] == 0.008 && cfg.q_rings.list[2] == 0.0054);
+	xf_config_free(&cfg);
+	assert_int_equal(load_text(STATIC_HEAD "analyzer_parameters: {scattering: "
+					       "{wavevector_q: {min: 0.003, max: 0.006}}}\n",
+				   &cfg, &err),
+			 0);
+	assert_true(cfg.q_rings.pick == XF_Q_PICK_RANGE && cfg.q_rings.range_min == 0.003 &&
+		    cfg.q_rings.range_max == 0.006);
+	xf_config_free(&cfg);
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: []}}\n",
+		     "a list of 0 values", "cfg.yaml:2");
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: [0.003, "
+				 "x]}}\n",
+		     "wavevector_q[1]", "a number > 0");
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: {max: "
+				 "0.006}}}\n",
+		     "wavevector_q.min: missing", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: {min: 0.006, "
+				 "max: 0.003}}}\n",
+		     "min 0.006 is above max 0.003", NULL);
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: {min: 0, "
+				 "max: 0.003}}}\n",
+		     "wavevector_q.min", "a number > 0");
+	expect_error(STATIC_HEAD "analyzer_parameters: {scattering: {wavevector_q: any}}\n",
+		     "'any' is not allowed", "all, a list");
+}
+
 static void test_other_mode_parameter_in_static(void **state)
 {
 	(void)state;
@@ -1367,6 +1424,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_parameters),
 		cmocka_unit_test(test_unknown_keys_warn),
 		cmocka_unit_test(test_settings_canonical),
+		cmocka_unit_test(test_q_ring_forms),
 		cmocka_unit_test(test_other_mode_parameter_in_static),
 		cmocka_unit_test(test_homodyne_current_static),
 		cmocka_unit_test(test_homodyne_v21_style),
