@@ -11,11 +11,20 @@
 
 /* Which per-angle mode applies (nlsq.md): static uses individual unless
  * anti_degeneracy.enable; auto is shared above the threshold; fourier needs 2K+1 angles. */
-static xf_scaling_mode choose_scaling(const xf_request *req, int n_phi)
+static xf_scaling_mode choose_scaling(const xf_request *req, int n_phi, int n_rings)
 {
 	xf_scaling_mode m = req->per_angle_mode;
 	if (req->mode == XF_MODE_STATIC && !req->anti_degeneracy)
 		return XF_SCALING_INDIVIDUAL;
+	/* several rings: every slot (ring, angle) its own contrast and offset; the shared and
+	 * fourier modes per ring are not built yet (adr/0064) */
+	if (n_rings > 1) {
+		if (m != XF_SCALING_INDIVIDUAL)
+			xf_warn("per_angle_mode %s over %d q rings is not available yet: using "
+				"individual (one contrast and offset per ring and angle)",
+				xf_scaling_type_of(m)->name, n_rings);
+		return XF_SCALING_INDIVIDUAL;
+	}
 	if (m == XF_SCALING_AUTO)
 		return n_phi >= req->constant_scaling_threshold ? XF_SCALING_AUTO
 								: XF_SCALING_INDIVIDUAL;
@@ -81,6 +90,45 @@ static int scaling_layout(xf_problem *pr, const xf_request *req, xf_error *err)
 	return rc;
 }
 
+/* The rings of the slots (adr/0064): runs of equal q in req->slot_q, or one ring at the
+ * dataset's q. A q that comes back after another ring's slots is refused: the pass walks
+ * a ring's slots as one range. */
+static int slot_rings(xf_problem *pr, const xf_request *req, xf_error *err)
+{
+	int n = pr->n_phi;
+	pr->ring_first = malloc(sizeof(int) * ((size_t)n + 1));
+	pr->ring_q = malloc(sizeof(double) * (size_t)n);
+	pr->slot_q = malloc(sizeof(double) * (size_t)n);
+	pr->slot_ring = malloc(sizeof(int) * (size_t)n);
+	if (!pr->ring_first || !pr->ring_q || !pr->slot_q || !pr->slot_ring)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up the fit (%d angles)",
+			       n);
+	if (req->n_slot_q != 0 && req->n_slot_q != n)
+		return xf_fail(err, XF_ERR_DATA, "%d q values given for %d angle slots",
+			       req->n_slot_q, n);
+	pr->n_rings = 0;
+	for (int a = 0; a < n; a++) {
+		double q = req->n_slot_q ? req->slot_q[a] : pr->ds->q;
+		if (!(q > 0.0) || !isfinite(q))
+			return xf_fail(err, XF_ERR_DATA, "q of angle slot %d is %g, not > 0", a, q);
+		if (a == 0 || q != pr->slot_q[a - 1]) {
+			for (int r = 0; r < pr->n_rings; r++)
+				if (pr->ring_q[r] == q)
+					return xf_fail(err, XF_ERR_DATA,
+						       "the angle slots of q %g are not side by "
+						       "side (slot %d)",
+						       q, a);
+			pr->ring_first[pr->n_rings] = a;
+			pr->ring_q[pr->n_rings++] = q;
+		}
+		pr->slot_q[a] = q;
+		pr->slot_ring[a] = pr->n_rings - 1;
+	}
+	pr->ring_first[pr->n_rings] = n;
+	pr->grid.q = pr->ring_q[0];
+	return 0;
+}
+
 static int alloc_arrays(xf_problem *pr)
 {
 	size_t nf = (size_t)pr->n_full, na = (size_t)pr->n_phi;
@@ -117,7 +165,11 @@ int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds
 	pr->n_points = ds->n_points;
 	pr->has_sigma = req->has_sigma;
 	pr->sigma = req->has_sigma ? req->sigma : 1.0;
-	pr->scaling = xf_scaling_type_of(choose_scaling(req, ds->n_phi));
+	if (slot_rings(pr, req, err)) {
+		xf_problem_free(pr);
+		return -1;
+	}
+	pr->scaling = xf_scaling_type_of(choose_scaling(req, ds->n_phi, pr->n_rings));
 	pr->n_basis = pr->scaling->n_coefs(ds->n_phi, req->fourier_order);
 	pr->n_full = pr->n_phys + 2 * pr->n_basis;
 	if (alloc_arrays(pr)) {
@@ -174,6 +226,10 @@ void xf_problem_free(xf_problem *pr)
 	free(pr->base_offset);
 	free(pr->quantile_contrast);
 	free(pr->quantile_offset);
+	free(pr->ring_first);
+	free(pr->ring_q);
+	free(pr->slot_q);
+	free(pr->slot_ring);
 	memset(pr, 0, sizeof *pr);
 }
 
