@@ -49,37 +49,6 @@ static xf_model_grid ring_grid(const rings *r, int k)
 	return (xf_model_grid){ r->mode, r->shear, N_FRAMES, 0.001, ring_q[k], 2e6 };
 }
 
-/* A dataset of the slots of every ring (copies of the rings' maps). */
-static void join(rings *r)
-{
-	int n = r->n_rings * K_ANGLES;
-	size_t packed = xf_packed_size(N_FRAMES);
-	xf_dataset *j = &r->joint;
-	xf_model_grid g0 = ring_grid(r, 0);
-	const double phi0[1] = { 0.0 }, one[1] = { 1.0 };
-	assert_int_equal(xf_synth_dataset(&g0, truth_laminar, 1, phi0, one, one, 0.0, 1, j), 0);
-	free(j->phi_deg);
-	free(j->map_number);
-	free(j->c2[0]);
-	free(j->c2);
-	j->n_phi = j->n_phi_in_ring = n;
-	j->phi_deg = malloc(sizeof(double) * n);
-	j->map_number = malloc(sizeof(int) * n);
-	j->c2 = calloc((size_t)n, sizeof(double *));
-	assert_true(j->phi_deg && j->map_number && j->c2);
-	for (int k = 0; k < r->n_rings; k++)
-		for (int a = 0; a < K_ANGLES; a++) {
-			int s = k * K_ANGLES + a;
-			j->phi_deg[s] = r->ring[k].phi_deg[a];
-			j->map_number[s] = s + 1;
-			j->c2[s] = malloc(sizeof(double) * packed);
-			assert_non_null(j->c2[s]);
-			memcpy(j->c2[s], r->ring[k].c2[a], sizeof(double) * packed);
-			r->slot_q[s] = ring_q[k];
-		}
-	j->n_points = (size_t)n * xf_fitted_pairs(N_FRAMES);
-}
-
 static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear)
 {
 	memset(r, 0, sizeof *r);
@@ -98,7 +67,7 @@ static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear
 						  (uint64_t)(7 + k), &r->ring[k]),
 				 0);
 	}
-	join(r);
+	assert_int_equal(xf_synth_join(n_rings, r->ring, &r->joint, r->slot_q), 0);
 	xf_config_defaults(&r->cfg);
 	r->cfg.mode = mode;
 	r->cfg.has_dt = 1;
@@ -137,7 +106,8 @@ static void problem(const rings *r, const xf_dataset *ds, const double *slot_q, 
 static void joint_x(const xf_problem *pr, double *x)
 {
 	for (int m = 0; m < pr->n_phys; m++)
-		x[m] = truth_laminar[m] * (m == XF_P_D0 ? 0.87 : 1.0) + (m == XF_P_PHI0 ? 1.0 : 0.0);
+		x[m] = truth_laminar[m] * (m == XF_P_D0 ? 0.87 : 1.0) +
+		       (m == XF_P_PHI0 ? 1.0 : 0.0);
 	for (int s = 0; s < pr->n_phi; s++) {
 		x[pr->n_phys + s] = 0.29 + 0.004 * s;
 		x[pr->n_phys + pr->n_phi + s] = 1.001 - 0.0005 * s;
@@ -315,8 +285,8 @@ static void check_gradient(xf_mode mode)
 		for (int i = 1; i < N_FRAMES; i++)
 			for (int j = i + 1; j < N_FRAMES; j++) {
 				double c2, grad[9], row[NF_MAX] = { 0 };
-				assert_int_equal(xf_model_c2_point(&g, x, pj.ds->phi_deg[s], con, off,
-								   i, j, &c2, grad),
+				assert_int_equal(xf_model_c2_point(&g, x, pj.ds->phi_deg[s], con,
+								   off, i, j, &c2, grad),
 						 0);
 				double res = pj.ds->c2[s][xf_packed_index(N_FRAMES, i, j)] - c2;
 				memcpy(row, grad, sizeof(double) * np);
@@ -455,7 +425,8 @@ static void dump_for_numpy(const char *path)
 		for (int j = i + 1; j < N_FRAMES; j++, k++)
 			for (int s = 0; s < n; s++) {
 				double d = pj.ds->c2[s][xf_packed_index(N_FRAMES, i, j)];
-				fprintf(f, "%d %d %d %.17g %.17g\n", s, i, j, d, d - res[k * n + s]);
+				fprintf(f, "%d %d %d %.17g %.17g\n", s, i, j, d,
+					d - res[k * n + s]);
 			}
 	assert_int_equal(fclose(f), 0);
 	free(res);
