@@ -41,6 +41,7 @@ typedef struct rings {
 	xf_dataset ring[MAX_RINGS];
 	xf_dataset joint; /* the slots of every ring, ring by ring */
 	double slot_q[MAX_RINGS * K_ANGLES];
+	xf_scaling_mode scaling; /* per-angle mode, applied within each ring */
 	xf_config cfg;
 } rings;
 
@@ -49,10 +50,12 @@ static xf_model_grid ring_grid(const rings *r, int k)
 	return (xf_model_grid){ r->mode, r->shear, N_FRAMES, 0.001, ring_q[k], 2e6 };
 }
 
-static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear)
+static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear,
+		       xf_scaling_mode scaling)
 {
 	memset(r, 0, sizeof *r);
 	r->n_rings = n_rings;
+	r->scaling = scaling;
 	r->mode = mode;
 	r->shear = shear;
 	for (int k = 0; k < n_rings; k++) {
@@ -73,7 +76,10 @@ static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear
 	r->cfg.has_dt = 1;
 	r->cfg.dt_s = 0.001;
 	r->cfg.shear_model = shear;
-	r->cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	r->cfg.nlsq.per_angle_mode = scaling;
+	r->cfg.nlsq.anti_degeneracy_enable = 1;
+	r->cfg.nlsq.constant_scaling_threshold = K_ANGLES;
+	r->cfg.nlsq.fourier_order = 1; /* 3 coefficients: every ring has 3 angles */
 	const double start[7] = { 1000.0, -0.5, 10.0, 0.01, -0.2, 0.0, 0.0 };
 	for (int k = 0; k < 7; k++) {
 		r->cfg.values[k] = start[k];
@@ -99,29 +105,35 @@ static void problem(const rings *r, const xf_dataset *ds, const double *slot_q, 
 	req.slot_q = slot_q;
 	if (xf_problem_build(pr, &req, ds, &err))
 		fail_msg("problem build: %s", err.msg);
-	assert_int_equal(pr->scaling->mode, XF_SCALING_INDIVIDUAL);
+	assert_int_equal(pr->scaling->mode, r->scaling);
 }
 
-/* x of the joint problem: physical values, then per slot contrast and offset. */
+/* x of the joint problem: physical values off the truth, the scaling coefficients
+ * near their starts. */
 static void joint_x(const xf_problem *pr, double *x)
 {
 	for (int m = 0; m < pr->n_phys; m++)
 		x[m] = truth_laminar[m] * (m == XF_P_D0 ? 0.87 : 1.0) +
 		       (m == XF_P_PHI0 ? 1.0 : 0.0);
-	for (int s = 0; s < pr->n_phi; s++) {
-		x[pr->n_phys + s] = 0.29 + 0.004 * s;
-		x[pr->n_phys + pr->n_phi + s] = 1.001 - 0.0005 * s;
-	}
+	for (int c = pr->n_phys; c < pr->n_full; c++)
+		x[c] = pr->start[c] + 0.001 * (c - pr->n_phys);
 }
 
-/* x of ring k's own problem: the physical values and its slots' scaling. */
-static void ring_x(const xf_problem *joint, const double *xj, int k, double *x)
+/* Index in the joint problem of coefficient c (of nc) of ring k's own problem, of one
+ * quantity: individual counts the slots, every other mode the rings' groups. */
+static int joint_coef(const xf_problem *pj, int k, int nc, int c)
 {
-	int np = joint->n_phys, n = joint->n_phi, f = joint->ring_first[k];
+	return (pj->scaling->mode == XF_SCALING_INDIVIDUAL ? pj->ring_first[k] : k * nc) + c;
+}
+
+/* x of ring k's own problem (nc coefficients per quantity) from the joint x. */
+static void ring_x(const xf_problem *pj, const double *xj, int k, int nc, double *x)
+{
+	int np = pj->n_phys, nb = pj->n_basis;
 	memcpy(x, xj, sizeof(double) * np);
-	for (int a = 0; a < K_ANGLES; a++) {
-		x[np + a] = xj[np + f + a];
-		x[np + K_ANGLES + a] = xj[np + n + f + a];
+	for (int c = 0; c < nc; c++) {
+		x[np + c] = xj[np + joint_coef(pj, k, nc, c)];
+		x[np + nc + c] = xj[np + nb + joint_coef(pj, k, nc, c)];
 	}
 }
 
@@ -135,13 +147,19 @@ static void assert_bits(double got, double want, const char *what, int k)
 
 /* The joint pass at every level against the single-ring passes, bitwise. */
 static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, xf_loss loss,
-			       int threads)
+			       int threads, xf_scaling_mode scaling)
 {
 	rings r;
-	rings_make(&r, n_rings, mode, shear);
+	rings_make(&r, n_rings, mode, shear, scaling);
 	xf_problem pj, pr[MAX_RINGS];
 	problem(&r, &r.joint, r.slot_q, &pj);
 	assert_int_equal(pj.n_rings, n_rings);
+	if (scaling == XF_SCALING_AUTO) { /* one contrast and offset per ring, named by it */
+		assert_int_equal(pj.n_basis, n_rings);
+		assert_string_equal(pj.names[pj.n_phys], "contrast_r0");
+		assert_string_equal(pj.names[pj.n_full - 1],
+				    n_rings == 2 ? "offset_r1" : "offset_r2");
+	}
 	xf_pool *pool = threads ? xf_pool_create(threads) : NULL;
 	xf_pairset ps;
 	xf_pairset_all(&ps, N_FRAMES);
@@ -158,7 +176,7 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 		lr[k] = xf_lik_create(&pr[k], &ps, pool, &err);
 		assert_non_null(lr[k]);
 		xf_lik_set_loss(lr[k], loss, 0.01);
-		ring_x(&pj, xj, k, xr[k]);
+		ring_x(&pj, xj, k, pr[k].n_basis, xr[k]);
 	}
 	for (int level = 0; level < 3; level++) {
 		double hj[NF_MAX * NF_MAX], bj[NF_MAX], hr[NF_MAX * NF_MAX], br[NF_MAX];
@@ -169,25 +187,28 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 			xf_lik_out o = { 0.0, level == 2 ? hr : NULL, level ? br : NULL, 0.0 };
 			assert_int_equal(xf_lik_eval(lr[k], xr[k], &o), 0);
 			chi2 += o.chi2;
-			int nr = pr[k].n_full, f = pj.ring_first[k];
+			int nr = pr[k].n_full;
 			for (int m = 0; m < np && level; m++) {
 				bp[m] += br[m];
 				for (int l = 0; l < np && level == 2; l++)
 					hpp[m * np + l] += hr[m * nr + l];
 			}
 			/* the ring's own coefficients: the same numbers in the joint layout */
-			for (int a = 0; a < 2 * K_ANGLES && level; a++) {
-				int cj = np + (a < K_ANGLES ? f + a : pj.n_phi + f + a - K_ANGLES);
-				assert_bits(bj[cj], br[np + a], "b (slot)", cj);
-				for (int l = 0; l < 2 * K_ANGLES && level == 2; l++) {
-					int lj2 = np + (l < K_ANGLES ? f + l
-								     : pj.n_phi + f + l - K_ANGLES);
+			int nc = pr[k].n_basis, nbj = pj.n_basis;
+			for (int a = 0; a < 2 * nc && level; a++) {
+				int cj = np + (a < nc ? joint_coef(&pj, k, nc, a)
+						      : nbj + joint_coef(&pj, k, nc, a - nc));
+				assert_bits(bj[cj], br[np + a], "b (scaling)", cj);
+				for (int l = 0; l < 2 * nc && level == 2; l++) {
+					int lj2 = np +
+						  (l < nc ? joint_coef(&pj, k, nc, l)
+							  : nbj + joint_coef(&pj, k, nc, l - nc));
 					assert_bits(hj[cj * nf + lj2], hr[(np + a) * nr + np + l],
-						    "JtJ (slot, slot)", cj * nf + lj2);
+						    "JtJ (scaling, scaling)", cj * nf + lj2);
 				}
 				for (int m = 0; m < np && level == 2; m++)
 					assert_bits(hj[m * nf + cj], hr[m * nr + np + a],
-						    "JtJ (physical, slot)", m * nf + cj);
+						    "JtJ (physical, scaling)", m * nf + cj);
 			}
 		}
 		assert_bits(oj.chi2, chi2, "chi2", level);
@@ -243,11 +264,23 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 static void test_sum_of_rings(void **state)
 {
 	(void)state;
-	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2);
-	check_sum_of_rings(3, XF_MODE_LAMINAR, XF_SHEAR_PNAS2024, XF_LOSS_LINEAR, 0);
-	check_sum_of_rings(3, XF_MODE_STATIC, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2);
-	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_SOFT_L1, 2);
-	check_sum_of_rings(2, XF_MODE_STATIC, XF_SHEAR_HOMODYNE, XF_LOSS_CAUCHY, 0);
+	const xf_scaling_mode ind = XF_SCALING_INDIVIDUAL;
+	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2, ind);
+	check_sum_of_rings(3, XF_MODE_LAMINAR, XF_SHEAR_PNAS2024, XF_LOSS_LINEAR, 0, ind);
+	check_sum_of_rings(3, XF_MODE_STATIC, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2, ind);
+	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_SOFT_L1, 2, ind);
+	check_sum_of_rings(2, XF_MODE_STATIC, XF_SHEAR_HOMODYNE, XF_LOSS_CAUCHY, 0, ind);
+	/* the other per-angle modes, within each ring */
+	check_sum_of_rings(3, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2,
+			   XF_SCALING_AUTO);
+	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_HUBER, 0,
+			   XF_SCALING_AUTO);
+	check_sum_of_rings(3, XF_MODE_LAMINAR, XF_SHEAR_PNAS2024, XF_LOSS_LINEAR, 2,
+			   XF_SCALING_FOURIER);
+	check_sum_of_rings(2, XF_MODE_STATIC, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 0,
+			   XF_SCALING_FOURIER);
+	check_sum_of_rings(2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_LOSS_LINEAR, 2,
+			   XF_SCALING_CONSTANT);
 }
 
 /* χ² of the joint problem at x, one value pass. */
@@ -263,7 +296,7 @@ static double chi2_at(xf_lik *lik, const double *x)
 static void check_gradient(xf_mode mode)
 {
 	rings r;
-	rings_make(&r, 3, mode, XF_SHEAR_HOMODYNE);
+	rings_make(&r, 3, mode, XF_SHEAR_HOMODYNE, XF_SCALING_INDIVIDUAL);
 	xf_problem pj;
 	problem(&r, &r.joint, r.slot_q, &pj);
 	xf_pairset ps;
@@ -344,7 +377,7 @@ static void test_one_ring_and_refusals(void **state)
 {
 	(void)state;
 	rings r;
-	rings_make(&r, 2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE);
+	rings_make(&r, 2, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_SCALING_INDIVIDUAL);
 	double same[K_ANGLES];
 	for (int a = 0; a < K_ANGLES; a++)
 		same[a] = r.ring[0].q;
@@ -392,7 +425,7 @@ static void test_one_ring_and_refusals(void **state)
 static void dump_for_numpy(const char *path)
 {
 	rings r;
-	rings_make(&r, 3, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE);
+	rings_make(&r, 3, XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE, XF_SCALING_INDIVIDUAL);
 	xf_problem pj;
 	problem(&r, &r.joint, r.slot_q, &pj);
 	xf_pairset ps;

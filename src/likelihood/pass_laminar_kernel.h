@@ -157,7 +157,7 @@ enum {
  * sums of the 8 lanes in the fixed order. */
 static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik, xf_accum *acc,
 							      lam_chunk *ch, double s, int n_pairs,
-							      int p, xf_pass_level level,
+							      int p0, int p, xf_pass_level level,
 							      int shared, int pnas)
 {
 	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
@@ -249,9 +249,10 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 			vn_store(lanes[AS_PO + m] + o, po[m]);
 		}
 	}
-	/* into the block's slot: a shared mode's scaling sums land in angle slot 0 (the
-	 * basis row of every angle is 1), a per-angle mode's in the angle's own */
-	const size_t q = shared ? 0 : (size_t)p;
+	/* into the block's slot: a shared mode's scaling sums land in the first slot of the
+	 * block's ring (the basis row of every angle of the ring is the same), a per-angle
+	 * mode's in the angle's own */
+	const size_t q = shared ? (size_t)p0 : (size_t)p;
 	acc->chi2 += v8_sum(lanes[AS_CHI2]);
 	acc->g1sq += v8_sum(lanes[AS_G2]);
 	acc->sco[q] += v8_sum(lanes[AS_G2]);
@@ -276,8 +277,10 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
  * mode, the scaling cross terms), over lanes: with a = ∂log g1_D and b = ∂I^γ of a pair,
  * hpp[m][l] += Σuu·a_m·a_l, Σuv·a_m·b_l, Σvv·b_m·b_l, Σuz·a_m, Σvz·b_m, Σzz (the upper
  * triangle, the only part assemble() reads). */
-static inline __attribute__((always_inline)) void
-chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level level, int shared)
+static inline __attribute__((always_inline)) void chunk_pair_terms(xf_accum *acc,
+								   const lam_chunk *ch, int n_pairs,
+								   xf_pass_level level, int shared,
+								   int p0)
 {
 	/* lane sums: bp[7], then h[49] (upper triangle used), then pc[6], po[6] */
 	enum {
@@ -357,8 +360,8 @@ chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level 
 			acc->hpp[m * XF_N_PHYS + l] += v8_sum(lanes[PT_H + m * XF_N_PHYS + l]);
 	if (shared)
 		for (int m = 0; m < 6; m++) {
-			acc->pc[m] += v8_sum(lanes[PT_PC + m]);
-			acc->po[m] += v8_sum(lanes[PT_PO + m]);
+			acc->pc[(size_t)p0 * XF_N_PHYS + m] += v8_sum(lanes[PT_PC + m]);
+			acc->po[(size_t)p0 * XF_N_PHYS + m] += v8_sum(lanes[PT_PO + m]);
 		}
 }
 
@@ -379,9 +382,9 @@ laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
 		if (level != XF_PASS_VALUE)
 			memset(ch.ps, 0, sizeof ch.ps);
 		for (int p = p0; p < p1; p++)
-			chunk_angle(lik, acc, &ch, f.s, n_pairs, p, level, shared, pnas);
+			chunk_angle(lik, acc, &ch, f.s, n_pairs, p0, p, level, shared, pnas);
 		if (level != XF_PASS_VALUE)
-			chunk_pair_terms(acc, &ch, n_pairs, level, shared);
+			chunk_pair_terms(acc, &ch, n_pairs, level, shared, p0);
 	}
 }
 

@@ -95,7 +95,7 @@ void xf_pass_block_robust(xf_lik *lik, int block)
 			robust_point rp = point_at(lik, p, laminar, f->s, g1d, f->s * ig, ig, a, b,
 						   pass_data(lik, p, idx, k));
 			xf_loss_point w = xf_loss_point_of(lik->loss, s, rp.res);
-			add_point(acc, lik->level, shared ? 0 : p, n_phys, &rp, &w);
+			add_point(acc, lik->level, shared ? p0 : p, n_phys, &rp, &w);
 		}
 	}
 }
