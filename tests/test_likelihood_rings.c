@@ -2,11 +2,12 @@
  * slots of several q rings side by side share the physical parameters, each slot keeps
  * its own contrast and offset.
  *   - the joint pass equals the sum of the single-ring passes BITWISE (χ², Jᵀr, JᵀJ, at
- *     every pass level, least squares and a robust loss, pool and inline): each ring's
+ *     every pass level, every per-angle mode within each ring, least squares and robust
+ *     losses, pool and inline, every laminar kernel build): each ring's
  *     blocks are reduced into its own sum in block order, then the rings in ring order;
  *   - the joint JᵀJ and Jᵀr against an explicit per-point Jacobian of xf_model_c2_point at
  *     each slot's q, and Jᵀr against central differences of χ² (in this test only);
-s problem, bitwise's problem, bitwise; slot_q that is not ring by ring
+ *   - a slot_q of one value is today's problem, bitwise; slot_q that is not ring by ring
  *     is refused;
  *   - NLSQ on the joint problem recovers a shared truth with smaller sds than any ring.
  * With XF_RINGS_DUMP=path it also writes the joint problem's slots, data and model
