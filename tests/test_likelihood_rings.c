@@ -1,6 +1,6 @@
 /* test_likelihood_rings.c — the likelihood pass with a q per angle slot (adr/0064): the
- * slots of several q rings side by side share the physical parameters, each slot keeps
- * its own contrast and offset.
+ * slots of several q rings side by side share the physical parameters; contrast and
+ * offset are per ring and angle under the per-angle modes applied within each ring.
  *   - the joint pass equals the sum of the single-ring passes BITWISE (χ², Jᵀr, JᵀJ, at
  *     every pass level, every per-angle mode within each ring, least squares and robust
  *     losses, pool and inline, every laminar kernel build): each ring's
