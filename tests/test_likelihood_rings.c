@@ -157,6 +157,16 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 	xf_problem pj, pr[MAX_RINGS];
 	problem(&r, &r.joint, r.slot_q, &pj);
 	assert_int_equal(pj.n_rings, n_rings);
+	{ /* the GPU pass has one q: a joint problem stays on the CPU, with one clear line */
+		xf_pairset all;
+		xf_pairset_all(&all, N_FRAMES);
+		xf_error gerr = { 0 };
+		xf_lik *g = xf_lik_create(&pj, &all, NULL, &gerr);
+		assert_int_equal(xf_lik_use_gpu(g, 0, 1, &gerr), XF_ERR_CONFIG);
+		assert_non_null(strstr(gerr.msg, "q rings runs on the CPU only"));
+		xf_lik_destroy(g);
+		xf_pairset_free(&all);
+	}
 	if (scaling == XF_SCALING_AUTO) { /* one contrast and offset per ring, named by it */
 		assert_int_equal(pj.n_basis, n_rings);
 		assert_string_equal(pj.names[pj.n_phys], "contrast_r0");
