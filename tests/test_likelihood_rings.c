@@ -424,11 +424,11 @@ static void test_one_ring_and_refusals(void **state)
 	req.n_slot_q = 2 * K_ANGLES;
 	req.slot_q = back;
 	xf_problem pb;
-	assert_int_equal(xf_problem_build(&pb, &req, &r.joint, &err), -1);
+	assert_int_equal(xf_problem_build(&pb, &req, &r.joint, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "not side by side"));
 	req.n_slot_q = 2;
 	err = (xf_error){ 0 };
-	assert_int_equal(xf_problem_build(&pb, &req, &r.joint, &err), -1);
+	assert_int_equal(xf_problem_build(&pb, &req, &r.joint, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "q values given"));
 	rings_free(&r);
 }

@@ -239,9 +239,10 @@ int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds
 	pr->n_points = ds->n_points;
 	pr->has_sigma = req->has_sigma;
 	pr->sigma = req->has_sigma ? req->sigma : 1.0;
-	if (slot_rings(pr, req, err)) {
+	int rc = slot_rings(pr, req, err);
+	if (rc) {
 		xf_problem_free(pr);
-		return -1;
+		return rc;
 	}
 	pr->scaling = xf_scaling_type_of(choose_scaling(req, fewest_angles(pr)));
 	pr->n_basis = count_coefs(pr, req->fourier_order);
@@ -279,7 +280,7 @@ int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds
 	}
 	if (pr->n_basis > 0)
 		basis_rows(pr, &cg);
-	int rc = scaling_layout(pr, req, &cg, err);
+	rc = scaling_layout(pr, req, &cg, err);
 	free(cg.store);
 	if (rc)
 		xf_problem_free(pr);
