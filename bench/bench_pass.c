@@ -8,7 +8,8 @@
  *     per point libm sincos, g1, c2; no data, no derivatives, no vectors): what the
  *     model costs written the plain way, the yardstick of the kernel's speed.
  * Prints numbers; asserts nothing (speed belongs in benchmarks, not tests). Each time is
- * the median of REPEATS runs. */
+ * the median of REPEATS runs. Last, a joint pass over 4 q rings ÷ the sum of its
+ * single-ring passes (adr/0064; `bench_pass N PHI THREADS --rings-only` runs it alone). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,12 +222,80 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 	return 0;
 }
 
+/* A joint pass over rings (adr/0064) against the single-ring passes it sums: N_RINGS
+ * rings of RING_ANGLES angles each at q = 0.0054·(1, 1.5, 2, 2.5) Å⁻¹, the benchmark's
+ * truth and frames, individual scaling in both; the time of the joint pass ÷ the sum of the rings' (issue 26: ≈ 1). */
+#define N_RINGS	    4
+#define RING_ANGLES 6
+static int bench_rings(const xf_config *cfg, int n_frames, xf_pool *pool, int threads)
+{
+	const double truth[7] = XF_BENCH_TRUTH;
+	xf_dataset ring[N_RINGS], joint;
+	xf_problem pr[N_RINGS], pj;
+	xf_lik *lik[N_RINGS], *lj;
+	double slot_q[N_RINGS * RING_ANGLES], phi[RING_ANGLES], con[RING_ANGLES], off[RING_ANGLES];
+	xf_error err = { 0 };
+	xf_request req;
+	xf_pairset ps;
+	xf_pairset_all(&ps, n_frames);
+	xf_request_from_config(cfg, &req);
+	req.per_angle_mode = XF_SCALING_INDIVIDUAL; /* what a joint fit uses (adr/0064) */
+	for (int a = 0; a < RING_ANGLES; a++) {
+		phi[a] = -90.0 + 180.0 * a / RING_ANGLES;
+		con[a] = 0.3;
+		off[a] = 1.0;
+	}
+	for (int k = 0; k < N_RINGS; k++) {
+		xf_model_grid g = { XF_MODE_LAMINAR, XF_SHEAR_HOMODYNE,	       n_frames,
+				    0.001,	     0.0054 * (1.0 + 0.5 * k), 2e6 };
+		if (xf_synth_dataset(&g, truth, RING_ANGLES, phi, con, off, 1e-3, (uint64_t)k + 1,
+				     &ring[k]) ||
+		    xf_problem_build(&pr[k], &req, &ring[k], &err) ||
+		    !(lik[k] = xf_lik_create(&pr[k], &ps, pool, &err)))
+			return 1;
+	}
+	if (xf_synth_join(N_RINGS, ring, &joint, slot_q))
+		return 1;
+	req.n_slot_q = joint.n_phi;
+	req.slot_q = slot_q;
+	if (xf_problem_build(&pj, &req, &joint, &err) ||
+	    !(lj = xf_lik_create(&pj, &ps, pool, &err))) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	size_t nf = (size_t)pj.n_full;
+	double *jtj = malloc(sizeof(double) * nf * nf), *b = malloc(sizeof(double) * nf), cpu;
+	const char *level_names[3] = { "JtJ", "gradient", "value" };
+	for (int level = 0; level < 3; level++) {
+		double t_joint = time_pass(lj, pj.start, level, jtj, b, &cpu), t_sum = 0.0;
+		for (int k = 0; k < N_RINGS; k++)
+			t_sum += time_pass(lik[k], pr[k].start, level, jtj, b, &cpu);
+		printf("rings: %d-ring joint %-8s pass (%d x %d angles, %d frames, %d threads): "
+		       "%.4f s, sum of the single-ring passes %.4f s, ratio %.3f (target ~1)\n",
+		       N_RINGS, level_names[level], N_RINGS, RING_ANGLES, n_frames, threads,
+		       t_joint, t_sum, t_joint / t_sum);
+	}
+	free(jtj);
+	free(b);
+	xf_lik_destroy(lj);
+	xf_problem_free(&pj);
+	xf_synth_free(&joint);
+	for (int k = 0; k < N_RINGS; k++) {
+		xf_lik_destroy(lik[k]);
+		xf_problem_free(&pr[k]);
+		xf_synth_free(&ring[k]);
+	}
+	xf_pairset_free(&ps);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n_frames = argc > 1 ? atoi(argv[1]) : 1000;
 	int n_phi = argc > 2 ? atoi(argv[2]) : 23;
 	int threads = argc > 3 ? atoi(argv[3]) : 2;
 	int passes_only = argc > 4 && !strcmp(argv[4], "--passes-only"); /* no fits */
+	int rings_only = argc > 4 && !strcmp(argv[4], "--rings-only");
 	xf_log_set_stderr(1, 0);
 	const double truth[7] = XF_BENCH_TRUTH;
 	xf_dataset ds;
@@ -244,6 +313,12 @@ int main(int argc, char **argv)
 	xf_pool *pool = xf_pool_create(threads);
 	if (!pool)
 		return 1;
+	if (rings_only) {
+		int rc = bench_rings(&cfg, n_frames, pool, threads);
+		xf_pool_destroy(pool);
+		xf_synth_free(&ds);
+		return rc;
+	}
 	double t[REPEATS], bytes = 0.0;
 	for (int rep = 0; rep < REPEATS; rep++)
 		t[rep] = stream_pass(&ds, pool, &bytes);
@@ -267,6 +342,8 @@ int main(int argc, char **argv)
 	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_static))
 		return 1;
 	cfg.mode = XF_MODE_LAMINAR;
+	if (bench_rings(&cfg, n_frames, pool, threads))
+		return 1;
 	xf_pool_destroy(pool);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

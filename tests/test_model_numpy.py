@@ -10,6 +10,11 @@ against xpcsfit.
    element (t = 0 row and diagonal included) equals the NumPy model within 1e-12 absolute,
    for a laminar file with negative alpha/beta, a static file, and a file with start_frame
    > 1 read back through the NumPy reader.
+4. Several q (adr/0064): the joint problem of three rings with a q per angle slot, dumped
+   by test_likelihood_rings (XF_RINGS_DUMP): every slot's model value equals the NumPy
+   model at that slot's q (1e-12 absolute), the pass's χ² and its Jᵀr (the exact analytic
+   gradient, physical and per-slot parts) equal the NumPy ones; one q for every slot
+   does not match (the check can tell).
 Environment: XF_BINARY (xpcsfit), XF_TMP (scratch dir)."""
 import os
 import shutil
@@ -163,10 +168,56 @@ def file_comparisons():
           "model on a window equals the full-grid model: the window test cannot tell")
 
 
+def several_q():
+    exe = os.path.join(os.path.dirname(XF), "tests", "test_likelihood_rings")
+    path = os.path.join(TMP, "rings.txt")
+    r = subprocess.run([exe], env=dict(os.environ, XF_RINGS_DUMP=path), capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"test_likelihood_rings dump: rc {r.returncode} {r.stderr}")
+    lines = open(path).read().split("\n")
+    head = lines[0].split()
+    frames, dt, gap, n = int(head[1]), float(head[3]), float(head[5]), int(head[7])
+    theta = [float(v) for v in lines[1].split()[1:]]
+    slots = np.array([[float(v) for v in lines[2 + s].split()[1:]] for s in range(n)])
+    chi2 = float(lines[2 + n].split()[1])
+    b = np.array([float(v) for v in lines[3 + n].split()[1:]])
+    rows = np.loadtxt(lines[4 + n:])
+    q, phi, con, off = slots.T
+    check(len(set(q)) == 3, f"the dump has {len(set(q))} distinct q, expected 3")
+    np_ = len(theta)
+    chi2_np, b_np = 0.0, np.zeros(np_ + 2 * n)
+    worst, worst_one_q = 0.0, 0.0
+    for s in range(n):
+        mine = rows[rows[:, 0] == s]
+        i, j = mine[:, 1].astype(int), mine[:, 2].astype(int)
+        for qq, role in ((q[s], "slot"), (q[0], "one q")):
+            pm = xr.PairModel("laminar_flow", qq, dt, gap, [phi[s]], frames, i, j)
+            g1, dg = pm.g1(theta)
+            model = off[s] + con[s] * g1[0] ** 2
+            err = np.abs(model - mine[:, 4]).max()
+            if role == "slot":
+                worst = max(worst, err)
+                res = mine[:, 3] - model
+                chi2_np += float(res @ res)
+                b_np[:np_] += (2.0 * con[s] * g1[0] * res) @ dg[0]  # Σ ∂c2/∂θ · res
+                b_np[np_ + s] = float((g1[0] ** 2) @ res)
+                b_np[np_ + n + s] = float(res.sum())
+            elif s >= 3:
+                worst_one_q = max(worst_one_q, err)
+    check(worst < 1e-12, f"several q: model of a slot differs from NumPy by {worst:.3g}")
+    check(worst_one_q > 1e-6, f"several q: one q for every slot matches too ({worst_one_q:.3g})")
+    close(chi2, chi2_np, 1e-10, "several q: chi2")
+    scale = np.sqrt(chi2_np) * np.abs(b_np).max()
+    for k in range(np_ + 2 * n):
+        check(abs(b[k] - b_np[k]) <= 1e-9 * max(abs(b_np[k]), 1e-6 * scale),
+              f"several q: b[{k}] pass {b[k]!r}, NumPy {b_np[k]!r}")
+
+
 def main():
     reference_values()
     jacobian_check()
     file_comparisons()
+    several_q()
     return summary()
 
 

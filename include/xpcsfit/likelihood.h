@@ -73,6 +73,13 @@ typedef struct xf_problem {
 	double sigma;		    /* σ (1 when not given) */
 	int has_sigma;
 	size_t n_points; /* fitted points of the whole data */
+	/* q per angle slot (adr/0064): the slots of a joint fit are the angles of every ring
+	 * side by side, ring by ring; one ring (today's fits) has every slot at grid.q */
+	int n_rings;	 /* ≥ 1 */
+	int *ring_first; /* [n_rings + 1] first slot of each ring, then n_phi */
+	double *ring_q;	 /* [n_rings] Å⁻¹; ring_q[0] == grid.q */
+	double *slot_q;	 /* [n_phi] Å⁻¹, q of the ring of each slot */
+	int *slot_ring;	 /* [n_phi] ring of each slot */
 } xf_problem;
 
 /* Build the problem of req on ds: the per-angle mode used (nlsq.md: static uses

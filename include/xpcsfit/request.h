@@ -41,6 +41,12 @@ typedef struct xf_request {
 	const double *contrast_start;
 	int n_offset_start;
 	const double *offset_start;
+
+	/* q per kept angle slot (adr/0064): 0 (every slot at the dataset's q, one ring) or
+	 * one per slot, the slots of a ring side by side (a ring is a run of equal q).
+	 * Borrowed, like the starts above. */
+	int n_slot_q;
+	const double *slot_q;
 } xf_request;
 
 #endif

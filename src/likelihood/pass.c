@@ -28,25 +28,42 @@ void xf_pass_run_block(void *ctx, int block)
 	}
 }
 
-/* Reduce the block slots in block order into the total. */
+void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a)
+{
+	size_t n_phi = (size_t)pr->n_phi;
+	total->chi2 += a->chi2;
+	total->g1sq += a->g1sq;
+	for (int m = 0; m < XF_N_PHYS * XF_N_PHYS; m++)
+		total->hpp[m] += a->hpp[m];
+	for (int m = 0; m < XF_N_PHYS; m++)
+		total->bp[m] += a->bp[m];
+	for (size_t m = 0; m < n_phi * XF_N_PHYS; m++) {
+		total->pc[m] += a->pc[m];
+		total->po[m] += a->po[m];
+	}
+	for (size_t m = 0; m < n_phi * 5; m++)
+		total->scc[m] += a->scc[m];
+}
+
+/* Reduce the block slots in block order into the total. Several rings (adr/0064): each
+ * ring's blocks into its own sum, in block order, then the rings' sums in ring order, so
+ * the joint pass is bitwise the sum of the single-ring passes; a block leaves the slots
+ * of other rings at 0, and x + 0 is x. */
 void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total)
 {
-	size_t n_phi = (size_t)lik->pr->n_phi;
-	accum_clear(lik->pr, total);
-	for (int blk = 0; blk < lik->n_blocks; blk++) {
-		const xf_accum *a = &lik->slots[blk];
-		total->chi2 += a->chi2;
-		total->g1sq += a->g1sq;
-		for (int m = 0; m < XF_N_PHYS * XF_N_PHYS; m++)
-			total->hpp[m] += a->hpp[m];
-		for (int m = 0; m < XF_N_PHYS; m++)
-			total->bp[m] += a->bp[m];
-		for (size_t m = 0; m < n_phi * XF_N_PHYS; m++) {
-			total->pc[m] += a->pc[m];
-			total->po[m] += a->po[m];
-		}
-		for (size_t m = 0; m < n_phi * 5; m++)
-			total->scc[m] += a->scc[m];
+	const xf_problem *pr = lik->pr;
+	accum_clear(pr, total);
+	if (pr->n_rings == 1) {
+		for (int blk = 0; blk < lik->n_blocks; blk++)
+			xf_accum_add(pr, total, &lik->slots[blk]);
+		return;
+	}
+	xf_accum *ring = &lik->slots[lik->n_blocks + 1];
+	for (int r = 0; r < pr->n_rings; r++) {
+		accum_clear(pr, ring);
+		for (int k = 0; k < lik->blocks_per_ring; k++)
+			xf_accum_add(pr, ring, &lik->slots[r * lik->blocks_per_ring + k]);
+		xf_accum_add(pr, total, ring);
 	}
 }
 
@@ -194,18 +211,21 @@ static int gather(xf_lik *lik)
 static int make_blocks(xf_lik *lik)
 {
 	size_t n = (size_t)lik->ps->n_frames;
-	lik->n_blocks = (int)((lik->ps->n_pairs + XF_PAIRS_PER_BLOCK - 1) / XF_PAIRS_PER_BLOCK);
+	lik->blocks_per_ring =
+		(int)((lik->ps->n_pairs + XF_PAIRS_PER_BLOCK - 1) / XF_PAIRS_PER_BLOCK);
+	lik->n_blocks = lik->blocks_per_ring * lik->pr->n_rings;
 	if (lik->ps->pair_i)
 		return 0;
-	lik->block_i = malloc(sizeof(int) * (size_t)(lik->n_blocks + 1));
-	lik->block_j = malloc(sizeof(int) * (size_t)(lik->n_blocks + 1));
+	int n_pair_blocks = lik->blocks_per_ring;
+	lik->block_i = malloc(sizeof(int) * (size_t)(n_pair_blocks + 1));
+	lik->block_j = malloc(sizeof(int) * (size_t)(n_pair_blocks + 1));
 	if (!lik->block_i || !lik->block_j)
 		return -1;
 	size_t pair = 0;
 	int blk = 0;
-	for (size_t i = 1; i + 1 < n && blk < lik->n_blocks; i++) {
+	for (size_t i = 1; i + 1 < n && blk < n_pair_blocks; i++) {
 		size_t row = n - 1 - i; /* pairs (i, i+1..n−1) */
-		while (blk < lik->n_blocks && (size_t)blk * XF_PAIRS_PER_BLOCK < pair + row) {
+		while (blk < n_pair_blocks && (size_t)blk * XF_PAIRS_PER_BLOCK < pair + row) {
 			size_t offset = (size_t)blk * XF_PAIRS_PER_BLOCK - pair;
 			lik->block_i[blk] = (int)i;
 			lik->block_j[blk] = (int)(i + 1 + offset);
@@ -213,7 +233,7 @@ static int make_blocks(xf_lik *lik)
 		}
 		pair += row;
 	}
-	assert(blk == lik->n_blocks); /* every block starts at a pair of the set */
+	assert(blk == n_pair_blocks); /* every block starts at a pair of the set */
 	return 0;
 }
 
@@ -221,7 +241,8 @@ int xf_pass_alloc_slots(xf_lik *lik)
 {
 	size_t n_phi = (size_t)lik->pr->n_phi;
 	size_t per_slot = n_phi * (2 * XF_N_PHYS + 5);
-	size_t n_slots = (size_t)lik->n_blocks + 1; /* + the total */
+	/* + the total, + one ring sum when there are several rings */
+	size_t n_slots = (size_t)lik->n_blocks + 1 + (lik->pr->n_rings > 1);
 	lik->slots = calloc(n_slots, sizeof(xf_accum));
 	lik->slot_store = malloc(sizeof(double) * per_slot * n_slots);
 	if (!lik->slots || !lik->slot_store)

@@ -55,6 +55,10 @@ int xf_lik_use_gpu(xf_lik *lik, int fp32, int max_devices, xf_error *err)
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "--device gpu: only the least-squares loss in one process runs "
 			       "on a GPU");
+	if (lik->pr->n_rings > 1) /* the device kernel has one q (adr/0064) */
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "--device gpu: a joint fit over %d q rings runs on the CPU only",
+			       lik->pr->n_rings);
 	if (n_dev == 0)
 		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
 	xf_gpu_data d;

@@ -10,10 +10,11 @@
 /* Static: g1 is the same for every angle; Σ_p u_p·res_p = 2g1²·Σ_p con_p·res_p. */
 static void static_gradient(xf_lik *lik, int block)
 {
-	const xf_frames *f = &lik->frames;
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
 	xf_accum *acc = &lik->slots[block];
 	const size_t n = (size_t)lik->ds->n_frames;
-	const int n_phi = lik->pr->n_phi;
+	const int n_phi = p1 - p0; /* the slots of the block's ring */
 	double chi2 = 0.0, g1sum = 0.0;
 	int i, j;
 	pair_cursor c = cursor_at(lik, block);
@@ -27,7 +28,7 @@ static void static_gradient(xf_lik *lik, int block)
 		}
 		double g1sq = g1 * g1, con_res = 0.0;
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
-		for (int p = 0; p < n_phi; p++) {
+		for (int p = p0; p < p1; p++) {
 			double res = pass_data(lik, p, idx, k) -
 				     (lik->offset[p] + lik->contrast[p] * g1sq);
 			chi2 += res * res;
@@ -52,10 +53,10 @@ void xf_pass_block_gradient(xf_lik *lik, int block)
 /* χ² and Σ g1² only. */
 void xf_pass_block_value(xf_lik *lik, int block)
 {
-	const xf_frames *f = &lik->frames;
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
 	xf_accum *acc = &lik->slots[block];
 	const size_t n = (size_t)lik->ds->n_frames;
-	const int n_phi = lik->pr->n_phi;
 	double chi2 = 0.0, g1sum = 0.0;
 	int i, j;
 	pair_cursor c = cursor_at(lik, block);
@@ -67,7 +68,7 @@ void xf_pass_block_value(xf_lik *lik, int block)
 			g1 = XF_G1_FLOOR;
 		double g1sq = g1 * g1;
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
-		for (int p = 0; p < n_phi; p++) {
+		for (int p = p0; p < p1; p++) {
 			double res = pass_data(lik, p, idx, k) -
 				     (lik->offset[p] + lik->contrast[p] * g1sq);
 			chi2 += res * res;

@@ -16,12 +16,13 @@
 static void static_block(xf_lik *lik, int block)
 {
 	const xf_dataset *ds = lik->ds;
-	const xf_frames *f = &lik->frames;
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
 	xf_accum *acc = &lik->slots[block];
-	const int n_phi = lik->pr->n_phi;
+	const int n_phi = p1 - p0; /* the slots of the block's ring */
 	const size_t n = (size_t)ds->n_frames;
 	double sum_con2 = 0.0;
-	for (int p = 0; p < n_phi; p++)
+	for (int p = p0; p < p1; p++)
 		sum_con2 += lik->contrast[p] * lik->contrast[p];
 	double t4a[3] = { 0, 0, 0 }, t2a[3] = { 0, 0, 0 }, t4 = 0.0, t2 = 0.0, count = 0.0;
 	int i, j;
@@ -37,7 +38,7 @@ static void static_block(xf_lik *lik, int block)
 		double g1sq = g1 * g1;
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), pos = c.k - 1;
 		double con_res = 0.0;
-		for (int p = 0; p < n_phi; p++) {
+		for (int p = p0; p < p1; p++) {
 			double res = pass_data(lik, p, idx, pos) -
 				     (lik->offset[p] + lik->contrast[p] * g1sq);
 			acc->chi2 += res * res;
@@ -59,7 +60,7 @@ static void static_block(xf_lik *lik, int block)
 		count += 1.0;
 	}
 	acc->g1sq = t2 * n_phi;
-	for (int p = 0; p < n_phi; p++) {
+	for (int p = p0; p < p1; p++) {
 		double two_con = 2.0 * lik->contrast[p];
 		for (int m = 0; m < 3; m++) {
 			acc->pc[(size_t)p * XF_N_PHYS + m] = two_con * t4a[m];

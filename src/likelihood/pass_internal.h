@@ -37,7 +37,9 @@ struct xf_lik {
 	const xf_pairset *ps;
 	xf_pool *pool;
 	size_t n_points; /* n_pairs · n_phi */
-	int n_blocks;
+	/* blocks run ring-major (adr/0064): block b evaluates pair block b % blocks_per_ring
+	 * at the slots of ring b / blocks_per_ring; n_blocks = n_rings · blocks_per_ring */
+	int n_blocks, blocks_per_ring;
 	int *block_i, *block_j; /* implicit pair sets: first pair of each block */
 	/* evaluation workspace */
 	xf_frames frames;
@@ -81,6 +83,7 @@ typedef struct pair_cursor {
 static inline pair_cursor cursor_at(const xf_lik *lik, int block)
 {
 	pair_cursor c = { lik->ps, 0, 0, 0, 0, lik->ps->n_frames };
+	block %= lik->blocks_per_ring; /* the pairs of a block are the same in every ring */
 	size_t first = (size_t)block * XF_PAIRS_PER_BLOCK;
 	c.k = first;
 	c.end = first + XF_PAIRS_PER_BLOCK < lik->ps->n_pairs ? first + XF_PAIRS_PER_BLOCK
@@ -112,6 +115,21 @@ static inline int cursor_next(pair_cursor *c, int *i, int *j)
 	return 1;
 }
 
+/* The view of one block: the frame state with the w and s of its ring's q (the
+ * cumulative integrals are shared, only these two scalars differ between rings) and its
+ * ring's slots [*p0, *p1). For one ring: lik->frames as it is, every slot. */
+static inline xf_frames block_frames(const xf_lik *lik, int block, int *p0, int *p1)
+{
+	const xf_problem *pr = lik->pr;
+	int ring = block / lik->blocks_per_ring;
+	xf_frames f = lik->frames;
+	*p0 = pr->ring_first[ring];
+	*p1 = pr->ring_first[ring + 1];
+	if (pr->n_rings > 1)
+		xf_frames_set_q(&f, &pr->grid, pr->ring_q[ring]);
+	return f;
+}
+
 /* c2 of angle p at the pair with packed index idx, the k-th pair of the set (a band holds
  * the pairs of the rank's blocks, adr/0027). */
 static inline double pass_data(const xf_lik *lik, int p, size_t idx, size_t k)
@@ -127,7 +145,7 @@ typedef struct point_terms {
 	double u, v, z, g1sq, res;
 } point_terms;
 
-static inline point_terms laminar_point(const xf_lik *lik, int p, double g1d, double s_ig,
+static inline point_terms laminar_point(const xf_lik *lik, int p, double s, double g1d, double s_ig,
 					double ig, double data)
 {
 	double dfactor;
@@ -139,7 +157,7 @@ static inline point_terms laminar_point(const xf_lik *lik, int p, double g1d, do
 		g1 = XF_G1_FLOOR; /* hard floor: no derivative */
 	} else {
 		double two_cg1 = 2.0 * con * g1;
-		double shear = two_cg1 * g1d * dfactor * lik->frames.s;
+		double shear = two_cg1 * g1d * dfactor * s;
 		t.u = two_cg1 * g1;
 		t.v = shear * lik->cos_a[p];
 		t.z = -shear * lik->sin_a[p] * XF_DEG2RAD * ig;
@@ -167,6 +185,8 @@ static inline void accum_clear(const xf_problem *pr, xf_accum *a)
 void xf_pass_prepare(xf_lik *lik, const double *x);
 void xf_pass_run_block(void *ctx, int block);
 void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
+/* Add slot a into total (every field). */
+void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a);
 int xf_pass_alloc_slots(xf_lik *lik);
 void xf_pass_batch_free(xf_lik *lik);
 

@@ -94,9 +94,8 @@ typedef struct lam_chunk {
  * The differences of the frame integrals are gathered pair by pair (into g1d, ig, a and
  * b), then turned into the factors over lanes. Padding pairs (past the end of the block)
  * end with harmless factors (g1_D = I^γ = 1, no slopes). */
-static int chunk_pairs(const xf_lik *lik, pair_cursor *c, lam_chunk *ch)
+static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch)
 {
-	const xf_frames *f = &lik->frames;
 	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
 	int k = 0, i, j;
 	for (; k < XF_CHUNK && cursor_next(c, &i, &j); k++) {
@@ -157,13 +156,13 @@ enum {
  * k + h·XF_VW of each group of 8 at k) at a time, its sums in native registers, then the
  * sums of the 8 lanes in the fixed order. */
 static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik, xf_accum *acc,
-							      lam_chunk *ch, int n_pairs, int p,
-							      xf_pass_level level, int shared,
-							      int pnas)
+							      lam_chunk *ch, double s, int n_pairs,
+							      int p0, int p, xf_pass_level level,
+							      int shared, int pnas)
 {
 	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
 	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
-	const double con = lik->contrast[p], off = lik->offset[p], s = lik->frames.s;
+	const double con = lik->contrast[p], off = lik->offset[p];
 	const int n_groups = (n_pairs + XF_LANES - 1) / XF_LANES * XF_LANES;
 	double sn[XF_CHUNK], cs[XF_CHUNK];
 	for (int k = 0; k < n_groups; k += XF_VW) {
@@ -250,9 +249,10 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 			vn_store(lanes[AS_PO + m] + o, po[m]);
 		}
 	}
-	/* into the block's slot: a shared mode's scaling sums land in angle slot 0 (the
-	 * basis row of every angle is 1), a per-angle mode's in the angle's own */
-	const size_t q = shared ? 0 : (size_t)p;
+	/* into the block's slot: a shared mode's scaling sums land in the first slot of the
+	 * block's ring (the basis row of every angle of the ring is the same), a per-angle
+	 * mode's in the angle's own */
+	const size_t q = shared ? (size_t)p0 : (size_t)p;
 	acc->chi2 += v8_sum(lanes[AS_CHI2]);
 	acc->g1sq += v8_sum(lanes[AS_G2]);
 	acc->sco[q] += v8_sum(lanes[AS_G2]);
@@ -277,8 +277,10 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
  * mode, the scaling cross terms), over lanes: with a = ∂log g1_D and b = ∂I^γ of a pair,
  * hpp[m][l] += Σuu·a_m·a_l, Σuv·a_m·b_l, Σvv·b_m·b_l, Σuz·a_m, Σvz·b_m, Σzz (the upper
  * triangle, the only part assemble() reads). */
-static inline __attribute__((always_inline)) void
-chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level level, int shared)
+static inline __attribute__((always_inline)) void chunk_pair_terms(xf_accum *acc,
+								   const lam_chunk *ch, int n_pairs,
+								   xf_pass_level level, int shared,
+								   int p0)
 {
 	/* lane sums: bp[7], then h[49] (upper triangle used), then pc[6], po[6] */
 	enum {
@@ -358,8 +360,8 @@ chunk_pair_terms(xf_accum *acc, const lam_chunk *ch, int n_pairs, xf_pass_level 
 			acc->hpp[m * XF_N_PHYS + l] += v8_sum(lanes[PT_H + m * XF_N_PHYS + l]);
 	if (shared)
 		for (int m = 0; m < 6; m++) {
-			acc->pc[m] += v8_sum(lanes[PT_PC + m]);
-			acc->po[m] += v8_sum(lanes[PT_PO + m]);
+			acc->pc[(size_t)p0 * XF_N_PHYS + m] += v8_sum(lanes[PT_PC + m]);
+			acc->po[(size_t)p0 * XF_N_PHYS + m] += v8_sum(lanes[PT_PO + m]);
 		}
 }
 
@@ -369,18 +371,20 @@ laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
 {
 	xf_accum *acc = &lik->slots[block];
 	lam_chunk ch;
+	int p0, p1;
+	const xf_frames f = block_frames(lik, block, &p0, &p1);
 	pair_cursor c = cursor_at(lik, block);
 	accum_clear(lik->pr, acc);
 	for (;;) {
-		int n_pairs = chunk_pairs(lik, &c, &ch);
+		int n_pairs = chunk_pairs(lik, &f, &c, &ch);
 		if (n_pairs == 0)
 			break;
 		if (level != XF_PASS_VALUE)
 			memset(ch.ps, 0, sizeof ch.ps);
-		for (int p = 0; p < lik->pr->n_phi; p++)
-			chunk_angle(lik, acc, &ch, n_pairs, p, level, shared, pnas);
+		for (int p = p0; p < p1; p++)
+			chunk_angle(lik, acc, &ch, f.s, n_pairs, p0, p, level, shared, pnas);
 		if (level != XF_PASS_VALUE)
-			chunk_pair_terms(acc, &ch, n_pairs, level, shared);
+			chunk_pair_terms(acc, &ch, n_pairs, level, shared, p0);
 	}
 }
 

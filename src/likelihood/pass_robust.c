@@ -17,12 +17,13 @@ typedef struct robust_point {
 	double g1sq, res;
 } robust_point;
 
-static robust_point point_at(const xf_lik *lik, int p, int laminar, double g1d, double s_ig,
-			     double ig, const double a[3], const double b[3], double data)
+static robust_point point_at(const xf_lik *lik, int p, int laminar, double s, double g1d,
+			     double s_ig, double ig, const double a[3], const double b[3],
+			     double data)
 {
 	robust_point rp = { { 0 }, 0.0, 0.0 };
 	if (laminar) {
-		point_terms t = laminar_point(lik, p, g1d, s_ig, ig, data);
+		point_terms t = laminar_point(lik, p, s, g1d, s_ig, ig, data);
 		for (int m = 0; m < 3; m++) {
 			rp.jp[m] = t.u * a[m];
 			rp.jp[3 + m] = t.v * b[m];
@@ -71,10 +72,11 @@ static void add_point(xf_accum *acc, xf_pass_level level, int slot, int n_phys,
 
 void xf_pass_block_robust(xf_lik *lik, int block)
 {
-	const xf_frames *f = &lik->frames;
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
 	xf_accum *acc = &lik->slots[block];
 	const size_t n = (size_t)lik->ds->n_frames;
-	const int n_phi = lik->pr->n_phi, n_phys = lik->pr->n_phys;
+	const int n_phys = lik->pr->n_phys;
 	const int laminar = lik->pr->mode == XF_MODE_LAMINAR;
 	const int shared = lik->pr->scaling->shared_row;
 	const double s = lik->pr->sigma * lik->f_scale;
@@ -89,11 +91,11 @@ void xf_pass_block_robust(xf_lik *lik, int block)
 		else if (g1d < XF_G1_FLOOR)
 			a[0] = a[1] = a[2] = 0.0; /* hard floor: no derivative */
 		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
-		for (int p = 0; p < n_phi; p++) {
-			robust_point rp = point_at(lik, p, laminar, g1d, f->s * ig, ig, a, b,
+		for (int p = p0; p < p1; p++) {
+			robust_point rp = point_at(lik, p, laminar, f->s, g1d, f->s * ig, ig, a, b,
 						   pass_data(lik, p, idx, k));
 			xf_loss_point w = xf_loss_point_of(lik->loss, s, rp.res);
-			add_point(acc, lik->level, shared ? 0 : p, n_phys, &rp, &w);
+			add_point(acc, lik->level, shared ? p0 : p, n_phys, &rp, &w);
 		}
 	}
 }

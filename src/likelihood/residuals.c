@@ -48,11 +48,14 @@ static int walk_points(const xf_problem *pr, const walk_range *wr, const double 
 			j = (int)ps->pair_j[k];
 		}
 		assert(i >= 1 && i < j && j < n);
-		double a[3], b[3], dfactor;
-		double g1d = xf_pair_diffusion(&f, i, j, a);
-		double s_ig = laminar ? f.s * xf_pair_integral(f.cg, f.dcg, i, j, b) : 0.0;
+		double a[3], b[3], dfactor, g1d = 0.0, s_ig = 0.0;
 		size_t idx = xf_packed_index((size_t)n, (size_t)i, (size_t)j);
 		for (int p = 0; p < n_phi && !stop; p++) {
+			if (p == pr->ring_first[pr->slot_ring[p]]) { /* a ring's q: adr/0064 */
+				xf_frames_set_q(&f, &pr->grid, pr->ring_q[pr->slot_ring[p]]);
+				g1d = xf_pair_diffusion(&f, i, j, a);
+				s_ig = laminar ? f.s * xf_pair_integral(f.cg, f.dcg, i, j, b) : 0.0;
+			}
 			double g1 = laminar ? g1d * xf_shear_factor(s_ig * cos_a[p],
 								    pr->grid.shear_model, &dfactor)
 					    : g1d;

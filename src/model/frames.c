@@ -79,10 +79,15 @@ static void cumulate_rate(const xf_model_grid *grid, const double *log_t, double
 	}
 }
 
+void xf_frames_set_q(xf_frames *f, const xf_model_grid *grid, double q)
+{
+	f->w = 0.5 * q * q * grid->dt_s;
+	f->s = q * grid->gap_A * grid->dt_s / (2.0 * M_PI);
+}
+
 void xf_frames_compute(xf_frames *f, const xf_model_grid *grid, const double *theta)
 {
-	f->w = 0.5 * grid->q * grid->q * grid->dt_s;
-	f->s = grid->q * grid->gap_A * grid->dt_s / (2.0 * M_PI);
+	xf_frames_set_q(f, grid, grid->q);
 	cache_log_t(f, grid);
 	cumulate_rate(grid, f->log_t, theta[XF_P_D0], theta[XF_P_ALPHA], theta[XF_P_D_OFFSET],
 		      f->cd, f->dcd);

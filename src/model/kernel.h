@@ -55,6 +55,10 @@ int xf_frames_alloc(xf_frames *f, int n_frames, int with_shear);
 void xf_frames_free(xf_frames *f);
 /* Fill f for theta (canonical order) on grid. */
 void xf_frames_compute(xf_frames *f, const xf_model_grid *grid, const double *theta);
+/* The q-dependent weights w and s of f for scattering vector q (Å⁻¹) on grid: the
+ * cumulative integrals do not depend on q, so the rings of a joint fit share them and
+ * differ only here (adr/0064). xf_frames_compute sets them for grid->q. */
+void xf_frames_set_q(xf_frames *f, const xf_model_grid *grid, double q);
 #ifdef __cplusplus
 }
 #endif

@@ -76,3 +76,43 @@ int xf_synth_benchmark(int n_frames, int n_phi, xf_dataset *ds)
 	free(off);
 	return rc;
 }
+
+int xf_synth_join(int n_rings, const xf_dataset *rings, xf_dataset *joint, double *slot_q)
+{
+	const xf_dataset *r0 = &rings[0];
+	size_t packed = xf_packed_size((size_t)r0->n_frames);
+	int n = 0;
+	for (int k = 0; k < n_rings; k++)
+		n += rings[k].n_phi;
+	memset(joint, 0, sizeof *joint);
+	joint->path = strdup("synthetic rings");
+	joint->layout = r0->layout;
+	joint->q = r0->q;
+	joint->n_q_rings = n_rings;
+	joint->n_phi = joint->n_phi_in_ring = n;
+	joint->n_frames_stored = r0->n_frames_stored;
+	joint->first_frame = r0->first_frame;
+	joint->n_frames = r0->n_frames;
+	joint->dt_s = r0->dt_s;
+	strcpy(joint->dt_source, "synthetic");
+	joint->phi_deg = malloc(sizeof(double) * (size_t)n);
+	joint->map_number = malloc(sizeof(int) * (size_t)n);
+	joint->c2 = calloc((size_t)n, sizeof(double *));
+	if (!joint->path || !joint->phi_deg || !joint->map_number || !joint->c2)
+		return -1;
+	int s = 0;
+	for (int k = 0; k < n_rings; k++)
+		for (int a = 0; a < rings[k].n_phi; a++, s++) {
+			if (rings[k].n_frames != r0->n_frames)
+				return -1;
+			joint->phi_deg[s] = rings[k].phi_deg[a];
+			joint->map_number[s] = s + 1;
+			joint->c2[s] = malloc(sizeof(double) * packed);
+			if (!joint->c2[s])
+				return -1;
+			memcpy(joint->c2[s], rings[k].c2[a], sizeof(double) * packed);
+			slot_q[s] = rings[k].q;
+		}
+	joint->n_points = (size_t)n * xf_fitted_pairs((size_t)r0->n_frames);
+	return 0;
+}

@@ -24,4 +24,9 @@ void xf_synth_free(xf_dataset *ds);
 	}
 int xf_synth_benchmark(int n_frames, int n_phi, xf_dataset *ds);
 
+/* The slots of n_rings ring datasets (same frames and dt) side by side, ring by ring, as
+ * one dataset (copies of the maps; q of ring 0), and slot_q (one per slot) for the
+ * problem request of a joint fit (adr/0064). Returns 0 or -1. */
+int xf_synth_join(int n_rings, const xf_dataset *rings, xf_dataset *joint, double *slot_q);
+
 #endif
