@@ -102,6 +102,13 @@ void xf_dataset_free(xf_dataset *ds);
 int xf_dataset_load_rings(const xf_selection *sel, const char *path, xf_dataset **rings,
 			  int *n_rings, xf_error *err);
 void xf_dataset_free_rings(xf_dataset *rings, int n_rings);
+/* The rings side by side as one dataset, ring by ring (a joint fit, adr/0066): *slot_q
+ * (malloc'ed, [joint->n_phi]) the q of each slot. joint borrows the rings' maps: free it
+ * with xf_dataset_free_joined before the rings. XF_ERR_DATA for rings of different frame
+ * grids or a band. */
+int xf_dataset_join_rings(const xf_dataset *rings, int n_rings, xf_dataset *joint, double **slot_q,
+			  xf_error *err);
+void xf_dataset_free_joined(xf_dataset *joint);
 /* One q ring of a file (validate's listing): its q and the maps (angles) it holds. */
 typedef struct xf_ring_info {
 	double q;     /* Å⁻¹ */

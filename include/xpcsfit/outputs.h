@@ -16,9 +16,11 @@
 #include "xpcsfit/results.h"
 
 typedef struct xf_output_options {
-	int write_surfaces; /* 0 with --no-surfaces */
-	int write_plots;    /* 0 with --no-plots */
-	int threads;	    /* virtual devices preparing the surfaces (0 counts as 1) */
+	int write_surfaces;	/* 0 with --no-surfaces */
+	int write_plots;	/* 0 with --no-plots */
+	int threads;		/* virtual devices preparing the surfaces (0 counts as 1) */
+	const char *rings_json; /* a joint fit's "rings" member of parameters.json (JSON
+				 * text, adr/0066); NULL: none */
 } xf_output_options;
 
 /* results.h5 (the surfaces the model at est), parameters.json, report.html, plots/

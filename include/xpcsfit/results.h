@@ -33,6 +33,7 @@ typedef struct xf_output_info {
 	const char *per_angle_mode; /* the per-angle mode the config asked this method for */
 	/* the CMC sampler's settings that parameters.json records */
 	int max_tree_depth, dense_mass, nlsq_informed_priors;
+	const char *rings_json; /* a joint fit's "rings" member (adr/0066), JSON; NULL: none */
 } xf_output_info;
 
 /* <dir>/results.h5 (written as a temporary file, then renamed): xf_io_write_nlsq_h5

@@ -133,10 +133,9 @@ static void log_band(const xf_dataset *ds)
 			ds->pair_first + ds->pair_count);
 }
 
-int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads)
+int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 {
 	xf_error err = { 0 };
-	memset(ds, 0, sizeof *ds);
 	xf_phase("load", 0);
 	xf_profile_phase("load");
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -172,6 +171,16 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 		*threads = xf_cores_given(&source);
 		xf_info("virtual devices: %d (%s)", *threads, source);
 	}
+	return 0;
+}
+
+int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads)
+{
+	xf_error err = { 0 };
+	memset(ds, 0, sizeof *ds);
+	int crc = xf_cli_load_config(job, cfg, threads);
+	if (crc)
+		return crc;
 	/* every rank reads the data (adr/0021); an error on any ends them all. The ranks of
 	 * an NLSQ run keep only the rows of their blocks (adr/0027). */
 	int band = xf_dist_get() && !strcmp(job->command, "nlsq");

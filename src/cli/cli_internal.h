@@ -31,6 +31,7 @@ typedef struct xf_cli_job {
 	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
 	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
 	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
+	int joint;	    /* nlsq --joint: one fit over the selected rings (adr/0066) */
 } xf_cli_job;
 
 /* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:
@@ -86,6 +87,11 @@ int xf_cli_threads(const char *arg, int *threads);
  * config's virtual_devices or the online cores. Returns 0, or the exit code after
  * printing the error line. */
 int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads);
+/* xf_cli_load's first half: the config (overrides, --strict, verbosity, run.log lines)
+ * and the thread count, no data (a joint fit loads its rings itself: nlsq_joint.c). */
+int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads);
+/* `nlsq --joint` (adr/0066): one fit over the selected rings, DIR/nlsq_joint/. */
+int xf_cli_run_nlsq_joint(const xf_cli_job *job);
 
 /* "<out>/<method>" into buf; an empty --out is refused. Returns 0 or the exit code after
  * printing the error line. */

@@ -124,7 +124,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		if (xf_cli_progress_on())
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
-		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads };
+		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL };
 		int rc =
 			xf_cli_nlsq_step(cfg, req, ds, o->out, threads, &oopt,
 					 o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
@@ -264,7 +264,7 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 {
 	xf_error err = { 0 };
 	xf_phase("results", 0);
-	xf_output_options oopt = { 1, o->plots, threads };
+	xf_output_options oopt = { 1, o->plots, threads, NULL };
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");

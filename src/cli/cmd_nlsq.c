@@ -11,7 +11,7 @@
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                    [--no-plots] [--surfaces|--no-surfaces] [--force] [--strict]\n"
-	"                    [--device cpu|gpu|auto]\n"
+	"                    [--device cpu|gpu|auto] [--joint]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
 	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
@@ -30,15 +30,21 @@ static const char nlsq_usage[] =
 	"                  docs/gpu.md\n"
 	"A run holds DIR/nlsq/.lock (a second run into it is refused) and keeps\n"
 	"DIR/nlsq/INCOMPLETE until every file is written (docs/outputs.md).\n"
+	"  --joint         one fit over every selected q ring (wavevector_q: all, a list\n"
+	"                  or a range) with shared physical parameters, into\n"
+	"                  DIR/nlsq_joint/, with a leave-one-out check of each ring\n"
+	"                  (docs/user-guide.md \"Several q rings\", adr/0066)\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
 
 int xf_cli_run_nlsq(const xf_cli_job *given)
 {
+	if (given->joint)
+		return xf_cli_run_nlsq_joint(given);
 	xf_cli_job copy;
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int threads = job->threads;
-	xf_output_options oopt = { job->surfaces, job->plots, 1 };
+	xf_output_options oopt = { job->surfaces, job->plots, 1, NULL };
 	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
 	if (rc)
 		return rc;
@@ -99,6 +105,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
 		{ "device", required_argument, 0, 'D' },
+		{ "joint", no_argument, 0, 'J' },
 		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
@@ -124,6 +131,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 		case 'f': job->force = 1; break;
 		case 's': job->strict = 1; break;
 		case 'D': job->device = optarg; break;
+		case 'J': job->joint = 1; break;
 		case 'h': fputs(nlsq_usage, stdout); return 0;
 		default:
 			if (xf_cli_override_or_unknown(ov, c, optarg, "nlsq", argv[optind - 1]))

@@ -60,7 +60,10 @@ int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_
 		return err->code;
 	/* plots and surfaces: the plots are drawn from the surfaces as results.h5 is written
 	 * (plot/plot_stream.h); when that cannot start, after it as without surfaces */
-	nlsq_ctx c = { info, ds, res, est, dpi, threads, NULL };
+	xf_output_info with_rings = *info; /* a joint fit's rings go into parameters.json */
+	if (opt && opt->rings_json)
+		with_rings.rings_json = opt->rings_json;
+	nlsq_ctx c = { &with_rings, ds, res, est, dpi, threads, NULL };
 	char plots_dir[PATH_MAX];
 	if (write_plots && surface_threads > 0 &&
 	    xf_path_join(plots_dir, sizeof plots_dir, dir, "plots", err) == 0) {

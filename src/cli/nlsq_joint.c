@@ -1,0 +1,502 @@
+/* nlsq_joint.c — `xpcsfit nlsq --joint` (adr/0066): one NLSQ fit over the selected q
+ * rings with shared physical parameters (the rings' angles side by side, adr/0064),
+ * written to DIR/nlsq_joint/; parameters.json's "rings" holds each ring's χ² and Fisher
+ * information share at the joint estimate, each ring's own fit, and the leave-one-out
+ * consistency check that flags outlier rings. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_internal.h"
+#include "cli/commands.h"
+#include "cli/request_build.h"
+#include "util/interrupt.h"
+#include "util/rundir.h"
+#include "util/verbosity.h"
+#include "xpcsfit/dist.h"
+#include "xpcsfit/quality.h"
+#include "io/io_internal.h"
+#include "xpcsfit/dataset.h"
+#include "xpcsfit/likelihood.h"
+#include "xpcsfit/results_config.h"
+
+/* |Δ| / sqrt(sd_ring² + sd_others²) above which a ring disagrees with the others */
+#define XF_JOINT_FLAG_Z 3.0
+
+typedef struct joint_run {
+	const xf_config *cfg;
+	const xf_dataset *rings;
+	int n_rings;
+	int threads;
+} joint_run;
+
+/* NLSQ of the rings with use[k] set: one ring as its own problem (the exact fit of
+ * `nlsq` on it), several side by side with slot_q. Quiet: no progress lines. */
+static int fit_subset(const joint_run *jr, const int *use, xf_nlsq_result *res, xf_error *err)
+{
+	xf_dataset *sub = malloc(sizeof *sub * (size_t)jr->n_rings);
+	if (!sub)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for %d rings", jr->n_rings);
+	int n = 0;
+	for (int k = 0; k < jr->n_rings; k++)
+		if (use[k])
+			sub[n++] = jr->rings[k]; /* shallow: the join borrows the maps */
+	xf_request req;
+	xf_request_from_config(jr->cfg, &req);
+	memset(res, 0, sizeof *res);
+	int rc;
+	if (n == 1) {
+		rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &sub[0], jr->threads, NULL, NULL, res, err);
+	} else {
+		xf_dataset joint;
+		double *slot_q = NULL;
+		rc = xf_dataset_join_rings(sub, n, &joint, &slot_q, err);
+		if (!rc) {
+			req.n_slot_q = joint.n_phi;
+			req.slot_q = slot_q;
+			rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &joint, jr->threads, NULL, NULL, res,
+					 err);
+			xf_dataset_free_joined(&joint);
+		}
+		free(slot_q);
+	}
+	free(sub);
+	return rc;
+}
+
+/* The largest |Δ|/sqrt(sd_a² + sd_b²) over the physical parameters free in both fits;
+ * *which its parameter (-1: none comparable). */
+static double max_z(const xf_nlsq_result *a, const xf_nlsq_result *b, int *which)
+{
+	double worst = 0.0;
+	*which = -1;
+	for (int p = 0; p < a->n_phys && p < b->n_phys; p++) {
+		double sa = a->uncertainties[p], sb = b->uncertainties[p];
+		double z = fabs(a->values[p] - b->values[p]) / sqrt(sa * sa + sb * sb);
+		if (a->is_fixed[p] || b->is_fixed[p] || !isfinite(z))
+			continue;
+		if (*which < 0 || z > worst) {
+			worst = z;
+			*which = p;
+		}
+	}
+	return worst;
+}
+
+typedef struct ring_check {
+	double z;	/* last leave-one-out comparison: max over the parameters */
+	int param;	/* its parameter (-1: none) */
+	int flagged;	/* 1: removed as disagreeing with the others */
+	int round;	/* round it was flagged in (1-based), 0 otherwise */
+	int compared;	/* 1: compared with the others at least once */
+} ring_check;
+
+/* Leave-one-out (adr/0066): each active ring's own fit against the joint fit of the
+ * other active rings; the worst beyond XF_JOINT_FLAG_Z is flagged and removed, and the
+ * rest are checked again, until they agree or two rings are left (two rings can
+ * disagree, but not say which is off: *pair_z is then their z, nothing flagged). */
+static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_check *chk,
+		       double *pair_z, int *pair_param, xf_error *err)
+{
+	int n = jr->n_rings;
+	int *active = malloc(sizeof(int) * (size_t)n);
+	int *use = malloc(sizeof(int) * (size_t)n);
+	if (!active || !use) {
+		free(active);
+		free(use);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check");
+	}
+	for (int k = 0; k < n; k++)
+		active[k] = 1;
+	int n_active = n, round = 0, rc = 0;
+	*pair_z = NAN;
+	*pair_param = -1;
+	while (n_active >= 3 && !rc) {
+		round++;
+		int worst = -1;
+		for (int k = 0; k < n && !rc; k++) {
+			if (!active[k])
+				continue;
+			memcpy(use, active, sizeof(int) * (size_t)n);
+			use[k] = 0;
+			xf_nlsq_result others;
+			rc = fit_subset(jr, use, &others, err);
+			if (!rc) {
+				chk[k].z = max_z(&own[k], &others, &chk[k].param);
+				chk[k].compared = 1;
+				if (worst < 0 || chk[k].z > chk[worst].z)
+					worst = k;
+			}
+			xf_nlsq_result_free(&others);
+		}
+		if (rc || worst < 0 || !(chk[worst].z > XF_JOINT_FLAG_Z))
+			break;
+		chk[worst].flagged = 1;
+		chk[worst].round = round;
+		active[worst] = 0;
+		n_active--;
+		xf_warn("ring q %.6g 1/A disagrees with the other rings: %s %.1f sd off their joint "
+			"fit (round %d); removed from the check",
+			jr->rings[worst].q, own[worst].names[chk[worst].param], chk[worst].z, round);
+	}
+	if (!rc && n == 2)
+		*pair_z = max_z(&own[0], &own[1], pair_param);
+	free(active);
+	free(use);
+	return rc;
+}
+
+/* Columns of the joint problem's coefficients (of one quantity) that ring k's slots use,
+ * in order: the joint basis is block-diagonal over the rings (adr/0064). */
+static int ring_coefs(const xf_problem *pj, int k, int *cols)
+{
+	int n = 0;
+	for (int c = 0; c < pj->n_basis; c++)
+		for (int s = pj->ring_first[k]; s < pj->ring_first[k + 1]; s++)
+			if (pj->basis[(size_t)s * (size_t)pj->n_basis + (size_t)c] != 0.0) {
+				cols[n++] = c;
+				break;
+			}
+	return n;
+}
+
+/* Ring k's χ² (Σ((data − model)/σ)², linear) and the diagonal of its JᵀJ over the
+ * physical parameters at the joint estimate xj: ring k's own problem at the joint
+ * values (its scaling coefficients taken from the joint ones). NaN where the layouts do
+ * not match (a per-angle mode that a ring alone would not use). */
+static void ring_information(const xf_config *cfg, const xf_dataset *ring, const xf_problem *pj,
+			     int k, const double *xj, double *chi2, double *info_diag)
+{
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	xf_problem pr;
+	xf_error err = { 0 };
+	xf_pairset ps;
+	*chi2 = NAN;
+	for (int p = 0; p < pj->n_phys; p++)
+		info_diag[p] = NAN;
+	if (xf_problem_build(&pr, &req, ring, &err))
+		return;
+	int *cols = malloc(sizeof(int) * (size_t)(pj->n_basis + 1));
+	double *x = malloc(sizeof(double) * (size_t)pr.n_full);
+	double *jtj = malloc(sizeof(double) * (size_t)pr.n_full * (size_t)pr.n_full);
+	double *b = malloc(sizeof(double) * (size_t)pr.n_full); /* a JᵀJ pass fills b too */
+	xf_lik *lik = NULL;
+	if (cols && x && jtj && b && ring_coefs(pj, k, cols) == pr.n_basis && !xf_pairset_all(&ps, ring->n_frames)) {
+		memcpy(x, xj, sizeof(double) * (size_t)pr.n_phys);
+		for (int c = 0; c < pr.n_basis; c++) {
+			x[pr.n_phys + c] = xj[pj->n_phys + cols[c]];
+			x[pr.n_phys + pr.n_basis + c] = xj[pj->n_phys + pj->n_basis + cols[c]];
+		}
+		lik = xf_lik_create(&pr, &ps, NULL, &err);
+		xf_lik_out out = { 0 };
+		out.jtj = jtj;
+		out.b = b;
+		if (lik && xf_lik_eval(lik, x, &out) == 0) {
+			*chi2 = out.chi2;
+			for (int p = 0; p < pr.n_phys; p++)
+				info_diag[p] = jtj[(size_t)p * (size_t)pr.n_full + (size_t)p];
+		}
+		xf_lik_destroy(lik);
+		xf_pairset_free(&ps);
+	}
+	free(cols);
+	free(x);
+	free(jtj);
+	free(b);
+	xf_problem_free(&pr);
+}
+
+/* The "rings" member of parameters.json (docs/outputs.md). */
+static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
+			   const xf_nlsq_result *own, const ring_check *chk, const double *chi2,
+			   const double *info, double pair_z, int pair_param)
+{
+	int n = jr->n_rings, np = res->n_phys;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "mode", "joint");
+	cJSON_AddItemToObject(root, "n_rings", xf_json_int(n));
+	cJSON_AddItemToObject(root, "chi_squared_joint", xf_json_num(res->chi_squared));
+	cJSON_AddItemToObject(root, "flag_threshold_sd", xf_json_num(XF_JOINT_FLAG_Z));
+	cJSON *flagged = cJSON_CreateArray();
+	cJSON *list = cJSON_CreateArray();
+	for (int k = 0; k < n; k++) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddItemToObject(r, "q", xf_json_num(jr->rings[k].q));
+		cJSON_AddItemToObject(r, "n_angles", xf_json_int(jr->rings[k].n_phi));
+		cJSON_AddItemToObject(r, "n_points", xf_json_int((long long)jr->rings[k].n_points));
+		cJSON_AddItemToObject(r, "chi_squared", xf_json_num(chi2[k]));
+		cJSON *share = cJSON_CreateObject();
+		for (int p = 0; p < np; p++) {
+			double sum = 0.0;
+			for (int j = 0; j < n; j++) /* ring order: fixed bits */
+				sum += info[(size_t)j * (size_t)np + (size_t)p];
+			double v = res->is_fixed[p] ? NAN : info[(size_t)k * (size_t)np + (size_t)p] / sum;
+			cJSON_AddItemToObject(share, res->names[p], xf_json_num(v));
+		}
+		cJSON_AddItemToObject(r, "information_share", share);
+		cJSON *fit = cJSON_CreateObject();
+		cJSON_AddStringToObject(fit, "status", own[k].status ? own[k].status : "failed");
+		cJSON_AddItemToObject(fit, "chi_squared", xf_json_num(own[k].chi_squared));
+		for (int p = 0; p < np; p++) {
+			cJSON *v = cJSON_CreateObject();
+			cJSON_AddItemToObject(v, "value", xf_json_num(own[k].values[p]));
+			cJSON_AddItemToObject(v, "uncertainty", xf_json_num(own[k].uncertainties[p]));
+			cJSON_AddItemToObject(fit, own[k].names[p], v);
+		}
+		cJSON_AddItemToObject(r, "own_fit", fit);
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddItemToObject(c, "max_sd_from_others", chk[k].compared ? xf_json_num(chk[k].z) : cJSON_CreateNull());
+		cJSON_AddStringToObject(c, "parameter", chk[k].param >= 0 ? own[k].names[chk[k].param] : "");
+		cJSON_AddBoolToObject(c, "flagged", chk[k].flagged);
+		cJSON_AddItemToObject(c, "flagged_in_round", xf_json_int(chk[k].round));
+		cJSON_AddItemToObject(r, "leave_one_out", c);
+		cJSON_AddItemToArray(list, r);
+		if (chk[k].flagged)
+			cJSON_AddItemToArray(flagged, xf_json_num(jr->rings[k].q));
+	}
+	cJSON_AddItemToObject(root, "rings", list);
+	cJSON_AddItemToObject(root, "flagged_q", flagged);
+	if (n == 2) {
+		cJSON_AddItemToObject(root, "pair_sd_apart", xf_json_num(pair_z));
+		cJSON_AddStringToObject(root, "pair_parameter", pair_param >= 0 ? res->names[pair_param] : "");
+	}
+	return root;
+}
+
+/* Console and run.log: each ring's share and check, the flagged rings. */
+static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ring_check *chk,
+			const double *chi2, const double *info, double pair_z, int pair_param)
+{
+	int n = jr->n_rings, np = res->n_phys, n_flagged = 0;
+	for (int k = 0; k < n; k++) {
+		char line[512];
+		int len = snprintf(line, sizeof line, "ring q %.6g 1/A: %d angles, chi2 %.6g",
+				   jr->rings[k].q, jr->rings[k].n_phi, chi2[k]);
+		if (chk[k].compared && chk[k].param >= 0)
+			len += snprintf(line + len, sizeof line - (size_t)len,
+					", %.1f sd from the others (%s)%s", chk[k].z,
+					res->names[chk[k].param], chk[k].flagged ? ", FLAGGED" : "");
+		xf_info("joint: %s", line);
+		if (xf_verbosity() >= XF_VERB_NORMAL)
+			printf("%s\n", line);
+		n_flagged += chk[k].flagged;
+	}
+	for (int p = 0; p < np; p++) {
+		if (res->is_fixed[p])
+			continue;
+		double sum = 0.0;
+		for (int k = 0; k < n; k++)
+			sum += info[(size_t)k * (size_t)np + (size_t)p];
+		char line[512];
+		int len = snprintf(line, sizeof line, "information share %s:", res->names[p]);
+		for (int k = 0; k < n && len < (int)sizeof line; k++)
+			len += snprintf(line + len, sizeof line - (size_t)len, " %.2f",
+					info[(size_t)k * (size_t)np + (size_t)p] / sum);
+		xf_info("joint: %s", line);
+		if (xf_verbosity() >= XF_VERB_NORMAL)
+			printf("%s\n", line);
+	}
+	if (n == 2 && pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z)
+		xf_warn("the two rings disagree: %s %.1f sd apart (two rings cannot say which is "
+			"off)",
+			res->names[pair_param], pair_z);
+	if (n_flagged == 0 && xf_verbosity() >= XF_VERB_NORMAL)
+		printf("rings agree: no ring beyond %.0f sd of the others' joint fit\n",
+		       XF_JOINT_FLAG_Z);
+}
+
+/* Quality: marginal when a ring is flagged (or two rings disagree), the first reason. */
+static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const ring_check *chk,
+			 double pair_z)
+{
+	for (int k = 0; k < jr->n_rings; k++) {
+		if (!chk[k].flagged)
+			continue;
+		if (res->quality.overall < XF_QUALITY_MARGINAL)
+			res->quality.overall = XF_QUALITY_MARGINAL;
+		xf_quality_add_reason(&res->quality,
+				      "ring q %.6g 1/A disagrees with the other rings' joint fit "
+				      "(%.1f sd): the rings may not share these parameters",
+				      jr->rings[k].q, chk[k].z);
+	}
+	if (jr->n_rings == 2 && pair_z > XF_JOINT_FLAG_Z) {
+		if (res->quality.overall < XF_QUALITY_MARGINAL)
+			res->quality.overall = XF_QUALITY_MARGINAL;
+		xf_quality_add_reason(&res->quality, "the two rings disagree (%.1f sd apart)",
+				      pair_z);
+	}
+}
+
+/* The fits behind "rings": each ring alone, the check, each ring's share. JSON text in
+ * *json (malloc'ed). */
+static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *slot_q,
+			const xf_dataset *joint, char **json, xf_error *err)
+{
+	int n = jr->n_rings, np = res->n_phys, rc = 0;
+	xf_nlsq_result *own = calloc((size_t)n, sizeof *own);
+	ring_check *chk = calloc((size_t)n, sizeof *chk);
+	int *use = calloc((size_t)n, sizeof *use);
+	double *chi2 = malloc(sizeof(double) * (size_t)n);
+	double *info = malloc(sizeof(double) * (size_t)n * (size_t)np);
+	*json = NULL;
+	if (!own || !chk || !use || !chi2 || !info)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for %d rings", n);
+	for (int k = 0; k < n && !rc; k++) {
+		xf_say(XF_VERB_NORMAL, "joint: fitting ring q %.6g 1/A alone (%d of %d)",
+		       jr->rings[k].q, k + 1, n);
+		memset(use, 0, sizeof(int) * (size_t)n);
+		use[k] = 1;
+		rc = fit_subset(jr, use, &own[k], err);
+		chk[k].param = -1;
+	}
+	double pair_z = NAN;
+	int pair_param = -1;
+	if (!rc) {
+		xf_say(XF_VERB_NORMAL, "joint: leave-one-out check of %d rings", n);
+		rc = check_rings(jr, own, chk, &pair_z, &pair_param, err);
+	}
+	if (!rc) {
+		xf_request req;
+		xf_request_from_config(jr->cfg, &req);
+		req.n_slot_q = joint->n_phi;
+		req.slot_q = slot_q;
+		xf_problem pj;
+		rc = xf_problem_build(&pj, &req, joint, err);
+		if (!rc && pj.n_full != res->n_params)
+			rc = xf_fail(err, XF_ERR_DATA, "joint fit: %d parameters, problem %d",
+				     res->n_params, pj.n_full);
+		for (int k = 0; k < n && !rc; k++)
+			ring_information(jr->cfg, &jr->rings[k], &pj, k, res->values, &chi2[k],
+					 &info[(size_t)k * (size_t)np]);
+		if (!rc)
+			xf_problem_free(&pj);
+	}
+	if (!rc) {
+		mark_quality(jr, res, chk, pair_z);
+		print_rings(jr, res, chk, chi2, info, pair_z, pair_param);
+		cJSON *obj = rings_object(jr, res, own, chk, chi2, info, pair_z, pair_param);
+		*json = cJSON_PrintUnformatted(obj);
+		cJSON_Delete(obj);
+		if (!*json)
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' record");
+	}
+	for (int k = 0; own && k < n; k++)
+		xf_nlsq_result_free(&own[k]);
+	free(own);
+	free(chk);
+	free(use);
+	free(chi2);
+	free(info);
+	return rc;
+}
+
+/* Fit the joint problem, then the rings' report, then the folder. */
+static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_output_options *oopt,
+			       double t_start, double t_loaded)
+{
+	xf_error err = { 0 };
+	xf_dataset joint;
+	double *slot_q = NULL;
+	xf_nlsq_result res;
+	memset(&res, 0, sizeof res);
+	int rc = xf_dataset_join_rings(jr->rings, jr->n_rings, &joint, &slot_q, &err);
+	if (rc)
+		return xf_cli_error(err.code, "%s", err.msg);
+	xf_say(XF_VERB_NORMAL, "nlsq joint fit of %d rings on %zu points (%d angle slots x %d "
+	       "frames), %d virtual devices",
+	       jr->n_rings, joint.n_points, joint.n_phi, joint.n_frames, jr->threads);
+	xf_request req;
+	xf_request_from_config(jr->cfg, &req);
+	req.n_slot_q = joint.n_phi;
+	req.slot_q = slot_q;
+	xf_phase("fit", 1);
+	rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &joint, jr->threads, NULL, NULL, &res, &err);
+	char *rings_json = NULL;
+	if (!rc)
+		rc = rings_report(jr, &res, slot_q, &joint, &rings_json, &err);
+	xf_rundir rd;
+	if (!rc) {
+		double t_fit = xf_cli_now_s();
+		res.time_load_s = t_loaded - t_start;
+		res.time_fit_s = t_fit - t_loaded;
+		res.time_total_s = t_fit - t_start;
+		oopt->rings_json = rings_json;
+		xf_phase("results", 0);
+		rc = xf_cli_claim(&rd, job->out, "nlsq_joint", job->force, "--force", job->command);
+		if (!rc) {
+			if (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
+			    xf_rundir_complete(&rd, &err))
+				rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+			xf_rundir_release(&rd);
+		}
+		if (!rc && xf_verbosity() >= XF_VERB_NORMAL) {
+			printf("nlsq joint: %s (%s) after %d iterations, %zu points, chi2 %.6g\n",
+			       res.status, res.stop_reason, res.iterations, res.n_points,
+			       res.chi_squared);
+			for (int k = 0; k < res.n_phys; k++)
+				xf_cli_print_param(res.names[k], res.values[k],
+						   res.is_fixed[k] ? NAN : res.uncertainties[k],
+						   res.is_fixed[k], NULL);
+			printf("quality: %s\n", xf_quality_level_name(res.quality.overall));
+			for (int k = 0; k < res.quality.n_reasons; k++)
+				printf("  - %s\n", res.quality.reasons[k]);
+			xf_cli_print_results_line(rd.dir);
+		}
+		if (!rc && xf_nlsq_status_failed(res.status))
+			rc = xf_cli_error(XF_ERR_DATA, "the joint fit did not converge (%s), in %s",
+					  res.stop_reason, rd.dir);
+	} else if (err.code) {
+		rc = xf_cli_error(err.code, "%s", err.msg);
+	}
+	free(rings_json);
+	xf_nlsq_result_free(&res);
+	xf_dataset_free_joined(&joint);
+	free(slot_q);
+	return rc;
+}
+
+int xf_cli_run_nlsq_joint(const xf_cli_job *given)
+{
+	xf_cli_job copy;
+	char base[4096];
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	int threads = job->threads;
+	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
+	if (rc)
+		return rc;
+	if (xf_dist_ranks() > 1)
+		return xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI "
+						   "ranks yet): run xpcsfit, not xpcsfit-mpi");
+	double t_start = xf_cli_now_s();
+	xf_config cfg;
+	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
+		return rc;
+	xf_error err = { 0 };
+	xf_selection sel;
+	xf_selection_from_config(&cfg, &sel);
+	xf_dataset *rings = NULL;
+	int n_rings = 0;
+	if (xf_dataset_load_rings(&sel, job->data, &rings, &n_rings, &err)) {
+		rc = xf_cli_error(err.code, "%s", err.msg);
+		xf_config_free(&cfg);
+		return rc;
+	}
+	for (int k = 0; k < n_rings; k++)
+		xf_info("data: ring q %.6g 1/A, %d angles, %d frames, dt %.6g s, %zu points",
+			rings[k].q, rings[k].n_phi, rings[k].n_frames, rings[k].dt_s,
+			rings[k].n_points);
+	/* the plots and surfaces draw the model at one q: a joint folder has neither yet */
+	xf_output_options oopt = { 0, 0, threads, NULL };
+	if (job->plots || job->surfaces == 1)
+		xf_info("joint: no plots or surfaces are drawn for a joint fit (adr/0066)");
+	joint_run jr = { &cfg, rings, n_rings, threads };
+	rc = joint_fit_and_write(&jr, job, &oopt, t_start, xf_cli_now_s());
+	if (job->written && !rc)
+		*job->written = 1;
+	xf_dataset_free_rings(rings, n_rings);
+	xf_config_free(&cfg);
+	return rc;
+}
