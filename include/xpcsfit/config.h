@@ -97,6 +97,7 @@ typedef struct xf_config {
 	xf_cmc_options cmc;
 
 	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
+	int rings_joint;     /* optimization.rings: joint (1) or per_ring (0, default; adr/0066) */
 
 	size_t n_overrides; /* the overrides applied, in order (xf_config_load_with) */
 	xf_override_record *overrides;

@@ -176,11 +176,17 @@ int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 
 int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads)
 {
-	xf_error err = { 0 };
 	memset(ds, 0, sizeof *ds);
 	int crc = xf_cli_load_config(job, cfg, threads);
 	if (crc)
 		return crc;
+	return xf_cli_load_data(job, cfg, ds);
+}
+
+int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds)
+{
+	xf_error err = { 0 };
+	memset(ds, 0, sizeof *ds);
 	/* every rank reads the data (adr/0021); an error on any ends them all. The ranks of
 	 * an NLSQ run keep only the rows of their blocks (adr/0027). */
 	int band = xf_dist_get() && !strcmp(job->command, "nlsq");

@@ -90,8 +90,12 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 /* xf_cli_load's first half: the config (overrides, --strict, verbosity, run.log lines)
  * and the thread count, no data (a joint fit loads its rings itself: nlsq_joint.c). */
 int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads);
-/* `nlsq --joint` (adr/0066): one fit over the selected rings, DIR/nlsq_joint/. */
-int xf_cli_run_nlsq_joint(const xf_cli_job *job);
+/* xf_cli_load's second half: the data of the loaded cfg (freed with ds on an error). */
+int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds);
+/* `nlsq --joint` or optimization.rings: joint (adr/0066): one fit over the selected
+ * rings into DIR/nlsq_joint/. cfg: loaded by the caller (xf_cli_load_config, threads
+ * resolved), freed here. */
+int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start);
 
 /* "<out>/<method>" into buf; an empty --out is refused. Returns 0 or the exit code after
  * printing the error line. */

@@ -38,16 +38,12 @@ static const char nlsq_usage[] =
 
 int xf_cli_run_nlsq(const xf_cli_job *given)
 {
-	if (given->joint)
-		return xf_cli_run_nlsq_joint(given);
 	xf_cli_job copy;
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int threads = job->threads;
 	xf_output_options oopt = { job->surfaces, job->plots, 1, NULL };
-	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
-	if (rc)
-		return rc;
+	int rc;
 	double t_start = xf_cli_now_s();
 	xf_config cfg;
 	xf_dataset ds;
@@ -55,8 +51,16 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	xf_nlsq_options device; /* the device fields only */
 	if ((rc = xf_cli_device(job->device, &device)))
 		return rc;
-	rc = xf_cli_load(job, &cfg, &ds, &threads);
-	if (rc)
+	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
+		return rc;
+	/* several rings in one fit: --joint or optimization.rings: joint (adr/0066) */
+	if (job->joint || cfg.rings_joint)
+		return xf_cli_run_nlsq_joint(job, &cfg, threads, t_start);
+	if ((rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force"))) {
+		xf_config_free(&cfg);
+		return rc;
+	}
+	if ((rc = xf_cli_load_data(job, &cfg, &ds)))
 		return rc;
 	cfg.nlsq.device = device.device;
 	cfg.nlsq.device_threshold = device.device_threshold;

@@ -86,11 +86,11 @@ static double max_z(const xf_nlsq_result *a, const xf_nlsq_result *b, int *which
 }
 
 typedef struct ring_check {
-	double z;	/* last leave-one-out comparison: max over the parameters */
-	int param;	/* its parameter (-1: none) */
-	int flagged;	/* 1: removed as disagreeing with the others */
-	int round;	/* round it was flagged in (1-based), 0 otherwise */
-	int compared;	/* 1: compared with the others at least once */
+	double z;     /* last leave-one-out comparison: max over the parameters */
+	int param;    /* its parameter (-1: none) */
+	int flagged;  /* 1: removed as disagreeing with the others */
+	int round;    /* round it was flagged in (1-based), 0 otherwise */
+	int compared; /* 1: compared with the others at least once */
 } ring_check;
 
 /* Leave-one-out (adr/0066): each active ring's own fit against the joint fit of the
@@ -137,9 +137,11 @@ static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_chec
 		chk[worst].round = round;
 		active[worst] = 0;
 		n_active--;
-		xf_warn("ring q %.6g 1/A disagrees with the other rings: %s %.1f sd off their joint "
+		xf_warn("ring q %.6g 1/A disagrees with the other rings: %s %.1f sd off their "
+			"joint "
 			"fit (round %d); removed from the check",
-			jr->rings[worst].q, own[worst].names[chk[worst].param], chk[worst].z, round);
+			jr->rings[worst].q, own[worst].names[chk[worst].param], chk[worst].z,
+			round);
 	}
 	if (!rc && n == 2)
 		*pair_z = max_z(&own[0], &own[1], pair_param);
@@ -184,7 +186,8 @@ static void ring_information(const xf_config *cfg, const xf_dataset *ring, const
 	double *jtj = malloc(sizeof(double) * (size_t)pr.n_full * (size_t)pr.n_full);
 	double *b = malloc(sizeof(double) * (size_t)pr.n_full); /* a JᵀJ pass fills b too */
 	xf_lik *lik = NULL;
-	if (cols && x && jtj && b && ring_coefs(pj, k, cols) == pr.n_basis && !xf_pairset_all(&ps, ring->n_frames)) {
+	if (cols && x && jtj && b && ring_coefs(pj, k, cols) == pr.n_basis &&
+	    !xf_pairset_all(&ps, ring->n_frames)) {
 		memcpy(x, xj, sizeof(double) * (size_t)pr.n_phys);
 		for (int c = 0; c < pr.n_basis; c++) {
 			x[pr.n_phys + c] = xj[pj->n_phys + cols[c]];
@@ -233,7 +236,9 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 			double sum = 0.0;
 			for (int j = 0; j < n; j++) /* ring order: fixed bits */
 				sum += info[(size_t)j * (size_t)np + (size_t)p];
-			double v = res->is_fixed[p] ? NAN : info[(size_t)k * (size_t)np + (size_t)p] / sum;
+			double v = res->is_fixed[p]
+					   ? NAN
+					   : info[(size_t)k * (size_t)np + (size_t)p] / sum;
 			cJSON_AddItemToObject(share, res->names[p], xf_json_num(v));
 		}
 		cJSON_AddItemToObject(r, "information_share", share);
@@ -243,13 +248,16 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 		for (int p = 0; p < np; p++) {
 			cJSON *v = cJSON_CreateObject();
 			cJSON_AddItemToObject(v, "value", xf_json_num(own[k].values[p]));
-			cJSON_AddItemToObject(v, "uncertainty", xf_json_num(own[k].uncertainties[p]));
+			cJSON_AddItemToObject(v, "uncertainty",
+					      xf_json_num(own[k].uncertainties[p]));
 			cJSON_AddItemToObject(fit, own[k].names[p], v);
 		}
 		cJSON_AddItemToObject(r, "own_fit", fit);
 		cJSON *c = cJSON_CreateObject();
-		cJSON_AddItemToObject(c, "max_sd_from_others", chk[k].compared ? xf_json_num(chk[k].z) : cJSON_CreateNull());
-		cJSON_AddStringToObject(c, "parameter", chk[k].param >= 0 ? own[k].names[chk[k].param] : "");
+		cJSON_AddItemToObject(c, "max_sd_from_others",
+				      chk[k].compared ? xf_json_num(chk[k].z) : cJSON_CreateNull());
+		cJSON_AddStringToObject(c, "parameter",
+					chk[k].param >= 0 ? own[k].names[chk[k].param] : "");
 		cJSON_AddBoolToObject(c, "flagged", chk[k].flagged);
 		cJSON_AddItemToObject(c, "flagged_in_round", xf_json_int(chk[k].round));
 		cJSON_AddItemToObject(r, "leave_one_out", c);
@@ -261,7 +269,8 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 	cJSON_AddItemToObject(root, "flagged_q", flagged);
 	if (n == 2) {
 		cJSON_AddItemToObject(root, "pair_sd_apart", xf_json_num(pair_z));
-		cJSON_AddStringToObject(root, "pair_parameter", pair_param >= 0 ? res->names[pair_param] : "");
+		cJSON_AddStringToObject(root, "pair_parameter",
+					pair_param >= 0 ? res->names[pair_param] : "");
 	}
 	return root;
 }
@@ -278,7 +287,8 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ri
 		if (chk[k].compared && chk[k].param >= 0)
 			len += snprintf(line + len, sizeof line - (size_t)len,
 					", %.1f sd from the others (%s)%s", chk[k].z,
-					res->names[chk[k].param], chk[k].flagged ? ", FLAGGED" : "");
+					res->names[chk[k].param],
+					chk[k].flagged ? ", FLAGGED" : "");
 		xf_info("joint: %s", line);
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
@@ -405,7 +415,8 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	int rc = xf_dataset_join_rings(jr->rings, jr->n_rings, &joint, &slot_q, &err);
 	if (rc)
 		return xf_cli_error(err.code, "%s", err.msg);
-	xf_say(XF_VERB_NORMAL, "nlsq joint fit of %d rings on %zu points (%d angle slots x %d "
+	xf_say(XF_VERB_NORMAL,
+	       "nlsq joint fit of %d rings on %zu points (%d angle slots x %d "
 	       "frames), %d virtual devices",
 	       jr->n_rings, joint.n_points, joint.n_phi, joint.n_frames, jr->threads);
 	xf_request req;
@@ -458,30 +469,24 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	return rc;
 }
 
-int xf_cli_run_nlsq_joint(const xf_cli_job *given)
+int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start)
 {
-	xf_cli_job copy;
-	char base[4096];
-	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
-	int threads = job->threads;
 	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
-	if (rc)
+	if (!rc && xf_dist_ranks() > 1)
+		rc = xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI ranks "
+						 "yet): run xpcsfit, not xpcsfit-mpi");
+	if (rc) {
+		xf_config_free(cfg);
 		return rc;
-	if (xf_dist_ranks() > 1)
-		return xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI "
-						   "ranks yet): run xpcsfit, not xpcsfit-mpi");
-	double t_start = xf_cli_now_s();
-	xf_config cfg;
-	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
-		return rc;
+	}
 	xf_error err = { 0 };
 	xf_selection sel;
-	xf_selection_from_config(&cfg, &sel);
+	xf_selection_from_config(cfg, &sel);
 	xf_dataset *rings = NULL;
 	int n_rings = 0;
 	if (xf_dataset_load_rings(&sel, job->data, &rings, &n_rings, &err)) {
 		rc = xf_cli_error(err.code, "%s", err.msg);
-		xf_config_free(&cfg);
+		xf_config_free(cfg);
 		return rc;
 	}
 	for (int k = 0; k < n_rings; k++)
@@ -492,11 +497,11 @@ int xf_cli_run_nlsq_joint(const xf_cli_job *given)
 	xf_output_options oopt = { 0, 0, threads, NULL };
 	if (job->plots || job->surfaces == 1)
 		xf_info("joint: no plots or surfaces are drawn for a joint fit (adr/0066)");
-	joint_run jr = { &cfg, rings, n_rings, threads };
+	joint_run jr = { cfg, rings, n_rings, threads };
 	rc = joint_fit_and_write(&jr, job, &oopt, t_start, xf_cli_now_s());
 	if (job->written && !rc)
 		*job->written = 1;
 	xf_dataset_free_rings(rings, n_rings);
-	xf_config_free(&cfg);
+	xf_config_free(cfg);
 	return rc;
 }

@@ -382,7 +382,9 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options 
 
 int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = { "nlsq", "cmc", NULL };
+	static const char *const known[] = { "nlsq", "cmc", "rings", NULL };
+	/* several selected q rings: each fitted alone, or one joint fit (adr/0066) */
+	static const char *const ring_modes[] = { "per_ring", "joint", NULL };
 	static const char *const ignored[] = {
 		"method",
 		"lsq",
@@ -401,6 +403,11 @@ int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_co
 	if (rc || !map)
 		return rc;
 	xf_cfg_check_keys(r, map, "optimization", known, ignored);
+	int ring_mode = 0, has_ring_mode = 0;
+	if ((rc = xf_cfg_choice(r, map, "optimization", "rings", ring_modes, &ring_mode,
+				&has_ring_mode)))
+		return rc;
+	cfg->rings_joint = ring_mode == 1;
 	if ((rc = read_nlsq(r, map, &cfg->nlsq)) || (rc = read_cmc(r, map, &cfg->cmc)))
 		return rc;
 	return 0;

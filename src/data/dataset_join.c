@@ -7,8 +7,8 @@
 
 #include "xpcsfit/dataset.h"
 
-int xf_dataset_join_rings(const xf_dataset *rings, int n_rings, xf_dataset *joint,
-			  double **slot_q, xf_error *err)
+int xf_dataset_join_rings(const xf_dataset *rings, int n_rings, xf_dataset *joint, double **slot_q,
+			  xf_error *err)
 {
 	const xf_dataset *r0 = &rings[0];
 	int n = 0;
@@ -18,12 +18,13 @@ int xf_dataset_join_rings(const xf_dataset *rings, int n_rings, xf_dataset *join
 		/* one file has one frame grid (adr/0063); a band is not joined (adr/0066) */
 		if (rings[k].n_frames != r0->n_frames || rings[k].dt_s != r0->dt_s ||
 		    rings[k].band) {
-			return xf_fail(err, XF_ERR_DATA,
-				       "ring q %.6g 1/A has %d frames at dt %.6g s, ring q %.6g "
-				       "1/A %d at %.6g s: rings fitted jointly need one frame grid, "
-				       "%s",
-				       r0->q, r0->n_frames, r0->dt_s, rings[k].q, rings[k].n_frames,
-				       rings[k].dt_s, r0->path);
+			return xf_fail(
+				err, XF_ERR_DATA,
+				"ring q %.6g 1/A has %d frames at dt %.6g s, ring q %.6g "
+				"1/A %d at %.6g s: rings fitted jointly need one frame grid, "
+				"%s",
+				r0->q, r0->n_frames, r0->dt_s, rings[k].q, rings[k].n_frames,
+				rings[k].dt_s, r0->path);
 		}
 		n += rings[k].n_phi;
 	}
