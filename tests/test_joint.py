@@ -3,7 +3,7 @@ shared truth recovers it with sds below the best single ring's (the ratio per pa
 printed); every ring agrees with the others' joint fit; a ring planted at 1.5x D0 is the
 only one flagged (quality marginal, console, run.log, parameters.json); the bits do not
 depend on --threads; the config key optimization.rings: joint does what --joint does;
-CMC keeps refusing several rings."""
+two rings that disagree are reported with no ring named; batch and CMC refuse."""
 import json
 import os
 import shutil
@@ -124,6 +124,29 @@ def test_config_key():
     check(a["parameters"] == b["parameters"], "optimization.rings: joint == --joint")
 
 
+def test_two_rings_disagree_none_flagged():
+    """Two rings can disagree but not say which is off: marginal, no ring flagged."""
+    two = cfg("fit_two", ["optimization: {rings: joint}"])
+    with open(two) as f:
+        text = f.read().replace("wavevector_q: all", "wavevector_q: [0.003, 0.008]")
+    with open(two, "w") as f:
+        f.write(text)
+    p, stdout, err, _ = joint("two", PLANTED, config=two)
+    rings = p["rings"]
+    check(rings["n_rings"] == 2 and rings["flagged_q"] == [], "none flagged")
+    check(rings["pair_sd_apart"] > 3 and rings["pair_parameter"] == "D0", str(rings))
+    check(p["quality"]["overall"] == "marginal", "quality marginal")
+    check("two rings disagree" in err and "rings agree" not in stdout, err)
+
+
+def test_batch_refuses_joint():
+    out = os.path.join(T, "batch")
+    rc, _, err = run(["batch", "--config", cfg("fit_b", ["optimization: {rings: joint}"]),
+                      "--out", out, SHARED])
+    check(rc == 1 and "joint is not built for batch yet" in err, "batch: %d %s" % (rc, err))
+    check(not os.path.exists(os.path.join(out, "shared", "nlsq_joint")), "no joint folder")
+
+
 def test_cmc_still_refuses():
     out = os.path.join(T, "cmc")
     rc, _, err = run(["cmc", "--config", cfg("fit"), "--data", SHARED, "--out", out])
@@ -135,4 +158,5 @@ if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_recovery_and_sd_ratio, test_planted_ring_only_one_flagged,
                                 test_threads_bitwise, test_config_key,
-                                test_cmc_still_refuses]))
+                                test_two_rings_disagree_none_flagged,
+                                test_batch_refuses_joint, test_cmc_still_refuses]))

@@ -32,6 +32,7 @@ typedef struct xf_cli_job {
 	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
 	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
 	int joint;	    /* nlsq --joint: one fit over the selected rings (adr/0066) */
+	int batch;	    /* 1: one file of `xpcsfit batch` (no joint fit there yet) */
 } xf_cli_job;
 
 /* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:

@@ -278,6 +278,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.force = b->force || b->resume;
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
+	job.batch = 1;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
 	xf_log_reset(); /* run.log holds this file's run only */
 	if (why[0])

@@ -309,11 +309,12 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ri
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
 	}
-	if (n == 2 && pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z)
+	int pair_off = n == 2 && pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z;
+	if (pair_off)
 		xf_warn("the two rings disagree: %s %.1f sd apart (two rings cannot say which is "
 			"off)",
 			res->names[pair_param], pair_z);
-	if (n_flagged == 0 && xf_verbosity() >= XF_VERB_NORMAL)
+	if (n_flagged == 0 && !pair_off && n > 1 && xf_verbosity() >= XF_VERB_NORMAL)
 		printf("rings agree: no ring beyond %.0f sd of the others' joint fit\n",
 		       XF_JOINT_FLAG_Z);
 }
@@ -471,7 +472,14 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start)
 {
-	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
+	int rc = 0;
+	if (job->batch) /* batch's record and summary read DIR/<name>/nlsq/ */
+		rc = xf_cli_error(XF_ERR_CONFIG,
+				  "optimization.rings: joint is not built for batch yet: fit the "
+				  "file with xpcsfit nlsq --joint, in %s",
+				  job->config);
+	if (!rc)
+		rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
 	if (!rc && xf_dist_ranks() > 1)
 		rc = xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI ranks "
 						 "yet): run xpcsfit, not xpcsfit-mpi");

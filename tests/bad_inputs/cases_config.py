@@ -139,6 +139,12 @@ CASES = [
      "make": text_config("analyzer_parameters: {dt: -0.1}\n"),
      "rc": 2, "needles": ["analyzer_parameters.dt: '-0.1' is not allowed", "cfg.yaml:2"],
      "fix": "dt is the time between frames, in seconds, above 0."},
+    {"name": "config_rings_mode", "klass": C,
+     "make": text_config("optimization: {rings: both}\n"),
+     "rc": 2, "needles": ["optimization.rings: 'both' is not allowed", "per_ring, joint",
+                          "cfg.yaml:2"],
+     "fix": "optimization.rings is per_ring (each ring fitted alone) or joint (one fit "
+            "over the rings, docs/user-guide.md \"Several q rings\")."},
     {"name": "config_dt_huge", "klass": C,
      "make": text_config("analyzer_parameters: {dt: 1e308}\n", data=True),
      "rc": 2, "needles": ["analyzer_parameters.dt: '1e308' is not allowed",
