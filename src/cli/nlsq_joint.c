@@ -458,8 +458,12 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 			xf_cli_print_results_line(rd.dir);
 		}
 		if (!rc && xf_nlsq_status_failed(res.status))
-			rc = xf_cli_error(XF_ERR_DATA, "the joint fit did not converge (%s), in %s",
-					  res.stop_reason, rd.dir);
+			rc = xf_cli_error(
+				XF_ERR_DATA,
+				"the joint fit ended %s (%s), results are marked so, in %s",
+				res.status,
+				res.quality.n_reasons ? res.quality.reasons[0] : res.stop_reason,
+				rd.dir);
 	} else if (err.code) {
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	}
