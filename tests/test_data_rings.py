@@ -2,7 +2,7 @@
 several rings with a shared truth in both APS layouts; wavevector_q all / list / range
 select the right rings, each read back with the right angles and maps (phi_filtering
 within every ring); a single value (or a one-value list) behaves exactly as before;
-`validate` lists the rings (text and --json); nlsq refuses several rings (exit 2, nothing
+`validate` lists the rings (text and --json); cmc refuses several rings (exit 2, nothing
 written) and fits a range that comes down to one ring as that ring's single value."""
 import json
 import os
@@ -166,8 +166,9 @@ def test_validate_text():
 
 
 def test_fit_refuses_several():
-    out = os.path.join(T, "nlsq_all")
-    rc, stdout, err = run(["nlsq", "--config", cfg("fit_all", "all"), "--data", MULTI,
+    """cmc (and fit) still take one ring; nlsq fits several (tests/test_rings.py)."""
+    out = os.path.join(T, "cmc_all")
+    rc, stdout, err = run(["cmc", "--config", cfg("fit_all", "all"), "--data", MULTI,
                            "--out", out, "--no-plots"])
     check(rc == 2 and "fitting several rings is not built yet" in err, "exit 2: %s" % err)
     check(err.count("error:") == 1, "one line")

@@ -31,6 +31,10 @@ typedef struct xf_cli_job {
 	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
 	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
 	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
+	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
+	 * a config whose wavevector_q is that value; 0: the config's choice */
+	double ring_q;
+	const char *method_dir; /* the NLSQ folder under out ("nlsq/q_0.0054"); NULL: "nlsq" */
 } xf_cli_job;
 
 /* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:
@@ -50,6 +54,14 @@ int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg);
  * printed. */
 int xf_cli_run_nlsq(const xf_cli_job *job);
 int xf_cli_run_cmc(const xf_cli_job *job);
+/* xf_cli_run_nlsq of one ring; rec (when not NULL) gets the result's summary (its
+ * written / failed / status say what came of it). */
+typedef struct xf_ring_record xf_ring_record;
+int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec);
+/* Per-ring mode (nlsq_rings.c, adr/0065): when the config selects several rings, fit each
+ * into <out>/nlsq/q_<q>/ and write the summary; *handled 0 (nothing done) otherwise.
+ * Returns the exit code. */
+int xf_cli_run_nlsq_rings(const xf_cli_job *job, int *handled);
 
 double xf_cli_now_s(void);
 
@@ -108,5 +120,10 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
 		     const char *out, int threads, const xf_output_options *oopt, int replace,
 		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res);
+/* xf_cli_nlsq_step into <out>/<method_dir>/ (a ring's folder "nlsq/q_0.0054") */
+int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			const char *out, const char *method_dir, int threads,
+			const xf_output_options *oopt, int replace, const char *command,
+			double t_start, double t_loaded, xf_nlsq_result *res);
 
 #endif

@@ -7,6 +7,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "cli/overrides.h"
+#include "outputs/rings_summary.h"
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
@@ -37,9 +38,19 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	xf_cli_job copy;
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	int handled = 0;
+	int rc = xf_cli_run_nlsq_rings(job, &handled);
+	if (handled || rc)
+		return rc;
+	return xf_cli_run_nlsq_one(job, NULL);
+}
+
+int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
+{
+	const char *method_dir = job->method_dir ? job->method_dir : "nlsq";
 	int threads = job->threads;
 	xf_output_options oopt = { job->surfaces, job->plots, 1 };
-	int rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force");
+	int rc = xf_cli_check_out(job->out, method_dir, job->force, "--force");
 	if (rc)
 		return rc;
 	double t_start = xf_cli_now_s();
@@ -60,10 +71,12 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	memset(&res, 0, sizeof res);
 	xf_request req; /* the config read once for the fit (adr/0043) */
 	xf_request_from_config(&cfg, &req);
-	rc = xf_cli_nlsq_step(&cfg, &req, &ds, job->out, threads, &oopt, job->force, job->command,
-			      t_start, xf_cli_now_s(), &res);
+	rc = xf_cli_nlsq_step_in(&cfg, &req, &ds, job->out, method_dir, threads, &oopt, job->force,
+				 job->command, t_start, xf_cli_now_s(), &res);
 	if (job->written && res.status) /* the step leaves res only once the folder is whole */
 		*job->written = 1;
+	if (rec && res.status)
+		xf_ring_record_fill(rec, &res);
 	xf_nlsq_result_free(&res);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
