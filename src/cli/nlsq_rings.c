@@ -18,7 +18,7 @@
 #include "util/verbosity.h"
 
 /* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
- * one-ring path, as before). Loads every ring once to know them, then frees them. */
+ * one-ring path, as before). */
 static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mode)
 {
 	xf_config cfg;
@@ -34,20 +34,15 @@ static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mo
 	}
 	xf_selection sel;
 	xf_selection_from_config(&cfg, &sel);
-	xf_dataset *rings = NULL;
-	int n_rings = 0;
-	int rc = xf_dataset_load_rings(&sel, job->data, &rings, &n_rings, &err);
+	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &err);
 	xf_config_free(&cfg);
 	if (rc)
 		return xf_cli_error(err.code, "%s", err.msg);
-	if (n_rings > 1 && (*q = malloc(sizeof **q * (size_t)n_rings))) {
-		for (int r = 0; r < n_rings; r++)
-			(*q)[r] = rings[r].q;
-		*n = n_rings;
+	if (*n < 2) { /* a list or range of one ring: the one-ring path, as its single value */
+		free(*q);
+		*q = NULL;
+		*n = 0;
 	}
-	xf_dataset_free_rings(rings, n_rings);
-	if (n_rings > 1 && !*q)
-		return xf_cli_error(XF_ERR_NOMEM, "out of memory listing %d q rings", n_rings);
 	return 0;
 }
 
@@ -71,8 +66,7 @@ static int fit_ring(const xf_cli_job *job, xf_ring_record *rec)
 	return rc;
 }
 
-static int write_summary(const char *dir, xf_mode mode, const xf_ring_record *rec, int n,
-			 int plots)
+static int write_summary(const char *dir, xf_mode mode, const xf_ring_record *rec, int n, int plots)
 {
 	xf_error err = { 0 };
 	int rc = xf_rings_write_summary(dir, xf_mode_name(mode), rec, n, &err);
@@ -104,10 +98,10 @@ static int fit_rings(const xf_cli_job *job, xf_ring_record *rec, int n, const ch
 	}
 	for (int r = 0; r < n; r++)
 		if (rec[r].failed)
-			xf_cli_error(XF_ERR_DATA, "ring q %.6g 1/A: %s%s, in %s/%s", rec[r].q_per_A,
+			xf_cli_error(XF_ERR_DATA, "ring q %.6g 1/A: %s, %s %s/%s", rec[r].q_per_A,
 				     rec[r].status,
-				     rec[r].written ? " (results written, marked failed)"
-						    : " (no result; the error above)",
+				     rec[r].written ? "results marked failed, in"
+						    : "no result (the error above), for",
 				     dir, rec[r].folder);
 	return failed ? XF_ERR_DATA : 0;
 }

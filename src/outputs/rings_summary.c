@@ -1,6 +1,6 @@
 /* rings_summary.c — the per-ring mode's summary files (adr/0065): rings.csv and
- * rings.json in DIR/nlsq/, one row / object per ring in ascending q, each value as its
- * ring's parameters.json holds it (%.17g: read back, the same double). */
+ * rings.json in DIR/nlsq/, one row / object per ring in ascending q, each number written
+ * as parameters.json writes it (io/json.c: reads back as the same double). */
 #include "outputs/rings_summary.h"
 
 #include <math.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include "io/io_internal.h"
 #include "xpcsfit/quality.h"
 #include "util/files.h"
 
@@ -83,10 +84,10 @@ static const xf_ring_record *first_written(const xf_ring_record *r, int n)
 
 static void csv_num(char **p, char *end, double v)
 {
+	char num[32] = "";
 	if (isfinite(v))
-		*p += snprintf(*p, (size_t)(end - *p), ",%.17g", v);
-	else
-		*p += snprintf(*p, (size_t)(end - *p), ",");
+		xf_io_format_double(v, num, sizeof num);
+	*p += snprintf(*p, (size_t)(end - *p), ",%s", num);
 }
 
 static int write_csv(const char *dir, const xf_ring_record *r, int n, xf_error *err)
@@ -96,15 +97,18 @@ static int write_csv(const char *dir, const xf_ring_record *r, int n, xf_error *
 	char *text = malloc(size), *p = text, *end = text + size;
 	if (!text)
 		return xf_fail(err, XF_ERR_DATA, "out of memory writing rings.csv");
-	p += snprintf(p, (size_t)(end - p), "q_per_A,folder,status,quality,chi_squared,"
-					    "reduced_chi_squared,residual_sd,n_points,iterations");
+	p += snprintf(p, (size_t)(end - p),
+		      "q_per_A,folder,status,quality,chi_squared,"
+		      "reduced_chi_squared,residual_sd,n_points,iterations");
 	for (int k = 0; head && k < head->n_phys; k++)
 		p += snprintf(p, (size_t)(end - p), ",%s,%s_sd", head->names[k], head->names[k]);
 	p += snprintf(p, (size_t)(end - p), "\n");
 	for (int i = 0; i < n; i++) {
 		const xf_ring_record *x = &r[i];
-		p += snprintf(p, (size_t)(end - p), "%.17g,%s,%s,%s", x->q_per_A,
-			      x->written ? x->folder : "", x->status, x->quality);
+		char q[32];
+		xf_io_format_double(x->q_per_A, q, sizeof q);
+		p += snprintf(p, (size_t)(end - p), "%s,%s,%s,%s", q, x->written ? x->folder : "",
+			      x->status, x->quality);
 		if (!x->written) {
 			p += snprintf(p, (size_t)(end - p), ",,,,,");
 			for (int k = 0; head && k < head->n_phys; k++)
@@ -132,16 +136,13 @@ static int write_csv(const char *dir, const xf_ring_record *r, int n, xf_error *
 
 static void json_num(cJSON *o, const char *key, double v)
 {
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
+	cJSON_AddItemToObject(o, key, xf_json_num(v)); /* null when not finite */
 }
 
 static cJSON *ring_json(const xf_ring_record *x)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "q_per_A", x->q_per_A);
+	json_num(o, "q_per_A", x->q_per_A);
 	if (x->written)
 		cJSON_AddStringToObject(o, "folder", x->folder);
 	else
@@ -154,8 +155,8 @@ static cJSON *ring_json(const xf_ring_record *x)
 	json_num(o, "chi_squared", x->chi_squared);
 	json_num(o, "reduced_chi_squared", x->reduced_chi_squared);
 	json_num(o, "residual_sd", x->residual_sd);
-	cJSON_AddNumberToObject(o, "n_points", (double)x->n_points);
-	cJSON_AddNumberToObject(o, "iterations", x->iterations);
+	cJSON_AddItemToObject(o, "n_points", xf_json_int((long long)x->n_points));
+	cJSON_AddItemToObject(o, "iterations", xf_json_int(x->iterations));
 	cJSON *params = cJSON_AddObjectToObject(o, "parameters");
 	for (int k = 0; k < x->n_phys; k++) {
 		cJSON *p = cJSON_AddObjectToObject(params, x->names[k]);
@@ -176,18 +177,7 @@ static int write_json(const char *dir, const char *mode_name, const xf_ring_reco
 	cJSON *arr = cJSON_AddArrayToObject(root, "rings");
 	for (int i = 0; i < n; i++)
 		cJSON_AddItemToArray(arr, ring_json(&r[i]));
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return xf_fail(err, XF_ERR_DATA, "out of memory writing rings.json");
-	char path[4096];
-	int rc = xf_path_join(path, sizeof path, dir, "rings.json", err);
-	size_t len = strlen(text);
-	text[len] = '\n'; /* cJSON's terminator becomes the final newline */
-	if (!rc)
-		rc = xf_write_file_atomic(path, text, len + 1, err);
-	free(text);
-	return rc;
+	return xf_json_write(dir, "rings.json", root, err);
 }
 
 int xf_rings_write_summary(const char *dir, const char *mode_name, const xf_ring_record *r, int n,

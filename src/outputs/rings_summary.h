@@ -11,7 +11,6 @@
 #include "xpcsfit/params.h"
 #include "plot/plot_rings.h"
 
-
 /* Fill rec's result fields from a fitted ring (the names copied). */
 void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res);
 void xf_ring_record_free(xf_ring_record *rec);
