@@ -161,7 +161,7 @@ def test_validate_text():
     check(rc == 0, "validate text: " + err)
     lines = [l for l in out.splitlines() if l.startswith("ring: ")]
     check(len(lines) == 3 and all("selected: 4 angles" in l for l in lines), out)
-    check("q_selection: all" in out and "fitting: not built for several rings" in out, out)
+    check("q_selection: all" in out and "fitting: nlsq per ring" in out, out)
     check("points_total: %d" % (3 * 4 * (N - 1) * (N - 2) // 2) in out, "points_total")
 
 

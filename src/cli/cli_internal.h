@@ -34,6 +34,9 @@ typedef struct xf_cli_job {
 	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
 	 * a config whose wavevector_q is that value; 0: the config's choice */
 	double ring_q;
+	/* 1 (xpcsfit nlsq): several selected rings are fitted one by one (adr/0065); 0 (batch,
+	 * cmc, fit): such a config is refused, "fitting several rings is not built yet" */
+	int per_ring;
 	const char *method_dir; /* the NLSQ folder under out ("nlsq/q_0.0054"); NULL: "nlsq" */
 } xf_cli_job;
 

@@ -117,6 +117,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 	};
 	int c;
 	xf_cli_job_init(job, "nlsq");
+	job->per_ring = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {

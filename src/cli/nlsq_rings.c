@@ -112,6 +112,8 @@ int xf_cli_run_nlsq_rings(const xf_cli_job *job, int *handled)
 	int n;
 	xf_mode mode = 0;
 	*handled = 0;
+	if (!job->per_ring)
+		return 0;
 	int rc = selected_rings(job, &q, &n, &mode);
 	if (rc || n < 2)
 		return rc;
