@@ -9,11 +9,14 @@ import csv
 import json
 import os
 import shutil
+import signal
+import subprocess
+import time
 
 import h5py
 import numpy as np
 
-from aps_fixtures import check, run, run_tests, tmp_dir
+from aps_fixtures import binary, check, run, run_tests, tmp_dir
 
 T = tmp_dir()
 RINGS = [0.003, 0.0054, 0.008]
@@ -166,6 +169,33 @@ def test_finished_needs_force():
           read(os.path.join(OUT1, "nlsq", "rings.csv")), "same summary again")
 
 
+def test_interrupted_then_rerun():
+    """SIGINT during the first ring's summary: exit 130, DIR/nlsq/ marked INCOMPLETE (the
+    finished ring kept); the next run, without --force, redoes it whole."""
+    out = os.path.join(T, "interrupted")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:30")
+    p = subprocess.Popen([binary(), "nlsq", "--config", cfg("all", "all"), "--data", DATA,
+                          "--out", out, "--threads", "1", "-q"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    top = os.path.join(out, "nlsq")
+    for _ in range(200):  # until the pause is reached (the first ring's folder complete)
+        if os.path.exists(os.path.join(top, "q_0.003", "run.log")):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    check(p.returncode == 130, "exit 130: %d %s" % (p.returncode, err))
+    check(os.path.exists(os.path.join(top, "INCOMPLETE")), "marked incomplete")
+    check(not os.path.exists(os.path.join(top, "rings.csv")), "no summary")
+    rc, _, err = nlsq(cfg("all", "all"), out, DATA, "--threads", "1")
+    check(rc == 0, "rerun without --force: " + err)
+    check(not os.path.exists(os.path.join(top, "INCOMPLETE")), "complete after the rerun")
+    check(read(os.path.join(top, "rings.csv")) == read(os.path.join(OUT1, "nlsq", "rings.csv")),
+          "the same summary")
+
+
 def test_cmc_still_refuses():
     out = os.path.join(T, "cmc_all")
     shutil.rmtree(out, ignore_errors=True)
@@ -179,4 +209,4 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_one_folder_per_ring, test_same_as_one_ring,
                                 test_threads_same_bytes, test_summary_matches_folders,
                                 test_plot_exists, test_failing_ring, test_finished_needs_force,
-                                test_cmc_still_refuses]))
+                                test_interrupted_then_rerun, test_cmc_still_refuses]))
