@@ -13,6 +13,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "outputs/rings_summary.h"
+#include "xpcsfit/dist.h"
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
@@ -138,9 +139,12 @@ int xf_cli_run_nlsq_rings(const xf_cli_job *job, int *handled)
 	rc = fit_rings(job, rec, n, top.dir);
 	xf_error err = { 0 };
 	if (rc != XF_ERR_INTERRUPTED) {
-		int wrc = write_summary(top.dir, mode, rec, n, job->plots);
-		if (!wrc && xf_rundir_complete(&top, &err))
+		int wrc = 0; /* several MPI ranks: rank 0 alone writes (adr/0021) */
+		if (xf_dist_is_root())
+			wrc = write_summary(top.dir, mode, rec, n, job->plots);
+		if (xf_dist_is_root() && !wrc && xf_rundir_complete(&top, &err))
 			wrc = xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
+		wrc = xf_cli_agree(wrc);
 		if (wrc)
 			rc = wrc;
 		else if (job->written)
