@@ -4,7 +4,9 @@ same bytes (results.h5; parameters.json but for its timings) as a run whose wave
 is that ring's single value; the bytes do not depend on --threads; rings.csv and
 rings.json hold each folder's parameters.json values; params_vs_q.png is drawn; a ring
 that fails gives exit 1, is named in one line, and the other rings are still written; a
-finished per-ring result is only replaced with --force; cmc still refuses several rings."""
+finished per-ring result is only replaced with --force; an interrupted one is redone; cmc
+--nlsq DIR fits every ring from that ring's NLSQ folder into DIR/cmc/q_<q>/ (same bytes as
+the one-ring cmc run)."""
 import csv
 import json
 import os
@@ -196,12 +198,42 @@ def test_interrupted_then_rerun():
           "the same summary")
 
 
-def test_cmc_still_refuses():
+def cmc_cfg(name, q):
+    path = cfg(name, q)
+    with open(path, "a") as f:
+        f.write("optimization:\n  cmc:\n    seed: 7\n")
+    return path
+
+
+def test_cmc_per_ring():
+    """cmc --nlsq DIR with several rings: each ring starts from DIR/nlsq/q_<q>/ and is
+    written to OUT/cmc/q_<q>/, the same results.h5 bytes as the one-ring cmc run; the
+    summary holds each ring's posterior value and uncertainty."""
     out = os.path.join(T, "cmc_all")
     shutil.rmtree(out, ignore_errors=True)
-    rc, _, err = run(["cmc", "--config", cfg("all", "all"), "--data", DATA, "--out", out])
-    check(rc == 2 and "fitting several rings is not built yet" in err, "cmc: %s" % err)
-    check(not os.path.exists(out), "nothing written")
+    rc, _, err = run(["cmc", "--config", cmc_cfg("cmc_all", "all"), "--data", DATA, "--out",
+                      out, "--nlsq", OUT1, "--threads", "2", "--no-plots"])
+    check(rc == 0, "cmc all: %d %s" % (rc, err))
+    top = os.path.join(out, "cmc")
+    check(sorted(n for n in os.listdir(top) if n.startswith("q_")) == FOLDERS, "cmc folders")
+    check(not os.path.exists(os.path.join(out, "nlsq")), "no NLSQ folder with --nlsq")
+    with open(os.path.join(top, "rings.csv")) as f:
+        rows = list(csv.DictReader(f))
+    for row, name in zip(rows, FOLDERS):
+        p = params(os.path.join(top, name))
+        check(row["status"] == p["convergence_status"] or row["status"] == p.get("status"),
+              "status " + name)
+        for k in ("D0", "alpha", "D_offset"):
+            v, u = p["parameters"][k]["value"], p["parameters"][k]["uncertainty"]
+            check(float(row[k]) == v and float(row[k + "_sd"]) == u, "cmc %s %s" % (name, k))
+    one = os.path.join(T, "cmc_one")
+    shutil.rmtree(one, ignore_errors=True)
+    rc, _, err = run(["cmc", "--config", cmc_cfg("cmc_one", 0.0054), "--data", DATA, "--out",
+                      one, "--nlsq", os.path.join(OUT1, "nlsq", "q_0.0054"), "--threads",
+                      "2", "--no-plots"])
+    check(rc == 0, "cmc one ring: " + err)
+    check(read(os.path.join(top, "q_0.0054", "results.h5")) ==
+          read(os.path.join(one, "cmc", "results.h5")), "cmc q_0.0054: results.h5 bytes")
 
 
 if __name__ == "__main__":
@@ -209,4 +241,4 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_one_folder_per_ring, test_same_as_one_ring,
                                 test_threads_same_bytes, test_summary_matches_folders,
                                 test_plot_exists, test_failing_ring, test_finished_needs_force,
-                                test_interrupted_then_rerun, test_cmc_still_refuses]))
+                                test_interrupted_then_rerun, test_cmc_per_ring]))

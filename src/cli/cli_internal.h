@@ -34,10 +34,11 @@ typedef struct xf_cli_job {
 	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
 	 * a config whose wavevector_q is that value; 0: the config's choice */
 	double ring_q;
-	/* 1 (xpcsfit nlsq): several selected rings are fitted one by one (adr/0065); 0 (batch,
-	 * cmc, fit): such a config is refused, "fitting several rings is not built yet" */
+	/* 1 (nlsq, cmc, fit): several selected rings are fitted one by one (adr/0065); 0
+	 * (batch): such a config is refused, "fitting several rings is not built yet" */
 	int per_ring;
 	const char *method_dir; /* the NLSQ folder under out ("nlsq/q_0.0054"); NULL: "nlsq" */
+	const char *cmc_dir;	/* the CMC folder under out ("cmc/q_0.0054"); NULL: "cmc" */
 } xf_cli_job;
 
 /* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:
@@ -61,10 +62,13 @@ int xf_cli_run_cmc(const xf_cli_job *job);
  * written / failed / status say what came of it). */
 typedef struct xf_ring_record xf_ring_record;
 int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec);
+/* xf_cli_run_cmc of one ring; nlsq_rec (the warm start fitted here) and cmc_rec (when not
+ * NULL) get the results' summaries. */
+int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_record *cmc_rec);
 /* Per-ring mode (nlsq_rings.c, adr/0065): when the config selects several rings, fit each
- * into <out>/nlsq/q_<q>/ and write the summary; *handled 0 (nothing done) otherwise.
- * Returns the exit code. */
-int xf_cli_run_nlsq_rings(const xf_cli_job *job, int *handled);
+ * into <out>/nlsq/q_<q>/ (cmc, fit: and <out>/cmc/q_<q>/) and write the summaries;
+ * *handled 0 (nothing done) otherwise. Returns the exit code. */
+int xf_cli_run_rings(const xf_cli_job *job, int *handled);
 
 double xf_cli_now_s(void);
 

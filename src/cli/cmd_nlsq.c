@@ -39,7 +39,7 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int handled = 0;
-	int rc = xf_cli_run_nlsq_rings(job, &handled);
+	int rc = xf_cli_run_rings(job, &handled);
 	if (handled || rc)
 		return rc;
 	return xf_cli_run_nlsq_one(job, NULL);

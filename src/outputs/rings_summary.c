@@ -34,6 +34,28 @@ void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res)
 	}
 }
 
+void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res)
+{
+	rec->written = 1;
+	rec->posterior = 1;
+	rec->failed = strcmp(res->status, "converged") != 0;
+	snprintf(rec->status, sizeof rec->status, "%s", res->status);
+	snprintf(rec->quality, sizeof rec->quality, "%s",
+		 xf_quality_level_name(res->quality.overall));
+	rec->chi_squared = rec->reduced_chi_squared = rec->residual_sd = NAN;
+	rec->n_points = 0;
+	rec->iterations = res->n_draws;
+	rec->n_phys = res->n_phys < XF_N_PHYS ? res->n_phys : XF_N_PHYS;
+	for (int k = 0; k < rec->n_phys; k++) {
+		int drawn = res->n_draws > 0;
+		rec->names[k] = strdup(res->names[k]);
+		rec->is_fixed[k] = res->is_fixed[k];
+		/* as cmc_json.c writes them: a fixed parameter's value, else mean and sd */
+		rec->values[k] = !drawn ? NAN : res->is_fixed[k] ? res->draws[k] : res->mean[k];
+		rec->uncertainties[k] = !drawn || res->is_fixed[k] ? NAN : res->sd[k];
+	}
+}
+
 void xf_ring_record_free(xf_ring_record *rec)
 {
 	for (int k = 0; k < rec->n_phys; k++)
@@ -119,7 +141,10 @@ static int write_csv(const char *dir, const xf_ring_record *r, int n, xf_error *
 		csv_num(&p, end, x->chi_squared);
 		csv_num(&p, end, x->reduced_chi_squared);
 		csv_num(&p, end, x->residual_sd);
-		p += snprintf(p, (size_t)(end - p), ",%zu,%d", x->n_points, x->iterations);
+		if (x->posterior) /* CMC: no χ² minimum, no points or iterations of its own */
+			p += snprintf(p, (size_t)(end - p), ",,");
+		else
+			p += snprintf(p, (size_t)(end - p), ",%zu,%d", x->n_points, x->iterations);
 		for (int k = 0; head && k < head->n_phys; k++) {
 			csv_num(&p, end, x->values[k]);
 			csv_num(&p, end, x->is_fixed[k] ? NAN : x->uncertainties[k]);
@@ -155,8 +180,12 @@ static cJSON *ring_json(const xf_ring_record *x)
 	json_num(o, "chi_squared", x->chi_squared);
 	json_num(o, "reduced_chi_squared", x->reduced_chi_squared);
 	json_num(o, "residual_sd", x->residual_sd);
-	cJSON_AddItemToObject(o, "n_points", xf_json_int((long long)x->n_points));
-	cJSON_AddItemToObject(o, "iterations", xf_json_int(x->iterations));
+	if (x->posterior) {
+		cJSON_AddItemToObject(o, "n_draws", xf_json_int(x->iterations));
+	} else {
+		cJSON_AddItemToObject(o, "n_points", xf_json_int((long long)x->n_points));
+		cJSON_AddItemToObject(o, "iterations", xf_json_int(x->iterations));
+	}
 	cJSON *params = cJSON_AddObjectToObject(o, "parameters");
 	for (int k = 0; k < x->n_phys; k++) {
 		cJSON *p = cJSON_AddObjectToObject(params, x->names[k]);
@@ -167,11 +196,11 @@ static cJSON *ring_json(const xf_ring_record *x)
 	return o;
 }
 
-static int write_json(const char *dir, const char *mode_name, const xf_ring_record *r, int n,
-		      xf_error *err)
+static int write_json(const char *dir, const char *method, const char *mode_name,
+		      const xf_ring_record *r, int n, xf_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "method", "nlsq");
+	cJSON_AddStringToObject(root, "method", method);
 	cJSON_AddStringToObject(root, "analysis_mode", mode_name);
 	cJSON_AddStringToObject(root, "q_unit", "1/angstrom");
 	cJSON *arr = cJSON_AddArrayToObject(root, "rings");
@@ -180,11 +209,11 @@ static int write_json(const char *dir, const char *mode_name, const xf_ring_reco
 	return xf_json_write(dir, "rings.json", root, err);
 }
 
-int xf_rings_write_summary(const char *dir, const char *mode_name, const xf_ring_record *r, int n,
-			   xf_error *err)
+int xf_rings_write_summary(const char *dir, const char *method, const char *mode_name,
+			   const xf_ring_record *r, int n, xf_error *err)
 {
 	int rc = write_csv(dir, r, n, err);
 	if (!rc)
-		rc = write_json(dir, mode_name, r, n, err);
+		rc = write_json(dir, method, mode_name, r, n, err);
 	return rc;
 }

@@ -15,6 +15,7 @@ typedef struct xf_ring_record {
 	double q_per_A;
 	char folder[XF_RING_NAME_MAX]; /* "q_0.0054", relative to DIR/nlsq/ */
 	int written;		       /* the folder holds a whole result */
+	int posterior;		       /* CMC: values are posterior means ± sd, no χ² */
 	int failed;		       /* did not converge, or an error */
 	char status[32];	       /* the fit's status, or "error" */
 	char quality[16];	       /* good | marginal | poor, "" when not written */
