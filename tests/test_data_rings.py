@@ -2,8 +2,8 @@
 several rings with a shared truth in both APS layouts; wavevector_q all / list / range
 select the right rings, each read back with the right angles and maps (phi_filtering
 within every ring); a single value (or a one-value list) behaves exactly as before;
-`validate` lists the rings (text and --json); nlsq refuses several rings (exit 2, nothing
-written) and fits a range that comes down to one ring as that ring's single value."""
+`validate` lists the rings (text and --json); batch refuses several rings (the file
+fails) and fits a range that comes down to one ring as that ring's single value."""
 import json
 import os
 
@@ -161,17 +161,17 @@ def test_validate_text():
     check(rc == 0, "validate text: " + err)
     lines = [l for l in out.splitlines() if l.startswith("ring: ")]
     check(len(lines) == 3 and all("selected: 4 angles" in l for l in lines), out)
-    check("q_selection: all" in out and "fitting: not built for several rings" in out, out)
+    check("q_selection: all" in out and "fitting: per ring" in out, out)
     check("points_total: %d" % (3 * 4 * (N - 1) * (N - 2) // 2) in out, "points_total")
 
 
 def test_fit_refuses_several():
-    out = os.path.join(T, "nlsq_all")
-    rc, stdout, err = run(["nlsq", "--config", cfg("fit_all", "all"), "--data", MULTI,
-                           "--out", out, "--no-plots"])
-    check(rc == 2 and "fitting several rings is not built yet" in err, "exit 2: %s" % err)
-    check(err.count("error:") == 1, "one line")
-    check(not os.path.exists(out), "nothing written")
+    """batch still takes one ring per file; nlsq, cmc and fit fit several
+    (tests/test_rings.py)."""
+    out = os.path.join(T, "batch_all")
+    rc, stdout, err = run(["batch", "--config", cfg("fit_all", "all"), "--out", out, MULTI])
+    check(rc == 1 and "fitting several rings is not built yet" in err, "exit 1: %s" % err)
+    check(not os.path.exists(os.path.join(out, "rings_u", "nlsq")), "no result written")
 
 
 def test_range_of_one_ring_fits_it():

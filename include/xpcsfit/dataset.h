@@ -117,6 +117,11 @@ typedef struct xf_ring_info {
 /* The rings of the file at path (or sel->data_path), ascending; *rings malloc'ed. */
 int xf_dataset_file_rings(const xf_selection *sel, const char *path, xf_ring_info **rings,
 			  int *n_rings, xf_error *err);
+/* The q of each ring sel's choice picks (as xf_dataset_load_rings would load them,
+ * ascending), the maps not read: a per-ring fit (adr/0065) loads each ring on its own, so
+ * that one bad ring fails alone. *q malloc'ed. */
+int xf_dataset_selected_rings(const xf_selection *sel, const char *path, double **q, int *n_rings,
+			      xf_error *err);
 /* Like xf_dataset_load, but keep only the band of rank `rank` of `ranks`: the rows of the
  * fitted pairs of its blocks xf_dist_blocks(⌈pairs / XF_PAIRS_PER_BLOCK⌉, ranks, rank)
  * (a rank may hold none). Every map is still read and checked whole, one at a time, and

@@ -149,6 +149,11 @@ int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 			xf_config_free(cfg);
 		return crc;
 	}
+	if (job->ring_q > 0) { /* one ring of a per-ring run: as if wavevector_q named it */
+		cfg->has_q = 1;
+		cfg->wavevector_q = job->ring_q;
+		cfg->q_rings.pick = XF_Q_PICK_ONE;
+	}
 	if (job->strict && (crc = xf_cli_strict(cfg, job->config))) {
 		xf_config_free(cfg);
 		return crc;
@@ -360,8 +365,17 @@ int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_datas
 		     const char *out, int threads, const xf_output_options *oopt, int replace,
 		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res)
 {
+	return xf_cli_nlsq_step_in(cfg, req, ds, out, "nlsq", threads, oopt, replace, command,
+				   t_start, t_loaded, res);
+}
+
+int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			const char *out, const char *method_dir, int threads,
+			const xf_output_options *oopt, int replace, const char *command,
+			double t_start, double t_loaded, xf_nlsq_result *res)
+{
 	xf_rundir rd;
-	int rc = xf_cli_claim(&rd, out, "nlsq", replace, "--force", command);
+	int rc = xf_cli_claim(&rd, out, method_dir, replace, "--force", command);
 	if (rc)
 		return rc;
 	rc = nlsq_fit_and_write(cfg, req, ds, &rd, threads, oopt, command, t_start, t_loaded, res);

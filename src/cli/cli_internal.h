@@ -33,6 +33,14 @@ typedef struct xf_cli_job {
 	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
 	int joint;	    /* nlsq --joint: one fit over the selected rings (adr/0066) */
 	int batch;	    /* 1: one file of `xpcsfit batch` (no joint fit there yet) */
+	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
+	 * a config whose wavevector_q is that value; 0: the config's choice */
+	double ring_q;
+	/* 1 (nlsq, cmc, fit): several selected rings are fitted one by one (adr/0065); 0
+	 * (batch): such a config is refused, "fitting several rings is not built yet" */
+	int per_ring;
+	const char *method_dir; /* the NLSQ folder under out ("nlsq/q_0.0054"); NULL: "nlsq" */
+	const char *cmc_dir;	/* the CMC folder under out ("cmc/q_0.0054"); NULL: "cmc" */
 } xf_cli_job;
 
 /* The device options of the NLSQ accumulation (device_opts.c, docs/gpu.md) into o:
@@ -52,6 +60,17 @@ int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg);
  * printed. */
 int xf_cli_run_nlsq(const xf_cli_job *job);
 int xf_cli_run_cmc(const xf_cli_job *job);
+/* xf_cli_run_nlsq of one ring; rec (when not NULL) gets the result's summary (its
+ * written / failed / status say what came of it). */
+typedef struct xf_ring_record xf_ring_record;
+int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec);
+/* xf_cli_run_cmc of one ring; nlsq_rec (the warm start fitted here) and cmc_rec (when not
+ * NULL) get the results' summaries. */
+int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_record *cmc_rec);
+/* Per-ring mode (nlsq_rings.c, adr/0065): when the config selects several rings, fit each
+ * into <out>/nlsq/q_<q>/ (cmc, fit: and <out>/cmc/q_<q>/) and write the summaries;
+ * *handled 0 (nothing done) otherwise. Returns the exit code. */
+int xf_cli_run_rings(const xf_cli_job *job, int *handled);
 
 double xf_cli_now_s(void);
 
@@ -119,5 +138,10 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
 		     const char *out, int threads, const xf_output_options *oopt, int replace,
 		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res);
+/* xf_cli_nlsq_step into <out>/<method_dir>/ (a ring's folder "nlsq/q_0.0054") */
+int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
+			const char *out, const char *method_dir, int threads,
+			const xf_output_options *oopt, int replace, const char *command,
+			double t_start, double t_loaded, xf_nlsq_result *res);
 
 #endif

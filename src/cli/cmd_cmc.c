@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/constants.h"
 #include "cli/overrides.h"
+#include "outputs/rings_summary.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
 #include "xpcsfit/cmc.h"
@@ -66,6 +67,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 	};
 	int c;
 	xf_cli_job_init(o, cmd);
+	o->per_ring = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -125,9 +127,9 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
 		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL };
-		int rc =
-			xf_cli_nlsq_step(cfg, req, ds, o->out, threads, &oopt,
-					 o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
+		int rc = xf_cli_nlsq_step_in(
+			cfg, req, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
+			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
 		/* a fit that did not converge was a warning there: CMC starts from it */
 		return nlsq->status ? 0 : rc;
 	}
@@ -286,8 +288,20 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 {
 	xf_cli_job copy;
 	char base[4096];
-	const xf_cli_job o = *xf_cli_job_out(given, &copy, base, sizeof base);
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	int handled = 0;
+	int rc = xf_cli_run_rings(job, &handled);
+	if (handled || rc)
+		return rc;
+	return xf_cli_run_cmc_one(job, NULL, NULL);
+}
+
+int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_record *cmc_rec)
+{
+	const xf_cli_job o = *job;
 	const char *cmd = o.command;
+	const char *cmc_dir = o.cmc_dir ? o.cmc_dir : "cmc";
+	const char *nlsq_dir = o.method_dir ? o.method_dir : "nlsq";
 	int rc;
 	double t_start = xf_cli_now_s();
 	xf_config cfg;
@@ -300,13 +314,13 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 	memset(&res, 0, sizeof res);
 	const char *hint = "--force (or --resume)";
 	int replace = o.force || o.resume;
-	if ((rc = xf_cli_check_out(o.out, "cmc", replace, hint)) ||
-	    (!o.nlsq && (rc = xf_cli_check_out(o.out, "nlsq", replace, hint))))
+	if ((rc = xf_cli_check_out(o.out, cmc_dir, replace, hint)) ||
+	    (!o.nlsq && (rc = xf_cli_check_out(o.out, nlsq_dir, replace, hint))))
 		return rc;
 	if ((rc = xf_cli_load(&o, &cfg, &ds, &threads)))
 		return rc;
 	xf_rundir rd;
-	if ((rc = xf_cli_claim(&rd, o.out, "cmc", replace, hint, cmd))) {
+	if ((rc = xf_cli_claim(&rd, o.out, cmc_dir, replace, hint, cmd))) {
 		xf_dataset_free(&ds);
 		xf_config_free(&cfg);
 		return rc;
@@ -316,7 +330,10 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	xf_request req; /* built once: the NLSQ warm start and CMC's layout (adr/0043) */
 	xf_request_from_config(&cfg, &req);
-	if ((rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq)))
+	rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq);
+	if (nlsq_rec && !o.nlsq && nlsq.status) /* fitted here: its folder is whole */
+		xf_ring_record_fill(nlsq_rec, &nlsq);
+	if (rc)
 		goto done;
 	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
 		xf_cli_print_constants(&cfg, &ds);
@@ -333,6 +350,8 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
 		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd);
+	if (cmc_rec && rd.completed && res.status)
+		xf_ring_record_fill_cmc(cmc_rec, &res);
 	rc = xf_cli_agree(rc);
 done:
 	xf_rundir_release(&rd);

@@ -7,6 +7,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "cli/overrides.h"
+#include "outputs/rings_summary.h"
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
@@ -41,6 +42,17 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	xf_cli_job copy;
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	int handled = 0;
+	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
+	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
+	if (handled || rc)
+		return rc;
+	return xf_cli_run_nlsq_one(job, NULL);
+}
+
+int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
+{
+	const char *method_dir = job->method_dir ? job->method_dir : "nlsq";
 	int threads = job->threads;
 	xf_output_options oopt = { job->surfaces, job->plots, 1, NULL };
 	int rc;
@@ -54,9 +66,9 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
 		return rc;
 	/* several rings in one fit: --joint or optimization.rings: joint (adr/0066) */
-	if (job->joint || cfg.rings_joint)
+	if (!rec && (job->joint || cfg.rings_joint))
 		return xf_cli_run_nlsq_joint(job, &cfg, threads, t_start);
-	if ((rc = xf_cli_check_out(job->out, "nlsq", job->force, "--force"))) {
+	if ((rc = xf_cli_check_out(job->out, method_dir, job->force, "--force"))) {
 		xf_config_free(&cfg);
 		return rc;
 	}
@@ -70,10 +82,12 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	memset(&res, 0, sizeof res);
 	xf_request req; /* the config read once for the fit (adr/0043) */
 	xf_request_from_config(&cfg, &req);
-	rc = xf_cli_nlsq_step(&cfg, &req, &ds, job->out, threads, &oopt, job->force, job->command,
-			      t_start, xf_cli_now_s(), &res);
+	rc = xf_cli_nlsq_step_in(&cfg, &req, &ds, job->out, method_dir, threads, &oopt, job->force,
+				 job->command, t_start, xf_cli_now_s(), &res);
 	if (job->written && res.status) /* the step leaves res only once the folder is whole */
 		*job->written = 1;
+	if (rec && res.status)
+		xf_ring_record_fill(rec, &res);
 	xf_nlsq_result_free(&res);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
@@ -115,6 +129,7 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 	};
 	int c;
 	xf_cli_job_init(job, "nlsq");
+	job->per_ring = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {

@@ -45,7 +45,7 @@ static void write_header(xf_mode mode, FILE *out)
 		"  scattering:\n"
 		"    wavevector_q: 0.0054   # 1/angstrom, target of the q-ring selection\n"
 		"    # several rings: all | [0.003, 0.0054] | {min: 0.003, max: 0.006} (validate\n"
-		"    # lists them; fitting several rings is not built yet)\n"
+		"    # lists them; nlsq, cmc and fit fit each on its own)\n"
 		"  geometry:\n"
 		"    stator_rotor_gap: 2000000   # angstrom (200 um)\n"
 		"  shear_model: homodyne    # homodyne | pnas2024\n"

@@ -352,6 +352,23 @@ int xf_dataset_file_rings(const xf_selection *selection, const char *path, xf_ri
 	return 0;
 }
 
+int xf_dataset_selected_rings(const xf_selection *selection, const char *path, double **q,
+			      int *n_rings, xf_error *err)
+{
+	xf_raw_file raw;
+	*q = NULL;
+	*n_rings = 0;
+	xf_h5_quiet();
+	path = path ? path : selection->data_path;
+	if (!path || !path[0])
+		return xf_fail(err, XF_ERR_CONFIG, "no data file to list the q rings of");
+	int rc = read_raw(path, &raw, err);
+	if (!rc)
+		rc = xf_select_rings(&raw, selection, q, n_rings, err);
+	xf_raw_free(&raw);
+	return rc;
+}
+
 void xf_dataset_free_rings(xf_dataset *rings, int n_rings)
 {
 	for (int r = 0; rings && r < n_rings; r++)

@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* the files of a result; plots/ is emptied and removed as well */
-static const char *const result_files[] = { "results.h5", "parameters.json", "run.log",
-					    "report.html" };
+/* the files of a result; plots/ is emptied and removed as well. A per-ring run's folder
+ * (adr/0065) holds its summary; its rings' folders are results of their own. */
+static const char *const result_files[] = { "results.h5",     "parameters.json", "run.log",
+					    "report.html",    "rings.csv",	 "rings.json",
+					    "params_vs_q.png" };
 
 static int exists_in(const char *dir, const char *name)
 {

@@ -333,9 +333,9 @@ def ring_without_map(d):
     return validate(d, path, q=[0.01, 0.0201])
 
 
-def rings_nlsq(d):
+def rings_batch(d):
     path = two_rings(d)
-    return ["nlsq", "--config", config(d, path, q="all"), "--out", d + "/out", "--no-plots"]
+    return ["batch", "--config", config(d, path, q="all"), "--out", d + "/out", path]
 
 
 def rings_joint_no_match(d):
@@ -531,12 +531,11 @@ CASES = [
      "rc": 1, "needles": ["no map left after φ filtering", "q = 0.02 ring", "available: 0"],
      "fix": "phi_filtering applies within every selected ring: widen target_ranges, set "
             "fallback_to_all_angles, or leave that ring out of wavevector_q."},
-    {"name": "rings_fit_several", "klass": D, "make": rings_nlsq,
-     "check": expect_nothing_written(),
-     "rc": 2, "needles": ["selects 2 q rings", "fitting several rings is not built yet"],
-     "fix": "Fit the rings together with `nlsq --joint` (or optimization.rings: joint), "
-            "or one ring per run (a single wavevector_q value); validate shows every ring "
-            "of the file."},
+    {"name": "rings_fit_several", "klass": D, "make": rings_batch,
+     "rc": 1, "needles": ["selects 2 q rings", "fitting several rings is not built yet"],
+     "fix": "batch takes one ring per file for now (a single wavevector_q value); nlsq, "
+            "cmc and fit fit several rings one by one (docs/user-guide.md \"Several q "
+            "rings\"); validate shows every ring of the file."},
     {"name": "rings_joint_no_match", "klass": D, "make": rings_joint_no_match,
      "check": expect_nothing_written(),
      "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],

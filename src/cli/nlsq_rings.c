@@ -1,0 +1,242 @@
+/* nlsq_rings.c — per-ring mode of `xpcsfit nlsq`, `cmc` and `fit` (adr/0065): a config whose wavevector_q
+ * selects several rings (all, a list, a range: adr/0063) fits every ring, one after the
+ * other, each exactly as a run whose wavevector_q is that ring's q (the same code, the
+ * same bytes), into <out>/nlsq/q_<q>/ (and <out>/cmc/q_<q>/ for cmc and fit); then
+ * rings.csv, rings.json and params_vs_q.png in <out>/nlsq/ (and <out>/cmc/) summarise
+ * them against q. <out>/nlsq/ is one result folder (lock,
+ * INCOMPLETE until the summary is written: util/rundir.h); each ring's folder is one
+ * too. A ring that fails is named in one line and the others are still fitted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <limits.h>
+
+#include "cli/cli_internal.h"
+#include "cli/commands.h"
+#include "outputs/rings_summary.h"
+#include "xpcsfit/dist.h"
+#include "util/files.h"
+#include "util/interrupt.h"
+#include "util/verbosity.h"
+
+/* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
+ * one-ring path, as before). */
+static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mode)
+{
+	xf_config cfg;
+	xf_error err = { 0 };
+	*q = NULL;
+	*n = 0;
+	if (xf_config_load_with(job->config, job->overrides, job->n_overrides, &cfg, &err))
+		return 0; /* the one-ring path loads it again and reports the error */
+	*mode = cfg.mode;
+	/* one ring, or one joint fit over the rings (rings: joint, adr/0066) */
+	if (cfg.q_rings.pick == XF_Q_PICK_ONE || cfg.rings_joint) {
+		xf_config_free(&cfg);
+		return 0;
+	}
+	xf_selection sel;
+	xf_selection_from_config(&cfg, &sel);
+	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &err);
+	xf_config_free(&cfg);
+	if (rc)
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (*n < 2) { /* a list or range of one ring: the one-ring path, as its single value */
+		free(*q);
+		*q = NULL;
+		*n = 0;
+	}
+	return 0;
+}
+
+/* What a per-ring run writes: the NLSQ side (nlsq, fit without --nlsq) and the CMC side
+ * (cmc, fit), each a top folder with its rings' records. */
+typedef struct ring_side {
+	const char *method; /* "nlsq" | "cmc" */
+	int on;
+	xf_rundir top;
+	xf_ring_record *rec; /* [n] */
+} ring_side;
+
+/* cmc --nlsq DIR of a per-ring run: the ring's own NLSQ folder when DIR holds one
+ * (DIR/nlsq/q_<q>/ or DIR/q_<q>/), else DIR as given (its q is then checked and refused
+ * as for one ring). */
+static void ring_nlsq_dir(const char *given, const char *folder, char *buf, size_t size)
+{
+	struct stat st;
+	snprintf(buf, size, "%s/nlsq/%s", given, folder);
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		return;
+	snprintf(buf, size, "%s/%s", given, folder);
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		return;
+	snprintf(buf, size, "%s", given);
+}
+
+static void mark_error(xf_ring_record *rec)
+{
+	if (rec && !rec->written) {
+		rec->failed = 1;
+		snprintf(rec->status, sizeof rec->status, "error");
+	}
+}
+
+/* Ring r into <out>/nlsq/<folder>/ and/or <out>/cmc/<folder>/: 0, 1 (fitted, not
+ * converged; written), or the error's code (nothing written for it). The top claims
+ * decided about --force, so the ring's own folders are always replaced (cmc --resume
+ * keeps the ring's finished shards). */
+static int fit_ring(const xf_cli_job *job, ring_side *nl, ring_side *cm, int r)
+{
+	const char *folder = nl->on ? nl->rec[r].folder : cm->rec[r].folder;
+	char nlsq_dir[XF_RING_NAME_MAX + 8], cmc_dir[XF_RING_NAME_MAX + 8], from[PATH_MAX];
+	snprintf(nlsq_dir, sizeof nlsq_dir, "nlsq/%s", folder);
+	snprintf(cmc_dir, sizeof cmc_dir, "cmc/%s", folder);
+	xf_cli_job ring = *job;
+	ring.ring_q = nl->on ? nl->rec[r].q_per_A : cm->rec[r].q_per_A;
+	ring.method_dir = nlsq_dir;
+	ring.cmc_dir = cmc_dir;
+	ring.force = 1;
+	ring.written = NULL;
+	int rc;
+	if (!cm->on) {
+		rc = xf_cli_run_nlsq_one(&ring, &nl->rec[r]);
+	} else {
+		if (job->nlsq) {
+			ring_nlsq_dir(job->nlsq, folder, from, sizeof from);
+			ring.nlsq = from;
+		}
+		rc = xf_cli_run_cmc_one(&ring, nl->on ? &nl->rec[r] : NULL, &cm->rec[r]);
+	}
+	mark_error(nl->on ? &nl->rec[r] : NULL);
+	mark_error(cm->on ? &cm->rec[r] : NULL);
+	return rc;
+}
+
+static int write_summary(ring_side *side, xf_mode mode, int n, int plots)
+{
+	xf_error err = { 0 };
+	const char *dir = side->top.dir;
+	int rc = xf_rings_write_summary(dir, side->method, xf_mode_name(mode), side->rec, n, &err);
+	if (rc)
+		return xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
+	if (plots) {
+		char path[4096];
+		if (xf_path_join(path, sizeof path, dir, "params_vs_q.png", &err) ||
+		    xf_plot_rings(path, side->rec, n, &err))
+			xf_warn("params_vs_q.png not drawn: %s", err.msg); /* never fatal */
+	}
+	if (xf_rundir_complete(&side->top, &err))
+		return xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
+	xf_say(XF_VERB_NORMAL, "summary: %s/rings.csv, rings.json%s", dir,
+	       plots ? ", params_vs_q.png" : "");
+	return 0;
+}
+
+/* The rings one after the other; an interruption stops the loop. The result side (CMC's
+ * when there is one: NLSQ is its warm start) decides the exit code. */
+static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
+{
+	ring_side *res = cm->on ? cm : nl;
+	int failed = 0;
+	for (int r = 0; r < n; r++) {
+		xf_ring_record *x = &res->rec[r];
+		xf_say(XF_VERB_NORMAL, "ring %d of %d: q %.6g 1/A -> %s/%s/", r + 1, n, x->q_per_A,
+		       res->top.dir, x->folder);
+		int rc = fit_ring(job, nl, cm, r);
+		if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
+			return XF_ERR_INTERRUPTED;
+		failed += x->failed;
+		xf_say(XF_VERB_NORMAL, "ring %d of %d: q %.6g 1/A %s%s%s", r + 1, n, x->q_per_A,
+		       x->status, x->written ? ", quality " : "", x->quality);
+	}
+	for (int r = 0; r < n; r++)
+		if (res->rec[r].failed)
+			xf_cli_error(XF_ERR_DATA, "ring q %.6g 1/A: %s, %s %s/%s",
+				     res->rec[r].q_per_A, res->rec[r].status,
+				     res->rec[r].written ? "results marked failed, in"
+							 : "no result (the error above), for",
+				     res->top.dir, res->rec[r].folder);
+	return failed ? XF_ERR_DATA : 0;
+}
+
+/* Check and claim side's top folder, its records named; 0 or the exit code. */
+static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, int n, int replace,
+		      const char *hint)
+{
+	memset(&side->top, 0, sizeof side->top);
+	side->top.lock_fd = -1;
+	if (!side->on)
+		return 0;
+	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
+	if (!rc)
+		rc = xf_cli_claim(&side->top, job->out, side->method, replace, hint, job->command);
+	if (rc)
+		return rc;
+	side->rec = calloc((size_t)n, sizeof *side->rec);
+	if (!side->rec)
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory for %d q rings", n);
+	for (int r = 0; r < n; r++)
+		side->rec[r].q_per_A = q[r];
+	xf_ring_folder_names(side->rec, n);
+	return 0;
+}
+
+static void free_side(ring_side *side, int n)
+{
+	xf_rundir_release(&side->top);
+	for (int r = 0; side->rec && r < n; r++)
+		xf_ring_record_free(&side->rec[r]);
+	free(side->rec);
+}
+
+int xf_cli_run_rings(const xf_cli_job *job, int *handled)
+{
+	double *q;
+	int n;
+	xf_mode mode = 0;
+	*handled = 0;
+	if (!job->per_ring)
+		return 0;
+	int rc = selected_rings(job, &q, &n, &mode);
+	if (rc || n < 2)
+		return rc;
+	*handled = 1;
+	int is_nlsq = !strcmp(job->command, "nlsq");
+	ring_side nl, cm;
+	memset(&nl, 0, sizeof nl);
+	memset(&cm, 0, sizeof cm);
+	nl.method = "nlsq";
+	nl.on = is_nlsq || !job->nlsq;
+	cm.method = "cmc";
+	cm.on = !is_nlsq;
+	int replace = job->force || (!is_nlsq && job->resume);
+	const char *hint = is_nlsq ? "--force" : "--force (or --resume)";
+	rc = claim_side(job, &cm, q, n, replace, hint);
+	if (!rc)
+		rc = claim_side(job, &nl, q, n, replace, hint);
+	int claimed = !rc;
+	if (claimed) {
+		xf_say(XF_VERB_NORMAL, "%s: %d q rings, fitted one after the other into %s/",
+		       job->command, n, cm.on ? cm.top.dir : nl.top.dir);
+		rc = fit_rings(job, &nl, &cm, n);
+	}
+	if (claimed && rc != XF_ERR_INTERRUPTED) {
+		int wrc = 0; /* several MPI ranks: rank 0 alone writes (adr/0021) */
+		for (int s = 0; s < 2; s++) {
+			ring_side *side = s ? &cm : &nl;
+			if (side->on && !wrc && xf_dist_is_root())
+				wrc = write_summary(side, mode, n, job->plots);
+		}
+		wrc = xf_cli_agree(wrc);
+		if (wrc)
+			rc = wrc;
+		else if (job->written)
+			*job->written = 1;
+	}
+	free_side(&nl, n);
+	free_side(&cm, n);
+	free(q);
+	return rc;
+}

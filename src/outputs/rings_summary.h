@@ -1,0 +1,32 @@
+/* rings_summary.h — the per-ring mode's summary of DIR/nlsq/ (adr/0065): one record per
+ * fitted ring, written as rings.csv and rings.json (every physical parameter ± its
+ * uncertainty, status, quality, χ² and residual sd, against q) and drawn as
+ * params_vs_q.png (src/plot/plot_rings.c). */
+#ifndef XPCSFIT_RINGS_SUMMARY_H
+#define XPCSFIT_RINGS_SUMMARY_H
+
+#include <stddef.h>
+#include "xpcsfit/error.h"
+#include "xpcsfit/cmc.h"
+#include "xpcsfit/nlsq.h"
+#include "xpcsfit/params.h"
+#include "plot/plot_rings.h"
+
+/* Fill rec's result fields from a fitted ring (the names copied). */
+void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res);
+/* The same from a ring's posterior: the values and uncertainties of its parameters.json
+ * (posterior mean and sd; a fixed parameter's value), no χ² (NaN), n_points 0. */
+void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res);
+void xf_ring_record_free(xf_ring_record *rec);
+
+/* rec[r].folder of the rings at rec[r].q_per_A (ascending): "q_" and q in 1/Å in fixed-point
+ * notation with the fewest significant digits (at least 4) that keep every name distinct,
+ * trailing zeros dropped, so names sort as q does. */
+void xf_ring_folder_names(xf_ring_record *rec, int n);
+
+/* dir/rings.csv and dir/rings.json, atomically; the failed rings included with their
+ * status and empty (CSV) or null (JSON) values. */
+int xf_rings_write_summary(const char *dir, const char *method, const char *mode_name,
+			   const xf_ring_record *r, int n, xf_error *err);
+
+#endif
