@@ -119,8 +119,8 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 	return -1;
 }
 
-static int read_nlsq(const char *given, const char *sub, const xf_config *cfg,
-		     const xf_dataset *ds, xf_nlsq_result *nlsq);
+static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
+		     xf_nlsq_result *nlsq);
 
 /* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
  * and config, or fitted now (written to <out>/nlsq/). */
@@ -145,8 +145,8 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 
 /* The NLSQ result in given/sub (when that holds parameters.json) or given, checked
  * against ds and cfg. */
-static int read_nlsq(const char *given, const char *sub, const xf_config *cfg,
-		     const xf_dataset *ds, xf_nlsq_result *nlsq)
+static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
+		     xf_nlsq_result *nlsq)
 {
 	xf_error err = { 0 };
 	char dir[PATH_MAX], probe[PATH_MAX];
@@ -415,11 +415,10 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 		xf_config_free(cfg);
 		return rc;
 	}
-	rc = xf_cli_agree(read_nlsq(o->nlsq ? o->nlsq : o->out, "nlsq_joint", cfg, &jd.joint,
-				    &nlsq));
-	int claimed = !rc && !(rc = xf_cli_claim(&rd, o->out, "cmc_joint",
-						  o->force || o->resume, "--force (or --resume)",
-						  o->command));
+	rc = xf_cli_agree(
+		read_nlsq(o->nlsq ? o->nlsq : o->out, "nlsq_joint", cfg, &jd.joint, &nlsq));
+	int claimed = !rc && !(rc = xf_cli_claim(&rd, o->out, "cmc_joint", o->force || o->resume,
+						 "--force (or --resume)", o->command));
 	char shards[PATH_MAX + 16];
 	if (claimed) {
 		snprintf(shards, sizeof shards, "%s/shards", rd.dir);
@@ -431,8 +430,8 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 		req.n_slot_q = jd.joint.n_phi;
 		req.slot_q = jd.slot_q;
 		xf_phase("sample", 1);
-		progress_state ps = { xf_progress_tty(), o->resume, 0,	   -1.0,
-				      shards,		 &jd.joint, threads, jd.n_rings };
+		progress_state ps = { xf_progress_tty(), o->resume, 0,	       -1.0, shards,
+				      &jd.joint,	 threads,   jd.n_rings };
 		rc = xf_cmc_run(&req, &cfg->cmc, &jd.joint, &nlsq, threads, shards, o->resume,
 				show_progress, &ps, &res, &err);
 		if (ps.tty && ps.reported)
