@@ -119,6 +119,17 @@ def test_fit_joint_and_config_key():
     check(params(out, "cmc_joint")["rings"]["n_rings"] == 3, "optimization.rings: joint")
 
 
+def test_plot_refuses_joint_folders():
+    for sub in ("nlsq_joint", "cmc_joint"):
+        d = os.path.join(T, "auto", sub)
+        before = sorted(os.listdir(os.path.join(d, "plots"))) if sub == "cmc_joint" else None
+        rc, _, err = run(["plot", d])
+        check(rc == 2 and "joint result over several q rings is not redrawn" in err,
+              "plot %s: %d %s" % (sub, rc, err))
+        if before is not None:
+            check(sorted(os.listdir(os.path.join(d, "plots"))) == before, "plots untouched")
+
+
 def test_without_joint_still_refuses():
     out = os.path.join(T, "refused")
     rc, _, err = run(["cmc", "--config", cfg("fit"), "--data", DATA, "--out", out])
@@ -130,4 +141,5 @@ if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_posterior_covers_truth_and_matches_nlsq_sd,
                                 test_sharded_threads_bitwise, test_fit_joint_and_config_key,
+                                test_plot_refuses_joint_folders,
                                 test_without_joint_still_refuses]))
