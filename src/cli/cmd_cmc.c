@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
 	"                   [--threads N] [--resume] [--no-plots] [--force] [--strict]\n"
+	"                   [--joint]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                   [--resume] [--no-plots] [--surfaces|--no-surfaces] [--force]\n"
 	"                   [--strict]\n"
@@ -41,6 +43,10 @@ static const char cmc_usage[] =
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
+	"  --joint         the posterior of the joint fit over every selected q ring\n"
+	"                  (shared physical parameters), warm-started from DIR/nlsq_joint/\n"
+	"                  (--nlsq DIR: DIR or DIR/nlsq_joint; else fitted first), into\n"
+	"                  DIR/cmc_joint/ (docs/user-guide.md \"Several q rings\", adr/0066)\n"
 	"A run holds DIR/cmc/.lock (a second run into it is refused) and keeps\n"
 	"DIR/cmc/INCOMPLETE until every file is written (docs/outputs.md).\n"
 	"  --output-dir DIR  the same as --out (homodyne's spelling)\n" XF_OVERRIDE_USAGE;
@@ -62,6 +68,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		{ "strict", no_argument, 0, 's' },
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
+		{ "joint", no_argument, 0, 'J' },
 		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
@@ -89,6 +96,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		case 'S': o->surfaces = 0; break;
 		case 'f': o->force = 1; break;
 		case 's': o->strict = 1; break;
+		case 'J': o->joint = 1; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			if (xf_cli_override_or_unknown(ov, c, optarg, cmd, argv[optind - 1]))
@@ -113,7 +121,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 	return -1;
 }
 
-static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset *ds,
+static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
 		     xf_nlsq_result *nlsq);
 
 /* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
@@ -134,19 +142,21 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		return nlsq->status ? 0 : rc;
 	}
 	/* every rank reads the NLSQ result (the same path on every node, adr/0022) */
-	return xf_cli_agree(read_nlsq(o, cfg, ds, nlsq));
+	return xf_cli_agree(read_nlsq(o->nlsq, "nlsq", cfg, ds, nlsq));
 }
 
-static int read_nlsq(const xf_cli_job *o, const xf_config *cfg, const xf_dataset *ds,
+/* The NLSQ result in given/sub (when that holds parameters.json) or given, checked
+ * against ds and cfg. */
+static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
 		     xf_nlsq_result *nlsq)
 {
 	xf_error err = { 0 };
 	char dir[PATH_MAX], probe[PATH_MAX];
 	struct stat st;
-	snprintf(dir, sizeof dir, "%s", o->nlsq);
-	snprintf(probe, sizeof probe, "%s/nlsq/parameters.json", o->nlsq);
+	snprintf(dir, sizeof dir, "%s", given);
+	snprintf(probe, sizeof probe, "%s/%s/parameters.json", given, sub);
 	if (stat(probe, &st) == 0)
-		snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq);
+		snprintf(dir, sizeof dir, "%s/%s", given, sub);
 	if (xf_rundir_incomplete(dir))
 		return xf_cli_error(
 			XF_ERR_DATA,
@@ -171,6 +181,7 @@ typedef struct progress_state {
 	const char *shard_dir;
 	const xf_dataset *ds; /* for the banner */
 	int threads;
+	int n_rings; /* > 1: a joint posterior over that many rings */
 } progress_state;
 
 static void show_progress(const xf_cmc_progress *p, void *ctx)
@@ -183,9 +194,16 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 	/* The first report comes once the layout is valid and before any sampling (so a
 	 * config error stays one line), and its shards done are the resumed ones. */
 	if (!st->reported++) {
-		xf_say(XF_VERB_NORMAL,
-		       "cmc on %zu points (%d angles x %d frames), %d virtual devices",
-		       st->ds->n_points, st->ds->n_phi, st->ds->n_frames, st->threads);
+		if (st->n_rings > 1)
+			xf_say(XF_VERB_NORMAL,
+			       "cmc joint posterior of %d rings on %zu points (%d angle slots x "
+			       "%d frames), %d virtual devices",
+			       st->n_rings, st->ds->n_points, st->ds->n_phi, st->ds->n_frames,
+			       st->threads);
+		else
+			xf_say(XF_VERB_NORMAL,
+			       "cmc on %zu points (%d angles x %d frames), %d virtual devices",
+			       st->ds->n_points, st->ds->n_phi, st->ds->n_frames, st->threads);
 		if (st->resume)
 			xf_say(XF_VERB_NORMAL, "cmc: --resume: resumed %ld of %ld shards from %s%s",
 			       p->shards_done, p->shards_total, st->shard_dir,
@@ -261,16 +279,20 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	xf_cli_print_results_line(dir);
 }
 
+/* rings_json: a joint posterior's "rings" member (NULL: one ring) */
 static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
-		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd)
+		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd,
+		     const char *rings_json)
 {
 	xf_error err = { 0 };
 	xf_phase("results", 0);
-	xf_output_options oopt = { 1, o->plots, threads, NULL };
+	xf_output_options oopt = { 1, o->plots, threads, rings_json };
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");
-	if (xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err) || xf_rundir_complete(rd, &err))
+	int wrc = rings_json ? xf_results_write_cmc_joint(dir, cfg, ds, res, &oopt, &err)
+			     : xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err);
+	if (wrc || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
 		*o->written = 1;
@@ -284,13 +306,163 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	return rc;
 }
 
+/* The joint posterior's warm start when --nlsq is not given: the joint NLSQ fitted now
+ * into <out>/nlsq_joint/ (a fit that fails stops here, its error printed). *cfg is
+ * reloaded after it (xf_cli_run_nlsq_joint consumes it). */
+static int joint_nlsq_first(const xf_cli_job *o, xf_config *cfg, int *threads, double t_start)
+{
+	if (xf_cli_progress_on())
+		xf_say(XF_VERB_NORMAL, "%s: fitting the joint NLSQ first (the warm start of CMC)",
+		       o->command);
+	xf_cli_job nj = *o;
+	nj.force = o->force || o->resume;
+	int rc = xf_cli_run_nlsq_joint(&nj, cfg, *threads, t_start);
+	return rc ? rc : xf_cli_load_config(o, cfg, threads);
+}
+
+/* The "rings" member of the joint posterior's parameters.json: the rings' q in slot
+ * order and each ring's first angle slot (malloc'ed JSON text). */
+static char *joint_rings_json(const xf_dataset *rings, int n_rings)
+{
+	size_t cap = 96 + (size_t)n_rings * 48;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	int len = snprintf(s, cap, "{\"mode\":\"joint\",\"n_rings\":%d,\"q\":[", n_rings);
+	for (int k = 0; k < n_rings; k++)
+		len += snprintf(s + len, cap - (size_t)len, "%s%.17g", k ? "," : "", rings[k].q);
+	len += snprintf(s + len, cap - (size_t)len, "],\"first_slot\":[");
+	for (int k = 0, first = 0; k < n_rings; first += rings[k].n_phi, k++)
+		len += snprintf(s + len, cap - (size_t)len, "%s%d", k ? "," : "", first);
+	snprintf(s + len, cap - (size_t)len, "]}");
+	return s;
+}
+
+typedef struct joint_data {
+	xf_dataset *rings, joint;
+	int n_rings;
+	double *slot_q;
+} joint_data;
+
+/* The selected rings, joined side by side (adr/0064); 0 or the exit code. */
+static int joint_load(const xf_cli_job *o, const xf_config *cfg, joint_data *jd)
+{
+	xf_error err = { 0 };
+	xf_selection sel;
+	memset(jd, 0, sizeof *jd);
+	xf_selection_from_config(cfg, &sel);
+	if (xf_dataset_load_rings(&sel, o->data, &jd->rings, &jd->n_rings, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (xf_dataset_join_rings(jd->rings, jd->n_rings, &jd->joint, &jd->slot_q, &err)) {
+		xf_dataset_free_rings(jd->rings, jd->n_rings);
+		jd->rings = NULL;
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
+	for (int k = 0; k < jd->n_rings; k++)
+		xf_info("data: ring q %.6g 1/A, %d angles, %d frames, dt %.6g s, %zu points",
+			jd->rings[k].q, jd->rings[k].n_phi, jd->rings[k].n_frames,
+			jd->rings[k].dt_s, jd->rings[k].n_points);
+	return 0;
+}
+
+static void joint_free(joint_data *jd)
+{
+	if (!jd->rings)
+		return;
+	xf_dataset_free_joined(&jd->joint);
+	xf_dataset_free_rings(jd->rings, jd->n_rings);
+	free(jd->slot_q);
+	jd->rings = NULL;
+}
+
+/* Refusals before anything is fitted: batch, MPI ranks, a finished DIR/cmc_joint/. */
+static int joint_refusals(const xf_cli_job *o)
+{
+	if (o->batch)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "optimization.rings: joint is not built for batch yet: fit the "
+				    "file with xpcsfit %s --joint, in %s",
+				    o->command, o->config);
+	if (xf_dist_ranks() > 1)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "%s --joint runs in one process (no MPI ranks yet): run "
+				    "xpcsfit, not xpcsfit-mpi",
+				    o->command);
+	const char *hint = "--force (or --resume)";
+	int replace = o->force || o->resume;
+	int rc = xf_cli_check_out(o->out, "cmc_joint", replace, hint);
+	if (!rc && !o->nlsq)
+		rc = xf_cli_check_out(o->out, "nlsq_joint", replace, hint);
+	return rc;
+}
+
+/* `cmc --joint` / `fit --joint` (adr/0066): the posterior of the joint problem (the
+ * rings' angles side by side with slot_q, shared physical parameters, per-ring per-angle
+ * scaling), the same routes and shards as one ring (the shards split the joint data),
+ * into <out>/cmc_joint/. The angle pages draw the model at one q: not drawn here. */
+static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, double t_start)
+{
+	xf_nlsq_result nlsq;
+	xf_cmc_result res;
+	xf_error err = { 0 };
+	joint_data jd;
+	xf_rundir rd;
+	memset(&nlsq, 0, sizeof nlsq);
+	memset(&res, 0, sizeof res);
+	memset(&jd, 0, sizeof jd);
+	int rc = joint_refusals(o);
+	if (!rc && !o->nlsq && (rc = joint_nlsq_first(o, cfg, &threads, t_start)))
+		return rc; /* cfg was freed */
+	if (rc || (rc = joint_load(o, cfg, &jd))) {
+		xf_config_free(cfg);
+		return rc;
+	}
+	rc = xf_cli_agree(
+		read_nlsq(o->nlsq ? o->nlsq : o->out, "nlsq_joint", cfg, &jd.joint, &nlsq));
+	int claimed = !rc && !(rc = xf_cli_claim(&rd, o->out, "cmc_joint", o->force || o->resume,
+						 "--force (or --resume)", o->command));
+	char shards[PATH_MAX + 16];
+	if (claimed) {
+		snprintf(shards, sizeof shards, "%s/shards", rd.dir);
+		if (o->plots)
+			xf_info("joint: the angle pages draw the model at one q: not drawn for a "
+				"joint posterior (corner, forest and shard plots are)");
+		xf_request req; /* the joint layout: a q per angle slot (adr/0064) */
+		xf_request_from_config(cfg, &req);
+		req.n_slot_q = jd.joint.n_phi;
+		req.slot_q = jd.slot_q;
+		xf_phase("sample", 1);
+		progress_state ps = { xf_progress_tty(), o->resume, 0,	       -1.0, shards,
+				      &jd.joint,	 threads,   jd.n_rings };
+		rc = xf_cmc_run(&req, &cfg->cmc, &jd.joint, &nlsq, threads, shards, o->resume,
+				show_progress, &ps, &res, &err);
+		if (ps.tty && ps.reported)
+			fputc('\n', stderr);
+		if (rc) {
+			rc = xf_cli_error(err.code, "%s", err.msg);
+		} else {
+			char *rings = joint_rings_json(jd.rings, jd.n_rings);
+			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings)
+				   : xf_cli_error(XF_ERR_NOMEM, "out of memory for the rings");
+			free(rings);
+		}
+		xf_rundir_release(&rd);
+	}
+	xf_cmc_result_free(&res);
+	xf_nlsq_result_free(&nlsq);
+	joint_free(&jd);
+	xf_config_free(cfg);
+	return rc;
+}
+
 int xf_cli_run_cmc(const xf_cli_job *given)
 {
 	xf_cli_job copy;
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int handled = 0;
-	int rc = xf_cli_run_rings(job, &handled);
+	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
+	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
 	if (handled || rc)
 		return rc;
 	return xf_cli_run_cmc_one(job, NULL, NULL);
@@ -314,10 +486,18 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	memset(&res, 0, sizeof res);
 	const char *hint = "--force (or --resume)";
 	int replace = o.force || o.resume;
-	if ((rc = xf_cli_check_out(o.out, cmc_dir, replace, hint)) ||
-	    (!o.nlsq && (rc = xf_cli_check_out(o.out, nlsq_dir, replace, hint))))
+	memset(&ds, 0, sizeof ds);
+	if ((rc = xf_cli_load_config(&o, &cfg, &threads)))
 		return rc;
-	if ((rc = xf_cli_load(&o, &cfg, &ds, &threads)))
+	/* the rings side by side: --joint or optimization.rings: joint (adr/0066) */
+	if (o.ring_q <= 0 && (o.joint || cfg.rings_joint))
+		return run_cmc_joint(&o, &cfg, threads, t_start);
+	if ((rc = xf_cli_check_out(o.out, cmc_dir, replace, hint)) ||
+	    (!o.nlsq && (rc = xf_cli_check_out(o.out, nlsq_dir, replace, hint)))) {
+		xf_config_free(&cfg);
+		return rc;
+	}
+	if ((rc = xf_cli_load_data(&o, &cfg, &ds)))
 		return rc;
 	xf_rundir rd;
 	if ((rc = xf_cli_claim(&rd, o.out, cmc_dir, replace, hint, cmd))) {
@@ -338,7 +518,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
 		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
-	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads };
+	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads, 1 };
 	rc = xf_cmc_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps,
 			&res, &err);
 	if (ps.tty && ps.reported)
@@ -349,7 +529,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
-		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd);
+		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL);
 	if (cmc_rec && rd.completed && res.status)
 		xf_ring_record_fill_cmc(cmc_rec, &res);
 	rc = xf_cli_agree(rc);

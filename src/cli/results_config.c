@@ -145,6 +145,18 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 	return rc;
 }
 
+int xf_results_write_cmc_joint(const char *dir, const xf_config *cfg, const xf_dataset *ds,
+			       const xf_cmc_result *res, const xf_output_options *opt,
+			       xf_error *err)
+{
+	xf_output_info info;
+	if (xf_output_info_from_config(cfg, "cmc", &info, err) != 0)
+		return err->code;
+	int rc = xf_outputs_write_cmc(dir, &info, ds, res, NULL, opt, err);
+	xf_output_info_free(&info);
+	return rc;
+}
+
 int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		const xf_cmc_result *res, xf_error *err)
 {

@@ -340,6 +340,9 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);
 	xf_json_add_provenance(root, info, ds);
+	cJSON *rings = info->rings_json ? cJSON_Parse(info->rings_json) : NULL;
+	if (rings) /* a joint posterior over q rings (adr/0066) */
+		cJSON_AddItemToObject(root, "rings", rings);
 	return root;
 }
 

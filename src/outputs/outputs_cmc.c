@@ -57,7 +57,10 @@ int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_d
 		res->time_sampling_s, res->time_combine_s, res->time_total_s, res->time_approx_s,
 		res->time_nuts_s);
 	xf_info("results written to %s", dir);
-	cmc_ctx c = { info, ds, res, est };
+	xf_output_info with_rings = *info; /* a joint posterior's rings: parameters.json */
+	if (opt && opt->rings_json)
+		with_rings.rings_json = opt->rings_json;
+	cmc_ctx c = { &with_rings, ds, res, est };
 	return xf_outputs_write_rest(dir, !opt || opt->write_plots, cmc_plots, &c, cmc_json,
 				     cmc_report, err);
 }

@@ -344,6 +344,12 @@ def rings_joint_no_match(d):
             d + "/out", "--no-plots"]
 
 
+def rings_cmc_joint_no_match(d):
+    path = two_rings(d)
+    return ["cmc", "--joint", "--config", config(d, path, q=[0.01, 0.05]), "--out",
+            d + "/out", "--no-plots"]
+
+
 def sim_duplicate_q(d):
     cfg = os.path.join(d, "cfg.yaml")
     write_config(cfg, end=20)
@@ -534,13 +540,18 @@ CASES = [
     {"name": "rings_fit_several", "klass": D, "make": rings_batch,
      "rc": 1, "needles": ["selects 2 q rings", "fitting several rings is not built yet"],
      "fix": "batch takes one ring per file for now (a single wavevector_q value); nlsq, "
-            "cmc and fit fit several rings one by one (docs/user-guide.md \"Several q "
+            "cmc and fit fit several rings one by one or, with --joint, together (docs/user-guide.md \"Several q "
             "rings\"); validate shows every ring of the file."},
     {"name": "rings_joint_no_match", "klass": D, "make": rings_joint_no_match,
      "check": expect_nothing_written(),
      "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],
      "fix": "A joint fit selects its rings as every fit does: each wavevector_q value "
             "within 5 % of a ring of the file (`xpcsfit validate` lists them)."},
+    {"name": "rings_cmc_joint_no_match", "klass": D, "make": rings_cmc_joint_no_match,
+     "check": expect_nothing_written(),
+     "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],
+     "fix": "The joint posterior selects its rings as every fit does: each wavevector_q "
+            "value within 5 % of a ring of the file (`xpcsfit validate` lists them)."},
     {"name": "simulate_q_duplicate", "klass": D, "make": sim_duplicate_q,
      "rc": 2, "needles": ["--q: 0.003 and 0.003 are the same q ring"], "check": no_sim_file,
      "fix": "Give each ring's q once."},
