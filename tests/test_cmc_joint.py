@@ -130,11 +130,17 @@ def test_plot_refuses_joint_folders():
             check(sorted(os.listdir(os.path.join(d, "plots"))) == before, "plots untouched")
 
 
-def test_without_joint_still_refuses():
-    out = os.path.join(T, "refused")
+def test_without_joint_per_ring():
+    """Without --joint the rings are fitted one by one (adr/0065), no joint folder."""
+    out = os.path.join(T, "per_ring")
     rc, _, err = run(["cmc", "--config", cfg("fit"), "--data", DATA, "--out", out])
-    check(rc == 2 and "fitting several rings is not built yet" in err, "%d %s" % (rc, err))
-    check(not os.path.exists(os.path.join(out, "cmc_joint")), "nothing written")
+    rings = sorted(x for x in os.listdir(os.path.join(out, "cmc")) if x.startswith("q_")) \
+        if os.path.isdir(os.path.join(out, "cmc")) else []
+    # exit 0 or 1: on these short rings the lowest q may not converge on its own, which is
+    # the point of the joint fit; every ring gets its folder and a row either way
+    check(rc in (0, 1) and len(rings) == 3, "per-ring cmc: %d %s %s" % (rc, rings, err[-300:]))
+    check(os.path.exists(os.path.join(out, "cmc", "rings.csv")), "rings.csv written")
+    check(not os.path.exists(os.path.join(out, "cmc_joint")), "no joint folder")
 
 
 if __name__ == "__main__":
@@ -142,4 +148,4 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_posterior_covers_truth_and_matches_nlsq_sd,
                                 test_sharded_threads_bitwise, test_fit_joint_and_config_key,
                                 test_plot_refuses_joint_folders,
-                                test_without_joint_still_refuses]))
+                                test_without_joint_per_ring]))

@@ -3,7 +3,7 @@ shared truth recovers it with sds below the best single ring's (the ratio per pa
 printed); every ring agrees with the others' joint fit; a ring planted at 1.5x D0 is the
 only one flagged (quality marginal, console, run.log, parameters.json); the bits do not
 depend on --threads; the config key optimization.rings: joint does what --joint does;
-two rings that disagree are reported with no ring named; batch and CMC refuse."""
+two rings that disagree are reported with no ring named; batch refuses."""
 import json
 import os
 import shutil
@@ -147,16 +147,9 @@ def test_batch_refuses_joint():
     check(not os.path.exists(os.path.join(out, "shared", "nlsq_joint")), "no joint folder")
 
 
-def test_cmc_still_refuses():
-    out = os.path.join(T, "cmc")
-    rc, _, err = run(["cmc", "--config", cfg("fit"), "--data", SHARED, "--out", out])
-    check(rc == 2 and "fitting several rings is not built yet" in err, "cmc: %d %s" % (rc, err))
-    check(not os.path.exists(os.path.join(out, "cmc")), "nothing written")
-
-
 if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_recovery_and_sd_ratio, test_planted_ring_only_one_flagged,
                                 test_threads_bitwise, test_config_key,
                                 test_two_rings_disagree_none_flagged,
-                                test_batch_refuses_joint, test_cmc_still_refuses]))
+                                test_batch_refuses_joint]))
