@@ -20,7 +20,8 @@ typedef struct xf_batch_input {
 	xf_config_override *overrides; /* from --overrides (strings owned by the batch) */
 	size_t n_overrides;
 	int mine; /* this process runs it (--task K --tasks N: index % N == K) */
-	int mode; /* xf_mode of its config after overrides (the summary's columns) */
+	int mode;  /* xf_mode of its config after overrides (the summary's columns) */
+	int joint; /* optimization.rings: joint: results in nlsq_joint/ (and cmc_joint/) */
 } xf_batch_input;
 
 typedef struct xf_batch {
@@ -107,8 +108,9 @@ void xf_batch_record_free(xf_batch_record *rec);
  * (optimization.nlsq.max_iterations 200 -> 300)", "rerun: previous run incomplete",
  * "rerun: input changed ..."), "" when there is no record (a first run). Returns 0 or
  * XF_ERR_NOMEM. */
-int xf_batch_rerun_reason(const char *dir, const char *method, const xf_batch_record *now,
-			  int *skip, char *why, size_t size, xf_error *err);
+int xf_batch_rerun_reason(const char *dir, const char *method, int joint,
+			  const xf_batch_record *now, int *skip, char *why, size_t size,
+			  xf_error *err);
 /* "<out>/<name>" into buf. */
 int xf_batch_dir(const xf_batch *b, const xf_batch_input *in, char *buf, size_t size);
 /* Write rec as <dir>/batch.json (atomically). */
@@ -120,9 +122,13 @@ cJSON *xf_batch_read_json(const char *path, size_t max_bytes, xf_error *err);
 /* Read <dir>/batch.json: 0, -1 when absent or not a record (the file counts as pending),
  * or XF_ERR_NOMEM with err set. */
 int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err);
-/* 1 when the method's result folders under dir hold whole results (no INCOMPLETE,
- * parameters.json present). */
-int xf_batch_results_whole(const char *dir, const char *method);
+/* The result folder of side ("nlsq" or "cmc") under a file's folder: "nlsq_joint" /
+ * "cmc_joint" for a joint fit over the rings (adr/0066), else side. */
+const char *xf_batch_folder(const char *side, int joint);
+/* 1 when the method's result folders under dir hold whole results (no INCOMPLETE;
+ * parameters.json present, or rings.json for a per-ring run, adr/0065); joint: the
+ * folders of the joint fit. */
+int xf_batch_results_whole(const char *dir, const char *method, int joint);
 
 /* batch_summary.c: <out>/batch_summary.csv and .json from what is on disk for every
  * input (records and parameters.json files), written atomically. Counts of ok, failed

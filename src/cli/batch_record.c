@@ -181,22 +181,38 @@ int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err)
 	return 0;
 }
 
-static int whole(const char *dir, const char *method)
+const char *xf_batch_folder(const char *side, int joint)
 {
-	char sub[PATH_MAX], probe[PATH_MAX + 32];
+	if (!joint)
+		return side;
+	return strcmp(side, "nlsq") ? "cmc_joint" : "nlsq_joint";
+}
+
+static int regular_file(const char *sub, const char *name)
+{
+	char probe[PATH_MAX + 32];
 	struct stat st;
-	if (snprintf(sub, sizeof sub, "%s/%s", dir, method) >= (int)sizeof sub ||
-	    xf_rundir_incomplete(sub))
-		return 0;
-	snprintf(probe, sizeof probe, "%s/parameters.json", sub);
+	snprintf(probe, sizeof probe, "%s/%s", sub, name);
 	return stat(probe, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int xf_batch_results_whole(const char *dir, const char *method)
+/* A one-ring or joint folder holds parameters.json; a per-ring top folder holds the
+ * rings' summary rings.json (each ring's folder below it is whole once it is written) */
+static int whole(const char *dir, const char *side, int joint)
+{
+	char sub[PATH_MAX];
+	if (snprintf(sub, sizeof sub, "%s/%s", dir, xf_batch_folder(side, joint)) >=
+		    (int)sizeof sub ||
+	    xf_rundir_incomplete(sub))
+		return 0;
+	return regular_file(sub, "parameters.json") || (!joint && regular_file(sub, "rings.json"));
+}
+
+int xf_batch_results_whole(const char *dir, const char *method, int joint)
 {
 	if (!strcmp(method, "nlsq"))
-		return whole(dir, "nlsq");
-	return whole(dir, "nlsq") && whole(dir, "cmc");
+		return whole(dir, "nlsq", joint);
+	return whole(dir, "nlsq", joint) && whole(dir, "cmc", joint);
 }
 
 /* A value for a message: at most 60 characters. */
@@ -266,8 +282,9 @@ static void settings_diff(const char *dir, const char *now, char *why, size_t si
 		snprintf(why, size, "rerun: settings changed (%s, and %d more)", first, n - 1);
 }
 
-int xf_batch_rerun_reason(const char *dir, const char *method, const xf_batch_record *now,
-			  int *skip, char *why, size_t size, xf_error *err)
+int xf_batch_rerun_reason(const char *dir, const char *method, int joint,
+			  const xf_batch_record *now, int *skip, char *why, size_t size,
+			  xf_error *err)
 {
 	xf_batch_record was;
 	*skip = 0;
@@ -278,7 +295,7 @@ int xf_batch_rerun_reason(const char *dir, const char *method, const xf_batch_re
 	if (strcmp(was.status, "ok"))
 		snprintf(why, size, "rerun: previous run %s",
 			 strcmp(was.status, "failed") ? "incomplete" : "failed");
-	else if (!xf_batch_results_whole(dir, method))
+	else if (!xf_batch_results_whole(dir, method, joint))
 		snprintf(why, size,
 			 "rerun: previous run incomplete (its result folder is not whole)");
 	else if (!now->input_crc32[0]) /* unreadable now: the run says why */

@@ -9,10 +9,12 @@
 #include "xpcsfit/params.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A parameters.json is tens of KB (its covariance); a larger file is cut and not parsed. */
 #define XF_PARAMS_MAX_BYTES ((size_t)16 << 20)
@@ -29,6 +31,10 @@ typedef struct row {
 	double chi2_red, residual_sd;
 	long n_angles; /* -1: unknown */
 	double value[XF_SUMMARY_MAX_PARAMS], sd[XF_SUMMARY_MAX_PARAMS];
+	/* several rings (adr/0065 addendum): the file's own table, relative to --out
+	 * ("<name>/nlsq/rings.csv" per ring, "<name>/nlsq_joint/parameters.json" joint);
+	 * "" for one ring */
+	char rings[PATH_MAX];
 	xf_batch_record rec;
 } row;
 
@@ -136,6 +142,18 @@ static void fill_goodness(row *r, const cJSON *nlsq)
 		r->residual_sd = number(nlsq, "residual_sd");
 }
 
+/* A per-ring run's top folder (adr/0065): rings.json, no parameters.json of its own. */
+static int per_ring(const char *dir, const char *side)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s/parameters.json", dir, side);
+	if (stat(path, &st) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/%s/rings.json", dir, side);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* The row of one input; 0, or XF_ERR_NOMEM (a row read without memory would lie). */
 static int read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
 		    row *r, xf_error *err)
@@ -144,6 +162,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	r->status = "pending";
 	r->q = r->chi2_red = r->residual_sd = r->wall_s = NAN;
 	r->n_angles = -1;
+	r->rings[0] = '\0';
 	for (int k = 0; k < XF_SUMMARY_MAX_PARAMS; k++)
 		r->value[k] = r->sd[k] = NAN;
 	if (xf_batch_dir(b, in, dir, sizeof dir))
@@ -151,7 +170,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	int rc = xf_batch_record_read(dir, &r->rec, err);
 	if (rc || strcmp(r->rec.input, in->abs_path))
 		return rc > 0 ? rc : 0;
-	int whole = xf_batch_results_whole(dir, b->method);
+	int whole = xf_batch_results_whole(dir, b->method, in->joint);
 	if (!strcmp(r->rec.status, "ok") && whole)
 		r->status = "ok";
 	else if (!strcmp(r->rec.status, "failed"))
@@ -161,10 +180,20 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	r->wall_s = r->rec.wall_s;
 	if (!whole || !r->rec.results)
 		return 0; /* a failure that left no result of its own: its message only */
-	cJSON *nlsq = read_json(dir, "nlsq", err);
-	cJSON *final = strcmp(b->method, "nlsq") && !err->code ? read_json(dir, "cmc", err) : NULL;
+	const char *side = strcmp(b->method, "nlsq") ? "cmc" : "nlsq";
+	if (per_ring(dir, side)) { /* a row per file: the rings are in the file's table */
+		snprintf(r->rings, sizeof r->rings, "%s/%s/rings.csv", in->name, side);
+		return 0;
+	}
+	if (in->joint)
+		snprintf(r->rings, sizeof r->rings, "%s/%s/parameters.json", in->name,
+			 xf_batch_folder(side, 1));
+	cJSON *nlsq = read_json(dir, xf_batch_folder("nlsq", in->joint), err);
+	cJSON *final = strcmp(b->method, "nlsq") && !err->code
+			       ? read_json(dir, xf_batch_folder("cmc", in->joint), err)
+			       : NULL;
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(nlsq, "data");
-	r->q = number(data, "q");
+	r->q = in->joint ? NAN : number(data, "q"); /* a joint fit has a q per ring */
 	double n_phi = number(data, "n_phi");
 	r->n_angles = isfinite(n_phi) ? (long)n_phi : -1;
 	fill_goodness(r, nlsq);
@@ -206,6 +235,8 @@ static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
 	}
 	put(t, ",");
 	put_cell(t, strcmp(r->status, "failed") ? "" : r->rec.message);
+	put(t, ",");
+	put_cell(t, r->rings);
 	put(t, "\n");
 }
 
@@ -235,6 +266,7 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 	cJSON_AddItemToObject(o, "parameters", p);
 	cJSON_AddItemToObject(o, "wall_s", xf_json_num(r->wall_s));
 	cJSON_AddStringToObject(o, "message", strcmp(r->status, "failed") ? "" : r->rec.message);
+	cJSON_AddStringToObject(o, "rings", r->rings);
 	return o;
 }
 
@@ -248,7 +280,7 @@ static void csv_header(text *t, const char *const *names, int n)
 		put(t, names[k]);
 		put(t, "_sd");
 	}
-	put(t, ",wall_s,message\n");
+	put(t, ",wall_s,message,rings\n");
 }
 
 int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, size_t *n_pending,

@@ -32,12 +32,12 @@ typedef struct xf_cli_job {
 	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
 	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
 	int joint;	    /* nlsq --joint: one fit over the selected rings (adr/0066) */
-	int batch;	    /* 1: one file of `xpcsfit batch` (no joint fit there yet) */
 	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
 	 * a config whose wavevector_q is that value; 0: the config's choice */
 	double ring_q;
-	/* 1 (nlsq, cmc, fit): several selected rings are fitted one by one (adr/0065); 0
-	 * (batch): such a config is refused, "fitting several rings is not built yet" */
+	/* 1 (nlsq, cmc, fit, batch): several selected rings are fitted one by one
+	 * (adr/0065); 0 (a ring of such a run): the one-ring path, which refuses several
+	 * rings ("fitting several rings is not built yet") */
 	int per_ring;
 	const char *method_dir; /* the NLSQ folder under out ("nlsq/q_0.0054"); NULL: "nlsq" */
 	const char *cmc_dir;	/* the CMC folder under out ("cmc/q_0.0054"); NULL: "cmc" */

@@ -188,11 +188,12 @@ static int check_configs(xf_batch *b)
 {
 	xf_error err = { 0 };
 	xf_config cfg;
-	int base_mode = -1;
+	int base_mode = -1, base_joint = 0;
 	for (size_t k = 0; k < b->n; k++) {
 		xf_batch_input *in = &b->inputs[k];
 		if (base_mode >= 0 && in->n_overrides == 0) {
 			in->mode = base_mode;
+			in->joint = base_joint;
 			continue;
 		}
 		xf_log_set_stderr(k == 0 && xf_verbosity() >= XF_VERB_NORMAL,
@@ -206,8 +207,11 @@ static int check_configs(xf_batch *b)
 			return rc;
 		}
 		in->mode = (int)cfg.mode;
-		if (in->n_overrides == 0)
+		in->joint = cfg.rings_joint;
+		if (in->n_overrides == 0) {
 			base_mode = in->mode;
+			base_joint = in->joint;
+		}
 		xf_config_free(&cfg);
 	}
 	xf_log_reset();
@@ -218,7 +222,6 @@ static int check_configs(xf_batch *b)
  * unless --resume or --force. 0 or the exit code. */
 static int check_folders(xf_batch *b)
 {
-	static const char *const methods[] = { "nlsq", "cmc" };
 	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
 	xf_error err = { 0 };
 	if (xf_rundir_check(b->out, 1, "--force", &err)) /* a file, or a part of it is */
@@ -229,7 +232,7 @@ static int check_folders(xf_batch *b)
 			continue;
 		for (int m = 0; m < n_methods; m++) {
 			int n = snprintf(dir, sizeof dir, "%s/%s/%s", b->out, b->inputs[k].name,
-					 methods[m]);
+					 xf_batch_folder(m ? "cmc" : "nlsq", b->inputs[k].joint));
 			if (n < 0 || (size_t)n >= sizeof dir)
 				return xf_cli_error(XF_ERR_CONFIG, "--out is too long, %s", b->out);
 			if (xf_rundir_check(dir, b->resume || b->force, "--resume or --force",
@@ -252,7 +255,7 @@ static int up_to_date(const xf_batch *b, const xf_batch_input *in, const char *d
 	why[0] = '\0';
 	if (!b->resume)
 		return 0;
-	int rc = xf_batch_rerun_reason(dir, b->method, now, skip, why, size, err);
+	int rc = xf_batch_rerun_reason(dir, b->method, in->joint, now, skip, why, size, err);
 	if (rc == 0 && why[0] && xf_verbosity() >= XF_VERB_NORMAL)
 		fprintf(stderr, "xpcsfit: batch: %s: %s\n", in->path, why);
 	return rc;
@@ -278,7 +281,9 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.force = b->force || b->resume;
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
-	job.batch = 1;
+	/* several rings: each ring into DIR/<stem>/nlsq/q_<q>/ (adr/0065), or with
+	 * optimization.rings: joint one fit into DIR/<stem>/nlsq_joint/ (adr/0066) */
+	job.per_ring = 1;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
 	xf_log_reset(); /* run.log holds this file's run only */
 	if (why[0])

@@ -375,14 +375,9 @@ static void joint_free(joint_data *jd)
 	jd->rings = NULL;
 }
 
-/* Refusals before anything is fitted: batch, MPI ranks, a finished DIR/cmc_joint/. */
+/* Refusals before anything is fitted: MPI ranks, a finished DIR/cmc_joint/. */
 static int joint_refusals(const xf_cli_job *o)
 {
-	if (o->batch)
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "optimization.rings: joint is not built for batch yet: fit the "
-				    "file with xpcsfit %s --joint, in %s",
-				    o->command, o->config);
 	if (xf_dist_ranks() > 1)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "%s --joint runs in one process (no MPI ranks yet): run "

@@ -476,14 +476,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start)
 {
-	int rc = 0;
-	if (job->batch) /* batch's record and summary read DIR/<name>/nlsq/ */
-		rc = xf_cli_error(XF_ERR_CONFIG,
-				  "optimization.rings: joint is not built for batch yet: fit the "
-				  "file with xpcsfit nlsq --joint, in %s",
-				  job->config);
-	if (!rc)
-		rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
+	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
 	if (!rc && xf_dist_ranks() > 1)
 		rc = xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI ranks "
 						 "yet): run xpcsfit, not xpcsfit-mpi");
