@@ -19,7 +19,7 @@ typedef struct xf_batch_input {
 	char *name;		       /* the stem: the result folder's name under --out */
 	xf_config_override *overrides; /* from --overrides (strings owned by the batch) */
 	size_t n_overrides;
-	int mine; /* this process runs it (--task K --tasks N: index % N == K) */
+	int mine;  /* this process runs it (--task K --tasks N: index % N == K) */
 	int mode;  /* xf_mode of its config after overrides (the summary's columns) */
 	int joint; /* optimization.rings: joint: results in nlsq_joint/ (and cmc_joint/) */
 } xf_batch_input;
