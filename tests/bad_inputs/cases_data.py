@@ -334,8 +334,11 @@ def ring_without_map(d):
 
 
 def rings_batch(d):
+    # batch fits every selected ring of a file (adr/0065 addendum): a list value that
+    # matches no ring of the file fails that file, before any ring is fitted
     path = two_rings(d)
-    return ["batch", "--config", config(d, path, q="all"), "--out", d + "/out", path]
+    return ["batch", "--config", config(d, path, q=[0.01, 0.05]), "--out", d + "/out",
+            "--no-plots", path]
 
 
 def rings_joint_no_match(d):
@@ -537,11 +540,13 @@ CASES = [
      "rc": 1, "needles": ["no map left after φ filtering", "q = 0.02 ring", "available: 0"],
      "fix": "phi_filtering applies within every selected ring: widen target_ranges, set "
             "fallback_to_all_angles, or leave that ring out of wavevector_q."},
-    {"name": "rings_fit_several", "klass": D, "make": rings_batch,
-     "rc": 1, "needles": ["selects 2 q rings", "fitting several rings is not built yet"],
-     "fix": "batch takes one ring per file for now (a single wavevector_q value); nlsq, "
-            "cmc and fit fit several rings one by one or, with --joint, together (docs/user-guide.md \"Several q "
-            "rings\"); validate shows every ring of the file."},
+    {"name": "rings_batch_no_match", "klass": D, "make": rings_batch,
+     "check": expect_nothing_written(),
+     "rc": 1, "needles": ["rings.h5: ", "wavevector_q[1] = 0.05", "nearest q ring"],
+     "fix": "batch fits every selected ring of each file (or, with optimization.rings: "
+            "joint, one joint fit); each wavevector_q value must be within 5 % of a ring "
+            "of every file (`xpcsfit validate` lists a file's rings; --overrides sets q "
+            "per file)."},
     {"name": "rings_joint_no_match", "klass": D, "make": rings_joint_no_match,
      "check": expect_nothing_written(),
      "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],
