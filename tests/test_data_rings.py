@@ -2,8 +2,9 @@
 several rings with a shared truth in both APS layouts; wavevector_q all / list / range
 select the right rings, each read back with the right angles and maps (phi_filtering
 within every ring); a single value (or a one-value list) behaves exactly as before;
-`validate` lists the rings (text and --json); batch refuses several rings (the file
-fails) and fits a range that comes down to one ring as that ring's single value."""
+`validate` lists the rings (text and --json); batch fits every selected ring of a file
+(tests/test_batch_rings.py) and fits a range that comes down to one ring as that ring's
+single value."""
 import json
 import os
 
@@ -165,13 +166,16 @@ def test_validate_text():
     check("points_total: %d" % (3 * 4 * (N - 1) * (N - 2) // 2) in out, "points_total")
 
 
-def test_fit_refuses_several():
-    """batch still takes one ring per file; nlsq, cmc and fit fit several
-    (tests/test_rings.py)."""
+def test_batch_fits_several():
+    """batch fits every selected ring of the file into its folder's nlsq/q_<q>/ (adr/0065
+    addendum; the layout and --resume: tests/test_batch_rings.py)."""
     out = os.path.join(T, "batch_all")
-    rc, stdout, err = run(["batch", "--config", cfg("fit_all", "all"), "--out", out, MULTI])
-    check(rc == 1 and "fitting several rings is not built yet" in err, "exit 1: %s" % err)
-    check(not os.path.exists(os.path.join(out, "rings_u", "nlsq")), "no result written")
+    rc, stdout, err = run(["batch", "--config", cfg("fit_all", "all"), "--out", out, "--force",
+                           "--no-plots", MULTI])
+    check(rc == 0, "exit 0: %d %s" % (rc, err))
+    top = os.path.join(out, "rings_u", "nlsq")
+    check(len([n for n in os.listdir(top) if n.startswith("q_")]) == 3, "a folder per ring")
+    check(os.path.isfile(os.path.join(top, "rings.csv")), "the file's ring table")
 
 
 def test_range_of_one_ring_fits_it():
@@ -208,5 +212,5 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_layout_written, test_shared_truth, test_recovery,
                                 test_list_and_range, test_phi_filter_every_ring,
                                 test_single_value_unchanged, test_validate_text,
-                                test_fit_refuses_several, test_range_of_one_ring_fits_it,
+                                test_batch_fits_several, test_range_of_one_ring_fits_it,
                                 test_simulate_refuses_all, test_simulate_config_list]))

@@ -3,7 +3,8 @@ shared truth recovers it with sds below the best single ring's (the ratio per pa
 printed); every ring agrees with the others' joint fit; a ring planted at 1.5x D0 is the
 only one flagged (quality marginal, console, run.log, parameters.json); the bits do not
 depend on --threads; the config key optimization.rings: joint does what --joint does;
-two rings that disagree are reported with no ring named; batch refuses."""
+two rings that disagree are reported with no ring named; batch fits the rings jointly
+with optimization.rings: joint."""
 import json
 import os
 import shutil
@@ -139,12 +140,16 @@ def test_two_rings_disagree_none_flagged():
     check("two rings disagree" in err and "rings agree" not in stdout, err)
 
 
-def test_batch_refuses_joint():
+def test_batch_joint():
+    """batch with optimization.rings: joint: the file's joint fit in its folder's
+    nlsq_joint/ (tests/test_batch_rings.py checks the summary and --resume)."""
     out = os.path.join(T, "batch")
     rc, _, err = run(["batch", "--config", cfg("fit_b", ["optimization: {rings: joint}"]),
-                      "--out", out, SHARED])
-    check(rc == 1 and "joint is not built for batch yet" in err, "batch: %d %s" % (rc, err))
-    check(not os.path.exists(os.path.join(out, "shared", "nlsq_joint")), "no joint folder")
+                      "--out", out, "--force", "--no-plots", SHARED])
+    check(rc == 0, "batch: %d %s" % (rc, err))
+    check(os.path.isfile(os.path.join(out, "shared", "nlsq_joint", "parameters.json")),
+          "the joint folder")
+    check(not os.path.exists(os.path.join(out, "shared", "nlsq")), "no per-ring folder")
 
 
 if __name__ == "__main__":
@@ -152,4 +157,4 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_recovery_and_sd_ratio, test_planted_ring_only_one_flagged,
                                 test_threads_bitwise, test_config_key,
                                 test_two_rings_disagree_none_flagged,
-                                test_batch_refuses_joint]))
+                                test_batch_joint]))
