@@ -258,8 +258,9 @@ static const char *pick_name(xf_q_pick p)
 }
 
 /* Several rings selected (adr/0063): the file's rings, the selected ones with their
- * angles and points, the window and dt they share; no fit plan (nlsq, cmc and fit fit
- * each ring on its own, adr/0065; batch refuses such a config). */
+ * angles and points, the window and dt they share; no fit plan (nlsq, cmc, fit and batch
+ * fit each ring on its own, adr/0065, or with optimization.rings: joint all of them in one
+ * fit, adr/0066). */
 static int print_rings(const xf_config *cfg, const ring_view *v)
 {
 	const xf_dataset *d = &v->sel[0];
@@ -283,7 +284,7 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 		cJSON_AddStringToObject(o, "dt_source", d->dt_source);
 		cJSON_AddNumberToObject(o, "points_total", (double)total);
 		cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
-		cJSON_AddStringToObject(o, "fitting", "per ring (nlsq, cmc, fit); batch not built");
+		cJSON_AddStringToObject(o, "fitting", cfg->rings_joint ? "joint" : "per ring");
 		cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
 		char *text = cJSON_Print(o);
 		cJSON_Delete(o);
@@ -308,8 +309,12 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 	printf("dt_source: %s\n", d->dt_source);
 	printf("points_total: %zu\n", total);
 	printf("mode: %s\n", xf_mode_name(cfg->mode));
-	printf("fitting: per ring (nlsq, cmc, fit: each ring on its own into nlsq/q_<q>/, "
-	       "cmc/q_<q>/); batch not built for several rings (refuses this selection)\n");
+	if (cfg->rings_joint)
+		printf("fitting: joint (nlsq, cmc, fit, batch: one fit over the rings into "
+		       "nlsq_joint/, cmc_joint/)\n");
+	else
+		printf("fitting: per ring (nlsq, cmc, fit, batch: each ring on its own into "
+		       "nlsq/q_<q>/, cmc/q_<q>/)\n");
 	xf_cli_print_ignored(stdout, cfg);
 	return 0;
 }
