@@ -1,5 +1,6 @@
 /* cmd_batch.c — `xpcsfit batch` (docs/cli.md "batch", adr/0023): many input files, one
- * result folder each (<out>/<stem>/, laid out as `xpcsfit nlsq --out <out>/<stem>` would),
+ * result folder each (<out>/<stem>/, laid out as `xpcsfit nlsq --out <out>/<stem>` would,
+ * several q rings included: per ring or joint, adr/0065 addendum),
  * run one after the other in this process through the same code as nlsq/cmc/fit; a file
  * that fails fails alone. Everything that can be refused (options, inputs, overrides,
  * every file's config, existing results) is checked before the first file runs. */
@@ -30,6 +31,10 @@ static const char batch_usage[] =
 	"the file name without .h5/.hdf5/.hdf), laid out as 'xpcsfit nlsq --out DIR/<stem>'\n"
 	"would, with DIR/<stem>/batch.json recording the outcome. DIR/batch_summary.csv and\n"
 	".json are rewritten after every file. A file that fails does not stop the others.\n"
+	"Several q rings (wavevector_q: all, a list, a range): each ring of a file into\n"
+	"DIR/<stem>/nlsq/q_<q>/ with the file's rings.csv in DIR/<stem>/nlsq/ (the summary's\n"
+	"column rings names it), or with optimization.rings: joint one joint fit into\n"
+	"DIR/<stem>/nlsq_joint/.\n"
 	"  --list FILE      more inputs, one path a line ('#' comments, blank lines skipped;\n"
 	"                   relative paths are relative to the list file's folder)\n"
 	"  --overrides CSV  per-file config values: header 'file,KEY,...' (KEY a dotted\n"
