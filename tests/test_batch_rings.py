@@ -5,11 +5,15 @@ with the file's rings.csv, rings.json and params_vs_q.png in OUT/<file>/nlsq/; w
 optimization.rings: joint each file gets one joint fit in OUT/<file>/nlsq_joint/ (the
 same estimate as `nlsq --joint`). The batch summary keeps one row per file; its column
 `rings` points at the file's table. --resume skips a file whose rings are whole and
-redoes one whose ring summary is missing."""
+redoes one whose ring summary is missing. A file with a ring that fails is recorded
+failed, its other rings written and its table still named."""
 import csv
 import json
 import os
 import shutil
+
+import h5py
+import numpy as np
 
 from aps_fixtures import check, run, run_tests, tmp_dir
 
@@ -154,8 +158,31 @@ def test_joint_per_file():
     check(rc == 0 and err.count("complete already (--resume)") == 2, "joint resume: " + err)
 
 
+def test_failing_ring_fails_the_file():
+    """A ring whose maps are flat fails; its file is recorded failed with the ring named,
+    the other rings of the file are written, and the other file is unaffected."""
+    bad = os.path.join(T, "flat.h5")
+    shutil.copyfile(data("a"), bad)
+    with h5py.File(bad, "a") as f:  # the last ring's 3 maps (ring-major bins 7..9)
+        for k in (7, 8, 9):
+            m = f["xpcs/twotime/correlation_map/c2_%05d" % k]
+            m[...] = np.zeros(m.shape)
+    out = os.path.join(T, "failing")
+    shutil.rmtree(out, ignore_errors=True)
+    rc, _, err = run(["batch", "--config", cfg("all", "all"), "--out", out, "--threads", "1",
+                      "--no-plots", bad, data("b")])
+    check(rc == 1, "exit 1: %d %s" % (rc, err))
+    rows, _ = summary(out)
+    check([r["status"] for r in rows] == ["failed", "ok"], "statuses %s" % rows)
+    check("ring q 0.008 1/A: error" in rows[0]["message"], "message " + rows[0]["message"])
+    check(rows[0]["rings"] == "flat/nlsq/rings.csv", "pointer " + rows[0]["rings"])
+    top = os.path.join(out, "flat", "nlsq")
+    check(sorted(n for n in os.listdir(top) if n.startswith("q_")) == FOLDERS[:2],
+          "the rings that fitted are written")
+
+
 if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_per_ring_folders, test_summary_row_per_file,
                                 test_same_as_nlsq, test_resume_per_file,
-                                test_joint_per_file]))
+                                test_joint_per_file, test_failing_ring_fails_the_file]))
