@@ -281,7 +281,7 @@ static void assert_png(const char *path)
 
 static void write_all(fixture *f, const char *dir, int surfaces, int plots)
 {
-	xf_output_options opt = { surfaces, plots, 1, NULL };
+	xf_output_options opt = { surfaces, plots, 1, NULL, NULL };
 	xf_error err = { 0 };
 	int rc = xf_results_write_nlsq(dir, &f->cfg, &f->ds, &f->res, &opt, &err);
 	if (rc != 0)
@@ -765,7 +765,7 @@ static void test_atomic_errors(void **state)
 	xf_error_clear(&err);
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
-	xf_output_options opt = { 1, 1, 1, NULL };
+	xf_output_options opt = { 1, 1, 1, NULL, NULL };
 	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err),
 			 XF_ERR_IO);
 	assert_non_null(strstr(err.msg, target));

@@ -44,6 +44,9 @@ typedef struct xf_estimate {
 	/* per angle (the data's order) */
 	int n_phi;
 	double *phi_deg, *contrast, *contrast_sd, *offset, *offset_sd;
+	/* q of each angle slot's ring (Å⁻¹, [n_phi]) when the angles come from several q
+	 * rings (a joint fit, adr/0068); NULL: every angle is at grid.q */
+	double *slot_q;
 	/* the verdict */
 	char status[32]; /* "converged" | "max_iterations" | "failed" */
 	xf_quality quality;
@@ -58,6 +61,12 @@ int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf
 void xf_estimate_free(xf_estimate *e);
 /* Record one stage's wall time (past XF_ESTIMATE_MAX_STAGES: dropped). */
 void xf_estimate_add_stage(xf_estimate *e, const char *name, double seconds);
+/* Copy slot_q ([e->n_phi] Å⁻¹, one q ring's per angle slot) into e (NULL: one ring, no
+ * copy). Returns 0 or XF_ERR_NOMEM. */
+int xf_estimate_set_slot_q(xf_estimate *e, const double *slot_q, xf_error *err);
+/* The model grid of angle slot a: e->grid at the slot's ring q (adr/0068), so one model
+ * (xf_model_c2_*) draws every ring of a joint fit. */
+xf_model_grid xf_estimate_grid_at(const xf_estimate *e, int a);
 /* The 7 model values of theta (the model reads 7 whatever the mode; zeros past n_phys). */
 void xf_estimate_theta(const xf_estimate *e, double theta[XF_N_PHYS]);
 

@@ -21,6 +21,8 @@ typedef struct xf_output_options {
 	int threads;		/* virtual devices preparing the surfaces (0 counts as 1) */
 	const char *rings_json; /* a joint fit's "rings" member of parameters.json (JSON
 				 * text, adr/0066); NULL: none */
+	const double *slot_q;	/* a joint fit's q per angle slot ([ds->n_phi] Å⁻¹): the
+				 * model grid of every ring (adr/0068); NULL: one ring */
 } xf_output_options;
 
 /* results.h5 (the surfaces the model at est), parameters.json, report.html, plots/

@@ -20,17 +20,13 @@ int xf_output_info_from_config(const xf_config *cfg, const char *method, xf_outp
 			       xf_error *err);
 void xf_output_info_free(xf_output_info *info);
 
-/* The whole result directory of an NLSQ fit / a CMC run (outputs.h) */
+/* The whole result directory of an NLSQ fit / a CMC run (outputs.h); a joint fit over q
+ * rings (ds: the rings joined, adr/0066) gives opt->slot_q, the model grid of each angle
+ * slot at its ring's q (adr/0068), and opt->rings_json. */
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err);
-/* A joint posterior over q rings (ds: the rings joined, adr/0066): no model estimate, as
- * the model grid is at one q (no model grid in results.h5, no angle pages); opt->rings_json
- * goes into parameters.json. */
-int xf_results_write_cmc_joint(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			       const xf_cmc_result *res, const xf_output_options *opt,
-			       xf_error *err);
 /* <dir>/results.h5 and <dir>/parameters.json of an NLSQ fit alone (results.h) */
 int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			     const xf_nlsq_result *res, int surface_threads, xf_error *err);

@@ -134,7 +134,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		if (xf_cli_progress_on())
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
-		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL };
+		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL, NULL };
 		int rc = xf_cli_nlsq_step_in(
 			cfg, req, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
 			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
@@ -279,19 +279,19 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	xf_cli_print_results_line(dir);
 }
 
-/* rings_json: a joint posterior's "rings" member (NULL: one ring) */
+/* rings_json, slot_q: a joint posterior's "rings" member and q per angle slot (NULL: one
+ * ring) */
 static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd,
-		     const char *rings_json)
+		     const char *rings_json, const double *slot_q)
 {
 	xf_error err = { 0 };
 	xf_phase("results", 0);
-	xf_output_options oopt = { 1, o->plots, threads, rings_json };
+	xf_output_options oopt = { 1, o->plots, threads, rings_json, slot_q };
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");
-	int wrc = rings_json ? xf_results_write_cmc_joint(dir, cfg, ds, res, &oopt, &err)
-			     : xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err);
+	int wrc = xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err);
 	if (wrc || xf_rundir_complete(rd, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if (o->written)
@@ -394,7 +394,7 @@ static int joint_refusals(const xf_cli_job *o)
 /* `cmc --joint` / `fit --joint` (adr/0066): the posterior of the joint problem (the
  * rings' angles side by side with slot_q, shared physical parameters, per-ring per-angle
  * scaling), the same routes and shards as one ring (the shards split the joint data),
- * into <out>/cmc_joint/. The angle pages draw the model at one q: not drawn here. */
+ * into <out>/cmc_joint/. The angle pages draw each ring's slots at its q (adr/0068). */
 static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, double t_start)
 {
 	xf_nlsq_result nlsq;
@@ -419,9 +419,6 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	char shards[PATH_MAX + 16];
 	if (claimed) {
 		snprintf(shards, sizeof shards, "%s/shards", rd.dir);
-		if (o->plots)
-			xf_info("joint: the angle pages draw the model at one q: not drawn for a "
-				"joint posterior (corner, forest and shard plots are)");
 		xf_request req; /* the joint layout: a q per angle slot (adr/0064) */
 		xf_request_from_config(cfg, &req);
 		req.n_slot_q = jd.joint.n_phi;
@@ -437,7 +434,8 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 			rc = xf_cli_error(err.code, "%s", err.msg);
 		} else {
 			char *rings = joint_rings_json(jd.rings, jd.n_rings);
-			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings)
+			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings,
+					       jd.slot_q)
 				   : xf_cli_error(XF_ERR_NOMEM, "out of memory for the rings");
 			free(rings);
 		}
@@ -524,7 +522,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
-		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL);
+		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL, NULL);
 	if (cmc_rec && rd.completed && res.status)
 		xf_ring_record_fill_cmc(cmc_rec, &res);
 	rc = xf_cli_agree(rc);

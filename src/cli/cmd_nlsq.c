@@ -54,7 +54,7 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 {
 	const char *method_dir = job->method_dir ? job->method_dir : "nlsq";
 	int threads = job->threads;
-	xf_output_options oopt = { job->surfaces, job->plots, 1, NULL };
+	xf_output_options oopt = { job->surfaces, job->plots, 1, NULL, NULL };
 	int rc;
 	double t_start = xf_cli_now_s();
 	xf_config cfg;

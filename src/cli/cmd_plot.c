@@ -58,34 +58,10 @@ static int is_file(const char *dir, const char *name)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* 1: dir holds a joint result over q rings (parameters.json "rings", adr/0066) */
-static int is_joint(const char *dir)
-{
-	char path[PATH_MAX];
-	xf_error err = { 0 };
-	snprintf(path, sizeof path, "%s/parameters.json", dir);
-	char *text =
-		is_file(dir, "parameters.json") ? xf_read_small_file(path, 1 << 26, &err) : NULL;
-	cJSON *root = text ? cJSON_Parse(text) : NULL;
-	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(root, "rings"), "mode");
-	int joint = cJSON_IsString(mode) && !strcmp(mode->valuestring, "joint");
-	cJSON_Delete(root);
-	free(text);
-	return joint;
-}
-
 static int redraw(const char *dir, const char *data)
 {
 	xf_error err = { 0 };
 	xf_rundir rd;
-	/* its model is at a q per angle slot: the redraw (one q) would draw it wrong */
-	if (is_joint(dir))
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "plot: a joint result over several q rings is not redrawn (its "
-				    "angle pages would draw every ring at one q; the run drew the "
-				    "plots it can), %s",
-				    dir);
 	/* not while a run writes the folder; the plots are replaced one by one, atomically */
 	if (xf_rundir_lock(&rd, dir, &err) != 0)
 		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);

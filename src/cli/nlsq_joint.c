@@ -1,6 +1,7 @@
 /* nlsq_joint.c — `xpcsfit nlsq --joint` (adr/0066): one NLSQ fit over the selected q
  * rings with shared physical parameters (the rings' angles side by side, adr/0064),
- * written to DIR/nlsq_joint/; parameters.json's "rings" holds each ring's χ² and Fisher
+ * written to DIR/nlsq_joint/ with the plots and surfaces of one ring's folder (each angle
+ * slot drawn at its ring's q, adr/0068); parameters.json's "rings" holds each ring's χ² and Fisher
  * information share at the joint estimate, each ring's own fit, and the leave-one-out
  * consistency check that flags outlier rings. */
 #include <cjson/cJSON.h>
@@ -436,6 +437,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 		res.time_fit_s = t_fit - t_loaded;
 		res.time_total_s = t_fit - t_start;
 		oopt->rings_json = rings_json;
+		oopt->slot_q = slot_q;
 		xf_phase("results", 0);
 		rc = xf_cli_claim(&rd, job->out, "nlsq_joint", job->force, "--force", job->command);
 		if (!rc) {
@@ -498,10 +500,9 @@ int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, do
 		xf_info("data: ring q %.6g 1/A, %d angles, %d frames, dt %.6g s, %zu points",
 			rings[k].q, rings[k].n_phi, rings[k].n_frames, rings[k].dt_s,
 			rings[k].n_points);
-	/* the plots and surfaces draw the model at one q: a joint folder has neither yet */
-	xf_output_options oopt = { 0, 0, threads, NULL };
-	if (job->plots || job->surfaces == 1)
-		xf_info("joint: no plots or surfaces are drawn for a joint fit (adr/0066)");
+	/* plots and surfaces as for one ring, each angle slot at its ring's q (adr/0068):
+	 * slot_q is set once the rings are joined */
+	xf_output_options oopt = { xf_cli_surfaces(job, cfg), job->plots, threads, NULL, NULL };
 	joint_run jr = { cfg, rings, n_rings, threads };
 	rc = joint_fit_and_write(&jr, job, &oopt, t_start, xf_cli_now_s());
 	if (job->written && !rc)

@@ -45,14 +45,18 @@ void xf_output_info_free(xf_output_info *info)
 	memset(info, 0, sizeof *info);
 }
 
-/* est and info of an NLSQ result fitted to ds with cfg; 0 or an error code (nothing to
- * free then) */
+/* est and info of an NLSQ result fitted to ds with cfg, its angle slots at slot_q (a
+ * joint fit, adr/0068; NULL: ds->q); 0 or an error code (nothing to free then) */
 static int nlsq_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-		       xf_estimate *est, xf_output_info *info, xf_error *err)
+		       const double *slot_q, xf_estimate *est, xf_output_info *info, xf_error *err)
 {
 	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
 	if (xf_estimate_from_nlsq(res, &grid, est, err) != 0)
 		return err->code;
+	if (xf_estimate_set_slot_q(est, slot_q, err) != 0) {
+		xf_estimate_free(est);
+		return err->code;
+	}
 	if (xf_output_info_from_config(cfg, "nlsq", info, err) != 0) {
 		xf_estimate_free(est);
 		return err->code;
@@ -71,7 +75,7 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 {
 	xf_estimate est;
 	xf_output_info info;
-	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+	if (nlsq_inputs(cfg, ds, res, opt ? opt->slot_q : NULL, &est, &info, err) != 0)
 		return err->code;
 	int rc = xf_outputs_write_nlsq(dir, &info, ds, res, &est, opt, err);
 	release(&est, &info);
@@ -83,7 +87,7 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 {
 	xf_estimate est;
 	xf_output_info info;
-	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+	if (nlsq_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
 	int rc = xf_io_write_nlsq_results_h5(dir, &info, ds, res, &est, surface_threads, err);
 	release(&est, &info);
@@ -106,7 +110,7 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 {
 	xf_estimate est;
 	xf_output_info info;
-	if (nlsq_inputs(cfg, ds, res, &est, &info, err) != 0)
+	if (nlsq_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
 	int rc = xf_plot_nlsq_estimate(plots_dir, ds, res, &est, info.plot_dpi, workers, err);
 	release(&est, &info);
@@ -119,13 +123,17 @@ int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *
 	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
 }
 
-/* est and info of a CMC result sampled on ds with cfg */
+/* est and info of a CMC result sampled on ds with cfg, its slots at slot_q (NULL: ds->q) */
 static int cmc_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
-		      xf_estimate *est, xf_output_info *info, xf_error *err)
+		      const double *slot_q, xf_estimate *est, xf_output_info *info, xf_error *err)
 {
 	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
 	if (xf_estimate_from_cmc(res, &grid, est, err) != 0)
 		return err->code;
+	if (xf_estimate_set_slot_q(est, slot_q, err) != 0) {
+		xf_estimate_free(est);
+		return err->code;
+	}
 	if (xf_output_info_from_config(cfg, "cmc", info, err) != 0) {
 		xf_estimate_free(est);
 		return err->code;
@@ -138,22 +146,10 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 {
 	xf_estimate est;
 	xf_output_info info;
-	if (cmc_inputs(cfg, ds, res, &est, &info, err) != 0)
+	if (cmc_inputs(cfg, ds, res, opt ? opt->slot_q : NULL, &est, &info, err) != 0)
 		return err->code;
 	int rc = xf_outputs_write_cmc(dir, &info, ds, res, &est, opt, err);
 	release(&est, &info);
-	return rc;
-}
-
-int xf_results_write_cmc_joint(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			       const xf_cmc_result *res, const xf_output_options *opt,
-			       xf_error *err)
-{
-	xf_output_info info;
-	if (xf_output_info_from_config(cfg, "cmc", &info, err) != 0)
-		return err->code;
-	int rc = xf_outputs_write_cmc(dir, &info, ds, res, NULL, opt, err);
-	xf_output_info_free(&info);
 	return rc;
 }
 
@@ -165,7 +161,7 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 		return xf_plot_cmc_estimate(plots_dir, NULL, res, NULL, dpi, err);
 	xf_estimate est;
 	xf_output_info info;
-	if (cmc_inputs(cfg, ds, res, &est, &info, err) != 0)
+	if (cmc_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
 	int rc = xf_plot_cmc_estimate(plots_dir, ds, res, &est, dpi, err);
 	release(&est, &info);

@@ -61,7 +61,28 @@ void xf_estimate_free(xf_estimate *e)
 	free(e->contrast_sd);
 	free(e->offset);
 	free(e->offset_sd);
+	free(e->slot_q);
 	memset(e, 0, sizeof *e);
+}
+
+int xf_estimate_set_slot_q(xf_estimate *e, const double *slot_q, xf_error *err)
+{
+	if (!slot_q)
+		return 0;
+	size_t n = (size_t)(e->n_phi > 0 ? e->n_phi : 0);
+	e->slot_q = malloc((n ? n : 1) * sizeof *e->slot_q);
+	if (!e->slot_q)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the slots' q (%zu)", n);
+	memcpy(e->slot_q, slot_q, n * sizeof *e->slot_q);
+	return 0;
+}
+
+xf_model_grid xf_estimate_grid_at(const xf_estimate *e, int a)
+{
+	xf_model_grid g = e->grid;
+	if (e->slot_q && a >= 0 && a < e->n_phi)
+		g.q = e->slot_q[a];
+	return g;
 }
 
 void xf_estimate_add_stage(xf_estimate *e, const char *name, double seconds)

@@ -437,7 +437,7 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		xf_cmc_route_describe(res, how, sizeof how);
 		xf_h5_attr_str(&w, g, "route_description", how);
 		if (est) /* for `xpcsfit plot DIR` (adr/0059) */
-			xf_h5_model_grid(&w, g, &est->grid, ds);
+			xf_h5_model_grid(&w, g, est, ds);
 		cmc_scales(&w, g, res);
 		posterior(&w, g, res);
 		xf_h5_nexus(&w, ds, est, g);

@@ -6,10 +6,12 @@
 
 #include "io/h5write.h"
 #include "xpcsfit/dataset.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/model.h"
 
 /* In method group g: attribute shear_model ("homodyne" | "pnas2024") and the scalar
- * stator_rotor_gap (Å) of grid; in /data: first_frame (1-based stored row of t = 0). */
-int xf_h5_model_grid(h5w *w, hid_t g, const xf_model_grid *grid, const xf_dataset *ds);
+ * stator_rotor_gap (Å) of est's grid; in /data: first_frame (1-based stored row of t = 0)
+ * and, for a joint fit over q rings, slot_q (each angle slot's ring q, adr/0068). */
+int xf_h5_model_grid(h5w *w, hid_t g, const xf_estimate *est, const xf_dataset *ds);
 
 #endif

@@ -3,7 +3,8 @@
  * silx and other NeXus viewers open the file on a plot: one angle's time-averaged
  * correlation of the data and of the fit against the lag,
  *   g2(lag) = mean over i >= 1 of c2(t_i, t_i + lag),   lag = 1 .. N-2 frames,
- * over the points a fit sees (t1, t2 > 0, off the diagonal). The fit group is an
+ * over the points a fit sees (t1, t2 > 0, off the diagonal); a joint fit over q rings
+ * records the angle's ring q (adr/0068). The fit group is an
  * NXprocess; nothing is moved, the plot's arrays are small (N - 2 values each). */
 #include <hdf5.h>
 #include <math.h>
@@ -97,6 +98,10 @@ static int plot_group(h5w *w, hid_t entry, const xf_dataset *ds, const xf_estima
 			      "the same mean of the fitted c2 at the reported estimate");
 		xf_h5_put_f64(w, g, "phi_deg", ds->n_phi ? ds->phi_deg[0] : NAN, "deg",
 			      "the angle plotted (the first of /data/phi_deg)");
+		if (est && est->slot_q && ds->n_phi) /* a joint fit: the angle's ring */
+			xf_h5_put_f64(w, g, "q", est->slot_q[a], "1/angstrom",
+				      "wavevector q of the ring of the angle plotted (the first "
+				      "of /data/slot_q): g2_fit is the model at it");
 		xf_h5_scale(w, g, "lag");
 		xf_h5_dims(w, g, "g2_data", "lag", NULL);
 		xf_h5_dims(w, g, "g2_fit", "lag", NULL);

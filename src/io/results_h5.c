@@ -334,7 +334,7 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	xf_h5_attr_str(w, g, "quality_identified", identified);
 	write_parameters(w, g, res);
 	write_scalars(w, g, res);
-	xf_h5_model_grid(w, g, &est->grid, ds);
+	xf_h5_model_grid(w, g, est, ds);
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
 		      "redraws at it");

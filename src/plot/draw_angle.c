@@ -529,7 +529,8 @@ void xf_plot_angle_draw(void *p)
 	double t_max = (double)(n - 1) * src->dt_s;
 
 	pladv(0);
-	/* title: angle, q, mode and status, then the key fitted values */
+	/* title: angle, q (the slot's ring q in a joint fit), mode and status, then the key
+	 * fitted values */
 	char line1[512], line2[1024] = "", line3[512] = "", chi2[64] = "";
 	/* σ not given: χ² is in the data's units squared, the residual sd says more */
 	if (isfinite(src->residual_sd))
@@ -537,7 +538,7 @@ void xf_plot_angle_draw(void *p)
 	else if (isfinite(src->reduced_chi_squared))
 		snprintf(chi2, sizeof chi2, "   reduced χ#u2#d = %.4g", src->reduced_chi_squared);
 	snprintf(line1, sizeof line1, "φ = %.2f°   q = %.5g Å#u-1#d   %s %s, %s (%s)%s%s",
-		 src->phi_deg[a], src->q, src->mode_name,
+		 src->phi_deg[a], src->slot_q ? src->slot_q[a] : src->q, src->mode_name,
 		 src->method ? "CMC posterior mean" : "fit", src->status, src->stop_reason, chi2,
 		 pg->averaged ? "   [maps block-averaged for display]" : "");
 	for (int k = 0; k < src->n_phys && src->values; k++)

@@ -54,33 +54,59 @@ static void range_of(const double *v, const double *u, int n, double *lo, double
 	*hi += pad;
 }
 
+/* the φ extent of the slots (one ring: ascending, its first and last) */
+static void phi_extent(const xf_plot_src *src, double *lo, double *hi)
+{
+	int n = src->n_phi;
+	*lo = src->phi_deg[0];
+	*hi = src->phi_deg[n - 1];
+	for (int k = 0; src->slot_q && k < n; k++) {
+		*lo = fmin(*lo, src->phi_deg[k]);
+		*hi = fmax(*hi, src->phi_deg[k]);
+	}
+}
+
+/* error bars and markers of slots [first, first + n) in the current colour */
+static void per_angle_points(const xf_plot_src *src, const double *v, const double *u, int first,
+			     int n, double *x, double *ylo, double *yhi)
+{
+	for (int k = 0; k < n; k++) {
+		double e = u && isfinite(u[first + k]) ? u[first + k] : 0.0;
+		x[k] = src->phi_deg[first + k];
+		ylo[k] = v[first + k] - e;
+		yhi[k] = v[first + k] + e;
+	}
+	plwidth(2.0);
+	plerry(n, x, ylo, yhi);
+	plssym(0.0, xf_plot_text_scale(1.6));
+	plpoin(n, x, v + first, 17);
+	plwidth(1.0);
+}
+
+/* values against φ; several rings (a joint fit) each in its colour, the lag panel's
+ * palette in ring order */
 static void per_angle_panel(const xf_plot_src *src, const double *v, const double *u, double x0,
 			    double x1, double y0, double y1, const char *title)
 {
 	int n = src->n_phi;
-	double lo, hi;
+	double lo, hi, phi_lo, phi_hi;
 	if (!v)
 		return;
 	range_of(v, u, n, &lo, &hi);
+	phi_extent(src, &phi_lo, &phi_hi);
 	black();
-	xf_plot_phi_frame(x0, x1, y0, y1, src->phi_deg[0], src->phi_deg[n - 1], lo, hi, title);
+	xf_plot_phi_frame(x0, x1, y0, y1, phi_lo, phi_hi, lo, hi, title);
 	plcol0(XF_PLOT_FIRST_COLOUR);
 	/* x, y − u, y + u per angle; without memory the panel keeps its frame only */
 	double *x = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *x);
 	if (!x)
 		return;
 	double *ylo = x + (n > 0 ? n : 1), *yhi = ylo + (n > 0 ? n : 1);
-	for (int k = 0; k < n; k++) {
-		double e = u && isfinite(u[k]) ? u[k] : 0.0;
-		x[k] = src->phi_deg[k];
-		ylo[k] = v[k] - e;
-		yhi[k] = v[k] + e;
+	for (int first = 0, count = n; first < n; first += count) {
+		int ring = xf_plot_slot_ring(src, first, &first, &count);
+		plcol0(XF_PLOT_FIRST_COLOUR + ring % XF_PLOT_MAX_CURVES);
+		per_angle_points(src, v, u, first, count, x, ylo, yhi);
 	}
-	plwidth(2.0);
-	plerry(n, x, ylo, yhi);
-	plssym(0.0, xf_plot_text_scale(1.6));
-	plpoin(n, x, v, 17);
-	plwidth(1.0);
 	black();
 	free(x);
 }
@@ -125,7 +151,7 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	if (nl < 1)
 		return;
 	int idx[XF_PLOT_MAX_CURVES];
-	int n_curves = xf_plot_chosen_angles(src->n_phi, idx);
+	int n_curves = xf_plot_lag_angles(src, idx);
 	double lo = INFINITY, hi = -INFINITY;
 	for (int c = 0; c < n_curves; c++)
 		for (int k = 0; k < nl; k++) {
@@ -207,7 +233,11 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 		sym_numbers[c] = 2;
 		sym_scales[c] = xf_plot_text_scale(1.1);
 		symbols[c] = "○";
-		snprintf(text_buf[c], sizeof text_buf[c], "φ = %.1f°", src->phi_deg[a]);
+		if (src->slot_q) /* several rings: the curve's ring too */
+			snprintf(text_buf[c], sizeof text_buf[c], "q %.4g, φ %.1f°", src->slot_q[a],
+				 src->phi_deg[a]);
+		else
+			snprintf(text_buf[c], sizeof text_buf[c], "φ = %.1f°", src->phi_deg[a]);
 		texts[c] = text_buf[c];
 	}
 	black();
@@ -274,8 +304,16 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		plptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
 	}
-	snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s", src->mode_name,
-		 src->q, src->dt_s);
+	int first, count, n_rings = 1;
+	for (int a = 0; src->slot_q && a < src->n_phi; a += count)
+		n_rings = xf_plot_slot_ring(src, a, &first, &count) + 1;
+	if (n_rings > 1) /* a joint fit: rings in ascending slot order */
+		snprintf(line, sizeof line,
+			 "mode %s,  %d rings q = %.5g … %.5g Å#u-1#d,  dt = %.4g s", src->mode_name,
+			 n_rings, src->slot_q[0], src->slot_q[src->n_phi - 1], src->dt_s);
+	else
+		snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s",
+			 src->mode_name, src->q, src->dt_s);
 	plptex(0.0, y, 1.0, 0.0, 0.0, line);
 	y -= step;
 	snprintf(line, sizeof line, "N = %d frames,  %d angle%s,  %lld fitted points",
@@ -360,11 +398,13 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 					       .offset = { 0.58, 0.96, 0.56, 0.86 },
 					       .text = { 0.58, 0.98, 0.05, 0.46 } };
 	const xf_plot_box *b = &last_boxes.contrast;
-	per_angle_panel(src, src->contrast, src->contrast_unc, b->x0, b->x1, b->y0, b->y1,
-			"per-angle contrast (± 1σ)");
+	/* several rings: a colour per ring, said in the titles */
+	const char *by_ring = src->slot_q ? ", a colour per ring (ascending q)" : "";
+	snprintf(title, sizeof title, "per-angle contrast (± 1σ)%s", by_ring);
+	per_angle_panel(src, src->contrast, src->contrast_unc, b->x0, b->x1, b->y0, b->y1, title);
 	b = &last_boxes.offset;
-	per_angle_panel(src, src->offset, src->offset_unc, b->x0, b->x1, b->y0, b->y1,
-			"per-angle offset (± 1σ)");
+	snprintf(title, sizeof title, "per-angle offset (± 1σ)%s", by_ring);
+	per_angle_panel(src, src->offset, src->offset_unc, b->x0, b->x1, b->y0, b->y1, title);
 	/* the lag panel leaves room on its right for its legend (outside the axes) */
 	lag_panel(src, cuts, 0.07, 0.41, 0.07, 0.45);
 	b = &last_boxes.text;

@@ -63,6 +63,7 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 		.n_frames = ds->n_frames,
 		.dt_s = ds->dt_s,
 		.q = ds->q,
+		.slot_q = est->slot_q,
 		.mode_name = xf_mode_name(res->mode),
 		.status = res->status ? res->status : "failed",
 		.stop_reason = kept,

@@ -3,7 +3,8 @@
  * the method's group;
  * the maps from the stored surfaces when the fit wrote them (--surfaces), else the data
  * window reloaded from its file (/data: source file, angles, q, dt, first frame) and the
- * model recomputed at the values on the recorded geometry (adr/0059). The angle pages
+ * model recomputed at the values on the recorded geometry (adr/0059; a joint fit's rings
+ * each reloaded at its q and joined, adr/0068). The angle pages
  * are drawn by one process per core: the file is closed before they fork and each opens
  * it for itself (no HDF5 handle crosses a fork). */
 #include "data/h5util.h"
@@ -35,7 +36,10 @@ typedef struct h5_result {
 	char *combination, *route; /* cmc: combination_method, route_description */
 	/* no surfaces: the data window reloaded and the model's estimate (adr/0059) */
 	int reloaded;
-	xf_dataset ds;
+	xf_dataset ds; /* a joint fit's: its rings joined (rings, n_rings) */
+	xf_dataset *rings;
+	int n_rings;
+	double *slot_q; /* /data/slot_q: a joint fit's q per angle slot (adr/0068), or NULL */
 	xf_estimate est;
 	xf_plot_model_ctx model;
 	hid_t d_c2, d_fit;
@@ -384,16 +388,66 @@ static int load_grid(h5_result *r, xf_model_grid *grid, xf_error *err)
 	return 0;
 }
 
-/* 1 when the reloaded window is the recorded one: the same angles, frames and q ring */
-static int same_window(const h5_result *r, const xf_dataset *ds)
+/* 1 when the reloaded window is the recorded one: the same angles, frames and q ring
+ * (a joint fit: each slot's ring, slot_q the reloaded rings' q per slot) */
+static int same_window(const h5_result *r, const xf_dataset *ds, const double *slot_q)
 {
 	if (ds->n_phi != r->n_phi || ds->n_frames != r->n_frames ||
 	    fabs(ds->q - r->q) > 1e-9 * fabs(r->q))
 		return 0;
 	for (int a = 0; a < r->n_phi; a++)
-		if (fabs(ds->phi_deg[a] - r->phi_deg[a]) > XF_PLOT_PHI_MATCH_DEG)
+		if (fabs(ds->phi_deg[a] - r->phi_deg[a]) > XF_PLOT_PHI_MATCH_DEG ||
+		    (r->slot_q && fabs(slot_q[a] - r->slot_q[a]) > 1e-9 * fabs(r->slot_q[a])))
 			return 0;
 	return 1;
+}
+
+/* The selection of the recorded angles [first, first + count) at ring q (ranges: room
+ * for count) */
+static xf_selection window_selection(const h5_result *r, const char *file, double q,
+				     const xf_model_grid *grid, int first, int count,
+				     xf_phi_range *ranges)
+{
+	for (int a = 0; a < count; a++)
+		ranges[a] = (xf_phi_range){ r->phi_deg[first + a] - XF_PLOT_PHI_MATCH_DEG,
+					    r->phi_deg[first + a] + XF_PLOT_PHI_MATCH_DEG };
+	return (xf_selection){
+		.data_path = file,
+		.has_q = 1,
+		.q_target_per_A = q,
+		.phi_filter_enabled = 1,
+		.n_phi_ranges = count,
+		.phi_ranges = ranges,
+		.start_frame = r->first_frame,
+		.end_frame = r->first_frame + r->n_frames - 1,
+		.has_dt = 1,
+		.dt_s = grid->dt_s,
+	};
+}
+
+/* A joint fit's window (adr/0068): each ring's recorded slots loaded at its q (slots of
+ * one ring are consecutive), then joined as the fit joined them; *slot_q the joined q */
+static int reload_rings(h5_result *r, const char *file, const xf_model_grid *grid,
+			xf_phi_range *ranges, double **slot_q, xf_error *err)
+{
+	int n = 0;
+	for (int a = 0; a < r->n_phi; a++)
+		n += a == 0 || r->slot_q[a] != r->slot_q[a - 1];
+	r->rings = calloc((size_t)n, sizeof *r->rings);
+	if (!r->rings)
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory, %s", r->path);
+	int rc = 0;
+	for (int first = 0, end; first < r->n_phi && rc == 0; first = end) {
+		for (end = first + 1; end < r->n_phi && r->slot_q[end] == r->slot_q[first]; end++)
+			;
+		xf_selection sel = window_selection(r, file, r->slot_q[first], grid, first,
+						    end - first, ranges);
+		rc = xf_dataset_load(&sel, file, &r->rings[r->n_rings], err);
+		r->n_rings += rc == 0;
+	}
+	if (rc == 0)
+		rc = xf_dataset_join_rings(r->rings, r->n_rings, &r->ds, slot_q, err);
+	return rc;
 }
 
 /* No surfaces: read the fitted window again from the data file (the recorded source
@@ -408,6 +462,7 @@ static int reload_data(h5_result *r, xf_error *err)
 	char *source = read_attr(g, "source_file");
 	H5Gclose(g);
 	const char *file = r->data_path ? r->data_path : source;
+	double *slot_q = NULL; /* the reloaded rings' */
 	xf_phi_range *ranges = malloc((size_t)r->n_phi * sizeof *ranges);
 	int rc = 0;
 	if (!ranges) {
@@ -418,32 +473,23 @@ static int reload_data(h5_result *r, xf_error *err)
 			     "to cannot be read (%s; name it with `xpcsfit plot DIR --data "
 			     "FILE.h5`, or rerun the fit with --surfaces), %s",
 			     file, r->path);
+	} else if (r->slot_q) {
+		rc = reload_rings(r, file, &grid, ranges, &slot_q, err);
+		xf_profile_phase("plots"); /* the loader's phases were load and select */
+		r->reloaded = rc == 0;
 	} else {
-		for (int a = 0; a < r->n_phi; a++)
-			ranges[a] = (xf_phi_range){ r->phi_deg[a] - XF_PLOT_PHI_MATCH_DEG,
-						    r->phi_deg[a] + XF_PLOT_PHI_MATCH_DEG };
-		xf_selection sel = {
-			.data_path = file,
-			.has_q = 1,
-			.q_target_per_A = r->q,
-			.phi_filter_enabled = 1,
-			.n_phi_ranges = r->n_phi,
-			.phi_ranges = ranges,
-			.start_frame = r->first_frame,
-			.end_frame = r->first_frame + r->n_frames - 1,
-			.has_dt = 1,
-			.dt_s = grid.dt_s,
-		};
+		xf_selection sel = window_selection(r, file, r->q, &grid, 0, r->n_phi, ranges);
 		rc = xf_dataset_load(&sel, file, &r->ds, err);
 		xf_profile_phase("plots"); /* the loader's phases were load and select */
 		r->reloaded = rc == 0;
-		if (rc == 0 && !same_window(r, &r->ds))
-			rc = xf_fail(err, XF_ERR_DATA,
-				     "the data file does not hold the fitted window (%d angles "
-				     "of %d frames at q = %g recorded, %d of %d at %g read), %s",
-				     r->n_phi, r->n_frames, r->q, r->ds.n_phi, r->ds.n_frames,
-				     r->ds.q, file);
 	}
+	if (rc == 0 && !same_window(r, &r->ds, slot_q))
+		rc = xf_fail(err, XF_ERR_DATA,
+			     "the data file does not hold the fitted window (%d angles "
+			     "of %d frames at q = %g recorded, %d of %d at %g read), %s",
+			     r->n_phi, r->n_frames, r->q, r->ds.n_phi, r->ds.n_frames, r->ds.q,
+			     file);
+	free(slot_q);
 	free(ranges);
 	free(source);
 	if (rc)
@@ -454,7 +500,8 @@ static int reload_data(h5_result *r, xf_error *err)
 				.values = r->values,
 				.n_phi = r->n_phi,
 				.contrast = r->contrast,
-				.offset = r->offset };
+				.offset = r->offset,
+				.slot_q = r->slot_q };
 	r->model = (xf_plot_model_ctx){ &r->ds, &r->est };
 	return 0;
 }
@@ -476,6 +523,14 @@ static int load(h5_result *r, xf_error *err)
 		return xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s",
 			       r->n_phi, r->n_frames, r->path);
 	r->q = read_scalar(r, "/data/q");
+	if (exists(r->file, "/data/slot_q")) { /* a joint fit over q rings (adr/0068) */
+		if (!(r->slot_q = read_doubles(r, "/data/slot_q", &n, err)))
+			return err->code;
+		if ((int)n != r->n_phi)
+			return xf_fail(err, XF_ERR_DATA,
+				       "/data/slot_q has %zu values for %d angles, %s", n, r->n_phi,
+				       r->path);
+	}
 	if (load_values(r, err) != 0)
 		return err->code;
 	load_run(r);
@@ -508,8 +563,13 @@ static void release(h5_result *r)
 	free(r->mode);
 	free(r->combination);
 	free(r->route);
-	if (r->reloaded)
+	if (r->reloaded && r->rings)
+		xf_dataset_free_joined(&r->ds);
+	else if (r->reloaded)
 		xf_dataset_free(&r->ds);
+	if (r->rings)
+		xf_dataset_free_rings(r->rings, r->n_rings);
+	free(r->slot_q);
 }
 
 /* A CMC result's title lines (plot_cmc.c's, from what results.h5 records): the shards
@@ -672,6 +732,7 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 			.n_frames = r.n_frames,
 			.dt_s = r.t[1] - r.t[0],
 			.q = r.q,
+			.slot_q = r.slot_q,
 			.mode_name = r.mode,
 			.status = r.status,
 			.stop_reason = r.stop_reason,

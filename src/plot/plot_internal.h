@@ -26,6 +26,9 @@ typedef struct xf_plot_src {
 	int n_frames;	       /* N */
 	double dt_s;	       /* t_k = k·dt_s */
 	double q;	       /* 1/Å */
+	/* [n_phi] 1/Å: each angle slot's ring q when the angles come from several rings (a
+	 * joint fit, adr/0068; one ring's slots are consecutive), else NULL (every angle at q) */
+	const double *slot_q;
 	const char *mode_name; /* "static" | "laminar_flow" */
 	const char *status, *stop_reason;
 	const char *quality;	     /* "good" | "marginal" | "poor" (NULL: not known) */
@@ -98,9 +101,20 @@ int xf_plot_overview_file(const char *plots_dir, const xf_plot_src *src, const x
  * pages by default cost more than the fit (adr/0059). */
 #define XF_PLOT_MAX_CURVES 10
 int xf_plot_chosen_angles(int n_phi, int *idx);
-/* 1 when angle a of n_phi gets its page: every angle after xf_plot_set_angle_pages(1),
- * else the overview's angles (adr/0059) */
-int xf_plot_angle_shown(int n_phi, int a);
+/* The ring of angle slot a (src->slot_q; one ring: 0): its index, its first slot and its
+ * slot count */
+int xf_plot_slot_ring(const xf_plot_src *src, int a, int *first, int *count);
+/* 1 when slot a gets its page: every slot after xf_plot_set_angle_pages(1), else its
+ * ring's lag-panel angles (xf_plot_chosen_angles over the ring: at most
+ * XF_PLOT_MAX_CURVES per ring; adr/0059, adr/0068) */
+int xf_plot_angle_shown(const xf_plot_src *src, int a);
+/* The overview's lag-panel slots: one ring's xf_plot_chosen_angles; several rings' an
+ * even spread of at most XF_PLOT_MAX_CURVES over the slots that get a page by default
+ * (so their lag cuts are computed). Indices into idx, count returned. */
+int xf_plot_lag_angles(const xf_plot_src *src, int *idx);
+/* The PNG name of slot a: xf_plot_angle_name for one ring; with several rings
+ * c2_ring<r>_q<q>_phi_<index in ring>_<phi>deg.png, sorting by ring then angle */
+void xf_plot_slot_name(char *buf, size_t size, const xf_plot_src *src, int a);
 
 /* Draw the per-angle PNGs (xf_plot_angle_shown; the data-only pages: every angle) and
  * overview.png into plots_dir (created if missing). */

@@ -30,19 +30,77 @@ void xf_plot_set_angle_pages(int all)
 	angle_pages_all = all != 0;
 }
 
-int xf_plot_angle_shown(int n_phi, int a)
+int xf_plot_slot_ring(const xf_plot_src *src, int a, int *first, int *count)
 {
-	int idx[XF_PLOT_MAX_CURVES];
-	int n = angle_pages_all ? 0 : xf_plot_chosen_angles(n_phi, idx);
+	if (!src->slot_q) {
+		*first = 0;
+		*count = src->n_phi;
+		return 0;
+	}
+	int ring = 0, f = 0, end = a + 1;
+	for (int s = 1; s <= a; s++)
+		if (src->slot_q[s] != src->slot_q[s - 1]) {
+			ring++;
+			f = s;
+		}
+	while (end < src->n_phi && src->slot_q[end] == src->slot_q[a])
+		end++;
+	*first = f;
+	*count = end - f;
+	return ring;
+}
+
+/* the default page rule: slot a is one of its ring's lag-panel angles */
+static int default_shown(const xf_plot_src *src, int a)
+{
+	int first, count, idx[XF_PLOT_MAX_CURVES];
+	xf_plot_slot_ring(src, a, &first, &count);
+	int n = xf_plot_chosen_angles(count, idx);
 	for (int k = 0; k < n; k++)
-		if (idx[k] == a)
+		if (first + idx[k] == a)
 			return 1;
-	return angle_pages_all || n == n_phi;
+	return 0;
+}
+
+int xf_plot_angle_shown(const xf_plot_src *src, int a)
+{
+	return angle_pages_all || default_shown(src, a);
+}
+
+int xf_plot_lag_angles(const xf_plot_src *src, int *idx)
+{
+	if (!src->slot_q)
+		return xf_plot_chosen_angles(src->n_phi, idx);
+	int m = 0;
+	for (int a = 0; a < src->n_phi; a++)
+		m += default_shown(src, a);
+	int n = m < XF_PLOT_MAX_CURVES ? m : XF_PLOT_MAX_CURVES;
+	for (int k = 0, seen = 0, a = 0; k < n && a < src->n_phi; a++) {
+		if (!default_shown(src, a))
+			continue;
+		/* the k-th of n evenly spread over the m paged slots, first and last included */
+		long want = n > 1 ? lround((double)k * (m - 1) / (n - 1)) : 0;
+		if (seen++ == want)
+			idx[k++] = a;
+	}
+	return n;
 }
 
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg)
 {
 	snprintf(buf, size, "c2_phi_%03d_%+07.2fdeg.png", a, phi_deg);
+}
+
+void xf_plot_slot_name(char *buf, size_t size, const xf_plot_src *src, int a)
+{
+	if (!src->slot_q) {
+		xf_plot_angle_name(buf, size, a, src->phi_deg[a]);
+		return;
+	}
+	int first, count;
+	int ring = xf_plot_slot_ring(src, a, &first, &count);
+	snprintf(buf, size, "c2_ring%03d_q%.5g_phi_%03d_%+07.2fdeg.png", ring, src->slot_q[a],
+		 a - first, src->phi_deg[a]);
 }
 
 typedef struct angle_ctx {
@@ -103,7 +161,7 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for plots (N = %zu), %s", n,
 			     plots_dir);
 	for (int a = first; a < src->n_phi && rc == 0; a += stride) {
-		if (!src->data_only && !xf_plot_angle_shown(src->n_phi, a)) {
+		if (!src->data_only && !xf_plot_angle_shown(src, a)) {
 			__atomic_add_fetch(done, 1, __ATOMIC_RELAXED); /* no page: counted done */
 			continue;
 		}
@@ -112,8 +170,8 @@ static int draw_angles(const char *plots_dir, const xf_plot_src *src, xf_plot_cu
 			break;
 		xf_plot_lag_cut(data, NULL, (int)n, cuts->data + (size_t)a * cuts->n_lags);
 		xf_plot_lag_cut(fit, NULL, (int)n, cuts->fit + (size_t)a * cuts->n_lags);
-		char name[64], path[PATH_MAX];
-		xf_plot_angle_name(name, sizeof name, a, src->phi_deg[a]);
+		char name[96], path[PATH_MAX];
+		xf_plot_slot_name(name, sizeof name, src, a);
 		rc = xf_path_join(path, sizeof path, plots_dir, name, err);
 		if (rc != 0)
 			break;
@@ -275,6 +333,7 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_n
 		.n_frames = ds->n_frames,
 		.dt_s = ds->dt_s,
 		.q = ds->q,
+		.slot_q = est->slot_q,
 		.mode_name = xf_mode_name(res->mode),
 		.status = res->status ? res->status : "failed",
 		.stop_reason = res->stop_reason ? res->stop_reason : "-",

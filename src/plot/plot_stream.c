@@ -73,13 +73,13 @@ static void nap(long ns)
  * done) */
 static int draw_angle(xf_plot_stream *s, int a, xf_error *err)
 {
-	if (!xf_plot_angle_shown(s->ns.src.n_phi, a)) {
+	if (!xf_plot_angle_shown(&s->ns.src, a)) {
 		__atomic_store_n(&s->drawn[a], 1, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&s->sh->done, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	char name[64], path[PATH_MAX];
-	xf_plot_angle_name(name, sizeof name, a, s->ns.src.phi_deg[a]);
+	char name[96], path[PATH_MAX];
+	xf_plot_slot_name(name, sizeof name, &s->ns.src, a);
 	if (xf_path_join(path, sizeof path, s->dir, name, err) != 0)
 		return err->code;
 	xf_plot_angle_maps m = slot_maps(s, a);

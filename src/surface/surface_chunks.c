@@ -134,8 +134,9 @@ int xf_surface_chunk_compute(const xf_estimate *est, const xf_dataset *ds, int d
 		return -1;
 	double theta[XF_N_PHYS];
 	xf_estimate_theta(est, theta);
-	int rc = xf_model_c2_rows(&est->grid, theta, ds->phi_deg[a], est->contrast[a],
-				  est->offset[a], (int)c->row0, (int)c->row1, fit);
+	xf_model_grid grid = xf_estimate_grid_at(est, a); /* the slot's ring q */
+	int rc = xf_model_c2_rows(&grid, theta, ds->phi_deg[a], est->contrast[a], est->offset[a],
+				  (int)c->row0, (int)c->row1, fit);
 	if (rc == 0)
 		rc = xf_surface_chunk_from(ds, fit, deflate_level, c);
 	free(fit);

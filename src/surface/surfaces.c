@@ -1,6 +1,6 @@
 /* surfaces.c — the N×N surfaces of one angle that results.h5 and the plots share: the
  * measured map unpacked from its stored triangle, the fitted model map on the estimate's
- * grid, and the residual map with NaN where nothing was fitted (row/column 0 and the
+ * grid (at each angle slot's ring q), and the residual map with NaN where nothing was fitted (row/column 0 and the
  * diagonal). */
 #include "surface/surfaces.h"
 #include "xpcsfit/model.h"
@@ -20,7 +20,8 @@ int xf_surface_fit(const xf_estimate *est, const xf_dataset *ds, int a, double *
 	xf_estimate_theta(est, theta);
 	double contrast = est->contrast ? est->contrast[a] : NAN;
 	double offset = est->offset ? est->offset[a] : NAN;
-	if (xf_model_c2_full(&est->grid, theta, ds->phi_deg[a], contrast, offset, out) != 0)
+	xf_model_grid grid = xf_estimate_grid_at(est, a); /* the slot's ring q (adr/0068) */
+	if (xf_model_c2_full(&grid, theta, ds->phi_deg[a], contrast, offset, out) != 0)
 		return -1;
 	return 0;
 }
