@@ -1,16 +1,21 @@
 """test_cmc_joint.py — `cmc --joint` / `fit --joint` (issue 26, adr/0066 addendum): the
 posterior of the joint fit over three simulated q rings (3 angles x 40 frames each, a
 shared truth) covers the truth within 3 sd; its D0 sd matches the joint NLSQ's (ratio in
-0.7-1.4); DIR/cmc_joint/ is a whole result folder with the route and the rings recorded
-and no angle pages (they draw the model at one q: a line in run.log says so); sharded
+0.7-1.4); DIR/cmc_joint/ is a whole result folder with the route and the rings recorded,
+angle pages for every ring and a NeXus g2 fit at each slot's ring q (adr/0068: checked
+against the NumPy model); `xpcsfit plot` redraws both joint folders; sharded
 runs split the joint data and give the same bits with --threads 1 and 2; fit --joint and
 optimization.rings: joint do the same."""
 import json
 import os
 import shutil
 
-import h5py
+import glob
 
+import h5py
+import numpy as np
+
+import xpcs_reference as xr
 from aps_fixtures import check, run, run_tests, tmp_dir
 
 T = os.path.join(tmp_dir(), "cmc_joint")
@@ -80,14 +85,30 @@ def test_posterior_covers_truth_and_matches_nlsq_sd():
     for f in ("results.h5", "posterior.nc", "report.html", "run.log", "plots/corner.png"):
         check(os.path.exists(os.path.join(out, "cmc_joint", f)), "cmc_joint/%s" % f)
     check(not os.path.exists(os.path.join(out, "cmc_joint", "INCOMPLETE")), "complete")
-    check(not [f for f in os.listdir(os.path.join(out, "cmc_joint", "plots"))
-               if f.startswith("angle")], "no angle pages drawn at one q")
-    with open(os.path.join(out, "cmc_joint", "run.log")) as f:
-        check("not drawn for a joint posterior" in f.read(), "run.log says why")
+    pages = sorted(f for f in os.listdir(os.path.join(out, "cmc_joint", "plots"))
+                   if f.startswith("c2_"))
+    for k, q in enumerate(RINGS):
+        mine = [f for f in pages if f.startswith("c2_ring%03d_q%g_phi_" % (k, q))]
+        check(len(mine) == len(PHI), "ring %g: pages %s" % (q, pages))
+    check(os.path.exists(os.path.join(out, "cmc_joint", "plots", "overview.png")),
+          "overview.png")
     with h5py.File(os.path.join(out, "cmc_joint", "results.h5"), "r") as h:
         check(h["/cmc"].attrs["route"] in (b"importance", "importance", b"nuts", "nuts"),
               "results.h5 route")
         check(h["/cmc/draws"].shape[0] > 0, "draws")
+        check(list(h["/data/slot_q"][()]) == [q for q in RINGS for _ in PHI], "slot_q")
+        # the NeXus g2 fit: the lag mean of slot 0's model at the posterior mean and its
+        # ring's q, computed here in NumPy
+        n = h["/data/t"].shape[0]
+        mean = h["/cmc/summary"][:, 0]
+        m = xr.model_c2_full("static", h["/data/slot_q"][0], h["/data/dt"][()],
+                             h["/cmc/stator_rotor_gap"][()], [h["/data/phi_deg"][0]], n,
+                             list(mean[:3]), h["/cmc/per_angle_contrast"][0],
+                             h["/cmc/per_angle_offset"][0])[0]
+        want = [np.mean([m[i, i + lag] for i in range(1, n - lag)]) for lag in range(1, n - 1)]
+        got = h["/entry/g2/g2_fit"][()]
+        check(np.isfinite(got).all() and np.abs(got - want).max() < 1e-10,
+              "NeXus g2 fit = NumPy at ring q %g" % h["/entry/g2/q"][()])
 
 
 def draws(out):
@@ -119,15 +140,29 @@ def test_fit_joint_and_config_key():
     check(params(out, "cmc_joint")["rings"]["n_rings"] == 3, "optimization.rings: joint")
 
 
-def test_plot_refuses_joint_folders():
+def pngs(d):
+    return {os.path.basename(f): open(f, "rb").read()
+            for f in sorted(glob.glob(os.path.join(d, "plots", "c2_*.png")) +
+                            glob.glob(os.path.join(d, "plots", "overview.png")))}
+
+
+def test_plot_redraws_joint_folders():
+    """`xpcsfit plot` of nlsq_joint/ and cmc_joint/: each ring reloaded at its q, the
+    angle pages byte for byte (the CMC overview's run lines come from results.h5, as for
+    one ring, so only its presence is checked there)."""
     for sub in ("nlsq_joint", "cmc_joint"):
         d = os.path.join(T, "auto", sub)
-        before = sorted(os.listdir(os.path.join(d, "plots"))) if sub == "cmc_joint" else None
+        before = pngs(d)
+        for f in glob.glob(os.path.join(d, "plots", "c2_*.png")):
+            os.remove(f)
         rc, _, err = run(["plot", d])
-        check(rc == 2 and "joint result over several q rings is not redrawn" in err,
-              "plot %s: %d %s" % (sub, rc, err))
-        if before is not None:
-            check(sorted(os.listdir(os.path.join(d, "plots"))) == before, "plots untouched")
+        check(rc == 0, "plot %s: %d %s" % (sub, rc, err))
+        after = pngs(d)
+        check(sorted(after) == sorted(before) and len(after) == len(RINGS) * len(PHI) + 1,
+              "%s pages %s" % (sub, sorted(after)))
+        for name in before:
+            if sub == "nlsq_joint" or name != "overview.png":
+                check(after[name] == before[name], "%s/%s redrawn byte for byte" % (sub, name))
 
 
 def test_without_joint_per_ring():
@@ -147,5 +182,5 @@ if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_posterior_covers_truth_and_matches_nlsq_sd,
                                 test_sharded_threads_bitwise, test_fit_joint_and_config_key,
-                                test_plot_refuses_joint_folders,
+                                test_plot_redraws_joint_folders,
                                 test_without_joint_per_ring]))

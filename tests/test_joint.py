@@ -4,13 +4,20 @@ printed); every ring agrees with the others' joint fit; a ring planted at 1.5x D
 only one flagged (quality marginal, console, run.log, parameters.json); the bits do not
 depend on --threads; the config key optimization.rings: joint does what --joint does;
 two rings that disagree are reported with no ring named; batch fits the rings jointly
-with optimization.rings: joint."""
+with optimization.rings: joint. The joint folder has the plots and surfaces of a one-ring
+folder (adr/0068): angle pages for every ring, named by ring then angle, capped per ring;
+the surfaces and NeXus g2 fit at each slot's ring q (checked against the NumPy model);
+`xpcsfit plot` redraws the same bytes; a one-ring folder keeps its layout."""
 import json
 import os
 import shutil
 
-import h5py
+import glob
 
+import h5py
+import numpy as np
+
+import xpcs_reference as xr
 from aps_fixtures import check, run, run_tests, tmp_dir
 
 T = os.path.join(tmp_dir(), "joint")
@@ -152,9 +159,143 @@ def test_batch_joint():
     check(not os.path.exists(os.path.join(out, "shared", "nlsq")), "no per-ring folder")
 
 
+def pngs(d):
+    return {os.path.basename(f): open(f, "rb").read()
+            for f in sorted(glob.glob(os.path.join(d, "plots", "*.png")))}
+
+
+def test_joint_plots_per_ring():
+    """Angle pages of every ring (4 angles each: all paged), the overview; results.h5
+    records each slot's q; its NeXus g2 fit is finite."""
+    out = os.path.join(T, "shared", "nlsq_joint")
+    names = sorted(pngs(out))
+    for k, q in enumerate(RINGS):
+        mine = [n for n in names if n.startswith("c2_ring%03d_q%g_phi_" % (k, q))]
+        check(len(mine) == len(PHI), "ring %g: %d pages %s" % (q, len(mine), names))
+    check("overview.png" in names, "overview.png")
+    angle = [n for n in names if n.startswith("c2_")]
+    check(angle == sorted(angle) and len(angle) == len(RINGS) * len(PHI),
+          "pages sort by ring then angle: %s" % angle)
+    with h5py.File(os.path.join(out, "results.h5"), "r") as h:
+        check(list(h["/data/slot_q"][()]) == [q for q in RINGS for _ in PHI],
+              "/data/slot_q %s" % h["/data/slot_q"][()])
+        g2 = h["/entry/g2/g2_fit"][()]
+        check(np.isfinite(g2).all() and h["/entry/g2/q"][()] == RINGS[0],
+              "NeXus g2 fit finite at ring 0's q")
+    with open(os.path.join(out, "run.log")) as f:
+        check("no plots or surfaces" not in f.read(), "run.log: no refusal line")
+
+
+def numpy_slot(h, s, n):
+    """The NumPy model of slot s at the joint estimate and its ring's q (N x N)."""
+    values = h["/nlsq/values"][()]
+    q = h["/data/slot_q"][s]
+    return xr.model_c2_full("static", q, h["/data/dt"][()],
+                            h["/nlsq/stator_rotor_gap"][()], [h["/data/phi_deg"][s]], n,
+                            list(values[:3]), h["/nlsq/per_angle_contrast"][s],
+                            h["/nlsq/per_angle_offset"][s])[0]
+
+
+def test_joint_surfaces_match_numpy():
+    """--surfaces: one slot of each ring equals the NumPy model at its ring's q to float32
+    (and not at ring 0's q); the NeXus g2 fit is the lag mean of slot 0's model."""
+    _, _, _, out = joint("surf", SHARED, "--surfaces")
+    with h5py.File(os.path.join(out, "nlsq_joint", "results.h5"), "r") as h:
+        fit = h["/nlsq/c2_fit"]
+        n = fit.shape[1]
+        worst = 0.0
+        for k in range(len(RINGS)):
+            s = k * len(PHI) + 2
+            want = numpy_slot(h, s, n)
+            off = ~np.eye(n, dtype=bool)
+            off[0, :] = off[:, 0] = False
+            worst = max(worst, np.abs(fit[s][off] - want[off]).max())
+            if k > 0:
+                at_q0 = xr.model_c2_full("static", RINGS[0], h["/data/dt"][()], 0.0,
+                                         [h["/data/phi_deg"][s]], n,
+                                         list(h["/nlsq/values"][:3]),
+                                         h["/nlsq/per_angle_contrast"][s],
+                                         h["/nlsq/per_angle_offset"][s])[0]
+                check(np.abs(fit[s][off] - at_q0[off]).max() > 1e-4,
+                      "ring %d's surface differs from ring 0's q" % k)
+        print("joint surfaces vs NumPy: worst %.3g" % worst)
+        # the surfaces are stored as float32: half an ulp of c2 ~ 1.3
+        check(worst < 2e-7, "surfaces at each ring's q: worst %.3g" % worst)
+        m = numpy_slot(h, 0, n)
+        g2 = [np.mean([m[i, i + lag] for i in range(1, n - lag)]) for lag in range(1, n - 1)]
+        got = h["/entry/g2/g2_fit"][()]
+        check(np.abs(got - g2).max() < 1e-10, "NeXus g2 fit = NumPy lag mean")
+    # the redraw from the stored surfaces: the same pages; the maps are the float32
+    # surfaces (as for one ring, their pixels may differ), the overview the same bytes
+    before = pngs(os.path.join(out, "nlsq_joint"))
+    rc, _, err = run(["plot", os.path.join(out, "nlsq_joint")])
+    after = pngs(os.path.join(out, "nlsq_joint"))
+    check(rc == 0 and sorted(after) == sorted(before), "plot from surfaces: %d %s" % (rc, err))
+    check(after["overview.png"] == before["overview.png"], "overview redrawn byte for byte")
+
+
+def test_plot_redraws_joint_same_bytes():
+    """`xpcsfit plot DIR/nlsq_joint` reloads each ring at its q: the same PNG bytes."""
+    d = os.path.join(T, "shared", "nlsq_joint")
+    before = pngs(d)
+    for f in glob.glob(os.path.join(d, "plots", "*.png")):
+        os.remove(f)
+    rc, _, err = run(["plot", d])
+    check(rc == 0, "plot nlsq_joint: %d %s" % (rc, err))
+    after = pngs(d)
+    check(sorted(after) == sorted(before), "same pages: %s" % sorted(after))
+    for name in before:
+        check(after[name] == before[name], "%s redrawn byte for byte" % name)
+
+
+def test_angle_page_cap_per_ring():
+    """12 angles on each of 2 rings: the default pages are each ring's 10 lag-panel
+    angles (adr/0059 per ring); plotting.angle_pages: all pages every slot."""
+    phi = ",".join("%g" % (15.0 * k - 80.0) for k in range(12))
+    data = os.path.join(T, "twelve.h5")
+    rc, _, err = run(["simulate", "--config", cfg("sim12"), "--phi", phi, "--q",
+                      "0.0054,0.008", "--out", data, "--force", "--noise", "0.01",
+                      "--seed", "5"])
+    check(rc == 0, "simulate: %s" % err)
+    _, _, _, out = joint("twelve", data)
+    names = [n for n in pngs(os.path.join(out, "nlsq_joint")) if n.startswith("c2_")]
+    for k in range(2):
+        mine = [n for n in names if n.startswith("c2_ring%03d_" % k)]
+        check(len(mine) == 10, "ring %d: %d pages (10 expected)" % (k, len(mine)))
+        check(any("_phi_000_" in n for n in mine) and any("_phi_011_" in n for n in mine),
+              "ring %d: first and last angle paged" % k)
+    every = cfg("fit_all", ["plotting: {angle_pages: all}"])
+    _, _, _, out = joint("twelve_all", data, "--joint", config=every)
+    names = [n for n in pngs(os.path.join(out, "nlsq_joint")) if n.startswith("c2_")]
+    check(len(names) == 24, "angle_pages: all: %d pages" % len(names))
+
+
+def test_one_ring_layout_unchanged():
+    """One ring: the page names, no /data/slot_q, no NeXus q (byte identity against the
+    previous binary was checked by hand, adr/0068)."""
+    one = cfg("fit_one")
+    with open(one) as f:
+        text = f.read().replace("wavevector_q: all", "wavevector_q: 0.0054")
+    with open(one, "w") as f:
+        f.write(text)
+    out = os.path.join(T, "one")
+    rc, _, err = run(["nlsq", "--config", one, "--data", SHARED, "--out", out, "--force"])
+    check(rc == 0, "one ring: %d %s" % (rc, err))
+    names = sorted(pngs(os.path.join(out, "nlsq")))
+    check(names == ["c2_phi_%03d_%+07.2fdeg.png" % (a, p) for a, p in enumerate(PHI)]
+          + ["overview.png"], "one-ring pages %s" % names)
+    with h5py.File(os.path.join(out, "nlsq", "results.h5"), "r") as h:
+        check("slot_q" not in h["/data"] and "q" not in h["/entry/g2"],
+              "no per-slot q for one ring")
+
+
 if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_recovery_and_sd_ratio, test_planted_ring_only_one_flagged,
                                 test_threads_bitwise, test_config_key,
                                 test_two_rings_disagree_none_flagged,
-                                test_batch_joint]))
+                                test_batch_joint, test_joint_plots_per_ring,
+                                test_joint_surfaces_match_numpy,
+                                test_plot_redraws_joint_same_bytes,
+                                test_angle_page_cap_per_ring,
+                                test_one_ring_layout_unchanged]))
