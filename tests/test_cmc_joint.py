@@ -163,6 +163,10 @@ def test_plot_redraws_joint_folders():
         for name in before:
             if sub == "nlsq_joint" or name != "overview.png":
                 check(after[name] == before[name], "%s/%s redrawn byte for byte" % (sub, name))
+    # the run's --out folder: both joint folders redrawn
+    rc, out, err = run(["plot", os.path.join(T, "auto")])
+    check(rc == 0 and "nlsq_joint/plots" in err + out and "cmc_joint/plots" in err + out,
+          "plot OUT redraws nlsq_joint/ and cmc_joint/: %d %s %s" % (rc, out, err))
 
 
 def test_without_joint_per_ring():

@@ -26,13 +26,15 @@ static const char plot_usage[] =
 	"       xpcsfit plot --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                    [--strict] [config overrides]\n"
 	"\n"
-	"plot DIR: redraw the plots of a result directory (nlsq/ or cmc/) from its\n"
-	"results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle (data | fit |\n"
-	"residual) and DIR/plots/overview.png. DIR may be a run's --out folder: its nlsq/\n"
-	"and cmc/ are redrawn. The maps come from the surfaces when the fit wrote them\n"
-	"(--surfaces), else from the data file results.h5 names and the model at the\n"
-	"result's values. Of a cmc folder the angle pages, corner.png and overview.png\n"
-	"are redrawn; its forest, trace and rank pages stay as the run drew them.\n"
+	"plot DIR: redraw the plots of a result directory (nlsq/, cmc/, nlsq_joint/ or\n"
+	"cmc_joint/) from its results.h5: DIR/plots/c2_phi_<index>_<phi>deg.png per angle\n"
+	"(a joint fit: c2_ring<r>_q<q>_phi_<index>_<phi>deg.png, each ring at its q;\n"
+	"data | fit | residual) and DIR/plots/overview.png. DIR may be a run's --out\n"
+	"folder: its nlsq/, cmc/, nlsq_joint/ and cmc_joint/ are redrawn. The maps come\n"
+	"from the surfaces when the fit wrote them (--surfaces), else from the data file\n"
+	"results.h5 names and the model at the result's values. Of a cmc folder the angle\n"
+	"pages, corner.png and overview.png are redrawn; its forest, trace and rank pages\n"
+	"stay as the run drew them.\n"
 	"  --data FILE.h5   the data file, when it moved since the fit (same window)\n"
 	"\n"
 	"\n"
@@ -75,20 +77,25 @@ static int redraw(const char *dir, const char *data)
 	return 0;
 }
 
-/* DIR itself, else DIR/nlsq and DIR/cmc, whichever hold a result */
+/* DIR itself, else every method folder of a run's --out that holds a result: one ring's
+ * nlsq/ and cmc/, the joint fits' nlsq_joint/ and cmc_joint/ (adr/0068) */
 static int redraw_dir(const char *dir, const char *data)
 {
-	char sub[PATH_MAX];
-	int nlsq = is_file(dir, "nlsq/results.h5"), cmc = is_file(dir, "cmc/results.h5");
-	if (is_file(dir, "results.h5") || (!nlsq && !cmc))
+	static const char *const subs[] = { "nlsq", "cmc", "nlsq_joint", "cmc_joint" };
+	enum { n_subs = sizeof subs / sizeof subs[0] };
+	char sub[PATH_MAX], h5[64];
+	int held[n_subs], any = 0;
+	for (int k = 0; k < n_subs; k++) {
+		snprintf(h5, sizeof h5, "%s/results.h5", subs[k]);
+		any |= held[k] = is_file(dir, h5);
+	}
+	if (is_file(dir, "results.h5") || !any)
 		return redraw(dir, data);
 	int rc = 0;
-	if (nlsq) {
-		snprintf(sub, sizeof sub, "%s/nlsq", dir);
-		rc = redraw(sub, data);
-	}
-	if (rc == 0 && cmc) {
-		snprintf(sub, sizeof sub, "%s/cmc", dir);
+	for (int k = 0; k < n_subs && rc == 0; k++) {
+		if (!held[k])
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", dir, subs[k]);
 		rc = redraw(sub, data);
 	}
 	return rc;

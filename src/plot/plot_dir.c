@@ -444,6 +444,14 @@ static int reload_rings(h5_result *r, const char *file, const xf_model_grid *gri
 						    end - first, ranges);
 		rc = xf_dataset_load(&sel, file, &r->rings[r->n_rings], err);
 		r->n_rings += rc == 0;
+		if (rc) { /* the loader speaks of a config's selection: say which ring */
+			xf_error why = *err;
+			err->code = 0; /* xf_fail keeps a first error: replace it */
+			rc = xf_fail(err, why.code,
+				     "the data file does not hold the fitted window of ring q %g "
+				     "1/A (%s)",
+				     r->slot_q[first], why.msg);
+		}
 	}
 	if (rc == 0)
 		rc = xf_dataset_join_rings(r->rings, r->n_rings, &r->ds, slot_q, err);

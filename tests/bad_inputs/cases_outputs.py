@@ -246,6 +246,35 @@ def without_surfaces(data):
     return make
 
 
+def joint_without_surfaces(data):
+    """A finished joint fit over two rings (q 0.0054, 0.008; adr/0068) without plots, then
+    redrawn with --data a file that lacks ring 0.008 ("ring") or holds other angles
+    ("angles"): `xpcsfit plot DIR/nlsq_joint` cannot reload every ring's window."""
+    def make(d):
+        cfg = config(d, simulate=False)
+        with open(cfg) as f:
+            text = f.read().replace("wavevector_q: 0.0054", "wavevector_q: all")
+        with open(cfg, "w") as f:
+            f.write(text)
+        subprocess.run([binary(), "simulate", "--config", cfg, "--phi", "0,90", "--q",
+                        "0.0054,0.008", "--out", os.path.join(d, "s.h5")], check=True,
+                       capture_output=True)
+        r = os.path.join(d, "out")
+        subprocess.run([binary(), "nlsq", "--config", cfg, "--out", r, "--joint",
+                        "--no-plots"], check=True, capture_output=True)
+        other = os.path.join(d, "other.h5")
+        rings, phi = ("0.0054", "0,90") if data == "ring" else ("0.0054,0.008", "0,45")
+        subprocess.run([binary(), "simulate", "--config", cfg, "--phi", phi, "--q", rings,
+                        "--out", other], check=True, capture_output=True)
+        return ["plot", os.path.join(r, "nlsq_joint"), "--data", other]
+    return make
+
+
+def no_joint_plots_dir(scratch, rc, out, err):
+    assert not os.path.exists(os.path.join(scratch, "out", "nlsq_joint", "plots")), \
+        "plots/ made"
+
+
 def no_plots_dir(scratch, rc, out, err):
     assert not os.path.exists(os.path.join(scratch, "out", "nlsq", "plots")), "plots/ made"
 
@@ -366,6 +395,18 @@ CASES = [
      "fix": "Give --data the file the result was fitted to (the same angles, frames and "
             "q ring).",
      "check": no_plots_dir},
+    {"name": "plot_joint_data_lacks_ring", "klass": KLASS,
+     "make": joint_without_surfaces("ring"),
+     "rc": 1, "needles": ["does not hold the fitted window of ring q 0.008", "other.h5"],
+     "fix": "Give --data the file the joint fit was fitted to (every ring, the same "
+            "angles, frames and q).",
+     "check": no_joint_plots_dir},
+    {"name": "plot_joint_data_other_angles", "klass": KLASS,
+     "make": joint_without_surfaces("angles"),
+     "rc": 1, "needles": ["does not hold the fitted window", "other.h5"],
+     "fix": "Give --data the file the joint fit was fitted to (every ring, the same "
+            "angles, frames and q).",
+     "check": no_joint_plots_dir},
     {"name": "config_out_exists", "klass": KLASS,
      "make": lambda d: (existing(d, "mine.yaml"), config_out(d, "mine.yaml"))[1],
      "rc": 2, "needles": ["--out names a file that already exists", "--force", "mine.yaml"],
