@@ -149,20 +149,24 @@ static void put_verdict(xf_html *h, const cJSON *root, int n)
 	const cJSON *flagged = cJSON_GetObjectItemCaseSensitive(root, "flagged_q");
 	double limit = num(root, "flag_threshold_sd");
 	int n_flagged = cJSON_GetArraySize(flagged);
-	xf_html_putf(h, "<p>%d rings fitted jointly: the physical parameters shared, contrast "
-			"and offset per ring. ",
+	xf_html_putf(h,
+		     "<p>%d rings fitted jointly: the physical parameters shared, contrast "
+		     "and offset per ring. ",
 		     n);
 	if (n == 2) {
 		double z = num(root, "pair_sd_apart");
-		xf_html_putf(h, "The two rings stand %.1f sd apart%s (two rings cannot say which "
-				"is off).</p>\n",
-			     z, z > limit ? ", <strong class=\"failed\">they disagree</strong>"
-					  : ", within the limit");
+		xf_html_putf(h,
+			     "The two rings stand %.1f sd apart%s (two rings cannot say which "
+			     "is off).</p>\n",
+			     z,
+			     z > limit ? ", <strong class=\"failed\">they disagree</strong>"
+				       : ", within the limit");
 		return;
 	}
 	if (n_flagged == 0) {
-		xf_html_putf(h, "Every ring agrees with the joint fit of the others (within "
-				"%.0f sd).</p>\n",
+		xf_html_putf(h,
+			     "Every ring agrees with the joint fit of the others (within "
+			     "%.0f sd).</p>\n",
 			     limit);
 		return;
 	}
@@ -228,15 +232,17 @@ static void put_cmc_rings(xf_html *h, const cJSON *root, const xf_dataset *ds)
 	const cJSON *q = cJSON_GetObjectItemCaseSensitive(root, "q");
 	const cJSON *first = cJSON_GetObjectItemCaseSensitive(root, "first_slot");
 	int n = cJSON_GetArraySize(q);
-	xf_html_putf(h, "<p>The posterior of %d rings fitted jointly: the physical parameters "
-			"shared, contrast and offset per ring (the per-ring &chi;&sup2;, shares "
-			"and consistency check are in the joint NLSQ's report, "
-			"<code>nlsq_joint/report.html</code>).</p>\n<table class=\"rings\">\n"
-			"<thead><tr><th>q (1/&Aring;)</th><th>angles</th><th>first slot</th>"
-			"</tr></thead>\n",
+	xf_html_putf(h,
+		     "<p>The posterior of %d rings fitted jointly: the physical parameters "
+		     "shared, contrast and offset per ring (the per-ring &chi;&sup2;, shares "
+		     "and consistency check are in the joint NLSQ's report, "
+		     "<code>nlsq_joint/report.html</code>).</p>\n<table class=\"rings\">\n"
+		     "<thead><tr><th>q (1/&Aring;)</th><th>angles</th><th>first slot</th>"
+		     "</tr></thead>\n",
 		     n);
 	for (int k = 0; k < n; k++) {
-		const cJSON *s = cJSON_GetArrayItem(first, k), *next = cJSON_GetArrayItem(first, k + 1);
+		const cJSON *s = cJSON_GetArrayItem(first, k),
+			    *next = cJSON_GetArrayItem(first, k + 1);
 		int f = cJSON_IsNumber(s) ? s->valueint : -1;
 		int end = cJSON_IsNumber(next) ? next->valueint : ds ? ds->n_phi : f;
 		xf_html_put(h, "<tr><td class=\"num\">");

@@ -195,8 +195,9 @@ static void put_fixed(xf_html *h, const xf_ring_record *head)
 static void put_rings(xf_html *h, const xf_ring_record *r, int n, int posterior)
 {
 	const xf_ring_record *head = first_written(r, n);
-	xf_html_putf(h, "<h2>Rings</h2>\n<table class=\"rings\">\n<thead><tr><th>q (1/&Aring;)"
-			"</th><th>folder</th><th>status</th><th>quality</th>%s",
+	xf_html_putf(h,
+		     "<h2>Rings</h2>\n<table class=\"rings\">\n<thead><tr><th>q (1/&Aring;)"
+		     "</th><th>folder</th><th>status</th><th>quality</th>%s",
 		     posterior ? "" : "<th>&chi;&sup2;<sub>r</sub></th><th>residual sd</th>");
 	for (int k = 0; k < head->n_phys; k++) {
 		if (head->is_fixed[k])
@@ -208,8 +209,9 @@ static void put_rings(xf_html *h, const xf_ring_record *r, int n, int posterior)
 	xf_html_put(h, "</tr></thead>\n");
 	for (int i = 0; i < n; i++)
 		put_ring_row(h, &r[i], head, !posterior);
-	xf_html_putf(h, "</table>\n<p>Each parameter: %s &plusmn; 1 sd, to the digits the sd "
-			"supports.</p>\n",
+	xf_html_putf(h,
+		     "</table>\n<p>Each parameter: %s &plusmn; 1 sd, to the digits the sd "
+		     "supports.</p>\n",
 		     posterior ? "posterior mean" : "value");
 	put_fixed(h, head);
 }
