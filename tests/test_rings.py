@@ -99,7 +99,7 @@ def test_same_as_one_ring():
 
 
 def test_threads_same_bytes():
-    for f in ["rings.csv", "rings.json", "params_vs_q.png"] + \
+    for f in ["rings.csv", "rings.json", "params_vs_q.png", "report.html"] + \
             [os.path.join(n, "results.h5") for n in FOLDERS]:
         check(read(os.path.join(OUT1, "nlsq", f)) == read(os.path.join(OUT3, "nlsq", f)),
               f + ": same bytes with 1 and 3 threads")
@@ -191,6 +191,7 @@ def test_interrupted_then_rerun():
     check(p.returncode == 130, "exit 130: %d %s" % (p.returncode, err))
     check(os.path.exists(os.path.join(top, "INCOMPLETE")), "marked incomplete")
     check(not os.path.exists(os.path.join(top, "rings.csv")), "no summary")
+    check(not os.path.exists(os.path.join(top, "report.html")), "no page")
     rc, _, err = nlsq(cfg("all", "all"), out, DATA, "--threads", "1")
     check(rc == 0, "rerun without --force: " + err)
     check(not os.path.exists(os.path.join(top, "INCOMPLETE")), "complete after the rerun")

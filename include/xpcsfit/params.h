@@ -86,5 +86,9 @@ int xf_param_index(const char *name);
  * scaling coefficients "contrast_003", "offset_cos1", ...; "" for an unknown name): the
  * one rule behind every parameter_units and the units column of report.html. */
 const char *xf_param_unit(const char *name);
+/* The same unit written for a person, UTF-8 ("Å²/s^(1+α)", "1/s", "degrees"; "" when
+ * dimensionless or unknown): the axis labels of params_vs_q.png and the heads of the
+ * rings' tables in report.html. */
+const char *xf_param_unit_text(const char *name);
 
 #endif

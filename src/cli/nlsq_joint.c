@@ -13,6 +13,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"
+#include "outputs/rings_summary.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
 #include "util/verbosity.h"
@@ -441,6 +442,8 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 		xf_phase("results", 0);
 		rc = xf_cli_claim(&rd, job->out, "nlsq_joint", job->force, "--force", job->command);
 		if (!rc) {
+			if (job->plots) /* before report.html, which embeds it */
+				xf_rings_plot_joint(rd.dir, rings_json, &res);
 			if (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
 			    xf_rundir_complete(&rd, &err))
 				rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);

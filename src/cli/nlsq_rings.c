@@ -124,12 +124,14 @@ static int write_summary(ring_side *side, xf_mode mode, int n, int plots)
 	if (plots) {
 		char path[4096];
 		if (xf_path_join(path, sizeof path, dir, "params_vs_q.png", &err) ||
-		    xf_plot_rings(path, side->rec, n, &err))
+		    xf_plot_rings(path, side->rec, n, NULL, &err))
 			xf_warn("params_vs_q.png not drawn: %s", err.msg); /* never fatal */
 	}
+	if (xf_rings_write_report(dir, side->method, xf_mode_name(mode), side->rec, n, plots, &err))
+		return xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
 	if (xf_rundir_complete(&side->top, &err))
 		return xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
-	xf_say(XF_VERB_NORMAL, "summary: %s/rings.csv, rings.json%s", dir,
+	xf_say(XF_VERB_NORMAL, "summary: %s/report.html, rings.csv, rings.json%s", dir,
 	       plots ? ", params_vs_q.png" : "");
 	return 0;
 }

@@ -34,6 +34,7 @@ static const char style[] =
 	"th,td{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}\n"
 	"td.num{font-family:monospace;text-align:right}thead th{background:#e8eef4}\n"
 	".good{color:#063}.marginal{color:#850}.poor,.failed{color:#a00}\n"
+	"tr.flagged td,tr.failed td{background:#fbeaea}\n"
 	"figure{margin:1em 0;page-break-inside:avoid;break-inside:avoid}\n"
 	"img{max-width:100%;height:auto;border:1px solid #ddd}\n"
 	"@media print{body{max-width:none}h2{page-break-after:avoid}}\n";
@@ -195,7 +196,9 @@ static void put_data(xf_html *h, const xf_output_info *info, const xf_dataset *d
 	xf_html_put(h, "</td></tr>\n<tr><th>layout</th><td>");
 	xf_html_text(h, xf_layout_name(ds->layout));
 	xf_num_value(ds->q, NAN, num, sizeof num);
-	xf_html_putf(h, "</td></tr>\n<tr><th>q</th><td>%s 1/&Aring;</td></tr>\n", num);
+	/* a joint fit's data are its rings side by side: ds->q is the first ring's */
+	xf_html_putf(h, "</td></tr>\n<tr><th>q</th><td>%s 1/&Aring;%s</td></tr>\n", num,
+		     info && info->rings_json ? " (the first ring; every ring under Rings)" : "");
 	xf_num_value(ds->dt_s, NAN, num, sizeof num);
 	xf_html_putf(h, "<tr><th>dt</th><td>%s s (", num);
 	xf_html_text(h, ds->dt_source);
@@ -295,6 +298,23 @@ static int summary_page(const char *name)
 	return 0;
 }
 
+int xf_report_html_embed_png(xf_html *h, const char *path, const char *caption, xf_error *err)
+{
+	size_t size = 0;
+	unsigned char *png = read_binary(path, &size, err);
+	if (!png)
+		return err->code;
+	xf_html_put(h, "<figure><img alt=\"");
+	xf_html_text(h, caption);
+	xf_html_put(h, "\" src=\"data:image/png;base64,");
+	xf_html_base64(h, png, size);
+	xf_html_put(h, "\"><figcaption>");
+	xf_html_text(h, caption);
+	xf_html_put(h, "</figcaption></figure>\n");
+	free(png);
+	return 0;
+}
+
 /* one figure: the PNG's bytes as a data URI, or a relative link to plots/NAME */
 static int put_figure(xf_html *h, const char *plots, const char *name, xf_error *err)
 {
@@ -368,6 +388,20 @@ static void put_versions(xf_html *h)
 		     XPCSFIT_VERSION, maj, min, rel);
 }
 
+void xf_report_html_begin(xf_html *h, const char *title)
+{
+	xf_html_put(h, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		       "<title>");
+	xf_html_text(h, title);
+	xf_html_putf(h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", style);
+}
+
+void xf_report_html_end(xf_html *h)
+{
+	put_versions(h);
+	xf_html_put(h, "</body>\n</html>\n");
+}
+
 int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_info *info,
 			 const xf_dataset *ds, int with_plots, xf_error *err)
 {
@@ -375,20 +409,23 @@ int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_in
 	if (xf_path_join(path, sizeof path, dir, "report.html", err) != 0)
 		return err->code;
 	xf_html h = { 0 };
-	xf_html_putf(&h,
-		     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		     "<title>xpcsfit %s report</title>\n<style>\n%s</style>\n</head>\n<body>\n"
-		     "<h1>xpcsfit %s result</h1>\n",
-		     r->method, style, r->method);
+	char title[64];
+	snprintf(title, sizeof title, "xpcsfit %s report", r->method);
+	xf_report_html_begin(&h, title);
+	xf_html_putf(&h, "<h1>xpcsfit %s result</h1>\n", r->method);
 	put_status(&h, r);
 	put_params(&h, r);
+	/* a joint fit over q rings: each ring's numbers (report_rings.c, adr/0066) */
+	int rc = info && info->rings_json
+			 ? xf_report_rings_section(&h, dir, info->rings_json, ds, err)
+			 : 0;
 	put_rows(&h, "Fit", r->rows[XF_REPORT_FIT], r->n_rows[XF_REPORT_FIT]);
 	put_data(&h, info, ds);
 	put_rows(&h, "Config", r->rows[XF_REPORT_CONFIG], r->n_rows[XF_REPORT_CONFIG]);
-	int rc = with_plots ? put_plots(&h, dir, err) : 0;
-	put_versions(&h);
+	if (rc == 0 && with_plots)
+		rc = put_plots(&h, dir, err);
 	put_rows(&h, "Timing", r->rows[XF_REPORT_TIMING], r->n_rows[XF_REPORT_TIMING]);
-	xf_html_put(&h, "</body>\n</html>\n");
+	xf_report_html_end(&h);
 	if (rc == 0 && h.failed)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory building the report, %s", path);
 	if (rc == 0)

@@ -5,6 +5,7 @@
 #ifndef XPCSFIT_IO_REPORT_HTML_H
 #define XPCSFIT_IO_REPORT_HTML_H
 
+#include "io/html_text.h"
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
@@ -59,6 +60,22 @@ void xf_report_add(xf_report *r, xf_report_section s, const char *label, const c
  * versions, and (with_plots) every dir/plots/ *.png in name order as a data URI. */
 int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_info *info,
 			 const xf_dataset *ds, int with_plots, xf_error *err);
+
+/* The pieces every page shares (report_html.c), for the other pages of a run (the rings'
+ * page of a per-ring run, src/outputs/rings_report.c): the doctype, title and style
+ * sheet; the versions and the end of the page; a PNG embedded as a data URI in a figure
+ * with its caption (0, or err's code when it cannot be read). */
+void xf_report_html_begin(xf_html *h, const char *title);
+void xf_report_html_end(xf_html *h);
+int xf_report_html_embed_png(xf_html *h, const char *path, const char *caption, xf_error *err);
+
+/* The "Rings" section of a joint fit's page (report_rings.c, adr/0066), from its
+ * parameters.json "rings" member (rings_json): NLSQ — each ring's angles, χ² at the joint
+ * estimate, information share and own fit per parameter, leave-one-out check and flag,
+ * and dir/params_vs_q.png embedded when it is there; CMC — q, angles and first slot of
+ * each ring. ds: the joined data (its angle slots ring after ring). 0 or err's code. */
+int xf_report_rings_section(xf_html *h, const char *dir, const char *rings_json,
+			    const xf_dataset *ds, xf_error *err);
 
 /* The reports of an NLSQ and a CMC result (report_results.c). */
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,

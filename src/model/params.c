@@ -13,6 +13,11 @@ const char *const xf_param_units[XF_N_BOUND_SLOTS] = {
 	"angstrom^2/s^(1+alpha)", "1", "angstrom^2/s", "1/s^(1+beta)", "1", "1/s", "deg", "1", "1",
 };
 
+/* the same units for a person (plot axes, report tables): "" when dimensionless */
+static const char *const param_units_text[XF_N_BOUND_SLOTS] = {
+	"Å²/s^(1+α)", "", "Å²/s", "1/s^(1+β)", "", "1/s", "degrees", "", "",
+};
+
 const double xf_param_default_lower[XF_N_BOUND_SLOTS] = {
 	1e2, -2.0, -1e5, 1e-6, -2.0, -0.1, -10.0, 0.0, 0.5,
 };
@@ -67,6 +72,12 @@ const char *xf_param_unit(const char *name)
 	if (name && (!strncmp(name, "contrast_", 9) || !strncmp(name, "offset_", 7)))
 		return "1"; /* a scaling coefficient: contrast and offset are dimensionless */
 	return "";
+}
+
+const char *xf_param_unit_text(const char *name)
+{
+	int k = name ? xf_param_index(name) : -1;
+	return k >= 0 ? param_units_text[k] : "";
 }
 
 const char *xf_scaling_mode_used_name(xf_scaling_mode mode)

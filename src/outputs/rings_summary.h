@@ -1,7 +1,7 @@
 /* rings_summary.h — the per-ring mode's summary of DIR/nlsq/ (adr/0065): one record per
  * fitted ring, written as rings.csv and rings.json (every physical parameter ± its
  * uncertainty, status, quality, χ² and residual sd, against q) and drawn as
- * params_vs_q.png (src/plot/plot_rings.c). */
+ * params_vs_q.png (src/plot/plot_rings.c), with the page report.html (rings_report.c). */
 #ifndef XPCSFIT_RINGS_SUMMARY_H
 #define XPCSFIT_RINGS_SUMMARY_H
 
@@ -28,5 +28,18 @@ void xf_ring_folder_names(xf_ring_record *rec, int n);
  * status and empty (CSV) or null (JSON) values. */
 int xf_rings_write_summary(const char *dir, const char *method, const char *mode_name,
 			   const xf_ring_record *r, int n, xf_error *err);
+
+/* dir/report.html of a per-ring run's top folder (rings_report.c), atomically: the
+ * constancy of each free parameter across q (xf_rings_constancy), dir/params_vs_q.png
+ * embedded when with_plot and it is there, and a row per ring (q, status, quality, χ²ᵣ
+ * for NLSQ, each free parameter ± sd) linking the ring's own q_<q>/report.html; a
+ * ring that failed is shown failed. The numbers are those of rings.json. */
+int xf_rings_write_report(const char *dir, const char *method, const char *mode_name,
+			  const xf_ring_record *r, int n, int with_plot, xf_error *err);
+
+/* dir/params_vs_q.png of a joint fit (adr/0066): each ring's own fit ± sd from the
+ * "rings" member of parameters.json (rings_json), the joint value ± sd of res as a
+ * band, the flagged rings marked. Never fatal: a failure is a warning. */
+void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_nlsq_result *res);
 
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Slow test (label slow, adr/0034): report.html of a small NLSQ fit rendered by headless
-Chromium; the screenshot must not be blank. Exit 77 (skipped) without chromium
+"""Slow test (label slow, adr/0034): report.html of a small NLSQ fit, and the rings' page
+DIR/nlsq/report.html of a per-ring fit of three simulated q rings (issue 26), rendered by
+headless Chromium; neither screenshot may be blank. Exit 77 (skipped) without chromium
 (`scripts/install-deps.sh --report` installs it)."""
 import os
 import shutil
@@ -52,6 +53,26 @@ def png_pixels(path):
     return w, h, rows, bpp
 
 
+def render(browser, page, shot):
+    """page rendered to shot by headless Chromium: not blank"""
+    r = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox",
+                        f"--screenshot={shot}", "--window-size=1200,2000", "file://" + page],
+                       capture_output=True, text=True, timeout=300)
+    if not check(r.returncode == 0 and os.path.isfile(shot), f"chromium: {r.stderr[-600:]}"):
+        return
+    w, h, rows, bpp = png_pixels(shot)
+    colours, ink = set(), 0
+    for row in rows[::4]:
+        for x in range(0, w * bpp, 4 * bpp):
+            px = row[x:x + min(bpp, 3)]
+            colours.add(px)
+            ink += px != b"\xff" * len(px)
+    print(f"{os.path.basename(page)} of {os.path.dirname(page)}: screenshot {w}x{h}, "
+          f"{len(colours)} colours, {ink} sampled non-white pixels")
+    check(len(colours) > 16, f"screenshot has only {len(colours)} colours")
+    check(ink > 1000, f"screenshot nearly blank: {ink} non-white sampled pixels")
+
+
 def main():
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if not browser:
@@ -69,23 +90,18 @@ def main():
     r = subprocess.run([XF, "nlsq", "--config", cfg, "--out", out], capture_output=True,
                        text=True)
     check(r.returncode == 0, f"nlsq: {r.stderr[-600:]}")
-    page = os.path.join(out, "nlsq", "report.html")
-    shot = os.path.join(TMP, "out.png")
-    r = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox",
-                        f"--screenshot={shot}", "--window-size=1200,2000", "file://" + page],
-                       capture_output=True, text=True, timeout=300)
-    if not check(r.returncode == 0 and os.path.isfile(shot), f"chromium: {r.stderr[-600:]}"):
-        return summary()
-    w, h, rows, bpp = png_pixels(shot)
-    colours, ink = set(), 0
-    for row in rows[::4]:
-        for x in range(0, w * bpp, 4 * bpp):
-            px = row[x:x + min(bpp, 3)]
-            colours.add(px)
-            ink += px != b"\xff" * len(px)
-    print(f"screenshot {w}x{h}: {len(colours)} colours, {ink} sampled non-white pixels")
-    check(len(colours) > 16, f"screenshot has only {len(colours)} colours")
-    check(ink > 1000, f"screenshot nearly blank: {ink} non-white sampled pixels")
+    render(browser, os.path.join(out, "nlsq", "report.html"), os.path.join(TMP, "out.png"))
+    rings, rcfg = os.path.join(TMP, "rings.h5"), os.path.join(TMP, "rings.yaml")
+    with open(rcfg, "w") as f:
+        f.write(static_template(40, 3, 2, q="all").format(data=rings))
+    r = subprocess.run([XF, "simulate", "--config", rcfg, "--phi", "0,45,90", "--q",
+                        "0.003,0.0054,0.008", "--out", rings], capture_output=True, text=True)
+    check(r.returncode == 0, f"simulate rings: {r.stderr}")
+    r = subprocess.run([XF, "nlsq", "--config", rcfg, "--out", os.path.join(TMP, "rings")],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"nlsq rings: {r.stderr[-600:]}")
+    render(browser, os.path.join(TMP, "rings", "nlsq", "report.html"),
+           os.path.join(TMP, "rings.png"))
     return summary()
 
 
