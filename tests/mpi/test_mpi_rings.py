@@ -148,6 +148,28 @@ def test_batch_joint(cfg, data, flat):
     check(r.returncode == code, f"batch joint 2 ranks: exit {r.returncode}, serial {code}")
     same_result(os.path.join(ref, "rings", "nlsq_joint"), os.path.join(out, "rings", "nlsq_joint"),
                 "batch joint 2 ranks")
+    # per ring, the flat file's last ring failing: the file failed, as in one process
+    ref = os.path.join(TMP, "bpref")
+    r = run("batch", "--config", cfg, "--out", ref, "--threads", "1", "--no-plots", data, flat)
+    check(r.returncode == 1, f"serial batch per ring, a failing ring: exit {r.returncode}")
+    for ranks in (2, 3):
+        out = os.path.join(TMP, f"bp_{ranks}")
+        r = run_mpi(ranks, "batch", "--config", cfg, "--out", out, "--threads", "1",
+                    "--no-plots", data, flat)
+        what = f"batch per ring {ranks} ranks, a failing ring"
+        check(r.returncode == 1, f"{what}: exit {r.returncode}: {r.stderr}")
+        check(batch_rows(out) == batch_rows(ref), f"{what}: {batch_rows(out)}")
+        for name in ("rings", "flat"):
+            check(state(os.path.join(out, name, "nlsq")) == state(os.path.join(ref, name, "nlsq")),
+                  f"{what}: {name}/nlsq/ differs")
+
+
+def batch_rows(out):
+    """(file, status, message) of each row of batch_summary.json, the paths made relative."""
+    with open(os.path.join(out, "batch_summary.json")) as f:
+        rows = json.load(f)["files"]
+    return [(os.path.basename(e["file"]), e["status"], e.get("message", "").replace(out, "OUT"))
+            for e in rows]
 
 
 def state(top):
