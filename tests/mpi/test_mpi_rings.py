@@ -3,9 +3,9 @@
 each ring's own fit and the leave-one-out refits spread over the ranks), cmc --joint and
 fit --joint give the bytes of one xpcsfit process on 2 and 3 ranks (and 2 x 2 threads);
 batch with optimization.rings: joint too. Per-ring mode with a ring that fails (its maps
-flat): nlsq, cmc and fit end with the exit code, the error lines, the ring folders and
-the INCOMPLETE/lock state of one process, on 2 and 3 ranks, no rank hanging (the
-timeout). Exit 77 (skipped) without mpirun."""
+flat): nlsq, cmc, fit and batch end with the exit code, the error lines, the ring
+folders and the INCOMPLETE/lock state of one process, on 2 and 3 ranks, no rank hanging
+(the timeout); so does nlsq --joint over that flat ring. Exit 77 (skipped) without mpirun."""
 import json
 import os
 import shutil
@@ -218,6 +218,25 @@ def test_failing_ring(flat_cfg):
                       f"{what}: {t}/ holds {state(os.path.join(o, t))}, serial {want[t]}")
 
 
+def test_failing_joint(flat_cfg):
+    """nlsq --joint over a flat ring: the error line and exit code of one process on 2
+    and 3 ranks, and no result folder that looks whole."""
+    out = os.path.join(TMP, "jfail_1")
+    r = run("nlsq", "--config", flat_cfg, "--joint", "--out", out, "--threads", "1",
+            "--no-plots")
+    code, lines = r.returncode, error_lines(r.stderr, out)
+    check(code == 1 and len(lines) == 1, f"serial nlsq --joint, a flat ring: {code} {r.stderr}")
+    for ranks in (2, 3):
+        o = os.path.join(TMP, f"jfail_{ranks}")
+        r = run_mpi(ranks, "nlsq", "--config", flat_cfg, "--joint", "--out", o, "--threads",
+                    "1", "--no-plots")
+        what = f"nlsq --joint {ranks} ranks, a flat ring"
+        check(r.returncode == code, f"{what}: exit {r.returncode}, serial {code}")
+        check(error_lines(r.stderr, o) == lines, f"{what}: {r.stderr}")
+        check(not os.path.exists(os.path.join(o, "nlsq_joint", "parameters.json")),
+              f"{what}: a result written")
+
+
 def main():
     cfg, data, flat = setup()
     nlsq_ref = test_joint_nlsq(cfg)
@@ -225,6 +244,7 @@ def main():
     test_batch_joint(cfg, data, flat)
     flat_cfg = write("flat.yaml", open(cfg).read().replace(data, flat))
     test_failing_ring(flat_cfg)
+    test_failing_joint(flat_cfg)
     return summary()
 
 
