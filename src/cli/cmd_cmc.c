@@ -375,14 +375,9 @@ static void joint_free(joint_data *jd)
 	jd->rings = NULL;
 }
 
-/* Refusals before anything is fitted: MPI ranks, a finished DIR/cmc_joint/. */
+/* Refusals before anything is fitted: a finished DIR/cmc_joint/ (or DIR/nlsq_joint/). */
 static int joint_refusals(const xf_cli_job *o)
 {
-	if (xf_dist_ranks() > 1)
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "%s --joint runs in one process (no MPI ranks yet): run "
-				    "xpcsfit, not xpcsfit-mpi",
-				    o->command);
 	const char *hint = "--force (or --resume)";
 	int replace = o->force || o->resume;
 	int rc = xf_cli_check_out(o->out, "cmc_joint", replace, hint);
@@ -408,7 +403,9 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	int rc = joint_refusals(o);
 	if (!rc && !o->nlsq && (rc = joint_nlsq_first(o, cfg, &threads, t_start)))
 		return rc; /* cfg was freed */
-	if (rc || (rc = joint_load(o, cfg, &jd))) {
+	/* every rank loads the rings whole (adr/0069); an error on any ends them all */
+	if (rc || (rc = xf_cli_agree(joint_load(o, cfg, &jd)))) {
+		joint_free(&jd);
 		xf_config_free(cfg);
 		return rc;
 	}
@@ -432,13 +429,15 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 			fputc('\n', stderr);
 		if (rc) {
 			rc = xf_cli_error(err.code, "%s", err.msg);
-		} else {
+		} else if (xf_dist_is_root()) {
+			/* several ranks: rank 0 alone holds the combined result and writes it */
 			char *rings = joint_rings_json(jd.rings, jd.n_rings);
 			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings,
 					       jd.slot_q)
 				   : xf_cli_error(XF_ERR_NOMEM, "out of memory for the rings");
 			free(rings);
 		}
+		rc = xf_cli_agree(rc);
 		xf_rundir_release(&rd);
 	}
 	xf_cmc_result_free(&res);
@@ -446,6 +445,36 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	joint_free(&jd);
 	xf_config_free(cfg);
 	return rc;
+}
+
+/* Several ranks, per-ring mode: rank 0 alone wrote the ring's CMC folder and filled its
+ * record; the other ranks take its outcome (written, failed, status, quality), so that
+ * every rank says the same ring lines and ends with rank 0's status (adr/0069). Only
+ * rank 0 writes the rings' summary, from its own records. Collective. */
+static int share_ring_outcome(xf_ring_record *rec)
+{
+	const xf_dist *d = xf_dist_get();
+	struct {
+		int written, posterior, failed;
+		char status[sizeof rec->status], quality[sizeof rec->quality];
+	} o;
+	memset(&o, 0, sizeof o);
+	o.written = rec->written;
+	o.posterior = rec->posterior;
+	o.failed = rec->failed;
+	memcpy(o.status, rec->status, sizeof o.status);
+	memcpy(o.quality, rec->quality, sizeof o.quality);
+	if (d->bcast(d->ctx, &o, sizeof o, 0))
+		return xf_cli_error(XF_ERR_IO,
+				    "cannot share ring q %.6g 1/A's outcome over the "
+				    "MPI ranks",
+				    rec->q_per_A);
+	rec->written = o.written;
+	rec->posterior = o.posterior;
+	rec->failed = o.failed;
+	memcpy(rec->status, o.status, sizeof o.status);
+	memcpy(rec->quality, o.quality, sizeof o.quality);
+	return 0;
 }
 
 int xf_cli_run_cmc(const xf_cli_job *given)
@@ -526,6 +555,10 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	if (cmc_rec && rd.completed && res.status)
 		xf_ring_record_fill_cmc(cmc_rec, &res);
 	rc = xf_cli_agree(rc);
+	if (cmc_rec && xf_dist_ranks() > 1) {
+		int src = share_ring_outcome(cmc_rec);
+		rc = rc ? rc : src;
+	}
 done:
 	xf_rundir_release(&rd);
 	xf_cmc_result_free(&res);

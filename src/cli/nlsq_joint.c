@@ -105,14 +105,17 @@ static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_chec
 	int n = jr->n_rings;
 	int *active = malloc(sizeof(int) * (size_t)n);
 	int *use = malloc(sizeof(int) * (size_t)n);
-	if (!active || !use) {
+	int rc = !active || !use ? xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check")
+				 : 0;
+	/* the fits that follow are collective: every rank goes on, or none (xpcsfit/dist.h) */
+	if ((rc = xf_dist_agree(rc, err))) {
 		free(active);
 		free(use);
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check");
+		return rc;
 	}
 	for (int k = 0; k < n; k++)
 		active[k] = 1;
-	int n_active = n, round = 0, rc = 0;
+	int n_active = n, round = 0;
 	*pair_z = NAN;
 	*pair_param = -1;
 	while (n_active >= 3 && !rc) {
@@ -357,6 +360,7 @@ static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *
 	*json = NULL;
 	if (!own || !chk || !use || !chi2 || !info)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for %d rings", n);
+	rc = xf_dist_agree(rc, err); /* the rings' fits are collective */
 	for (int k = 0; k < n && !rc; k++) {
 		xf_say(XF_VERB_NORMAL, "joint: fitting ring q %.6g 1/A alone (%d of %d)",
 		       jr->rings[k].q, k + 1, n);
@@ -415,9 +419,14 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	double *slot_q = NULL;
 	xf_nlsq_result res;
 	memset(&res, 0, sizeof res);
-	int rc = xf_dataset_join_rings(jr->rings, jr->n_rings, &joint, &slot_q, &err);
-	if (rc)
+	int joined = !xf_dataset_join_rings(jr->rings, jr->n_rings, &joint, &slot_q, &err);
+	int rc = xf_dist_agree(joined ? 0 : err.code, &err);
+	if (rc) {
+		if (joined)
+			xf_dataset_free_joined(&joint);
+		free(slot_q);
 		return xf_cli_error(err.code, "%s", err.msg);
+	}
 	xf_say(XF_VERB_NORMAL,
 	       "nlsq joint fit of %d rings on %zu points (%d angle slots x %d "
 	       "frames), %d virtual devices",
@@ -431,6 +440,8 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	char *rings_json = NULL;
 	if (!rc)
 		rc = rings_report(jr, &res, slot_q, &joint, &rings_json, &err);
+	/* the ranks go on to claim the folder together, or stop together (xpcsfit/dist.h) */
+	rc = xf_dist_agree(rc, &err);
 	xf_rundir rd;
 	if (!rc) {
 		double t_fit = xf_cli_now_s();
@@ -442,11 +453,15 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 		xf_phase("results", 0);
 		rc = xf_cli_claim(&rd, job->out, "nlsq_joint", job->force, "--force", job->command);
 		if (!rc) {
-			if (job->plots) /* before report.html, which embeds it */
+			/* several ranks: each holds the same result, rank 0 alone writes it; the
+			 * joint params_vs_q.png before report.html, which embeds it */
+			if (job->plots && xf_dist_is_root())
 				xf_rings_plot_joint(rd.dir, rings_json, &res);
-			if (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
-			    xf_rundir_complete(&rd, &err))
+			if (xf_dist_is_root() &&
+			    (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
+			     xf_rundir_complete(&rd, &err)))
 				rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+			rc = xf_cli_agree(rc);
 			xf_rundir_release(&rd);
 		}
 		if (!rc && xf_verbosity() >= XF_VERB_NORMAL) {
@@ -482,9 +497,6 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start)
 {
 	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
-	if (!rc && xf_dist_ranks() > 1)
-		rc = xf_cli_error(XF_ERR_CONFIG, "nlsq --joint runs in one process (no MPI ranks "
-						 "yet): run xpcsfit, not xpcsfit-mpi");
 	if (rc) {
 		xf_config_free(cfg);
 		return rc;
@@ -494,8 +506,13 @@ int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, do
 	xf_selection_from_config(cfg, &sel);
 	xf_dataset *rings = NULL;
 	int n_rings = 0;
-	if (xf_dataset_load_rings(&sel, job->data, &rings, &n_rings, &err)) {
+	/* every rank reads every ring whole (adr/0069: the joint pass spreads its blocks
+	 * over the ranks, the rings' own fits too); an error on any ends them all */
+	if (xf_dataset_load_rings(&sel, job->data, &rings, &n_rings, &err))
 		rc = xf_cli_error(err.code, "%s", err.msg);
+	if ((rc = xf_cli_agree(rc))) {
+		if (rings)
+			xf_dataset_free_rings(rings, n_rings);
 		xf_config_free(cfg);
 		return rc;
 	}
