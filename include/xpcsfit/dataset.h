@@ -112,7 +112,8 @@ void xf_dataset_free_joined(xf_dataset *joint);
 /* One q ring of a file (validate's listing): its q and the maps (angles) it holds. */
 typedef struct xf_ring_info {
 	double q;     /* Å⁻¹ */
-	int n_angles; /* stored maps of the ring, before φ filtering */
+	int n_angles; /* stored maps of the ring, before φ filtering; 0: a ring of the qmap
+		       * that no map holds (never selected) */
 } xf_ring_info;
 /* The rings of the file at path (or sel->data_path), ascending; *rings malloc'ed. */
 int xf_dataset_file_rings(const xf_selection *sel, const char *path, xf_ring_info **rings,

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <limits.h>
+#include <unistd.h>
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
@@ -19,6 +21,7 @@
 #include "xpcsfit/dist.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/rundir.h"
 #include "util/verbosity.h"
 
 /* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
@@ -144,6 +147,7 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 		xf_ring_record *x = &res->rec[r];
 		xf_say(XF_VERB_NORMAL, "ring %d of %d: q %.6g 1/A -> %s/%s/", r + 1, n, x->q_per_A,
 		       res->top.dir, x->folder);
+		xf_log_reset(); /* each ring's run.log holds its own run only, as batch's files */
 		int rc = fit_ring(job, nl, cm, r);
 		if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
 			return XF_ERR_INTERRUPTED;
@@ -161,6 +165,76 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 	return failed ? XF_ERR_DATA : 0;
 }
 
+/* Remove the regular files of dir/shards (CMC's checkpoints), then the folder. */
+static void remove_shards(const char *dir)
+{
+	char shards[PATH_MAX], path[PATH_MAX];
+	if (snprintf(shards, sizeof shards, "%s/shards", dir) >= (int)sizeof shards)
+		return;
+	DIR *d = opendir(shards);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (snprintf(path, sizeof path, "%s/%s", shards, e->d_name) < (int)sizeof path &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(shards);
+}
+
+/* A ring folder of an earlier run into this top folder: claimed as a result folder
+ * (which removes its result, plots and temporary files), its checkpoints removed, the
+ * claim let go, the folder removed. A folder holding anything else is kept, said once. */
+static void remove_ring_folder(const char *path, const char *command)
+{
+	xf_rundir rd;
+	xf_error err = { 0 };
+	if (xf_rundir_claim(&rd, path, 1, "--force", command, &err)) {
+		xf_warn("stale ring folder kept: %s", err.msg);
+		return;
+	}
+	remove_shards(path);
+	xf_rundir_release(&rd); /* nothing but the lock and marker left: both removed */
+	if (rmdir(path) == 0)
+		xf_info("%s: removed (a ring of an earlier run that this run does not select)",
+			path);
+	else
+		xf_warn("stale ring folder kept: it holds files xpcsfit did not write, %s", path);
+}
+
+/* After the claim of a top result folder (DIR/nlsq/, DIR/cmc/: --force, or an interrupted
+ * run): the q_<q> ring folders not in keep[n_keep] belong to an earlier selection (or an
+ * earlier per-ring run under a one-ring run); leaving them would put rings that this
+ * run's result does not list beside it (adr/0065 addendum). Rank 0 (the lock holder). */
+void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, int n_keep,
+			       const char *command)
+{
+	if (top->lock_fd < 0)
+		return;
+	DIR *d = opendir(top->dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		int kept = 0;
+		if (strncmp(e->d_name, "q_", 2))
+			continue;
+		for (int r = 0; r < n_keep && !kept; r++)
+			kept = !strcmp(e->d_name, keep[r]);
+		if (kept ||
+		    snprintf(path, sizeof path, "%s/%s", top->dir, e->d_name) >= (int)sizeof path)
+			continue;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			remove_ring_folder(path, command);
+	}
+	closedir(d);
+}
+
 /* Check and claim side's top folder, its records named; 0 or the exit code. */
 static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, int n, int replace,
 		      const char *hint)
@@ -169,18 +243,23 @@ static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, i
 	side->top.lock_fd = -1;
 	if (!side->on)
 		return 0;
-	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
-	if (!rc)
-		rc = xf_cli_claim(&side->top, job->out, side->method, replace, hint, job->command);
-	if (rc)
-		return rc;
 	side->rec = calloc((size_t)n, sizeof *side->rec);
-	if (!side->rec)
+	const char **keep = calloc((size_t)n, sizeof *keep);
+	if (!side->rec || !keep) {
+		free(keep);
 		return xf_cli_error(XF_ERR_NOMEM, "out of memory for %d q rings", n);
+	}
 	for (int r = 0; r < n; r++)
 		side->rec[r].q_per_A = q[r];
 	xf_ring_folder_names(side->rec, n);
-	return 0;
+	for (int r = 0; r < n; r++)
+		keep[r] = side->rec[r].folder;
+	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
+	if (!rc)
+		rc = xf_cli_claim_keep(&side->top, job->out, side->method, replace, hint,
+				       job->command, keep, n);
+	free(keep);
+	return rc;
 }
 
 static void free_side(ring_side *side, int n)
