@@ -140,6 +140,9 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
  * a result folder holds this run's rings only (adr/0065 addendum). */
 int xf_cli_claim_keep(xf_rundir *rd, const char *out, const char *method, int replace,
 		      const char *hint, const char *command, const char *const *keep, int n_keep);
+/* nlsq_rings.c: a per_angle_scaling list fits ring q's n_kept angles (several rings:
+ * one list for every ring); XF_ERR_CONFIG naming the ring otherwise */
+int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, xf_error *err);
 /* nlsq_rings.c: that removal, in the claimed folder top (rank 0, lock held) */
 void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, int n_keep,
 			       const char *command);

@@ -24,6 +24,25 @@
 #include "util/rundir.h"
 #include "util/verbosity.h"
 
+/* A per-angle start list (per_angle_scaling) is one value per angle kept: with several
+ * rings it must fit every ring, checked before any ring is fitted (each ring's fit would
+ * refuse it only at its turn). */
+int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, xf_error *err)
+{
+	const char *name[2] = { "contrast", "offset" };
+	const int given[2] = { cfg->n_contrast_start, cfg->n_offset_start };
+	for (int k = 0; k < 2; k++)
+		if (given[k] > 1 && given[k] != n_kept)
+			return xf_fail(
+				err, XF_ERR_CONFIG,
+				"initial_parameters.per_angle_scaling.%s: %d values given, "
+				"but ring q %.6g 1/A keeps %d angles (a list applies to every "
+				"selected ring: give one value, or select rings with %d "
+				"angles)",
+				name[k], given[k], q, n_kept, given[k]);
+	return 0;
+}
+
 /* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
  * one-ring path, as before). */
 static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mode)
@@ -41,11 +60,19 @@ static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mo
 		return 0;
 	}
 	xf_selection sel;
+	int *kept = NULL;
 	xf_selection_from_config(&cfg, &sel);
-	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &err);
+	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &kept, &err);
+	for (int r = 0; !rc && r < *n; r++)
+		rc = xf_cli_check_ring_angle_starts(&cfg, (*q)[r], kept[r], &err);
 	xf_config_free(&cfg);
-	if (rc)
+	free(kept);
+	if (rc) {
+		free(*q);
+		*q = NULL;
+		*n = 0;
 		return xf_cli_error(err.code, "%s", err.msg);
+	}
 	if (*n < 2) { /* a list or range of one ring: the one-ring path, as its single value */
 		free(*q);
 		*q = NULL;
@@ -197,7 +224,13 @@ static void remove_ring_folder(const char *path, const char *command)
 		return;
 	}
 	remove_shards(path);
-	xf_rundir_release(&rd); /* nothing but the lock and marker left: both removed */
+	xf_rundir_release(&rd);
+	/* its result is gone: no marker or lock is left behind, whatever else stays */
+	char book[PATH_MAX];
+	if (snprintf(book, sizeof book, "%s/%s", path, XF_RUNDIR_MARKER) < (int)sizeof book)
+		unlink(book);
+	if (snprintf(book, sizeof book, "%s/%s", path, XF_RUNDIR_LOCK) < (int)sizeof book)
+		unlink(book);
 	if (rmdir(path) == 0)
 		xf_info("%s: removed (a ring of an earlier run that this run does not select)",
 			path);

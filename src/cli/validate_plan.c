@@ -201,6 +201,8 @@ static int plan_per_ring(const xf_config *cfg, const xf_dataset *rings, int n, c
 	for (int r = 0; r < n && !rc; r++) {
 		xf_problem pr;
 		memset(&pr, 0, sizeof pr);
+		if ((rc = xf_cli_check_ring_angle_starts(cfg, rings[r].q, rings[r].n_phi, err)))
+			return rc; /* the line nlsq gives */
 		rc = xf_cli_problem_build(&pr, cfg, &rings[r], err);
 		if (rc) {
 			char msg[sizeof err->msg];

@@ -241,12 +241,19 @@ static int pick_range(const xf_raw_file *raw, const xf_q_choice *c, const double
 	}
 	if (*n)
 		return 0;
+	char empty[96] = ""; /* a ring of the qmap in the range that no map holds */
+	for (size_t k = 0; k < raw->n_q_declared && !empty[0]; k++) {
+		double q = raw->q_declared[k];
+		if (q >= c->range_min && q <= c->range_max && declared_empty(raw, q))
+			snprintf(empty, sizeof empty,
+				 "; the q = %.6g ring of the qmap lies in it but has no map", q);
+	}
 	return xf_fail(err, XF_ERR_DATA,
 		       "no q ring of the file lies in analyzer_parameters.scattering.wavevector_q "
 		       "{min: %g, max: %g} (nearest rings: %s below, %s above; the "
-		       "file's %d ring%s span %.6g to %.6g 1/A), in %s",
+		       "file's %d ring%s span %.6g to %.6g 1/A%s), in %s",
 		       c->range_min, c->range_max, below, above, n_rings, n_rings == 1 ? "" : "s",
-		       q_min(raw), q_max(raw), raw->file_name);
+		       q_min(raw), q_max(raw), empty, raw->file_name);
 }
 
 int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **rings, int *n_rings,
