@@ -313,7 +313,10 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 		cJSON_AddNumberToObject(o, "points_total", (double)total);
 		cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
 		cJSON_AddStringToObject(o, "fitting", cfg->rings_joint ? "joint" : "per ring");
-		xf_validate_rings_plan(cfg, v->sel, v->n_sel, o, &err);
+		if (xf_validate_rings_plan(cfg, v->sel, v->n_sel, o, &err)) {
+			cJSON_Delete(o);
+			return xf_cli_error(err.code, "%s", err.msg);
+		}
 		cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
 		char *text = cJSON_Print(o);
 		cJSON_Delete(o);
@@ -345,7 +348,8 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 	else
 		printf("fitting: per ring (nlsq, cmc, fit, batch: each ring on its own into "
 		       "nlsq/q_<q>/, cmc/q_<q>/)\n");
-	xf_validate_rings_plan(cfg, v->sel, v->n_sel, NULL, &err);
+	if (xf_validate_rings_plan(cfg, v->sel, v->n_sel, NULL, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
 	xf_cli_print_ignored(stdout, cfg);
 	return 0;
 }

@@ -196,8 +196,10 @@ static int plan_per_ring(const xf_config *cfg, const xf_dataset *rings, int n, c
 	double peak = 0.0;
 	size_t points = 0;
 	int rc = 0;
-	if (o)
-		cJSON_AddItemToObject(o, "plan", arr);
+	if (o && !(arr && cJSON_AddItemToObject(o, "plan", arr))) {
+		cJSON_Delete(arr);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
+	}
 	for (int r = 0; r < n && !rc; r++) {
 		xf_problem pr;
 		memset(&pr, 0, sizeof pr);
@@ -210,16 +212,22 @@ static int plan_per_ring(const xf_config *cfg, const xf_dataset *rings, int n, c
 			err->code = 0;
 			return xf_fail(err, rc, "ring q %.6g 1/A: %s", rings[r].q, msg);
 		}
-		if (o)
-			cJSON_AddItemToArray(arr, ring_plan_json(cfg, &rings[r], &pr));
-		else
+		cJSON *ring = o ? ring_plan_json(cfg, &rings[r], &pr) : NULL;
+		if (o && !(ring && cJSON_AddItemToArray(arr, ring))) {
+			cJSON_Delete(ring);
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
+		} else if (!o) {
 			ring_plan_line(cfg, &rings[r], &pr);
+		}
 		peak = maps_bytes(&rings[r]) > peak ? maps_bytes(&rings[r]) : peak;
 		points += rings[r].n_points;
 		xf_problem_free(&pr);
 	}
+	if (rc)
+		return rc;
 	if (o) {
-		cJSON_AddNumberToObject(o, "maps_bytes_peak", peak);
+		if (!cJSON_AddNumberToObject(o, "maps_bytes_peak", peak))
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
 	} else {
 		printf("plan: per ring, %d rings one after the other, %zu points in all; "
 		       "memory: one ring's maps at a time, at most %.3g MiB\n",
@@ -264,7 +272,10 @@ static int plan_joint(const xf_config *cfg, const xf_dataset *rings, int n, cJSO
 			cJSON_AddItemToObject(p, "contrast_offset_coefficients_per_ring", per);
 			cJSON_AddNumberToObject(p, "maps_bytes", bytes);
 			xf_validate_plan_json(p, cfg, &pr);
-			cJSON_AddItemToObject(o, "plan", p);
+			if (!p || !cJSON_AddItemToObject(o, "plan", p)) {
+				cJSON_Delete(p);
+				rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the joint plan");
+			}
 		} else {
 			printf("plan: joint, %d rings in one fit, %d angle slots, %d frames, "
 			       "%zu points; %d physical parameters shared, %d contrast/offset "
