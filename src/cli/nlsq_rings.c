@@ -5,7 +5,10 @@
  * rings.csv, rings.json and params_vs_q.png in <out>/nlsq/ (and <out>/cmc/) summarise
  * them against q. <out>/nlsq/ is one result folder (lock,
  * INCOMPLETE until the summary is written: util/rundir.h); each ring's folder is one
- * too. A ring that fails is named in one line and the others are still fitted. */
+ * too. A ring that fails is named in one line and the others are still fitted; what can
+ * be known from the file's metadata (a ring with no angle left, a per-angle start list
+ * that does not fit a ring) refuses the run before any ring is fitted. Claiming a top
+ * folder removes the ring folders of an earlier selection (adr/0065 addendum). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,9 @@
  * one CMC will sample, σ, and every parameter of the fit — free or fixed, its start and
  * where it comes from, its bounds, CMC's prior (a normal truncated to the bounds) and its
  * unit. The numbers are those of the problem the fit builds (xf_problem_build on the same
- * request and data), so validate cannot describe another fit than nlsq runs. */
+ * request and data), so validate cannot describe another fit than nlsq runs. With several
+ * q rings (issue 26) the plan of each ring (its own problem) or of the joint fit (the rings
+ * joined as nlsq --joint joins them), with points, coefficients and the maps' memory. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
