@@ -133,8 +133,9 @@ def test_list_and_range():
     close(selected_q(validate_json(cfg("range_edges", "{min: 0.003, max: 0.0054}"), MULTI)),
           [0.003, 0.0054], what="range, ends included")
     rc, out, err = run(["validate", "--config", cfg("dup", [0.003, 0.00301]), "--data", MULTI])
-    check(rc == 0 and "selected once" in err and out.count(", selected: ") == 1,
-          "two values of one ring: one ring with a warning: %s" % err)
+    check(rc == 0 and err.count("selected once") == 1 and out.count(", selected: ") == 1,
+          "two values of one ring: one ring with one warning (once, though the file is "
+          "read twice): %s" % err)
     # a choice of one ring is validated as that ring (with its plan), as nlsq fits it
     got = validate_json(cfg("range_one", "{min: 0.005, max: 0.006}"), MULTI)
     check(got["q"] == 0.0054 and "a range" in got["q_source"] and "parameters" in got,
@@ -164,6 +165,92 @@ def test_validate_text():
     check(len(lines) == 3 and all("selected: 4 angles" in l for l in lines), out)
     check("q_selection: all" in out and "fitting: per ring" in out, out)
     check("points_total: %d" % (3 * 4 * (N - 1) * (N - 2) // 2) in out, "points_total")
+
+
+PACKED = N * (N + 1) // 2  # packed triangle of the window, per angle
+POINTS = 4 * (N - 1) * (N - 2) // 2  # fitted points of a 4-angle ring
+
+
+def test_validate_plan_per_ring():
+    """Several rings, per ring: the plan of each ring as its own fit builds it (angles after
+    phi_filtering, points of the frame window, per-angle mode, parameters, maps' memory)."""
+    got = validate_json(cfg("plan", "all"), MULTI)
+    plan = got["plan"]
+    check(isinstance(plan, list) and len(plan) == 3, "a plan per ring: %r" % plan)
+    for ring, q in zip(plan, RINGS):
+        check(ring["q"] == q and ring["angles"] == 4 and ring["points"] == POINTS
+              and ring["n_frames"] == N, "ring %g: %r" % (q, ring))
+        check(ring["per_angle_mode"] == "individual" and ring["parameters_total"] == 11
+              and ring["parameters_free"] == 11 and ring["per_angle_coefficients"] == 8,
+              "ring %g parameters" % q)
+        check(ring["maps_bytes"] == 4 * PACKED * 8, "ring %g memory" % q)
+        check([p["name"] for p in ring["parameters"]][:3] == ["D0", "alpha", "D_offset"],
+              "ring %g table" % q)
+    check(got["maps_bytes_peak"] == 4 * PACKED * 8, "peak: one ring at a time")
+    # phi_filtering and the frame window in every ring's plan
+    path = cfg("plan_filt", "[0.003, 0.008]", phi_ranges=[(-15.0, 5.0)])
+    got = validate_json(path, MULTI, "--set", "analyzer_parameters.end_frame=20")
+    for ring in got["plan"]:
+        check(ring["angles"] == 2 and ring["points"] == 2 * 19 * 18 // 2
+              and ring["parameters_total"] == 3 + 4, "filtered ring plan: %r" % ring)
+    rc, out, err = run(["validate", "--config", cfg("plan_txt", "all"), "--data", MULTI])
+    lines = [l for l in out.splitlines() if l.startswith("plan_ring: ")]
+    check(rc == 0 and len(lines) == 3 and "plan_ring: q 0.0054, 4 angles, %d frames, %d "
+          "points, per_angle_mode individual" % (N, POINTS) in out, out)
+    check("plan: per ring, 3 rings" in out, out)
+
+
+def test_validate_plan_joint():
+    """optimization.rings: joint: the joint problem's totals (points, contrast/offset
+    coefficients per ring, memory of every ring) and its parameter table."""
+    got = validate_json(cfg("plan_j", "all"), MULTI, "--set", "optimization.rings=joint")
+    plan = got["plan"]
+    check(got["fitting"] == "joint" and plan["rings"] == 3 and plan["angle_slots"] == 12
+          and plan["points"] == 3 * POINTS, "joint totals: %r" % plan)
+    check(plan["contrast_offset_coefficients"] == 24
+          and plan["contrast_offset_coefficients_per_ring"] == [8, 8, 8]
+          and plan["parameters_total"] == 27 and len(plan["parameters"]) == 27,
+          "joint parameters")
+    check(plan["maps_bytes"] == 3 * 4 * PACKED * 8, "joint memory: every ring")
+    got = validate_json(cfg("plan_j2", "all"), MULTI, "--set", "optimization.rings=joint",
+                        "--set", "optimization.nlsq.anti_degeneracy.enable=true", "--set",
+                        "optimization.nlsq.anti_degeneracy.per_angle_mode=auto")
+    check(got["plan"]["contrast_offset_coefficients_per_ring"] == [2, 2, 2]
+          and got["plan"]["per_angle_mode"] == "shared", "auto: one pair per ring")
+    rc, out, err = run(["validate", "--config", cfg("plan_jt", "all"), "--data", MULTI,
+                        "--set", "optimization.rings=joint"])
+    check(rc == 0 and "plan: joint, 3 rings in one fit, 12 angle slots" in out
+          and "24 contrast/offset coefficients (per ring: 8, 8, 8)" in out
+          and "parameters: 27 free of 27" in out, out)
+
+
+def empty_ring_file():
+    """APS-U file whose qmap declares rings 0.003, 0.0054 and 0.008; no bin of 0.0054."""
+    from aps_fixtures import smooth_map, upper, write_aps_u
+    path = os.path.join(T, "empty_ring.h5")
+    maps = [upper(smooth_map(N, s)) for s in range(4)]
+    write_aps_u(path, maps, RINGS, [0.0, 45.0], [1, 2, 5, 6], frame_time=0.001)
+    return path
+
+
+def test_all_skips_ring_without_maps():
+    """wavevector_q: all (or a range) over a qmap ring that no processed bin holds: the
+    ring is skipped with one warning naming it, and validate lists it as without maps."""
+    data = empty_ring_file()
+    rc, out, err = run(["validate", "--config", cfg("empty_all", "all"), "--data", data,
+                        "--json"])
+    check(rc == 0, "validate: %d %s" % (rc, err))
+    got = json.loads(out)
+    check([(r["q"], r["has_maps"], r["selected"]) for r in got["rings"]]
+          == [(0.003, True, True), (0.0054, False, False), (0.008, True, True)],
+          "rings: %r" % got["rings"])
+    check(got["q_rings"] == 2 and len(got["plan"]) == 2, "two rings with maps, planned")
+    check(err.count("q = 0.0054 ring of the qmap has no map") == 1
+          and "skipped" in err, "one warning naming the ring: " + err)
+    rc, out, err = run(["validate", "--config", cfg("empty_rng", "{min: 0.004, max: 0.009}"),
+                        "--data", data])
+    check(rc == 0 and "ring: q 0.0054, no maps (no processed bin), not selectable" in out
+          and err.count("wavevector_q range: the q = 0.0054 ring") == 1, out + err)
 
 
 def test_batch_fits_several():
@@ -212,5 +299,7 @@ if __name__ == "__main__":
     raise SystemExit(run_tests([test_layout_written, test_shared_truth, test_recovery,
                                 test_list_and_range, test_phi_filter_every_ring,
                                 test_single_value_unchanged, test_validate_text,
+                                test_validate_plan_per_ring, test_validate_plan_joint,
+                                test_all_skips_ring_without_maps,
                                 test_batch_fits_several, test_range_of_one_ring_fits_it,
                                 test_simulate_refuses_all, test_simulate_config_list]))

@@ -237,9 +237,63 @@ def test_cmc_per_ring():
           read(os.path.join(one, "cmc", "results.h5")), "cmc q_0.0054: results.h5 bytes")
 
 
+def test_config_warning_once():
+    """A config warning is said once per run, not once per ring (the config is read for
+    the selection and again by every ring); each ring's run.log holds it once, as the
+    ring's own run."""
+    path = cfg("warn", "all")
+    with open(path) as f:
+        text = f.read().replace("  dt: 0.001", "  dt: 0.001\n  temporal: {frame_interval: 2}")
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(T, "warn_out")
+    rc, _, err = nlsq(path, out, DATA, "--threads", "1", "--no-plots", "--force")
+    check(rc == 0, "nlsq: %d %s" % (rc, err))
+    check(err.count("frame_interval 2 is not supported") == 1, "warned once: " + err)
+    for folder in FOLDERS:
+        log = read(os.path.join(out, "nlsq", folder, "run.log")).decode()
+        check(log.count("frame_interval 2 is not supported") == 1,
+              "%s/run.log: the warning once" % folder)
+        check(log.count("command: nlsq") == 1, "%s/run.log: its own run only" % folder)
+
+
+def ring_folders(top):
+    return sorted(n for n in os.listdir(top) if n.startswith("q_"))
+
+
+def test_force_removes_stale_rings():
+    """--force with another selection: the ring folders the new run does not select are
+    removed (DIR/nlsq/ holds this run's rings only); a one-ring run over a per-ring result
+    leaves no ring folder; a ring folder holding a file of the user's is kept, said once."""
+    out = os.path.join(T, "stale")
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(OUT1, out)
+    top = os.path.join(out, "nlsq")
+    rc, _, err = nlsq(cfg("two", "[0.003, 0.008]"), out, DATA, "--threads", "1",
+                      "--no-plots", "--force")
+    check(rc == 0, "--force, two rings: " + err)
+    check(ring_folders(top) == ["q_0.003", "q_0.008"], "stale q_0.0054 removed: %s"
+          % ring_folders(top))
+    with open(os.path.join(top, "rings.csv")) as f:
+        check(len(list(csv.DictReader(f))) == 2, "the table lists the two rings")
+    # a per-ring result replaced by a one-ring result: no ring folder left beside it
+    with open(os.path.join(top, "q_0.008", "notes.txt"), "w") as f:
+        f.write("mine\n")
+    rc, _, err = nlsq(cfg("one", "0.0054"), out, DATA, "--threads", "1", "--no-plots",
+                      "--force")
+    check(rc == 0, "--force, one ring: " + err)
+    check(ring_folders(top) == ["q_0.008"], "q_0.003 removed: %s" % ring_folders(top))
+    check(os.listdir(os.path.join(top, "q_0.008")) == ["notes.txt"],
+          "only the user's file left in the kept folder")
+    check(err.count("stale ring folder kept") == 1 and "q_0.008" in err, err)
+    check(os.path.isfile(os.path.join(top, "parameters.json"))
+          and not os.path.exists(os.path.join(top, "rings.csv")), "the one-ring result")
+
+
 if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_one_folder_per_ring, test_same_as_one_ring,
                                 test_threads_same_bytes, test_summary_matches_folders,
                                 test_plot_exists, test_failing_ring, test_finished_needs_force,
-                                test_interrupted_then_rerun, test_cmc_per_ring]))
+                                test_interrupted_then_rerun, test_cmc_per_ring,
+                                test_config_warning_once, test_force_removes_stale_rings]))

@@ -112,16 +112,19 @@ void xf_dataset_free_joined(xf_dataset *joint);
 /* One q ring of a file (validate's listing): its q and the maps (angles) it holds. */
 typedef struct xf_ring_info {
 	double q;     /* Å⁻¹ */
-	int n_angles; /* stored maps of the ring, before φ filtering */
+	int n_angles; /* stored maps of the ring, before φ filtering; 0: a ring of the qmap
+		       * that no map holds (never selected) */
 } xf_ring_info;
 /* The rings of the file at path (or sel->data_path), ascending; *rings malloc'ed. */
 int xf_dataset_file_rings(const xf_selection *sel, const char *path, xf_ring_info **rings,
 			  int *n_rings, xf_error *err);
 /* The q of each ring sel's choice picks (as xf_dataset_load_rings would load them,
  * ascending), the maps not read: a per-ring fit (adr/0065) loads each ring on its own, so
- * that one bad ring fails alone. *q malloc'ed. */
+ * that one bad ring fails alone. Every ring must keep an angle after φ filtering (else
+ * the error, before any ring is fitted); n_kept (NULL: not wanted) gets the angles each
+ * ring keeps. *q and *n_kept malloc'ed. */
 int xf_dataset_selected_rings(const xf_selection *sel, const char *path, double **q, int *n_rings,
-			      xf_error *err);
+			      int **n_kept, xf_error *err);
 /* Like xf_dataset_load, but keep only the band of rank `rank` of `ranks`: the rows of the
  * fitted pairs of its blocks xf_dist_blocks(⌈pairs / XF_PAIRS_PER_BLOCK⌉, ranks, rank)
  * (a rank may hold none). Every map is still read and checked whole, one at a time, and

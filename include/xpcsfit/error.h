@@ -42,6 +42,12 @@ void xf_error_clear(xf_error *err);
 void xf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xf_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xf_log_set_stderr(int warnings_on, int info_on);
+/* While on, a warning whose text was already shown on stderr since it was turned on is
+ * not shown again (it is still counted and kept for run.log): a run that loads one config
+ * and one file for several rings (per-ring fits, validate) says each thing once. Turning
+ * it on or off forgets the lines shown. */
+#define XF_WARN_ONCE_MAX 256
+void xf_log_warn_once(int on);
 int xf_log_warning_count(void);
 /* The whole log so far (NUL-terminated, owned by the log module). */
 const char *xf_log_text(void);

@@ -344,8 +344,8 @@ int xf_cli_check_out(const char *out, const char *method, int replace, const cha
 	return xf_cli_agree(rc);
 }
 
-int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
-		 const char *command)
+int xf_cli_claim_keep(xf_rundir *rd, const char *out, const char *method, int replace,
+		      const char *hint, const char *command, const char *const *keep, int n_keep)
 {
 	char dir[PATH_MAX];
 	xf_error err = { 0 };
@@ -358,7 +358,15 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc)))
 		xf_rundir_release(rd);
+	else if (!strchr(method, '/')) /* a top folder, not a ring's own (adr/0065) */
+		xf_cli_remove_stale_rings(rd, keep, n_keep, command);
 	return rc;
+}
+
+int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
+		 const char *command)
+{
+	return xf_cli_claim_keep(rd, out, method, replace, hint, command, NULL, 0);
 }
 
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,

@@ -89,6 +89,12 @@ void xf_cli_print_results_line(const char *dir);
 typedef struct cJSON cJSON;
 void xf_validate_plan_lines(const xf_config *cfg, const xf_problem *pr);
 void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr);
+/* The plan of several rings[n] (validate_plan.c): per ring (each ring's own problem: its
+ * angles, points, per-angle mode, parameters, maps' memory) or, with
+ * optimization.rings: joint, the joint problem (its totals and parameter table), as
+ * lines on stdout (o NULL) or as "plan" in o. An error names its ring. */
+int xf_validate_rings_plan(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
+			   xf_error *err);
 
 /* job with out = the config's output.base_directory when --out was not given (buf holds
  * it); else job itself. */
@@ -129,6 +135,17 @@ int xf_cli_check_out(const char *out, const char *method, int replace, const cha
  * 0 or the exit code after printing the error line. */
 int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace, const char *hint,
 		 const char *command);
+/* The same, and for a top folder (method without '/': nlsq, cmc) the q_<q> ring folders
+ * of an earlier run that are not in keep[n_keep] are removed (xf_cli_claim keeps none):
+ * a result folder holds this run's rings only (adr/0065 addendum). */
+int xf_cli_claim_keep(xf_rundir *rd, const char *out, const char *method, int replace,
+		      const char *hint, const char *command, const char *const *keep, int n_keep);
+/* nlsq_rings.c: a per_angle_scaling list fits ring q's n_kept angles (several rings:
+ * one list for every ring); XF_ERR_CONFIG naming the ring otherwise */
+int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, xf_error *err);
+/* nlsq_rings.c: that removal, in the claimed folder top (rank 0, lock held) */
+void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, int n_keep,
+			       const char *command);
 
 /* NLSQ of req (built from cfg once by the caller, xf_request_from_config; cfg is still
  * read for the method options and the outputs) on ds, <out>/nlsq/ claimed (replace: a finished result there may be replaced),

@@ -483,11 +483,14 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int handled = 0;
+	/* the config and the file are read once per ring: each warning is shown once */
+	xf_log_warn_once(1);
 	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
 	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
-	if (handled || rc)
-		return rc;
-	return xf_cli_run_cmc_one(job, NULL, NULL);
+	if (!handled && !rc)
+		rc = xf_cli_run_cmc_one(job, NULL, NULL);
+	xf_log_warn_once(0);
+	return rc;
 }
 
 int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_record *cmc_rec)

@@ -43,11 +43,14 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 	char base[4096];
 	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
 	int handled = 0;
+	/* the config and the file are read once per ring: each warning is shown once */
+	xf_log_warn_once(1);
 	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
 	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
-	if (handled || rc)
-		return rc;
-	return xf_cli_run_nlsq_one(job, NULL);
+	if (!handled && !rc)
+		rc = xf_cli_run_nlsq_one(job, NULL);
+	xf_log_warn_once(0);
+	return rc;
 }
 
 int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)

@@ -82,6 +82,7 @@ static cJSON *rings_json(const ring_view *v)
 		cJSON_AddNumberToObject(o, "q", v->table[r].q);
 		cJSON_AddNumberToObject(o, "angles_in_ring", v->table[r].n_angles);
 		cJSON_AddBoolToObject(o, "selected", d != NULL);
+		cJSON_AddBoolToObject(o, "has_maps", v->table[r].n_angles > 0);
 		if (d) {
 			cJSON_AddItemToObject(o, "angles", number_list(d->phi_deg, d->n_phi));
 			cJSON_AddNumberToObject(o, "points", (double)d->n_points);
@@ -95,6 +96,11 @@ static void rings_lines(const ring_view *v)
 {
 	for (int r = 0; r < v->n; r++) {
 		const xf_dataset *d = selected(v, v->table[r].q);
+		if (v->table[r].n_angles == 0) { /* in the qmap, no processed bin */
+			printf("ring: q %.10g, no maps (no processed bin), not selectable\n",
+			       v->table[r].q);
+			continue;
+		}
 		printf("ring: q %.10g, %d angles in ring, ", v->table[r].q, v->table[r].n_angles);
 		if (!d) {
 			printf("not selected\n");
@@ -257,23 +263,45 @@ static const char *pick_name(xf_q_pick p)
 	return p == XF_Q_PICK_ALL ? "all" : p == XF_Q_PICK_LIST ? "list" : "range";
 }
 
+/* the file's rings that hold maps (the table also lists the qmap's rings without) */
+static int rings_with_maps(const ring_view *v)
+{
+	int n = 0;
+	for (int r = 0; r < v->n; r++)
+		n += v->table[r].n_angles > 0;
+	return n;
+}
+
 /* Several rings selected (adr/0063): the file's rings, the selected ones with their
- * angles and points, the window and dt they share; no fit plan (nlsq, cmc, fit and batch
- * fit each ring on its own, adr/0065, or with optimization.rings: joint all of them in one
- * fit, adr/0066). */
+ * angles and points, the window and dt they share, and the fit plan (validate_plan.c):
+ * each ring's own (nlsq, cmc, fit and batch fit each ring on its own, adr/0065) or, with
+ * optimization.rings: joint, the one joint fit's (adr/0066). */
 static int print_rings(const xf_config *cfg, const ring_view *v)
 {
 	const xf_dataset *d = &v->sel[0];
 	size_t total = 0;
+	xf_error err = { 0 };
 	for (int k = 0; k < v->n_sel; k++)
 		total += v->sel[k].n_points;
+	/* the plan first, quietly: a ring whose problem cannot be built (as its fit would
+	 * find) is refused before anything is printed */
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory");
+	cJSON *plan = cJSON_CreateObject();
+	int rc = plan ? xf_validate_rings_plan(cfg, v->sel, v->n_sel, plan, &err)
+		      : xf_fail(&err, XF_ERR_NOMEM, "out of memory");
+	cJSON_Delete(plan);
+	if (rc) {
+		cJSON_Delete(o);
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
 	if (json) {
-		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "file", d->path);
 		cJSON_AddStringToObject(o, "layout", xf_layout_name(d->layout));
 		cJSON_AddNullToObject(o, "q_target");
 		cJSON_AddStringToObject(o, "q_selection", pick_name(cfg->q_rings.pick));
-		cJSON_AddNumberToObject(o, "q_rings", v->n);
+		cJSON_AddNumberToObject(o, "q_rings", rings_with_maps(v));
 		cJSON_AddNumberToObject(o, "q_rings_selected", v->n_sel);
 		cJSON_AddItemToObject(o, "rings", rings_json(v));
 		cJSON_AddNumberToObject(o, "frames_stored", (double)d->n_frames_stored);
@@ -285,6 +313,10 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 		cJSON_AddNumberToObject(o, "points_total", (double)total);
 		cJSON_AddStringToObject(o, "mode", xf_mode_name(cfg->mode));
 		cJSON_AddStringToObject(o, "fitting", cfg->rings_joint ? "joint" : "per ring");
+		if (xf_validate_rings_plan(cfg, v->sel, v->n_sel, o, &err)) {
+			cJSON_Delete(o);
+			return xf_cli_error(err.code, "%s", err.msg);
+		}
 		cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
 		char *text = cJSON_Print(o);
 		cJSON_Delete(o);
@@ -294,11 +326,12 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 		free(text);
 		return 0;
 	}
+	cJSON_Delete(o);
 	printf("file: %s\n", d->path);
 	printf("layout: %s\n", xf_layout_name(d->layout));
 	printf("q_target: null\n");
 	printf("q_selection: %s\n", pick_name(cfg->q_rings.pick));
-	printf("q_rings: %d\n", v->n);
+	printf("q_rings: %d\n", rings_with_maps(v));
 	printf("q_rings_selected: %d\n", v->n_sel);
 	rings_lines(v);
 	printf("frames_stored: %ld\n", d->n_frames_stored);
@@ -315,6 +348,8 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 	else
 		printf("fitting: per ring (nlsq, cmc, fit, batch: each ring on its own into "
 		       "nlsq/q_<q>/, cmc/q_<q>/)\n");
+	if (xf_validate_rings_plan(cfg, v->sel, v->n_sel, NULL, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
 	xf_cli_print_ignored(stdout, cfg);
 	return 0;
 }
@@ -349,6 +384,8 @@ static int validate(const xf_cli_overrides *ov)
 	xf_config cfg;
 	xf_dataset ds;
 	xf_error err = { 0 };
+	/* the file is read more than once (its rings, then the data): each warning once */
+	xf_log_warn_once(1);
 	if (xf_config_load_with(config_path, ov->items, ov->n, &cfg, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	int rc = strict ? xf_cli_strict(&cfg, config_path) : 0;

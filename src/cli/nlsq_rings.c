@@ -5,13 +5,18 @@
  * rings.csv, rings.json and params_vs_q.png in <out>/nlsq/ (and <out>/cmc/) summarise
  * them against q. <out>/nlsq/ is one result folder (lock,
  * INCOMPLETE until the summary is written: util/rundir.h); each ring's folder is one
- * too. A ring that fails is named in one line and the others are still fitted. */
+ * too. A ring that fails is named in one line and the others are still fitted; what can
+ * be known from the file's metadata (a ring with no angle left, a per-angle start list
+ * that does not fit a ring) refuses the run before any ring is fitted. Claiming a top
+ * folder removes the ring folders of an earlier selection (adr/0065 addendum). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <limits.h>
+#include <unistd.h>
 
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
@@ -19,7 +24,27 @@
 #include "xpcsfit/dist.h"
 #include "util/files.h"
 #include "util/interrupt.h"
+#include "util/rundir.h"
 #include "util/verbosity.h"
+
+/* A per-angle start list (per_angle_scaling) is one value per angle kept: with several
+ * rings it must fit every ring, checked before any ring is fitted (each ring's fit would
+ * refuse it only at its turn). */
+int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, xf_error *err)
+{
+	const char *name[2] = { "contrast", "offset" };
+	const int given[2] = { cfg->n_contrast_start, cfg->n_offset_start };
+	for (int k = 0; k < 2; k++)
+		if (given[k] > 1 && given[k] != n_kept)
+			return xf_fail(
+				err, XF_ERR_CONFIG,
+				"initial_parameters.per_angle_scaling.%s: %d values given, "
+				"but ring q %.6g 1/A keeps %d angles (a list applies to every "
+				"selected ring: give one value, or select rings with %d "
+				"angles)",
+				name[k], given[k], q, n_kept, given[k]);
+	return 0;
+}
 
 /* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
  * one-ring path, as before). */
@@ -38,11 +63,19 @@ static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mo
 		return 0;
 	}
 	xf_selection sel;
+	int *kept = NULL;
 	xf_selection_from_config(&cfg, &sel);
-	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &err);
+	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &kept, &err);
+	for (int r = 0; !rc && r < *n; r++)
+		rc = xf_cli_check_ring_angle_starts(&cfg, (*q)[r], kept[r], &err);
 	xf_config_free(&cfg);
-	if (rc)
+	free(kept);
+	if (rc) {
+		free(*q);
+		*q = NULL;
+		*n = 0;
 		return xf_cli_error(err.code, "%s", err.msg);
+	}
 	if (*n < 2) { /* a list or range of one ring: the one-ring path, as its single value */
 		free(*q);
 		*q = NULL;
@@ -146,6 +179,7 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 		xf_ring_record *x = &res->rec[r];
 		xf_say(XF_VERB_NORMAL, "ring %d of %d: q %.6g 1/A -> %s/%s/", r + 1, n, x->q_per_A,
 		       res->top.dir, x->folder);
+		xf_log_reset(); /* each ring's run.log holds its own run only, as batch's files */
 		int rc = fit_ring(job, nl, cm, r);
 		if (rc == XF_ERR_INTERRUPTED || xf_interrupt_signal())
 			return XF_ERR_INTERRUPTED;
@@ -163,6 +197,82 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 	return failed ? XF_ERR_DATA : 0;
 }
 
+/* Remove the regular files of dir/shards (CMC's checkpoints), then the folder. */
+static void remove_shards(const char *dir)
+{
+	char shards[PATH_MAX], path[PATH_MAX];
+	if (snprintf(shards, sizeof shards, "%s/shards", dir) >= (int)sizeof shards)
+		return;
+	DIR *d = opendir(shards);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (snprintf(path, sizeof path, "%s/%s", shards, e->d_name) < (int)sizeof path &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(shards);
+}
+
+/* A ring folder of an earlier run into this top folder: claimed as a result folder
+ * (which removes its result, plots and temporary files), its checkpoints removed, the
+ * claim let go, the folder removed. A folder holding anything else is kept, said once. */
+static void remove_ring_folder(const char *path, const char *command)
+{
+	xf_rundir rd;
+	xf_error err = { 0 };
+	if (xf_rundir_claim(&rd, path, 1, "--force", command, &err)) {
+		xf_warn("stale ring folder kept: %s", err.msg);
+		return;
+	}
+	remove_shards(path);
+	xf_rundir_release(&rd);
+	/* its result is gone: no marker or lock is left behind, whatever else stays */
+	char book[PATH_MAX];
+	if (snprintf(book, sizeof book, "%s/%s", path, XF_RUNDIR_MARKER) < (int)sizeof book)
+		unlink(book);
+	if (snprintf(book, sizeof book, "%s/%s", path, XF_RUNDIR_LOCK) < (int)sizeof book)
+		unlink(book);
+	if (rmdir(path) == 0)
+		xf_info("%s: removed (a ring of an earlier run that this run does not select)",
+			path);
+	else
+		xf_warn("stale ring folder kept: it holds files xpcsfit did not write, %s", path);
+}
+
+/* After the claim of a top result folder (DIR/nlsq/, DIR/cmc/: --force, or an interrupted
+ * run): the q_<q> ring folders not in keep[n_keep] belong to an earlier selection (or an
+ * earlier per-ring run under a one-ring run); leaving them would put rings that this
+ * run's result does not list beside it (adr/0065 addendum). Rank 0 (the lock holder). */
+void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, int n_keep,
+			       const char *command)
+{
+	if (top->lock_fd < 0)
+		return;
+	DIR *d = opendir(top->dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		int kept = 0;
+		if (strncmp(e->d_name, "q_", 2))
+			continue;
+		for (int r = 0; r < n_keep && !kept; r++)
+			kept = !strcmp(e->d_name, keep[r]);
+		if (kept ||
+		    snprintf(path, sizeof path, "%s/%s", top->dir, e->d_name) >= (int)sizeof path)
+			continue;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			remove_ring_folder(path, command);
+	}
+	closedir(d);
+}
+
 /* Check and claim side's top folder, its records named; 0 or the exit code. */
 static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, int n, int replace,
 		      const char *hint)
@@ -171,18 +281,23 @@ static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, i
 	side->top.lock_fd = -1;
 	if (!side->on)
 		return 0;
-	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
-	if (!rc)
-		rc = xf_cli_claim(&side->top, job->out, side->method, replace, hint, job->command);
-	if (rc)
-		return rc;
 	side->rec = calloc((size_t)n, sizeof *side->rec);
-	if (!side->rec)
+	const char **keep = calloc((size_t)n, sizeof *keep);
+	if (!side->rec || !keep) {
+		free(keep);
 		return xf_cli_error(XF_ERR_NOMEM, "out of memory for %d q rings", n);
+	}
 	for (int r = 0; r < n; r++)
 		side->rec[r].q_per_A = q[r];
 	xf_ring_folder_names(side->rec, n);
-	return 0;
+	for (int r = 0; r < n; r++)
+		keep[r] = side->rec[r].folder;
+	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
+	if (!rc)
+		rc = xf_cli_claim_keep(&side->top, job->out, side->method, replace, hint,
+				       job->command, keep, n);
+	free(keep);
+	return rc;
 }
 
 static void free_side(ring_side *side, int n)

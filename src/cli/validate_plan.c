@@ -3,15 +3,19 @@
  * one CMC will sample, σ, and every parameter of the fit — free or fixed, its start and
  * where it comes from, its bounds, CMC's prior (a normal truncated to the bounds) and its
  * unit. The numbers are those of the problem the fit builds (xf_problem_build on the same
- * request and data), so validate cannot describe another fit than nlsq runs. */
+ * request and data), so validate cannot describe another fit than nlsq runs. With several
+ * q rings (issue 26) the plan of each ring (its own problem) or of the joint fit (the rings
+ * joined as nlsq --joint joins them), with points, coefficients and the maps' memory. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
 #include "cli/request_build.h"
 #include "util/numfmt.h"
+#include "xpcsfit/dataset.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/params.h"
 
@@ -128,4 +132,180 @@ void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr)
 		cJSON_AddItemToArray(arr, param_json(cfg, pr, k));
 	cJSON_AddItemToObject(o, "parameters", arr);
 	cJSON_AddBoolToObject(o, "nlsq_informed_priors", cfg->cmc.use_nlsq_informed_priors);
+}
+
+/* ---- several rings (adr/0065, adr/0066): the plan of each ring, or of the joint fit ---- */
+
+/* bytes of the maps a fit of ds holds in memory: the packed window of every angle */
+static double maps_bytes(const xf_dataset *ds)
+{
+	return (double)ds->n_phi * (double)ds->c2_len * (double)sizeof(double);
+}
+
+static double mib(double bytes)
+{
+	return bytes / (1024.0 * 1024.0);
+}
+
+/* the contrast and offset coefficients of the joint problem that belong to ring r alone:
+ * basis columns whose every non-zero entry is on a slot of ring r (adr/0064), one of
+ * each quantity per column; 0 for every ring when the rings share them */
+static int ring_coefficients(const xf_problem *pr, int r)
+{
+	int n = 0;
+	for (int j = 0; j < pr->n_basis; j++) {
+		int in = 0, out = 0;
+		for (int a = 0; a < pr->n_phi; a++) {
+			if (pr->basis[(size_t)a * (size_t)pr->n_basis + (size_t)j] == 0.0)
+				continue;
+			in += pr->slot_ring[a] == r;
+			out += pr->slot_ring[a] != r;
+		}
+		n += in > 0 && out == 0;
+	}
+	return 2 * n;
+}
+
+static void ring_plan_line(const xf_config *cfg, const xf_dataset *d, const xf_problem *pr)
+{
+	printf("plan_ring: q %.10g, %d angles, %d frames, %zu points, per_angle_mode %s "
+	       "(cmc %s), %d free of %d parameters (%d physical, %d per-angle), maps %.3g MiB\n",
+	       d->q, d->n_phi, d->n_frames, d->n_points,
+	       xf_scaling_mode_used_name(pr->scaling->mode), cmc_mode(cfg, pr), count_free(pr),
+	       pr->n_full, pr->n_phys, pr->n_full - pr->n_phys, mib(maps_bytes(d)));
+}
+
+static cJSON *ring_plan_json(const xf_config *cfg, const xf_dataset *d, const xf_problem *pr)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "q", d->q);
+	cJSON_AddNumberToObject(o, "angles", d->n_phi);
+	cJSON_AddNumberToObject(o, "n_frames", d->n_frames);
+	cJSON_AddNumberToObject(o, "points", (double)d->n_points);
+	cJSON_AddNumberToObject(o, "parameters_free", count_free(pr));
+	cJSON_AddNumberToObject(o, "parameters_total", pr->n_full);
+	cJSON_AddNumberToObject(o, "per_angle_coefficients", pr->n_full - pr->n_phys);
+	cJSON_AddNumberToObject(o, "maps_bytes", maps_bytes(d));
+	xf_validate_plan_json(o, cfg, pr);
+	return o;
+}
+
+/* Per ring: each ring's own problem, as its fit builds it (the ring's q, angles, window). */
+static int plan_per_ring(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
+			 xf_error *err)
+{
+	cJSON *arr = o ? cJSON_CreateArray() : NULL;
+	double peak = 0.0;
+	size_t points = 0;
+	int rc = 0;
+	if (o && !(arr && cJSON_AddItemToObject(o, "plan", arr))) {
+		cJSON_Delete(arr);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
+	}
+	for (int r = 0; r < n && !rc; r++) {
+		xf_problem pr;
+		memset(&pr, 0, sizeof pr);
+		if ((rc = xf_cli_check_ring_angle_starts(cfg, rings[r].q, rings[r].n_phi, err)))
+			return rc; /* the line nlsq gives */
+		rc = xf_cli_problem_build(&pr, cfg, &rings[r], err);
+		if (rc) {
+			char msg[sizeof err->msg];
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			err->code = 0;
+			return xf_fail(err, rc, "ring q %.6g 1/A: %s", rings[r].q, msg);
+		}
+		cJSON *ring = o ? ring_plan_json(cfg, &rings[r], &pr) : NULL;
+		if (o && !(ring && cJSON_AddItemToArray(arr, ring))) {
+			cJSON_Delete(ring);
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
+		} else if (!o) {
+			ring_plan_line(cfg, &rings[r], &pr);
+		}
+		peak = maps_bytes(&rings[r]) > peak ? maps_bytes(&rings[r]) : peak;
+		points += rings[r].n_points;
+		xf_problem_free(&pr);
+	}
+	if (rc)
+		return rc;
+	if (o) {
+		if (!cJSON_AddNumberToObject(o, "maps_bytes_peak", peak))
+			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' plan");
+	} else {
+		printf("plan: per ring, %d rings one after the other, %zu points in all; "
+		       "memory: one ring's maps at a time, at most %.3g MiB\n",
+		       n, points, mib(peak));
+	}
+	return 0;
+}
+
+/* Joint: the rings side by side as the joint fit joins them (xf_dataset_join_rings,
+ * adr/0064): shared physical parameters, contrast/offset per ring and angle. */
+static int plan_joint(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o, xf_error *err)
+{
+	xf_dataset joint;
+	double *slot_q = NULL;
+	int rc = xf_dataset_join_rings(rings, n, &joint, &slot_q, err);
+	if (rc)
+		return rc;
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	req.n_slot_q = joint.n_phi;
+	req.slot_q = slot_q;
+	xf_problem pr;
+	memset(&pr, 0, sizeof pr);
+	rc = xf_problem_build(&pr, &req, &joint, err);
+	if (!rc) {
+		double bytes = maps_bytes(&joint);
+		int coef = pr.n_full - pr.n_phys;
+		if (o) {
+			cJSON *p = cJSON_CreateObject();
+			cJSON_AddNumberToObject(p, "rings", n);
+			cJSON_AddNumberToObject(p, "angle_slots", joint.n_phi);
+			cJSON_AddNumberToObject(p, "n_frames", joint.n_frames);
+			cJSON_AddNumberToObject(p, "points", (double)joint.n_points);
+			cJSON_AddNumberToObject(p, "parameters_free", count_free(&pr));
+			cJSON_AddNumberToObject(p, "parameters_total", pr.n_full);
+			cJSON_AddNumberToObject(p, "physical_parameters", pr.n_phys);
+			cJSON_AddNumberToObject(p, "contrast_offset_coefficients", coef);
+			cJSON *per = cJSON_CreateArray();
+			for (int r = 0; r < n; r++)
+				cJSON_AddItemToArray(per,
+						     cJSON_CreateNumber(ring_coefficients(&pr, r)));
+			cJSON_AddItemToObject(p, "contrast_offset_coefficients_per_ring", per);
+			cJSON_AddNumberToObject(p, "maps_bytes", bytes);
+			xf_validate_plan_json(p, cfg, &pr);
+			if (!p || !cJSON_AddItemToObject(o, "plan", p)) {
+				cJSON_Delete(p);
+				rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the joint plan");
+			}
+		} else {
+			printf("plan: joint, %d rings in one fit, %d angle slots, %d frames, "
+			       "%zu points; %d physical parameters shared, %d contrast/offset "
+			       "coefficients",
+			       n, joint.n_phi, joint.n_frames, joint.n_points, pr.n_phys, coef);
+			int own = 0;
+			for (int r = 0; r < n; r++)
+				own += ring_coefficients(&pr, r);
+			for (int r = 0; r < n && own; r++)
+				printf("%s%d",
+				       r ? ", " : " (per ring: ", ring_coefficients(&pr, r));
+			printf("%s; memory: every ring's maps, %.3g MiB\n",
+			       own    ? ")"
+			       : coef ? " (shared by the rings)"
+				      : " (held at their starts)",
+			       mib(bytes));
+			xf_validate_plan_lines(cfg, &pr);
+		}
+		xf_problem_free(&pr);
+	}
+	xf_dataset_free_joined(&joint);
+	free(slot_q);
+	return rc;
+}
+
+int xf_validate_rings_plan(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
+			   xf_error *err)
+{
+	return cfg->rings_joint ? plan_joint(cfg, rings, n, o, err)
+				: plan_per_ring(cfg, rings, n, o, err);
 }

@@ -338,7 +338,8 @@ int xf_dataset_file_rings(const xf_selection *selection, const char *path, xf_ri
 	if (!path || !path[0])
 		return xf_fail(err, XF_ERR_CONFIG, "no data file to list the q rings of");
 	int rc = read_raw(path, &raw, err);
-	xf_ring_info *t = rc ? NULL : xf_calloc_array((size_t)raw.n_maps + 1, sizeof *t);
+	xf_ring_info *t =
+		rc ? NULL : xf_calloc_array((size_t)raw.n_maps + raw.n_q_declared + 1, sizeof *t);
 	int n = t ? xf_select_ring_table(&raw, t) : -1;
 	if (!rc && n < 0)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory listing the q rings of %s", path);
@@ -353,11 +354,13 @@ int xf_dataset_file_rings(const xf_selection *selection, const char *path, xf_ri
 }
 
 int xf_dataset_selected_rings(const xf_selection *selection, const char *path, double **q,
-			      int *n_rings, xf_error *err)
+			      int *n_rings, int **n_kept, xf_error *err)
 {
 	xf_raw_file raw;
 	*q = NULL;
 	*n_rings = 0;
+	if (n_kept)
+		*n_kept = NULL;
 	xf_h5_quiet();
 	path = path ? path : selection->data_path;
 	if (!path || !path[0])
@@ -365,8 +368,31 @@ int xf_dataset_selected_rings(const xf_selection *selection, const char *path, d
 	int rc = read_raw(path, &raw, err);
 	if (!rc)
 		rc = xf_select_rings(&raw, selection, q, n_rings, err);
+	/* each ring keeps an angle after φ filtering: checked on the metadata before any ring
+	 * is fitted, so that a per-ring run refuses the selection whole (one line, nothing
+	 * written) instead of failing that ring after fitting the others */
+	int *kept = rc ? NULL : xf_calloc_array((size_t)*n_rings + 1, sizeof *kept);
+	if (!rc && !kept)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory listing the q rings of %s", path);
+	for (int r = 0; !rc && r < *n_rings; r++) {
+		xf_selected_angle *a = NULL;
+		int n_in_ring;
+		rc = xf_select_angles(&raw, selection, (*q)[r], &a, &kept[r], &n_in_ring, err);
+		free(a);
+	}
 	xf_raw_free(&raw);
-	return rc;
+	if (rc) {
+		free(*q);
+		free(kept);
+		*q = NULL;
+		*n_rings = 0;
+		return rc;
+	}
+	if (n_kept)
+		*n_kept = kept;
+	else
+		free(kept);
+	return 0;
 }
 
 void xf_dataset_free_rings(xf_dataset *rings, int n_rings)

@@ -110,6 +110,17 @@ int xf_raw_check_shapes(xf_raw_file *raw, xf_error *err)
 		if (m == 0) {
 			rows0 = rows;
 			cols0 = cols;
+		} else if ((rows != rows0 || cols != cols0) &&
+			   fabs(raw->maps[m].q - raw->maps[0].q) > 1e-6 * raw->maps[0].q) {
+			/* two rings: the rule of adr/0063, said as such */
+			return xf_fail(
+				err, XF_ERR_DATA,
+				"q rings with different frame counts: ring q %.6g 1/A (map "
+				"%s) has %zu frames, ring q %.6g 1/A (map %s) %zu; the rings "
+				"of one file share one frame grid (docs/input-formats.md), "
+				"in %s",
+				raw->maps[m].q, p, rows, raw->maps[0].q, raw->maps[0].path, rows0,
+				raw->file_name);
 		} else if (rows != rows0 || cols != cols0) {
 			return xf_fail(
 				err, XF_ERR_DATA,

@@ -42,6 +42,16 @@ static double q_max(const xf_raw_file *raw)
 	return v;
 }
 
+/* 1 when the layout declares q (its qmap's q list) but no map holds that ring: no
+ * processed bin of it (adr/0063). */
+static int declared_empty(const xf_raw_file *raw, double q)
+{
+	for (int m = 0; m < raw->n_maps; m++)
+		if (in_ring(raw->maps[m].q, q))
+			return 0;
+	return 1;
+}
+
 /* A q the layout declares within the tolerance of want that no map holds (the
  * nearest such), or 0. */
 static double declared_without_map(const xf_raw_file *raw, double want)
@@ -49,10 +59,7 @@ static double declared_without_map(const xf_raw_file *raw, double want)
 	double found = 0;
 	for (size_t k = 0; k < raw->n_q_declared; k++) {
 		double q = raw->q_declared[k];
-		int held = 0;
-		for (int m = 0; m < raw->n_maps && !held; m++)
-			held = in_ring(raw->maps[m].q, q);
-		if (!held && fabs(q - want) <= XF_Q_TARGET_TOLERANCE * want &&
+		if (declared_empty(raw, q) && fabs(q - want) <= XF_Q_TARGET_TOLERANCE * want &&
 		    (found == 0 || fabs(q - want) < fabs(found - want)))
 			found = q;
 	}
@@ -123,6 +130,11 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int by_ring_q(const void *a, const void *b)
+{
+	return by_value(&((const xf_ring_info *)a)->q, &((const xf_ring_info *)b)->q);
+}
+
 /* The distinct rings of the file, ascending; each is the q of its first map. */
 static int file_rings(const xf_raw_file *raw, double *rings)
 {
@@ -151,7 +163,34 @@ int xf_select_ring_table(const xf_raw_file *raw, xf_ring_info *out)
 			out[r].n_angles += in_ring(raw->maps[m].q, q[r]);
 	}
 	free(q);
+	/* the qmap's rings without maps, listed with 0 angles (validate shows them) */
+	for (size_t k = 0; k < raw->n_q_declared; k++) {
+		int seen = 0;
+		for (int r = 0; r < n && !seen; r++)
+			seen = in_ring(raw->q_declared[k], out[r].q);
+		if (!seen && declared_empty(raw, raw->q_declared[k]))
+			out[n++] = (xf_ring_info){ raw->q_declared[k], 0 };
+	}
+	qsort(out, (size_t)n, sizeof *out, by_ring_q);
 	return n;
+}
+
+/* The qmap's rings without maps that a choice of every ring (lo..hi: all, or a range)
+ * covers: skipped, each named in one warning (adr/0063 addendum) — they cannot be
+ * fitted, and failing the run would refuse every `all` of a file with one such ring. */
+static void warn_empty_rings(const xf_raw_file *raw, double lo, double hi, const char *choice)
+{
+	for (size_t k = 0; k < raw->n_q_declared; k++) {
+		double q = raw->q_declared[k];
+		int dup = 0;
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = in_ring(raw->q_declared[j], q);
+		if (!dup && q >= lo && q <= hi && declared_empty(raw, q))
+			xf_warn("analyzer_parameters.scattering.wavevector_q %s: the q = %.6g ring "
+				"of the qmap has no map (no processed bin of it) and is skipped, "
+				"in %s",
+				choice, q, raw->file_name);
+	}
 }
 
 static void list_values(const double *v, int n, char *buf, size_t len)
@@ -202,12 +241,19 @@ static int pick_range(const xf_raw_file *raw, const xf_q_choice *c, const double
 	}
 	if (*n)
 		return 0;
+	char empty[96] = ""; /* a ring of the qmap in the range that no map holds */
+	for (size_t k = 0; k < raw->n_q_declared && !empty[0]; k++) {
+		double q = raw->q_declared[k];
+		if (q >= c->range_min && q <= c->range_max && declared_empty(raw, q))
+			snprintf(empty, sizeof empty,
+				 "; the q = %.6g ring of the qmap lies in it but has no map", q);
+	}
 	return xf_fail(err, XF_ERR_DATA,
 		       "no q ring of the file lies in analyzer_parameters.scattering.wavevector_q "
 		       "{min: %g, max: %g} (nearest rings: %s below, %s above; the "
-		       "file's %d ring%s span %.6g to %.6g 1/A), in %s",
+		       "file's %d ring%s span %.6g to %.6g 1/A%s), in %s",
 		       c->range_min, c->range_max, below, above, n_rings, n_rings == 1 ? "" : "s",
-		       q_min(raw), q_max(raw), raw->file_name);
+		       q_min(raw), q_max(raw), empty, raw->file_name);
 }
 
 int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **rings, int *n_rings,
@@ -229,11 +275,14 @@ int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **ri
 	} else if (sel->q.pick == XF_Q_PICK_ALL) {
 		memcpy(out, all, sizeof *out * (size_t)n_all);
 		n = n_all;
+		warn_empty_rings(raw, 0.0, INFINITY, "all");
 	} else if (sel->q.pick == XF_Q_PICK_LIST) {
 		rc = pick_list(raw, &sel->q, out, &n, err);
 		qsort(out, (size_t)n, sizeof *out, by_value);
 	} else {
 		rc = pick_range(raw, &sel->q, all, n_all, out, &n, err);
+		if (!rc)
+			warn_empty_rings(raw, sel->q.range_min, sel->q.range_max, "range");
 	}
 	free(all);
 	if (rc) {

@@ -20,8 +20,9 @@ int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring,
  * rings within a range. No match: XF_ERR_DATA naming the nearest rings. */
 int xf_select_rings(const xf_raw_file *raw, const xf_selection *sel, double **rings, int *n_rings,
 		    xf_error *err);
-/* The file's rings, ascending, with their map counts, into out[raw->n_maps]; returns
- * the count, or -1 out of memory. */
+/* The file's rings, ascending, with their map counts, into
+ * out[raw->n_maps + raw->n_q_declared]; a ring of the qmap without maps is listed with 0
+ * angles. Returns the count, or -1 out of memory. */
 int xf_select_ring_table(const xf_raw_file *raw, xf_ring_info *out);
 /* 1 when phi (normalised) lies in the range [min, max] after normalisation of the ends;
  * min > max is a wrapped range; a range 360° wide or more holds every angle. */

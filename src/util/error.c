@@ -15,7 +15,35 @@ static struct {
 	int warnings_to_stderr;
 	int info_to_stderr;
 	int n_warnings;
-} log_state = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 1, 0, 0 };
+	/* xf_log_warn_once(1): hashes of the warnings already shown on stderr */
+	int once;
+	int n_shown;
+	unsigned long long shown[XF_WARN_ONCE_MAX];
+} log_state = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 1, 0, 0, 0, 0, { 0 } };
+
+/* FNV-1a: a warning's identity for the once-only stderr rule */
+static unsigned long long line_hash(const char *s)
+{
+	unsigned long long h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* 1 when line was shown on stderr already under the once rule (else it is recorded;
+ * past XF_WARN_ONCE_MAX distinct lines every further line is shown) */
+static int shown_before(const char *line)
+{
+	if (!log_state.once)
+		return 0;
+	unsigned long long h = line_hash(line);
+	for (int k = 0; k < log_state.n_shown; k++)
+		if (log_state.shown[k] == h)
+			return 1;
+	if (log_state.n_shown < XF_WARN_ONCE_MAX)
+		log_state.shown[log_state.n_shown++] = h;
+	return 0;
+}
 
 int xf_fail(xf_error *err, int code, const char *fmt, ...)
 {
@@ -85,7 +113,7 @@ static void log_line(int is_warning, const char *fmt, va_list ap)
 	if (is_warning) {
 		log_state.n_warnings++;
 		log_append("warning: ", line);
-		if (log_state.warnings_to_stderr)
+		if (log_state.warnings_to_stderr && !shown_before(line))
 			fprintf(stderr, "xpcsfit: warning: %s\n", line);
 	} else {
 		log_append("", line);
@@ -115,6 +143,14 @@ void xf_log_set_stderr(int warnings_on, int info_on)
 {
 	log_state.warnings_to_stderr = warnings_on;
 	log_state.info_to_stderr = info_on;
+}
+
+void xf_log_warn_once(int on)
+{
+	pthread_mutex_lock(&log_state.lock);
+	log_state.once = on;
+	log_state.n_shown = 0;
+	pthread_mutex_unlock(&log_state.lock);
 }
 
 int xf_log_warning_count(void)

@@ -33,6 +33,25 @@ def text_config(body, command="validate", extra=(), data=False):
     return make
 
 
+def rings_angle_starts(command, *extra):
+    # ring 0.01 keeps 2 angles, ring 0.02 one (bins 1, 2, 3): a list of 2 contrast starts
+    # fits one ring only; refused before anything is fitted or written
+    def make(d):
+        data = os.path.join(d, "rings.h5")
+        write_aps_u(data, [upper(smooth_map(30, s)) for s in range(3)], [0.01, 0.02],
+                    [0.0, 45.0], [1, 2, 3], frame_time=0.1)
+        path = os.path.join(d, "cfg.yaml")
+        with open(path, "w") as f:
+            f.write(HEAD + "experimental_data: {file_path: %s}\n" % data
+                    + "analyzer_parameters: {scattering: {wavevector_q: all}}\n"
+                    + "initial_parameters: {per_angle_scaling: {contrast: [0.1, 0.2]}}\n")
+        args = [command, "--config", path] + list(extra)
+        if command == "nlsq":
+            args += ["--out", d + "/out", "--no-plots"]
+        return args
+    return make
+
+
 def special(kind):
     def make(d):
         path = os.path.join(d, "cfg.yaml")
@@ -279,4 +298,16 @@ CASES = [
      "make": text_config("", command="nlsq", data=True, extra=["--threads", "100000"]),
      "rc": 2, "needles": ["--threads: '100000' is not allowed", "1 to 1024"],
      "fix": "--threads takes a whole number from 1 to 1024."},
+    {"name": "rings_angle_starts_per_ring", "klass": C,
+     "make": rings_angle_starts("nlsq"), "check": expect_nothing_written(),
+     "rc": 2, "needles": ["per_angle_scaling.contrast: 2 values given",
+                          "ring q 0.02 1/A keeps 1 angles"],
+     "fix": "A per_angle_scaling list applies to every selected ring: give one value, or "
+            "select rings that keep as many angles (`xpcsfit validate` shows each ring's)."},
+    {"name": "rings_angle_starts_validate", "klass": C,
+     "make": rings_angle_starts("validate"),
+     "rc": 2, "needles": ["per_angle_scaling.contrast: 2 values given",
+                          "ring q 0.02 1/A keeps 1 angles"],
+     "fix": "validate checks each ring's plan as its fit would: give one value, or select "
+            "rings that keep as many angles."},
 ]

@@ -353,6 +353,46 @@ def rings_cmc_joint_no_match(d):
             d + "/out", "--no-plots"]
 
 
+def rings_frames_differ(cmd):
+    # ring 0.02's maps are 20 x 20, ring 0.01's 30 x 30: one file has one frame grid
+    def make(d):
+        maps = [upper(smooth_map(N, 0)), upper(smooth_map(N, 1)),
+                upper(smooth_map(20, 2)), upper(smooth_map(20, 3))]
+        path = os.path.join(d, "rings.h5")
+        write_aps_u(path, maps, [0.01, 0.02], [0.0, 45.0], [1, 2, 3, 4], frame_time=0.1)
+        return cmd(d, path)
+    return make
+
+
+def rings_dt_per_ring(d):
+    # a frame_time per ring (two values): a file has one dt, shared by its rings
+    path = two_rings(d)
+    with h5py.File(path, "a") as f:
+        del f[FRAME_TIME]
+        f[FRAME_TIME] = np.array([0.1, 0.2])
+    return validate(d, path, q="all", dt=None)
+
+
+def rings_nlsq(d, path, **kw):
+    return ["nlsq", "--config", config(d, path, **kw), "--out", d + "/out", "--no-plots"]
+
+
+def ring_all_filtered_fit(*extra):
+    # per ring (and joint): the ring whose every angle is filtered out is refused before
+    # any ring is fitted; nothing is written
+    def make(d):
+        path = two_rings(d, bins=(1, 2, 3))
+        return rings_nlsq(d, path, q="all", phi_ranges=[(40.0, 50.0)],
+                          fallback=False) + list(extra)
+    return make
+
+
+def range_only_empty_ring(d):
+    # the range holds only the qmap's 0.02 ring, which no processed bin holds
+    path = two_rings(d, q=(0.01, 0.02, 0.03), bins=(1, 2, 5, 6))
+    return validate(d, path, q={"min": 0.015, "max": 0.025})
+
+
 def sim_duplicate_q(d):
     cfg = os.path.join(d, "cfg.yaml")
     write_config(cfg, end=20)
@@ -557,6 +597,41 @@ CASES = [
      "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],
      "fix": "The joint posterior selects its rings as every fit does: each wavevector_q "
             "value within 5 % of a ring of the file (`xpcsfit validate` lists them)."},
+    {"name": "rings_frames_differ", "klass": D,
+     "make": rings_frames_differ(lambda d, p: validate(d, p, q="all")),
+     "rc": 1, "needles": ["q rings with different frame counts", "ring q 0.02 1/A",
+                          "20 frames", "ring q 0.01 1/A", "share one frame grid",
+                          "rings.h5"],
+     "fix": "The rings of one file share one frame grid (docs/input-formats.md): "
+            "correlate every ring over the same frames, or write the rings to separate "
+            "files."},
+    {"name": "rings_frames_differ_nlsq", "klass": D,
+     "make": rings_frames_differ(lambda d, p: rings_nlsq(d, p, q=[0.01])),
+     "check": expect_nothing_written(),
+     "rc": 1, "needles": ["q rings with different frame counts", "ring q 0.02 1/A"],
+     "fix": "The whole file is refused, whichever ring is selected: correlate every ring "
+            "over the same frames."},
+    {"name": "rings_dt_per_ring", "klass": D, "make": rings_dt_per_ring,
+     "rc": 1, "needles": ["frame_time", "should hold one number, not 2", "rings.h5"],
+     "fix": "A file has one dt for all its rings (docs/input-formats.md); a dt per ring "
+            "is not read: split the rings into files of their own."},
+    {"name": "rings_all_angles_filtered_per_ring", "klass": D,
+     "make": ring_all_filtered_fit(), "check": expect_nothing_written(),
+     "rc": 1, "needles": ["no map left after φ filtering", "q = 0.02 ring"],
+     "fix": "Checked for every selected ring before any ring is fitted: widen "
+            "target_ranges, set fallback_to_all_angles, or leave that ring out of "
+            "wavevector_q."},
+    {"name": "rings_all_angles_filtered_joint", "klass": D,
+     "make": ring_all_filtered_fit("--joint"), "check": expect_nothing_written(),
+     "rc": 1, "needles": ["no map left after φ filtering", "q = 0.02 ring"],
+     "fix": "A joint fit needs angles in every ring: widen target_ranges, or leave that "
+            "ring out of wavevector_q."},
+    {"name": "rings_range_only_ring_without_maps", "klass": D,
+     "make": range_only_empty_ring,
+     "rc": 1, "needles": ["no q ring of the file lies in", "{min: 0.015, max: 0.025}",
+                          "q = 0.02 ring of the qmap", "no map"],
+     "fix": "That ring was not correlated (no processed bin): widen the range to a ring "
+            "with maps (`xpcsfit validate` lists them) or correlate it."},
     {"name": "simulate_q_duplicate", "klass": D, "make": sim_duplicate_q,
      "rc": 2, "needles": ["--q: 0.003 and 0.003 are the same q ring"], "check": no_sim_file,
      "fix": "Give each ring's q once."},

@@ -14,7 +14,7 @@ batch: two files and an overrides CSV; a failing allocation may fail one file (i
 prefixed with the file, the other file done) or the whole batch before any file runs, and
 a summary that is written never calls a file ok whose folder is not whole.
 
-usage: run_faults.py validate|nlsq|laminar|batch SCRATCH [--full] [--stride S] [--head H]
+usage: run_faults.py validate|validate_rings|validate_joint|nlsq|laminar|batch SCRATCH [--full] [--stride S] [--head H]
 Without --full: every N up to H (default 400), then every S-th (default 7) — the
 `make test` variant; with --full every N (label slow)."""
 import argparse
@@ -38,7 +38,7 @@ analyzer_parameters:
   dt: 0.1
   start_frame: 1
   end_frame: {frames}
-  scattering: {{wavevector_q: 0.01}}
+  scattering: {{wavevector_q: {q}}}
   geometry: {{stator_rotor_gap: 2000000}}
 initial_parameters:
   parameter_names: {names}
@@ -61,12 +61,21 @@ CASES = {
                     phi="-30,0,45,90"),
     "batch": dict(mode="static", frames=12, names="[D0, alpha, D_offset]",
                   values="[1000.0, -0.5, 0.0]", extra="", fixed="", phi="0,90"),
+    # several q rings (issue 26): validate's plan per ring (JSON) and of the joint fit
+    "validate_rings": dict(mode="static", frames=12, names="[D0, alpha, D_offset]",
+                           values="[1000.0, -0.5, 0.0]", extra="", fixed="", phi="0,90",
+                           q="all", rings="0.01,0.02"),
+    "validate_joint": dict(mode="static", frames=12, names="[D0, alpha, D_offset]",
+                           values="[1000.0, -0.5, 0.0]", extra="  rings: joint\n", fixed="",
+                           phi="0,90", q="all", rings="0.01,0.02"),
 }
 
 
 def command(which):
-    if which == "validate":
+    if which in ("validate", "validate_joint"):
         return ["validate", "--config", "cfg.yaml"]
+    if which == "validate_rings":
+        return ["validate", "--config", "cfg.yaml", "--json"]
     if which == "batch":
         return ["batch", "--config", "cfg.yaml", "--out", "out", "data.h5", "data2.h5",
                 "--overrides", "o.csv", "--threads", "1", "--no-plots"]
@@ -77,12 +86,16 @@ def setup(which, scratch):
     if os.path.exists(scratch):
         shutil.rmtree(scratch)
     os.makedirs(scratch)
-    c = CASES[which]
+    c = dict(q="0.01", rings=None)
+    c.update(CASES[which])
+    rings = ["--q", c["rings"]] if c["rings"] else []
+    with open(os.path.join(scratch, "cfg.yaml"), "w") as f:  # simulate takes one q or a list
+        f.write(CONFIG.format(**dict(c, q="0.01")))
+    subprocess.run([os.environ["XF_BINARY"], "simulate", "--config", "cfg.yaml", "--phi",
+                    c["phi"], "--out", "data.h5", "--frames", str(c["frames"])] + rings,
+                   cwd=scratch, check=True, capture_output=True)
     with open(os.path.join(scratch, "cfg.yaml"), "w") as f:
         f.write(CONFIG.format(**c))
-    subprocess.run([os.environ["XF_BINARY"], "simulate", "--config", "cfg.yaml", "--phi",
-                    c["phi"], "--out", "data.h5", "--frames", str(c["frames"])],
-                   cwd=scratch, check=True, capture_output=True)
     if which == "batch":
         subprocess.run([os.environ["XF_BINARY"], "simulate", "--config", "cfg.yaml", "--phi",
                         c["phi"], "--out", "data2.h5", "--frames", str(c["frames"]),
@@ -126,7 +139,7 @@ def batch_summary_true(scratch):
 
 def result_of(which, scratch, stdout):
     """What a successful run produced, for comparison (no timings)."""
-    if which == "validate":
+    if which.startswith("validate"):
         return stdout
     if which == "batch":
         return batch_result(scratch)
