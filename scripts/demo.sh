@@ -64,8 +64,9 @@ echo "Results: demo_output/laminar/nlsq/ (report.html, parameters.json, results.
 [ -f configs/chx_static.yaml ] && echo "         demo_output/chx/nlsq/"
 echo "         demo_output/laminar_posterior/cmc/ (corner.png, forest.png, trace/rank plots; the route in"
 echo "         parameters.json posterior_route)"
-echo "Rings:   demo_output/rings/nlsq/ (params_vs_q.png: each parameter +/- sd against q; rings.csv,"
-echo "         rings.json; one folder per ring, q_0.003/ ... q_0.008/)"
-echo "         demo_output/rings/nlsq_joint/ (the joint fit: parameters.json with each ring's"
-echo "         chi2, information share and leave-one-out check; report.html)"
+echo "Rings:   demo_output/rings/nlsq/report.html (every ring against q: params_vs_q.png, a row per"
+echo "         ring linking its q_<q>/ folder, one value across q?; rings.csv, rings.json)"
+echo "         demo_output/rings/nlsq_joint/report.html (the joint fit: each ring's chi2,"
+echo "         information share and leave-one-out check; params_vs_q.png with the joint band;"
+echo "         angle pages of every ring in plots/)"
 exit 0
