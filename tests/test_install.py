@@ -6,7 +6,8 @@ subcommands, options (read from the subcommand's --help) and --config/--data fil
 Issue 25: the design records the docs cite (adr/NNNN) are installed beside the docs and
 every citation resolves there; the man pages (help2man, from --help) are installed and
 hold every command and its options; the installed job scripts default to PREFIX/bin (a
-prefix with a space and a quote), the scripts in the tree still to $HOME/xpcsfit/build."""
+prefix with a space and a quote), the scripts in the tree still to $HOME/xpcsfit/build.
+Issue 26: the figures the docs show (docs/img/) are installed beside them."""
 import glob
 import os
 import re
@@ -50,6 +51,18 @@ def adr_citations(prefix):
     installed = len(glob.glob(os.path.join(docdir, "adr", "*.md")))
     in_tree = len(glob.glob(os.path.join(SRC, "adr", "*.md")))
     check(installed == in_tree, f"every record installed: {installed} of {in_tree}")
+
+
+def doc_images(prefix):
+    """Every image a doc page shows (![...](img/...)) is installed beside it."""
+    docdir = os.path.join(prefix, "share/doc/xpcsfit")
+    shown = []
+    for page in glob.glob(os.path.join(docdir, "*.md")):
+        with open(page) as f:
+            shown += re.findall(r"!\[[^\]]*\]\(([^)]+)\)", f.read())
+    check(len(shown) >= 2, f"the user guide shows the parameter-vs-q figures: {shown}")
+    for rel in shown:
+        check(os.path.isfile(os.path.join(docdir, rel)), f"{rel} shown by the docs, not installed")
 
 
 def man_pages(prefix):
@@ -164,6 +177,7 @@ def main():
     check(r.returncode == 0 and r.stdout.startswith("xpcsfit "), f"installed version: {r}")
 
     adr_citations(prefix)
+    doc_images(prefix)
     man_pages(prefix)
     script_defaults(prefix)
 
