@@ -39,22 +39,27 @@ def cfg(name, extra=()):
     return path
 
 
-def simulate(out, *extra):
+def simulate(out, *extra, rings=RINGS):
     rc, _, err = run(["simulate", "--config", cfg("sim"), "--phi",
                       ",".join("%g" % p for p in PHI), "--q",
-                      ",".join("%g" % q for q in RINGS), "--out", out, "--force",
+                      ",".join("%g" % q for q in rings), "--out", out, "--force",
                       "--noise", "0.01", "--seed", "3"] + list(extra))
     check(rc == 0, "simulate: %s" % err)
 
 
 SHARED = os.path.join(T, "shared.h5")
 PLANTED = os.path.join(T, "planted.h5")
+# a ring at q 0.0003 barely decays over the 60 frames: it informs no physical parameter
+# and its contrast and offset are nearly one (c2 ≈ offset + contrast)
+LOWQ = os.path.join(T, "lowq.h5")
+LOWQ_RINGS = [0.0003, 0.0054, 0.008]
 
 
 def setup():
     shutil.rmtree(T, ignore_errors=True)
     os.makedirs(T)
     simulate(SHARED)
+    simulate(LOWQ, rings=LOWQ_RINGS)
     # ring 2 (q 0.008) at 1.5x D0: the same file simulated at 4500, its maps spliced in
     # (maps are ring-major, 4 per ring; the noise is keyed by the map, so only D0 differs)
     other = os.path.join(T, "d0x15.h5")
@@ -101,6 +106,55 @@ def test_recovery_and_sd_ratio():
           "per-ring chi2 sum %r vs joint %r" % (chi2, rings["chi_squared_joint"]))
     for r in rings["rings"]:
         check(r["leave_one_out"]["max_sd_from_others"] < 3, "ring %g agrees" % r["q"])
+        check(r["informs_physical_parameters"] and r["leave_one_out"]["not_compared"] == "",
+              "ring %g informs and is compared" % r["q"])
+
+
+def test_uninformative_ring():
+    """Issue 26: a ring whose data inform no physical parameter (q 0.0003: g1 barely
+    decays in the window) does not poison the joint fit: converged, exit 0, D0 and alpha
+    within 3 sd; the ring is named (console, stderr, quality, parameters.json), its own
+    fit (ridge) is not compared in the leave-one-out check; the other rings unchanged."""
+    p, stdout, err, out = joint("lowq", LOWQ, "--no-plots")
+    check(p["status"] == "converged", "joint status %s: %s" % (p["status"],
+                                                               p["quality"]["reasons"]))
+    check(p["quality"]["overall"] == "marginal", "quality %s" % p["quality"]["overall"])
+    for name in ("D0", "alpha"):
+        v = p["parameters"][name]
+        z = abs(v["value"] - TRUTH[name]) / v["uncertainty"]
+        check(z < 3, "%s: %g +/- %g, %.1f sd from the truth" % (name, v["value"],
+                                                              v["uncertainty"], z))
+    rings = p["rings"]["rings"]
+    low, rest = rings[0], rings[1:]
+    check(low["q"] == 0.0003 and not low["informs_physical_parameters"]
+          and low["largest_information_share"] < 0.01, "low ring %s" % low)
+    check(low["contrast_offset_correlation"] > 0.99, "contrast/offset told apart? %s" % low)
+    check(low["own_fit"]["status"] in ("ridge", "failed"), "own fit %s" % low["own_fit"])
+    loo = low["leave_one_out"]
+    check(loo["not_compared"] and loo["max_sd_from_others"] is None and not loo["flagged"],
+          "low ring compared as a measurement: %s" % loo)
+    named = "ring q 0.0003 1/A informs no physical parameter"
+    check(any(named in r for r in p["quality"]["reasons"]), p["quality"]["reasons"])
+    check(named in err and "wavevector_q" in err, "stderr: %s" % err)
+    check("not compared" in stdout, "console: %s" % stdout)
+    with open(os.path.join(out, "nlsq_joint", "run.log")) as f:
+        check(named in f.read(), "run.log names the ring")
+    check(p["rings"]["flagged_q"] == [], "flagged %s" % p["rings"]["flagged_q"])
+    for r in rest:
+        check(r["informs_physical_parameters"] and r["own_fit"]["status"] == "converged"
+              and r["leave_one_out"]["not_compared"] == ""
+              and not r["leave_one_out"]["flagged"], "ring %g: %s" % (r["q"], r))
+    # two usable rings are left: they can only be said to agree or disagree
+    check(p["rings"]["pair_sd_apart"] < 3, "pair %s" % p["rings"].get("pair_sd_apart"))
+    # per-ring mode: that ring alone stays failed (honest, exit 1), and says what to do
+    per = os.path.join(T, "lowq_per_ring")
+    rc, _, err = run(["nlsq", "--config", cfg("fit"), "--data", LOWQ, "--out", per,
+                      "--force", "--no-plots"])
+    check(rc == 1 and "--joint fits the rings together" in err, "per ring: %d %s" % (rc, err))
+    for q, ok in (("0.0003", False), ("0.0054", True), ("0.008", True)):
+        with open(os.path.join(per, "nlsq", "q_" + q, "parameters.json")) as f:
+            st = json.load(f)["status"]
+        check((st == "converged") == ok, "per ring q %s: %s" % (q, st))
 
 
 def test_planted_ring_only_one_flagged():
@@ -292,6 +346,7 @@ def test_one_ring_layout_unchanged():
 if __name__ == "__main__":
     setup()
     raise SystemExit(run_tests([test_recovery_and_sd_ratio, test_planted_ring_only_one_flagged,
+                                test_uninformative_ring,
                                 test_threads_bitwise, test_config_key,
                                 test_two_rings_disagree_none_flagged,
                                 test_batch_joint, test_joint_plots_per_ring,

@@ -172,12 +172,17 @@ def file_fast():
     # smaller than the data): not converged, exit 1, "not at an optimum"
     na = fit(cfg, "budget", CORNER_STARTS["random39"],
              SINGLE + ["--set", "optimization.nlsq.start_search.subsample_points=16384"])
+    # (adr/0070: since a step that crosses a bound is solved again with that parameter
+    # on it, this start may reach the optimum within the budget: converged is then right)
     if na:
         print("budget:", na["status"], na["chi_squared"], na["quality"]["reasons"][:2])
-        check(na["status"] != "converged" and na["rc"] == 1,
-              "budget spent: the point on the bound is not converged (exit 1)")
-        check(any(r.startswith("not at an optimum") for r in na["quality"]["reasons"]),
-              "budget spent: the quality says 'not at an optimum'")
+        if gap_noise(na, best) <= TOL_NOISE and na["status"] == "converged":
+            check(na["rc"] == 0, "budget: at the optimum, converged, exit 0")
+        else:
+            check(na["status"] != "converged" and na["rc"] == 1,
+                  "budget spent: the point on the bound is not converged (exit 1)")
+            check(any(r.startswith("not at an optimum") for r in na["quality"]["reasons"]),
+                  "budget spent: the quality says 'not at an optimum'")
 
 
 def file_long_window():
@@ -197,10 +202,15 @@ def wrong_basin(cfg, truth):
     if any(p is None for p in fits.values()):
         return
     best = min([truth["chi_squared"]] + [p["chi_squared"] for p in fits.values()])
+    profiled = 0
     for label, p in fits.items():
         gap = optimum_or_not_converged("dt05_" + label, p, best)
-        check(gap <= TOL_NOISE and p["search"].get("phi0_basins_improved") == 1,
-              f"dt05_{label}: the phi0 profile found the basin of the optimum")
+        # adr/0070: with bound-aware steps some of these starts reach the optimum's
+        # basin directly; the rest must get there through the phi0 profile
+        check(gap <= TOL_NOISE and p["status"] == "converged",
+              f"dt05_{label}: the fit reaches the optimum")
+        profiled += p["search"].get("phi0_basins_improved") == 1
+    check(profiled >= 1, "the phi0 profile found the basin of the optimum at least once")
     p2 = fit(cfg, "dt05_random5", BASIN_STARTS["random5"], threads="2")
     if p2:
         check(p2["chi_squared"] == fits["random5"]["chi_squared"] and
@@ -222,7 +232,11 @@ def wrong_basin(cfg, truth):
     if first:
         cut = ["--set", f"optimization.nlsq.max_iterations={first['iterations']}"]
         na = fit(cfg, "dt05_budget", BASIN_STARTS["random6"], sub + cut)
-        if na:
+        if na and gap_noise(na, best) <= TOL_NOISE and na["status"] == "converged":
+            # adr/0070: this start now reaches the optimum without the profile
+            print("dt05_budget: at the optimum:", na["status"], na["chi_squared"])
+            check(na["rc"] == 0, "dt05_budget: at the optimum, converged, exit 0")
+        elif na:
             print("dt05_budget:", na["status"], na["chi_squared"], na["quality"]["reasons"][:2])
             check(na["status"] != "converged" and na["rc"] == 1,
                   "budget spent before the lower phi0 basin: not converged (exit 1)")

@@ -327,6 +327,60 @@ static void test_stall_stop(void **state)
 	assert_true(fabs(x[0] - 10.0) < 0.5); /* still on the plateau */
 }
 
+/* A nearly degenerate linear pair against a bound (issue 26): χ² = A(c + o − 1.3)² +
+ * ε(c − o + 1.6)² + 100, c in [0, 1], o in [0, 2] — a ring's contrast and offset when its
+ * correlation barely decays (c2 ≈ offset + contrast). The free optimum has c = −0.15, so
+ * the bounded one sits on c = 0 with o ≈ 1.3. From c = 0.3, o = 1.0 on the valley floor
+ * the damped step crosses c's bound; clipping c alone kept o's full move, left the floor
+ * (χ² up by A·0.0225), was refused, and λ climbed until the steps crept. The crossing
+ * parameter is now moved to its bound and the step over the rest solved again: the
+ * solver lands on the bounded optimum in a few steps. */
+typedef struct pair_toy {
+	double a, eps;
+} pair_toy;
+
+static int pair_eval(void *ctx, const double *x, double *chi2, double *jtj, double *b)
+{
+	const pair_toy *t = ctx;
+	double r1 = x[0] + x[1] - 1.3, r2 = x[0] - x[1] + 1.6;
+	*chi2 = t->a * r1 * r1 + t->eps * r2 * r2 + 100.0;
+	if (jtj) {
+		jtj[0] = jtj[3] = t->a + t->eps;
+		jtj[1] = jtj[2] = t->a - t->eps;
+		b[0] = -(t->a * r1 + t->eps * r2);
+		b[1] = -(t->a * r1 - t->eps * r2);
+	}
+	return 0;
+}
+
+static void test_bound_in_degenerate_pair(void **state)
+{
+	(void)state;
+	const double lower[2] = { 0, 0 }, upper[2] = { 1, 2 }, scale[2] = { 1, 2 };
+	const int mask[2] = { 1, 1 };
+	xf_lm_setup s = { .n = 2,
+			  .lower = lower,
+			  .upper = upper,
+			  .scale = scale,
+			  .free_mask = mask,
+			  .max_iterations = 200,
+			  .xtol = 1e-15,
+			  .gtol = 1e-15,
+			  .ftol = 1e-14,
+			  .lambda0 = 1e-6 };
+	pair_toy t = { 1e4, 1e-4 };
+	double x[2] = { 0.3, 1.0 }, jtj[4], b[2];
+	xf_lm_outcome out;
+	assert_int_equal(xf_lm_solve(&s, pair_eval, &t, x, jtj, b, &out), 0);
+	/* bounded optimum: c = 0, o = (1.3 A + 1.6 ε) / (A + ε) */
+	double o_opt = (1.3 * t.a + 1.6 * t.eps) / (t.a + t.eps);
+	assert_true(x[0] == 0.0);
+	assert_true(fabs(x[1] - o_opt) < 1e-9);
+	assert_true(out.iterations <= 10);
+	assert_true(out.stop == XF_STOP_FTOL || out.stop == XF_STOP_GTOL ||
+		    out.stop == XF_STOP_XTOL);
+}
+
 /* Regression (stall) on the model: from D0 at its lower bound, α = 2, β = −2 and γ̇0 = 0.5
  * the direct path runs into a region where damping climbs by orders of magnitude while
  * χ² (thousands of times the optimum) barely moves; the path is stopped as stalled
@@ -435,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_iterations_against_paths),
 		cmocka_unit_test(test_stall_rule),
 		cmocka_unit_test(test_stall_stop),
+		cmocka_unit_test(test_bound_in_degenerate_pair),
 		cmocka_unit_test(test_stall_model),
 		cmocka_unit_test(test_rank_deficient),
 		cmocka_unit_test(test_not_informed),

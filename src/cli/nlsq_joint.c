@@ -26,6 +26,13 @@
 
 /* |Δ| / sqrt(sd_ring² + sd_others²) above which a ring disagrees with the others */
 #define XF_JOINT_FLAG_Z 3.0
+/* A ring whose largest information share over the free physical parameters is below
+ * this, and below a tenth of an equal share (1/n_rings), informs none of them (issue 26:
+ * a ring whose correlation hardly changes over the frame window, measured 1e-5) */
+#define XF_JOINT_UNINFORMED_SHARE 0.01
+/* |correlation| of a ring's contrast and offset beyond which the data do not tell them
+ * apart (c2 ≈ offset + contrast when g1 barely decays) */
+#define XF_JOINT_PAIR_CORR 0.99
 
 typedef struct joint_run {
 	const xf_config *cfg;
@@ -93,12 +100,22 @@ typedef struct ring_check {
 	int flagged;  /* 1: removed as disagreeing with the others */
 	int round;    /* round it was flagged in (1-based), 0 otherwise */
 	int compared; /* 1: compared with the others at least once */
+	int usable;   /* its own fit is a measurement (not failed, not a ridge) */
+	/* its largest information share over the free physical parameters, which one, and
+	 * whether that says it informs none of them */
+	double top_share;
+	int top_param;
+	int uninformed;
+	double pair_corr; /* largest |corr(contrast, offset)| of its slots at the joint fit */
 } ring_check;
 
 /* Leave-one-out (adr/0066): each active ring's own fit against the joint fit of the
  * other active rings; the worst beyond XF_JOINT_FLAG_Z is flagged and removed, and the
  * rest are checked again, until they agree or two rings are left (two rings can
- * disagree, but not say which is off: *pair_z is then their z, nothing flagged). */
+ * disagree, but not say which is off: *pair_z is then their z, nothing flagged). A ring
+ * whose own fit failed or ended on a ridge is no measurement to compare (adr/0066
+ * addendum): it takes no part in the check, as neither the compared ring nor one of
+ * the others. */
 static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_check *chk,
 		       double *pair_z, int *pair_param, xf_error *err)
 {
@@ -113,9 +130,10 @@ static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_chec
 		free(use);
 		return rc;
 	}
+	int n_active = 0, round = 0;
 	for (int k = 0; k < n; k++)
-		active[k] = 1;
-	int n_active = n, round = 0;
+		n_active += active[k] = chk[k].usable;
+	int n_usable = n_active;
 	*pair_z = NAN;
 	*pair_param = -1;
 	while (n_active >= 3 && !rc) {
@@ -148,8 +166,13 @@ static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_chec
 			jr->rings[worst].q, own[worst].names[chk[worst].param], chk[worst].z,
 			round);
 	}
-	if (!rc && n == 2)
-		*pair_z = max_z(&own[0], &own[1], pair_param);
+	if (!rc && n_usable == 2) {
+		int a = -1, b = -1;
+		for (int k = 0; k < n; k++)
+			if (chk[k].usable)
+				*(a < 0 ? &a : &b) = k;
+		*pair_z = max_z(&own[a], &own[b], pair_param);
+	}
 	free(active);
 	free(use);
 	return rc;
@@ -217,6 +240,55 @@ static void ring_information(const xf_config *cfg, const xf_dataset *ring, const
 	xf_problem_free(&pr);
 }
 
+/* The largest |correlation| of ring k's contrast and offset coefficients in the joint
+ * covariance (NaN when none is free). */
+static double pair_correlation(const xf_nlsq_result *res, const xf_problem *pj, int k)
+{
+	int *cols = malloc(sizeof(int) * (size_t)(pj->n_basis + 1));
+	double worst = NAN;
+	int m = cols ? ring_coefs(pj, k, cols) : 0, n = res->n_params;
+	for (int j = 0; j < m; j++) {
+		size_t c = (size_t)(pj->n_phys + cols[j]),
+		       o = (size_t)(pj->n_phys + pj->n_basis + cols[j]);
+		if ((int)o >= n)
+			break;
+		double r = res->covariance[c * (size_t)n + o] /
+			   sqrt(res->covariance[c * (size_t)n + c] *
+				res->covariance[o * (size_t)n + o]);
+		if (isfinite(r) && !(fabs(r) <= worst))
+			worst = fabs(r);
+	}
+	free(cols);
+	return worst;
+}
+
+/* Each ring's largest information share over the free physical parameters, whether it
+ * informs none of them, and its contrast-offset correlation. */
+static void judge_information(const joint_run *jr, const xf_nlsq_result *res, const xf_problem *pj,
+			      const double *info, ring_check *chk)
+{
+	int n = jr->n_rings, np = res->n_phys;
+	double limit = fmin(XF_JOINT_UNINFORMED_SHARE, 0.1 / n);
+	for (int k = 0; k < n; k++) {
+		chk[k].top_share = NAN;
+		chk[k].top_param = -1;
+		for (int p = 0; p < np; p++) {
+			if (res->is_fixed[p])
+				continue;
+			double sum = 0.0;
+			for (int j = 0; j < n; j++) /* ring order: fixed bits */
+				sum += info[(size_t)j * (size_t)np + (size_t)p];
+			double v = info[(size_t)k * (size_t)np + (size_t)p] / sum;
+			if (isfinite(v) && !(v <= chk[k].top_share)) {
+				chk[k].top_share = v;
+				chk[k].top_param = p;
+			}
+		}
+		chk[k].uninformed = n > 1 && chk[k].top_share < limit;
+		chk[k].pair_corr = pair_correlation(res, pj, k);
+	}
+}
+
 /* The "rings" member of parameters.json (docs/outputs.md). */
 static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 			   const xf_nlsq_result *own, const ring_check *chk, const double *chi2,
@@ -247,6 +319,11 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 			cJSON_AddItemToObject(share, res->names[p], xf_json_num(v));
 		}
 		cJSON_AddItemToObject(r, "information_share", share);
+		cJSON_AddBoolToObject(r, "informs_physical_parameters", !chk[k].uninformed);
+		cJSON_AddItemToObject(r, "largest_information_share",
+				      xf_json_num(chk[k].top_share));
+		cJSON_AddItemToObject(r, "contrast_offset_correlation",
+				      xf_json_num(chk[k].pair_corr));
 		cJSON *fit = cJSON_CreateObject();
 		cJSON_AddStringToObject(fit, "status", own[k].status ? own[k].status : "failed");
 		cJSON_AddItemToObject(fit, "chi_squared", xf_json_num(own[k].chi_squared));
@@ -264,6 +341,8 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 		cJSON_AddStringToObject(c, "parameter",
 					chk[k].param >= 0 ? own[k].names[chk[k].param] : "");
 		cJSON_AddBoolToObject(c, "flagged", chk[k].flagged);
+		cJSON_AddStringToObject(c, "not_compared",
+					chk[k].usable ? "" : "its own fit is not a measurement");
 		cJSON_AddItemToObject(c, "flagged_in_round", xf_json_int(chk[k].round));
 		cJSON_AddItemToObject(r, "leave_one_out", c);
 		cJSON_AddItemToArray(list, r);
@@ -272,7 +351,7 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 	}
 	cJSON_AddItemToObject(root, "rings", list);
 	cJSON_AddItemToObject(root, "flagged_q", flagged);
-	if (n == 2) {
+	if (n == 2 || isfinite(pair_z)) {
 		cJSON_AddItemToObject(root, "pair_sd_apart", xf_json_num(pair_z));
 		cJSON_AddStringToObject(root, "pair_parameter",
 					pair_param >= 0 ? res->names[pair_param] : "");
@@ -280,9 +359,26 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 	return root;
 }
 
+/* The one line that names a ring informing no physical parameter and what to do. */
+static void uninformed_text(const joint_run *jr, const xf_nlsq_result *own, const ring_check *chk,
+			    int k, char *buf, size_t size)
+{
+	/* one quality reason (192 bytes): the share per parameter and the correlation are
+	 * in parameters.json */
+	snprintf(buf, size,
+		 "ring q %.6g 1/A informs no physical parameter (largest information share "
+		 "%.2g)%s; own fit %s; it can be left out (wavevector_q list)",
+		 jr->rings[k].q, chk[k].top_share,
+		 chk[k].pair_corr > XF_JOINT_PAIR_CORR
+			 ? ": its contrast and offset are not told apart"
+			 : "",
+		 own[k].status ? own[k].status : "failed");
+}
+
 /* Console and run.log: each ring's share and check, the flagged rings. */
-static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ring_check *chk,
-			const double *chi2, const double *info, double pair_z, int pair_param)
+static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf_nlsq_result *own,
+			const ring_check *chk, const double *chi2, const double *info,
+			double pair_z, int pair_param)
 {
 	int n = jr->n_rings, np = res->n_phys, n_flagged = 0;
 	for (int k = 0; k < n; k++) {
@@ -294,6 +390,10 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ri
 					", %.1f sd from the others (%s)%s", chk[k].z,
 					res->names[chk[k].param],
 					chk[k].flagged ? ", FLAGGED" : "");
+		if (!chk[k].usable)
+			snprintf(line + len, sizeof line - (size_t)len,
+				 ", own fit %s: not compared with the others",
+				 own[k].status ? own[k].status : "failed");
 		xf_info("joint: %s", line);
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
@@ -314,20 +414,40 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const ri
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
 	}
-	int pair_off = n == 2 && pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z;
+	for (int k = 0; k < n; k++) {
+		if (!chk[k].uninformed)
+			continue;
+		char why[320];
+		uninformed_text(jr, own, chk, k, why, sizeof why);
+		xf_warn("%s", why);
+	}
+	int pair_off = pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z;
 	if (pair_off)
 		xf_warn("the two rings disagree: %s %.1f sd apart (two rings cannot say which is "
 			"off)",
 			res->names[pair_param], pair_z);
-	if (n_flagged == 0 && !pair_off && n > 1 && xf_verbosity() >= XF_VERB_NORMAL)
-		printf("rings agree: no ring beyond %.0f sd of the others' joint fit\n",
-		       XF_JOINT_FLAG_Z);
+	if (n_flagged == 0 && !pair_off && n > 1 && xf_verbosity() >= XF_VERB_NORMAL) {
+		if (isfinite(pair_z))
+			printf("rings agree: the two compared rings are %.1f sd apart\n", pair_z);
+		else
+			printf("rings agree: no ring beyond %.0f sd of the others' joint fit\n",
+			       XF_JOINT_FLAG_Z);
+	}
 }
 
 /* Quality: marginal when a ring is flagged (or two rings disagree), the first reason. */
-static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const ring_check *chk,
-			 double pair_z)
+static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const xf_nlsq_result *own,
+			 const ring_check *chk, double pair_z)
 {
+	for (int k = 0; k < jr->n_rings; k++) {
+		if (!chk[k].uninformed)
+			continue;
+		char why[320];
+		uninformed_text(jr, own, chk, k, why, sizeof why);
+		if (res->quality.overall < XF_QUALITY_MARGINAL)
+			res->quality.overall = XF_QUALITY_MARGINAL;
+		xf_quality_add_reason(&res->quality, "%s", why);
+	}
 	for (int k = 0; k < jr->n_rings; k++) {
 		if (!chk[k].flagged)
 			continue;
@@ -338,7 +458,7 @@ static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const ring_ch
 				      "(%.1f sd): the rings may not share these parameters",
 				      jr->rings[k].q, chk[k].z);
 	}
-	if (jr->n_rings == 2 && pair_z > XF_JOINT_FLAG_Z) {
+	if (pair_z > XF_JOINT_FLAG_Z) {
 		if (res->quality.overall < XF_QUALITY_MARGINAL)
 			res->quality.overall = XF_QUALITY_MARGINAL;
 		xf_quality_add_reason(&res->quality, "the two rings disagree (%.1f sd apart)",
@@ -368,6 +488,8 @@ static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *
 		use[k] = 1;
 		rc = fit_subset(jr, use, &own[k], err);
 		chk[k].param = -1;
+		chk[k].top_param = -1;
+		chk[k].usable = !rc && !xf_nlsq_status_failed(own[k].status);
 	}
 	double pair_z = NAN;
 	int pair_param = -1;
@@ -388,12 +510,14 @@ static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *
 		for (int k = 0; k < n && !rc; k++)
 			ring_information(jr->cfg, &jr->rings[k], &pj, k, res->values, &chi2[k],
 					 &info[(size_t)k * (size_t)np]);
-		if (!rc)
+		if (!rc) {
+			judge_information(jr, res, &pj, info, chk);
 			xf_problem_free(&pj);
+		}
 	}
 	if (!rc) {
-		mark_quality(jr, res, chk, pair_z);
-		print_rings(jr, res, chk, chi2, info, pair_z, pair_param);
+		mark_quality(jr, res, own, chk, pair_z);
+		print_rings(jr, res, own, chk, chi2, info, pair_z, pair_param);
 		cJSON *obj = rings_object(jr, res, own, chk, chi2, info, pair_z, pair_param);
 		*json = cJSON_PrintUnformatted(obj);
 		cJSON_Delete(obj);

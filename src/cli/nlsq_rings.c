@@ -194,6 +194,15 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 				     res->rec[r].written ? "results marked failed, in"
 							 : "no result (the error above), for",
 				     res->top.dir, res->rec[r].folder);
+	/* what to do about a ring that cannot stand alone (issue 26, adr/0066 addendum) */
+	int fit_failed = 0;
+	for (int r = 0; r < n; r++)
+		fit_failed += res->rec[r].failed && res->rec[r].written;
+	if (fit_failed && n > 1)
+		xf_say(XF_VERB_NORMAL,
+		       "a ring whose fit fails alone may inform little (a correlation that hardly "
+		       "changes over the frame window): --joint fits the rings together and names "
+		       "such a ring, or leave it out with a wavevector_q list");
 	return failed ? XF_ERR_DATA : 0;
 }
 

@@ -5,7 +5,8 @@
  * projects x + δ into the box and accepts the step when the actual χ² reduction is a
  * positive fraction of the predicted one; λ follows Nielsen's update (xf_damping_*). A
  * parameter is active (held) when it sits on a bound and the descent direction points
- * out of the box. Every trial costs one streamed pass that also returns H and b at the
+ * out of the box. A damped step that would cross a bound takes that parameter to the
+ * bound and is solved again over the rest (bounded_step). Every trial costs one streamed pass that also returns H and b at the
  * trial point, so an accepted step needs no second pass. A path whose damping climbs by
  * orders of magnitude while χ² barely moves is stopped as `stalled` (adr/0007). */
 #include "nlsq/lm.h"
@@ -60,6 +61,7 @@ typedef struct lm_work {
 	double *h_trial, *b_trial, *x_trial, *diag, *a, *rhs, *step;
 	double *chi2_hist, *lambda_hist; /* ring buffers of the stall window */
 	int *idx;
+	int *clamp; /* per inactive slot of a trial: −1 to its lower bound, +1 upper, 0 free */
 } lm_work;
 
 static int work_alloc(lm_work *w, int n, int window)
@@ -74,10 +76,11 @@ static int work_alloc(lm_work *w, int n, int window)
 	w->rhs = malloc(sizeof(double) * n);
 	w->step = malloc(sizeof(double) * n);
 	w->idx = malloc(sizeof(int) * n);
+	w->clamp = malloc(sizeof(int) * n);
 	w->chi2_hist = malloc(sizeof(double) * nw);
 	w->lambda_hist = malloc(sizeof(double) * nw);
 	return !(w->h_trial && w->a && w->b_trial && w->x_trial && w->diag && w->rhs && w->step &&
-		 w->idx && w->chi2_hist && w->lambda_hist);
+		 w->idx && w->clamp && w->chi2_hist && w->lambda_hist);
 }
 
 static void work_free(lm_work *w)
@@ -90,6 +93,7 @@ static void work_free(lm_work *w)
 	free(w->rhs);
 	free(w->step);
 	free(w->idx);
+	free(w->clamp);
 	free(w->chi2_hist);
 	free(w->lambda_hist);
 }
@@ -166,6 +170,76 @@ static int loses_sensitivity(const xf_lm_setup *s, const double *jtj, const doub
 	return 0;
 }
 
+/* Solve the damped step over the slots not clamped, the clamped ones moved to their
+ * bound: (H_RR + λ D_RR) δ_R = b_R − H_RC δ_C. 0 on success; the step goes to w->rhs. */
+static int solve_clamped(const xf_lm_setup *s, lm_work *w, const double *x, const double *h,
+			 const double *b, int m, double lambda)
+{
+	int n = w->n, r = 0;
+	double *delta = w->step; /* scratch here; projected_trial rewrites it */
+	for (int p = 0; p < m; p++) {
+		int k = w->idx[p];
+		delta[p] = w->clamp[p] < 0   ? s->lower[k] - x[k]
+			   : w->clamp[p] > 0 ? s->upper[k] - x[k]
+					     : 0.0;
+	}
+	for (int p = 0; p < m; p++) {
+		if (w->clamp[p])
+			continue;
+		int k = w->idx[p], c = 0;
+		double rhs = b[k];
+		for (int q = 0; q < m; q++) {
+			if (w->clamp[q])
+				rhs -= h[(size_t)k * n + w->idx[q]] * delta[q];
+			else
+				w->a[r * (m - 0) + c++] = h[(size_t)k * n + w->idx[q]];
+		}
+		w->a[r * m + r] += lambda * w->diag[k];
+		w->x_trial[r++] = rhs; /* the reduced right-hand side, in slot order */
+	}
+	/* the reduced system sits in the leading r columns of rows of stride m */
+	if (r > 0 && LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', r, 1, w->a, m, w->x_trial, 1) != 0)
+		return 1;
+	for (int p = 0, q = 0; p < m; p++)
+		w->rhs[p] = w->clamp[p] ? delta[p] : w->x_trial[q++];
+	return 0;
+}
+
+/* The damped step δ over the inactive set (in w->rhs) honouring the box: a parameter whose
+ * step would leave the box is moved to the bound it crosses and held there, and the step
+ * over the others is solved again given that move, until no further parameter crosses.
+ * Clipping alone keeps the other components computed for the crossing parameter's full
+ * move: along a nearly degenerate linear pair (a ring's contrast and offset when g1
+ * barely decays, c2 ≈ offset + contrast) the clipped step leaves the valley floor, χ²
+ * rises, the step is refused and λ climbs until the step stays inside, so the fit
+ * creeps and stops short of the optimum (issue 26). 0 on success. */
+static int bounded_step(const xf_lm_setup *s, lm_work *w, const double *x, const double *h,
+			const double *b, int m, double lambda)
+{
+	for (int p = 0; p < m; p++)
+		w->clamp[p] = 0;
+	for (int round = 0; round < m; round++) {
+		int crossed = 0;
+		for (int p = 0; p < m; p++) {
+			int k = w->idx[p];
+			if (w->clamp[p])
+				continue;
+			if (x[k] + w->rhs[p] < s->lower[k]) {
+				w->clamp[p] = -1;
+				crossed = 1;
+			} else if (x[k] + w->rhs[p] > s->upper[k]) {
+				w->clamp[p] = 1;
+				crossed = 1;
+			}
+		}
+		if (!crossed)
+			return 0;
+		if (solve_clamped(s, w, x, h, b, m, lambda))
+			return 1;
+	}
+	return 0;
+}
+
 /* Project x + δ into the box; the step actually taken goes to w->step. Returns whether
  * the scaled step is below xtol relative to the scaled x. */
 static int projected_trial(const xf_lm_setup *s, lm_work *w, const double *x, int m)
@@ -174,7 +248,10 @@ static int projected_trial(const xf_lm_setup *s, lm_work *w, const double *x, in
 	memcpy(w->x_trial, x, sizeof(double) * s->n);
 	for (int p = 0; p < m; p++) {
 		int k = w->idx[p];
-		w->x_trial[k] = fmin(fmax(x[k] + w->rhs[p], s->lower[k]), s->upper[k]);
+		w->x_trial[k] = w->clamp[p] < 0 ? s->lower[k]
+				: w->clamp[p] > 0
+					? s->upper[k]
+					: fmin(fmax(x[k] + w->rhs[p], s->lower[k]), s->upper[k]);
 	}
 	for (int k = 0; k < s->n; k++) {
 		w->step[k] = w->x_trial[k] - x[k];
@@ -279,7 +356,8 @@ int xf_lm_solve(const xf_lm_setup *s, xf_lm_eval_fn eval, void *ctx, double *x, 
 			out->stop = XF_STOP_STALLED;
 			break;
 		}
-		if (damped_step(&w, jtj, b, w.idx, m, damp.lambda)) {
+		if (damped_step(&w, jtj, b, w.idx, m, damp.lambda) ||
+		    bounded_step(s, &w, x, jtj, b, m, damp.lambda)) {
 			xf_damping_reject(&damp);
 			if (damp.lambda > XF_LM_LAMBDA_MAX) {
 				out->stop = XF_STOP_SINGULAR;
