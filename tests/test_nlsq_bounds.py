@@ -173,16 +173,21 @@ def file_fast():
     na = fit(cfg, "budget", CORNER_STARTS["random39"],
              SINGLE + ["--set", "optimization.nlsq.start_search.subsample_points=16384"])
     # (adr/0070: since a step that crosses a bound is solved again with that parameter
-    # on it, this start may reach the optimum within the budget: converged is then right)
+    # on it, this start reaches the optimum within the default budget, 204 iterations
+    # where it once spent all 1000: converged is then right, and the budget is cut to
+    # three quarters of that to keep the restarts from being refined)
+    if na and gap_noise(na, best) <= TOL_NOISE and na["status"] == "converged":
+        check(na["rc"] == 0, "budget: at the optimum, converged, exit 0")
+        cut = ["--set", f"optimization.nlsq.max_iterations={na['iterations'] * 3 // 4}"]
+        na = fit(cfg, "budget_cut", CORNER_STARTS["random39"],
+                 SINGLE + ["--set", "optimization.nlsq.start_search.subsample_points=16384"]
+                 + cut)
     if na:
         print("budget:", na["status"], na["chi_squared"], na["quality"]["reasons"][:2])
-        if gap_noise(na, best) <= TOL_NOISE and na["status"] == "converged":
-            check(na["rc"] == 0, "budget: at the optimum, converged, exit 0")
-        else:
-            check(na["status"] != "converged" and na["rc"] == 1,
-                  "budget spent: the point on the bound is not converged (exit 1)")
-            check(any(r.startswith("not at an optimum") for r in na["quality"]["reasons"]),
-                  "budget spent: the quality says 'not at an optimum'")
+        check(na["status"] != "converged" and na["rc"] == 1,
+              "budget spent: the point on the bound is not converged (exit 1)")
+        check(any(r.startswith("not at an optimum") for r in na["quality"]["reasons"]),
+              "budget spent: the quality says 'not at an optimum'")
 
 
 def file_long_window():
@@ -227,11 +232,15 @@ def wrong_basin(cfg, truth):
               "dt 0.05 truth: the same bits with and without the phi0 profile")
         check(off["search"].get("phi0_profiles") == 0, "phi0_profile false: no profile")
     # the lower basin shows on the subsample but the budget is spent: not converged
-    sub = ["--set", "optimization.nlsq.start_search.subsample_points=16384"]
-    first = fit(cfg, "dt05_budget_probe", BASIN_STARTS["random6"], sub + NO_PROFILE)
+    # (adr/0070: from a start that still needs the profile, at the default subsample;
+    # random6 at 16384 points once did, it now reaches the optimum without the profile)
+    start = next((BASIN_STARTS[label] for label, p in fits.items()
+                  if p["search"].get("phi0_basins_improved") == 1), BASIN_STARTS["random6"])
+    sub = []
+    first = fit(cfg, "dt05_budget_probe", start, sub + NO_PROFILE)
     if first:
         cut = ["--set", f"optimization.nlsq.max_iterations={first['iterations']}"]
-        na = fit(cfg, "dt05_budget", BASIN_STARTS["random6"], sub + cut)
+        na = fit(cfg, "dt05_budget", start, sub + cut)
         if na and gap_noise(na, best) <= TOL_NOISE and na["status"] == "converged":
             # adr/0070: this start now reaches the optimum without the profile
             print("dt05_budget: at the optimum:", na["status"], na["chi_squared"])
@@ -240,9 +249,12 @@ def wrong_basin(cfg, truth):
             print("dt05_budget:", na["status"], na["chi_squared"], na["quality"]["reasons"][:2])
             check(na["status"] != "converged" and na["rc"] == 1,
                   "budget spent before the lower phi0 basin: not converged (exit 1)")
+            # the basin's refit may get part of the way (then it is the end point,
+            # not converged) or not at all (then the reason names the basin)
             check(any(r.startswith("not at an optimum: a refit from the flow-angle basin")
+                      or r.startswith("the optimiser stopped")
                       for r in na["quality"]["reasons"]),
-                  "budget spent: the quality names the flow-angle basin")
+                  "budget spent: the quality names the flow-angle basin or the stop")
 
 
 def file_stall_window():

@@ -6,9 +6,10 @@
  * positive fraction of the predicted one; λ follows Nielsen's update (xf_damping_*). A
  * parameter is active (held) when it sits on a bound and the descent direction points
  * out of the box. A damped step that would cross a bound takes that parameter to the
- * bound and is solved again over the rest (bounded_step). Every trial costs one streamed pass that also returns H and b at the
- * trial point, so an accepted step needs no second pass. A path whose damping climbs by
- * orders of magnitude while χ² barely moves is stopped as `stalled` (adr/0007). */
+ * bound and is solved again over the rest (bounded_step, adr/0070). Every trial costs
+ * one streamed pass that also returns H and b at the trial point, so an accepted step
+ * needs no second pass. A path whose damping climbs by orders of magnitude while χ²
+ * barely moves is stopped as `stalled` (adr/0007). */
 #include "nlsq/lm.h"
 #include "xpcsfit/error.h"
 
@@ -192,7 +193,7 @@ static int solve_clamped(const xf_lm_setup *s, lm_work *w, const double *x, cons
 			if (w->clamp[q])
 				rhs -= h[(size_t)k * n + w->idx[q]] * delta[q];
 			else
-				w->a[r * (m - 0) + c++] = h[(size_t)k * n + w->idx[q]];
+				w->a[r * m + c++] = h[(size_t)k * n + w->idx[q]];
 		}
 		w->a[r * m + r] += lambda * w->diag[k];
 		w->x_trial[r++] = rhs; /* the reduced right-hand side, in slot order */
