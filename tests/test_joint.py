@@ -139,6 +139,10 @@ def test_uninformative_ring():
     check("not compared" in stdout, "console: %s" % stdout)
     with open(os.path.join(out, "nlsq_joint", "run.log")) as f:
         check(named in f.read(), "run.log names the ring")
+    with open(os.path.join(out, "nlsq_joint", "report.html")) as f:
+        html = f.read()
+    check("not compared; own fit" in html and "informs no physical parameter" in html,
+          "report.html names the ring")
     check(p["rings"]["flagged_q"] == [], "flagged %s" % p["rings"]["flagged_q"])
     for r in rest:
         check(r["informs_physical_parameters"] and r["own_fit"]["status"] == "converged"

@@ -133,14 +133,41 @@ static void put_ring_row(xf_html *h, const cJSON *r, const char **names, int np,
 	} else {
 		xf_html_put(h, "&mdash;");
 	}
-	xf_html_put(h, flagged ? "</td><td class=\"failed\"><strong>FLAGGED</strong>"
-			       : "</td><td>agrees");
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(own, "status");
+	const cJSON *skip = cJSON_GetObjectItemCaseSensitive(loo, "not_compared");
+	/* a ring whose own fit is no measurement is not compared (adr/0066 addendum) */
+	if (cJSON_IsString(skip) && *skip->valuestring)
+		xf_html_put(h, "</td><td>not compared");
+	else
+		xf_html_put(h, flagged ? "</td><td class=\"failed\"><strong>FLAGGED</strong>"
+				       : "</td><td>agrees");
 	if (cJSON_IsString(status) && strcmp(status->valuestring, "converged")) {
 		xf_html_put(h, "; own fit ");
 		xf_html_text(h, status->valuestring);
 	}
+	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "informs_physical_parameters")))
+		xf_html_put(h, "; <strong>informs no physical parameter</strong>");
 	xf_html_put(h, "</td></tr>\n");
+}
+
+/* The rings that inform no physical parameter, named with what to do (adr/0066
+ * addendum). */
+static void put_uninformed(xf_html *h, const cJSON *root)
+{
+	const cJSON *rings = cJSON_GetObjectItemCaseSensitive(root, "rings"), *r;
+	int k = 0;
+	cJSON_ArrayForEach(r, rings)
+	{
+		if (!cJSON_IsFalse(
+			    cJSON_GetObjectItemCaseSensitive(r, "informs_physical_parameters")))
+			continue;
+		xf_html_put(h, k++ ? ", " : "<strong>Informing no physical parameter</strong>: q ");
+		put_num6(h, num(r, "q"));
+	}
+	if (k)
+		xf_html_put(h, " 1/&Aring; (largest information share below 1 %): the others carry "
+			       "the shared parameters; its own fit is no measurement and is not "
+			       "compared. It can be left out (a <code>wavevector_q</code> list). ");
 }
 
 /* the check's verdict in one sentence */
@@ -153,12 +180,14 @@ static void put_verdict(xf_html *h, const cJSON *root, int n)
 		     "<p>%d rings fitted jointly: the physical parameters shared, contrast "
 		     "and offset per ring. ",
 		     n);
-	if (n == 2) {
-		double z = num(root, "pair_sd_apart");
+	put_uninformed(h, root);
+	double pair = num(root, "pair_sd_apart");
+	if (n == 2 || isfinite(pair)) {
+		double z = pair;
 		xf_html_putf(h,
-			     "The two rings stand %.1f sd apart%s (two rings cannot say which "
+			     "The two %s stand %.1f sd apart%s (two rings cannot say which "
 			     "is off).</p>\n",
-			     z,
+			     n == 2 ? "rings" : "rings with a usable own fit", z,
 			     z > limit ? ", <strong class=\"failed\">they disagree</strong>"
 				       : ", within the limit");
 		return;
