@@ -94,13 +94,20 @@ static int central(const rings_plot *p, int k, double *v, double *s)
 	return c.n >= 2 && isfinite(c.mean);
 }
 
+/* The y range of panel k: the rings with a result ± sd and the central line, padded. A
+ * ring that did not converge widens it only when no ring converged: its value and sd
+ * (D0 100 ± 1200 against rings at 3000 ± 90) would squash the rings that say something;
+ * it is drawn at the panel's edge instead (draw_ring). */
 static void value_range(const rings_plot *p, int k, double *lo, double *hi)
 {
+	int any_good = 0;
+	for (int i = 0; i < p->n; i++)
+		any_good |= p->r[i].written && !p->r[i].failed && isfinite(p->r[i].values[k]);
 	*lo = INFINITY;
 	*hi = -INFINITY;
 	for (int i = 0; i < p->n; i++) {
 		const xf_ring_record *x = &p->r[i];
-		if (!x->written || !isfinite(x->values[k]))
+		if (!x->written || !isfinite(x->values[k]) || (any_good && x->failed))
 			continue;
 		double s = isfinite(x->uncertainties[k]) ? x->uncertainties[k] : 0.0;
 		*lo = fmin(*lo, x->values[k] - s);
@@ -149,19 +156,28 @@ static void draw_central(const rings_plot *p, int k, double qlo, double qhi)
 	plwidth(1.0);
 }
 
-static void draw_ring(const xf_ring_record *x, int k)
+/* ring x in panel k, whose y window is [lo, hi]: a value outside it (only a ring that
+ * did not converge can be, value_range) is an open triangle at the edge it lies beyond */
+static void draw_ring(const xf_ring_record *x, int k, double lo, double hi)
 {
 	double q = x->q_per_A, v = x->values[k];
 	double s = isfinite(x->uncertainties[k]) ? x->uncertainties[k] : 0.0;
-	double ylo = v - s, yhi = v + s;
+	double ylo = fmax(v - s, lo), yhi = fmin(v + s, hi);
 	int col = x->flagged ? COL_FLAG : x->failed ? COL_INK : COL_RING;
 	plcol0(col);
+	const char *mark = x->flagged ? "◆" : x->failed ? "○" : "●";
+	double margin = 0.03 * (hi - lo);
+	if (v > hi || v < lo) {
+		mark = v > hi ? "△" : "▽";
+		v = v > hi ? hi - margin : lo + margin;
+	}
 	plwidth(2.0);
-	plerry(1, &q, &ylo, &yhi);
+	if (ylo < yhi)
+		plerry(1, &q, &ylo, &yhi);
 	plwidth(1.0);
 	xf_plot_text(x->flagged ? 1.5 : 1.1);
 	/* distinct shapes, not colours alone, so the marks survive grey print */
-	plstring(1, &q, &v, x->flagged ? "◆" : x->failed ? "○" : "●");
+	plstring(1, &q, &v, mark);
 }
 
 /* "D0 (Å²/s^(1+α))", or the name alone for a dimensionless parameter */
@@ -192,7 +208,7 @@ static void panel(const rings_plot *p, int slot)
 	plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
 	for (int i = 0; i < p->n; i++)
 		if (p->r[i].written && isfinite(p->r[i].values[k]))
-			draw_ring(&p->r[i], k);
+			draw_ring(&p->r[i], k, lo, hi);
 	char label[96];
 	axis_label(p->head->names[k], label, sizeof label);
 	plcol0(COL_INK);
@@ -217,7 +233,7 @@ static int key_items(const rings_plot *p, const char **items, int *cols)
 		cols[n++] = COL_FLAG;
 	}
 	if (p->any_failed) {
-		items[n] = "○ ring that did not converge";
+		items[n] = "○ ring that did not converge (△ ▽: off the scale)";
 		cols[n++] = COL_INK;
 	}
 	return n;
