@@ -113,6 +113,18 @@ static void rings_lines(const ring_view *v)
 	}
 }
 
+/* the --json answer on stdout; o freed */
+static int print_and_free(cJSON *o)
+{
+	char *text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!text)
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
+	puts(text);
+	free(text);
+	return 0;
+}
+
 static int print_json(const xf_config *cfg, const xf_dataset *ds, const ring_view *rv,
 		      const xf_problem *pr, const double *fit_mean, const double *diag_mean)
 {
@@ -150,13 +162,7 @@ static int print_json(const xf_config *cfg, const xf_dataset *ds, const ring_vie
 	cJSON_AddItemToObject(o, "fitted_mean", number_list(fit_mean, ds->n_phi));
 	cJSON_AddItemToObject(o, "diagonal_mean", number_list(diag_mean, ds->n_phi));
 	cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
-	char *text = cJSON_Print(o);
-	cJSON_Delete(o);
-	if (!text)
-		return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
-	puts(text);
-	free(text);
-	return 0;
+	return print_and_free(o);
 }
 
 static void print_list(const char *key, const double *v, int n)
@@ -318,13 +324,7 @@ static int print_rings(const xf_config *cfg, const ring_view *v)
 			return xf_cli_error(err.code, "%s", err.msg);
 		}
 		cJSON_AddItemToObject(o, "ignored_keys", xf_cli_ignored_json(cfg));
-		char *text = cJSON_Print(o);
-		cJSON_Delete(o);
-		if (!text)
-			return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
-		puts(text);
-		free(text);
-		return 0;
+		return print_and_free(o);
 	}
 	cJSON_Delete(o);
 	printf("file: %s\n", d->path);

@@ -236,18 +236,30 @@ out:
 	return rc;
 }
 
+/* the file to read: --data, else the config's; NULL when neither names one */
+static const char *data_path(const xf_selection *selection, const char *path)
+{
+	if (!path)
+		path = selection->data_path;
+	return path && path[0] ? path : NULL;
+}
+
+static int no_data_file(xf_error *err)
+{
+	return xf_fail(err, XF_ERR_CONFIG,
+		       "no data file: set experimental_data.file_path (or data_folder_path "
+		       "and data_file_name) in the config, or pass --data");
+}
+
 static int load(const xf_selection *selection, const char *path, int rank, int ranks,
 		xf_dataset *ds, xf_error *err)
 {
 	xf_raw_file raw;
 	memset(ds, 0, sizeof *ds);
 	xf_h5_quiet();
+	path = data_path(selection, path);
 	if (!path)
-		path = selection->data_path;
-	if (!path || !path[0])
-		return xf_fail(err, XF_ERR_CONFIG,
-			       "no data file: set experimental_data.file_path (or data_folder_path "
-			       "and data_file_name) in the config, or pass --data");
+		return no_data_file(err);
 	ds->path = strdup(path);
 	int rc = ds->path ? read_raw(path, &raw, err)
 			  : xf_fail(err, XF_ERR_NOMEM, "out of memory loading %s", path);
@@ -298,12 +310,9 @@ int xf_dataset_load_rings(const xf_selection *selection, const char *path, xf_da
 	*rings = NULL;
 	*n_rings = 0;
 	xf_h5_quiet();
+	path = data_path(selection, path);
 	if (!path)
-		path = selection->data_path;
-	if (!path || !path[0])
-		return xf_fail(err, XF_ERR_CONFIG,
-			       "no data file: set experimental_data.file_path (or data_folder_path "
-			       "and data_file_name) in the config, or pass --data");
+		return no_data_file(err);
 	int rc = read_raw(path, &raw, err);
 	if (!rc)
 		rc = xf_select_rings(&raw, selection, &q, &n, err);

@@ -1,11 +1,14 @@
 /* html_text.c — the growing HTML text of html_text.h: appends, escaping, base64. */
 #include "io/html_text.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/numfmt.h"
 
 /* room for n more bytes and the NUL */
 static int reserve(xf_html *h, size_t n)
@@ -118,4 +121,26 @@ void xf_html_free(xf_html *h)
 {
 	free(h->s);
 	*h = (xf_html){ 0 };
+}
+
+void xf_html_value(xf_html *h, double v, double u)
+{
+	char buf[XF_NUM_TEXT];
+	if (!isfinite(v)) {
+		xf_html_put(h, "&mdash;");
+		return;
+	}
+	xf_num_value(v, u, buf, sizeof buf);
+	xf_html_put(h, buf);
+}
+
+void xf_html_pm(xf_html *h, double v, double u)
+{
+	char buf[2 * XF_NUM_TEXT + 8];
+	if (!isfinite(v)) {
+		xf_html_put(h, "&mdash;");
+		return;
+	}
+	xf_num_pm(v, u, " ± ", buf, sizeof buf);
+	xf_html_text(h, buf);
 }

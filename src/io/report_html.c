@@ -51,19 +51,6 @@ void xf_report_add(xf_report *r, xf_report_section s, const char *label, const c
 	va_end(ap);
 }
 
-/* v to the precision u supports (util/numfmt.h; u NaN: 6 significant digits); an em
- * dash for none */
-static void put_value(xf_html *h, double v, double u)
-{
-	char buf[XF_NUM_TEXT];
-	if (!isfinite(v)) {
-		xf_html_put(h, "&mdash;");
-		return;
-	}
-	xf_num_value(v, u, buf, sizeof buf);
-	xf_html_put(h, buf);
-}
-
 /* u, the uncertainty of v, to its 2 significant digits; an em dash for none */
 static void put_unc(xf_html *h, double v, double u)
 {
@@ -104,7 +91,7 @@ static void put_identified(xf_html *h, const xf_identified *id)
 		xf_html_put(h, "<tr><th>");
 		xf_html_text(h, id->combo[k].text);
 		xf_html_put(h, "</th><td class=\"num\">");
-		put_value(h, id->combo[k].value, id->combo[k].sd);
+		xf_html_value(h, id->combo[k].value, id->combo[k].sd);
 		xf_html_put(h, "</td><td class=\"num\">");
 		put_unc(h, id->combo[k].value, id->combo[k].sd);
 		xf_html_put(h, "</td></tr>\n");
@@ -166,17 +153,17 @@ static void put_params(xf_html *h, const xf_report *r)
 		xf_html_put(h, "<tr><th>");
 		xf_html_text(h, p->name);
 		xf_html_put(h, "</th><td class=\"num\">");
-		put_value(h, p->value, unc);
+		xf_html_value(h, p->value, unc);
 		xf_html_put(h, "</td><td class=\"num\">");
 		put_unc(h, p->value, unc);
 		if (r->interval_head) {
 			xf_html_put(h, "</td><td class=\"num\">");
 			if (p->has_interval && !p->fixed) {
-				put_value(h, p->lo, unc);
+				xf_html_value(h, p->lo, unc);
 				xf_html_put(h, " &ndash; ");
-				put_value(h, p->hi, unc);
+				xf_html_value(h, p->hi, unc);
 			} else {
-				put_value(h, NAN, NAN);
+				xf_html_value(h, NAN, NAN);
 			}
 		}
 		xf_html_put(h, "</td><td>");
@@ -396,10 +383,16 @@ void xf_report_html_begin(xf_html *h, const char *title)
 	xf_html_putf(h, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", style);
 }
 
-void xf_report_html_end(xf_html *h)
+int xf_report_html_end(xf_html *h, const char *path, int rc, xf_error *err)
 {
 	put_versions(h);
 	xf_html_put(h, "</body>\n</html>\n");
+	if (rc == 0 && h->failed)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory building the report, %s", path);
+	if (rc == 0)
+		rc = xf_write_file_atomic(path, h->s, h->len, err);
+	xf_html_free(h);
+	return rc;
 }
 
 int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_info *info,
@@ -425,11 +418,5 @@ int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_in
 	if (rc == 0 && with_plots)
 		rc = put_plots(&h, dir, err);
 	put_rows(&h, "Timing", r->rows[XF_REPORT_TIMING], r->n_rows[XF_REPORT_TIMING]);
-	xf_report_html_end(&h);
-	if (rc == 0 && h.failed)
-		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory building the report, %s", path);
-	if (rc == 0)
-		rc = xf_write_file_atomic(path, h.s, h.len, err);
-	xf_html_free(&h);
-	return rc;
+	return xf_report_html_end(&h, path, rc, err);
 }

@@ -63,10 +63,12 @@ int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_in
 
 /* The pieces every page shares (report_html.c), for the other pages of a run (the rings'
  * page of a per-ring run, src/outputs/rings_report.c): the doctype, title and style
- * sheet; the versions and the end of the page; a PNG embedded as a data URI in a figure
- * with its caption (0, or err's code when it cannot be read). */
+ * sheet; the versions and the end of the page, then the page written atomically to path
+ * when rc (the building's status so far) is 0, h freed, the status returned; a PNG
+ * embedded as a data URI in a figure with its caption (0, or err's code when it cannot be
+ * read). */
 void xf_report_html_begin(xf_html *h, const char *title);
-void xf_report_html_end(xf_html *h);
+int xf_report_html_end(xf_html *h, const char *path, int rc, xf_error *err);
 int xf_report_html_embed_png(xf_html *h, const char *path, const char *caption, xf_error *err);
 
 /* The "Rings" section of a joint fit's page (report_rings.c, adr/0066), from its

@@ -24,29 +24,6 @@ static double num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static void put_num6(xf_html *h, double v)
-{
-	char buf[XF_NUM_TEXT];
-	if (!isfinite(v)) {
-		xf_html_put(h, "&mdash;");
-		return;
-	}
-	xf_num_value(v, NAN, buf, sizeof buf);
-	xf_html_put(h, buf);
-}
-
-/* "v ± u" to the precision u supports */
-static void put_pm(xf_html *h, double v, double u)
-{
-	char buf[2 * XF_NUM_TEXT + 8];
-	if (!isfinite(v)) {
-		xf_html_put(h, "&mdash;");
-		return;
-	}
-	xf_num_pm(v, u, " ± ", buf, sizeof buf);
-	xf_html_text(h, buf);
-}
-
 /* the angles of slots [first, first + n) of the joined data */
 static void put_angles(xf_html *h, const xf_dataset *ds, int first, int n)
 {
@@ -101,11 +78,11 @@ static void put_ring_row(xf_html *h, const cJSON *r, const char **names, int np,
 	int flagged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(loo, "flagged"));
 	int n_angles = (int)num(r, "n_angles");
 	xf_html_putf(h, "<tr%s><td class=\"num\">", flagged ? " class=\"flagged\"" : "");
-	put_num6(h, num(r, "q"));
+	xf_html_value(h, num(r, "q"), NAN);
 	xf_html_put(h, "</td><td>");
 	put_angles(h, ds, first, n_angles);
 	xf_html_put(h, "</td><td class=\"num\">");
-	put_num6(h, num(r, "chi_squared"));
+	xf_html_value(h, num(r, "chi_squared"), NAN);
 	xf_html_put(h, "</td>");
 	for (int p = 0; p < np; p++) {
 		double s = num(share, names[p]);
@@ -117,7 +94,7 @@ static void put_ring_row(xf_html *h, const cJSON *r, const char **names, int np,
 	for (int p = 0; p < np; p++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(own, names[p]);
 		xf_html_put(h, "<td class=\"num\">");
-		put_pm(h, num(v, "value"), num(v, "uncertainty"));
+		xf_html_pm(h, num(v, "value"), num(v, "uncertainty"));
 		xf_html_put(h, "</td>");
 	}
 	double z = num(loo, "max_sd_from_others");
@@ -162,7 +139,7 @@ static void put_uninformed(xf_html *h, const cJSON *root)
 			    cJSON_GetObjectItemCaseSensitive(r, "informs_physical_parameters")))
 			continue;
 		xf_html_put(h, k++ ? ", " : "<strong>Informing no physical parameter</strong>: q ");
-		put_num6(h, num(r, "q"));
+		xf_html_value(h, num(r, "q"), NAN);
 	}
 	if (k)
 		xf_html_put(h, " 1/&Aring; (largest information share below 1 %): the others carry "
@@ -206,7 +183,7 @@ static void put_verdict(xf_html *h, const cJSON *root, int n)
 	cJSON_ArrayForEach(q, flagged)
 	{
 		xf_html_put(h, k++ ? ", " : " ");
-		put_num6(h, cJSON_IsNumber(q) ? q->valuedouble : NAN);
+		xf_html_value(h, cJSON_IsNumber(q) ? q->valuedouble : NAN, NAN);
 	}
 	xf_html_put(h, " 1/&Aring;. The joint result above still holds every ring; refit "
 		       "without a flagged ring (a <code>wavevector_q</code> list) once you know "
@@ -276,7 +253,7 @@ static void put_cmc_rings(xf_html *h, const cJSON *root, const xf_dataset *ds)
 		int end = cJSON_IsNumber(next) ? next->valueint : ds ? ds->n_phi : f;
 		xf_html_put(h, "<tr><td class=\"num\">");
 		const cJSON *qk = cJSON_GetArrayItem(q, k);
-		put_num6(h, cJSON_IsNumber(qk) ? qk->valuedouble : NAN);
+		xf_html_value(h, cJSON_IsNumber(qk) ? qk->valuedouble : NAN, NAN);
 		xf_html_put(h, "</td><td>");
 		put_angles(h, ds, f, end - f);
 		xf_html_putf(h, "</td><td class=\"num\">%d</td></tr>\n", f);

@@ -24,30 +24,6 @@
 /* below this p a parameter is read as varying with q */
 #define XF_RINGS_CONSTANT_P 0.01
 
-/* v to 6 significant digits, an em dash for none */
-static void put_num6(xf_html *h, double v)
-{
-	char buf[XF_NUM_TEXT];
-	if (!isfinite(v)) {
-		xf_html_put(h, "&mdash;");
-		return;
-	}
-	xf_num_value(v, NAN, buf, sizeof buf);
-	xf_html_put(h, buf);
-}
-
-/* "v ± u" to the precision u supports (util/numfmt.h, adr/0062) */
-static void put_pm(xf_html *h, double v, double u)
-{
-	char buf[2 * XF_NUM_TEXT + 8];
-	if (!isfinite(v)) {
-		xf_html_put(h, "&mdash;");
-		return;
-	}
-	xf_num_pm(v, u, " ± ", buf, sizeof buf);
-	xf_html_text(h, buf);
-}
-
 static const xf_ring_record *first_written(const xf_ring_record *r, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -94,7 +70,7 @@ static void put_constancy_row(xf_html *h, const xf_ring_record *r, int n, int k)
 	xf_html_put(h, "<tr><th>");
 	put_param_head(h, first_written(r, n)->names[k]);
 	xf_html_put(h, "</th><td class=\"num\">");
-	put_pm(h, c.mean, c.sd);
+	xf_html_pm(h, c.mean, c.sd);
 	xf_html_putf(h, "</td><td class=\"num\">%d</td><td class=\"num\">", c.n);
 	if (c.n >= 2) {
 		xf_html_putf(h, "%.3g (%d)</td><td class=\"num\">%.2g</td>", c.chi2_per_dof,
@@ -134,7 +110,7 @@ static void put_ring_row(xf_html *h, const xf_ring_record *x, const xf_ring_reco
 			 int chi2_col)
 {
 	xf_html_putf(h, "<tr%s><td class=\"num\">", x->failed ? " class=\"failed\"" : "");
-	put_num6(h, x->q_per_A);
+	xf_html_value(h, x->q_per_A, NAN);
 	xf_html_put(h, "</td><td>");
 	if (x->written) {
 		xf_html_put(h, "<a href=\"");
@@ -160,17 +136,17 @@ static void put_ring_row(xf_html *h, const xf_ring_record *x, const xf_ring_reco
 	xf_html_put(h, "</td>");
 	if (chi2_col) { /* χ²ᵣ means σ = 1 when the data give no σ: the residual sd beside it */
 		xf_html_put(h, "<td class=\"num\">");
-		put_num6(h, x->written ? x->reduced_chi_squared : NAN);
+		xf_html_value(h, x->written ? x->reduced_chi_squared : NAN, NAN);
 		xf_html_put(h, "</td><td class=\"num\">");
-		put_num6(h, x->written ? x->residual_sd : NAN);
+		xf_html_value(h, x->written ? x->residual_sd : NAN, NAN);
 		xf_html_put(h, "</td>");
 	}
 	for (int k = 0; k < head->n_phys; k++) {
 		if (head->is_fixed[k])
 			continue;
 		xf_html_put(h, "<td class=\"num\">");
-		put_pm(h, x->written && k < x->n_phys ? x->values[k] : NAN,
-		       x->written && k < x->n_phys ? x->uncertainties[k] : NAN);
+		xf_html_pm(h, x->written && k < x->n_phys ? x->values[k] : NAN,
+			   x->written && k < x->n_phys ? x->uncertainties[k] : NAN);
 		xf_html_put(h, "</td>");
 	}
 	xf_html_put(h, "</tr>\n");
@@ -186,7 +162,7 @@ static void put_fixed(xf_html *h, const xf_ring_record *head)
 		xf_html_put(h, any++ ? ", " : "<p>Fixed: ");
 		xf_html_text(h, head->names[k]);
 		xf_html_put(h, " = ");
-		put_num6(h, head->values[k]);
+		xf_html_value(h, head->values[k], NAN);
 	}
 	if (any)
 		xf_html_put(h, ".</p>\n");
@@ -255,19 +231,13 @@ int xf_rings_write_report(const char *dir, const char *method, const char *mode_
 		xf_html_put(&h, "<p class=\"failed\">No ring has a result.</p>\n");
 		for (int i = 0; i < n; i++) {
 			xf_html_put(&h, i ? ", " : "<p>");
-			put_num6(&h, r[i].q_per_A);
+			xf_html_value(&h, r[i].q_per_A, NAN);
 			xf_html_put(&h, ": ");
 			xf_html_text(&h, r[i].status);
 		}
 		xf_html_put(&h, "</p>\n");
 	}
-	xf_report_html_end(&h);
-	if (rc == 0 && h.failed)
-		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory building the report, %s", path);
-	if (rc == 0)
-		rc = xf_write_file_atomic(path, h.s, h.len, err);
-	xf_html_free(&h);
-	return rc;
+	return xf_report_html_end(&h, path, rc, err);
 }
 
 /* ring k's record from the joint fit's "rings" member: its own fit */

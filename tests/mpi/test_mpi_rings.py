@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from small_configs import static_template
-from same_result import same_array
+from same_result import same_result as same_folders
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
@@ -51,32 +51,12 @@ def run_mpi(ranks, *args, env=None):
                           env=dict(os.environ, **(env or {})))
 
 
-def datasets(path):
-    found = {}
-    with h5py.File(path, "r") as h:
-        h.visititems(lambda n, o: found.__setitem__(n, o[()])
-                     if isinstance(o, h5py.Dataset) else None)
-    return found
-
-
-def without_timing(d):
-    with open(os.path.join(d, "parameters.json")) as f:
-        p = json.load(f)
-    p.pop("timing_s", None)
-    return p
-
-
 def same_result(ref, d, what):
     """results.h5 byte for byte (every dataset), parameters.json but its timings."""
     for f in ("results.h5", "parameters.json"):
         if not check(os.path.exists(os.path.join(d, f)), f"{what}: no {f}"):
             return
-    da, db = datasets(os.path.join(ref, "results.h5")), datasets(os.path.join(d, "results.h5"))
-    check(sorted(da) == sorted(db), f"{what}: dataset lists differ")
-    for name in da:
-        if name in db:
-            check(same_array(da[name], db[name]), f"{what}: /{name} differs")
-    check(without_timing(ref) == without_timing(d), f"{what}: parameters.json differs")
+    same_folders(ref, d, what)
 
 
 def setup():
