@@ -154,6 +154,13 @@ typedef struct xf_cmc_progress {
 
 typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
 
+/* The refusals of xf_cmc_run that come before any sampling: the shard count against the
+ * data's frame pairs and, with nlsq (NULL: not yet known), the posterior's problem (its
+ * per_angle_scaling counts). Run before a result folder is claimed, so that such a
+ * refusal leaves a finished result untouched (adr/0071). 0, or the code with err set. */
+int xf_cmc_check_layout(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+			const xf_nlsq_result *nlsq, xf_error *err);
+
 /* Run CMC on ds warm-started from nlsq (which must fit the same data and mode) with the
  * method options o; req is the NLSQ fit's problem request, from which the posterior's is
  * derived (xf_request_for_posterior, o->per_angle_mode): shards

@@ -96,6 +96,12 @@ typedef struct xf_nlsq_progress {
 
 typedef void (*xf_nlsq_progress_fn)(const xf_nlsq_progress *p, void *ctx);
 
+/* The refusals of xf_nlsq_fit that come before any fitting (the problem of req on ds:
+ * per_angle_scaling counts, the data against the bounds), without fitting: run before a
+ * result folder is claimed, so that such a refusal leaves a finished result untouched
+ * (adr/0071). 0, or the code of xf_nlsq_fit's refusal with err set. */
+int xf_nlsq_check(const xf_request *req, const xf_dataset *ds, xf_error *err);
+
 /* Fit the problem that req asks for to ds with the method options opt on n_threads
  * virtual devices (≥ 1). Returns 0 when a result was produced (status may still be
  * "failed": the caller writes it and exits 1), or an error code when nothing could be

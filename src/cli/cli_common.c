@@ -383,8 +383,12 @@ int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_da
 			double t_start, double t_loaded, xf_nlsq_result *res)
 {
 	xf_rundir rd;
-	int rc = xf_cli_claim(&rd, out, method_dir, replace, "--force", command);
-	if (rc)
+	xf_error err = { 0 };
+	/* the fit's own refusals before the claim, which removes a finished result
+	 * (adr/0071) */
+	int rc = xf_nlsq_check(req, ds, &err) ? xf_cli_error(err.code, "%s", err.msg) : 0;
+	if ((rc = xf_cli_agree(rc)) ||
+	    (rc = xf_cli_claim(&rd, out, method_dir, replace, "--force", command)))
 		return rc;
 	rc = nlsq_fit_and_write(cfg, req, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
 	xf_rundir_release(&rd);

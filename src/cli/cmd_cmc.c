@@ -411,6 +411,15 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	}
 	rc = xf_cli_agree(
 		read_nlsq(o->nlsq ? o->nlsq : o->out, "nlsq_joint", cfg, &jd.joint, &nlsq));
+	if (!rc) {
+		xf_request req;
+		xf_request_from_config(cfg, &req);
+		req.n_slot_q = jd.joint.n_phi;
+		req.slot_q = jd.slot_q;
+		if (xf_cmc_check_layout(&req, &cfg->cmc, &jd.joint, &nlsq, &err))
+			rc = xf_cli_error(err.code, "%s", err.msg);
+		rc = xf_cli_agree(rc);
+	}
 	int claimed = !rc && !(rc = xf_cli_claim(&rd, o->out, "cmc_joint", o->force || o->resume,
 						 "--force (or --resume)", o->command));
 	char shards[PATH_MAX + 16];
@@ -524,8 +533,22 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 	if ((rc = xf_cli_load_data(&o, &cfg, &ds)))
 		return rc;
+	xf_request req; /* built once: the NLSQ warm start and CMC's layout (adr/0043) */
+	xf_request_from_config(&cfg, &req);
+	/* every refusal before the claim, which removes a finished result (adr/0071): the
+	 * layout; a given --nlsq result read and checked against this data and config, or
+	 * the problem of the NLSQ fitted first */
+	rc = xf_cmc_check_layout(&req, &cfg.cmc, &ds, NULL, &err);
+	if (!rc && !o.nlsq)
+		rc = xf_nlsq_check(&req, &ds, &err);
+	rc = xf_cli_agree(rc ? xf_cli_error(err.code, "%s", err.msg) : 0);
+	if (!rc && o.nlsq && !(rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq)))
+		rc = xf_cli_agree(xf_cmc_check_layout(&req, &cfg.cmc, &ds, &nlsq, &err)
+					  ? xf_cli_error(err.code, "%s", err.msg)
+					  : 0);
 	xf_rundir rd;
-	if ((rc = xf_cli_claim(&rd, o.out, cmc_dir, replace, hint, cmd))) {
+	if (rc || (rc = xf_cli_claim(&rd, o.out, cmc_dir, replace, hint, cmd))) {
+		xf_nlsq_result_free(&nlsq);
 		xf_dataset_free(&ds);
 		xf_config_free(&cfg);
 		return rc;
@@ -533,9 +556,8 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	const char *dir = rd.dir;
 	char shards[PATH_MAX + 16];
 	snprintf(shards, sizeof shards, "%s/shards", dir);
-	xf_request req; /* built once: the NLSQ warm start and CMC's layout (adr/0043) */
-	xf_request_from_config(&cfg, &req);
-	rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq);
+	if (!o.nlsq)
+		rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq);
 	if (nlsq_rec && !o.nlsq && nlsq.status) /* fitted here: its folder is whole */
 		xf_ring_record_fill(nlsq_rec, &nlsq);
 	if (rc)

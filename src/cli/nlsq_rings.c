@@ -206,24 +206,13 @@ static int fit_rings(const xf_cli_job *job, ring_side *nl, ring_side *cm, int n)
 	return failed ? XF_ERR_DATA : 0;
 }
 
-/* Remove the regular files of dir/shards (CMC's checkpoints), then the folder. */
+/* Remove the files of dir/shards (CMC's checkpoints), then the folder; a link there is
+ * removed itself, never followed (adr/0071). */
 static void remove_shards(const char *dir)
 {
-	char shards[PATH_MAX], path[PATH_MAX];
-	if (snprintf(shards, sizeof shards, "%s/shards", dir) >= (int)sizeof shards)
-		return;
-	DIR *d = opendir(shards);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		if (snprintf(path, sizeof path, "%s/%s", shards, e->d_name) < (int)sizeof path &&
-		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(shards);
+	char shards[PATH_MAX];
+	if (snprintf(shards, sizeof shards, "%s/shards", dir) < (int)sizeof shards)
+		xf_remove_folder_files(shards);
 }
 
 /* A ring folder of an earlier run into this top folder: claimed as a result folder

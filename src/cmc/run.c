@@ -445,6 +445,34 @@ static void free_run(cmc_run *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
+/* more shards than frame pairs would mean shards of one pair or none: a config error,
+ * not something to run for hours */
+static int check_shards(const xf_cmc_options *o, const xf_dataset *ds, xf_error *err)
+{
+	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
+	if (o->num_shards > 0 && (size_t)o->num_shards > n_pairs)
+		return xf_fail(
+			err, XF_ERR_CONFIG,
+			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
+			"only %zu frame pairs; use far fewer shards",
+			o->num_shards, n_pairs);
+	return 0;
+}
+
+int xf_cmc_check_layout(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
+			const xf_nlsq_result *nlsq, xf_error *err)
+{
+	int rc = check_shards(o, ds, err);
+	if (rc || !nlsq)
+		return rc;
+	cmc_run r;
+	memset(&r, 0, sizeof r);
+	rc = build_problem(&r, req, o, ds, nlsq, err);
+	free(r.theta);
+	xf_problem_free(&r.pr);
+	return rc;
+}
+
 static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
 		 const xf_nlsq_result *nlsq, int n_threads, xf_error *err)
 {
@@ -466,14 +494,8 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	if (req->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
 		r->target_accept = XF_LAMINAR_ACCEPT;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
-	/* more shards than frame pairs would mean shards of one pair or none: a config
-	 * error, not something to run for hours */
-	if (o->num_shards > 0 && (size_t)o->num_shards > n_pairs)
-		return xf_fail(
-			err, XF_ERR_CONFIG,
-			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
-			"only %zu frame pairs; use far fewer shards",
-			o->num_shards, n_pairs);
+	if ((rc = check_shards(o, ds, err)))
+		return rc;
 	r->n_shards = xf_cmc_shard_count(o, ds->n_points, n_pairs);
 	r->temper = 1.0 / (double)r->n_shards;
 	if (o->use_nlsq_informed_priors) {
@@ -525,7 +547,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	 * rank 0 has a shard store, sums up and combines. */
 	int rc = setup(&r, req, o, ds, nlsq, n_threads, err);
 	if (rc == 0 && root)
-		rc = xf_mkdir_p(shard_dir, err);
+		rc = xf_mkdir_here(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
 	/* the exact posterior under several ranks: the importance route shares its points,
@@ -618,7 +640,7 @@ int xf_cmc_sample_one(const xf_request *req, const xf_cmc_options *o, const xf_d
 	pthread_mutex_init(&r.lock, NULL);
 	r.dir = shard_dir;
 	r.only_shard = id;
-	int rc = xf_mkdir_p(shard_dir, err);
+	int rc = xf_mkdir_here(shard_dir, err);
 	if (rc || (rc = setup(&r, req, o, ds, nlsq, n_threads, err)))
 		goto done;
 	*n_shards = r.n_shards;

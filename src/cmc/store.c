@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmc/cmc_internal.h"
 #include "util/files.h"
@@ -151,6 +152,11 @@ int xf_store_save_image(const char *dir, long id, const unsigned char *image, si
 {
 	char path[4200];
 	shard_path(path, sizeof path, dir, id);
+	/* an empty folder in the shard's place is no shard (adr/0071): the rename needs its
+	 * name; one holding files of the user's stays, and the write says so */
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		(void)rmdir(path);
 	return xf_write_file_atomic(path, image, len, err);
 }
 
@@ -236,9 +242,16 @@ int xf_store_load(const char *dir, long id, uint64_t hash, xf_shard_draws *s, xf
 {
 	char path[4200];
 	shard_path(path, sizeof path, dir, id);
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	/* anything but a regular file (a FIFO would block, a link leads out of the folder)
+	 * is absent, as a truncated file is: the shard runs again (adr/0071) */
+	struct stat st;
+	int fd = xf_open_regular(path, 1, &st);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	unsigned char *img = NULL;
 	size_t len = 0, cap = 0;
 	for (;;) {

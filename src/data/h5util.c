@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "util/files.h"
 #include "util/lockfile.h"
 #include "util/size.h"
 
@@ -319,6 +320,13 @@ static hid_t open_or_create(const char *path, unsigned flags, hid_t fcpl, int cr
 
 hid_t xf_h5_fopen(const char *path, unsigned flags)
 {
+	/* only a regular file: HDF5's open of a FIFO would wait for a writer forever */
+	struct stat st;
+	int fd = xf_open_regular(path, 0, &st);
+	if (fd < 0 && errno == EINVAL)
+		return -1;
+	if (fd >= 0)
+		close(fd);
 	return open_or_create(path, flags, H5P_DEFAULT, 0);
 }
 

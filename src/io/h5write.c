@@ -189,6 +189,8 @@ int xf_h5_open(h5w *w, const char *dir, const char *name, char *path, char *tmp,
 	H5Pset_obj_track_times(w->gcpl, 0);
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	H5Pset_obj_track_times(fcpl, 0); /* the root group */
+	/* this process's own temporary name: a link there is removed, not written through */
+	(void)unlink(tmp);
 	w->file = xf_h5_fcreate(tmp, fcpl);
 	H5Pclose(fcpl);
 	if (w->file < 0) {

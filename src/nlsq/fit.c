@@ -321,6 +321,21 @@ static void count_passes(xf_fit_ctx *ctx)
 	}
 }
 
+int xf_nlsq_check(const xf_request *req, const xf_dataset *ds, xf_error *err)
+{
+	xf_problem pr;
+	xf_request c = *req;
+	/* the fit says it when fourier falls back to individual: not said twice */
+	if (c.per_angle_mode == XF_SCALING_FOURIER && ds->n_phi < 2 * c.fourier_order + 1)
+		c.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	int rc = xf_problem_build(&pr, &c, ds, err);
+	if (rc)
+		return rc;
+	rc = xf_fit_check_data(&pr, err);
+	xf_problem_free(&pr);
+	return rc;
+}
+
 int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_dataset *ds,
 		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx,
 		xf_nlsq_result *res, xf_error *err)

@@ -230,7 +230,7 @@ out:
 int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
 			 const xf_estimate *est, int dpi, xf_error *err)
 {
-	if (xf_mkdir_p(plots_dir, err) != 0)
+	if (xf_mkdir_here(plots_dir, err) != 0)
 		return err->code;
 	xf_pl_set_dpi(dpi);
 	xf_error e = { 0 };

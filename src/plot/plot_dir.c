@@ -17,6 +17,7 @@
 #include "xpcsfit/plot.h"
 #include "xpcsfit/vdev.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
@@ -694,7 +695,7 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 	char path[PATH_MAX];
 	if (rc != 0)
 		rc = xf_fail(err, XF_ERR_DATA, "cannot read the posterior draws, %s", r->path);
-	else if ((rc = xf_mkdir_p(plots, err)) == 0 &&
+	else if ((rc = xf_mkdir_here(plots, err)) == 0 &&
 		 (rc = xf_path_join(path, sizeof path, plots, "corner.png", err)) == 0)
 		rc = xf_plot_cmc_corner(path, &res, err);
 	free(res.draws);
@@ -722,7 +723,15 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	h5_result r = { .file = -1, .path = path, .data_path = data_path, .d_c2 = -1, .d_fit = -1 };
 	int rc;
-	if (H5Fis_hdf5(path) <= 0) {
+	struct stat st;
+	/* a FIFO or a device there would block HDF5's open: refused unopened (adr/0071) */
+	int fd = xf_open_regular(path, 0, &st);
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 && errno == EINVAL) {
+		rc = xf_fail(err, XF_ERR_DATA, "results.h5 is not a regular file (%s), %s",
+			     xf_node_kind(st.st_mode), path);
+	} else if (H5Fis_hdf5(path) <= 0) {
 		rc = xf_fail(err, XF_ERR_DATA, "no readable results.h5 in the result folder, %s",
 			     path);
 	} else {

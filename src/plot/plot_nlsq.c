@@ -281,7 +281,7 @@ int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *er
 	if (src->n_phi < 1 || src->n_frames < 3)
 		return xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s",
 			       src->n_phi, src->n_frames, plots_dir);
-	if (xf_mkdir_p(plots_dir, err) != 0)
+	if (xf_mkdir_here(plots_dir, err) != 0)
 		return err->code;
 	int workers = src->workers < src->n_phi ? src->workers : src->n_phi;
 	xf_plot_cuts cuts = { src->n_frames - 2, NULL, NULL };

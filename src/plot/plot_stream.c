@@ -198,7 +198,7 @@ xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds
 			ds->n_frames, plots_dir);
 		return NULL;
 	}
-	if (xf_mkdir_p(plots_dir, err) != 0)
+	if (xf_mkdir_here(plots_dir, err) != 0)
 		return NULL;
 	xf_plot_stream *s = calloc(1, sizeof *s);
 	if (!s) {

@@ -207,7 +207,10 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		return xf_fail(err, XF_ERR_DATA, "plotting failed (PLplot: %s), %s", pl_message,
 			       path);
 	}
-	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* this process's own name: whatever sits there (a link, a FIFO) is removed and the
+	 * file made anew, never opened through a link (adr/0071) */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		free(canvas.rgb);
 		return xf_fail(err, XF_ERR_DATA, "cannot write plot: %s, %s", strerror(errno),

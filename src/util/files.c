@@ -118,6 +118,63 @@ int xf_mkdir_p(const char *dir, xf_error *err)
 	return 0;
 }
 
+int xf_mkdir_here(const char *dir, xf_error *err)
+{
+	struct stat st;
+	char parent[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+	size_t n = slash ? (size_t)(slash - dir) : 0;
+	if (n >= sizeof parent)
+		return xf_fail(err, XF_ERR_DATA, "folder name too long, %s", dir);
+	/* the folders above (the user's --out, which may be a link) as xf_mkdir_p */
+	if (n > 0) {
+		memcpy(parent, dir, n);
+		parent[n] = '\0';
+		if (xf_mkdir_p(parent, err) != 0)
+			return err->code;
+	}
+	/* a link in place of the folder is removed, never followed (adr/0071) */
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && unlink(dir) != 0 && errno != ENOENT)
+		return xf_fail(err, XF_ERR_IO, "cannot remove the symbolic link: %s, %s",
+			       strerror(errno), dir);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return xf_fail(err, XF_ERR_IO, "cannot create folder: %s, %s", strerror(errno),
+			       dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return xf_fail(err, XF_ERR_DATA, "not a folder, %s", dir);
+	close(fd);
+	return 0;
+}
+
+int xf_remove_folder_files(const char *dir)
+{
+	/* O_NOFOLLOW: a link in place of the folder is removed itself, its target untouched */
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		struct stat st;
+		if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+			return unlink(dir) == 0;
+		return 0;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	int removed = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		/* a file or a link goes; a folder (a user's own) stays, and so does this one */
+		removed += unlinkat(fd, e->d_name, 0) == 0;
+	}
+	closedir(d);
+	rmdir(dir);
+	return removed;
+}
+
 /* fsync the folder holding path so that a rename into it is durable */
 static void fsync_parent(const char *path)
 {
@@ -191,18 +248,47 @@ static void format_limit(char *buf, size_t size, size_t bytes)
 		snprintf(buf, size, "%zu bytes", bytes);
 }
 
+int xf_open_regular(const char *path, int nofollow, struct stat *st)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one; O_NOFOLLOW: a link
+	 * inside a result folder is not followed (ELOOP) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	memset(st, 0, sizeof *st);
+	if (fd < 0) {
+		int e = errno;
+		/* a link that is not followed: "not a regular file" as well, st says so */
+		if (nofollow && e == ELOOP && lstat(path, st) == 0 && S_ISLNK(st->st_mode))
+			e = EINVAL;
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		int e = S_ISREG(st->st_mode) ? errno : EINVAL;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+const char *xf_node_kind(mode_t mode)
+{
+	return node_kind(mode);
+}
+
 int xf_open_input_file(const char *path, const char *what, size_t max_bytes, int code,
 		       xf_error *err)
 {
-	/* O_NONBLOCK: opening a FIFO with no writer would wait for one */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
+	struct stat st;
+	int fd = xf_open_regular(path, 0, &st);
+	if (fd < 0 && errno != EINVAL) {
 		xf_fail(err, code, "cannot open %s: %s, %s", what, strerror(errno), path);
 		return -1;
 	}
-	struct stat st = { 0 };
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd < 0) {
 		xf_fail(err, code, "%s is not a regular file (%s): %s", what, node_kind(st.st_mode),
 			path);
 		return -1;
@@ -215,9 +301,6 @@ int xf_open_input_file(const char *path, const char *what, size_t max_bytes, int
 			(long long)st.st_size, limit, path);
 		return -1;
 	}
-	int flags = fcntl(fd, F_GETFL);
-	if (flags >= 0)
-		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
 }
 

@@ -4,6 +4,7 @@
 #define XPCSFIT_UTIL_FILES_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include "xpcsfit/error.h"
 
 /* "<path>.tmp.<pid>" into buf; returns 0, or -1 when it does not fit. */
@@ -25,6 +26,15 @@ int xf_path_join(char *buf, size_t size, const char *dir, const char *name, xf_e
 /* Create dir (and parents) if missing. */
 int xf_mkdir_p(const char *dir, xf_error *err);
 
+/* Create the folder dir inside a result folder (plots/, shards/), its parents as
+ * xf_mkdir_p: a symbolic link at dir's own name is removed, not followed, and the folder
+ * made in its place; anything else but a folder there is refused (adr/0071). */
+int xf_mkdir_here(const char *dir, xf_error *err);
+/* Empty and remove the folder dir inside a result folder without following any link: a
+ * link (or any non-folder) in place of dir is removed itself; each file or link in it is
+ * removed (unlinkat on the folder's descriptor, never a path through a link); a folder of
+ * the user's inside stays, and so dir with it. Returns how many entries were removed. */
+int xf_remove_folder_files(const char *dir);
 /* A file written completely under tmp_path by someone else (HDF5, PLplot): fsync it,
  * rename it to path, fsync the folder. On failure tmp_path is removed. */
 int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
@@ -38,6 +48,15 @@ int xf_commit_tmp(const char *tmp_path, const char *path, xf_error *err);
 int xf_open_input_file(const char *path, const char *what, size_t max_bytes, int code,
 		       xf_error *err);
 
+/* The one open of a file that is read (every input, and every file read back from a
+ * result folder: shards, parameters.json, results.h5, batch records): without blocking
+ * (a FIFO with no writer would wait forever), and only a regular file. nofollow: a
+ * symbolic link is not followed (inside a result folder). Returns the descriptor
+ * (blocking again) and *st, or -1 with errno: EINVAL when something that is not a
+ * regular file sits there (*st says what: xf_node_kind), else open()'s errno. */
+int xf_open_regular(const char *path, int nofollow, struct stat *st);
+/* "a FIFO", "a folder", "a symbolic link", ... for a refusal */
+const char *xf_node_kind(mode_t mode);
 /* The whole of such a file as NUL-terminated text, malloc'ed, through
  * xf_open_input_file; a NUL byte inside is refused too (it would cut a line short: text,
  * not binary, is expected), naming its line. *len (may be NULL) is the length. NULL with

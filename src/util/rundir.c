@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 /* the files of a result; plots/ is emptied and removed as well. A per-ring run's folder
- * (adr/0065) holds its summary; its rings' folders are results of their own. */
-static const char *const result_files[] = { "results.h5",     "parameters.json", "run.log",
-					    "report.html",    "rings.csv",	 "rings.json",
-					    "params_vs_q.png" };
+ * (adr/0065) holds its summary; its rings' folders are results of their own. CMC's
+ * posterior.nc is one of them: an old one never sits beside a new run's shards. */
+static const char *const result_files[] = { "results.h5",      "parameters.json", "run.log",
+					    "report.html",     "rings.csv",	  "rings.json",
+					    "params_vs_q.png", "posterior.nc" };
 
 static int exists_in(const char *dir, const char *name)
 {
@@ -217,24 +218,25 @@ int xf_rundir_lock(xf_rundir *rd, const char *dir, xf_error *err)
 	return take_lock(rd, dir, err);
 }
 
-/* remove every regular file of dir/plots, then the folder */
+/* remove every file of dir/plots, then the folder; a link in its place is removed
+ * itself, never followed (adr/0071) */
 static void remove_plots(const char *dir)
 {
-	char plots[PATH_MAX], path[PATH_MAX];
-	if (snprintf(plots, sizeof plots, "%s/plots", dir) >= (int)sizeof plots)
-		return;
-	DIR *d = opendir(plots);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (snprintf(path, sizeof path, "%s/%s", plots, e->d_name) < (int)sizeof path)
-			unlink(path);
-	}
-	closedir(d);
-	rmdir(plots); /* left when a user put a folder of their own in it */
+	char plots[PATH_MAX];
+	if (snprintf(plots, sizeof plots, "%s/plots", dir) < (int)sizeof plots)
+		xf_remove_folder_files(plots);
+}
+
+/* a symbolic link (or any non-folder) named shards: removed itself, so the shards the run
+ * reads and writes are the folder's own, not the link target's (adr/0071) */
+static int remove_shards_link(const char *dir)
+{
+	char shards[PATH_MAX];
+	struct stat st;
+	if (snprintf(shards, sizeof shards, "%s/shards", dir) >= (int)sizeof shards ||
+	    lstat(shards, &st) != 0 || S_ISDIR(st.st_mode))
+		return 0;
+	return unlink(shards) == 0;
 }
 
 static int write_marker(xf_rundir *rd, const char *command, xf_error *err)
@@ -302,6 +304,7 @@ int xf_rundir_claim(xf_rundir *rd, const char *dir, int replace, const char *rep
 		remove_plots(dir);
 		removed++;
 	}
+	removed += remove_shards_link(dir);
 	/* under the lock no live run writes here: every temporary file is stale */
 	char sub[PATH_MAX];
 	int stale = xf_remove_stale_tmps(dir, NULL, 1);
