@@ -256,9 +256,13 @@ int xf_open_regular(const char *path, int nofollow, struct stat *st)
 	memset(st, 0, sizeof *st);
 	if (fd < 0) {
 		int e = errno;
-		/* a link that is not followed: "not a regular file" as well, st says so */
-		if (nofollow && e == ELOOP && lstat(path, st) == 0 && S_ISLNK(st->st_mode))
+		/* a node open() refuses (a socket: ENXIO) or a link that is not followed
+		 * (ELOOP): "not a regular file" as well, st says what it is */
+		if (lstat(path, st) == 0 && !S_ISREG(st->st_mode) &&
+		    (!S_ISLNK(st->st_mode) || (nofollow && e == ELOOP)))
 			e = EINVAL;
+		else
+			memset(st, 0, sizeof *st);
 		errno = e;
 		return -1;
 	}

@@ -360,6 +360,15 @@ CASES = [
      "make": lambda d: ["plot", os.path.join(d, "nowhere")],
      "rc": 1, "needles": ["no such result folder", "nowhere"],
      "fix": "Give xpcsfit plot a result folder: a run's --out folder or its nlsq/."},
+    {"name": "plot_dir_results_fifo", "klass": KLASS,
+     "make": lambda d: (finished(d), os.unlink(os.path.join(d, "out", "nlsq", "results.h5")),
+                        os.mkfifo(os.path.join(d, "out", "nlsq", "results.h5")),
+                        ["plot", os.path.join(d, "out", "nlsq")])[3],
+     "timeout": 20, "rc": 1,
+     "needles": ["results.h5 is not a regular file (a FIFO)", "out/nlsq/results.h5"],
+     "fix": "Something else sits where the result's results.h5 was (a FIFO would block the "
+            "read; it is never opened): rerun the fit into that folder with --force "
+            "(adr/0071)."},
     {"name": "nlsq_resume", "klass": KLASS,
      "make": lambda d: nlsq(d, "--resume"),
      "rc": 2, "needles": ["unknown or incomplete option", "--resume"],
