@@ -7,15 +7,15 @@
    them `cmc --force`/`--resume` with an `--nlsq` result of another data file, other
    angles (--phi) or another frame window, which used to remove results.h5,
    parameters.json, run.log and report.html first;
-2. a symbolic link inside a result folder (plots/, shards/, a result file, a page in
-   plots/) is removed or replaced itself: `nlsq --force`, the rerun of an INCOMPLETE
+2. a symbolic link inside a result folder (plots/, shards/, .lock, a result file, a page
+   in plots/) is removed or replaced itself: `nlsq --force`, the rerun of an INCOMPLETE
    folder, `cmc --force`/`--resume` and `xpcsfit plot DIR` leave the link's target
    (outside --out) untouched;
 3. an interrupted (SIGTERM once a new shard is saved) or failed (a write that fails)
    `cmc --force`/`--resume` leaves no old posterior.nc (or other old result file)
    beside its new shards;
 4. a FIFO, a socket, a folder or a link in place of a shard, and a FIFO in place of
-   parameters.json (--nlsq DIR), results.h5 (plot DIR) or batch.json (batch --resume):
+   .lock, parameters.json (--nlsq DIR), results.h5 (plot DIR) or batch.json (batch --resume):
    the command ends with its documented outcome instead of blocking.
 
 Waits are for states (a file appears); the subprocess timeouts are guards only."""
@@ -225,11 +225,14 @@ def test_links():
         diff = differences(keep, snapshot(target, files))
         check(not diff, f"{what}: the link's target outside --out is untouched: {diff[:6]}")
 
-    # nlsq --force with plots/ a link to a folder outside
+    # nlsq --force with plots/ a link to a folder outside, and the lock a link to a file
     link_plots(nlsq)
+    os.unlink(os.path.join(nlsq, ".lock"))
+    os.symlink(os.path.join(files, "a"), os.path.join(nlsq, ".lock"))
     r = run("nlsq", "--config", c, "--out", out, "--force", "--threads", "2")
     check(r.returncode == 0, f"nlsq --force over a plots link: {r.stderr[-300:]}")
-    untouched("nlsq --force, plots/ a link")
+    untouched("nlsq --force, plots/ and .lock links")
+    check(not os.path.islink(os.path.join(nlsq, ".lock")), "nlsq --force: .lock a file of its own")
     check(real_folder(os.path.join(nlsq, "plots")) and
           os.path.exists(os.path.join(nlsq, "plots", "overview.png")),
           "nlsq --force: plots/ is a folder of its own with the new pages")
@@ -389,6 +392,11 @@ def test_special_files():
               f"{r.stderr[-400:]}")
         check(os.path.isfile(shard1) and not os.path.islink(shard1),
               f"--resume with a {kind} as a shard: a regular shard file in its place")
+    # a FIFO in place of the lock: the run takes a lock file of its own
+    make_node(os.path.join(out, "nlsq", ".lock"), "fifo")
+    r = run("nlsq", "--config", c, "--out", out, "--force", "--threads", "2")
+    check(r.returncode == 0, f"nlsq --force with a FIFO .lock: exit {r.returncode}: {r.stderr[-300:]}")
+    check(os.path.isfile(os.path.join(out, "nlsq", ".lock")), "nlsq --force: .lock a regular file")
     # parameters.json of --nlsq DIR a FIFO: refused at once, the finished cmc kept
     fake = path("fifo_nlsq", "nlsq")
     shutil.copytree(os.path.join(out, "nlsq"), fake)

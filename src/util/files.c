@@ -140,7 +140,7 @@ int xf_mkdir_here(const char *dir, xf_error *err)
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
 		return xf_fail(err, XF_ERR_IO, "cannot create folder: %s, %s", strerror(errno),
 			       dir);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return xf_fail(err, XF_ERR_DATA, "not a folder, %s", dir);
 	close(fd);
@@ -150,7 +150,7 @@ int xf_mkdir_here(const char *dir, xf_error *err)
 int xf_remove_folder_files(const char *dir)
 {
 	/* O_NOFOLLOW: a link in place of the folder is removed itself, its target untouched */
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		struct stat st;
 		if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode))

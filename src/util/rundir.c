@@ -30,6 +30,12 @@ static int exists_in(const char *dir, const char *name)
 	return n > 0 && (size_t)n < sizeof path && lstat(path, &st) == 0;
 }
 
+static int regular_fd(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int xf_rundir_incomplete(const char *dir)
 {
 	return exists_in(dir, XF_RUNDIR_MARKER);
@@ -129,7 +135,12 @@ int xf_rundir_check(const char *dir, int replace, const char *replace_hint, xf_e
 	char lock[PATH_MAX];
 	if (xf_path_join(lock, sizeof lock, dir, XF_RUNDIR_LOCK, err) != 0)
 		return err->code;
-	int fd = open(lock, O_RDONLY | O_CLOEXEC);
+	/* never through a link, never waiting on a FIFO: a lock is a regular file */
+	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd >= 0 && !regular_fd(fd)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 		int rc = busy ? refuse_locked(fd, dir, err) : 0;
@@ -163,6 +174,30 @@ static int take_lockfile(xf_rundir *rd, int why, xf_error *err)
 	return 0;
 }
 
+/* The lock file opened for writing its holder's pid: a link or any other node in its
+ * place (never a lock of ours) is removed and the file made anew, never written through
+ * (adr/0071). -1 with errno on failure. */
+static int open_lock(const char *lock)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+		if (fd >= 0 && regular_fd(fd)) {
+			int flags = fcntl(fd, F_GETFL);
+			if (flags >= 0)
+				(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		else if (errno != ELOOP && errno != ENXIO)
+			return -1;
+		if (unlink(lock) != 0)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
 static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 {
 	char lock[PATH_MAX];
@@ -172,7 +207,7 @@ static int take_lock(xf_rundir *rd, const char *dir, xf_error *err)
 	    xf_path_join(rd->marker, sizeof rd->marker, dir, XF_RUNDIR_MARKER, err) != 0 ||
 	    xf_path_join(lock, sizeof lock, dir, XF_RUNDIR_LOCK, err) != 0)
 		return xf_fail(err, XF_ERR_CONFIG, "path too long, %s", dir);
-	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	int fd = open_lock(lock);
 	if (fd < 0)
 		return xf_fail(err, XF_ERR_IO, "cannot create the lock file: %s, %s",
 			       strerror(errno), lock);
