@@ -37,7 +37,7 @@ const char *xf_errno_name(int err_no)
 
 int xf_flock_probe(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: not waited on */
 	if (fd < 0) { /* not there (a file being created): its folder's filesystem */
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof dir, "%s", path);
@@ -117,7 +117,8 @@ typedef struct lock_text {
 static int read_lock(const char *path, lock_text *t)
 {
 	memset(t, 0, sizeof *t);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO in its place is read as empty (an unknown holder), not waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? -1 : 0;
 	ssize_t n = read(fd, t->raw, sizeof t->raw - 1);
@@ -220,7 +221,9 @@ static int place(const char *path)
 	int n = lock_content(text, sizeof text);
 	if (xf_tmp_name(path, tmp, sizeof tmp) != 0)
 		return ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* this process's own name: a link or FIFO there is removed, never written through */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno;
 	int bad = write(fd, text, (size_t)n) != n;
