@@ -11,8 +11,8 @@
    in plots/) is removed or replaced itself: `nlsq --force`, the rerun of an INCOMPLETE
    folder, `cmc --force`/`--resume` and `xpcsfit plot DIR` leave the link's target
    (outside --out) untouched;
-3. an interrupted (SIGTERM once a new shard is saved) or failed (a write that fails)
-   `cmc --force`/`--resume` leaves no old posterior.nc (or other old result file)
+3. an interrupted (SIGTERM once a new shard is saved) or failed (posterior.nc cannot be
+   written) `cmc --force`/`--resume` leaves no old posterior.nc (or other old result file)
    beside its new shards;
 4. a FIFO, a socket, a folder or a link in place of a shard, and a FIFO in place of
    .lock, parameters.json (--nlsq DIR), results.h5 (plot DIR) or batch.json (batch --resume):
@@ -21,7 +21,6 @@
 Waits are for states (a file appears); the subprocess timeouts are guards only."""
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -285,22 +284,23 @@ def test_links():
 
 # -- 3. no old posterior.nc beside new shards ---------------------------------------------
 def old_results_left(cmc, old):
-    """Names of result files of the old run still in the folder."""
+    """Names of result files of the old run still in the folder (the same file: inode and
+    mtime; a rerun writes the same bytes, so bytes would not tell)."""
     left = []
     for n in RESULT_NAMES:
         p = os.path.join(cmc, n)
-        if os.path.exists(p) and os.path.isfile(p):
-            with open(p, "rb") as f:
-                if f.read() == old.get(n):
-                    left.append(n)
+        if os.path.isfile(p):
+            st = os.stat(p)
+            if (st.st_ino, st.st_mtime_ns) == old.get(n):
+                left.append(n)
     return left
 
 
 def read_results(cmc):
     old = {}
     for n in RESULT_NAMES:
-        with open(os.path.join(cmc, n), "rb") as f:
-            old[n] = f.read()
+        st = os.stat(os.path.join(cmc, n))
+        old[n] = (st.st_ino, st.st_mtime_ns)
     return old
 
 
@@ -334,24 +334,27 @@ def test_old_posterior_gone():
         check(not left, f"cmc {flag} interrupted: no old result beside the new shards: {left}")
         check(not os.path.exists(os.path.join(cmc, "posterior.nc")),
               f"cmc {flag} interrupted: no posterior.nc at all")
-        # failed: the run cannot write a file above 64 KiB (results.h5), after sampling
+        # failed: posterior.nc cannot be written (a folder of files holds its temporary
+        # name), after sampling and after the new results.h5
         finished_again = run("cmc", "--config", c, "--nlsq", out, "--out", out, "--force",
                              "--threads", "2")
         check(finished_again.returncode == 0, f"cmc {flag}: finished again")
         old = read_results(cmc)
 
-        def small_files():
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        def block_posterior():  # in the child: its pid is the run's
+            os.makedirs(os.path.join(cmc, f"posterior.nc.tmp.{os.getpid()}", "x"))
 
         r = run("cmc", "--config", c, "--nlsq", out, "--out", out, flag, "--threads", "2",
-                preexec=small_files)
-        check(r.returncode == 1, f"cmc {flag} failing to write: exit {r.returncode}: {r.stderr[-300:]}")
+                preexec=block_posterior)
+        check(r.returncode == 1 and "posterior.nc" in r.stderr,
+              f"cmc {flag} failing to write posterior.nc: exit {r.returncode}: {r.stderr[-300:]}")
         check(os.path.exists(os.path.join(cmc, "INCOMPLETE")), f"cmc {flag} failed: INCOMPLETE")
         left = old_results_left(cmc, old)
         check(not left, f"cmc {flag} failed: no old result beside the new shards: {left}")
         check(not os.path.exists(os.path.join(cmc, "posterior.nc")),
               f"cmc {flag} failed: no posterior.nc at all")
+        for blocker in [n for n in os.listdir(cmc) if n.startswith("posterior.nc.tmp.")]:
+            shutil.rmtree(os.path.join(cmc, blocker))
 
 
 # -- 4. special files where a file is read --------------------------------------------------
