@@ -56,6 +56,23 @@ static void test_routing(void **state)
 	assert_true(xf_device_work_score(1000, 13) == 13000.0);
 }
 
+/* Whether the module is looked at: decided from the options and the size alone, before
+ * anything is loaded (adr/0072) */
+static void test_wants(void **state)
+{
+	(void)state;
+	xf_device_policy p = xf_device_policy_default();
+	assert_int_equal(xf_device_wants_gpu(&p, 1e20, 1), 0); /* cpu: never */
+	p.choice = XF_DEVICE_AUTO;
+	p.gpu_min_score = 1e6;
+	assert_int_equal(xf_device_wants_gpu(&p, 999999.0, 1), 0); /* small: not even looked */
+	assert_int_equal(xf_device_wants_gpu(&p, 1e6, 1), 1);
+	assert_int_equal(xf_device_wants_gpu(&p, 1e9, 2), 0); /* spread over ranks: the CPU */
+	p.choice = XF_DEVICE_GPU;
+	assert_int_equal(xf_device_wants_gpu(&p, 1.0, 1), 1); /* asked: its refusals say why */
+	assert_int_equal(xf_device_wants_gpu(&p, 1.0, 3), 1);
+}
+
 static void test_fp32(void **state)
 {
 	(void)state;
@@ -143,8 +160,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),	cmocka_unit_test(test_defaults_conservative),
-		cmocka_unit_test(test_routing), cmocka_unit_test(test_fp32),
-		cmocka_unit_test(test_env),	cmocka_unit_test(test_split),
+		cmocka_unit_test(test_routing), cmocka_unit_test(test_wants),
+		cmocka_unit_test(test_fp32),	cmocka_unit_test(test_env),
+		cmocka_unit_test(test_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,12 @@ interface) `--device gpu` is one error line, exit 2, and `--device auto` fits on
 with the bits of `--device cpu` and the reason in run.log; a stand-in module (the kernels'
 CPU reference, tests/gpu_module_ref.c) carries `--device gpu` and `xpcsfit-gpu validate`
 through the table; the built module is found next to the programs and in an installed
-tree, also after the tree is moved. The namespace part needs root and unshare(1); without
+tree, also after the tree is moved. A file that is no whole module of this machine (a
+FIFO, a folder, the first 4 KB of a module, another machine's or a non-shared ELF), named
+by XPCSFIT_CUDA_MODULE or lying beside the program, is a reason, never a hang or SIGBUS
+(adr/0072): `gpu` one line, exit 2, no folder; `auto` the CPU with the reason in run.log;
+a small `auto` fit never looks at the module; xpcsfit-mpi refuses `--device gpu` over
+ranks before loading anything. The namespace part needs root and unshare(1); without
 them it is skipped with the reason."""
 import glob
 import json
@@ -47,11 +52,14 @@ GPU_ENV = ("XPCSFIT_DEVICE", "XPCSFIT_DEVICE_THRESHOLD", "XPCSFIT_GPU_FP32",
            "XPCSFIT_CUDA_MODULE")
 
 
-def run(cmd, rc=0, env=None, prefix=()):
+def run(cmd, rc=0, env=None, prefix=(), timeout=600):
     e = {k: v for k, v in os.environ.items() if k not in GPU_ENV}
     e.update(env or {})
-    p = subprocess.run(list(prefix) + [str(a) for a in cmd], cwd=TMP, capture_output=True,
-                       text=True, timeout=600, env=e)
+    try:
+        p = subprocess.run(list(prefix) + [str(a) for a in cmd], cwd=TMP, capture_output=True,
+                           text=True, timeout=timeout, env=e)
+    except subprocess.TimeoutExpired:  # a guard: a hang is the failure, not the test's end
+        p = subprocess.CompletedProcess(cmd, -9, "", f"hung: still running after {timeout} s")
     check(p.returncode == rc, f"{' '.join(map(str, cmd))} {env or ''}: rc {p.returncode}, "
                               f"want {rc}: {p.stderr.strip()[-400:]}")
     return p
@@ -145,6 +153,143 @@ same_bits("auto_ref", REF_PARAMS)
 check("below the threshold" in run_log("auto_ref"), "auto below the threshold: run.log says so")
 p = run([XF_GPU, "validate", "--frames", "100"], env=env)
 check("fp64" in p.stdout or "c2" in p.stdout, f"validate through the stand-in: {p.stdout[-300:]}")
+
+# (4) files that are no module (adr/0072), by XPCSFIT_CUDA_MODULE: each call ends (a
+# generous guard, never a wait), gpu with one line and exit 2 before any folder, auto and
+# XPCSFIT_DEVICE=auto on the CPU with the reason in run.log
+with open(REF, "rb") as f:
+    REF_BYTES = f.read()
+
+
+def patched(name, at, value):
+    path = os.path.join(TMP, name)
+    b = bytearray(REF_BYTES)
+    b[at:at + 2] = value.to_bytes(2, sys.byteorder)
+    with open(path, "wb") as f:
+        f.write(b)
+    return path
+
+
+GUARD = 120
+BAD = os.path.join(TMP, "bad")
+os.makedirs(BAD)
+fifo = os.path.join(BAD, "fifo.so")
+os.mkfifo(fifo)
+folder = os.path.join(BAD, "folder.so")
+os.mkdir(folder)
+trunc = os.path.join(BAD, "trunc.so")
+with open(trunc, "wb") as f:
+    f.write(REF_BYTES[:4096])
+host_machine = int.from_bytes(REF_BYTES[18:20], sys.byteorder)
+BAD_FILES = (("fifo", fifo, "a FIFO, not a regular file"),
+             ("folder", folder, "a folder, not a regular file"),
+             ("trunc", trunc, "truncated (4096 bytes"),
+             ("machine", patched("bad/machine.so", 18, 183 if host_machine != 183 else 62),
+              "another machine"),
+             ("exec", patched("bad/exec.so", 16, 2), "not a shared object (ELF type 2"))
+
+
+def refused_and_fallback(tag, env, words, fit=FIT):
+    """gpu: one line, exit 2, no folder; auto (both ways): the CPU's bits, the reason."""
+    for how, extra in (("flag", ["--device", "gpu"]), ("env", [])):
+        e = dict(env, XPCSFIT_DEVICE="gpu") if how == "env" else env
+        out = f"{tag}_gpu_{how}"
+        p = run(fit + ["--out", out] + extra, rc=2, env=e, timeout=GUARD)
+        one_line(p, "--device gpu: ", "cannot be loaded", *words)
+        check(not os.path.exists(os.path.join(TMP, out)), f"{tag}: refused before any folder")
+    for how, extra in (("flag", ["--device", "auto"]), ("env", [])):
+        e = dict(env, XPCSFIT_DEVICE_THRESHOLD="1")
+        if how == "env":
+            e["XPCSFIT_DEVICE"] = "auto"
+        out = f"{tag}_auto_{how}"
+        p = run(fit + ["--out", out] + extra, env=e, timeout=GUARD)
+        if p.returncode != 0:
+            continue
+        check("CUDA" not in p.stderr, f"{tag} auto ({how}): quiet on stderr: {p.stderr!r}")
+        same_bits(out, REF_PARAMS)
+        note = [ln for ln in run_log(out).splitlines() if "--device auto: " in ln]
+        check(len(note) == 1 and all(w in note[0] for w in words),
+              f"{tag} auto ({how}): run.log says why: {note}")
+    # below the threshold (the default, 1e8): the module is never looked at
+    out = f"{tag}_small"
+    p = run(fit + ["--out", out, "--device", "auto"], env=env, timeout=GUARD)
+    if p.returncode == 0:
+        log = run_log(out)
+        check("below the threshold" in log and "CUDA module" not in log,
+              f"{tag}: a small auto fit does not look at the module: {log[-300:]!r}")
+
+
+for tag, path, why in BAD_FILES:
+    refused_and_fallback(tag, {"XPCSFIT_CUDA_MODULE": path}, (path, why))
+    p = run([XF_GPU, "validate"], rc=3, env={"XPCSFIT_CUDA_MODULE": path}, timeout=GUARD)
+    one_line(p, "nothing to validate", path, why)
+# a link to a whole module is a module (a package manager's link); to a FIFO, a FIFO
+os.symlink(REF, os.path.join(BAD, "link.so"))
+run(FIT + ["--out", "link_gpu", "--device", "gpu"],
+    env={"XPCSFIT_CUDA_MODULE": os.path.join(BAD, "link.so")}, timeout=GUARD)
+os.symlink(fifo, os.path.join(BAD, "link_fifo.so"))
+p = run(FIT + ["--out", "link_fifo", "--device", "gpu"], rc=2,
+        env={"XPCSFIT_CUDA_MODULE": os.path.join(BAD, "link_fifo.so")}, timeout=GUARD)
+one_line(p, "a FIFO, not a regular file")
+# a bare name is a file of the current folder (./NAME), never the loader's search
+shutil.copy(REF, os.path.join(TMP, "bare.so"))
+run(FIT + ["--out", "bare_gpu", "--device", "gpu"], env={"XPCSFIT_CUDA_MODULE": "bare.so"},
+    timeout=GUARD)
+check("(gpu; ./bare.so)" in run_log("bare_gpu"), "a bare name is loaded as ./NAME")
+p = run(FIT + ["--out", "bare_libc", "--device", "gpu"], rc=2,
+        env={"XPCSFIT_CUDA_MODULE": "libc.so.6"}, timeout=GUARD)
+one_line(p, "no CUDA module at XPCSFIT_CUDA_MODULE=libc.so.6")
+
+# the same files named libxpcsfit-cuda.so beside a copy of the program (the search; a
+# build without CUDA looks only at XPCSFIT_CUDA_MODULE and says so)
+for tag, path, why in BAD_FILES[:3]:
+    beside = os.path.join(TMP, f"beside_{tag}")
+    os.makedirs(beside)
+    shutil.copy2(XF, beside)
+    mod = os.path.join(beside, "libxpcsfit-cuda.so")
+    if tag == "fifo":
+        os.mkfifo(mod)
+    elif tag == "folder":
+        os.mkdir(mod)
+    else:
+        shutil.copy(trunc, mod)
+    fit = [os.path.join(beside, "xpcsfit")] + FIT[1:]
+    if os.path.exists(CUDA_MODULE):
+        refused_and_fallback(f"beside_{tag}", {}, (mod, why), fit=fit)
+    else:
+        p = run(fit + ["--out", f"beside_{tag}_gpu", "--device", "gpu"], rc=2, timeout=GUARD)
+        one_line(p, "--device gpu: ", "without CUDA")
+
+# xpcsfit-mpi: --device gpu over ranks is refused before the module is loaded (one line,
+# exit 2, no folder); auto over ranks fits on the CPU without looking; one rank is one
+# process and meets the FIFO like xpcsfit does
+MPIRUN = shutil.which("mpirun")
+if not (os.path.exists(XF_MPI) and MPIRUN):
+    print(f"SKIP (MPI part): xpcsfit-mpi {'built' if os.path.exists(XF_MPI) else 'not built'}, "
+          f"mpirun {'found' if MPIRUN else 'missing'}")
+else:
+    MPI_ENV = {"XPCSFIT_CUDA_MODULE": fifo, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+    MPI_FIT = [MPIRUN, "--oversubscribe", "-np", "2", XF_MPI] + FIT[1:]
+    for how, extra, e in (("flag", ["--device", "gpu"], MPI_ENV),
+                          ("env", [], dict(MPI_ENV, XPCSFIT_DEVICE="gpu"))):
+        out = f"mpi_gpu_{how}"
+        p = run(MPI_FIT + ["--out", out] + extra, rc=2, env=e, timeout=GUARD)
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("xpcsfit: error:")]
+        check(len(errors) == 1 and "2 MPI ranks" in errors[0] and "FIFO" not in p.stderr,
+              f"mpi {how}: one line before the module is loaded: {p.stderr!r}")
+        check(not os.path.exists(os.path.join(TMP, out)), f"mpi {how}: no folder")
+    p = run(MPI_FIT + ["--out", "mpi_auto", "--device", "auto"],
+            env=dict(MPI_ENV, XPCSFIT_DEVICE_THRESHOLD="1"), timeout=GUARD)
+    if p.returncode == 0:
+        log = run_log("mpi_auto")
+        check("2 MPI ranks runs on the CPU" in log and "FIFO" not in log,
+              f"mpi auto: the CPU without looking at the module: {log[-300:]!r}")
+    p = run([MPIRUN, "-np", "1", XF_MPI] + FIT[1:] + ["--out", "mpi_one", "--device", "gpu"],
+            rc=2, env=MPI_ENV, timeout=GUARD)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("xpcsfit: error:")]
+    check(len(errors) == 1 and "a FIFO, not a regular file" in errors[0],
+          f"mpi one rank: the FIFO named: {p.stderr!r}")
 
 # the built module is found next to the programs (the build tree)
 if os.path.exists(CUDA_MODULE):

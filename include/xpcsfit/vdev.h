@@ -4,6 +4,8 @@
 #ifndef XPCSFIT_VDEV_H
 #define XPCSFIT_VDEV_H
 
+#include "xpcsfit/error.h"
+
 typedef struct xf_pool xf_pool;
 
 /* task(ctx, block) evaluates one block; it must touch only block-owned state. */
@@ -17,6 +19,12 @@ int xf_pool_threads(const xf_pool *pool);
 void xf_pool_run(xf_pool *pool, int n_blocks, xf_block_task task, void *ctx);
 /* Keep OpenBLAS to one thread (the virtual devices are the parallelism). */
 void xf_blas_single_thread(void);
+/* Under a limited address space (ulimit -v, SGE h_vmem), take OpenBLAS's work buffer now
+ * while it fits (src/vdev/blas_limits.c, adr/0072): 0, or XF_ERR_NOMEM with one line
+ * "out of memory: ..." when the limit leaves no room for it, where OpenBLAS itself would
+ * retry forever. Without a limit: 0, nothing done. Call before the first BLAS/LAPACK call
+ * of a fit, on the thread that makes it. */
+int xf_blas_reserve(xf_error *err);
 /* The cores this process was given (parallel.virtual_devices: auto; docs/cli.md):
  * SLURM_CPUS_PER_TASK when set, else OMP_NUM_THREADS, else the CPUs of its affinity mask
  * (what mpirun/srun bind it to), else the online cores; at most XF_VIRTUAL_DEVICES_MAX.

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "device/policy.h"
 #include "gpu/gpu.h"
+#include "xpcsfit/dist.h"
 
 static const char *env(const char *name)
 {
@@ -27,8 +28,15 @@ int xf_cli_device(const char *flag, xf_nlsq_options *o)
 				    flag);
 	const char *fp32 = getenv("XPCSFIT_GPU_FP32");
 	pol.fp32 = fp32 && !strcmp(fp32, "1");
+	/* a fit spread over MPI ranks runs on the CPU: said before the module is loaded
+	 * (adr/0072) and before any folder is claimed */
+	if (pol.choice == XF_DEVICE_GPU && xf_dist_ranks() > 1)
+		return xf_cli_error(XF_ERR_CONFIG,
+				    "--device gpu: a fit spread over %d MPI ranks runs on the CPU "
+				    "only (one process runs on a GPU)",
+				    xf_dist_ranks());
 	/* a GPU asked for where there is none: said now, before the data are read; this
-	 * loads the CUDA module (adr/0055), which cpu never does */
+	 * loads the CUDA module (adr/0055), which cpu and auto never do here */
 	if (pol.choice == XF_DEVICE_GPU && xf_device_refused(&pol, xf_gpu_device_count()))
 		return xf_cli_error(XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
 	o->device = (int)pol.choice;

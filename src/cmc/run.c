@@ -510,6 +510,8 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	r->x_nlsq = malloc(sizeof(double) * (size_t)r->pr.n_full);
 	r->init_cov = malloc(sizeof(double) * r->cov_size);
 	xf_blas_single_thread();
+	if (xf_blas_reserve(err)) /* a limited address space (adr/0072) */
+		return err->code;
 	r->pool = xf_pool_create(n_threads);
 	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->pool)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up CMC");

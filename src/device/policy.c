@@ -59,6 +59,15 @@ double xf_device_work_score(size_t n_points, int n_params)
 	return (double)n_points * (double)n_params;
 }
 
+int xf_device_wants_gpu(const xf_device_policy *pol, double work_score, int n_ranks)
+{
+	switch (pol->choice) {
+	case XF_DEVICE_GPU: return 1;
+	case XF_DEVICE_AUTO: return n_ranks <= 1 && work_score >= pol->gpu_min_score;
+	default: return 0;
+	}
+}
+
 int xf_device_use_gpu(const xf_device_policy *pol, double work_score, int n_devices)
 {
 	if (n_devices < 1 || pol->max_devices < 1)

@@ -48,6 +48,11 @@ int xf_device_policy_env(xf_device_policy *pol, const char *(*getenv_fn)(const c
 /* Work score of a pass: points × fitted parameters. */
 double xf_device_work_score(size_t n_points, int n_params);
 
+/* 1 when a fit of this work score on n_ranks MPI ranks must look for a device at all:
+ * gpu always (its refusals name the reason); auto only at a score ≥ the threshold and in
+ * one process (a pass spread over ranks runs on the CPU). Decided before the CUDA module
+ * is loaded, so a small auto fit never touches it (adr/0072). */
+int xf_device_wants_gpu(const xf_device_policy *pol, double work_score, int n_ranks);
 /* Routing of a fit: 1 for the GPU, 0 for the CPU. n_devices: usable GPUs (0 in a
  * CPU-only build). GPU asked without a device is the caller's error to report
  * (xf_device_refused); auto without one quietly stays on the CPU. */

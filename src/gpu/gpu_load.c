@@ -7,7 +7,14 @@
  * lib dir of the install tree the program sits in (bin/../lib/xpcsfit, so a moved tree
  * still finds it); the configured install lib dir. A file that is found but does not
  * load ends the search with its loader's message: a second copy elsewhere is never taken
- * silently. A build without CUDA (XF_GPU_SEARCH 0) honours XPCSFIT_CUDA_MODULE only. */
+ * silently. A build without CUDA (XF_GPU_SEARCH 0) honours XPCSFIT_CUDA_MODULE only.
+ *
+ * Every file passes gpu_file.c's checks before dlopen() (a regular file, a whole ELF
+ * shared object of this machine: adr/0072), so a FIFO or a truncated copy is a reason,
+ * never a hang or SIGBUS. A bare name in XPCSFIT_CUDA_MODULE is a file in the current
+ * folder, as every path given to the program is: it is loaded as ./NAME, never through
+ * the dynamic loader's own search (LD_LIBRARY_PATH, the cache), which would load another
+ * file than the one checked. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -19,6 +26,7 @@
 
 #include "device/policy.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_file.h"
 #include "gpu/gpu_ops.h"
 
 #ifndef XF_GPU_SEARCH
@@ -59,6 +67,11 @@ static int table_fits(const xf_gpu_ops *t)
 /* Load the module at path (it exists); on failure the reason names it. */
 static void open_module(const char *path)
 {
+	char bad[256];
+	if (xf_gpu_module_file_check(path, bad, sizeof bad)) {
+		no_module("the CUDA module %s cannot be loaded: %s", path, bad);
+		return;
+	}
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		no_module("the CUDA module %s cannot be loaded: %s", path, dlerror());
@@ -140,8 +153,17 @@ static void load(void)
 {
 	const char *env = getenv("XPCSFIT_CUDA_MODULE");
 	if (env && *env) {
-		if (is_there(env))
-			open_module(env);
+		char here[PATH_MAX + 2];
+		const char *path = env;
+		if (!strchr(env, '/')) { /* NAME is ./NAME, never the loader's search */
+			if (snprintf(here, sizeof here, "./%s", env) >= (int)sizeof here) {
+				no_module("no CUDA module at XPCSFIT_CUDA_MODULE=%s", env);
+				return;
+			}
+			path = here;
+		}
+		if (is_there(path))
+			open_module(path);
 		else
 			no_module("no CUDA module at XPCSFIT_CUDA_MODULE=%s", env);
 		return;

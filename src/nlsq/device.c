@@ -3,6 +3,7 @@
 #include "device/policy.h"
 #include "gpu/gpu.h"
 #include "nlsq/nlsq_internal.h"
+#include "xpcsfit/dist.h"
 #include "xpcsfit/error.h"
 
 int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, xf_error *err)
@@ -13,20 +14,28 @@ int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_option
 	pol.fp32 = o->device_fp32;
 	if (pol.choice == XF_DEVICE_CPU)
 		return 0; /* the default never touches the CUDA runtime */
-	int n_dev = xf_gpu_device_count();
 	double score = xf_device_work_score(pr->n_points, pr->n_full);
+	/* auto decides from the size and the ranks before the module is loaded (adr/0072) */
+	if (!xf_device_wants_gpu(&pol, score, xf_dist_ranks())) {
+		if (xf_dist_ranks() > 1)
+			xf_info("nlsq: --device auto: a fit spread over %d MPI ranks runs on the "
+				"CPU",
+				xf_dist_ranks());
+		else
+			xf_info("nlsq: --device auto: work score %.3g below the threshold %.3g; "
+				"the fit runs on the CPU",
+				score, pol.gpu_min_score);
+		return 0;
+	}
+	int n_dev = xf_gpu_device_count();
 	if (xf_device_refused(&pol, n_dev))
 		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: %s", xf_gpu_why_none());
 	if (n_dev < 1) { /* auto: quietly the CPU, the reason in run.log */
 		xf_info("nlsq: --device auto: %s; the fit runs on the CPU", xf_gpu_why_none());
 		return 0;
 	}
-	if (!xf_device_use_gpu(&pol, score, n_dev)) {
-		xf_info("nlsq: --device auto: work score %.3g below the threshold %.3g; the fit "
-			"runs on the CPU",
-			score, pol.gpu_min_score);
-		return 0;
-	}
+	if (!xf_device_use_gpu(&pol, score, n_dev))
+		return 0; /* not reached: wants_gpu said the size is enough */
 	xf_error gerr = { 0 };
 	if (!xf_lik_use_gpu(lik, xf_device_use_fp32(&pol, score), pol.max_devices, &gerr)) {
 		xf_info("nlsq: the accumulation over all the data runs on the GPU (%s; %s)",

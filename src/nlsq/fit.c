@@ -356,6 +356,10 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		return xf_dist_agree(rc, err);
 	}
 	xf_blas_single_thread();
+	if ((rc = xf_blas_reserve(err))) { /* a limited address space (adr/0072) */
+		xf_problem_free(&pr);
+		return xf_dist_agree(rc, err);
+	}
 	xf_pool *pool = xf_pool_create(n_threads);
 	ctx.pr = &pr;
 	ctx.opt = opt;
