@@ -241,6 +241,41 @@ static int plan_per_ring(const xf_config *cfg, const xf_dataset *rings, int n, c
 	return 0;
 }
 
+int xf_cli_joint_cap(int n_rings, int p_free, int p_phys, size_t points, xf_error *err)
+{
+	if (p_free <= XF_JOINT_MAX_PARAMS)
+		return 0;
+	return xf_fail(err, XF_ERR_CONFIG,
+		       "the joint fit of %d rings has %d free parameters (%d physical, %d "
+		       "contrast/offset) on %zu points, above the cap of %d (its %d x %d normal "
+		       "matrix is built from every point at every step: adr/0073); select fewer "
+		       "rings (analyzer_parameters.scattering.wavevector_q: a list or a range), "
+		       "or fit them one by one (optimization.rings: per_ring)",
+		       n_rings, p_free, p_phys, p_free - p_phys, points, XF_JOINT_MAX_PARAMS,
+		       p_free, p_free);
+}
+
+int xf_cli_joint_cap_check(const xf_config *cfg, const xf_dataset *joint, const double *slot_q,
+			   int n_rings, int *p_free_out, xf_error *err)
+{
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	req.n_slot_q = joint->n_phi;
+	req.slot_q = slot_q;
+	xf_problem pr;
+	memset(&pr, 0, sizeof pr);
+	int rc = xf_problem_build(&pr, &req, joint, err);
+	if (rc)
+		return rc; /* the fit would say the same at once */
+	int p_free = count_free(&pr), p_phys = 0;
+	for (int k = 0; k < pr.n_phys; k++)
+		p_phys += !pr.fixed[k];
+	xf_problem_free(&pr);
+	if (p_free_out)
+		*p_free_out = p_free;
+	return xf_cli_joint_cap(n_rings, p_free, p_phys, joint->n_points, err);
+}
+
 /* Joint: the rings side by side as the joint fit joins them (xf_dataset_join_rings,
  * adr/0064): shared physical parameters, contrast/offset per ring and angle. */
 static int plan_joint(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o, xf_error *err)
@@ -261,6 +296,15 @@ static int plan_joint(const xf_config *cfg, const xf_dataset *rings, int n, cJSO
 	if (!rc && !own) {
 		xf_problem_free(&pr);
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the joint plan");
+	}
+	if (!rc) {
+		int p_phys = 0;
+		for (int k = 0; k < pr.n_phys; k++)
+			p_phys += !pr.fixed[k];
+		/* validate refuses what nlsq --joint would (exit 2, the same line) */
+		rc = xf_cli_joint_cap(n, count_free(&pr), p_phys, joint.n_points, err);
+		if (rc)
+			xf_problem_free(&pr);
 	}
 	if (!rc) {
 		double bytes = maps_bytes(&joint);
