@@ -55,6 +55,10 @@ def test_progress_during_joint_fit():
     check(start and own and any(start[0] < k < own[0] for k in iters),
           "an iteration line during the joint fit, before the rings' own fits: %s"
           % err[-1500:])
+    # the first comes at once: the start screening's first run (its lines are shown for
+    # a joint fit, whose screening takes minutes on hundreds of rings)
+    check(start and iters and "screen" in lines[min(k for k in iters if k > start[0])],
+          "the first progress line is the screening's: %s" % err[-1500:])
 
 
 def test_quiet():

@@ -229,7 +229,8 @@ int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds)
 void xf_cli_nlsq_progress(const xf_nlsq_progress *p, void *ctx)
 {
 	xf_cli_progress_state *st = ctx;
-	if (!xf_cli_progress_on() || (!st->tty && p->screening && xf_verbosity() < XF_VERB_DEBUG))
+	if (!xf_cli_progress_on() ||
+	    (!st->tty && p->screening && !st->screening && xf_verbosity() < XF_VERB_DEBUG))
 		return;
 	double t = xf_cli_now_s() - st->t0;
 	if (st->tty)
@@ -415,7 +416,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 		snprintf(ranks, sizeof ranks, " per rank, %d MPI ranks", xf_dist_ranks());
 	xf_say(XF_VERB_NORMAL, "nlsq on %zu points (%d angles x %d frames), %d virtual devices%s",
 	       ds->n_points, ds->n_phi, ds->n_frames, threads, ranks);
-	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
+	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0, 0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
 	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, xf_cli_nlsq_progress, &ps, res, &err);

@@ -76,10 +76,13 @@ double xf_cli_now_s(void);
 /* The NLSQ iteration progress of nlsq and nlsq --joint (an xf_nlsq_progress_fn): one
  * rewritten line on a terminal, else a plain line at most every XF_PROGRESS_PLAIN_S (the
  * first at once); ctx is an xf_cli_progress_state started as { xf_progress_tty(),
- * xf_cli_now_s(), -1.0 }. */
+ * xf_cli_now_s(), -1.0, 0 }. */
 typedef struct xf_cli_progress_state {
 	int tty;
 	double t0, last; /* start; time of the last plain line (< 0: none yet) */
+	/* 1: the plain lines include the start screening's short runs (a joint fit, whose
+	 * screening of hundreds of parameters takes minutes: adr/0073) */
+	int screening;
 } xf_cli_progress_state;
 void xf_cli_nlsq_progress(const xf_nlsq_progress *p, void *ctx);
 

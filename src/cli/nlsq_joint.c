@@ -565,8 +565,9 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	req.n_slot_q = joint.n_phi;
 	req.slot_q = slot_q;
 	xf_phase("fit", 1);
-	/* the iteration line of a one-ring nlsq (issue 33: 1 000 rings ran 240 s silent) */
-	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
+	/* the iteration line of a one-ring nlsq, the screening's too (issue 33: 1 000 rings
+	 * ran 240 s silent; 200 rings screen for 200 s) */
+	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0, 1 };
 	rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &joint, jr->threads, xf_cli_nlsq_progress, &ps, &res,
 			 &err);
 	if (ps.tty)
