@@ -13,6 +13,7 @@ packages=(
   libgsl-dev
   libopenblas-dev liblapacke-dev
   libcmocka-dev
+  strace
   libopenmpi-dev openmpi-bin
   libcjson-dev
   libsleef-dev

@@ -61,6 +61,8 @@ void xf_batch_free(xf_batch *b)
 		free(b->strings[k]);
 	free(b->strings);
 	xf_cli_overrides_free(&b->cli);
+	xf_batch_summary_free(b->summary);
+	b->summary = NULL;
 	b->inputs = NULL;
 	b->strings = NULL;
 	b->n = b->cap = b->n_strings = b->cap_strings = 0;

@@ -39,7 +39,8 @@ typedef struct xf_batch {
 	size_t n, cap;
 	char **strings; /* what the overrides point into */
 	size_t n_strings, cap_strings;
-	xf_cli_overrides cli; /* --mode, --initial, --set, ...: for every input */
+	xf_cli_overrides cli;		  /* --mode, --initial, --set, ...: for every input */
+	struct xf_batch_summary *summary; /* rank 0: the summary's rows (batch_summary.c) */
 } xf_batch;
 
 void xf_batch_free(xf_batch *b);
@@ -130,10 +131,28 @@ const char *xf_batch_folder(const char *side, int joint);
  * folders of the joint fit. */
 int xf_batch_results_whole(const char *dir, const char *method, int joint);
 
-/* batch_summary.c: <out>/batch_summary.csv and .json from what is on disk for every
- * input (records and parameters.json files), written atomically. Counts of ok, failed
- * and pending inputs go to the pointers (any may be NULL). */
-int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, size_t *n_pending,
-			   xf_error *err);
+/* batch_summary.c: <out>/batch_summary.csv and .json, one row per input, from what is on
+ * disk (its record and parameters.json files), the rows kept in memory (adr/0073). */
+typedef struct xf_batch_summary xf_batch_summary;
+/* Read every input's row once (a record, and the parameters of a finished one). 0 or
+ * XF_ERR_NOMEM; *s is freed with xf_batch_summary_free. */
+int xf_batch_summary_load(const xf_batch *b, xf_batch_summary **s, xf_error *err);
+void xf_batch_summary_free(xf_batch_summary *s);
+/* Read input k's row again (its file has just finished here). */
+int xf_batch_summary_reread(const xf_batch *b, xf_batch_summary *s, size_t k, xf_error *err);
+/* Read again the rows of the inputs other processes run (--tasks, MPI ranks): before the
+ * last write, so that it is true of whichever process finished which file. */
+int xf_batch_summary_reread_others(const xf_batch *b, xf_batch_summary *s, xf_error *err);
+/* A batch rewrites its summary at most this many times over its files (besides the first
+ * and last writes): after every file up to this many inputs, after every ceil(N/this)-th
+ * file beyond, so that N files cost O(N) rows written, not O(N²) (adr/0073: 5 000 quick
+ * files, 64 rewrites of 5 000 rows). */
+#define XF_BATCH_SUMMARY_WRITES 64
+/* Count one finished file; 1 when the summary is due for a rewrite. */
+int xf_batch_summary_due(xf_batch_summary *s);
+/* Write both files atomically from the rows in memory (no record is opened). Counts of
+ * ok, failed and pending inputs go to the pointers (any may be NULL). */
+int xf_batch_summary_write(const xf_batch *b, xf_batch_summary *s, size_t *n_ok, size_t *n_failed,
+			   size_t *n_pending, xf_error *err);
 
 #endif

@@ -1,9 +1,11 @@
 /* batch_summary.c — <out>/batch_summary.csv and <out>/batch_summary.json (docs/outputs.md
- * "Batch summary"), rebuilt from what is on disk for every input: its batch.json record
- * and the parameters.json of its result folders. Both are written atomically after every
- * file, so a killed batch leaves a summary that is true of what finished; a file whose
- * record is missing, says running, names another input, or whose folder is incomplete
- * counts as pending. */
+ * "Batch summary"), built from what is on disk for every input: its batch.json record
+ * and the parameters.json of its result folders. Each input's row is read once at the
+ * start and again when that file finishes (or, for the files of other tasks and ranks,
+ * before the last write), and kept in memory: a rewrite formats rows and opens no record
+ * (adr/0073; it used to reread every record, N² opens over a batch). Both files are
+ * written atomically; a file whose record is missing, says running, names another input,
+ * or whose folder is incomplete counts as pending. */
 #include "cli/batch_internal.h"
 #include "io/io_internal.h"
 #include "xpcsfit/params.h"
@@ -34,9 +36,19 @@ typedef struct row {
 	/* several rings (adr/0065 addendum): the file's own table, relative to --out
 	 * ("<name>/nlsq/rings.csv" per ring, "<name>/nlsq_joint/parameters.json" joint);
 	 * "" for one ring */
-	char rings[PATH_MAX];
-	xf_batch_record rec;
+	char *rings;
+	char *message; /* the failure's line (the record's message), NULL when none */
+	int read;      /* read from disk at least once */
 } row;
+
+struct xf_batch_summary {
+	row *rows; /* one per input, in input order */
+	size_t n;
+	size_t since; /* files finished since the last write */
+	const char *names[XF_SUMMARY_MAX_PARAMS];
+	int n_params;
+	xf_batch_record *rec; /* scratch for reading a record (6 KB: not on every row) */
+};
 
 /* growing text for the CSV */
 typedef struct text {
@@ -154,40 +166,61 @@ static int per_ring(const char *dir, const char *side)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The row of one input; 0, or XF_ERR_NOMEM (a row read without memory would lie). */
-static int read_row(const xf_batch *b, const xf_batch_input *in, const char *const *names, int n,
-		    row *r, xf_error *err)
+/* A copy of s into *slot (the old one freed); 0 or XF_ERR_NOMEM. */
+static int keep(char **slot, const char *s, xf_error *err)
 {
-	char dir[PATH_MAX];
+	free(*slot);
+	*slot = NULL;
+	if (!s || !s[0])
+		return 0;
+	*slot = strdup(s);
+	return *slot ? 0 : xf_fail(err, XF_ERR_NOMEM, "out of memory for the batch summary");
+}
+
+/* The row of one input, read from its folder; 0, or XF_ERR_NOMEM (a row read without
+ * memory would lie). */
+static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summary *s, row *r,
+		    xf_error *err)
+{
+	char dir[PATH_MAX], rings[PATH_MAX];
+	xf_batch_record *rec = s->rec;
+	r->read = 1;
 	r->status = "pending";
 	r->q = r->chi2_red = r->residual_sd = r->wall_s = NAN;
 	r->n_angles = -1;
-	r->rings[0] = '\0';
+	free(r->rings);
+	free(r->message);
+	r->rings = r->message = NULL;
 	for (int k = 0; k < XF_SUMMARY_MAX_PARAMS; k++)
 		r->value[k] = r->sd[k] = NAN;
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return 0;
-	int rc = xf_batch_record_read(dir, &r->rec, err);
-	if (rc || strcmp(r->rec.input, in->abs_path))
+	int rc = xf_batch_record_read(dir, rec, err);
+	if (rc || strcmp(rec->input, in->abs_path))
 		return rc > 0 ? rc : 0;
 	int whole = xf_batch_results_whole(dir, b->method, in->joint);
-	if (!strcmp(r->rec.status, "ok") && whole)
+	if (!strcmp(rec->status, "ok") && whole)
 		r->status = "ok";
-	else if (!strcmp(r->rec.status, "failed"))
+	else if (!strcmp(rec->status, "failed"))
 		r->status = "failed";
 	else
 		return 0;
-	r->wall_s = r->rec.wall_s;
-	if (!whole || !r->rec.results)
+	r->wall_s = rec->wall_s;
+	if (!strcmp(r->status, "failed") && keep(&r->message, rec->message, err))
+		return err->code;
+	if (!whole || !rec->results)
 		return 0; /* a failure that left no result of its own: its message only */
 	const char *side = strcmp(b->method, "nlsq") ? "cmc" : "nlsq";
 	if (per_ring(dir, side)) { /* a row per file: the rings are in the file's table */
-		snprintf(r->rings, sizeof r->rings, "%s/%s/rings.csv", in->name, side);
-		return 0;
+		snprintf(rings, sizeof rings, "%s/%s/rings.csv", in->name, side);
+		return keep(&r->rings, rings, err);
 	}
-	if (in->joint)
-		snprintf(r->rings, sizeof r->rings, "%s/%s/parameters.json", in->name,
+	if (in->joint) {
+		snprintf(rings, sizeof rings, "%s/%s/parameters.json", in->name,
 			 xf_batch_folder(side, 1));
+		if (keep(&r->rings, rings, err))
+			return err->code;
+	}
 	cJSON *nlsq = read_json(dir, xf_batch_folder("nlsq", in->joint), err);
 	cJSON *final = strcmp(b->method, "nlsq") && !err->code
 			       ? read_json(dir, xf_batch_folder("cmc", in->joint), err)
@@ -197,7 +230,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	double n_phi = number(data, "n_phi");
 	r->n_angles = isfinite(n_phi) ? (long)n_phi : -1;
 	fill_goodness(r, nlsq);
-	fill_values(r, final ? final : nlsq, names, n);
+	fill_values(r, final ? final : nlsq, s->names, s->n_params);
 	cJSON_Delete(final);
 	cJSON_Delete(nlsq);
 	return err->code;
@@ -234,9 +267,9 @@ static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
 		put(t, wall);
 	}
 	put(t, ",");
-	put_cell(t, strcmp(r->status, "failed") ? "" : r->rec.message);
+	put_cell(t, r->message && !strcmp(r->status, "failed") ? r->message : "");
 	put(t, ",");
-	put_cell(t, r->rings);
+	put_cell(t, r->rings ? r->rings : "");
 	put(t, "\n");
 }
 
@@ -265,8 +298,9 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 	}
 	cJSON_AddItemToObject(o, "parameters", p);
 	cJSON_AddItemToObject(o, "wall_s", xf_json_num(r->wall_s));
-	cJSON_AddStringToObject(o, "message", strcmp(r->status, "failed") ? "" : r->rec.message);
-	cJSON_AddStringToObject(o, "rings", r->rings);
+	cJSON_AddStringToObject(o, "message",
+				r->message && !strcmp(r->status, "failed") ? r->message : "");
+	cJSON_AddStringToObject(o, "rings", r->rings ? r->rings : "");
 	return o;
 }
 
@@ -283,25 +317,81 @@ static void csv_header(text *t, const char *const *names, int n)
 	put(t, ",wall_s,message,rings\n");
 }
 
-int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, size_t *n_pending,
-			   xf_error *err)
+void xf_batch_summary_free(xf_batch_summary *s)
 {
-	const char *names[XF_SUMMARY_MAX_PARAMS];
-	int n = param_names(b, names);
+	if (!s)
+		return;
+	for (size_t k = 0; s->rows && k < s->n; k++) {
+		free(s->rows[k].rings);
+		free(s->rows[k].message);
+	}
+	free(s->rows);
+	free(s->rec);
+	free(s);
+}
+
+int xf_batch_summary_load(const xf_batch *b, xf_batch_summary **out, xf_error *err)
+{
+	xf_batch_summary *s = calloc(1, sizeof *s);
+	*out = NULL;
+	if (s) {
+		s->rows = calloc(b->n ? b->n : 1, sizeof *s->rows);
+		s->rec = malloc(sizeof *s->rec);
+	}
+	if (!s || !s->rows || !s->rec) {
+		xf_batch_summary_free(s);
+		return xf_fail(err, XF_ERR_NOMEM,
+			       "out of memory for the batch summary of %zu files", b->n);
+	}
+	s->n = b->n;
+	s->n_params = param_names(b, s->names);
+	for (size_t k = 0; k < b->n; k++)
+		if (read_row(b, &b->inputs[k], s, &s->rows[k], err)) {
+			xf_batch_summary_free(s);
+			return err->code;
+		}
+	*out = s;
+	return 0;
+}
+
+int xf_batch_summary_reread(const xf_batch *b, xf_batch_summary *s, size_t k, xf_error *err)
+{
+	if (k >= s->n)
+		return 0;
+	return read_row(b, &b->inputs[k], s, &s->rows[k], err);
+}
+
+int xf_batch_summary_reread_others(const xf_batch *b, xf_batch_summary *s, xf_error *err)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (!b->inputs[k].mine && read_row(b, &b->inputs[k], s, &s->rows[k], err))
+			return err->code;
+	return 0;
+}
+
+int xf_batch_summary_due(xf_batch_summary *s)
+{
+	s->since++;
+	return s->since * XF_BATCH_SUMMARY_WRITES >= s->n;
+}
+
+int xf_batch_summary_write(const xf_batch *b, xf_batch_summary *s, size_t *n_ok, size_t *n_failed,
+			   size_t *n_pending, xf_error *err)
+{
+	const char *const *names = s->names;
+	int n = s->n_params;
 	size_t ok = 0, failed = 0, pending = 0;
 	text t = { 0 };
-	row *r = malloc(sizeof *r);
 	cJSON *root = cJSON_CreateObject(), *files = cJSON_CreateArray();
-	if (!r || !root || !files) {
-		free(r);
+	if (!root || !files) {
 		cJSON_Delete(root);
 		cJSON_Delete(files);
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory writing the batch summary");
 	}
+	s->since = 0;
 	csv_header(&t, names, n);
-	for (size_t k = 0; k < b->n; k++) {
-		if (read_row(b, &b->inputs[k], names, n, r, err))
-			break;
+	for (size_t k = 0; k < s->n; k++) {
+		const row *r = &s->rows[k];
 		ok += !strcmp(r->status, "ok");
 		failed += !strcmp(r->status, "failed");
 		pending += !strcmp(r->status, "pending");
@@ -312,7 +402,6 @@ int xf_batch_write_summary(const xf_batch *b, size_t *n_ok, size_t *n_failed, si
 		else
 			cJSON_AddItemToArray(files, o);
 	}
-	free(r);
 	cJSON_AddStringToObject(root, "config", b->config);
 	cJSON_AddStringToObject(root, "method", b->method);
 	cJSON_AddItemToObject(root, "n_files", xf_json_int((long long)b->n));

@@ -223,18 +223,14 @@ int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds)
 	return 0;
 }
 
-typedef struct progress_state {
-	int tty;
-	double t0, last; /* start; time of the last plain line (< 0: none yet) */
-} progress_state;
-
 /* Iteration progress on stderr (util/verbosity.h): one rewritten line on a terminal;
  * otherwise a plain line at most every XF_PROGRESS_PLAIN_S seconds (every iteration at
  * -vv), and never for screening, which makes hundreds of short runs; nothing with -q. */
-static void show_progress(const xf_nlsq_progress *p, void *ctx)
+void xf_cli_nlsq_progress(const xf_nlsq_progress *p, void *ctx)
 {
-	progress_state *st = ctx;
-	if (!xf_cli_progress_on() || (!st->tty && p->screening && xf_verbosity() < XF_VERB_DEBUG))
+	xf_cli_progress_state *st = ctx;
+	if (!xf_cli_progress_on() ||
+	    (!st->tty && p->screening && !st->screening && xf_verbosity() < XF_VERB_DEBUG))
 		return;
 	double t = xf_cli_now_s() - st->t0;
 	if (st->tty)
@@ -424,10 +420,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 		snprintf(ranks, sizeof ranks, " per rank, %d MPI ranks", xf_dist_ranks());
 	xf_say(XF_VERB_NORMAL, "nlsq on %zu points (%d angles x %d frames), %d virtual devices%s",
 	       ds->n_points, ds->n_phi, ds->n_frames, threads, ranks);
-	progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0 };
+	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0, 0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, show_progress, &ps, res, &err);
+	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, xf_cli_nlsq_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)

@@ -73,6 +73,18 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 int xf_cli_run_rings(const xf_cli_job *job, int *handled);
 
 double xf_cli_now_s(void);
+/* The NLSQ iteration progress of nlsq and nlsq --joint (an xf_nlsq_progress_fn): one
+ * rewritten line on a terminal, else a plain line at most every XF_PROGRESS_PLAIN_S (the
+ * first at once); ctx is an xf_cli_progress_state started as { xf_progress_tty(),
+ * xf_cli_now_s(), -1.0, 0 }. */
+typedef struct xf_cli_progress_state {
+	int tty;
+	double t0, last; /* start; time of the last plain line (< 0: none yet) */
+	/* 1: the plain lines include the start screening's short runs (a joint fit, whose
+	 * screening of hundreds of parameters takes minutes: adr/0073) */
+	int screening;
+} xf_cli_progress_state;
+void xf_cli_nlsq_progress(const xf_nlsq_progress *p, void *ctx);
 
 /* One parameter line of the console summaries (nlsq, cmc): "  D0  26100 +/- 6300
  * angstrom^2/s^(1+alpha)", to the precision unc supports (util/numfmt.h, adr/0062), the
@@ -93,6 +105,19 @@ void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr)
  * angles, points, per-angle mode, parameters, maps' memory) or, with
  * optimization.rings: joint, the joint problem (its totals and parameter table), as
  * lines on stdout (o NULL) or as "plan" in o. An error names its ring. */
+/* The cap on a joint fit over rings (adr/0073): its free parameters p, whose dense p × p
+ * normal matrix is built from every point and factorised at every step (measured: 5.9 s
+ * for the joint fit at p = 203, 60 s at p = 403, each step growing as p² × points; the
+ * consistency check then fits about as many joint problems as there are rings). */
+#define XF_JOINT_MAX_PARAMS 1024
+/* XF_ERR_CONFIG naming the rings, parameters and what to do when the joint problem of
+ * n_rings (free parameters p_free, points) exceeds the cap; 0 otherwise. */
+int xf_cli_joint_cap(int n_rings, int p_free, int p_phys, size_t points, xf_error *err);
+/* The same for the rings joined as the joint fit joins them (joint, slot_q from
+ * xf_dataset_join_rings): builds the problem to count its free parameters (into *p_free
+ * when not NULL). */
+int xf_cli_joint_cap_check(const xf_config *cfg, const xf_dataset *joint, const double *slot_q,
+			   int n_rings, int *p_free, xf_error *err);
 int xf_validate_rings_plan(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
 			   xf_error *err);
 

@@ -334,14 +334,37 @@ static void report(const xf_batch *b, progress *p, const xf_batch_input *in, con
 	fputc('\n', stderr);
 }
 
-static int summary(const xf_batch *b, size_t *ok, size_t *failed, size_t *pending)
+/* The summary's rows are read once (rank 0, the one writer in an MPI run), then kept:
+ * a rewrite opens no record (adr/0073). others: first read again the rows of the files
+ * other tasks or ranks ran, for the last write. */
+static int summary(xf_batch *b, int others, size_t *ok, size_t *failed, size_t *pending)
 {
 	xf_error err = { 0 };
-	if (b->rank != 0) /* one writer of the summary in an MPI run */
+	if (b->rank != 0)
 		return 0;
-	if (xf_batch_write_summary(b, ok, failed, pending, &err))
+	int rc = 0;
+	if (!b->summary)
+		rc = xf_batch_summary_load(b, &b->summary, &err);
+	else if (others && (b->tasks > 1 || b->ranks > 1))
+		rc = xf_batch_summary_reread_others(b, b->summary, &err);
+	if (rc || xf_batch_summary_write(b, b->summary, ok, failed, pending, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
 	return 0;
+}
+
+/* Input k has been run (or skipped) here: its row read again, and the summary rewritten
+ * when due (after every file of a batch of up to XF_BATCH_SUMMARY_WRITES, then more
+ * sparsely; the records stay the truth, and the last write follows the loop). */
+static int summary_after(xf_batch *b, size_t k, int stopped)
+{
+	xf_error err = { 0 };
+	if (b->rank != 0 || !b->summary)
+		return 0;
+	if (xf_batch_summary_reread(b, b->summary, k, &err))
+		return xf_cli_error(err.code, "%s", err.msg);
+	if (stopped || !xf_batch_summary_due(b->summary))
+		return 0;
+	return summary(b, 0, NULL, NULL, NULL);
 }
 
 /* One file: skipped when up to date (--resume), else run and recorded. Returns its status
@@ -425,7 +448,7 @@ static int run_files(xf_batch *b)
 	for (size_t k = 0; k < b->n; k++)
 		p.total += (size_t)b->inputs[k].mine;
 	xf_phase("batch", 0);
-	if (summary(b, NULL, NULL, NULL))
+	if (summary(b, 0, NULL, NULL, NULL))
 		return XF_ERR_IO;
 	for (size_t k = 0; k < b->n; k++) {
 		if (!b->inputs[k].mine)
@@ -433,18 +456,18 @@ static int run_files(xf_batch *b)
 		xf_cli_own_lines(1); /* under xpcsfit-mpi no other rank says them */
 		int rc = do_file(b, &b->inputs[k], &p);
 		xf_cli_own_lines(0);
+		if (summary_after(b, k, rc == XF_ERR_INTERRUPTED))
+			return XF_ERR_IO;
 		if (rc == XF_ERR_INTERRUPTED)
 			break;
 		any_failed |= rc != 0;
-		if (summary(b, NULL, NULL, NULL))
-			return XF_ERR_IO;
 	}
 	if (p.held > 0 && !xf_interrupt_signal())
 		any_failed |= held_line(b, &p);
 	if (b->ranks > 1) /* the totals come when every rank is done (finish_ranks) */
 		return xf_interrupt_signal() ? XF_ERR_INTERRUPTED : any_failed ? XF_ERR_DATA : 0;
 	size_t ok = 0, failed = 0, pending = 0;
-	if (summary(b, &ok, &failed, &pending))
+	if (summary(b, 1, &ok, &failed, &pending))
 		return XF_ERR_IO;
 	if (xf_interrupt_signal()) { /* the file's run printed the error line */
 		fprintf(stderr,
@@ -479,13 +502,13 @@ static int agree(const xf_batch *b, const xf_dist *ranks, int rc, int say)
 
 /* xpcsfit-mpi, after every rank ran its share: rank 0 writes the summary of every file
  * from what the ranks left on disk (--out on a filesystem the ranks share). */
-static int finish_ranks(const xf_batch *b, const xf_dist *ranks, int rc)
+static int finish_ranks(xf_batch *b, const xf_dist *ranks, int rc)
 {
 	rc = agree(b, ranks, rc, 0); /* every failure since was a file's, said already */
 	if (b->rank != 0)
 		return rc;
 	size_t ok = 0, failed = 0, pending = 0;
-	if (summary(b, &ok, &failed, &pending))
+	if (summary(b, 1, &ok, &failed, &pending))
 		return XF_ERR_IO;
 	if (rc != XF_ERR_INTERRUPTED)
 		print_totals(b, ok, failed, pending);

@@ -344,6 +344,8 @@ typedef struct joint_data {
 	double *slot_q;
 } joint_data;
 
+static void joint_free(joint_data *jd);
+
 /* The selected rings, joined side by side (adr/0064); 0 or the exit code. */
 static int joint_load(const xf_cli_job *o, const xf_config *cfg, joint_data *jd)
 {
@@ -356,6 +358,11 @@ static int joint_load(const xf_cli_job *o, const xf_config *cfg, joint_data *jd)
 	if (xf_dataset_join_rings(jd->rings, jd->n_rings, &jd->joint, &jd->slot_q, &err)) {
 		xf_dataset_free_rings(jd->rings, jd->n_rings);
 		jd->rings = NULL;
+		return xf_cli_error(err.code, "%s", err.msg);
+	}
+	/* too large a joint problem: refused before any fit or folder (adr/0073) */
+	if (xf_cli_joint_cap_check(cfg, &jd->joint, jd->slot_q, jd->n_rings, NULL, &err)) {
+		joint_free(jd);
 		return xf_cli_error(err.code, "%s", err.msg);
 	}
 	for (int k = 0; k < jd->n_rings; k++)

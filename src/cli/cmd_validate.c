@@ -65,9 +65,18 @@ typedef struct ring_view {
 	int n_sel;
 } ring_view;
 
+/* by binary search over the ascending selection (a scan per ring was n², adr/0073) */
 static const xf_dataset *selected(const ring_view *v, double q)
 {
-	for (int k = 0; k < v->n_sel; k++)
+	int lo = 0, hi = v->n_sel;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (v->sel[mid].q < q - 1e-6 * q)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int k = lo; k < v->n_sel && k <= lo + 1; k++)
 		if (fabs(v->sel[k].q - q) <= 1e-6 * q)
 			return &v->sel[k];
 	return NULL;

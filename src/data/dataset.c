@@ -31,6 +31,8 @@ static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 		rc = xf_raw_check_shapes(raw, err);
 	if (!rc)
 		rc = xf_raw_check_values(raw, err);
+	if (!rc && xf_raw_index_rings(raw))
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	return rc;
 }
 
@@ -200,7 +202,7 @@ static int fill(const xf_selection *selection, const xf_raw_file *raw, int rank,
 	xf_profile_phase("load");
 	if (rc)
 		goto out;
-	ds->n_q_rings = xf_raw_count_q_rings(raw);
+	ds->n_q_rings = raw->n_q_rings;
 	ds->n_frames_stored = (long)raw->n_rows;
 	ds->phi_deg = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->phi_deg);
 	ds->map_number = xf_calloc_array((size_t)ds->n_phi, sizeof *ds->map_number);

@@ -35,6 +35,18 @@ typedef struct xf_raw_map {
 	double phi_deg;		    /* φ of the bin as stored (not normalised) */
 } xf_raw_map;
 
+/* Bins of one ring share q to this relative precision. */
+#define XF_Q_RING_TOLERANCE 1e-6
+
+/* The maps grouped by ring (ring_index.c, adr/0073), built once when a file is read. */
+typedef struct xf_ring_index {
+	int n;		  /* rings */
+	double *q;	  /* [n] ascending: each ring's q, that of its first map in file order */
+	int *start;	  /* [n + 1]: ring r's maps are order[start[r] .. start[r + 1]) */
+	int *order;	  /* [n_maps] map indices ring by ring, in file order within a ring */
+	double *sorted_q; /* [n_maps] every map's q, ascending */
+} xf_ring_index;
+
 typedef struct xf_raw_file {
 	const char *file_name; /* for messages */
 	hid_t file;
@@ -46,6 +58,9 @@ typedef struct xf_raw_file {
 	double *q_declared;
 	size_t n_q_declared;
 	xf_raw_map *maps;
+	int n_q_rings;	     /* distinct q among the maps (xf_raw_count_q_rings, once) */
+	xf_ring_index rings; /* valid when indexed (read_raw); a raw built by hand has none */
+	int indexed;
 	size_t n_rows;		/* every map is n_rows × n_rows */
 	int has_file_dt;	/* frame period found in the file */
 	double file_dt_s;	/* frame_time (exposure_period) × stride × avg */
@@ -67,7 +82,23 @@ void xf_raw_free(xf_raw_file *raw);
 int xf_raw_read_dt(xf_raw_file *raw, const char *period_path, const char *period_name,
 		   const char *stride_path, const char *avg_path, xf_error *err);
 
-/* Distinct q values (relative tolerance 1e-6) among the maps. */
+/* Distinct q values (relative tolerance 1e-6) among the maps, by sorting (m log m); -1
+ * when memory is short. read_raw keeps it in n_q_rings. */
 int xf_raw_count_q_rings(const xf_raw_file *raw);
+
+/* ring_index.c: index raw's maps by ring (sets rings, indexed, n_q_rings); 0, or -1 when
+ * memory is short. Freed by xf_raw_free. */
+int xf_raw_index_rings(xf_raw_file *raw);
+void xf_raw_index_free(xf_raw_file *raw);
+/* With the index: 1 when a map lies within the ring tolerance of q; the q of the map
+ * nearest want (raw has maps); the ring holding a map within the tolerance of q, -1 when
+ * none. O(log n_maps) each. */
+int xf_raw_has_map_near(const xf_raw_file *raw, double q);
+double xf_raw_nearest_q(const xf_raw_file *raw, double want);
+int xf_raw_ring_of(const xf_raw_file *raw, double q);
+/* Map entries and search steps the selection has visited in this process: a count of its
+ * work that tests compare across file sizes (tests/test_data_scale.c), never a decision. */
+size_t xf_raw_visits(void);
+void xf_raw_visit(size_t n);
 
 #endif

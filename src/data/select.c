@@ -11,8 +11,6 @@
 #include <string.h>
 #include "util/size.h"
 
-/* Bins of one ring share q to this relative precision. */
-#define XF_Q_RING_TOLERANCE 1e-6
 /* A configured wavevector_q farther than this fraction from every ring is an error
  * (adr/0031, docs/config.md "q and geometry checks"). */
 #define XF_Q_TARGET_TOLERANCE 0.05
@@ -46,6 +44,9 @@ static double q_max(const xf_raw_file *raw)
  * processed bin of it (adr/0063). */
 static int declared_empty(const xf_raw_file *raw, double q)
 {
+	if (raw->indexed)
+		return !xf_raw_has_map_near(raw, q);
+	xf_raw_visit((size_t)raw->n_maps);
 	for (int m = 0; m < raw->n_maps; m++)
 		if (in_ring(raw->maps[m].q, q))
 			return 0;
@@ -72,19 +73,25 @@ static int match_ring(const xf_raw_file *raw, const char *key, double want, doub
 		      xf_error *err)
 {
 	int best = 0, second = -1;
-	for (int m = 1; m < raw->n_maps; m++)
-		if (fabs(raw->maps[m].q - want) < fabs(raw->maps[best].q - want))
-			best = m;
-	*q_ring = raw->maps[best].q;
+	if (raw->indexed) {
+		*q_ring = xf_raw_nearest_q(raw, want);
+	} else {
+		xf_raw_visit((size_t)raw->n_maps);
+		for (int m = 1; m < raw->n_maps; m++)
+			if (fabs(raw->maps[m].q - want) < fabs(raw->maps[best].q - want))
+				best = m;
+		*q_ring = raw->maps[best].q;
+	}
 	if (fabs(*q_ring - want) <= XF_Q_TARGET_TOLERANCE * want)
 		return 0;
+	/* an error: one scan for the message */
 	/* the next ring the other way round, for the message */
 	for (int m = 0; m < raw->n_maps; m++)
 		if (!in_ring(raw->maps[m].q, *q_ring) &&
 		    (second < 0 || fabs(raw->maps[m].q - want) < fabs(raw->maps[second].q - want)))
 			second = m;
 	char next[96] = "";
-	int rings = xf_raw_count_q_rings(raw);
+	int rings = raw->indexed ? raw->n_q_rings : xf_raw_count_q_rings(raw);
 	if (second >= 0)
 		snprintf(next, sizeof next, ", next %.6g 1/A", raw->maps[second].q);
 	double empty = declared_without_map(raw, want);
@@ -138,6 +145,12 @@ static int by_ring_q(const void *a, const void *b)
 /* The distinct rings of the file, ascending; each is the q of its first map. */
 static int file_rings(const xf_raw_file *raw, double *rings)
 {
+	if (raw->indexed) {
+		memcpy(rings, raw->rings.q, sizeof *rings * (size_t)raw->rings.n);
+		xf_raw_visit((size_t)raw->rings.n);
+		return raw->rings.n;
+	}
+	xf_raw_visit((size_t)raw->n_maps * (size_t)raw->n_maps);
 	int n = 0;
 	for (int m = 0; m < raw->n_maps; m++) {
 		int seen = 0;
@@ -159,17 +172,28 @@ int xf_select_ring_table(const xf_raw_file *raw, xf_ring_info *out)
 	for (int r = 0; r < n; r++) {
 		out[r].q = q[r];
 		out[r].n_angles = 0;
+		if (raw->indexed) { /* ring r's own maps (file_rings kept the index's order) */
+			const xf_ring_index *ix = &raw->rings;
+			for (int i = ix->start[r]; i < ix->start[r + 1]; i++)
+				out[r].n_angles += in_ring(raw->maps[ix->order[i]].q, q[r]);
+			xf_raw_visit((size_t)(ix->start[r + 1] - ix->start[r]));
+			continue;
+		}
+		xf_raw_visit((size_t)raw->n_maps);
 		for (int m = 0; m < raw->n_maps; m++)
 			out[r].n_angles += in_ring(raw->maps[m].q, q[r]);
 	}
 	free(q);
-	/* the qmap's rings without maps, listed with 0 angles (validate shows them) */
+	/* the qmap's rings without maps, listed with 0 angles (validate shows them), each
+	 * once: a declared q with a map near it is that map's ring */
+	int with_maps = n;
 	for (size_t k = 0; k < raw->n_q_declared; k++) {
-		int seen = 0;
-		for (int r = 0; r < n && !seen; r++)
-			seen = in_ring(raw->q_declared[k], out[r].q);
-		if (!seen && declared_empty(raw, raw->q_declared[k]))
-			out[n++] = (xf_ring_info){ raw->q_declared[k], 0 };
+		double d = raw->q_declared[k];
+		int seen = !declared_empty(raw, d);
+		for (int r = with_maps; r < n && !seen; r++)
+			seen = in_ring(d, out[r].q);
+		if (!seen)
+			out[n++] = (xf_ring_info){ d, 0 };
 	}
 	qsort(out, (size_t)n, sizeof *out, by_ring_q);
 	return n;
@@ -183,9 +207,11 @@ static void warn_empty_rings(const xf_raw_file *raw, double lo, double hi, const
 	for (size_t k = 0; k < raw->n_q_declared; k++) {
 		double q = raw->q_declared[k];
 		int dup = 0;
+		if (q < lo || q > hi || !declared_empty(raw, q))
+			continue; /* first: a ring with maps is not looked for again */
 		for (size_t j = 0; j < k && !dup; j++)
 			dup = in_ring(raw->q_declared[j], q);
-		if (!dup && q >= lo && q <= hi && declared_empty(raw, q))
+		if (!dup)
 			xf_warn("analyzer_parameters.scattering.wavevector_q %s: the q = %.6g ring "
 				"of the qmap has no map (no processed bin of it) and is skipped, "
 				"in %s",
@@ -370,11 +396,17 @@ int xf_select_angles(const xf_raw_file *raw, const xf_selection *sel, double q_r
 	*n_out = *n_in_ring = 0;
 	if (!a)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory selecting angles");
-	for (int m = 0; m < raw->n_maps; m++)
+	int ring = raw->indexed ? xf_raw_ring_of(raw, q_ring) : -1;
+	int from = ring >= 0 ? raw->rings.start[ring] : 0;
+	int to = ring >= 0 ? raw->rings.start[ring + 1] : raw->indexed ? 0 : raw->n_maps;
+	xf_raw_visit((size_t)(to - from));
+	for (int i = from; i < to; i++) { /* the ring's maps, or every map without the index */
+		int m = ring >= 0 ? raw->rings.order[i] : i;
 		if (in_ring(raw->maps[m].q, q_ring)) {
 			a[n].raw_index = m;
 			a[n++].phi_deg = xf_phi_normalise(raw->maps[m].phi_deg);
 		}
+	}
 	qsort(a, (size_t)n, sizeof *a, by_phi);
 	for (int k = 1; k < n; k++)
 		if (fabs(a[k].phi_deg - a[k - 1].phi_deg) <= XF_PHI_SAME_DEG) {

@@ -353,6 +353,27 @@ def rings_cmc_joint_no_match(d):
             d + "/out", "--no-plots"]
 
 
+def many_rings(d):
+    """260 rings of 2 angles (q 0.002 + k 1e-5): a joint problem of 3 + 260 x 4 = 1043
+    free parameters, above the joint cap of 1024 (adr/0073)."""
+    n = 260
+    maps = [upper(smooth_map(N, s % 4)) for s in range(2 * n)]
+    path = os.path.join(d, "many_rings.h5")
+    write_aps_u(path, maps, [0.002 + 1e-5 * k for k in range(n)], [0.0, 45.0],
+                list(range(1, 2 * n + 1)), frame_time=0.1)
+    return path
+
+
+def joint_too_large(cmd):
+    def make(d):
+        path = many_rings(d)
+        cfg = config(d, path, q="all")
+        if cmd == "validate":
+            return ["validate", "--config", cfg, "--set", "optimization.rings=joint"]
+        return [cmd, "--joint", "--config", cfg, "--out", d + "/out", "--no-plots"]
+    return make
+
+
 def rings_frames_differ(cmd):
     # ring 0.02's maps are 20 x 20, ring 0.01's 30 x 30: one file has one frame grid
     def make(d):
@@ -597,6 +618,25 @@ CASES = [
      "rc": 1, "needles": ["wavevector_q[1] = 0.05", "nearest q ring"],
      "fix": "The joint posterior selects its rings as every fit does: each wavevector_q "
             "value within 5 % of a ring of the file (`xpcsfit validate` lists them)."},
+    {"name": "rings_joint_too_large", "klass": D, "make": joint_too_large("nlsq"),
+     "check": expect_nothing_written(),
+     "rc": 2, "needles": ["joint fit of 260 rings has 1043 free parameters",
+                          "above the cap of 1024", "optimization.rings: per_ring"],
+     "fix": "A joint fit's normal matrix grows as the square of its parameters (3 shared "
+            "plus each ring's contrast and offset per angle) and is built from every "
+            "point at every step: select fewer rings (a list or a range of "
+            "wavevector_q), or fit them one by one (optimization.rings: per_ring; "
+            "docs/cli.md \"nlsq, cmc, fit with several rings\", adr/0073)."},
+    {"name": "rings_joint_too_large_validate", "klass": D,
+     "make": joint_too_large("validate"),
+     "rc": 2, "needles": ["joint fit of 260 rings has 1043 free parameters",
+                          "above the cap of 1024"],
+     "fix": "validate refuses the joint plan nlsq --joint would refuse (above)."},
+    {"name": "rings_joint_too_large_cmc", "klass": D, "make": joint_too_large("cmc"),
+     "check": expect_nothing_written(),
+     "rc": 2, "needles": ["joint fit of 260 rings has 1043 free parameters",
+                          "above the cap of 1024"],
+     "fix": "cmc --joint and fit --joint fit the joint NLSQ first: the same cap."},
     {"name": "rings_frames_differ", "klass": D,
      "make": rings_frames_differ(lambda d, p: validate(d, p, q="all")),
      "rc": 1, "needles": ["q rings with different frame counts", "ring q 0.02 1/A",
