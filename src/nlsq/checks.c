@@ -157,9 +157,12 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	int other_basin_lower = best->basin_drop > 0.0; /* phi0_profile.c, adr/0053 */
 	/* a valley of equally good fits (adr/0047): sets the status "ridge" and says what
 	 * is identified; a point with a lower χ² elsewhere is no valley floor */
-	int ridge = !off_bound_lower && !other_basin_lower && xf_ridge_judge(ctx, best, res);
+	int ridge_lower = best->ridge_drop > 0.0; /* ridge_restart.c */
+	/* a ridge only where restarts along it end no lower (issue 33 item 9) */
+	int ridge = !off_bound_lower && !other_basin_lower && !ridge_lower &&
+		    xf_ridge_judge(ctx, best, res);
 	if (ended && at_optimum && q->all_informed && !off_bound_lower && !other_basin_lower &&
-	    !ridge)
+	    !ridge_lower && !ridge && !ctx->unsettled)
 		res->status = "converged";
 	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
 		res->status = "max_iterations";
@@ -188,6 +191,20 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			"chi2 by %.3g noise units on the screening subsample, and the fit could "
 			"not get there (widen max_iterations, or start phi0 there)",
 			best->basin_phi0, best->basin_drop);
+	if (ridge_lower)
+		xf_quality_add_reason(
+			q,
+			"not at an optimum: restarts with the parameters the data do not identify "
+			"here moved lower chi2 by %.3g noise units on the screening subsample, and "
+			"the fit could not get there (no ridge; widen max_iterations)",
+			best->ridge_drop);
+	if (ctx->unsettled)
+		xf_quality_add_reason(
+			q,
+			"not shown to be an optimum: the tests of the end point (flow-angle "
+			"basins, restarts from inside the bounds) still found lower points "
+			"after %d rounds (widen max_iterations)",
+			XF_SETTLE_ROUNDS);
 	for (int k = 0; k < res->n_at_bounds; k++)
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)
