@@ -202,8 +202,8 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		xf_quality_add_reason(
 			q,
 			"not shown to be an optimum: the tests of the end point (flow-angle "
-			"basins, restarts from inside the bounds) still found lower points "
-			"after %d rounds (widen max_iterations)",
+			"basins, restarts from inside the bounds and along a ridge) still found "
+			"lower points after %d rounds (widen max_iterations)",
 			XF_SETTLE_ROUNDS);
 	for (int k = 0; k < res->n_at_bounds; k++)
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
