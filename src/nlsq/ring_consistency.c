@@ -112,6 +112,7 @@ int xf_ring_consistency(int n, const xf_nlsq_result *own, int *active, xf_ring_f
 	if (!use)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check");
 	xf_nlsq_result set;
+	memset(&set, 0, sizeof set); /* freed whether the fit ran or not */
 	double chi2_set = NAN;
 	int free_set = 0;
 	if (!(rc = fit(ctx, active, &set, err))) {
@@ -129,6 +130,7 @@ int xf_ring_consistency(int n, const xf_nlsq_result *own, int *active, xf_ring_f
 			memcpy(use, active, sizeof(int) * (size_t)n);
 			use[k] = 0;
 			xf_nlsq_result others;
+			memset(&others, 0, sizeof others);
 			if (!(rc = fit(ctx, use, &others, err))) {
 				judge(&own[k], &others, chi2_set, free_set, &test[k]);
 				if (worst < 0 || worse(&test[k], &test[worst])) {
