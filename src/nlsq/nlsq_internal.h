@@ -171,6 +171,9 @@ int xf_fit_zero_noise(const xf_problem *pr, double residual_sd);
 #define XF_AMBIGUOUS_NOISE 25.0
 double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
 			  double chi2);
+/* xf_fit_distance_se, checked by χ² along the step where it exceeds XF_CONVERGED_SE
+ * (checks.c): the smaller of the model's reading and the measured one. */
+double xf_fit_distance_measured(const xf_fit_ctx *ctx, const xf_fit_point *p);
 /* The solver stopped on xtol, gtol or ftol. */
 static inline int xf_stop_on_tolerance(xf_stop_reason r)
 {
