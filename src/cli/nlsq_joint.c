@@ -13,6 +13,7 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"
+#include "nlsq/ring_consistency.h"
 #include "outputs/rings_summary.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
@@ -75,32 +76,9 @@ static int fit_subset(const joint_run *jr, const int *use, xf_nlsq_result *res, 
 	return rc;
 }
 
-/* The largest |Δ|/sqrt(sd_a² + sd_b²) over the physical parameters free in both fits;
- * *which its parameter (-1: none comparable). */
-static double max_z(const xf_nlsq_result *a, const xf_nlsq_result *b, int *which)
-{
-	double worst = 0.0;
-	*which = -1;
-	for (int p = 0; p < a->n_phys && p < b->n_phys; p++) {
-		double sa = a->uncertainties[p], sb = b->uncertainties[p];
-		double z = fabs(a->values[p] - b->values[p]) / sqrt(sa * sa + sb * sb);
-		if (a->is_fixed[p] || b->is_fixed[p] || !isfinite(z))
-			continue;
-		if (*which < 0 || z > worst) {
-			worst = z;
-			*which = p;
-		}
-	}
-	return worst;
-}
-
 typedef struct ring_check {
-	double z;     /* last leave-one-out comparison: max over the parameters */
-	int param;    /* its parameter (-1: none) */
-	int flagged;  /* 1: removed as disagreeing with the others */
-	int round;    /* round it was flagged in (1-based), 0 otherwise */
-	int compared; /* 1: compared with the others at least once */
-	int usable;   /* its own fit is a measurement (not failed, not a ridge) */
+	xf_ring_test t; /* the consistency check (adr/0074) */
+	int usable;	/* its own fit is a measurement (not failed, not a ridge) */
 	/* its largest information share over the free physical parameters, which one, and
 	 * whether that says it informs none of them */
 	double top_share;
@@ -109,72 +87,61 @@ typedef struct ring_check {
 	double pair_corr; /* largest |corr(contrast, offset)| of its slots at the joint fit */
 } ring_check;
 
-/* Leave-one-out (adr/0066): each active ring's own fit against the joint fit of the
- * other active rings; the worst beyond XF_JOINT_FLAG_Z is flagged and removed, and the
- * rest are checked again, until they agree or two rings are left (two rings can
- * disagree, but not say which is off: *pair_z is then their z, nothing flagged). A ring
- * whose own fit failed or ended on a ridge is no measurement to compare (adr/0066
- * addendum): it takes no part in the check, as neither the compared ring nor one of
- * the others. */
+static int fit_subset_cb(void *ctx, const int *use, xf_nlsq_result *res, xf_error *err)
+{
+	return fit_subset(ctx, use, res, err);
+}
+
+/* The consistency check (src/nlsq/ring_consistency.c, adr/0074): each usable ring judged
+ * by the χ² increase when it must share the others' physical parameters, the worst
+ * removed while its p-value is below the false-alarm rate over the rings judged, until
+ * they agree or two rings are left (two rings can disagree, but not say which is off:
+ * *pair_z is then their largest sd distance, nothing flagged). A ring whose own fit
+ * failed or ended on a ridge is no measurement to compare (adr/0066 addendum): it takes
+ * no part in the check, as neither the judged ring nor one of the others. */
 static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_check *chk,
 		       double *pair_z, int *pair_param, xf_error *err)
 {
 	int n = jr->n_rings;
 	int *active = malloc(sizeof(int) * (size_t)n);
-	int *use = malloc(sizeof(int) * (size_t)n);
-	int rc = !active || !use ? xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check")
-				 : 0;
+	xf_ring_test *test = malloc(sizeof *test * (size_t)n);
+	int rc = !active || !test ? xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check")
+				  : 0;
 	/* the fits that follow are collective: every rank goes on, or none (xpcsfit/dist.h) */
 	if ((rc = xf_dist_agree(rc, err))) {
 		free(active);
-		free(use);
+		free(test);
 		return rc;
 	}
-	int n_active = 0, round = 0;
+	int n_usable = 0;
 	for (int k = 0; k < n; k++)
-		n_active += active[k] = chk[k].usable;
-	int n_usable = n_active;
+		n_usable += active[k] = chk[k].usable;
 	*pair_z = NAN;
 	*pair_param = -1;
-	while (n_active >= 3 && !rc) {
-		round++;
-		int worst = -1;
-		for (int k = 0; k < n && !rc; k++) {
-			if (!active[k])
-				continue;
-			memcpy(use, active, sizeof(int) * (size_t)n);
-			use[k] = 0;
-			xf_nlsq_result others;
-			rc = fit_subset(jr, use, &others, err);
-			if (!rc) {
-				chk[k].z = max_z(&own[k], &others, &chk[k].param);
-				chk[k].compared = 1;
-				if (worst < 0 || chk[k].z > chk[worst].z)
-					worst = k;
-			}
-			xf_nlsq_result_free(&others);
-		}
-		if (rc || worst < 0 || !(chk[worst].z > XF_JOINT_FLAG_Z))
-			break;
-		chk[worst].flagged = 1;
-		chk[worst].round = round;
-		active[worst] = 0;
-		n_active--;
-		xf_warn("ring q %.6g 1/A disagrees with the other rings: %s %.1f sd off their "
-			"joint "
-			"fit (round %d); removed from the check",
-			jr->rings[worst].q, own[worst].names[chk[worst].param], chk[worst].z,
-			round);
-	}
+	rc = xf_ring_consistency(n, own, active, fit_subset_cb, (void *)jr, test, err);
+	for (int k = 0; k < n; k++)
+		chk[k].t = test[k];
+	for (int round = 1; !rc && round <= n; round++)
+		for (int k = 0; k < n; k++)
+			if (chk[k].t.flagged && chk[k].t.round == round)
+				xf_warn("ring q %.6g 1/A disagrees with the other rings: sharing "
+					"their parameters raises chi2 by %.1f noise units (p %.2g, "
+					"%d parameters; largest difference %s, %.1f sd) (round "
+					"%d); "
+					"removed from the check",
+					jr->rings[k].q, chk[k].t.excess, chk[k].t.p_value,
+					chk[k].t.df,
+					chk[k].t.param >= 0 ? own[k].names[chk[k].t.param] : "none",
+					chk[k].t.z, round);
 	if (!rc && n_usable == 2) {
 		int a = -1, b = -1;
 		for (int k = 0; k < n; k++)
 			if (chk[k].usable)
 				*(a < 0 ? &a : &b) = k;
-		*pair_z = max_z(&own[a], &own[b], pair_param);
+		*pair_z = xf_ring_max_sd(&own[a], &own[b], pair_param);
 	}
 	free(active);
-	free(use);
+	free(test);
 	return rc;
 }
 
@@ -300,6 +267,7 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 	cJSON_AddItemToObject(root, "n_rings", xf_json_int(n));
 	cJSON_AddItemToObject(root, "chi_squared_joint", xf_json_num(res->chi_squared));
 	cJSON_AddItemToObject(root, "flag_threshold_sd", xf_json_num(XF_JOINT_FLAG_Z));
+	cJSON_AddItemToObject(root, "flag_false_alarm_rate", xf_json_num(XF_RING_FALSE_ALARM));
 	cJSON *flagged = cJSON_CreateArray();
 	cJSON *list = cJSON_CreateArray();
 	for (int k = 0; k < n; k++) {
@@ -337,16 +305,25 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 		cJSON_AddItemToObject(r, "own_fit", fit);
 		cJSON *c = cJSON_CreateObject();
 		cJSON_AddItemToObject(c, "max_sd_from_others",
-				      chk[k].compared ? xf_json_num(chk[k].z) : cJSON_CreateNull());
+				      chk[k].t.compared ? xf_json_num(chk[k].t.z)
+							: cJSON_CreateNull());
 		cJSON_AddStringToObject(c, "parameter",
-					chk[k].param >= 0 ? own[k].names[chk[k].param] : "");
-		cJSON_AddBoolToObject(c, "flagged", chk[k].flagged);
+					chk[k].t.param >= 0 ? own[k].names[chk[k].t.param] : "");
+		cJSON_AddBoolToObject(c, "flagged", chk[k].t.flagged);
 		cJSON_AddStringToObject(c, "not_compared",
 					chk[k].usable ? "" : "its own fit is not a measurement");
-		cJSON_AddItemToObject(c, "flagged_in_round", xf_json_int(chk[k].round));
+		cJSON_AddItemToObject(c, "flagged_in_round", xf_json_int(chk[k].t.round));
+		/* the verdict (adr/0074): the χ² increase of sharing and its p-value */
+		cJSON_AddItemToObject(c, "chi2_increase_noise_units",
+				      chk[k].t.compared ? xf_json_num(chk[k].t.excess)
+							: cJSON_CreateNull());
+		cJSON_AddItemToObject(c, "df", xf_json_int(chk[k].t.compared ? chk[k].t.df : 0));
+		cJSON_AddItemToObject(c, "p_value",
+				      chk[k].t.compared ? xf_json_num(chk[k].t.p_value)
+							: cJSON_CreateNull());
 		cJSON_AddItemToObject(r, "leave_one_out", c);
 		cJSON_AddItemToArray(list, r);
-		if (chk[k].flagged)
+		if (chk[k].t.flagged)
 			cJSON_AddItemToArray(flagged, xf_json_num(jr->rings[k].q));
 	}
 	cJSON_AddItemToObject(root, "rings", list);
@@ -385,11 +362,16 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 		char line[512];
 		int len = snprintf(line, sizeof line, "ring q %.6g 1/A: %d angles, chi2 %.6g",
 				   jr->rings[k].q, jr->rings[k].n_phi, chi2[k]);
-		if (chk[k].compared && chk[k].param >= 0)
+		if (chk[k].t.compared)
 			len += snprintf(line + len, sizeof line - (size_t)len,
-					", %.1f sd from the others (%s)%s", chk[k].z,
-					res->names[chk[k].param],
-					chk[k].flagged ? ", FLAGGED" : "");
+					", sharing +%.1f chi2 noise units (p %.2g)",
+					chk[k].t.excess, chk[k].t.p_value);
+		if (chk[k].t.compared && chk[k].t.param >= 0)
+			len += snprintf(line + len, sizeof line - (size_t)len,
+					", %.1f sd from the others (%s)", chk[k].t.z,
+					res->names[chk[k].t.param]);
+		if (chk[k].t.flagged)
+			len += snprintf(line + len, sizeof line - (size_t)len, ", FLAGGED");
 		if (!chk[k].usable)
 			snprintf(line + len, sizeof line - (size_t)len,
 				 ", own fit %s: not compared with the others",
@@ -397,7 +379,7 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 		xf_info("joint: %s", line);
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
-		n_flagged += chk[k].flagged;
+		n_flagged += chk[k].t.flagged;
 	}
 	for (int p = 0; p < np; p++) {
 		if (res->is_fixed[p])
@@ -430,8 +412,9 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 		if (isfinite(pair_z))
 			printf("rings agree: the two compared rings are %.1f sd apart\n", pair_z);
 		else
-			printf("rings agree: no ring beyond %.0f sd of the others' joint fit\n",
-			       XF_JOINT_FLAG_Z);
+			printf("rings agree: no ring's chi2 rises beyond chance when it shares "
+			       "the others' parameters (false-alarm rate %g)\n",
+			       XF_RING_FALSE_ALARM);
 	}
 }
 
@@ -449,14 +432,15 @@ static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const xf_nlsq
 		xf_quality_add_reason(&res->quality, "%s", why);
 	}
 	for (int k = 0; k < jr->n_rings; k++) {
-		if (!chk[k].flagged)
+		if (!chk[k].t.flagged)
 			continue;
 		if (res->quality.overall < XF_QUALITY_MARGINAL)
 			res->quality.overall = XF_QUALITY_MARGINAL;
 		xf_quality_add_reason(&res->quality,
 				      "ring q %.6g 1/A disagrees with the other rings' joint fit "
-				      "(%.1f sd): the rings may not share these parameters",
-				      jr->rings[k].q, chk[k].z);
+				      "(chi2 +%.1f noise units, p %.2g): the rings may not share "
+				      "these parameters",
+				      jr->rings[k].q, chk[k].t.excess, chk[k].t.p_value);
 	}
 	if (pair_z > XF_JOINT_FLAG_Z) {
 		if (res->quality.overall < XF_QUALITY_MARGINAL)
@@ -487,7 +471,7 @@ static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *
 		memset(use, 0, sizeof(int) * (size_t)n);
 		use[k] = 1;
 		rc = fit_subset(jr, use, &own[k], err);
-		chk[k].param = -1;
+		chk[k].t.param = -1;
 		chk[k].top_param = -1;
 		chk[k].usable = !rc && !xf_nlsq_status_failed(own[k].status);
 	}

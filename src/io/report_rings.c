@@ -169,15 +169,18 @@ static void put_verdict(xf_html *h, const cJSON *root, int n)
 				       : ", within the limit");
 		return;
 	}
+	/* the verdict is the χ² increase of sharing (adr/0074) */
+	double rate = num(root, "flag_false_alarm_rate");
 	if (n_flagged == 0) {
 		xf_html_putf(h,
-			     "Every ring agrees with the joint fit of the others (within "
-			     "%.0f sd).</p>\n",
-			     limit);
+			     "Every ring agrees with the others: no ring's &chi;&sup2; rises "
+			     "beyond chance when it shares their parameters (false-alarm rate "
+			     "%g).</p>\n",
+			     rate);
 		return;
 	}
-	xf_html_put(h, "<strong class=\"failed\">Flagged</strong> (more than ");
-	xf_html_putf(h, "%.0f sd from the joint fit of the others): q", limit);
+	xf_html_put(h, "<strong class=\"failed\">Flagged</strong> (its &chi;&sup2; rises "
+		       "beyond chance when it shares the others' parameters): q");
 	const cJSON *q;
 	int k = 0;
 	cJSON_ArrayForEach(q, flagged)
@@ -227,8 +230,11 @@ static int put_nlsq_rings(xf_html *h, const char *dir, const cJSON *root, const 
 		       "the ring fitted alone. Check: the largest |&Delta;| / "
 		       "sqrt(sd<sub>ring</sub>&sup2; + sd<sub>others</sub>&sup2;) over the "
 		       "parameters between the ring's own fit and the joint fit of the other "
-		       "rings; the worst beyond the limit is flagged and set aside, and the rest "
-		       "are checked again (docs/user-guide.md, adr/0066).</p>\n");
+		       "rings (where it differs most). The verdict: the rise of &chi;&sup2; when "
+		       "the ring must share the others' parameters, against chance (a "
+		       "chi-square); the least likely beyond the false-alarm rate is flagged and "
+		       "set aside, and the rest are judged again (docs/user-guide.md, "
+		       "adr/0074).</p>\n");
 	return put_figure(h, dir, err);
 }
 

@@ -21,8 +21,8 @@
 /* The Gauss-Newton step of the bounded problem: parameters on a bound with the descent
  * pointing out, and those whose step would cross their bound, are held; the step over
  * the rest is recomputed until the held set stops changing (an active-set estimate). */
-double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
-			  double chi2)
+static double gauss_newton_step(const xf_problem *pr, const double *x, const double *jtj,
+				const double *b, double chi2, double *step_out)
 {
 	int n = pr->n_full, n_free = 0;
 	int *mask = calloc((size_t)n, sizeof(int));
@@ -41,6 +41,8 @@ double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *j
 	}
 	for (int round = 0; round <= n; round++) {
 		int rank, changed = 0;
+		if (step_out)
+			memset(step_out, 0, sizeof(double) * (size_t)n);
 		if (xf_covariance(jtj, n, mask, 1.0, c, &rank, NULL))
 			goto done;
 		d2 = 0.0;
@@ -52,6 +54,8 @@ double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *j
 				if (mask[l])
 					step += c[(size_t)k * n + l] * b[l];
 			d2 += b[k] * step;
+			if (step_out)
+				step_out[k] = step;
 			if (x[k] + step < pr->lower[k] || x[k] + step > pr->upper[k]) {
 				mask[k] = 0;
 				changed = 1;
@@ -65,6 +69,69 @@ done:
 	free(c);
 	double s2 = chi2 / fmax(1.0, (double)pr->n_points - n_free);
 	return s2 > 0.0 && d2 >= 0.0 ? sqrt(d2 / s2) : (d2 == 0.0 ? 0.0 : NAN);
+}
+
+double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
+			  double chi2)
+{
+	return gauss_newton_step(pr, x, jtj, b, chi2, NULL);
+}
+
+/* The distance to the local optimum, measured where the quadratic model cannot be
+ * trusted. On an ill-conditioned problem the Gauss-Newton step has a floor set by the
+ * rounding of the gradient b in the weakest directions of JᵀJ (bᵀ(JᵀJ)⁻¹b amplifies it by
+ * the condition number): on one laminar file with per-angle scaling the same end point
+ * read 0.244 standard errors with one BLAS's kernels and < 0.1 with another's, and no
+ * solver step could move it (issue 33). A point that far from a real optimum lowers χ²
+ * along that step by about d² noise units (d²·(2t − t²) at a fraction t of it). So when
+ * the model says more than XF_CONVERGED_SE, χ² is evaluated at XF_CHECK_FRACTIONS
+ * fractions of the step (one sweep over the data), and the largest drop found, in noise
+ * units, gives the distance: sqrt(drop). A real distance keeps its size; a floor of
+ * rounding finds no drop. The smaller of the two readings is returned. */
+#define XF_CHECK_FRACTIONS 4
+double xf_fit_distance_measured(const xf_fit_ctx *ctx, const xf_fit_point *p)
+{
+	const xf_problem *pr = ctx->pr;
+	int n = pr->n_full;
+	double *step = malloc(sizeof(double) * (size_t)n);
+	double *pts = malloc(sizeof(double) * (size_t)n * XF_CHECK_FRACTIONS);
+	double chi2[XF_CHECK_FRACTIONS];
+	double d = NAN;
+	if (!step || !pts) {
+		xf_note_no_memory();
+		goto done;
+	}
+	d = gauss_newton_step(pr, p->x, p->jtj, p->b, p->chi2, step);
+	if (!(d > XF_CONVERGED_SE) || !isfinite(d) || !ctx->lik[XF_ROLE_FULL])
+		goto done;
+	double t = 1.0;
+	for (int i = 0; i < XF_CHECK_FRACTIONS; i++, t *= 0.5)
+		for (int k = 0; k < n; k++)
+			pts[(size_t)i * n + k] =
+				fmin(pr->upper[k], fmax(pr->lower[k], p->x[k] + t * step[k]));
+	if (xf_lik_eval_values(ctx->lik[XF_ROLE_FULL], XF_CHECK_FRACTIONS, pts, chi2)) {
+		xf_note_no_memory();
+		goto done;
+	}
+	int n_free = 0;
+	for (int k = 0; k < n; k++)
+		n_free += !pr->fixed[k];
+	double s2 = p->chi2 / fmax(1.0, (double)pr->n_points - n_free);
+	double drop = 0.0;
+	for (int i = 0; i < XF_CHECK_FRACTIONS; i++)
+		if (isfinite(chi2[i]))
+			drop = fmax(drop, (p->chi2 - chi2[i]) / s2);
+	double measured = sqrt(drop);
+	if (measured < d) {
+		xf_info("nlsq: the Gauss-Newton step reads %.3g standard errors, but chi2 falls by "
+			"only %.3g noise units along it: %.3g standard errors from the optimum",
+			d, drop, measured);
+		d = measured;
+	}
+done:
+	free(step);
+	free(pts);
+	return d;
 }
 
 int xf_fit_ended_converged(const xf_problem *pr, const xf_fit_point *p)
@@ -128,7 +195,7 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	int n = pr->n_full;
 	memset(q, 0, sizeof *q);
 	double s2 = best->chi2 / fmax(1.0, (double)pr->n_points - res->n_free);
-	q->distance_se = xf_fit_distance_se(pr, best->x, best->jtj, best->b, best->chi2);
+	q->distance_se = xf_fit_distance_measured(ctx, best);
 	double *unc = malloc(sizeof(double) * (size_t)n);
 	if (!unc)
 		xf_note_no_memory();
@@ -157,9 +224,12 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	int other_basin_lower = best->basin_drop > 0.0; /* phi0_profile.c, adr/0053 */
 	/* a valley of equally good fits (adr/0047): sets the status "ridge" and says what
 	 * is identified; a point with a lower χ² elsewhere is no valley floor */
-	int ridge = !off_bound_lower && !other_basin_lower && xf_ridge_judge(ctx, best, res);
+	int ridge_lower = best->ridge_drop > 0.0; /* ridge_restart.c */
+	/* a ridge only where restarts along it end no lower (issue 33 item 9) */
+	int ridge = !off_bound_lower && !other_basin_lower && !ridge_lower &&
+		    xf_ridge_judge(ctx, best, res);
 	if (ended && at_optimum && q->all_informed && !off_bound_lower && !other_basin_lower &&
-	    !ridge)
+	    !ridge_lower && !ridge && !ctx->unsettled)
 		res->status = "converged";
 	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
 		res->status = "max_iterations";
@@ -188,6 +258,20 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			"chi2 by %.3g noise units on the screening subsample, and the fit could "
 			"not get there (widen max_iterations, or start phi0 there)",
 			best->basin_phi0, best->basin_drop);
+	if (ridge_lower)
+		xf_quality_add_reason(
+			q,
+			"not at an optimum: restarts with the parameters the data do not identify "
+			"here moved lower chi2 by %.3g noise units on the screening subsample, and "
+			"the fit could not get there (no ridge; widen max_iterations)",
+			best->ridge_drop);
+	if (ctx->unsettled)
+		xf_quality_add_reason(
+			q,
+			"not shown to be an optimum: the tests of the end point (flow-angle "
+			"basins, restarts from inside the bounds and along a ridge) still found "
+			"lower points after %d rounds (widen max_iterations)",
+			XF_SETTLE_ROUNDS);
 	for (int k = 0; k < res->n_at_bounds; k++)
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)

@@ -205,6 +205,41 @@ static int polish(xf_fit_ctx *ctx, xf_fit_point *best)
 	return rc;
 }
 
+/* The tests of the end point: a laminar one must not sit in a wrong flow-angle basin
+ * (adr/0053), one on a bound must earn "converged" (adr/0046) and one on a ridge must
+ * earn "ridge" (ridge_restart.c); a better point found any way is polished in turn.
+ * Each test marks the point it ran on (basin_drop, bound_drop, ridge_drop) and its
+ * reason is the status's: a later stage that moves the point (the
+ * polish after a restart, the bound test after the φ0 one) would leave the mark of a
+ * point that is no longer the result (issue 33 item 9: "failed … could not get off the
+ * bound" on an interior point at the best χ²). So the tests run again on the moved
+ * point, until a round moves nothing: every mark then describes the final point. A
+ * point still moving after XF_SETTLE_ROUNDS keeps no stale mark and is not converged
+ * (ctx->unsettled). Returns −1 when out of memory. */
+static int settle(xf_fit_ctx *ctx, xf_fit_point *best)
+{
+	for (int round = 0; round < XF_SETTLE_ROUNDS; round++) {
+		int turned = xf_fit_phi0_profile(ctx, best);
+		if (turned < 0 || (turned && polish(ctx, best)))
+			return -1;
+		int moved = xf_fit_bound_restart(ctx, best);
+		if (moved < 0 || (moved && polish(ctx, best)))
+			return -1;
+		int shifted = xf_fit_ridge_restart(ctx, best);
+		if (shifted < 0 || (shifted && polish(ctx, best)))
+			return -1;
+		if (!turned && !moved && !shifted)
+			return 0;
+		xf_info("nlsq: the end point moved (%s): its tests run again",
+			shifted ? "ridge restart"
+			: moved ? "bound restart"
+				: "phi0 basin");
+	}
+	best->bound_drop = best->basin_drop = best->ridge_drop = 0.0;
+	ctx->unsettled = 1;
+	return 0;
+}
+
 /* The evaluators of the three roles: all pairs, and two subsamples (streams
  * XF_RNG_SCREEN_COARSE and XF_RNG_SCREEN, keyed by the multi-start seed) of about
  * screen_points points for round 2 and the smaller of screen_points / XF_COARSE_DIVISOR
@@ -294,14 +329,8 @@ static int find_optimum(xf_fit_ctx *ctx, xf_fit_point *best, xf_error *err)
 		rc = xf_fit_single_path(ctx, start, best, err);
 		free(start);
 	}
-	/* the polish; a laminar end point must then not sit in a wrong flow-angle basin
-	 * (adr/0053) and a point on a bound must earn "converged" (adr/0046); a better
-	 * point found either way is polished in turn */
-	int moved = 0, turned = 0;
-	if (rc == 0 &&
-	    (polish(ctx, best) || (turned = xf_fit_phi0_profile(ctx, best)) < 0 ||
-	     (turned && polish(ctx, best)) || (moved = xf_fit_bound_restart(ctx, best)) < 0 ||
-	     (moved && polish(ctx, best))))
+	/* the polish, then the tests of the end point */
+	if (rc == 0 && (polish(ctx, best) || settle(ctx, best)))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory");
 	if (rc == 0 && xf_interrupted())
 		rc = xf_fail(err, XF_ERR_INTERRUPTED, "interrupted: no result written");

@@ -39,8 +39,12 @@ typedef struct xf_fit_ctx {
 	void *progress_ctx;
 	int full_iterations;   /* trial steps on all the data */
 	double data_mean_g1sq; /* mean normalised c2 of the data */
+	/* 1: the end point's tests still moved it in their last round (fit.c settle) */
+	int unsettled;
 	xf_nlsq_search search;
 } xf_fit_ctx;
+
+#define XF_SETTLE_ROUNDS 3 /* rounds of the end point's tests at most (fit.c settle) */
 
 /* Where a search or a path ended: the point, its χ² on all the data, the solver's stop
  * reason, and JᵀJ/b there. */
@@ -56,6 +60,9 @@ typedef struct xf_fit_point {
 	 * found and all the data could not reach (0: none; phi0_profile.c, adr/0053), and
 	 * that basin's φ0 */
 	double basin_drop, basin_phi0;
+	/* χ² drop (noise units of the subsample) that restarts along a ridge found and all
+	 * the data could not reach (0: none; ridge_restart.c): not an optimum, no ridge */
+	double ridge_drop;
 } xf_fit_point;
 
 int xf_fit_point_alloc(xf_fit_point *p, int n_full);
@@ -116,6 +123,12 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
  * replaced, 0 when not, −1 out of memory. */
 int xf_fit_bound_restart(xf_fit_ctx *ctx, xf_fit_point *best);
 
+/* A point whose JᵀJ shows a ridge must earn "ridge" (ridge_restart.c, issue 33 item 9):
+ * restarts with the parameters not identified there moved, a better point kept in best;
+ * best->ridge_drop set when χ² drops but the fit cannot get there. 1 when best was
+ * replaced, 0 when not, −1 when out of memory. */
+int xf_fit_ridge_restart(xf_fit_ctx *ctx, xf_fit_point *best);
+
 /* A laminar end point that would be called converged must not sit in a wrong basin of
  * φ0 (phi0_profile.c, adr/0053): χ² profiled along φ0 on a fixed grid on the screening
  * subsample, the lowest other minima refitted, a lower point kept in best;
@@ -158,6 +171,9 @@ int xf_fit_zero_noise(const xf_problem *pr, double residual_sd);
 #define XF_AMBIGUOUS_NOISE 25.0
 double xf_fit_distance_se(const xf_problem *pr, const double *x, const double *jtj, const double *b,
 			  double chi2);
+/* xf_fit_distance_se, checked by χ² along the step where it exceeds XF_CONVERGED_SE
+ * (checks.c): the smaller of the model's reading and the measured one. */
+double xf_fit_distance_measured(const xf_fit_ctx *ctx, const xf_fit_point *p);
 /* The solver stopped on xtol, gtol or ftol. */
 static inline int xf_stop_on_tolerance(xf_stop_reason r)
 {

@@ -19,6 +19,7 @@ int xf_fit_point_alloc(xf_fit_point *p, int n_full)
 	p->bound_drop = 0.0;
 	p->basin_drop = 0.0;
 	p->basin_phi0 = NAN;
+	p->ridge_drop = 0.0;
 	return !(p->x && p->jtj && p->b);
 }
 
@@ -42,6 +43,7 @@ void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full)
 	dst->bound_drop = src->bound_drop;
 	dst->basin_drop = src->basin_drop;
 	dst->basin_phi0 = src->basin_phi0;
+	dst->ridge_drop = src->ridge_drop;
 }
 
 int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out)
