@@ -5,6 +5,7 @@
  * record is missing, says running, names another input, or whose folder is incomplete
  * counts as pending. */
 #include "cli/batch_internal.h"
+#include "util/utf8.h"
 #include "io/io_internal.h"
 #include "xpcsfit/params.h"
 
@@ -76,16 +77,23 @@ static void put_number(text *t, double x)
 }
 
 /* a cell quoted when it holds a comma, a quote or a line break (RFC 4180) */
-static void put_cell(text *t, const char *s)
+static void put_cell(text *t, const char *given)
 {
+	char *s = xf_utf8_clean(given); /* UTF-8: a byte 0xFF is U+FFFD (adr/0075) */
+	if (!s) {
+		t->failed = 1;
+		return;
+	}
 	if (!strpbrk(s, ",\"\r\n")) {
 		put(t, s);
+		free(s);
 		return;
 	}
 	put(t, "\"");
 	for (const char *p = s; *p; p++)
 		put(t, *p == '"' ? "\"\"" : (char[2]){ *p, '\0' });
 	put(t, "\"");
+	free(s);
 }
 
 static cJSON *read_json(const char *dir, const char *sub, xf_error *err)
