@@ -132,8 +132,6 @@ int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *co
 	if (!ok) {
 		for (int k = 0; k < n; k++)
 			free(buf[k]);
-		for (int k = 0; k < n; k++)
-			free(buf[k]);
 		free(buf);
 		return xf_h5_fail(w, name);
 	}
@@ -143,6 +141,8 @@ int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *co
 	hsize_t dims[1] = { (hsize_t)n };
 	int rc = xf_h5_put(w, grp, name, t, t, 1, dims, buf, "", desc);
 	H5Tclose(t);
+	for (int k = 0; k < n; k++)
+		free(buf[k]);
 	free(buf);
 	return rc;
 }
