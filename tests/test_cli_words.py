@@ -146,6 +146,28 @@ def test_paths(name, label):
         check(len(x.data_vars) > 0, "%s xarray posterior: %r" % (label, x))
 
 
+def test_batch():
+    """batch over both names: its summary (CSV, JSON) and records are UTF-8, each file
+    "ok" (the record's U+FFFD path still names its input), and --resume skips both."""
+    rc, _, err = run("batch", "--config", "cfg.yaml", "--out", "batch", "--no-plots",
+                     "--threads", "1", BAD, GOOD)
+    check(rc == 0, "batch: rc %d %s" % (rc, err))
+    with open(os.path.join(TMP, "batch", "batch_summary.json"), "rb") as f:
+        s = strict_json(f.read(), "batch_summary.json")
+    status = [(x["file"], x["status"]) for x in (s or {}).get("files", [])]
+    check(status == [(BAD.decode("utf-8", "replace"), "ok"), (GOOD, "ok")],
+          "batch summary: %r" % status)
+    with open(os.path.join(TMP, "batch", "batch_summary.csv"), "rb") as f:
+        try:
+            f.read().decode("utf-8")
+        except UnicodeDecodeError as e:
+            check(False, "batch_summary.csv is not UTF-8: %s" % e)
+    rc, _, err = run("batch", "--config", "cfg.yaml", "--out", "batch", "--no-plots",
+                     "--threads", "1", "--resume", BAD, GOOD)
+    check(rc == 0 and err.count("complete already") == 2,
+          "batch --resume skips both: rc %d %s" % (rc, err))
+
+
 def test_set_list():
     """--set q=[a, b] is a list (docs/config.md: wavevector_q takes one), read as the file's."""
     rc, _, err = run("simulate", "--config", "cfg.yaml", "--phi", "0,90", "--q", "0.003,0.008",
@@ -195,6 +217,7 @@ def main():
     setup()
     test_paths(BAD, "0xff")
     test_paths(GOOD.encode(), "utf8")
+    test_batch()
     test_set_list()
     test_joint_one_ring()
     test_signal_named()

@@ -176,7 +176,8 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, const char *con
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return 0;
 	int rc = xf_batch_record_read(dir, &r->rec, err);
-	if (rc || strcmp(r->rec.input, in->abs_path))
+	char input[sizeof r->rec.input]; /* as the record holds it (adr/0075) */
+	if (rc || strcmp(r->rec.input, xf_utf8_clean_to(in->abs_path, input, sizeof input)))
 		return rc > 0 ? rc : 0;
 	int whole = xf_batch_results_whole(dir, b->method, in->joint);
 	if (!strcmp(r->rec.status, "ok") && whole)
