@@ -78,8 +78,10 @@ typedef struct xf_nlsq_origin {
 int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
 			 xf_error *err);
 /* 0 when that result was fitted to this data and this run's analysis mode (file, mode, q,
- * frame window, angles), else XF_ERR_CONFIG with one line naming the difference. */
+ * frame window, angles) and its free physical values lie within bounds (this config's,
+ * indexed as xf_param_index; NULL: not checked), else XF_ERR_CONFIG with one line naming
+ * the difference or the parameter. */
 int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-		     xf_mode mode, const xf_dataset *ds, xf_error *err);
+		     xf_mode mode, const xf_bound *bounds, const xf_dataset *ds, xf_error *err);
 
 #endif

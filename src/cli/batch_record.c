@@ -6,6 +6,7 @@
  * records, so it is right whichever process (a --task of a job array, or a later
  * --resume) finished which file. */
 #include "cli/batch_internal.h"
+#include "util/utf8.h"
 #include "io/io_internal.h"
 #include "util/checksum.h"
 #include "util/files.h"
@@ -57,7 +58,8 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 	uint32_t crc = 0;
 	uint64_t bytes = 0;
 	xf_error why = { 0 };
-	snprintf(rec->input, sizeof rec->input, "%s", in->abs_path);
+	/* as batch.json records it: UTF-8, a byte 0xFF as U+FFFD (adr/0075) */
+	xf_utf8_clean_to(in->abs_path, rec->input, sizeof rec->input);
 	snprintf(rec->method, sizeof rec->method, "%s", b->method);
 	rec->input_crc32[0] = '\0';
 	rec->input_bytes = 0;

@@ -7,6 +7,7 @@
  * written atomically; a file whose record is missing, says running, names another input,
  * or whose folder is incomplete counts as pending. */
 #include "cli/batch_internal.h"
+#include "util/utf8.h"
 #include "io/io_internal.h"
 #include "xpcsfit/params.h"
 
@@ -88,16 +89,23 @@ static void put_number(text *t, double x)
 }
 
 /* a cell quoted when it holds a comma, a quote or a line break (RFC 4180) */
-static void put_cell(text *t, const char *s)
+static void put_cell(text *t, const char *given)
 {
+	char *s = xf_utf8_clean(given); /* UTF-8: a byte 0xFF is U+FFFD (adr/0075) */
+	if (!s) {
+		t->failed = 1;
+		return;
+	}
 	if (!strpbrk(s, ",\"\r\n")) {
 		put(t, s);
+		free(s);
 		return;
 	}
 	put(t, "\"");
 	for (const char *p = s; *p; p++)
 		put(t, *p == '"' ? "\"\"" : (char[2]){ *p, '\0' });
 	put(t, "\"");
+	free(s);
 }
 
 static cJSON *read_json(const char *dir, const char *sub, xf_error *err)
@@ -196,7 +204,8 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summar
 	if (xf_batch_dir(b, in, dir, sizeof dir))
 		return 0;
 	int rc = xf_batch_record_read(dir, rec, err);
-	if (rc || strcmp(rec->input, in->abs_path))
+	char input[sizeof rec->input]; /* as the record holds it (adr/0075) */
+	if (rc || strcmp(rec->input, xf_utf8_clean_to(in->abs_path, input, sizeof input)))
 		return rc > 0 ? rc : 0;
 	int whole = xf_batch_results_whole(dir, b->method, in->joint);
 	if (!strcmp(rec->status, "ok") && whole)

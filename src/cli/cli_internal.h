@@ -147,6 +147,9 @@ int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds);
  * rings into DIR/nlsq_joint/. cfg: loaded by the caller (xf_cli_load_config, threads
  * resolved), freed here. */
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start);
+/* A joint fit (nlsq or cmc) over one selected ring: a warning that it is that ring's own
+ * fit, without the rings' consistency check (adr/0075). nlsq_joint.c. */
+void xf_cli_joint_one_ring(const xf_dataset *rings, int n_rings);
 
 /* "<out>/<method>" into buf; an empty --out is refused. Returns 0 or the exit code after
  * printing the error line. */

@@ -102,7 +102,10 @@ static int parse(int argc, char **argv, xf_batch *b)
 	b->max_runs = -1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+		if (xf_cli_option_rules("batch", opts, li, optarg, &seen))
+			return XF_ERR_CONFIG;
 		switch (c) {
 		case 'c': b->config = optarg; break;
 		case 'o': b->out = optarg; break;
@@ -147,10 +150,8 @@ static int parse(int argc, char **argv, xf_batch *b)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "--method: '%s' is not allowed (must be nlsq, cmc or fit)",
 				    b->method);
-	if (b->resume && b->force)
-		return xf_cli_error(XF_ERR_CONFIG,
-				    "batch: --resume and --force contradict each other (--resume "
-				    "keeps complete results, --force redoes them): give one");
+	if (xf_cli_resume_force("batch", b->resume, b->force))
+		return XF_ERR_CONFIG;
 	if ((task < 0) != (tasks < 0))
 		return xf_cli_error(XF_ERR_CONFIG, "batch: --task and --tasks go together");
 	if (tasks > 0 && task >= tasks)

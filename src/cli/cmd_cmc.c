@@ -77,7 +77,10 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 	o->per_ring = 1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; (c = getopt_long(argc, argv, "h", opts, &li)) != -1; li = -1) {
+		if (xf_cli_option_rules(cmd, opts, li, optarg, &seen))
+			return XF_ERR_CONFIG;
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'd': o->data = optarg; break;
@@ -110,6 +113,8 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 	if (!o->config)
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "%s: --config is required, see 'xpcsfit %s --help'", cmd, cmd);
+	if (xf_cli_resume_force(cmd, o->resume, o->force))
+		return XF_ERR_CONFIG;
 	if (o->nlsq && !strcmp(cmd, "fit"))
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "fit: --nlsq is not an option of fit (it fits NLSQ itself); "
@@ -369,6 +374,7 @@ static int joint_load(const xf_cli_job *o, const xf_config *cfg, joint_data *jd)
 		xf_info("data: ring q %.6g 1/A, %d angles, %d frames, dt %.6g s, %zu points",
 			jd->rings[k].q, jd->rings[k].n_phi, jd->rings[k].n_frames,
 			jd->rings[k].dt_s, jd->rings[k].n_points);
+	xf_cli_joint_one_ring(jd->rings, jd->n_rings);
 	return 0;
 }
 

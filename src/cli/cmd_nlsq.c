@@ -135,7 +135,10 @@ static int parse(int argc, char **argv, xf_cli_job *job, xf_cli_overrides *ov)
 	job->per_ring = 1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+		if (xf_cli_option_rules("nlsq", opts, li, optarg, &seen))
+			return XF_ERR_CONFIG;
 		switch (c) {
 		case 'c': job->config = optarg; break;
 		case 'd': job->data = optarg; break;

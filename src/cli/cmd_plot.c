@@ -156,7 +156,10 @@ static int plot_command(int argc, char **argv, xf_cli_overrides *ov)
 	xf_cli_job_init(&job, "plot");
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+		if (xf_cli_option_rules("plot", opts, li, optarg, &seen))
+			return XF_ERR_CONFIG;
 		switch (c) {
 		case 's': job.strict = 1; break;
 		case 'c': job.config = optarg; break;

@@ -111,7 +111,11 @@ static int parse_args(int argc, char **argv, const char **config_path, const cha
 	char *end;
 	opterr = 0;
 	optind = 1;
-	while (!rc && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; !rc && (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+		rc = xf_cli_option_rules("simulate", opts, li, optarg, &seen);
+		if (rc)
+			break;
 		switch (c) {
 		case 'c': *config_path = optarg; break;
 		case 'p': *phi_s = optarg; break;

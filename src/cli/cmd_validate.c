@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli_internal.h"
+#include "util/utf8.h"
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"
@@ -127,10 +128,13 @@ static int print_and_free(cJSON *o)
 {
 	char *text = cJSON_Print(o);
 	cJSON_Delete(o);
-	if (!text)
-		return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
-	puts(text);
+	/* a path's byte 0xFF printed as U+FFFD: the answer stays JSON (adr/0075) */
+	char *clean = text ? xf_utf8_clean(text) : NULL;
 	free(text);
+	if (!clean)
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory printing JSON");
+	puts(clean);
+	free(clean);
 	return 0;
 }
 
@@ -251,7 +255,10 @@ static int parse(int argc, char **argv, const struct option *opts, xf_cli_overri
 	xf_phase("validate", 0); /* a signal ends the process at once: nothing is written */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	xf_cli_seen seen = { 0 };
+	for (int li = -1; (c = getopt_long(argc, argv, "", opts, &li)) != -1; li = -1) {
+		if (xf_cli_option_rules("validate", opts, li, optarg, &seen))
+			return XF_ERR_CONFIG;
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'd': data_path = optarg; break;

@@ -38,4 +38,21 @@ void xf_cli_own_lines(int on);
  * (only rank 0's output is shown). One process: returns rc. cli_common.c. */
 int xf_cli_agree(int rc);
 
+/* The option rules of every command (cli_options.c, adr/0075), called after each
+ * getopt_long() with the index it set (-1 before the call: a short option leaves it):
+ * an empty value, or a second occurrence of an option that holds one value (an alias
+ * counts as the same option), is refused with one line. 0, or the exit code. */
+struct option;
+#define XF_CLI_SEEN_MAX 64
+typedef struct xf_cli_seen {
+	int val[XF_CLI_SEEN_MAX];   /* the options given, by getopt value */
+	int index[XF_CLI_SEEN_MAX]; /* and the spelling first given */
+	int n;
+} xf_cli_seen;
+int xf_cli_option_rules(const char *cmd, const struct option *opts, int index, const char *arg,
+			xf_cli_seen *seen);
+/* --resume with --force (batch, cmc, fit): one line, the same for every command; 0 when
+ * not both. */
+int xf_cli_resume_force(const char *cmd, int resume, int force);
+
 #endif

@@ -65,6 +65,11 @@ int xf_cli_error(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof line - n, fmt, ap);
 	va_end(ap);
+	if (code == XF_ERR_INTERRUPTED || xf_interrupt_signal()) { /* name the signal */
+		char msg[sizeof line];
+		snprintf(msg, sizeof msg, "%s", line + n);
+		xf_interrupt_name(msg, line + n, sizeof line - n);
+	}
 	snprintf(last_error, sizeof last_error, "%s", line + n);
 	xf_interrupt_reported();
 	if (rank_line(line) != 0)

@@ -613,6 +613,14 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	return rc;
 }
 
+void xf_cli_joint_one_ring(const xf_dataset *rings, int n_rings)
+{
+	if (n_rings == 1 && xf_dist_is_root())
+		xf_warn("--joint over one ring (q %.6g 1/A) is that ring's own fit: no ring is "
+			"compared with others (select several: wavevector_q: all, or a list)",
+			rings[0].q);
+}
+
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start)
 {
 	int rc = xf_cli_check_out(job->out, "nlsq_joint", job->force, "--force");
@@ -639,6 +647,7 @@ int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, do
 		xf_info("data: ring q %.6g 1/A, %d angles, %d frames, dt %.6g s, %zu points",
 			rings[k].q, rings[k].n_phi, rings[k].n_frames, rings[k].dt_s,
 			rings[k].n_points);
+	xf_cli_joint_one_ring(rings, n_rings);
 	/* plots and surfaces as for one ring, each angle slot at its ring's q (adr/0068):
 	 * slot_q is set once the rings are joined */
 	xf_output_options oopt = { xf_cli_surfaces(job, cfg), job->plots, threads, NULL, NULL };

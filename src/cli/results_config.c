@@ -171,5 +171,5 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err)
 {
-	return xf_io_check_nlsq(dir, res, o, cfg->mode, ds, err);
+	return xf_io_check_nlsq(dir, res, o, cfg->mode, cfg->bounds, ds, err);
 }

@@ -1,6 +1,7 @@
 /* config_params.c — the parameter sections: parameter_space.bounds (bounds and priors)
  * and initial_parameters (start values matched by name, fixed parameters, per-angle
  * scaling starts), with the start values checked against the bounds. */
+#include <math.h>
 #include "config/config_internal.h"
 
 #include <stdio.h>
@@ -73,6 +74,13 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 			       "%s: min %g >= max %g for %s is not "
 			       "allowed (must be min < max), in %s:%d",
 			       path, b.lower, b.upper, xf_param_names[idx], r->file, item->line);
+	/* max − min overflows (±1e308): the fits' logit maps, the default prior and the
+	 * "at a bound" test all divide by the width, which would be inf */
+	if (!isfinite(b.upper - b.lower))
+		return xf_fail(r->err, XF_ERR_CONFIG,
+			       "%s: max - min = %g - (%g) for %s overflows (must be a finite "
+			       "width, below 1.8e308), in %s:%d",
+			       path, b.upper, b.lower, xf_param_names[idx], r->file, item->line);
 	xf_bound middle = b;
 	xf_cfg_default_prior(&middle);
 	if (!has_mu)

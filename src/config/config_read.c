@@ -235,10 +235,15 @@ static int read_q_list(const xf_cfg_reader *r, const xf_ynode *node, xf_config *
 {
 	char path[XF_CFG_PATH_MAX];
 	xf_q_choice *c = &cfg->q_rings;
+	char where[1024]; /* a list given by --set is named by the option (adr/0075) */
+	if (node->origin)
+		snprintf(where, sizeof where, "%s", node->origin);
+	else
+		snprintf(where, sizeof where, "%s:%d", r->file, node->line);
 	if (node->n < 1 || node->n > XF_Q_LIST_MAX)
 		return xf_fail(r->err, XF_ERR_CONFIG,
-			       "%s: a list of %zu values (want 1 to %d), in %s:%d", Q_KEY, node->n,
-			       XF_Q_LIST_MAX, r->file, node->line);
+			       "%s: a list of %zu values (want 1 to %d), in %s", Q_KEY, node->n,
+			       XF_Q_LIST_MAX, where);
 	for (size_t k = 0; k < node->n; k++) {
 		snprintf(path, sizeof path, Q_KEY "[%zu]", k);
 		if (q_value(r, node->items[k], path, &c->list[k]))

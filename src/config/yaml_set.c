@@ -111,6 +111,47 @@ static int bad_path(const char *dotted, const char *origin, xf_error *err)
 		       dotted, origin);
 }
 
+/* value "[a, b, ...]" read as YAML: a list of plain values, each node carrying origin
+ * (the reader's messages then name the option, as for a single value). */
+static int flow_list(const char *dotted, const char *value, const char *origin, xf_ynode **list,
+		     xf_error *err)
+{
+	xf_error perr = { 0 };
+	*list = NULL;
+	if (xf_yaml_load_string(value, origin, list, &perr) || !*list ||
+	    (*list)->kind != XF_YNODE_SEQUENCE) {
+		xf_yaml_free(*list);
+		*list = NULL;
+		if (perr.code == XF_ERR_NOMEM)
+			return no_memory(origin, err);
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "%s: '%.200s' is not a list (must be [V1, V2, ...]), in %s", dotted,
+			       value, origin);
+	}
+	xf_ynode *seq = *list;
+	for (size_t i = 0; i < seq->n; i++)
+		if (seq->items[i]->kind != XF_YNODE_SCALAR) {
+			xf_yaml_free(seq);
+			*list = NULL;
+			return xf_fail(err, XF_ERR_CONFIG,
+				       "%s: '%.200s' holds a list or section as item %zu (must be "
+				       "[V1, V2, ...] of single values), in %s",
+				       dotted, value, i + 1, origin);
+		}
+	for (size_t i = 0; i <= seq->n; i++) {
+		xf_ynode *node = i < seq->n ? seq->items[i] : seq;
+		node->line = node->column = 0; /* not a line of the file */
+		free(node->origin);
+		node->origin = strdup(origin);
+		if (!node->origin) {
+			xf_yaml_free(seq);
+			*list = NULL;
+			return no_memory(origin, err);
+		}
+	}
+	return 0;
+}
+
 int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const char *origin,
 		xf_error *err)
 {
@@ -142,12 +183,20 @@ int xf_yaml_set(xf_ynode **root, const char *dotted, const char *value, const ch
 		key = dot + 1;
 	}
 	long k = index_of(map, key);
-	if (k >= 0 && map->items[k]->kind != XF_YNODE_SCALAR)
+	/* a value or a list replaces a value or a list; a section only its keys */
+	if (k >= 0 && map->items[k]->kind == XF_YNODE_MAPPING)
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "%s: the config has %s there, not a single value: set a key "
 			       "inside it, in %s",
 			       dotted, kind_name(map->items[k]), origin);
-	xf_ynode *leaf = new_node(XF_YNODE_SCALAR, value, origin);
+	xf_ynode *leaf = NULL;
+	if (value[0] == '[') { /* a flow list, "[0.003, 0.008]" (adr/0075) */
+		int rc = flow_list(dotted, value, origin, &leaf, err);
+		if (rc)
+			return rc;
+	} else {
+		leaf = new_node(XF_YNODE_SCALAR, value, origin);
+	}
 	if (!leaf)
 		return no_memory(origin, err);
 	if (k >= 0) {

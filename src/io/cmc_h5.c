@@ -327,7 +327,7 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
 	xf_h5_put_i64(w, cg, "M", c->m, "points drawn (grown from M_first until stable)");
 	xf_h5_put_i64(w, cg, "M_first", c->m_first, "combination.check_draws");
-	xf_h5_put_i64(w, cg, "seed", (long long)c->seed, "seed of the points' stream");
+	xf_h5_put_u64(w, cg, "seed", c->seed, "seed of the points' stream");
 	xf_h5_put_i64(w, cg, "nu", c->nu, "degrees of freedom of the t proposal");
 	xf_h5_put_f64(w, cg, "scale", c->scale, "1",
 		      "the proposal's scale matrix is scale^2 x the combined covariance");

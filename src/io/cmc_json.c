@@ -194,7 +194,7 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	cJSON_AddItemToObject(obj, "M", xf_json_int(c->m));
 	cJSON_AddItemToObject(obj, "M_first", xf_json_int(c->m_first));
 	cJSON_AddBoolToObject(obj, "M_stable", c->stable);
-	cJSON_AddItemToObject(obj, "seed", xf_json_int((long long)c->seed));
+	cJSON_AddItemToObject(obj, "seed", xf_json_u64(c->seed));
 	cJSON_AddItemToObject(obj, "is_ess", xf_json_num(c->ess));
 	cJSON_AddItemToObject(obj, "is_ess_per_M", xf_json_num(c->m ? c->ess / c->m : NAN));
 	cJSON_AddItemToObject(obj, "is_ess_per_M_gaussian", xf_json_num(c->ess_ref));
@@ -327,7 +327,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(info->max_tree_depth));
 	cJSON_AddItemToObject(sampler, "target_accept_prob", xf_json_num(res->target_accept));
 	cJSON_AddBoolToObject(sampler, "dense_mass", info->dense_mass);
-	cJSON_AddItemToObject(sampler, "seed", xf_json_int((long long)res->seed));
+	cJSON_AddItemToObject(sampler, "seed", xf_json_u64(res->seed));
 	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));
 	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", info->nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io/h5write.h"
+#include "util/utf8.h"
 #include "data/h5util.h"
 #include "util/files.h"
 
@@ -34,16 +35,19 @@ int xf_h5_attr_str(h5w *w, hid_t obj, const char *name, const char *value)
 {
 	if (w->failed)
 		return -1;
-	if (!value)
-		value = "";
-	hid_t t = xf_h5_str_type(strlen(value) + 1);
+	/* the type says UTF-8: a path's byte 0xFF is written as U+FFFD (adr/0075) */
+	char *text = xf_utf8_clean(value);
+	if (!text)
+		return xf_h5_fail(w, name);
+	hid_t t = xf_h5_str_type(strlen(text) + 1);
 	hid_t s = H5Screate(H5S_SCALAR);
 	hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-	herr_t st = a < 0 ? -1 : H5Awrite(a, t, value);
+	herr_t st = a < 0 ? -1 : H5Awrite(a, t, text);
 	if (a >= 0)
 		H5Aclose(a);
 	H5Sclose(s);
 	H5Tclose(t);
+	free(text);
 	if (st < 0)
 		return xf_h5_fail(w, name);
 	return 0;
@@ -104,6 +108,13 @@ int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *
 	return xf_h5_put(w, grp, name, H5T_NATIVE_LLONG, H5T_STD_I64LE, 0, NULL, &v, "1", desc);
 }
 
+/* a seed, 0 … 2^64 − 1: unsigned, so that h5py reads it as written */
+int xf_h5_put_u64(h5w *w, hid_t grp, const char *name, uint64_t v, const char *desc)
+{
+	unsigned long long u = v;
+	return xf_h5_put(w, grp, name, H5T_NATIVE_ULLONG, H5T_STD_U64LE, 0, NULL, &u, "1", desc);
+}
+
 /* variable-length UTF-8 strings: netCDF-4 reads them as strings (netCDF-C 4.9 misreads
  * fixed-length string datasets: the first element, then garbage), h5py as bytes objects,
  * HDFView as text */
@@ -112,17 +123,26 @@ int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *co
 {
 	if (w->failed)
 		return -1;
-	const char **buf = calloc((size_t)(n > 0 ? n : 1), sizeof *buf);
+	char **buf = calloc((size_t)(n > 0 ? n : 1), sizeof *buf);
 	if (!buf)
 		return xf_h5_fail(w, name);
-	for (int k = 0; k < n; k++)
-		buf[k] = v[k] ? v[k] : "";
+	int ok = 1;
+	for (int k = 0; k < n; k++) /* UTF-8 by type: invalid bytes become U+FFFD */
+		ok &= (buf[k] = xf_utf8_clean(v[k])) != NULL;
+	if (!ok) {
+		for (int k = 0; k < n; k++)
+			free(buf[k]);
+		free(buf);
+		return xf_h5_fail(w, name);
+	}
 	hid_t t = H5Tcopy(H5T_C_S1);
 	H5Tset_size(t, H5T_VARIABLE);
 	H5Tset_cset(t, H5T_CSET_UTF8);
 	hsize_t dims[1] = { (hsize_t)n };
 	int rc = xf_h5_put(w, grp, name, t, t, 1, dims, buf, "", desc);
 	H5Tclose(t);
+	for (int k = 0; k < n; k++)
+		free(buf[k]);
 	free(buf);
 	return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 
@@ -39,6 +40,7 @@ int xf_h5_put_vec(h5w *w, hid_t grp, const char *name, size_t n, const double *v
 int xf_h5_put_f64(h5w *w, hid_t grp, const char *name, double v, const char *units,
 		  const char *desc);
 int xf_h5_put_i64(h5w *w, hid_t grp, const char *name, long long v, const char *desc);
+int xf_h5_put_u64(h5w *w, hid_t grp, const char *name, uint64_t v, const char *desc);
 /* variable-length UTF-8 strings (netCDF-4 strings; h5py reads bytes objects) */
 int xf_h5_put_strings(h5w *w, hid_t grp, const char *name, int n, const char *const *v,
 		      const char *desc);

@@ -1,5 +1,6 @@
 /* html_text.c — the growing HTML text of html_text.h: appends, escaping, base64. */
 #include "io/html_text.h"
+#include "util/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -81,7 +82,14 @@ void xf_html_text(xf_html *h, const char *s)
 		case '>': xf_html_put(h, "&gt;"); break;
 		case '"': xf_html_put(h, "&quot;"); break;
 		case '\'': xf_html_put(h, "&#39;"); break;
-		default: put_n(h, s, 1);
+		default: { /* the page is UTF-8: an invalid byte is U+FFFD (adr/0075) */
+			size_t n = xf_utf8_seq((const unsigned char *)s);
+			if (n)
+				put_n(h, s, n);
+			else
+				xf_html_put(h, "\xEF\xBF\xBD");
+			s += n ? n - 1 : 0;
+		}
 		}
 	}
 }

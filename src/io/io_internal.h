@@ -4,6 +4,7 @@
 #define XPCSFIT_IO_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "xpcsfit/dataset.h"
 #include "util/files.h"
 #include "xpcsfit/error.h"
@@ -17,6 +18,7 @@ void xf_io_format_double(double x, char *buf, size_t size);
 typedef struct cJSON cJSON;
 cJSON *xf_json_num(double x);
 cJSON *xf_json_int(long long v);
+cJSON *xf_json_u64(uint64_t v);			/* a seed: 0 … 2^64 − 1 */
 cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
 
 /* "parameter_units" of a parameters.json: {name: unit} in the order of "parameters" then

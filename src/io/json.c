@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
+#include "util/utf8.h"
 #include "util/profile.h"
 #include "xpcsfit/params.h"
 
@@ -46,6 +47,14 @@ cJSON *xf_json_int(long long v)
 {
 	char buf[32];
 	snprintf(buf, sizeof buf, "%lld", v);
+	return cJSON_CreateRaw(buf);
+}
+
+/* seeds are 0 … 2^64 − 1 (docs/config.md): written as such, never as negative */
+cJSON *xf_json_u64(uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
 	return cJSON_CreateRaw(buf);
 }
 
@@ -164,6 +173,14 @@ int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err)
 	}
 	char *text = root ? cJSON_Print(root) : NULL;
 	cJSON_Delete(root);
+	if (text && !xf_utf8_valid(text)) { /* a path's byte 0xFF: U+FFFD (adr/0075) */
+		char *clean = xf_utf8_clean(text);
+		cJSON_free(text);
+		text = clean ? cJSON_malloc(strlen(clean) + 1) : NULL;
+		if (text)
+			memcpy(text, clean, strlen(clean) + 1);
+		free(clean);
+	}
 	if (!text)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory building JSON, %s", path);
 	size_t len = strlen(text);

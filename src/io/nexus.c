@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "io/h5write.h"
+#include "util/utf8.h"
 #include "io/nexus.h"
 #include "surface/surfaces.h"
 
@@ -57,13 +58,21 @@ static int attr_strings(h5w *w, hid_t obj, const char *name, int n, const char *
 	H5Tset_size(t, H5T_VARIABLE);
 	H5Tset_cset(t, H5T_CSET_UTF8);
 	hsize_t dims[1] = { (hsize_t)n };
+	/* UTF-8 by type: invalid bytes become U+FFFD (adr/0075) */
+	char **clean = calloc((size_t)(n > 0 ? n : 1), sizeof *clean);
+	int ok = clean != NULL;
+	for (int k = 0; ok && k < n; k++)
+		ok = (clean[k] = xf_utf8_clean(v[k])) != NULL;
 	hid_t s = H5Screate_simple(1, dims, NULL);
-	hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-	herr_t st = a < 0 ? -1 : H5Awrite(a, t, v);
+	hid_t a = ok ? H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	herr_t st = a < 0 ? -1 : H5Awrite(a, t, clean);
 	if (a >= 0)
 		H5Aclose(a);
 	H5Sclose(s);
 	H5Tclose(t);
+	for (int k = 0; clean && k < n; k++)
+		free(clean[k]);
+	free(clean);
 	return st < 0 ? xf_h5_fail(w, name) : 0;
 }
 

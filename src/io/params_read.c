@@ -12,6 +12,7 @@
 
 #include "io/io_internal.h"
 #include "util/files.h"
+#include "util/utf8.h"
 #include "xpcsfit/results.h"
 
 /* parameters.json through the one rule for files read by name (util/files.h): a FIFO or
@@ -84,7 +85,18 @@ static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf
 			p = cJSON_GetObjectItem(scaling, nm->valuestring);
 		if (!res->names[k] || !p)
 			return bad(err, path, "a parameter of the covariance has no value");
-		res->values[k] = num_of(cJSON_GetObjectItem(p, "value"));
+		const cJSON *value = cJSON_GetObjectItem(p, "value");
+		res->values[k] = num_of(value);
+		/* a start CMC cannot use is refused here, not after a whole posterior run */
+		if (!isfinite(res->values[k])) {
+			char *text = value ? cJSON_PrintUnformatted(value) : NULL;
+			char what[256];
+			snprintf(what, sizeof what,
+				 "parameters.%s.value %.40s is not a finite number",
+				 nm->valuestring, text ? text : "missing");
+			free(text);
+			return bad(err, path, what);
+		}
 		res->uncertainties[k] = num_of(cJSON_GetObjectItem(p, "uncertainty"));
 		res->is_fixed[k] = cJSON_IsTrue(cJSON_GetObjectItem(p, "fixed"));
 		double *row = numbers(cJSON_GetArrayItem(matrix, k), n);
@@ -158,12 +170,38 @@ done:
 	return rc;
 }
 
-int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-		     xf_mode mode, const xf_dataset *ds, xf_error *err)
+/* A physical value outside this config's bounds: CMC's map of the box has no place for
+ * it (it used to run and fail on R-hat); 0 or the error. */
+static int check_bounds(const char *dir, const xf_nlsq_result *res, const xf_bound *bounds,
+			xf_error *err)
 {
-	char a[PATH_MAX], b[PATH_MAX];
+	for (int k = 0; bounds && k < res->n_params; k++) {
+		int idx = xf_param_index(res->names[k]);
+		if (idx < 0 || idx >= XF_N_PHYS || res->is_fixed[k])
+			continue;
+		const xf_bound *b = &bounds[idx];
+		double v = res->values[k];
+		if (v >= b->lower && v <= b->upper)
+			continue;
+		return xf_fail(err, XF_ERR_CONFIG,
+			       "the NLSQ result in %s/parameters.json has %s = %.17g outside this "
+			       "config's bounds [%g, %g]: fit it again with this config or widen "
+			       "parameter_space.bounds",
+			       dir, res->names[k], v, b->lower, b->upper);
+	}
+	return 0;
+}
+
+int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+		     xf_mode mode, const xf_bound *bounds, const xf_dataset *ds, xf_error *err)
+{
+	char a[PATH_MAX], b[PATH_MAX], clean[3 * PATH_MAX];
 	int same_file = o->file[0] && ds->path && realpath(o->file, a) && realpath(ds->path, b) &&
 			!strcmp(a, b);
+	/* a path that is not UTF-8 was recorded with U+FFFD for each bad byte (adr/0075) */
+	if (!same_file && o->file[0] && ds->path && !xf_utf8_valid(ds->path) &&
+	    realpath(ds->path, b))
+		same_file = !strcmp(xf_utf8_clean_to(b, clean, sizeof clean), o->file);
 	const char *why = NULL;
 	if (!same_file)
 		why = "another data file";
@@ -179,7 +217,7 @@ int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_o
 		if (!(fabs(res->phi_deg[k] - ds->phi_deg[k]) <= 1e-9))
 			why = "other angles";
 	if (!why)
-		return 0;
+		return check_bounds(dir, res, bounds, err);
 	return xf_fail(err, XF_ERR_CONFIG,
 		       "the NLSQ result in %s was fitted to %s (%s, mode %s, q %.6g, %d angles, "
 		       "%ld frames) than this run (%s, mode %s, q %.6g, %d angles, %d frames): "

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "io/io_internal.h"
+#include "util/utf8.h"
 #include "util/files.h"
 #include "xpcsfit/params.h"
 #include "xpcsfit/results.h"
@@ -40,8 +41,12 @@ static int ok(ncw *w, int status, const char *what)
 
 static void text(ncw *w, int id, int var, const char *name, const char *value)
 {
-	if (!w->failed)
-		ok(w, nc_put_att_text(id, var, name, strlen(value), value), name);
+	if (w->failed)
+		return;
+	/* netCDF text is UTF-8: a path's byte 0xFF is written as U+FFFD (adr/0075) */
+	char *clean = xf_utf8_clean(value);
+	ok(w, clean ? nc_put_att_text(id, var, name, strlen(clean), clean) : NC_ENOMEM, name);
+	free(clean);
 }
 
 static void number(ncw *w, int id, const char *name, double v)

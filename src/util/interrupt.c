@@ -231,6 +231,23 @@ int xf_interrupt_exit_code(void)
 	return 128 + (got_signal == SIGTERM ? SIGTERM : SIGINT);
 }
 
+void xf_interrupt_name(const char *msg, char *out, size_t size)
+{
+	static const char word[] = "interrupted", vague[] = "interrupted by a signal";
+	int sig = got_signal;
+	if (!sig || strncmp(msg, word, sizeof word - 1) || strstr(msg, "SIGINT") ||
+	    strstr(msg, "SIGTERM")) {
+		snprintf(out, size, "%s", msg);
+		return;
+	}
+	const char *rest =
+		msg + (strncmp(msg, vague, sizeof vague - 1) ? sizeof word - 1 : sizeof vague - 1);
+	/* a message that says where ("during the self-check") keeps its own words */
+	int where = !strncmp(rest, " during ", 8) || !strncmp(rest, " while ", 7);
+	snprintf(out, size, "interrupted by %s%s%s%s", sig_name(sig), where ? "" : " during ",
+		 where ? "" : phase_name, rest);
+}
+
 void xf_interrupt_record_off(void)
 {
 	record_off = 1;

@@ -36,6 +36,11 @@ void xf_interrupt_stderr(int fd);
 
 /* The signal that interrupted the run (SIGINT or SIGTERM), 0 while none did. */
 int xf_interrupt_signal(void);
+/* An error message about the interruption ("interrupted: no result written",
+ * "interrupted during the self-check") with the signal and the phase named, as the
+ * handler's own line says them ("interrupted by SIGTERM during fit: no result
+ * written"), into out; any other message, or no signal, is copied as it is. */
+void xf_interrupt_name(const char *msg, char *out, size_t size);
 
 /* The exit code of an interrupted run: 130 for SIGINT, 143 for SIGTERM. */
 int xf_interrupt_exit_code(void);

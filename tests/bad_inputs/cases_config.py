@@ -256,6 +256,15 @@ CASES = [
      "rc": 2, "needles": ["parameter_space.bounds[0].max: 'lots' is not allowed",
                           "cfg.yaml:2"],
      "fix": "A merged value is checked where it was written (the anchored map's line)."},
+    # issue 33 item 11: max - min overflows to inf; NLSQ called D0 "at a bound" and CMC
+    # failed with "log density not finite"
+    {"name": "config_bounds_width_overflows", "klass": C,
+     "make": text_config("parameter_space:\n  bounds:\n"
+                         "    - {name: D0, min: -1.0e+308, max: 1.0e+308}\n"),
+     "rc": 2, "needles": ["parameter_space.bounds[0]: max - min", "for D0 overflows",
+                          "cfg.yaml:4"],
+     "fix": "Give bounds whose width max - min is a finite number (below 1.8e308): the "
+            "fits divide by it."},
     {"name": "config_deep_nesting", "klass": C, "make": text_config(deep()),
      "rc": 2, "needles": ["YAML nested deeper than 64 levels", "cfg.yaml"],
      "fix": "A config is a few levels deep; remove the nesting."},

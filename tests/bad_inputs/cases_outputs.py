@@ -202,6 +202,25 @@ def incomplete_nlsq(d):
     return ["cmc", "--config", cfg, "--nlsq", r, "--out", os.path.join(d, "cmc_out")]
 
 
+def nlsq_start_edited(value):
+    """A finished NLSQ result (a real fit) whose parameters.json then says D0 = value;
+    `cmc --nlsq` used to run for 35 s on it and fail with an unrelated R-hat reason."""
+    def make(d):
+        import json
+        cfg = config(d)
+        r = os.path.join(d, "n")
+        subprocess.run([binary(), "nlsq", "--config", cfg, "--out", r, "--no-plots",
+                        "--threads", "1"], check=True, capture_output=True)
+        path = os.path.join(r, "nlsq", "parameters.json")
+        with open(path) as f:
+            p = json.load(f)
+        p["parameters"]["D0"]["value"] = value
+        with open(path, "w") as f:
+            json.dump(p, f)
+        return ["cmc", "--config", cfg, "--nlsq", r, "--out", os.path.join(d, "cmc_out")]
+    return make
+
+
 # No file may grow past this (ulimit -f): results.h5 and parameters.json of the small run
 # below fit, a PNG page (about 130 KB) does not: a disk that fills while the plots are
 # written, made repeatable without a tmpfs or root.
@@ -350,6 +369,19 @@ CASES = [
      "rc": 1, "needles": ["NLSQ result is incomplete", "INCOMPLETE", "out/nlsq"],
      "fix": "The NLSQ run that wrote that folder did not finish: rerun nlsq with --force, "
             "then cmc.",
+     "check": expect_nothing_written("cmc_out")},
+    {"name": "cmc_nlsq_value_not_a_number", "klass": KLASS,
+     "make": nlsq_start_edited("abc"),
+     "rc": 2, "needles": ["n/nlsq/parameters.json", "parameters.D0.value \"abc\" is not a "
+                          "finite number"],
+     "fix": "The NLSQ result was edited or damaged: fit it again (`xpcsfit nlsq`).",
+     "check": expect_nothing_written("cmc_out")},
+    {"name": "cmc_nlsq_value_outside_bounds", "klass": KLASS,
+     "make": nlsq_start_edited(1e7),
+     "rc": 2, "needles": ["n/nlsq/parameters.json has D0 = 10000000 outside this config's "
+                          "bounds"],
+     "fix": "Fit NLSQ again with this config (its bounds), or widen "
+            "parameter_space.bounds to hold the earlier result.",
      "check": expect_nothing_written("cmc_out")},
     {"name": "plot_dir_locked", "klass": KLASS,
      "make": lambda d: (finished(d), held(d, "busy"), ["plot", os.path.join(d, "out", "busy")])[2],
