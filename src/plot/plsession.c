@@ -156,6 +156,7 @@ static int pl_session(const char *path, unsigned char *page, int width, int heig
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;
+	xf_pl_text_page(path, width, height, XF_PL_CAIRO_DPI * pl_scale);
 	session_test_pause(path);
 	draw(ctx);
 	plend(); /* copies the drawing back into page */
@@ -182,6 +183,21 @@ void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, d
 	r->y1 = r->y1 > c->height ? c->height : r->y1;
 }
 
+/* the painted maps' colours of the page being drawn: kept exact by the quantiser */
+static unsigned char keep_rgb[XF_PNG_PALETTE_N][3];
+static int n_keep;
+
+void xf_pl_keep_colours(const unsigned char (*rgb)[3], int n)
+{
+	for (int k = 0; k < n && n_keep < XF_PNG_PALETTE_N - 16; k++) { /* room for greys */
+		int seen = 0;
+		for (int j = 0; j < n_keep && !seen; j++)
+			seen = !memcmp(keep_rgb[j], rgb[k], 3);
+		if (!seen)
+			memcpy(keep_rgb[n_keep++], rgb[k], 3);
+	}
+}
+
 int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
 		       void (*draw)(void *ctx), void *ctx, xf_error *err)
@@ -196,6 +212,7 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for a %d x %d plot, %s",
 			       canvas.width, canvas.height, path);
 	memset(canvas.rgb, 255, (size_t)canvas.width * (size_t)canvas.height * 3); /* white */
+	n_keep = 0;
 	if (paint)
 		paint(ctx, &canvas);
 	stderr_capture cap;
@@ -214,6 +231,10 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 			       path);
 	}
 	int why = 0; /* errno of a failed write or close */
+	/* at most 256 colours: a palette PNG, about half the bytes of the RGB page and
+	 * quicker to deflate (adr/0077) */
+	xf_png_quantise(canvas.rgb, canvas.width, canvas.height,
+			(const unsigned char(*)[3])keep_rgb, n_keep);
 	if (xf_png_write_rgb(fd, canvas.rgb, canvas.width, canvas.height) != 0)
 		why = errno;
 	int whole = !why && png_whole(fd);
@@ -246,9 +267,17 @@ double xf_plot_text_scale(double scale)
 	return scale * XF_PLOT_TEXT_FACTOR;
 }
 
+static double text_now = 1.0; /* the last xf_plot_text */
+
 void xf_plot_text(double scale)
 {
+	text_now = scale;
 	plschr(0.0, xf_plot_text_scale(scale));
+}
+
+double xf_plot_text_current(void)
+{
+	return text_now;
 }
 
 void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo, double phi_hi,
@@ -268,10 +297,10 @@ void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo
 	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
 	plprec(0, 0);
 	plsyax(0, 0);
-	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
+	xf_pl_mtex("b", 3.2, 0.5, 0.5, "φ (deg)");
 	/* no y label: the title names the quantity, and long tick labels would run into it */
 	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, title);
+	xf_pl_mtex("t", 1.0, 0.5, 0.5, title);
 }
 
 /* five stops each, evenly spaced: viridis (perceptually ordered, readable in grey and for
