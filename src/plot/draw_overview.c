@@ -270,6 +270,9 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		int fixed = src->is_fixed ? src->is_fixed[k] : 0;
 		double u = src->uncertainties ? src->uncertainties[k] : NAN;
 		const char *unit = src->units && src->units[k] ? src->units[k] : "";
+		/* alpha, beta: no unit rather than the SI "1" a reader takes for a value */
+		if (!strcmp(unit, "1"))
+			unit = "";
 		if (fixed)
 			snprintf(line, sizeof line, "%s = %.6g  (fixed)   %s", src->names[k],
 				 src->values[k], unit);

@@ -106,14 +106,19 @@ static void header(const xf_plot_chains *c, const char *what, const char *guide)
 /* the parameter on the left, the shard's R̂ and bulk ESS of it on the right */
 static void panel_title(const xf_plot_chains *c, int p)
 {
-	char label[128], stats[96];
+	char label[128], stats[96] = "";
 	xf_plot_cmc_label(label, sizeof label, c->names[p]);
-	xf_plot_text(1.0);
-	xf_pl_mtex("t", 0.9, 0.0, 0.0, label);
-	if (isfinite(c->rhat[p]) && isfinite(c->ess[p])) {
+	if (isfinite(c->rhat[p]) && isfinite(c->ess[p]))
 		snprintf(stats, sizeof stats, "R̂ %.3f   ESS %.0f", c->rhat[p], c->ess[p]);
-		xf_plot_text(0.85);
-		xf_pl_mtex("t", 0.9, 1.0, 1.0, stats);
+	/* both smaller where they would meet (a long name with its unit ran into "R̂") */
+	double need = xf_plot_text_width_px(label, 1.0) + xf_plot_text_width_px(stats, 0.85) +
+		      xf_plot_text_height_px(1.0);
+	double shrink = need > panel_w(c) ? panel_w(c) / need : 1.0;
+	xf_plot_text(shrink);
+	xf_pl_mtex("t", 0.9 / shrink, 0.0, 0.0, label);
+	if (*stats) {
+		xf_plot_text(0.85 * shrink);
+		xf_pl_mtex("t", 0.9 / shrink, 1.0, 1.0, stats);
 	}
 }
 

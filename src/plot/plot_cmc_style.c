@@ -109,6 +109,16 @@ static void tick_text(double t, double step, char *buf, size_t size)
 	snprintf(buf, size, "%.*f", decimals(step), t);
 }
 
+static int count_ticks(double lo, double hi, double s)
+{
+	int n = 0;
+	FOR_TICKS(t, lo, hi, s)
+	{
+		n++;
+	}
+	return n;
+}
+
 /* 1 when the labels of step s over [lo, hi] fit an axis px nominal pixels long at text
  * scale: side by side with a gap (x), or one above another (y) */
 static int labels_fit(int is_x, double lo, double hi, double s, double px, double scale)
@@ -124,7 +134,7 @@ static int labels_fit(int is_x, double lo, double hi, double s, double px, doubl
 		n++;
 	}
 	double line = xf_plot_text_height_px(scale);
-	return n >= 2 && (is_x ? widest + line : 1.6 * line) <= spacing;
+	return n >= 2 && (is_x ? widest + 0.8 * line : 1.1 * line) <= spacing;
 }
 
 void xf_plot_cmc_axis(int is_x, const char *opt, double lo, double hi, double px)
@@ -134,7 +144,10 @@ void xf_plot_cmc_axis(int is_x, const char *opt, double lo, double hi, double px
 	 * ("0.01150.0120" was drawn); their widths are estimated, the drawn result is
 	 * checked by tests/test_plot_text.py */
 	double scale = xf_plot_text_current();
+	/* where none fits: the fewest that still label two ticks */
 	double step = xf_plot_nice_step(lo, hi, 1);
+	for (int n = 1; n <= 8 && count_ticks(lo, hi, step) < 2; n++)
+		step = xf_plot_nice_step(lo, hi, n);
 	for (int n = 8; n >= 1; n--) {
 		double s = xf_plot_nice_step(lo, hi, n);
 		if (labels_fit(is_x, lo, hi, s, px, scale)) {
