@@ -320,6 +320,7 @@ static void map_decor(double lo, double hi, const char *title, const char *bar_l
 	plcol0(1);
 	xf_plot_text(0.9);
 	plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
+	xf_pl_text_frame();
 	xf_pl_lab("t#d1#u (s)", "t#d2#u (s)");
 	xf_plot_text(1.1);
 	xf_pl_mtex("t", 1.2, 0.5, 0.5, title);

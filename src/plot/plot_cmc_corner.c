@@ -182,7 +182,7 @@ static void pair(const corner *c, int row, int col)
 		/* above the frame, in the gap to the panel above (which has no tick labels):
 		 * inside, it sat on the frame and the cloud */
 		xf_plot_text(0.85);
-		xf_pl_mtex("t", 0.6, 1.0, 1.0, rho);
+		xf_pl_mtex("t", 0.9, 1.0, 1.0, rho);
 	}
 }
 

@@ -115,10 +115,11 @@ static void panel_title(const xf_plot_chains *c, int p)
 		      xf_plot_text_height_px(1.0);
 	double shrink = need > panel_w(c) ? panel_w(c) / need : 1.0;
 	xf_plot_text(shrink);
-	xf_pl_mtex("t", 0.9 / shrink, 0.0, 0.0, label);
+	/* 1.1 heights up: descenders and underscores clear the frame */
+	xf_pl_mtex("t", 1.1 / shrink, 0.0, 0.0, label);
 	if (*stats) {
 		xf_plot_text(0.85 * shrink);
-		xf_pl_mtex("t", 0.9 / shrink, 1.0, 1.0, stats);
+		xf_pl_mtex("t", 1.1 / shrink, 1.0, 1.0, stats);
 	}
 }
 

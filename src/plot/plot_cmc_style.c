@@ -167,6 +167,7 @@ void xf_plot_cmc_axis(int is_x, const char *opt, double lo, double hi, double px
 		plbox(bare, step, 2, "", 0.0, 0);
 	else
 		plbox("", 0.0, 0, bare, step, 2);
+	xf_pl_text_frame();
 	if (!strchr(opt, 'n'))
 		return;
 	PLFLT wx0, wx1, wy0, wy1;

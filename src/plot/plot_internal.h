@@ -232,6 +232,8 @@ void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, i
  * tick labels; NULL: "text"). */
 void xf_pl_text_page(const char *path, int width, int height, double dpi);
 void xf_pl_text_kind(const char *kind);
+/* the current viewport's frame into the log (kind "frame"): text must not sit on it */
+void xf_pl_text_frame(void);
 void xf_pl_mtex(const char *side, double disp, double pos, double just, const char *text);
 void xf_pl_ptex(double x, double y, double dx, double dy, double just, const char *text);
 /* pllab(x_label, y_label, "") */

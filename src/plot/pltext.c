@@ -214,3 +214,13 @@ double xf_plot_text_height_px(double scale)
 {
 	return XF_TEXT_LINE * char_nominal_px(scale);
 }
+
+void xf_pl_text_frame(void)
+{
+	if (log_open() < 0)
+		return;
+	PLFLT vx0, vx1, vy0, vy1;
+	plgvpd(&vx0, &vx1, &vy0, &vy1);
+	log_line("frame", vx0 * page_w, vx1 * page_w, (1.0 - vy1) * page_h, (1.0 - vy0) * page_h,
+		 "");
+}
