@@ -133,6 +133,19 @@ void xf_pl_set_dpi(int dpi)
 	pl_scale = dpi > 0 ? (double)dpi / XF_PLOT_DPI_REFERENCE : 1.0;
 }
 
+/* PLplot's default character height is xf_plot_text(1 / XF_PLOT_TEXT_FACTOR) */
+#define XF_PLOT_TEXT_FACTOR 0.55
+
+/* the scale of the last xf_plot_text in this page, for the width estimates: a page
+ * starts at PLplot's default (never the last page's: the estimates, and so the layout,
+ * must not depend on what was drawn before) */
+static double text_now = 1.0 / XF_PLOT_TEXT_FACTOR;
+
+static void text_reset(void)
+{
+	text_now = 1.0 / XF_PLOT_TEXT_FACTOR;
+}
+
 /* One plinit ... plend session on page (width × height pixels, RGB, painted already) for
  * the file path. Returns 0, or 1 with pl_message set. */
 static int pl_session(const char *path, unsigned char *page, int width, int height,
@@ -157,6 +170,7 @@ static int pl_session(const char *path, unsigned char *page, int width, int heig
 	plinit();
 	initialised = 1;
 	xf_pl_text_page(path, width, height, XF_PL_CAIRO_DPI * pl_scale);
+	text_reset();
 	session_test_pause(path);
 	draw(ctx);
 	plend(); /* copies the drawing back into page */
@@ -259,15 +273,12 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 }
 
 /* PLplot's default character height on the pngcairo device is about 30 px: too big
- * for dense scientific figures of these sizes */
-#define XF_PLOT_TEXT_FACTOR 0.55
+ * for dense scientific figures of these sizes (XF_PLOT_TEXT_FACTOR above) */
 
 double xf_plot_text_scale(double scale)
 {
 	return scale * XF_PLOT_TEXT_FACTOR;
 }
-
-static double text_now = 1.0; /* the last xf_plot_text */
 
 void xf_plot_text(double scale)
 {
