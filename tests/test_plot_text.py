@@ -3,7 +3,8 @@
 string a page draws is logged with the pixels its ink covers (measured by drawing it
 alone in PLplot, src/plot/pltext.c), and the frames of its panels. On laminar fits at 1, 3
 and 23 angles (every angle page), on a 7-parameter laminar posterior (corner, traces,
-ranks, forest, overview) and on a joint fit, every page is checked:
+ranks, forest, overview), on the data pages of `plot --config` and on a joint fit, every
+page is checked:
   - every PNG of plots/ logged its page, with text on it;
   - every string lies inside the page (a title line clipped at both edges lost "D0 =");
   - no two strings of a page overlap, tick labels keep a gap between them ("0.01150.01");
@@ -149,6 +150,13 @@ def main():
         for p in angle:  # the values' line (lines) with D0 first, inside the page
             check(any(t[5].startswith("D#d0#u = ") for t in pages[p][2]),
                   f"{n_phi} angles {p}: no D0 value line")
+
+    # the data alone (`xpcsfit plot --config`): its angle pages and overview
+    cfg = laminar(3, "data3")
+    log = os.path.join(TMP, "data3.log")
+    r = run("plot", "--config", cfg, "--out", "data3", log=log)
+    check(r.returncode == 0, f"plot --config: {r.stderr[-600:]}")
+    check_pages("data pages", log, os.path.join(TMP, "data3", "data_plots"))
 
     # a 7-parameter laminar posterior: corner, traces, ranks, forest, overview
     cfg = laminar(3, "post")

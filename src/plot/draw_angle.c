@@ -323,7 +323,8 @@ static void map_decor(double lo, double hi, const char *title, const char *bar_l
 	xf_pl_text_frame();
 	xf_pl_lab("t#d1#u (s)", "t#d2#u (s)");
 	xf_plot_text(1.1);
-	xf_pl_mtex("t", 1.2, 0.5, 0.5, title);
+	/* 1.5 heights up: a subscript (c#d2#u) clears the frame */
+	xf_pl_mtex("t", 1.5, 0.5, 0.5, title);
 	/* colour bar right of the map, a gradient: PL_COLORBAR_IMAGE rendered an image
 	 * through plimagefr for each bar, 6 % of a default run (adr/0059) */
 	PLFLT cw, ch;
