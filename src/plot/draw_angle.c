@@ -313,13 +313,45 @@ static void map_window(double t_max, int cells, int slot, double *w0, double *w1
 	plwind(*w0, *w1, *w0, *w1);
 }
 
+/* PLplot's own tick step over a span (pldtik of plbox.c, not exported): the same ticks
+ * as before, now with decimals chosen here */
+static double auto_tick(double span)
+{
+	double t1 = log10(fabs(span)), np = floor(t1), t2;
+	t1 -= np;
+	if (t1 > 0.7781512503) {
+		t2 = 2.0;
+	} else if (t1 > 0.4771212549) {
+		t2 = 1.0;
+	} else if (t1 > 0.1760912591) {
+		t2 = 5.0;
+		np -= 1.0;
+	} else {
+		t2 = 2.0;
+		np -= 1.0;
+	}
+	return t2 * pow(10.0, np);
+}
+
 /* axes, labels, title and colour bar over the map in the current window */
 static void map_decor(double lo, double hi, const char *title, const char *bar_label)
 {
 	plscol0(1, 0, 0, 0);
 	plcol0(1);
 	xf_plot_text(0.9);
-	plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
+	/* plain decimals, never PLplot's "(x10^-2)" beside the axes: under 0.1 s of frames
+	 * it was drawn over the top-left corner, into the panel's title */
+	PLFLT wx0, wx1, wy0, wy1;
+	plgvpw(&wx0, &wx1, &wy0, &wy1);
+	double tick = wx1 > wx0 ? auto_tick(wx1 - wx0) : 0.0;
+	int prec = tick > 0 ? (int)ceil(-log10(tick) - 1e-9) : 0;
+	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
+	plsxax(12, 0);
+	plsyax(12, 0);
+	plbox("bcnst", tick, 0, "bcnstv", tick, 0);
+	plprec(0, 0);
+	plsxax(0, 0);
+	plsyax(0, 0);
 	xf_pl_text_frame();
 	xf_pl_lab("t#d1#u (s)", "t#d2#u (s)");
 	xf_plot_text(1.1);
