@@ -147,6 +147,22 @@ def main():
     check(r.returncode == 0 and pngs(d) == drawn, f"plot --data: {r.stderr}")
     os.rename(data + ".moved", data)
 
+    # 1b. pages like `make demo`'s (5 angles x 400 frames, noise 0.002): the residual maps
+    #     are noise at every display cell, the worst case for the encoder; each page
+    #     inside the budget (they were 410-425 KB, issue 33 item 16)
+    demo = os.path.join(TMP, "demo.h5")
+    r = run("simulate", "--config", write("demo_truth.yaml", CONFIG.format(
+        data=demo, end=402, values=TRUTH, extra="")), "--phi", "-60,-5,0,45,90",
+        "--out", demo, "--noise", "0.002", "--seed", "1")
+    check(r.returncode == 0, f"simulate demo-like: {r.stderr}")
+    r = run("nlsq", "--config", write("demo_fit.yaml", CONFIG.format(
+        data=demo, end=402, values=TRUTH, extra="")), "--out", "demo")
+    demo_pages = {n: b for n, b in pngs(os.path.join(TMP, "demo", "nlsq")).items()
+                  if n.startswith("c2_phi_")}
+    check(r.returncode == 0 and len(demo_pages) == 5, f"demo-like fit: {r.stderr[-400:]}")
+    for name, png in demo_pages.items():
+        check(len(png) <= PNG_PER_ANGLE, f"demo-like {name}: {len(png)} B > {PNG_PER_ANGLE}")
+
     # 3b. more angles than the overview shows (12 > 10): the default draws the pages of the
     #     overview's 10 angles (first and last included), plotting.angle_pages: all every
     #     one, `xpcsfit plot DIR` every one; the report links the pages there are

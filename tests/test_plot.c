@@ -343,6 +343,71 @@ static void test_png_write(void **state)
 	free(rgb);
 }
 
+/* A page of ≤ 256 colours is a palette PNG that reads back the same pixels; a page of
+ * more is brought to 256 (xf_png_quantise): the colours to keep stay whatever their
+ * count, the most frequent stay, a rare one goes to its nearest kept colour, and the
+ * same pixels give the same bytes (adr/0077). */
+static void test_png_palette(void **state)
+{
+	(void)state;
+	enum { W = 64, H = 40, N = W * H };
+	unsigned char *rgb = malloc(N * 3), *back = malloc(N * 3);
+	assert_non_null(rgb);
+	assert_non_null(back);
+	/* 300 colours: 0..299 (r = k, g = 2k mod 256, b = 7), colour k on 8 pixels, then
+	 * the rest white; colours 250..299 on one pixel each */
+	int k = 0;
+	for (int c = 0; c < 300; c++)
+		for (int r = 0; r < (c < 250 ? 8 : 1); r++, k++) {
+			rgb[3 * k] = (unsigned char)c;
+			rgb[3 * k + 1] = (unsigned char)(2 * c);
+			rgb[3 * k + 2] = (unsigned char)(c >= 256 ? 9 : 7);
+		}
+	memset(rgb + 3 * k, 255, (size_t)(N - k) * 3);
+	/* colour 299 (one pixel) to keep */
+	unsigned char keep[1][3] = { { (unsigned char)299, (unsigned char)(2 * 299), 9 } };
+	unsigned char *q = malloc(N * 3);
+	assert_non_null(q);
+	memcpy(q, rgb, N * 3);
+	assert_int_equal(xf_png_quantise(q, W, H, (const unsigned char(*)[3])keep, 1), 1);
+	unsigned char plte[3 * XF_PNG_PALETTE_N], *idx = malloc(N);
+	assert_non_null(idx);
+	int n = xf_png_palette(q, W, H, plte, idx);
+	assert_true(n > 0 && n <= XF_PNG_PALETTE_N);
+	/* white, the 8-pixel colours and the kept one are unchanged; the one-pixel colour
+	 * 260 moved, to a colour near it */
+	assert_memory_equal(q + 3 * (N - 1), rgb + 3 * (N - 1), 3);
+	for (int p = 0; p < 250 * 8; p++)
+		assert_memory_equal(q + 3 * p, rgb + 3 * p, 3);
+	assert_memory_equal(q + 3 * (250 * 8 + 49), rgb + 3 * (250 * 8 + 49), 3); /* c 299 */
+	const unsigned char *moved = q + 3 * (250 * 8 + 10), *was = rgb + 3 * (250 * 8 + 10);
+	assert_memory_not_equal(moved, was, 3);
+	int d = abs(moved[0] - was[0]) + abs(moved[1] - was[1]) + abs(moved[2] - was[2]);
+	assert_true(d < 40);
+	/* the quantised page: a palette PNG (colour type 3) that reads back the same pixels,
+	 * the same bytes twice */
+	size_t n1, n2;
+	unsigned char *a = png_bytes(q, W, H, &n1), *b = png_bytes(q, W, H, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a, b, n1);
+	assert_int_equal(a[8 + 8 + 9], 3);
+	png_image img;
+	memset(&img, 0, sizeof img);
+	img.version = PNG_IMAGE_VERSION;
+	assert_true(png_image_begin_read_from_memory(&img, a, n1));
+	img.format = PNG_FORMAT_RGB;
+	assert_true(png_image_finish_read(&img, NULL, back, 0, NULL));
+	assert_memory_equal(back, q, N * 3);
+	/* ≤ 256 colours already: nothing to change */
+	assert_int_equal(xf_png_quantise(q, W, H, NULL, 0), 0);
+	free(a);
+	free(b);
+	free(idx);
+	free(q);
+	free(back);
+	free(rgb);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("XF_TMP");
@@ -356,7 +421,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_angle_names),    cmocka_unit_test(test_large_single_angle),
 		cmocka_unit_test(test_pl_file_errors), cmocka_unit_test(test_overview_legend_clear),
-		cmocka_unit_test(test_png_write),
+		cmocka_unit_test(test_png_write),      cmocka_unit_test(test_png_palette),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,7 +96,10 @@ def check_table(page, p):
         values[name] = cells
     units = p["parameter_units"]
     for name, cells in values.items():
-        check(cells[-2] == html.escape(units.get(name, "")),
+        # the SI "1" of parameters.json is "dimensionless" in the table (issue 33 item 15)
+        want = units.get(name, "")
+        want = "dimensionless" if want == "1" else want
+        check(cells[-2] == html.escape(want),
               f"{name}: unit {cells[-2]!r} is parameters.json's {units.get(name)!r}")
     # two rows whose numbers are all equal are the same row under two names
     shown_rows = [tuple(c[:-2]) for n, c in values.items() if not c[-1].startswith("angle")]

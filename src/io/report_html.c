@@ -167,7 +167,9 @@ static void put_params(xf_html *h, const xf_report *r)
 			}
 		}
 		xf_html_put(h, "</td><td>");
-		xf_html_text(h, p->unit);
+		/* the SI "1" of parameters.json reads as a value in a table (alpha, beta,
+		 * contrast, offset) */
+		xf_html_text(h, p->unit && !strcmp(p->unit, "1") ? "dimensionless" : p->unit);
 		xf_html_put(h, "</td><td>");
 		xf_html_text(h, p->note);
 		xf_html_put(h, "</td></tr>\n");

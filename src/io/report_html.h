@@ -24,7 +24,7 @@ typedef struct xf_report_param {
 	int has_interval; /* 1: lo..hi shown (CMC: the 5–95 % posterior interval) */
 	double lo, hi;
 	const char *unit; /* xf_param_unit: "1" dimensionless */
-	char note[64];	  /* "fixed", "mean over 23 angles", "phi = 45.00 deg", or "" */
+	char note[96];	  /* "fixed", "mean over 23 angles", "phi = 45.00 deg", or "" */
 } xf_report_param;
 
 /* a "label: text" line of a summary table; text is plain (escaped when written) */
@@ -79,9 +79,12 @@ int xf_report_html_embed_png(xf_html *h, const char *path, const char *caption, 
 int xf_report_rings_section(xf_html *h, const char *dir, const char *rings_json,
 			    const xf_dataset *ds, xf_error *err);
 
-/* The reports of an NLSQ and a CMC result (report_results.c). */
+/* The reports of an NLSQ and a CMC result (report_results.c). slot_q: a joint fit's q
+ * per angle slot ([ds->n_phi] Å⁻¹, the rows of per-angle coefficients name their ring),
+ * or NULL. */
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			const xf_nlsq_result *res, int with_plots, xf_error *err);
+			const xf_nlsq_result *res, const double *slot_q, int with_plots,
+			xf_error *err);
 int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 		       const xf_cmc_result *res, int with_plots, xf_error *err);
 

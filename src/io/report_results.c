@@ -67,7 +67,8 @@ static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
 /* The fitted scaling coefficients below the scalar rows, unless there is one contrast
  * and one offset coefficient (auto's shared pair, or one angle): then the scalar rows
  * are those coefficients and a second pair of rows would repeat them (issue 25). */
-static int add_coefficients(const xf_nlsq_result *res, xf_report_param *p, int n)
+static int add_coefficients(const xf_nlsq_result *res, const double *slot_q, xf_report_param *p,
+			    int n)
 {
 	int n_basis = (res->n_params - res->n_phys) / 2;
 	if (n_basis <= 1)
@@ -76,15 +77,27 @@ static int add_coefficients(const xf_nlsq_result *res, xf_report_param *p, int n
 		int j = (k - res->n_phys) % n_basis;
 		p[n] = nlsq_param(res, k);
 		if (res->scaling_mode == XF_SCALING_INDIVIDUAL && res->phi_deg && j < res->n_phi &&
-		    !p[n].fixed)
-			snprintf(p[n].note, sizeof p[n].note, "angle φ = %.2f°", res->phi_deg[j]);
+		    !p[n].fixed) {
+			if (slot_q) { /* a joint fit: several rings' angles, which ring? */
+				int ring = 1;
+				for (int a = 1; a <= j; a++)
+					ring += slot_q[a] != slot_q[a - 1];
+				snprintf(p[n].note, sizeof p[n].note,
+					 "ring %d (q = %.4g Å⁻¹), angle φ = %.2f°", ring, slot_q[j],
+					 res->phi_deg[j]);
+			} else {
+				snprintf(p[n].note, sizeof p[n].note, "angle φ = %.2f°",
+					 res->phi_deg[j]);
+			}
+		}
 		n++;
 	}
 	return n;
 }
 
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			const xf_nlsq_result *res, int with_plots, xf_error *err)
+			const xf_nlsq_result *res, const double *slot_q, int with_plots,
+			xf_error *err)
 {
 	xf_report_param *p = alloc_params(res->n_params, err);
 	if (!p)
@@ -96,7 +109,7 @@ int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_da
 	summary_row(&p[n++], "contrast", res->scaling_mode, res->n_phi);
 	xf_io_angle_summary(res->offset, res->offset_unc, res->n_phi, &p[n].value, &p[n].unc);
 	summary_row(&p[n++], "offset", res->scaling_mode, res->n_phi);
-	n = add_coefficients(res, p, n);
+	n = add_coefficients(res, slot_q, p, n);
 	xf_report r = { .method = "nlsq",
 			.status = res->status,
 			.quality = &res->quality,

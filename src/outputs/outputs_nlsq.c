@@ -44,7 +44,8 @@ static int nlsq_json(const char *dir, void *p, int with_plots, xf_error *err)
 static int nlsq_report(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
-	return xf_report_html_nlsq(dir, c->info, c->ds, c->res, with_plots, err);
+	return xf_report_html_nlsq(dir, c->info, c->ds, c->res, c->est ? c->est->slot_q : NULL,
+				   with_plots, err);
 }
 
 int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,

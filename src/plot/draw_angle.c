@@ -34,6 +34,12 @@
  * pixels cost deflate little, so a page is about a third of its size with one pixel per
  * cell, and its quantiles and reduction a quarter (adr/0059) */
 #define XF_ANGLE_MAX_CELLS 245
+/* colour levels of a painted map: the two scales of a page (data/fit, residual) and the
+ * page's greys fit one 256-colour palette, so the page is written with one byte a pixel
+ * (png_palette.c, adr/0077); 100 steps are more than the eye separates on a map */
+#define XF_ANGLE_LEVELS 100
+/* the width a title line may take: the page less a margin each side */
+#define XF_ANGLE_TEXT_PX (XF_PLOT_ANGLE_W - 80.0)
 
 typedef struct map {
 	int n;	   /* pixels per side after averaging */
@@ -242,8 +248,11 @@ static const unsigned char *cell_colour(double v, double lo, double hi,
 	if (!isfinite(v))
 		return grey;
 	double f = (v - lo) / (hi - lo);
-	int k = f <= 0.0 ? 0 : f >= 1.0 ? XF_PLOT_CMAP_N - 1 : (int)(f * XF_PLOT_CMAP_N);
-	return table[k < XF_PLOT_CMAP_N ? k : XF_PLOT_CMAP_N - 1];
+	int k = f <= 0.0 ? 0 : f >= 1.0 ? XF_ANGLE_LEVELS - 1 : (int)(f * XF_ANGLE_LEVELS);
+	k = k < XF_ANGLE_LEVELS ? k : XF_ANGLE_LEVELS - 1;
+	/* level k of XF_ANGLE_LEVELS: the table's entry at the same place */
+	return table[(k * (XF_PLOT_CMAP_N - 1) + (XF_ANGLE_LEVELS - 1) / 2) /
+		     (XF_ANGLE_LEVELS - 1)];
 }
 
 /* paint a reduced map ([w][h] cells, t2 upwards) over rect r, each cell over the block
@@ -253,8 +262,12 @@ static const unsigned char *cell_colour(double v, double lo, double hi,
 static void paint_map(const xf_pl_canvas *c, const xf_pl_rect *r, const double *m, int w, int h,
 		      double lo, double hi, int diverging)
 {
-	unsigned char table[XF_PLOT_CMAP_N][3];
+	unsigned char table[XF_PLOT_CMAP_N][3], levels[XF_ANGLE_LEVELS][3];
 	xf_plot_cmap_table(diverging, table);
+	for (int k = 0; k < XF_ANGLE_LEVELS; k++)
+		memcpy(levels[k],
+		       cell_colour(lo + (k + 0.5) * (hi - lo) / XF_ANGLE_LEVELS, lo, hi, table), 3);
+	xf_pl_keep_colours((const unsigned char(*)[3])levels, XF_ANGLE_LEVELS);
 	long pw = r->x1 - r->x0, ph = r->y1 - r->y0;
 	int *xcell = malloc((size_t)(pw > 0 ? pw : 1) * sizeof *xcell);
 	const unsigned char **col = malloc((size_t)w * sizeof *col);
@@ -300,16 +313,50 @@ static void map_window(double t_max, int cells, int slot, double *w0, double *w1
 	plwind(*w0, *w1, *w0, *w1);
 }
 
+/* PLplot's own tick step over a span (pldtik of plbox.c, not exported): the same ticks
+ * as before, now with decimals chosen here */
+static double auto_tick(double span)
+{
+	double t1 = log10(fabs(span)), np = floor(t1), t2;
+	t1 -= np;
+	if (t1 > 0.7781512503) {
+		t2 = 2.0;
+	} else if (t1 > 0.4771212549) {
+		t2 = 1.0;
+	} else if (t1 > 0.1760912591) {
+		t2 = 5.0;
+		np -= 1.0;
+	} else {
+		t2 = 2.0;
+		np -= 1.0;
+	}
+	return t2 * pow(10.0, np);
+}
+
 /* axes, labels, title and colour bar over the map in the current window */
 static void map_decor(double lo, double hi, const char *title, const char *bar_label)
 {
 	plscol0(1, 0, 0, 0);
 	plcol0(1);
 	xf_plot_text(0.9);
-	plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
-	pllab("t#d1#u (s)", "t#d2#u (s)", "");
+	/* plain decimals, never PLplot's "(x10^-2)" beside the axes: under 0.1 s of frames
+	 * it was drawn over the top-left corner, into the panel's title */
+	PLFLT wx0, wx1, wy0, wy1;
+	plgvpw(&wx0, &wx1, &wy0, &wy1);
+	double tick = wx1 > wx0 ? auto_tick(wx1 - wx0) : 0.0;
+	int prec = tick > 0 ? (int)ceil(-log10(tick) - 1e-9) : 0;
+	plprec(1, prec < 0 ? 0 : prec > 8 ? 8 : prec);
+	plsxax(12, 0);
+	plsyax(12, 0);
+	plbox("bcnst", tick, 0, "bcnstv", tick, 0);
+	plprec(0, 0);
+	plsxax(0, 0);
+	plsyax(0, 0);
+	xf_pl_text_frame();
+	xf_pl_lab("t#d1#u (s)", "t#d2#u (s)");
 	xf_plot_text(1.1);
-	plmtex("t", 1.2, 0.5, 0.5, title);
+	/* 1.5 heights up: a subscript (c#d2#u) clears the frame */
+	xf_pl_mtex("t", 1.5, 0.5, 0.5, title);
 	/* colour bar right of the map, a gradient: PL_COLORBAR_IMAGE rendered an image
 	 * through plimagefr for each bar, 6 % of a default run (adr/0059) */
 	PLFLT cw, ch;
@@ -365,25 +412,6 @@ static void heatmap(const map *m, double t_max, double lo, double hi, int slot, 
 	free(rows);
 	free(clipped);
 	map_decor(lo, hi, title, bar_label);
-}
-
-static const char *param_label(const char *name)
-{
-	static const struct {
-		const char *name, *label;
-	} greek[] = {
-		{ "D0", "D#d0#u" },
-		{ "alpha", "α" },
-		{ "D_offset", "D#doffset#u" },
-		{ "gamma_dot_t0", "γ̇#d0#u" },
-		{ "beta", "β" },
-		{ "gamma_dot_t_offset", "γ̇#doffset#u" },
-		{ "phi0", "φ#d0#u" },
-	};
-	for (size_t k = 0; k < sizeof greek / sizeof greek[0]; k++)
-		if (!strcmp(name, greek[k].name))
-			return greek[k].label;
-	return name;
 }
 
 static void append_value(char *buf, size_t size, const char *label, double v, double u, int fixed)
@@ -541,10 +569,22 @@ void xf_plot_angle_draw(void *p)
 		 src->phi_deg[a], src->slot_q ? src->slot_q[a] : src->q, src->mode_name,
 		 src->method ? "CMC posterior mean" : "fit", src->status, src->stop_reason, chi2,
 		 pg->averaged ? "   [maps block-averaged for display]" : "");
-	for (int k = 0; k < src->n_phys && src->values; k++)
-		append_value(line2, sizeof line2, param_label(src->names[k]), src->values[k],
-			     src->uncertainties ? src->uncertainties[k] : NAN,
-			     src->is_fixed ? src->is_fixed[k] : 0);
+	/* the values on one line, or on two where one would run off the page (7 laminar
+	 * values with wide uncertainties: "D0 =" was cut off at the left edge) */
+	char line2b[1024] = "";
+	int split = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		line2[0] = line2b[0] = '\0';
+		for (int k = 0; k < src->n_phys && src->values; k++)
+			append_value(split && k >= (src->n_phys + 1) / 2 ? line2b : line2,
+				     split ? sizeof line2b : sizeof line2,
+				     xf_plot_param_symbol(src->names[k]), src->values[k],
+				     src->uncertainties ? src->uncertainties[k] : NAN,
+				     src->is_fixed ? src->is_fixed[k] : 0);
+		if (split || xf_plot_text_width_px(line2, 1.1) <= XF_ANGLE_TEXT_PX)
+			break;
+		split = 1;
+	}
 	append_value(line3, sizeof line3, "contrast", src->contrast ? src->contrast[a] : NAN,
 		     src->contrast_unc ? src->contrast_unc[a] : NAN, 0);
 	append_value(line3, sizeof line3, "offset", src->offset ? src->offset[a] : NAN,
@@ -553,11 +593,20 @@ void xf_plot_angle_draw(void *p)
 	plwind(0.0, 1.0, 0.0, 1.0);
 	plscol0(1, 0, 0, 0);
 	plcol0(1);
-	xf_plot_text(1.3);
-	plptex(0.5, 0.945, 1.0, 0.0, 0.5, line1);
+	/* the status line smaller where it would not fit (a joint fit's CMC page with
+	 * block-averaged maps) */
+	double s1 = 1.3, w1 = xf_plot_text_width_px(line1, s1);
+	xf_plot_text(w1 > XF_ANGLE_TEXT_PX ? s1 * XF_ANGLE_TEXT_PX / w1 : s1);
+	xf_pl_ptex(0.5, 0.945, 1.0, 0.0, 0.5, line1);
 	xf_plot_text(1.1);
-	plptex(0.5, 0.897, 1.0, 0.0, 0.5, line2);
-	plptex(0.5, 0.852, 1.0, 0.0, 0.5, line3);
+	if (split) {
+		xf_pl_ptex(0.5, 0.900, 1.0, 0.0, 0.5, line2);
+		xf_pl_ptex(0.5, 0.858, 1.0, 0.0, 0.5, line2b);
+		xf_pl_ptex(0.5, 0.816, 1.0, 0.0, 0.5, line3);
+	} else {
+		xf_pl_ptex(0.5, 0.897, 1.0, 0.0, 0.5, line2);
+		xf_pl_ptex(0.5, 0.852, 1.0, 0.0, 0.5, line3);
+	}
 
 	if (pg->painted) {
 		xf_plot_cmap_sequential();

@@ -91,9 +91,9 @@ static void diagonal_panel(const xf_plot_src *src, const double *data, double *b
 	plcol0(1);
 	xf_plot_text(0.9);
 	plbox("bcnstg", 0.0, 0, "bcnstvg", 0.0, 0);
-	pllab("t (s)", "c#d2#u(t, t)", "");
+	xf_pl_lab("t (s)", "c#d2#u(t, t)");
 	xf_plot_text(1.1);
-	plmtex("t", 1.2, 0.5, 0.5, "c#d2#u along the diagonal (corrected as fitted)");
+	xf_pl_mtex("t", 1.2, 0.5, 0.5, "c#d2#u along the diagonal (corrected as fitted)");
 	plcol0(XF_DATA_FIRST_COLOR);
 	plwidth(2.0);
 	line_finite(t, y, n, bx, by);
@@ -137,9 +137,9 @@ static void lag_rows_panel(const xf_plot_src *src, const double *data, double *b
 	plcol0(1);
 	xf_plot_text(0.9);
 	plbox("bcnstlg", 0.0, 0, "bcnstvg", 0.0, 0);
-	pllab("lag t#d2#u − t#d1#u (s)", "c#d2#u(t#d1#u, t#d1#u + lag)", "");
+	xf_pl_lab("lag t#d2#u − t#d1#u (s)", "c#d2#u(t#d1#u, t#d1#u + lag)");
 	xf_plot_text(1.1);
-	plmtex("t", 2.6, 0.5, 0.5, "c#d2#u against lag for a few t#d1#u");
+	xf_pl_mtex("t", 2.6, 0.5, 0.5, "c#d2#u against lag for a few t#d1#u");
 	xf_plot_text(0.85);
 	for (int c = 0; c < m; c++) {
 		int len = 0;
@@ -154,7 +154,7 @@ static void lag_rows_panel(const xf_plot_src *src, const double *data, double *b
 		/* the key above the frame, one entry per colour: no legend box on the data */
 		char key[64];
 		snprintf(key, sizeof key, "t#d1#u = %.4g s", t1[c] * src->dt_s);
-		plmtex("t", 0.8, (c + 0.5) / m, 0.5, key);
+		xf_pl_mtex("t", 0.8, (c + 0.5) / m, 0.5, key);
 	}
 	plcol0(1);
 }
@@ -173,9 +173,9 @@ void xf_plot_draw_data_angle(const xf_plot_src *src, int a, const double *data)
 	snprintf(line2, sizeof line2, "%s   angle %d of %d,  %d frames,  dt = %.4g s",
 		 src->data_title ? src->data_title : "", a + 1, src->n_phi, n, src->dt_s);
 	xf_plot_text(1.3);
-	plptex(0.5, 0.945, 1.0, 0.0, 0.5, line1);
+	xf_pl_ptex(0.5, 0.945, 1.0, 0.0, 0.5, line1);
 	xf_plot_text(1.0);
-	plptex(0.5, 0.897, 1.0, 0.0, 0.5, line2);
+	xf_pl_ptex(0.5, 0.897, 1.0, 0.0, 0.5, line2);
 	xf_plot_data_heatmap(data, n, XF_DATA_MAX_PIXELS, (n - 1) * src->dt_s, 0,
 			     "c#d2#u (diagonal corrected)");
 	double *buf = malloc(4 * (size_t)n * sizeof *buf);
@@ -233,9 +233,9 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double *
 	plcol0(1);
 	xf_plot_text(0.9);
 	plbox("bcnstlg", 0.0, 0, "bcnstvg", 0.0, 0);
-	pllab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)", "");
+	xf_pl_lab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)");
 	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag, per angle (mean over t)");
+	xf_pl_mtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag, per angle (mean over t)");
 	double *x = buf, *bx = buf + nl, *by = buf + 2 * nl;
 	for (int k = 0; k < nl; k++)
 		x[k] = log10(src->dt_s * (k + 1));
@@ -248,7 +248,7 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double *
 		plwidth(1.0);
 		char key[48];
 		snprintf(key, sizeof key, "φ = %.1f°", src->phi_deg[idx[c]]);
-		plmtex("rv", 1.5, 1.0 - (c + 0.5) / XF_DATA_MAX_CURVES, 0.0, key);
+		xf_pl_mtex("rv", 1.5, 1.0 - (c + 0.5) / XF_DATA_MAX_CURVES, 0.0, key);
 	}
 	plcol0(1);
 }
@@ -260,20 +260,20 @@ static void text_panel(const xf_plot_src *src, int n_tail)
 	plwind(0.0, 1.0, 0.0, 1.0);
 	plcol0(1);
 	xf_plot_text(1.1);
-	plptex(0.0, 0.95, 1.0, 0.0, 0.0, "The data (no fit)");
+	xf_pl_ptex(0.0, 0.95, 1.0, 0.0, 0.0, "The data (no fit)");
 	xf_plot_text(0.9);
 	snprintf(line, sizeof line, "q = %.5g Å#u-1#d,  dt = %.4g s", src->q, src->dt_s);
 	double y = 0.82;
-	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, line);
 	snprintf(line, sizeof line, "%d frames,  %d angle%s", src->n_frames, src->n_phi,
 		 src->n_phi == 1 ? "" : "s");
-	plptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, line);
 	snprintf(line, sizeof line, "%lld points a fit would use", src->n_points);
-	plptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, line);
 	snprintf(line, sizeof line, "level: mean c#d2#u over the last %d lags", n_tail);
-	plptex(0.0, y -= 0.14, 1.0, 0.0, 0.0, line);
-	plptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, "excess: c#d2#u at lag dt − level");
-	plptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, "(≈ contrast and offset of a fit)");
+	xf_pl_ptex(0.0, y -= 0.14, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, "excess: c#d2#u at lag dt − level");
+	xf_pl_ptex(0.0, y -= 0.1, 1.0, 0.0, 0.0, "(≈ contrast and offset of a fit)");
 }
 
 void xf_plot_draw_data_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
@@ -290,7 +290,7 @@ void xf_plot_draw_data_overview(const xf_plot_src *src, const xf_plot_cuts *cuts
 	snprintf(title, sizeof title, "xpcsfit: the data without a fit   %s",
 		 src->data_title ? src->data_title : "");
 	xf_plot_text(1.4);
-	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
+	xf_pl_ptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	size_t len = (size_t)(n > nl ? n : nl);
 	double *buf = malloc((3 * len + 2 * (size_t)n) * sizeof *buf);
 	if (!buf)

@@ -179,9 +179,9 @@ static void lag_panel(const xf_plot_src *src, const xf_plot_cuts *cuts, double x
 	black();
 	xf_plot_text(0.9);
 	plbox("bcnstlg", 0.0, 0, "bcnstvg", 0.0, 0);
-	pllab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)", "");
+	xf_pl_lab("lag t#d2#u − t#d1#u (s)", "mean c#d2#u(t, t + lag)");
 	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points), fit (lines)");
+	xf_pl_mtex("t", 1.0, 0.5, 0.5, "c#d2#u against lag: data (points), fit (lines)");
 	double *lx = malloc(2 * (size_t)nl * sizeof *lx);
 	if (!lx)
 		return;
@@ -262,14 +262,17 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 	plwind(0.0, 1.0, 0.0, 1.0);
 	black();
 	xf_plot_text(1.15);
-	plptex(0.0, y, 1.0, 0.0, 0.0,
-	       src->method ? "Posterior means (± 1 sd)" : "Fitted parameters (± 1σ)");
+	xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0,
+		   src->method ? "Posterior means (± 1 sd)" : "Fitted parameters (± 1σ)");
 	y -= 1.3 * step;
 	xf_plot_text(1.0);
 	for (int k = 0; k < src->n_phys && src->values; k++, y -= step) {
 		int fixed = src->is_fixed ? src->is_fixed[k] : 0;
 		double u = src->uncertainties ? src->uncertainties[k] : NAN;
 		const char *unit = src->units && src->units[k] ? src->units[k] : "";
+		/* alpha, beta: no unit rather than the SI "1" a reader takes for a value */
+		if (!strcmp(unit, "1"))
+			unit = "";
 		if (fixed)
 			snprintf(line, sizeof line, "%s = %.6g  (fixed)   %s", src->names[k],
 				 src->values[k], unit);
@@ -281,18 +284,18 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 			xf_num_pm(src->values[k], u, " ± ", pm, sizeof pm);
 			snprintf(line, sizeof line, "%s = %s   %s", src->names[k], pm, unit);
 		}
-		plptex(0.02, y, 1.0, 0.0, 0.0, line);
+		xf_pl_ptex(0.02, y, 1.0, 0.0, 0.0, line);
 	}
 	y -= 0.4 * step;
 	if (src->method) {
 		/* a posterior has no χ² minimum or iteration count: the caller says what
 		 * matters instead (shards, draws) */
 		for (int k = 0; k < 2; k++, y -= step)
-			plptex(0.0, y, 1.0, 0.0, 0.0, src->run_text[k] ? src->run_text[k] : "");
+			xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, src->run_text[k] ? src->run_text[k] : "");
 	} else {
 		snprintf(line, sizeof line, "status: %s (stop: %s), %d iterations", src->status,
 			 src->stop_reason, src->iterations);
-		plptex(0.0, y, 1.0, 0.0, 0.0, line);
+		xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
 		if (isfinite(src->residual_sd))
 			snprintf(line, sizeof line,
@@ -301,7 +304,7 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 		else
 			snprintf(line, sizeof line, "χ#u2#d = %.6g,  reduced χ#u2#d = %.6g",
 				 src->chi_squared, src->reduced_chi_squared);
-		plptex(0.0, y, 1.0, 0.0, 0.0, line);
+		xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, line);
 		y -= step;
 	}
 	int first, count, n_rings = 1;
@@ -314,11 +317,11 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
 	else
 		snprintf(line, sizeof line, "mode %s,  q = %.5g Å#u-1#d,  dt = %.4g s",
 			 src->mode_name, src->q, src->dt_s);
-	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, line);
 	y -= step;
 	snprintf(line, sizeof line, "N = %d frames,  %d angle%s,  %lld fitted points",
 		 src->n_frames, src->n_phi, src->n_phi == 1 ? "" : "s", src->n_points);
-	plptex(0.0, y, 1.0, 0.0, 0.0, line);
+	xf_pl_ptex(0.0, y, 1.0, 0.0, 0.0, line);
 }
 
 /* The quality grade under the title, coloured (green good, orange marginal, red poor),
@@ -370,9 +373,9 @@ static void quality_banner(const xf_plot_src *src)
 	plscol0(XF_PLOT_QUALITY_COLOUR, r, g, b);
 	plcol0(XF_PLOT_QUALITY_COLOUR);
 	xf_plot_text(0.95);
-	plptex(0.5, 0.93, 1.0, 0.0, 0.5, line1);
+	xf_pl_ptex(0.5, 0.93, 1.0, 0.0, 0.5, line1);
 	if (*rest)
-		plptex(0.5, 0.905, 1.0, 0.0, 0.5, rest);
+		xf_pl_ptex(0.5, 0.905, 1.0, 0.0, 0.5, rest);
 	black();
 }
 
@@ -391,7 +394,7 @@ void xf_plot_draw_overview(const xf_plot_src *src, const xf_plot_cuts *cuts)
 	snprintf(title, sizeof title, "xpcsfit %s, %s: %s (%s)", src->method ? src->method : "NLSQ",
 		 src->mode_name, src->status, src->stop_reason);
 	xf_plot_text(1.5);
-	plptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
+	xf_pl_ptex(0.5, 0.965, 1.0, 0.0, 0.5, title);
 	quality_banner(src);
 	xf_plot_text(1.0);
 	last_boxes = (xf_plot_overview_boxes){ .contrast = { 0.08, 0.46, 0.56, 0.86 },

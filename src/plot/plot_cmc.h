@@ -48,6 +48,9 @@ int xf_plot_cmc_forest(const char *path, const xf_cmc_result *res, xf_error *err
 
 /* "D0 (Å²/s#u1+α#d)": the homodyne name with its unit in PLplot text, for axis labels */
 void xf_plot_cmc_label(char *buf, size_t size, const char *name);
+/* the same with the symbol for the name ("γ̇#d0#u (s#u-(1+β)#d)"): the corner's axes,
+ * whose columns are named above their histograms */
+void xf_plot_cmc_symbol_label(char *buf, size_t size, const char *name);
 /* chain colours into cmap0 XF_PLOT_CMC_COLOUR0…, black in 1, white background */
 void xf_plot_cmc_colours(void);
 /* rows of a page of n panels in cols columns */

@@ -57,7 +57,7 @@ static void axis(const corner *c, int p, int is_x, int labelled)
 {
 	xf_plot_cmc_axis(is_x,
 			 is_x ? (labelled ? "bcnst" : "bcst") : (labelled ? "bcnstv" : "bcst"),
-			 c->lo[p], c->hi[p], 3);
+			 c->lo[p], c->hi[p], c->cell - GAP_PX);
 }
 
 /* a solid line at the mean and dashed ones at ± sd, over the panel's height */
@@ -117,8 +117,8 @@ static void diagonal(const corner *c, int p)
 	char value[2 * XF_NUM_TEXT]; /* to the precision s supports (adr/0062) */
 	xf_num_pm(m, s, " ± ", value, sizeof value);
 	xf_plot_text(0.9);
-	plmtex("t", 2.1, 0.5, 0.5, res->names[c->idx[p]]);
-	plmtex("t", 0.6, 0.5, 0.5, value);
+	xf_pl_mtex("t", 2.1, 0.5, 0.5, res->names[c->idx[p]]);
+	xf_pl_mtex("t", 0.6, 0.5, 0.5, value);
 }
 
 /* the ellipse {x: (x − μ)ᵀ Σ⁻¹ (x − μ) = k²} of a 2×2 covariance */
@@ -179,8 +179,10 @@ static void pair(const corner *c, int row, int col)
 	if (sxx > 0 && syy > 0) {
 		char rho[32];
 		snprintf(rho, sizeof rho, "ρ = %+.2f", sxy / sqrt(sxx * syy));
+		/* above the frame, in the gap to the panel above (which has no tick labels):
+		 * inside, it sat on the frame and the cloud */
 		xf_plot_text(0.85);
-		plmtex("t", -1.5, 0.96, 1.0, rho);
+		xf_pl_mtex("t", 0.9, 1.0, 1.0, rho);
 	}
 }
 
@@ -198,7 +200,7 @@ static void draw_corner(void *ctx)
 	snprintf(line, sizeof line, "%s posterior, %s: pairs of the physical parameters",
 		 exact ? "Exact" : "CMC", xf_mode_name(res->mode));
 	xf_plot_text(1.4);
-	plptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
 	if (res->n_shards == 0) /* the importance route (adr/0045) */
 		snprintf(line, sizeof line,
@@ -224,8 +226,8 @@ static void draw_corner(void *ctx)
 			 res->check.done ? ";  self-check failed: NOT the full-data posterior"
 					 : "");
 	xf_plot_text(0.95);
-	plptex(c->width / 2.0, c->height - 110, 1.0, 0.0, 0.5, legend);
-	plptex(c->width / 2.0, c->height - 78, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(c->width / 2.0, c->height - 110, 1.0, 0.0, 0.5, legend);
+	xf_pl_ptex(c->width / 2.0, c->height - 78, 1.0, 0.0, 0.5, line);
 	char fixed[256] = "";
 	for (int k = 0; k < res->n_phys; k++)
 		if (res->is_fixed[k])
@@ -233,7 +235,7 @@ static void draw_corner(void *ctx)
 				 *fixed ? ", " : "fixed, not sampled: ", res->names[k],
 				 res->mean[k]);
 	if (*fixed)
-		plptex(c->width / 2.0, c->height - 140, 1.0, 0.0, 0.5, fixed);
+		xf_pl_ptex(c->width / 2.0, c->height - 140, 1.0, 0.0, 0.5, fixed);
 	for (int row = 0; row < c->n; row++) {
 		diagonal(c, row);
 		for (int col = 0; col < row; col++)
@@ -242,15 +244,25 @@ static void draw_corner(void *ctx)
 	/* axis names once per column (bottom) and per row (left); staggered on narrow
 	 * cells, where neighbouring names would run into each other */
 	int stagger = c->cell < 400;
+	/* symbols and units (the names are over the histograms), all at one size: smaller
+	 * where one is longer than a panel (a row's name ran into the row above) */
+	double scale = 1.0, room = 0.95 * (c->cell - GAP_PX);
 	for (int p = 0; p < c->n; p++) {
 		char label[128];
-		xf_plot_cmc_label(label, sizeof label, res->names[c->idx[p]]);
-		xf_plot_text(0.95);
+		xf_plot_cmc_symbol_label(label, sizeof label, res->names[c->idx[p]]);
+		double w = xf_plot_text_width_px(label, 1.0);
+		scale = w > room && room / w < scale ? room / w : scale;
+	}
+	for (int p = 0; p < c->n; p++) {
+		char label[128];
+		xf_plot_cmc_symbol_label(label, sizeof label, res->names[c->idx[p]]);
+		xf_plot_text(scale);
 		viewport(c, c->n - 1, p);
-		plmtex("b", stagger && p % 2 ? 4.9 : 3.2, 0.5, 0.5, label);
+		xf_pl_mtex("b", (stagger && p % 2 ? 4.9 : 3.2) * 0.95 / scale, 0.5, 0.5, label);
 		if (p > 0) {
 			viewport(c, p, 0);
-			plmtex("l", stagger && p % 2 ? 7.6 : 5.9, 0.5, 0.5, label);
+			/* rows need no stagger: their names stand one above another */
+			xf_pl_mtex("l", 5.9 * 0.95 / scale, 0.5, 0.5, label);
 		}
 	}
 }
@@ -272,9 +284,9 @@ static void draw_empty(void *ctx)
 	plwind(0.0, 1.0, 0.0, 1.0);
 	plcol0(1);
 	xf_plot_text(1.4);
-	plptex(0.5, 0.7, 1.0, 0.0, 0.5, "CMC posterior: pairs of the physical parameters");
+	xf_pl_ptex(0.5, 0.7, 1.0, 0.0, 0.5, "CMC posterior: pairs of the physical parameters");
 	xf_plot_text(1.1);
-	plptex(0.5, 0.4, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(0.5, 0.4, 1.0, 0.0, 0.5, line);
 }
 
 int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err)

@@ -62,7 +62,7 @@ static void header(const xf_plot_chains *c, const char *what, const char *guide)
 	xf_plot_text(1.4);
 	snprintf(line, sizeof line, "CMC shard %ld: %s, %d chains × %d draws after warmup",
 		 c->shard, what, c->n_chains, c->n_draws);
-	plptex(XF_PLOT_CMC_W / 2.0, h - 40, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(XF_PLOT_CMC_W / 2.0, h - 40, 1.0, 0.0, 0.5, line);
 	xf_plot_text(1.05);
 	if (c->kept) {
 		snprintf(line, sizeof line,
@@ -74,17 +74,17 @@ static void header(const xf_plot_chains *c, const char *what, const char *guide)
 		snprintf(line, sizeof line, "EXCLUDED from the combination: %s",
 			 c->reason && *c->reason ? c->reason : "(no reason recorded)");
 	}
-	plptex(XF_PLOT_CMC_W / 2.0, h - 75, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(XF_PLOT_CMC_W / 2.0, h - 75, 1.0, 0.0, 0.5, line);
 	plcol0(1);
 	xf_plot_text(0.95);
-	plptex(XF_PLOT_CMC_W / 2.0, h - 105, 1.0, 0.0, 0.5, guide);
+	xf_pl_ptex(XF_PLOT_CMC_W / 2.0, h - 105, 1.0, 0.0, 0.5, guide);
 	/* chain legend: each name in its colour */
 	int n_legend = c->n_chains < XF_PLOT_CMC_N_COLOURS ? c->n_chains : XF_PLOT_CMC_N_COLOURS;
 	double x = XF_PLOT_CMC_W / 2.0 - 0.5 * 110.0 * (n_legend - 1);
 	for (int k = 0; k < n_legend; k++, x += 110.0) {
 		snprintf(line, sizeof line, "chain %d", k + 1);
 		plcol0(XF_PLOT_CMC_COLOUR0 + k);
-		plptex(x, h - 135, 1.0, 0.0, 0.5, line);
+		xf_pl_ptex(x, h - 135, 1.0, 0.0, 0.5, line);
 	}
 	plcol0(1);
 	if (c->n_cut > 0 || !c->physical) {
@@ -99,21 +99,27 @@ static void header(const xf_plot_chains *c, const char *what, const char *guide)
 				 "/cmc/shard_draws)",
 				 c->n_cut);
 		xf_plot_text(0.8);
-		plptex(XF_PLOT_CMC_W - 20.0, h - 135, 1.0, 0.0, 1.0, note);
+		xf_pl_ptex(XF_PLOT_CMC_W - 20.0, h - 135, 1.0, 0.0, 1.0, note);
 	}
 }
 
 /* the parameter on the left, the shard's R̂ and bulk ESS of it on the right */
 static void panel_title(const xf_plot_chains *c, int p)
 {
-	char label[128], stats[96];
+	char label[128], stats[96] = "";
 	xf_plot_cmc_label(label, sizeof label, c->names[p]);
-	xf_plot_text(1.0);
-	plmtex("t", 0.9, 0.0, 0.0, label);
-	if (isfinite(c->rhat[p]) && isfinite(c->ess[p])) {
+	if (isfinite(c->rhat[p]) && isfinite(c->ess[p]))
 		snprintf(stats, sizeof stats, "R̂ %.3f   ESS %.0f", c->rhat[p], c->ess[p]);
-		xf_plot_text(0.85);
-		plmtex("t", 0.9, 1.0, 1.0, stats);
+	/* both smaller where they would meet (a long name with its unit ran into "R̂") */
+	double need = xf_plot_text_width_px(label, 1.0) + xf_plot_text_width_px(stats, 0.85) +
+		      xf_plot_text_height_px(1.0);
+	double shrink = need > panel_w(c) ? panel_w(c) / need : 1.0;
+	xf_plot_text(shrink);
+	/* 1.1 heights up: descenders and underscores clear the frame */
+	xf_pl_mtex("t", 1.1 / shrink, 0.0, 0.0, label);
+	if (*stats) {
+		xf_plot_text(0.85 * shrink);
+		xf_pl_mtex("t", 1.1 / shrink, 1.0, 1.0, stats);
 	}
 }
 
@@ -149,7 +155,7 @@ static void draw_trace(void *ctx)
 		xf_plot_text(0.85);
 		xf_plot_cmc_axis(1, "bcnst", 0.0, nd, panel_w(c));
 		xf_plot_cmc_axis(0, "bcnstv", lo - pad, hi + pad, PANEL_H_PX);
-		plmtex("b", 3.0, 0.5, 0.5, "draw (after warmup)");
+		xf_pl_mtex("b", 3.0, 0.5, 0.5, "draw (after warmup)");
 		for (int ch = 0; ch < nc; ch++) {
 			plcol0(XF_PLOT_CMC_COLOUR0 + ch % XF_PLOT_CMC_N_COLOURS);
 			plwidth(0.8);
@@ -261,13 +267,13 @@ static void draw_rank(void *ctx)
 			char name[32];
 			snprintf(name, sizeof name, "chain %d", ch + 1);
 			xf_plot_text(0.8);
-			plmtex("lv", 0.8, (base + 0.4) / nc, 1.0, name);
+			xf_pl_mtex("lv", 0.8, (base + 0.4) / nc, 1.0, name);
 		}
 		plcol0(1);
 		xf_plot_text(0.85);
 		xf_plot_cmc_axis(1, "bcnst", 0.0, m, panel_w(c));
 		plbox("", 0.0, 0, "bc", 0.0, 0);
-		plmtex("b", 3.0, 0.5, 0.5, "rank among all chains' draws");
+		xf_pl_mtex("b", 3.0, 0.5, 0.5, "rank among all chains' draws");
 		panel_title(c, p);
 	}
 	free(counts);

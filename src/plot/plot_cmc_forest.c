@@ -107,7 +107,7 @@ static void column(const forest *f, int col)
 		value_of(f, sh, col, &m, &sd);
 		if (sh->failed || !isfinite(m)) {
 			plcol0(FAILED_COLOUR);
-			plptex(0.5 * (lo + hi), y, 1.0, 0.0, 0.5, "failed");
+			xf_pl_ptex(0.5 * (lo + hi), y, 1.0, 0.0, 0.5, "failed");
 			continue;
 		}
 		plcol0(sh->kept ? KEPT_COLOUR : EXCLUDED_COLOUR);
@@ -125,7 +125,7 @@ static void column(const forest *f, int col)
 	char label[128];
 	xf_plot_cmc_label(label, sizeof label, t >= 0 ? res->names[p] : "σ (shard noise)");
 	xf_plot_text(1.0);
-	plmtex("b", 3.2, 0.5, 0.5, label);
+	xf_pl_mtex("b", 3.2, 0.5, 0.5, label);
 	/* shard names left of the first column, thinned so they never overlap */
 	if (col == 0) {
 		int every = (int)ceil(18.0 / f->shard_px);
@@ -134,7 +134,7 @@ static void column(const forest *f, int col)
 			char name[32];
 			snprintf(name, sizeof name, "shard %ld", res->shards[s].id);
 			plcol0(res->shards[s].kept ? 1 : EXCLUDED_COLOUR);
-			plmtex("lv", 0.8, (shard_y(f, s) + 0.7) / (double)k, 1.0, name);
+			xf_pl_mtex("lv", 0.8, (shard_y(f, s) + 0.7) / (double)k, 1.0, name);
 		}
 		plcol0(1);
 	}
@@ -153,7 +153,7 @@ static void draw_forest(void *ctx)
 	snprintf(line, sizeof line, "CMC shards, %s: posterior mean ± sd of each shard",
 		 xf_mode_name(res->mode));
 	xf_plot_text(1.4);
-	plptex(f->width / 2.0, f->height - 40, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(f->width / 2.0, f->height - 40, 1.0, 0.0, 0.5, line);
 	/* the self-check's verdict belongs next to the shards it judges */
 	char check[160] = "";
 	if (res->check.done)
@@ -165,15 +165,15 @@ static void draw_forest(void *ctx)
 		 "a shard alone is about √K = %.1f times wider.%s",
 		 res->n_kept, res->n_shards, res->method, sqrt((double)res->n_shards), check);
 	xf_plot_text(0.95);
-	plptex(f->width / 2.0, f->height - 78, 1.0, 0.0, 0.5, line);
+	xf_pl_ptex(f->width / 2.0, f->height - 78, 1.0, 0.0, 0.5, line);
 	/* key */
 	double x = f->width / 2.0 - 260.0, y = f->height - 112;
 	plcol0(KEPT_COLOUR);
-	plptex(x, y, 1.0, 0.0, 0.5, "● kept");
+	xf_pl_ptex(x, y, 1.0, 0.0, 0.5, "● kept");
 	plcol0(EXCLUDED_COLOUR);
-	plptex(x + 260.0, y, 1.0, 0.0, 0.5, "✖ excluded");
+	xf_pl_ptex(x + 260.0, y, 1.0, 0.0, 0.5, "✖ excluded");
 	plcol0(FAILED_COLOUR);
-	plptex(x + 520.0, y, 1.0, 0.0, 0.5, "failed: not sampled");
+	xf_pl_ptex(x + 520.0, y, 1.0, 0.0, 0.5, "failed: not sampled");
 	plcol0(1);
 	for (int col = 0; col < f->n_cols; col++)
 		column(f, col);
@@ -185,7 +185,7 @@ static void draw_forest(void *ctx)
 	int shown = 0, n_ex = n_excluded(res);
 	if (n_ex > 0) {
 		plcol0(1);
-		plptex(LEFT_PX, ly, 1.0, 0.0, 0.0, "Excluded from the combination:");
+		xf_pl_ptex(LEFT_PX, ly, 1.0, 0.0, 0.0, "Excluded from the combination:");
 		ly -= LINE_PX;
 	}
 	for (long s = 0; s < res->n_shards && shown < f->n_listed; s++) {
@@ -196,7 +196,7 @@ static void draw_forest(void *ctx)
 			 sh->failed ? " (failed)" : "",
 			 *sh->reason ? sh->reason : "(no reason recorded)");
 		plcol0(sh->failed ? FAILED_COLOUR : EXCLUDED_COLOUR);
-		plptex(LEFT_PX + 30, ly, 1.0, 0.0, 0.0, line);
+		xf_pl_ptex(LEFT_PX + 30, ly, 1.0, 0.0, 0.0, line);
 		ly -= LINE_PX;
 		shown++;
 	}
@@ -204,7 +204,7 @@ static void draw_forest(void *ctx)
 		snprintf(line, sizeof line, "… and %d more (parameters.json \"shards\")",
 			 n_ex - shown);
 		plcol0(1);
-		plptex(LEFT_PX + 30, ly, 1.0, 0.0, 0.0, line);
+		xf_pl_ptex(LEFT_PX + 30, ly, 1.0, 0.0, 0.0, line);
 	}
 }
 

@@ -2,6 +2,7 @@
  * homodyne uses, so a user finds them in their config), chain colours, grid shapes and
  * tick steps. */
 #include "plot/plot_cmc.h"
+#include "plot/plot_internal.h"
 
 #include <math.h>
 #include <plplot.h>
@@ -45,6 +46,35 @@ void xf_plot_cmc_label(char *buf, size_t size, const char *name)
 	snprintf(buf, size, "%s", name);
 }
 
+const char *xf_plot_param_symbol(const char *name)
+{
+	static const struct {
+		const char *name, *label;
+	} greek[] = {
+		{ "D0", "D#d0#u" },
+		{ "alpha", "α" },
+		{ "D_offset", "D#doffset#u" },
+		{ "gamma_dot_t0", "γ̇#d0#u" },
+		{ "beta", "β" },
+		{ "gamma_dot_t_offset", "γ̇#doffset#u" },
+		{ "phi0", "φ#d0#u" },
+	};
+	for (size_t k = 0; k < sizeof greek / sizeof greek[0]; k++)
+		if (!strcmp(name, greek[k].name))
+			return greek[k].label;
+	return name;
+}
+
+void xf_plot_cmc_symbol_label(char *buf, size_t size, const char *name)
+{
+	char named[128];
+	xf_plot_cmc_label(named, sizeof named, name);
+	/* the unit (if any) after the name, behind the symbol instead */
+	size_t n = strlen(name);
+	snprintf(buf, size, "%s%s", xf_plot_param_symbol(name),
+		 !strncmp(named, name, n) ? named + n : "");
+}
+
 int xf_plot_cmc_cols(int n)
 {
 	return n <= 3 ? (n < 1 ? 1 : n) : n <= 12 ? 3 : 4;
@@ -68,33 +98,102 @@ static int decimals(double step)
 	return prec < 0 ? 0 : prec > 8 ? 8 : prec;
 }
 
+/* the ticks of step s over the window [lo, hi], as PLplot's plbox places them */
+#define FOR_TICKS(t, lo, hi, s)                                                                    \
+	for (double t = (s) * (1.0 + floor((lo) / (s))); (t) <= (hi); (t) += (s))
+
+static void tick_text(double t, double step, char *buf, size_t size)
+{
+	if (fabs(t) < 1e-9 * step)
+		t = 0.0; /* no "-0.000" */
+	snprintf(buf, size, "%.*f", decimals(step), t);
+}
+
+static int count_ticks(double lo, double hi, double s)
+{
+	int n = 0;
+	FOR_TICKS(t, lo, hi, s)
+	{
+		n++;
+	}
+	return n;
+}
+
+/* 1 when the labels of step s over [lo, hi] fit an axis px nominal pixels long at text
+ * scale: side by side with a gap (x), or one above another (y) */
+static int labels_fit(int is_x, double lo, double hi, double s, double px, double scale)
+{
+	double spacing = s / (hi - lo) * px, widest = 0.0;
+	int n = 0;
+	FOR_TICKS(t, lo, hi, s)
+	{
+		char label[64];
+		tick_text(t, s, label, sizeof label);
+		double w = xf_plot_text_width_px(label, scale);
+		widest = w > widest ? w : widest;
+		n++;
+	}
+	double line = xf_plot_text_height_px(scale);
+	return n >= 2 && (is_x ? widest + 0.8 * line : 1.1 * line) <= spacing;
+}
+
 void xf_plot_cmc_axis(int is_x, const char *opt, double lo, double hi, double px)
 {
 	/* the most ticks whose labels fit side by side (x) or one above another (y) in px
-	 * pixels: long labels (0.0125, −2000) get fewer ticks rather than run together */
-	double step = xf_plot_nice_step(lo, hi, 2);
-	for (int n = 8; n >= 2; n--) {
+	 * pixels: long labels (0.0125, −2000) get fewer ticks rather than run together
+	 * ("0.01150.0120" was drawn); their widths are estimated, the drawn result is
+	 * checked by tests/test_plot_text.py */
+	double scale = xf_plot_text_current();
+	/* where none fits: the fewest that still label two ticks */
+	double step = xf_plot_nice_step(lo, hi, 1);
+	for (int n = 1; n <= 8 && count_ticks(lo, hi, step) < 2; n++)
+		step = xf_plot_nice_step(lo, hi, n);
+	for (int n = 8; n >= 1; n--) {
 		double s = xf_plot_nice_step(lo, hi, n);
-		char a[64], b[64];
-		snprintf(a, sizeof a, "%.*f", decimals(s), lo);
-		snprintf(b, sizeof b, "%.*f", decimals(s), hi);
-		size_t chars = strlen(a) > strlen(b) ? strlen(a) : strlen(b);
-		double labels = floor((hi - lo) / s) + 1.0;
-		double need = is_x ? labels * (chars * 9.0 + 24.0) : labels * 40.0;
-		if (need <= px) {
+		if (labels_fit(is_x, lo, hi, s, px, scale)) {
 			step = s;
 			break;
 		}
 	}
-	/* fixed decimals from the step, and never PLplot's "(x10^k)" beside the axis: it
-	 * lands on the panel titles, and plain numbers read faster */
-	plprec(1, decimals(step));
-	if (is_x) {
-		plsxax(12, 0);
-		plbox(opt, step, 2, "", 0.0, 0);
-	} else {
-		plsyax(12, 0);
-		plbox("", 0.0, 0, opt, step, 2);
+	/* the frame and ticks by PLplot, the labels here (PLplot's would not say where
+	 * they are, and could not be left out at the ends) */
+	char bare[16];
+	size_t k = 0;
+	for (const char *o = opt; *o && k + 1 < sizeof bare; o++)
+		if (*o != 'n')
+			bare[k++] = *o;
+	bare[k] = '\0';
+	if (is_x)
+		plbox(bare, step, 2, "", 0.0, 0);
+	else
+		plbox("", 0.0, 0, bare, step, 2);
+	xf_pl_text_frame();
+	if (!strchr(opt, 'n'))
+		return;
+	PLFLT wx0, wx1, wy0, wy1;
+	plgvpw(&wx0, &wx1, &wy0, &wy1);
+	double w0 = is_x ? wx0 : wy0, w1 = is_x ? wx1 : wy1, line = xf_plot_text_height_px(scale);
+	xf_pl_text_kind("tick");
+	FOR_TICKS(t, w0, w1, step)
+	{
+		char label[64];
+		tick_text(t, step, label, sizeof label);
+		double pos = (t - w0) / (w1 - w0), at = pos * px;
+		if (is_x) {
+			/* a label past the panel's end by more than a few pixels would run into
+			 * the next panel's */
+			double half = 0.5 * xf_plot_text_width_px(label, scale);
+			if (at - half < -12.0 || at + half > px + 12.0)
+				continue;
+			xf_pl_mtex("b", 1.5, pos, 0.5, label);
+		} else {
+			if (at < -0.1 * line || at > px + 0.1 * line)
+				continue;
+			if (strchr(opt, 'v'))
+				xf_pl_mtex("lv", 0.5, pos, 1.0, label);
+			else
+				xf_pl_mtex("l", 1.5, pos, 0.5, label);
+		}
 	}
-	plprec(0, 0);
+	xf_pl_text_kind(NULL);
 }

@@ -155,6 +155,23 @@ void xf_pl_page_px(int width_px, int height_px, int *width, int *height);
 /* png_write.c: width × height RGB pixels as a PNG into fd; 0, or -1 with errno set (the
  * failed write's, ENOMEM) and nothing printed */
 int xf_png_write_rgb(int fd, const unsigned char *rgb, int width, int height);
+/* png_palette.c. A page of at most XF_PNG_PALETTE_N colours is written as a palette PNG
+ * (lossless, a third of the bytes to deflate). xf_png_palette: the page's colours into
+ * plte (3 bytes each, in colour order) and each pixel's entry into index ([width ×
+ * height]); returns their count, or −1 (more than XF_PNG_PALETTE_N, out of memory).
+ * xf_png_quantise: a page of more colours brought down to its XF_PNG_PALETTE_N most
+ * frequent ones in place, every other pixel to its nearest kept colour (the antialiasing
+ * blends of edges); 1 when changed, 0 when it had no more, −1 when left alone (too many
+ * distinct colours to count, out of memory). Deterministic: the same pixels, the same
+ * result. */
+#define XF_PNG_PALETTE_N 256
+int xf_png_palette(const unsigned char *rgb, int width, int height, unsigned char *plte,
+		   unsigned char *index);
+int xf_png_quantise(unsigned char *rgb, int width, int height, const unsigned char (*keep)[3],
+		    int n_keep);
+/* keep[0..n_keep) (the levels of the painted maps) are kept first, whatever their count.
+ * xf_pl_keep_colours: a paint step's colours for the page being drawn (plsession.c). */
+void xf_pl_keep_colours(const unsigned char (*rgb)[3], int n);
 
 /* The three maps of an angle page reduced to the panels' display cells (at most
  * XF_ANGLE_MAX_CELLS per side, draw_angle.c): data, fit (diagonal corrected like the
@@ -208,16 +225,42 @@ void xf_plot_draw_data_overview(const xf_plot_src *src, const xf_plot_cuts *cuts
 void xf_plot_data_heatmap(const double *data, int n, int max_px, double t_max, int slot,
 			  const char *title);
 
+/* Every string of a page through these (pltext.c): plmtex / plptex, and with
+ * XF_PLOT_TEXT_LOG=path set, one line per string appended to path with the pixels its
+ * ink covers, for the layout test (tests/test_plot_text.py). xf_pl_text_page: the page
+ * being drawn (plsession.c); xf_pl_text_kind: what the next strings are ("tick" for
+ * tick labels; NULL: "text"). */
+void xf_pl_text_page(const char *path, int width, int height, double dpi);
+void xf_pl_text_kind(const char *kind);
+/* the current viewport's frame into the log (kind "frame"): text must not sit on it */
+void xf_pl_text_frame(void);
+void xf_pl_mtex(const char *side, double disp, double pos, double just, const char *text);
+void xf_pl_ptex(double x, double y, double dx, double dy, double just, const char *text);
+/* pllab(x_label, y_label, "") */
+void xf_pl_lab(const char *x_label, const char *y_label);
+
 /* Character height: scale × the default, times one factor that suits the pngcairo
  * pages drawn here (PLplot's default is sized for small pages). */
 void xf_plot_text(double scale);
 /* the same factor for APIs that take a scale of the default height (pllegend) */
 double xf_plot_text_scale(double scale);
+/* An upper estimate of the width of text at xf_plot_text(scale), in nominal page pixels
+ * (before plotting.dpi): PLplot 5.15 exports no string length, so the layout decides on
+ * this and tests/test_plot_text.py checks the drawn result with measured ink. */
+double xf_plot_text_width_px(const char *text, double scale);
+/* the height of a line of text at scale, nominal pixels; the scale of the last
+ * xf_plot_text */
+double xf_plot_text_height_px(double scale);
+double xf_plot_text_current(void);
 
 /* The frame of a panel of values against φ (degrees) in the current colour: viewport,
  * window padded 8 % in φ, ticks with enough decimals, the φ label and the title. */
 void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo, double phi_hi,
 		       double lo, double hi, const char *title);
+
+/* the symbol of a physical parameter in PLplot text ("γ̇#d0#u" for gamma_dot_t0), else
+ * the name itself (plot_cmc_style.c) */
+const char *xf_plot_param_symbol(const char *name);
 
 /* colour maps (cmap1) */
 void xf_plot_cmap_sequential(void);

@@ -213,10 +213,10 @@ static void panel(const rings_plot *p, int slot)
 	axis_label(p->head->names[k], label, sizeof label);
 	plcol0(COL_INK);
 	xf_plot_text(0.9);
-	plmtex("b", 3.0, 0.5, 0.5, "q (1/Å)");
-	plmtex("l", 5.2, 0.5, 0.5, label);
+	xf_pl_mtex("b", 3.0, 0.5, 0.5, "q (1/Å)");
+	xf_pl_mtex("l", 5.2, 0.5, 0.5, label);
 	xf_plot_text(1.0);
-	plmtex("t", 1.0, 0.5, 0.5, p->head->names[k]);
+	xf_pl_mtex("t", 1.0, 0.5, 0.5, p->head->names[k]);
 }
 
 /* the key: what each mark means, only the marks drawn; *cols their colours */
@@ -258,7 +258,7 @@ static void key(const rings_plot *p)
 	for (int i = 0; i < n; i++) {
 		int line = i / per, at = i % per;
 		plcol0(cols[i]);
-		plptex((at + 0.5) / per, 1.0 - (line + 0.6) / lines, 1.0, 0.0, 0.5, items[i]);
+		xf_pl_ptex((at + 0.5) / per, 1.0 - (line + 0.6) / lines, 1.0, 0.0, 0.5, items[i]);
 	}
 }
 

@@ -133,6 +133,19 @@ void xf_pl_set_dpi(int dpi)
 	pl_scale = dpi > 0 ? (double)dpi / XF_PLOT_DPI_REFERENCE : 1.0;
 }
 
+/* PLplot's default character height is xf_plot_text(1 / XF_PLOT_TEXT_FACTOR) */
+#define XF_PLOT_TEXT_FACTOR 0.55
+
+/* the scale of the last xf_plot_text in this page, for the width estimates: a page
+ * starts at PLplot's default (never the last page's: the estimates, and so the layout,
+ * must not depend on what was drawn before) */
+static double text_now = 1.0 / XF_PLOT_TEXT_FACTOR;
+
+static void text_reset(void)
+{
+	text_now = 1.0 / XF_PLOT_TEXT_FACTOR;
+}
+
 /* One plinit ... plend session on page (width × height pixels, RGB, painted already) for
  * the file path. Returns 0, or 1 with pl_message set. */
 static int pl_session(const char *path, unsigned char *page, int width, int height,
@@ -156,6 +169,8 @@ static int pl_session(const char *path, unsigned char *page, int width, int heig
 	plscolbg(255, 255, 255);
 	plinit();
 	initialised = 1;
+	xf_pl_text_page(path, width, height, XF_PL_CAIRO_DPI * pl_scale);
+	text_reset();
 	session_test_pause(path);
 	draw(ctx);
 	plend(); /* copies the drawing back into page */
@@ -182,6 +197,21 @@ void xf_pl_canvas_rect(const xf_pl_canvas *c, double x0, double x1, double y0, d
 	r->y1 = r->y1 > c->height ? c->height : r->y1;
 }
 
+/* the painted maps' colours of the page being drawn: kept exact by the quantiser */
+static unsigned char keep_rgb[XF_PNG_PALETTE_N][3];
+static int n_keep;
+
+void xf_pl_keep_colours(const unsigned char (*rgb)[3], int n)
+{
+	for (int k = 0; k < n && n_keep < XF_PNG_PALETTE_N - 16; k++) { /* room for greys */
+		int seen = 0;
+		for (int j = 0; j < n_keep && !seen; j++)
+			seen = !memcmp(keep_rgb[j], rgb[k], 3);
+		if (!seen)
+			memcpy(keep_rgb[n_keep++], rgb[k], 3);
+	}
+}
+
 int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
 		       void (*draw)(void *ctx), void *ctx, xf_error *err)
@@ -196,6 +226,7 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for a %d x %d plot, %s",
 			       canvas.width, canvas.height, path);
 	memset(canvas.rgb, 255, (size_t)canvas.width * (size_t)canvas.height * 3); /* white */
+	n_keep = 0;
 	if (paint)
 		paint(ctx, &canvas);
 	stderr_capture cap;
@@ -217,6 +248,10 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 			       path);
 	}
 	int why = 0; /* errno of a failed write or close */
+	/* at most 256 colours: a palette PNG, about half the bytes of the RGB page and
+	 * quicker to deflate (adr/0077) */
+	xf_png_quantise(canvas.rgb, canvas.width, canvas.height,
+			(const unsigned char(*)[3])keep_rgb, n_keep);
 	if (xf_png_write_rgb(fd, canvas.rgb, canvas.width, canvas.height) != 0)
 		why = errno;
 	int whole = !why && png_whole(fd);
@@ -241,8 +276,7 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 }
 
 /* PLplot's default character height on the pngcairo device is about 30 px: too big
- * for dense scientific figures of these sizes */
-#define XF_PLOT_TEXT_FACTOR 0.55
+ * for dense scientific figures of these sizes (XF_PLOT_TEXT_FACTOR above) */
 
 double xf_plot_text_scale(double scale)
 {
@@ -251,7 +285,13 @@ double xf_plot_text_scale(double scale)
 
 void xf_plot_text(double scale)
 {
+	text_now = scale;
 	plschr(0.0, xf_plot_text_scale(scale));
+}
+
+double xf_plot_text_current(void)
+{
+	return text_now;
 }
 
 void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo, double phi_hi,
@@ -271,10 +311,10 @@ void xf_plot_phi_frame(double x0, double x1, double y0, double y1, double phi_lo
 	plbox("", 0.0, 0, "bcnstvg", 0.0, 0);
 	plprec(0, 0);
 	plsyax(0, 0);
-	plmtex("b", 3.2, 0.5, 0.5, "φ (deg)");
+	xf_pl_mtex("b", 3.2, 0.5, 0.5, "φ (deg)");
 	/* no y label: the title names the quantity, and long tick labels would run into it */
 	xf_plot_text(1.1);
-	plmtex("t", 1.0, 0.5, 0.5, title);
+	xf_pl_mtex("t", 1.0, 0.5, 0.5, title);
 }
 
 /* five stops each, evenly spaced: viridis (perceptually ordered, readable in grey and for
