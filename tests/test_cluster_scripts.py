@@ -40,6 +40,12 @@ ALL_SCRIPTS = JOB_SCRIPTS + [SLURM_SUBMIT, PBS_SUBMIT]
 
 from tally import check, summary
 
+# A test run in the background (`make test &`, nohup) inherits SIGINT ignored, and a
+# signal ignored at a shell's start cannot be trapped: the job script would never see the
+# SIGINT sent to it. Its children get the default back from here (exec keeps only SIG_IGN).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def write_exec(path, text):
     with open(path, "w") as f:
@@ -71,9 +77,9 @@ with open(NODEFILE, "w") as f:
 # once the sleep runs, is the state a signalling check waits for (never a number of
 # seconds: on a busy machine the stub may not have run a line yet).
 STUB = """#!/bin/bash
-child=''
 stop() {
-	[ -z "$child" ] || kill "$child"
+	# $! is set as soon as the sleep is forked: a signal before any assignment finds it
+	[ -z "${!:-}" ] || kill "$!"
 	[ -z "${XPCSFIT_INTERRUPT_FILE:-}" ] ||
 		echo "interrupted by $1 during fit" > "$XPCSFIT_INTERRUPT_FILE"
 	exit "$2"
@@ -86,7 +92,7 @@ printf '%s\\n' "$@" > "$STUB_RECORD.args"
 echo "$OMP_NUM_THREADS" > "$STUB_RECORD.omp"
 echo "${XPCSFIT_INTERRUPT_FILE:-}" > "$STUB_RECORD.interrupt_file"
 if [ -n "${STUB_SLEEP:-}" ]; then
-	sleep "$STUB_SLEEP" </dev/null >/dev/null 2>&1 & child=$!
+	sleep "$STUB_SLEEP" </dev/null >/dev/null 2>&1 &
 	: > "$STUB_RECORD.ready"
 	wait
 fi
