@@ -276,7 +276,7 @@ def test_cmc_interrupted_rank(cfg, nlsq, ref):
     p = subprocess.Popen([MPIRUN, "--oversubscribe", "-np", "2", XF_MPI, "cmc", "--config", cfg,
                           "--nlsq", nlsq, "--out", out, "--threads", "1", "--no-plots"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, XPCSFIT_TEST_PAUSE="cmc_chain_1_1:60",
+                         env=dict(os.environ, XPCSFIT_TEST_PAUSE="cmc_chain_1_1:300",
                                   XPCSFIT_MPI_ALL_OUTPUT="1"))
     sent, err = False, []
     for line in p.stderr:
