@@ -56,7 +56,7 @@ def write_config(name, shards=3, warmup=100, samples=100, chains=2, mcmc="", cmc
 
 
 def run(*args, cwd=None):
-    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=1200)
 
 
 def out(name):

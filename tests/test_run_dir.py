@@ -44,7 +44,7 @@ def run(*args, env=None, cwd=None):
     e = dict(os.environ)
     e.update(env or {})
     r = subprocess.run([XF, *args], capture_output=True, text=True, errors="replace", env=e,
-                       cwd=cwd, timeout=300)
+                       cwd=cwd, timeout=1200)
     for n in NOISE:
         check(n not in r.stderr, f"{args[0]}: library noise {n!r} on stderr: {r.stderr[-400:]}")
     return r

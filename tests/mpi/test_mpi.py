@@ -56,12 +56,12 @@ def write(name, text):
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
 
 
 def run_mpi(ranks, *args, env=None):
     return subprocess.run([MPIRUN, "--oversubscribe", "-np", str(ranks), XF_MPI, *args],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=1200,
                           env=dict(os.environ, **(env or {})))
 
 
@@ -315,7 +315,7 @@ def test_errors(lam_cfg, static_cfg, nlsq):
     r = subprocess.run([MPIRUN, "--oversubscribe", "-np", "1", XF_MPI, "nlsq", "--config", lam_cfg,
                         "--data", good, "--out", os.path.join(TMP, "mpmd"), ":", "-np", "1",
                         XF_MPI, "nlsq", "--config", lam_cfg, "--data", bad, "--out",
-                        os.path.join(TMP, "mpmd")], capture_output=True, text=True, timeout=300)
+                        os.path.join(TMP, "mpmd")], capture_output=True, text=True, timeout=1200)
     one_error_line(r, 1, ["corrupt.h5"], "corrupt file on rank 1 alone")
     check(not os.path.exists(os.path.join(TMP, "mpmd", "nlsq", "results.h5")),
           "rank 1's error: no result written")
