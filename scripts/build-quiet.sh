@@ -8,8 +8,8 @@ build=${1:?usage: build-quiet.sh BUILD JOBS}
 jobs=${2:-2}
 log=$build/build.log
 mkdir -p "$build"
-echo "building $build/xpcsfit ($jobs jobs; about 4 minutes on 2 cores the first time," \
-	"seconds after that; log: $log)"
+echo "building $build/xpcsfit ($jobs jobs; the first time about a minute on 2 idle cores," \
+	"several on busy ones; seconds after that; log: $log)"
 
 # CMake's Makefile generator prints "[ 42%] ...", Ninja "[12/345] ...": one line each time
 # the count passes another tenth, never more.
