@@ -24,16 +24,10 @@ test: build
 test-slow: build
 	@cd $(BUILD) && ctest --output-on-failure -L slow -V
 
-# The demo's build says one line; on failure the tail of its log (BUILD/build.log).
+# The demo's build says a start line, its progress every 10 % and an end line; on failure
+# the tail of its log (BUILD/build.log). scripts/build-quiet.sh.
 build-quiet: deps
-	@mkdir -p $(BUILD)
-	@if cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >$(BUILD)/build.log 2>&1 && \
-	    cmake --build $(BUILD) -j $(JOBS) --target xpcsfit >>$(BUILD)/build.log 2>&1; then \
-		echo "built $(BUILD)/xpcsfit (log: $(BUILD)/build.log)"; \
-	else \
-		tail -n 30 $(BUILD)/build.log; echo "build failed, the whole log: $(BUILD)/build.log"; \
-		exit 1; \
-	fi
+	@bash scripts/build-quiet.sh $(BUILD) $(JOBS)
 
 demo: build-quiet
 	@bash scripts/demo.sh $(BUILD)/xpcsfit

@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 XF = os.environ["XF_BINARY"]
@@ -183,9 +184,13 @@ def test_failure_isolation():
           f"changed config reruns: {r.stderr[-300:]}")
 
 
-def wait_for_ok(out, n, proc, timeout=60):
-    t0 = time.time()
-    while time.time() - t0 < timeout and proc.poll() is None:
+# A guard against a hang, never a measure: every wait below is for a state.
+GUARD_S = 300
+
+
+def wait_for_ok(out, n, proc, timeout=GUARD_S):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout and proc.poll() is None:
         try:
             rows, _ = summary(out)
             if sum(r["status"] == "ok" for r in rows) >= n:
@@ -196,16 +201,31 @@ def wait_for_ok(out, n, proc, timeout=60):
     return False
 
 
+def wait_for_line(proc, needle, lines):
+    """Read proc's stderr until a line holds needle (True) or it ends (False); the lines
+    read are kept in lines."""
+    for line in proc.stderr:
+        lines.append(line)
+        if needle in line:
+            return True
+    return False
+
+
 def test_kill_and_resume():
     out = os.path.join(TMP, "b2")
     inputs = FILES[:3]
-    env = dict(os.environ, XPCSFIT_TEST_PAUSE="load:1.5")
+    # the second file's load is held until the kill: the first is finished then, the
+    # second and third not, however busy the machine
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="load#2:3600")
     p = subprocess.Popen([XF, "batch", "--config", CFG, "--out", out, *inputs],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=TMP)
-    got = wait_for_ok(out, 1, p)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=env, cwd=TMP)
+    lines = []
+    held = wait_for_line(p, "test pause in load", lines)
+    got = held and wait_for_ok(out, 1, p)
     p.send_signal(signal.SIGKILL)
-    p.wait()
-    check(got, "the first file finished before the kill")
+    p.communicate()
+    check(got, f"the first file finished before the kill: {''.join(lines)[-500:]}")
     rows, js = summary(out)
     check([r["status"] for r in rows] == ["ok", "pending", "pending"],
           f"summary after SIGKILL is true: {[r['status'] for r in rows]}")
@@ -223,17 +243,22 @@ def test_kill_and_resume():
 def test_signals():
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         out = os.path.join(TMP, f"b3_{code}")
-        env = dict(os.environ, XPCSFIT_TEST_PAUSE="fit:1.5")
+        # the second file's fit is held (an hour) until the signal: the signal lands in it
+        env = dict(os.environ, XPCSFIT_TEST_PAUSE="fit#2:3600")
         p = subprocess.Popen([XF, "batch", "--config", CFG, "--out", out, *FILES[:3],
                               "--no-plots"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True, env=env, cwd=TMP)
-        got = wait_for_ok(out, 1, p)
-        time.sleep(0.3)  # the second file is in its (paused, polling) fit
-        t0 = time.time()
+        lines = []
+        held = wait_for_line(p, "test pause in fit", lines)
+        got = held and wait_for_ok(out, 1, p)
         p.send_signal(sig)
-        _, err = p.communicate(timeout=30)
+        guard = threading.Timer(GUARD_S, p.kill)
+        guard.start()
+        err = "".join(lines) + p.stderr.read()
+        p.wait()
+        guard.cancel()
+        # an end at all within the guard is the signal's: the pause would last an hour
         check(got and p.returncode == code, f"{sig.name}: exit {p.returncode}, want {code}")
-        check(time.time() - t0 < 3, f"{sig.name}: stopped within 3 s")
         check(len(error_lines(err)) == 1, f"{sig.name}: one error line: {err[-500:]}")
         rows, _ = summary(out)
         check([r["status"] for r in rows] == ["ok", "pending", "pending"],

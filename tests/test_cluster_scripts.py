@@ -40,6 +40,12 @@ ALL_SCRIPTS = JOB_SCRIPTS + [SLURM_SUBMIT, PBS_SUBMIT]
 
 from tally import check, summary
 
+# A test run in the background (`make test &`, nohup) inherits SIGINT ignored, and a
+# signal ignored at a shell's start cannot be trapped: the job script would never see the
+# SIGINT sent to it. Its children get the default back from here (exec keeps only SIG_IGN).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def write_exec(path, text):
     with open(path, "w") as f:
@@ -66,21 +72,28 @@ with open(NODEFILE, "w") as f:
     f.write("nodeA\n" * 4 + "nodeB\n" * 4)
 
 # A stand-in for xpcsfit / xpcsfit-mpi: records argv and OMP_NUM_THREADS, sleeps when asked
-# (and exits 143 on SIGTERM, as xpcsfit does), exits with STUB_RC.
+# (and exits 143 on SIGTERM, 130 on SIGINT, as xpcsfit does), exits with STUB_RC. As
+# xpcsfit, it sets its handlers before anything else; "$STUB_RECORD.ready", written last
+# once the sleep runs, is the state a signalling check waits for (never a number of
+# seconds: on a busy machine the stub may not have run a line yet).
 STUB = """#!/bin/bash
+stop() {
+	# $! is set as soon as the sleep is forked: a signal before any assignment finds it
+	[ -z "${!:-}" ] || kill "$!"
+	[ -z "${XPCSFIT_INTERRUPT_FILE:-}" ] ||
+		echo "interrupted by $1 during fit" > "$XPCSFIT_INTERRUPT_FILE"
+	exit "$2"
+}
+if [ -n "${STUB_SLEEP:-}" ]; then
+	trap 'stop SIGTERM 143' TERM
+	trap 'stop SIGINT 130' INT
+fi
 printf '%s\\n' "$@" > "$STUB_RECORD.args"
 echo "$OMP_NUM_THREADS" > "$STUB_RECORD.omp"
 echo "${XPCSFIT_INTERRUPT_FILE:-}" > "$STUB_RECORD.interrupt_file"
 if [ -n "${STUB_SLEEP:-}" ]; then
-	sleep "$STUB_SLEEP" & child=$!
-	stop() {
-		kill $child
-		[ -z "${XPCSFIT_INTERRUPT_FILE:-}" ] ||
-			echo "interrupted by $1 during fit" > "$XPCSFIT_INTERRUPT_FILE"
-		exit $2
-	}
-	trap 'stop SIGTERM 143' TERM
-	trap 'stop SIGINT 130' INT
+	sleep "$STUB_SLEEP" </dev/null >/dev/null 2>&1 &
+	: > "$STUB_RECORD.ready"
 	wait
 fi
 exit "${STUB_RC:-0}"
@@ -89,10 +102,11 @@ write_exec(os.path.join(BIN, "xpcsfit"), STUB)
 write_exec(os.path.join(BIN, "xpcsfit-mpi"), STUB)
 # srun/mpirun: record their own options, drop them, run the program (one rank is enough).
 # FAKE_RELAY=1: as Open MPI 4.1's mpirun does, SIGTERM or SIGINT is passed to the program
-# as SIGTERM and the launcher then exits 1, whatever the program returned.
+# as SIGTERM and the launcher then exits 1, whatever the program returned. Its handler is
+# set before the program starts (a signal before the program's pid is known is relayed
+# once it is), so the program's ready record says the launcher relays too.
 LAUNCHER = """#!/bin/bash
 printf '%s\\n' "$@" > "$STUB_RECORD.launcher"
-echo $$ > "$STUB_RECORD.launcher_pid"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-np | --hostfile | -f | -ppn | --map-by | --bind-to | -x) shift 2 ;;
@@ -101,9 +115,19 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "${FAKE_RELAY:-0}" = 1 ] || exec "$@"
+child='' got=0
+relay() {
+	got=1
+	[ -n "$child" ] || return 0
+	kill -TERM "$child"
+	wait "$child"
+	exit 1
+}
+trap relay TERM INT
+echo $$ > "$STUB_RECORD.launcher_pid"
 "$@" & child=$!
-trap 'kill -TERM $child; wait $child; exit 1' TERM INT
-wait $child
+[ "$got" = 0 ] || relay
+wait "$child"
 """
 write_exec(os.path.join(FAKE, "srun"), LAUNCHER)
 write_exec(os.path.join(FAKE, "mpirun"), LAUNCHER)
@@ -115,6 +139,11 @@ echo "{jobid}"
 """
 write_exec(os.path.join(FAKE, "sbatch"), SUBMIT.format(name="sbatch", jobid="4242;cluster"))
 write_exec(os.path.join(FAKE, "qsub"), SUBMIT.format(name="qsub", jobid="77[].pbs01"))
+
+# A guard against a hang, never a measure: on a busy 2-core machine a job that is stopped
+# by its signal ends in well under a second, one that is not would run STUB_SLEEP.
+GUARD_S = 300
+STUB_SLEEP = "3600"
 
 KNOBS = {"XPCSFIT_BIN_DIR": BIN, "XPCSFIT_CONFIG": CONFIG, "XPCSFIT_DATA": DATA,
          "XPCSFIT_OUT": OUT, "XPCSFIT_LIST": LIST, "XPCSFIT_MPI_FLAVOR": "openmpi"}
@@ -137,7 +166,7 @@ def run(script, env=None, dry=True, args=(), knobs=True):
     e["STUB_RECORD"] = os.path.join(TMP, "record")
     e.update(env or {})
     return subprocess.run(["bash", script, *args], capture_output=True, text=True, env=e,
-                          cwd=TMP, timeout=60)
+                          cwd=TMP, timeout=GUARD_S)
 
 
 def dry_line(script, env, what):
@@ -268,53 +297,120 @@ def test_slurm_mpi_real_run():
     check(len(lines) == 3 and shlex.split(lines[1])[0] == "srun", f"log command: {lines}")
     check(len(lines) == 3 and lines[2].endswith("end: exit 1"), f"log exit: {lines}")
 
-    e = clean_env()
-    e.update(KNOBS)
-    e.update(SLURM_2x4x8, SLURM_JOB_ID="992", STUB_SLEEP="30", STUB_RECORD=record)
-    os.remove(record + ".args")
-    p = subprocess.Popen(["bash", SLURM_MPI], env=e, cwd=TMP, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    deadline = time.time() + 20
-    while not os.path.exists(record + ".args") and time.time() < deadline:
-        time.sleep(0.05)
+    p = start_job(SLURM_MPI, dict(SLURM_2x4x8, SLURM_JOB_ID="992"))
     p.send_signal(signal.SIGTERM)
-    t0 = time.time()
-    try:
-        rc = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = None
-    p.communicate()
+    rc, _ = end_job(p)
+    # the program would sleep an hour: an end at all (within the guard) is the signal's
     check(rc == 143, f"SIGTERM passed on, the job ends with 143: {rc}")
-    check(time.time() - t0 < 5, "SIGTERM stops the job within seconds")
     with open(os.path.join(OUT, "xpcsfit-mpi-992.log")) as f:
         check(f.read().rstrip().endswith("end: exit 143, interrupted by SIGTERM"),
               "the log keeps 143")
 
 
+RECORDS = (".args", ".omp", ".interrupt_file", ".ready", ".launcher", ".launcher_pid")
+
+# Read by bash at its start (BASH_ENV): in run_logged, the job script sends itself SIGTERM
+# at the first command after it started its launcher in the background, before it can know
+# the pid: the moment a busy node or a scancel right after the start hits by chance. The
+# hook is the script's alone (BASH_ENV is unset for its children).
+EARLY_SIGNAL_HOOK = """unset BASH_ENV
+set -T
+early_signal_sent=0
+early_signal_hook() {
+	[ "${FUNCNAME[1]:-}" = run_logged ] && [ "$early_signal_sent" = 0 ] || return 0
+	if [ -z "${pid_before+x}" ]; then
+		pid_before=${!:-}
+	elif [ "${!:-}" != "$pid_before" ]; then
+		early_signal_sent=1
+		kill -TERM $$
+	fi
+}
+trap early_signal_hook DEBUG
+"""
+
+
+def test_signal_before_the_pid_is_known():
+    """A SIGTERM that reaches the job script after its launcher started but before the
+    script has its pid is still passed on: the job ends 143 with its log's end line, and
+    nothing of it is left running (issue 33: the traps were set after the start, and such a
+    signal killed the script alone, its launcher left running)."""
+    hook = os.path.join(TMP, "early signal hook.sh")
+    with open(hook, "w") as f:
+        f.write(EARLY_SIGNAL_HOOK)
+    for script, env, log in (
+            (SLURM_MPI, dict(SLURM_2x4x8, SLURM_JOB_ID="993"), "xpcsfit-mpi-993.log"),
+            (PBS_MPI, dict(PBS_2x4, PBS_JOBID="994.pbs01", FAKE_RELAY="1"),
+             "xpcsfit-mpi-994.log")):
+        e = clean_env()
+        e.update(KNOBS)
+        e.update(env, STUB_SLEEP=STUB_SLEEP, STUB_RECORD=os.path.join(TMP, "record"),
+                 BASH_ENV=hook)
+        p = subprocess.Popen(["bash", script], env=e, cwd=TMP, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            rc = p.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        what = f"{os.path.basename(script)}, SIGTERM before the launcher's pid is known"
+        check(rc == 143, f"{what}: exit {rc}, want 143")
+        if rc == 143:
+            with open(os.path.join(OUT, log)) as f:
+                end = f.read().rstrip().splitlines()[-1]
+            check("end: exit 143, interrupted by SIGTERM" in end, f"{what}: log end {end!r}")
+            # the launcher and the program stop too (a state, under a guard)
+            deadline = time.monotonic() + GUARD_S
+            while time.monotonic() < deadline and group_alive(p.pid):
+                time.sleep(0.05)
+            check(not group_alive(p.pid), f"{what}: the launcher or the program left running")
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.communicate()
+
+
+def group_alive(pgid):
+    """Whether any process of the process group is left (a zombie reaped by init soon)."""
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+
 def start_job(script, env):
-    """The script run for real in the background, once its program is running."""
+    """The script run for real in the background, once its program has set its handlers
+    and its launcher (if any) relays: the stub's ready record, whatever the machine's load.
+    The job gets a session of its own so that end_job can clear whatever it left."""
     record = os.path.join(TMP, "record")
-    for ext in (".args", ".launcher_pid"):
+    for ext in RECORDS:
         if os.path.exists(record + ext):
             os.remove(record + ext)
     e = clean_env()
     e.update(KNOBS)
-    e.update(env, STUB_SLEEP="30", STUB_RECORD=record)
+    e.update(env, STUB_SLEEP=STUB_SLEEP, STUB_RECORD=record)
     p = subprocess.Popen(["bash", script], env=e, cwd=TMP, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 20
-    while not os.path.exists(record + ".args") and time.time() < deadline:
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + GUARD_S
+    while (not os.path.exists(record + ".ready") and p.poll() is None
+           and time.monotonic() < deadline):
         time.sleep(0.05)
+    check(os.path.exists(record + ".ready"), f"{script}: the program never got ready")
     return p
 
 
 def end_job(p):
+    """The job's exit code and stderr; None when it did not end within the guard. Anything
+    left in its session (a stub orphaned by a failure) is killed, by its process group."""
     try:
-        rc = p.wait(timeout=15)
+        rc = p.wait(timeout=GUARD_S)
     except subprocess.TimeoutExpired:
-        p.kill()
         rc = None
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     _, err = p.communicate()
     return rc, err
 
@@ -599,6 +695,7 @@ def main():
     test_shared_blocks_identical()
     test_slurm_mpi()
     test_slurm_mpi_real_run()
+    test_signal_before_the_pid_is_known()
     test_signal_through_mpirun()
     test_slurm_array()
     test_slurm_submit()

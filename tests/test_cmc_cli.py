@@ -56,7 +56,7 @@ def write_config(name, shards=3, warmup=100, samples=100, chains=2, mcmc="", cmc
 
 
 def run(*args, cwd=None):
-    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=1200)
 
 
 def out(name):
@@ -311,8 +311,9 @@ def test_resume(nlsq):
         proc = subprocess.Popen([XF, "cmc", "--config", cfg, "--nlsq", nlsq, "--out", d,
                                  "--threads", "1", "--no-plots"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        t0 = time.time()
-        while len(shard_files(cmc)) < 2 and proc.poll() is None and time.time() - t0 < 60:
+        # the state: two shards stored (600 s: a guard against a hang, not a measure)
+        t0 = time.monotonic()
+        while len(shard_files(cmc)) < 2 and proc.poll() is None and time.monotonic() - t0 < 600:
             time.sleep(0.005)
         proc.send_signal(sig)
         err = proc.stderr.read()

@@ -53,7 +53,7 @@ def config(name, mu, sigma, shards):
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
 
 
 def cmc(name, mu, sigma, shards):

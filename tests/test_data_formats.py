@@ -117,7 +117,7 @@ def peak_rss_mb(args):
              "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
              "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     out = subprocess.run([sys.executable, "-c", probe, binary()] + args, capture_output=True,
-                         text=True, timeout=120).stdout.split()
+                         text=True, timeout=600).stdout.split()
     return int(out[0]), int(out[1]) / 1024.0
 
 

@@ -157,7 +157,7 @@ def main():
     # a prefix with a space and a quote: the installed scripts quote it
     prefix = os.path.join(TMP, "pre fix's")
     r = subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=1200)
     check(r.returncode == 0, f"cmake --install: {r.stdout} {r.stderr}")
     for rel in ["bin/xpcsfit", "share/bash-completion/completions/xpcsfit",
                 "share/doc/xpcsfit/README.md", "share/doc/xpcsfit/cli.md",

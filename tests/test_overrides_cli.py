@@ -36,7 +36,7 @@ initial_parameters:
 
 def run(*args, rc=0):
     p = subprocess.run([XF] + [str(a) for a in args], cwd=TMP, capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=1200)
     check(p.returncode == rc, f"{' '.join(map(str, args))}: rc {p.returncode}, want {rc}: "
                               f"{p.stderr.strip()[-400:]}")
     return p

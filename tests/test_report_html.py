@@ -31,7 +31,7 @@ ODD = 'data <b>&amp; "q"'
 
 def run(*args):
     return subprocess.run([XF, *args], capture_output=True, text=True, errors="replace",
-                          timeout=300)
+                          timeout=1200)
 
 
 def setup():

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import stats
 
 from aps_fixtures import binary, check, run, run_tests, tmp_dir
+from waits import GUARD_S, read_until
 
 T = os.path.join(tmp_dir(), "report_rings")
 RINGS = [0.003, 0.0054, 0.008, 0.01]
@@ -244,18 +245,17 @@ def test_no_page_without_result():
     """An interrupted per-ring run leaves no page; a q matching no ring writes no folder."""
     out = os.path.join(T, "interrupted")
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:30")
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:3600")
     p = subprocess.Popen([binary(), "nlsq", "--config", cfg("fit"), "--data", SHARED,
                           "--out", out, "--threads", "1", "-q"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     top = os.path.join(out, "nlsq")
-    for _ in range(200):
-        if os.path.exists(os.path.join(top, "q_0.003", "run.log")):
-            break
-        time.sleep(0.05)
-    time.sleep(0.3)
+    # the pause's line: the first ring's folder is complete and the run holds in its summary
+    held, said = read_until(p.stderr, "test pause in summary")
+    check(held and os.path.exists(os.path.join(top, "q_0.003", "run.log")),
+          "the first ring finished, the run held in its summary: %s" % said[-300:])
     p.send_signal(signal.SIGINT)
-    p.communicate(timeout=30)
+    p.communicate(timeout=GUARD_S)
     check(p.returncode == 130, "exit 130: %d" % p.returncode)
     check(not os.path.exists(os.path.join(top, "report.html")), "no page when interrupted")
     out = os.path.join(T, "nomatch")

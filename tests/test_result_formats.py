@@ -56,7 +56,7 @@ optimization:
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
 
 
 def config(name, shards=3, extra=""):

@@ -13,12 +13,12 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import h5py
 import numpy as np
 
 from aps_fixtures import binary, check, run, run_tests, tmp_dir
+from waits import GUARD_S, read_until
 
 T = tmp_dir()
 RINGS = [0.003, 0.0054, 0.008]
@@ -176,18 +176,17 @@ def test_interrupted_then_rerun():
     finished ring kept); the next run, without --force, redoes it whole."""
     out = os.path.join(T, "interrupted")
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:30")
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:3600")
     p = subprocess.Popen([binary(), "nlsq", "--config", cfg("all", "all"), "--data", DATA,
                           "--out", out, "--threads", "1", "-q"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     top = os.path.join(out, "nlsq")
-    for _ in range(200):  # until the pause is reached (the first ring's folder complete)
-        if os.path.exists(os.path.join(top, "q_0.003", "run.log")):
-            break
-        time.sleep(0.05)
-    time.sleep(0.3)
+    # the pause's line: the first ring's folder is complete and the run holds in its summary
+    held, said = read_until(p.stderr, "test pause in summary")
+    check(held and os.path.exists(os.path.join(top, "q_0.003", "run.log")),
+          "the first ring finished, the run held in its summary: %s" % said[-300:])
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
+    _, err = p.communicate(timeout=GUARD_S)
     check(p.returncode == 130, "exit 130: %d %s" % (p.returncode, err))
     check(os.path.exists(os.path.join(top, "INCOMPLETE")), "marked incomplete")
     check(not os.path.exists(os.path.join(top, "rings.csv")), "no summary")

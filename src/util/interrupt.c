@@ -181,9 +181,22 @@ void xf_test_pause(const char *name)
 {
 	const char *hook = getenv("XPCSFIT_TEST_PAUSE");
 	size_t len = strlen(name);
-	if (!hook || strncmp(hook, name, len) || hook[len] != ':')
+	if (!hook || strncmp(hook, name, len))
 		return;
-	double s = atof(hook + len + 1);
+	const char *rest = hook + len;
+	/* <phase>#<n>:<s>: only the n-th start of that phase (a batch's second file), so that
+	 * a test can hold one file open and wait for that state rather than for seconds */
+	if (rest[0] == '#') {
+		static int seen; /* the starts of the named phase so far */
+		char *end;
+		long nth = strtol(rest + 1, &end, 10);
+		if (*end != ':' || ++seen != nth)
+			return;
+		rest = end;
+	}
+	if (rest[0] != ':')
+		return;
+	double s = atof(rest + 1);
 	/* where the interruption's line would go: the test reads it there */
 	dprintf(line_fd, "xpcsfit: test pause in %s (XPCSFIT_TEST_PAUSE)\n", name);
 	for (double t = 0; t < s && !got_signal; t += 0.01)

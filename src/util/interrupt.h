@@ -20,7 +20,8 @@ void xf_signals_install(void);
  * code of this phase checks xf_interrupted() itself. Entering a non-polling phase after a
  * signal arrived ends the process now. Test hook: XPCSFIT_TEST_PAUSE=<phase>:<seconds>
  * sleeps at the start of that phase (tests/test_run_dir.py; documented in docs/outputs.md),
- * so that a signal can be sent during a phase that is otherwise too short to hit. */
+ * so that a signal can be sent during a phase that is otherwise too short to hit;
+ * <phase>#<n>:<seconds> at its n-th start only (tests/test_batch.py). */
 void xf_phase(const char *name, int polls);
 
 /* The test hook alone, at points that are no phase: "plot_worker" at the start of each

@@ -163,7 +163,7 @@ def run_once(which, scratch, n, report=None):
     try:
         p = subprocess.run([os.environ["XF_FAULTS_BINARY"]] + command(which), cwd=scratch,
                            env=env, capture_output=True, text=True, errors="replace",
-                           timeout=120, stdin=subprocess.DEVNULL)
+                           timeout=600, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None, "", "hung for 120 s"
     return p.returncode, p.stdout, p.stderr

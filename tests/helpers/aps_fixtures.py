@@ -163,7 +163,7 @@ def run(args, env=None):
     if env:
         e.update(env)
     p = subprocess.run([binary()] + list(args), capture_output=True, text=True, env=e,
-                       timeout=300)
+                       timeout=1200)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -42,12 +42,12 @@ def write(name, text):
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
 
 
 def run_mpi(ranks, *args, env=None):
     return subprocess.run([MPIRUN, "--oversubscribe", "-np", str(ranks), XF_MPI, *args],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=1200,
                           env=dict(os.environ, **(env or {})))
 
 

@@ -195,7 +195,7 @@ def stale_and_live():
 def interrupted():
     out = os.path.join(TMP, "sig")
     e = env_for("ENOSYS")
-    e["XPCSFIT_TEST_PAUSE"] = "results:30"
+    e["XPCSFIT_TEST_PAUSE"] = "results:3600"  # an hour: only the signal ends it
     p = subprocess.Popen([XF, "nlsq", "--config", CHX_CONFIG, "--out", out, "--no-plots"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=e,
                          cwd=SRC)

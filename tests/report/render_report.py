@@ -57,7 +57,7 @@ def render(browser, page, shot):
     """page rendered to shot by headless Chromium: not blank"""
     r = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox",
                         f"--screenshot={shot}", "--window-size=1200,2000", "file://" + page],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=1200)
     if not check(r.returncode == 0 and os.path.isfile(shot), f"chromium: {r.stderr[-600:]}"):
         return
     w, h, rows, bpp = png_pixels(shot)
