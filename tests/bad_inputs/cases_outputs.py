@@ -222,9 +222,9 @@ def nlsq_start_edited(value):
 
 
 # No file may grow past this (ulimit -f): results.h5 and parameters.json of the small run
-# below fit, a PNG page (about 130 KB) does not: a disk that fills while the plots are
+# below fit, a PNG page (about 60 KB) does not: a disk that fills while the plots are
 # written, made repeatable without a tmpfs or root.
-PLOT_ROOM_BYTES = 100000
+PLOT_ROOM_BYTES = 30000
 
 
 def no_room_for_plots():
