@@ -280,6 +280,28 @@ def test_links():
     r = run("plot", cmc)
     check(r.returncode == 0, f"plot DIR (cmc) over a plots link: {r.stderr[-300:]}")
     untouched("plot DIR (cmc), plots/ a link")
+    # the result folder itself (DIR/nlsq, DIR/cmc) a link to a folder outside: the link is
+    # replaced by a folder of its own (the target held a page and files of result names)
+    for sub, args in (("nlsq", ("nlsq", "--config", c, "--out", out, "--force")),
+                      ("cmc", ("cmc", "--config", c, "--nlsq", out, "--out", out, "--force"))):
+        d = os.path.join(out, sub)
+        shutil.rmtree(d)
+        os.symlink(target, d)
+        r = run(*args, "--threads", "2")
+        check(r.returncode == 0, f"{sub} --force, DIR/{sub} a link: {r.stderr[-300:]}")
+        untouched(f"{sub} --force, DIR/{sub} a link")
+        check(real_folder(d) and os.path.isfile(os.path.join(d, "results.h5")),
+              f"{sub} --force: DIR/{sub} a folder of its own with the new result")
+    # batch: DIR/<stem> and DIR/<stem>/nlsq links to a folder outside
+    b = path("links_batch")
+    for rel in ("s", os.path.join("s", "nlsq")):
+        shutil.rmtree(b, ignore_errors=True)
+        os.makedirs(os.path.dirname(os.path.join(b, rel)), exist_ok=True)
+        os.symlink(target, os.path.join(b, rel))
+        r = run("batch", "--config", c, "--out", b, path("s.h5"), "--no-plots", "--force")
+        check(r.returncode == 0, f"batch --force, {rel} a link: {r.stderr[-300:]}")
+        untouched(f"batch --force, {rel} a link")
+        check(real_folder(os.path.join(b, rel)), f"batch --force: {rel} a folder of its own")
 
 
 # -- 3. no old posterior.nc beside new shards ---------------------------------------------

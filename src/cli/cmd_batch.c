@@ -399,7 +399,8 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	}
 	snprintf(rec.status, sizeof rec.status, "running");
 	rec.wall_s = NAN;
-	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
+	/* DIR/<stem> is the batch's own: a link there is replaced, never followed */
+	if (xf_mkdir_here(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
 		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
 	}
