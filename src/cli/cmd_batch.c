@@ -230,6 +230,15 @@ static int check_folders(xf_batch *b)
 {
 	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
 	xf_error err = { 0 };
+	/* XPCSFIT_DEVICE* are the same for every file's nlsq: a bad value is refused once,
+	 * before a record or the summary is written, not as N failed files */
+	if (n_methods == 1) {
+		xf_nlsq_options device;
+		memset(&device, 0, sizeof device);
+		int rc = xf_cli_device(NULL, &device);
+		if (rc)
+			return rc;
+	}
 	if (xf_rundir_check(b->out, 1, "--force", &err)) /* a file, or a part of it is */
 		return xf_cli_error(err.code, "%s", err.msg);
 	for (size_t k = 0; k < b->n; k++) {
