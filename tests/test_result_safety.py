@@ -379,6 +379,50 @@ def test_old_posterior_gone():
             shutil.rmtree(os.path.join(cmc, blocker))
 
 
+def test_old_ring_gone():
+    """Several rings one by one, --force interrupted once the first ring is complete (its
+    console summary), before the second ring's turn: the second ring's old result is gone
+    already (the top claim clears every ring it fits again), not left complete beside the
+    new first ring."""
+    rings = path("rings.h5")
+    cfg = path("rings.yaml")
+    write(cfg, CONFIG.format(data=rings).replace("wavevector_q: 0.0054", "wavevector_q: all"))
+    r = run("simulate", "--config", path("c.yaml"), "--phi", "0,45", "--q", "0.003,0.0054",
+            "--out", rings, "--seed", "4")
+    check(r.returncode == 0, f"simulate rings: {r.stderr[-300:]}")
+    out = path("rings_out")
+    finished(out, cmc=False, cfg=cfg)
+    top = os.path.join(out, "nlsq")
+    old = {}
+    for top_dir, _, files in os.walk(top):
+        for n in files:
+            if n != ".lock":
+                st = os.stat(os.path.join(top_dir, n))
+                old[os.path.join(top_dir, n)] = (st.st_ino, st.st_mtime_ns)
+    check(any("q_0.0054" in k for k in old), "the finished rings result has q_0.0054/")
+    e = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:600")
+    p = subprocess.Popen([XF, "nlsq", "--config", cfg, "--out", out, "--force", "--threads", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e, text=True,
+                         cwd=TMP)
+    paused = False
+    for line in p.stderr:  # the pause's line: the first ring is complete
+        if "test pause in summary" in line:
+            paused = True
+            break
+    check(paused, "rings --force: the first ring's summary was reached")
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.communicate(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+    check(p.returncode == 143, f"rings --force interrupted: exit {p.returncode}, want 143")
+    check(os.path.exists(os.path.join(top, "INCOMPLETE")), "rings --force interrupted: INCOMPLETE")
+    left = [k for k, v in old.items() if os.path.isfile(k) and
+            (os.stat(k).st_ino, os.stat(k).st_mtime_ns) == v]
+    check(not left, f"rings --force interrupted: no old ring result beside the new ring: {left[:4]}")
+
+
 # -- 4. special files where a file is read --------------------------------------------------
 def make_node(p, kind):
     if os.path.lexists(p):
@@ -458,7 +502,8 @@ def main():
         check(r.returncode == 0, f"simulate {data}: {r.stderr}")
     only = sys.argv[1:]
     for name, fn in (("refusals", test_refusals), ("links", test_links),
-                     ("posterior", test_old_posterior_gone), ("special", test_special_files)):
+                     ("posterior", test_old_posterior_gone), ("rings", test_old_ring_gone),
+                     ("special", test_special_files)):
         if not only or name in only:
             fn()
     return summary()
