@@ -16,7 +16,8 @@
    beside its new shards;
 4. a FIFO, a socket, a folder or a link in place of a shard, and a FIFO in place of
    .lock, parameters.json (--nlsq DIR), results.h5 (plot DIR) or batch.json (batch --resume):
-   the command ends with its documented outcome instead of blocking.
+   the command ends with its documented outcome instead of blocking; a FIFO or a link at
+   XPCSFIT_INTERRUPT_FILE's temporary name is neither waited on nor written through.
 
 Waits are for states (a file appears); the subprocess timeouts are guards only."""
 import json
@@ -491,6 +492,36 @@ def test_special_files():
     check(r.returncode == 0, f"batch --resume with a FIFO record: exit {r.returncode}: {r.stderr[-300:]}")
     with open(os.path.join(b, "batch_summary.json")) as f:
         check(json.load(f)["n_ok"] == 1, "batch --resume with a FIFO record: the file ran again")
+    # XPCSFIT_INTERRUPT_FILE's temporary name (PATH.tmp) a FIFO or a link to a user's file:
+    # SIGTERM still ends the run (the handler blocked in open on the FIFO) and the file
+    # outside is untouched (it was truncated and written through the link)
+    users = path("users_file")
+    write(users, "the user's own\n")
+    for kind in ("fifo", "link"):
+        record = path(f"interrupted_{kind}")
+        tmp = record + ".tmp"
+        if kind == "fifo":
+            os.mkfifo(tmp)
+        else:
+            os.symlink(users, tmp)
+        e = dict(os.environ, XPCSFIT_TEST_PAUSE="fit:600", XPCSFIT_INTERRUPT_FILE=record)
+        p = subprocess.Popen([XF, "nlsq", "--config", c, "--out", path(f"intr_{kind}"), "--force",
+                              "--threads", "1"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=e, text=True, cwd=TMP)
+        for line in p.stderr:  # the pause's line: the fit is held
+            if "test pause in fit" in line:
+                break
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        check(p.returncode == 143, f"SIGTERM with a {kind} at PATH.tmp: exit {p.returncode}, want 143")
+        with open(users) as f:
+            check(f.read() == "the user's own\n", f"SIGTERM with a {kind} at PATH.tmp: the user's file kept")
+        check(os.path.isfile(record) and "interrupted by SIGTERM" in open(record).read(),
+              f"SIGTERM with a {kind} at PATH.tmp: the record written")
 
 
 def main():
