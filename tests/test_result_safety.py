@@ -16,7 +16,8 @@
    beside its new shards;
 4. a FIFO, a socket, a folder or a link in place of a shard, and a FIFO in place of
    .lock, parameters.json (--nlsq DIR), results.h5 (plot DIR) or batch.json (batch --resume):
-   the command ends with its documented outcome instead of blocking.
+   the command ends with its documented outcome instead of blocking; a FIFO or a link at
+   XPCSFIT_INTERRUPT_FILE's temporary name is neither waited on nor written through.
 
 Waits are for states (a file appears); the subprocess timeouts are guards only."""
 import json
@@ -280,6 +281,28 @@ def test_links():
     r = run("plot", cmc)
     check(r.returncode == 0, f"plot DIR (cmc) over a plots link: {r.stderr[-300:]}")
     untouched("plot DIR (cmc), plots/ a link")
+    # the result folder itself (DIR/nlsq, DIR/cmc) a link to a folder outside: the link is
+    # replaced by a folder of its own (the target held a page and files of result names)
+    for sub, args in (("nlsq", ("nlsq", "--config", c, "--out", out, "--force")),
+                      ("cmc", ("cmc", "--config", c, "--nlsq", out, "--out", out, "--force"))):
+        d = os.path.join(out, sub)
+        shutil.rmtree(d)
+        os.symlink(target, d)
+        r = run(*args, "--threads", "2")
+        check(r.returncode == 0, f"{sub} --force, DIR/{sub} a link: {r.stderr[-300:]}")
+        untouched(f"{sub} --force, DIR/{sub} a link")
+        check(real_folder(d) and os.path.isfile(os.path.join(d, "results.h5")),
+              f"{sub} --force: DIR/{sub} a folder of its own with the new result")
+    # batch: DIR/<stem> and DIR/<stem>/nlsq links to a folder outside
+    b = path("links_batch")
+    for rel in ("s", os.path.join("s", "nlsq")):
+        shutil.rmtree(b, ignore_errors=True)
+        os.makedirs(os.path.dirname(os.path.join(b, rel)), exist_ok=True)
+        os.symlink(target, os.path.join(b, rel))
+        r = run("batch", "--config", c, "--out", b, path("s.h5"), "--no-plots", "--force")
+        check(r.returncode == 0, f"batch --force, {rel} a link: {r.stderr[-300:]}")
+        untouched(f"batch --force, {rel} a link")
+        check(real_folder(os.path.join(b, rel)), f"batch --force: {rel} a folder of its own")
 
 
 # -- 3. no old posterior.nc beside new shards ---------------------------------------------
@@ -357,6 +380,50 @@ def test_old_posterior_gone():
             shutil.rmtree(os.path.join(cmc, blocker))
 
 
+def test_old_ring_gone():
+    """Several rings one by one, --force interrupted once the first ring is complete (its
+    console summary), before the second ring's turn: the second ring's old result is gone
+    already (the top claim clears every ring it fits again), not left complete beside the
+    new first ring."""
+    rings = path("rings.h5")
+    cfg = path("rings.yaml")
+    write(cfg, CONFIG.format(data=rings).replace("wavevector_q: 0.0054", "wavevector_q: all"))
+    r = run("simulate", "--config", path("c.yaml"), "--phi", "0,45", "--q", "0.003,0.0054",
+            "--out", rings, "--seed", "4")
+    check(r.returncode == 0, f"simulate rings: {r.stderr[-300:]}")
+    out = path("rings_out")
+    finished(out, cmc=False, cfg=cfg)
+    top = os.path.join(out, "nlsq")
+    old = {}
+    for top_dir, _, files in os.walk(top):
+        for n in files:
+            if n != ".lock":
+                st = os.stat(os.path.join(top_dir, n))
+                old[os.path.join(top_dir, n)] = (st.st_ino, st.st_mtime_ns)
+    check(any("q_0.0054" in k for k in old), "the finished rings result has q_0.0054/")
+    e = dict(os.environ, XPCSFIT_TEST_PAUSE="summary:600")
+    p = subprocess.Popen([XF, "nlsq", "--config", cfg, "--out", out, "--force", "--threads", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e, text=True,
+                         cwd=TMP)
+    paused = False
+    for line in p.stderr:  # the pause's line: the first ring is complete
+        if "test pause in summary" in line:
+            paused = True
+            break
+    check(paused, "rings --force: the first ring's summary was reached")
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.communicate(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+    check(p.returncode == 143, f"rings --force interrupted: exit {p.returncode}, want 143")
+    check(os.path.exists(os.path.join(top, "INCOMPLETE")), "rings --force interrupted: INCOMPLETE")
+    left = [k for k, v in old.items() if os.path.isfile(k) and
+            (os.stat(k).st_ino, os.stat(k).st_mtime_ns) == v]
+    check(not left, f"rings --force interrupted: no old ring result beside the new ring: {left[:4]}")
+
+
 # -- 4. special files where a file is read --------------------------------------------------
 def make_node(p, kind):
     if os.path.lexists(p):
@@ -425,6 +492,36 @@ def test_special_files():
     check(r.returncode == 0, f"batch --resume with a FIFO record: exit {r.returncode}: {r.stderr[-300:]}")
     with open(os.path.join(b, "batch_summary.json")) as f:
         check(json.load(f)["n_ok"] == 1, "batch --resume with a FIFO record: the file ran again")
+    # XPCSFIT_INTERRUPT_FILE's temporary name (PATH.tmp) a FIFO or a link to a user's file:
+    # SIGTERM still ends the run (the handler blocked in open on the FIFO) and the file
+    # outside is untouched (it was truncated and written through the link)
+    users = path("users_file")
+    write(users, "the user's own\n")
+    for kind in ("fifo", "link"):
+        record = path(f"interrupted_{kind}")
+        tmp = record + ".tmp"
+        if kind == "fifo":
+            os.mkfifo(tmp)
+        else:
+            os.symlink(users, tmp)
+        e = dict(os.environ, XPCSFIT_TEST_PAUSE="fit:600", XPCSFIT_INTERRUPT_FILE=record)
+        p = subprocess.Popen([XF, "nlsq", "--config", c, "--out", path(f"intr_{kind}"), "--force",
+                              "--threads", "1"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=e, text=True, cwd=TMP)
+        for line in p.stderr:  # the pause's line: the fit is held
+            if "test pause in fit" in line:
+                break
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        check(p.returncode == 143, f"SIGTERM with a {kind} at PATH.tmp: exit {p.returncode}, want 143")
+        with open(users) as f:
+            check(f.read() == "the user's own\n", f"SIGTERM with a {kind} at PATH.tmp: the user's file kept")
+        check(os.path.isfile(record) and "interrupted by SIGTERM" in open(record).read(),
+              f"SIGTERM with a {kind} at PATH.tmp: the record written")
 
 
 def main():
@@ -436,7 +533,8 @@ def main():
         check(r.returncode == 0, f"simulate {data}: {r.stderr}")
     only = sys.argv[1:]
     for name, fn in (("refusals", test_refusals), ("links", test_links),
-                     ("posterior", test_old_posterior_gone), ("special", test_special_files)):
+                     ("posterior", test_old_posterior_gone), ("rings", test_old_ring_gone),
+                     ("special", test_special_files)):
         if not only or name in only:
             fn()
     return summary()

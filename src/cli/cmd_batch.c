@@ -230,6 +230,15 @@ static int check_folders(xf_batch *b)
 {
 	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
 	xf_error err = { 0 };
+	/* XPCSFIT_DEVICE* are the same for every file's nlsq: a bad value is refused once,
+	 * before a record or the summary is written, not as N failed files */
+	if (n_methods == 1) {
+		xf_nlsq_options device;
+		memset(&device, 0, sizeof device);
+		int rc = xf_cli_device(NULL, &device);
+		if (rc)
+			return rc;
+	}
 	if (xf_rundir_check(b->out, 1, "--force", &err)) /* a file, or a part of it is */
 		return xf_cli_error(err.code, "%s", err.msg);
 	for (size_t k = 0; k < b->n; k++) {
@@ -399,7 +408,8 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 	}
 	snprintf(rec.status, sizeof rec.status, "running");
 	rec.wall_s = NAN;
-	if (xf_mkdir_p(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
+	/* DIR/<stem> is the batch's own: a link there is replaced, never followed */
+	if (xf_mkdir_here(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {
 		xf_batch_record_free(&rec);
 		return xf_cli_error(err.code, "%s: %s", in->path, err.msg);
 	}

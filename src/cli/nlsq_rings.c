@@ -241,6 +241,20 @@ static void remove_ring_folder(const char *path, const char *command)
 		xf_warn("stale ring folder kept: it holds files xpcsfit did not write, %s", path);
 }
 
+/* A ring folder this run fits again: its earlier result goes now, with the top folder's,
+ * not when the ring's turn comes, so that an interrupted or failed run never leaves an
+ * earlier ring's result beside this run's rings (adr/0071 addendum). Its shards stay
+ * (cmc --resume); the ring's own claim marks and redoes it. */
+static void clear_ring_folder(const char *path, const char *command)
+{
+	xf_rundir rd;
+	xf_error err = { 0 };
+	if (xf_rundir_claim(&rd, path, 1, "--force", command, &err) == 0) {
+		xf_rundir_release(&rd);
+		rmdir(path); /* emptied: made again when its turn comes */
+	}
+}
+
 /* After the claim of a top result folder (DIR/nlsq/, DIR/cmc/: --force, or an interrupted
  * run): the q_<q> ring folders not in keep[n_keep] belong to an earlier selection (or an
  * earlier per-ring run under a one-ring run); leaving them would put rings that this
@@ -262,10 +276,12 @@ void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, in
 			continue;
 		for (int r = 0; r < n_keep && !kept; r++)
 			kept = !strcmp(e->d_name, keep[r]);
-		if (kept ||
-		    snprintf(path, sizeof path, "%s/%s", top->dir, e->d_name) >= (int)sizeof path)
+		if (snprintf(path, sizeof path, "%s/%s", top->dir, e->d_name) >= (int)sizeof path ||
+		    lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 			continue;
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		if (kept)
+			clear_ring_folder(path, command);
+		else
 			remove_ring_folder(path, command);
 	}
 	closedir(d);

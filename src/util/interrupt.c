@@ -66,7 +66,12 @@ static void record_signal(int sig)
 {
 	if (!record_path[0])
 		return;
-	int fd = open(record_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* the temporary name is made anew: a link there is removed, not written through (a
+	 * user's file outside), and a FIFO removed, not waited on (a handler that never
+	 * returns); unlink and open are async-signal-safe */
+	unlink(record_tmp);
+	int fd = open(record_tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		      0644);
 	if (fd < 0)
 		return;
 	put(fd, "interrupted by ");

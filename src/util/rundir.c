@@ -310,8 +310,10 @@ int xf_rundir_claim(xf_rundir *rd, const char *dir, int replace, const char *rep
 			break;
 		*slash = '\0';
 	}
+	/* the folders above (--out, which may be a link) are followed; a link in place of
+	 * the result folder itself is removed and a folder made there (adr/0071 addendum) */
 	if (rc == 0)
-		rc = xf_mkdir_p(dir, err);
+		rc = xf_mkdir_here(dir, err);
 	if (rc == 0)
 		rc = take_lock(rd, dir, err);
 	if (rc)

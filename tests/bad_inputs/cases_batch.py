@@ -93,6 +93,11 @@ def finished(d):
 
 NOTHING = expect_nothing_written("out")
 
+
+def nothing_at(d, name):
+    """No record, no summary: not even the folder (a refusal before the batch starts)."""
+    assert not os.path.exists(os.path.join(d, name)), "%s written" % name
+
 CASES = [
     {"name": "batch_no_inputs", "klass": KLASS,
      "make": lambda d: ["batch", "--config", config(d), "--out", os.path.join(d, "out")],
@@ -150,6 +155,12 @@ CASES = [
      "rc": 2, "needles": ["already holds a finished result", "--resume or --force", "out/a/nlsq"],
      "fix": "Add --resume to keep complete results and run the rest, or --force to redo "
             "every file."},
+    {"name": "batch_device_env", "klass": KLASS, "make": lambda d: batch(d),
+     "env": {"XPCSFIT_DEVICE": "bogus"},
+     "rc": 2, "needles": ["XPCSFIT_DEVICE='bogus'", "expected cpu, gpu or auto"],
+     "fix": "Set XPCSFIT_DEVICE to cpu, gpu or auto (or unset it): it is refused once, "
+            "before any file runs or a record or summary is written.",
+     "check": lambda d, rc, out, err: (NOTHING(d, rc, out, err), nothing_at(d, "out"))},
     {"name": "batch_csv_missing", "klass": KLASS,
      "make": lambda d: batch(d, "--overrides", os.path.join(d, "o.csv")),
      "rc": 2, "needles": ["cannot open --overrides file", "o.csv"],

@@ -323,7 +323,7 @@ CASES = [
      "fix": "A part of the --out path is a file: choose a path made of folders."},
     {"name": "out_cannot_create", "klass": KLASS,
      "make": lambda d: nlsq(d)[:-1] + ["/proc/xpcsfit_results"],
-     "rc": 1, "needles": ["cannot create folder", "/proc/xpcsfit_results/nlsq"],
+     "rc": 1, "needles": ["cannot create folder", "/proc/xpcsfit_results"],
      "fix": "Choose an --out on a file system you can write to (check permissions, "
             "read-only mounts).",
      "check": expect_nothing_written(".")},
