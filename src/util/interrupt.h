@@ -73,6 +73,9 @@ void xf_interrupt_remove_lockfile(const char *path);
 /* A result folder is complete (its marker removed): a signal from here on says so
  * instead of "nothing written" (the exit code stays 130 / 143). */
 void xf_interrupt_completed(const char *dir);
+/* unlink(marker) and xf_interrupt_remove_marker + xf_interrupt_completed, with the
+ * handled signals blocked across them. 0, or -1 (errno) when unlink failed. */
+int xf_interrupt_unmark(const char *marker, const char *dir);
 
 /* Append a line (the error that ended the run) to the markers of the folders in work. */
 void xf_interrupt_note(const char *line);

@@ -359,11 +359,9 @@ int xf_rundir_claim(xf_rundir *rd, const char *dir, int replace, const char *rep
 
 int xf_rundir_complete(xf_rundir *rd, xf_error *err)
 {
-	if (unlink(rd->marker) != 0 && errno != ENOENT)
+	if (xf_interrupt_unmark(rd->marker, rd->dir))
 		return xf_fail(err, XF_ERR_IO, "cannot remove the marker: %s, %s", strerror(errno),
 			       rd->marker);
-	xf_interrupt_remove_marker(rd->marker);
-	xf_interrupt_completed(rd->dir);
 	rd->completed = 1;
 	int fd = open(rd->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
