@@ -37,6 +37,12 @@ typedef int (*xf_check_logp)(void *ctx, int n, const double *u, double *lp);
 int xf_check_m_max(int m0);
 int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, const double *chol,
 			uint64_t seed, int m0, double min_ess, double *w, xf_cmc_check *c);
+/* The same on any proposal map (tmap.h; the route's rounds, adr/0078), M at most m_cap
+ * (m0·2^j within it and XF_CHECK_M_MAX; c->u, c->log_w, c->log_p and w need that many).
+ * A curved map's axis check runs in its base coordinates. */
+struct xf_tmap;
+int xf_check_importance_map(xf_check_logp f, void *ctx, const struct xf_tmap *map, uint64_t seed,
+			    int m0, int m_cap, double min_ess, double *w, xf_cmc_check *c);
 
 /* Weighted summaries of the points u[m][dim] (θ first) under weights w[m] (Σ = 1) into
  * res's mean, sd, median, q05, q95, cov and per-angle values, and res->n_draws draws

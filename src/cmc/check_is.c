@@ -9,6 +9,7 @@
 
 #include "cmc/check.h"
 #include "cmc/proposal.h"
+#include "cmc/tmap.h"
 #include "util/interrupt.h"
 
 int xf_check_m_max(int m0)
@@ -125,6 +126,74 @@ done:
 	return rc;
 }
 
+/* The axis check of a curved map (tmap.h), in its base coordinates z, where the
+ * approximation is N(0, I) and its principal axes are z's own: from the weighted mean of
+ * the points' z at ± their weighted sd along each axis (axis 0: the widest of the fitted
+ * Gaussian, the ridge), the exact log density in z — log p(u(z)) + log|du/dz| — drops
+ * against the Gaussian's 0.5, as axis_check does in u for a linear map. */
+static int axis_check_z(xf_check_logp f, void *ctx, const xf_tmap *map, const double *z,
+			const double *w, int m, xf_cmc_check *c)
+{
+	int d = map->d, np = 2 * d + 1;
+	double *mu = calloc((size_t)d, sizeof(double)), *sd = calloc((size_t)d, sizeof(double));
+	double *pz = malloc(sizeof(double) * (size_t)np * d);
+	double *pu = malloc(sizeof(double) * (size_t)np * d);
+	double *lj = malloc(sizeof(double) * (size_t)np), *lp = malloc(sizeof(double) * (size_t)np);
+	int rc = -1;
+	if (!mu || !sd || !pz || !pu || !lj || !lp)
+		goto done;
+	for (int i = 0; i < m; i++)
+		for (int k = 0; k < d; k++)
+			mu[k] += w[i] * z[(size_t)i * d + k];
+	for (int i = 0; i < m; i++)
+		for (int k = 0; k < d; k++) {
+			double e = z[(size_t)i * d + k] - mu[k];
+			sd[k] += w[i] * e * e;
+		}
+	for (int p = 0; p < np; p++)
+		memcpy(pz + (size_t)p * d, mu, sizeof(double) * (size_t)d);
+	for (int a = 0; a < d; a++) {
+		double s = sqrt(sd[a]);
+		pz[(size_t)(1 + 2 * a) * d + a] += s;
+		pz[(size_t)(2 + 2 * a) * d + a] -= s;
+	}
+	for (int p = 0; p < np; p++)
+		lj[p] = xf_tmap_to_u(map, pz + (size_t)p * d, pu + (size_t)p * d);
+	if (f(ctx, np, pu, lp))
+		goto done;
+	rc = 0;
+	c->axis_dev = 0.0;
+	c->axis = c->axis_param = -1;
+	c->axis_drop = c->axis_drop_plus = c->axis_drop_minus = NAN;
+	for (int a = 0; a < d; a++) {
+		double l0 = lp[0] + lj[0];
+		double dr[2] = { l0 - (lp[1 + 2 * a] + lj[1 + 2 * a]),
+				 l0 - (lp[2 + 2 * a] + lj[2 + 2 * a]) };
+		double drop = 0.5 * (dr[0] + dr[1]), dev = fabs(drop - 0.5);
+		if (!(dev <= c->axis_dev)) {
+			c->axis_dev = isnan(dev) ? INFINITY : dev;
+			c->axis = a;
+			c->axis_drop = drop;
+			c->axis_drop_plus = dr[0];
+			c->axis_drop_minus = dr[1];
+			int big = 0; /* the coordinate the axis moves most, between its two sides */
+			const double *up = pu + (size_t)(1 + 2 * a) * d, *um = up + d;
+			for (int k = 1; k < d; k++)
+				if (fabs(up[k] - um[k]) > fabs(up[big] - um[big]))
+					big = k;
+			c->axis_param = big;
+		}
+	}
+done:
+	free(mu);
+	free(sd);
+	free(pz);
+	free(pu);
+	free(lj);
+	free(lp);
+	return rc;
+}
+
 /* The smallest ESS of the weighted mean of one coordinate (the importance-sampling ESS of
  * that expectation: Var_w(u_k) / Σ w²(u_k − μ_k)², Owen's "effective sample size for a
  * function"), and which coordinate. */
@@ -153,12 +222,28 @@ static double coord_ess_min(const double *u, const double *w, int m, int d, int 
 int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, const double *chol,
 			uint64_t seed, int m0, double min_ess, double *w, xf_cmc_check *c)
 {
-	int m_max = xf_check_m_max(m0), m = 0, want = m0;
+	xf_tmap map;
+	if (xf_tmap_alloc(&map, d))
+		return -1;
+	xf_tmap_linear(&map, mean, chol);
+	int rc = xf_check_importance_map(f, ctx, &map, seed, m0, xf_check_m_max(m0), min_ess, w, c);
+	xf_tmap_free(&map);
+	return rc;
+}
+
+int xf_check_importance_map(xf_check_logp f, void *ctx, const xf_tmap *map, uint64_t seed, int m0,
+			    int m_cap, double min_ess, double *w, xf_cmc_check *c)
+{
+	int d = map->d, m_max = m0, m = 0, want = m0;
+	while (2 * m_max <= m_cap && m_max <= XF_CHECK_M_MAX / 2)
+		m_max *= 2; /* m0·2^j within both caps */
 	double *lr = malloc(sizeof(double) * (size_t)m_max);
 	double *lq = malloc(sizeof(double) * (size_t)m_max);
-	if (!lr || !lq) {
+	double *z = map->kind == XF_TMAP_CURVED ? malloc(sizeof(double) * (size_t)m_max * d) : NULL;
+	if (!lr || !lq || (map->kind == XF_TMAP_CURVED && !z)) {
 		free(lr);
 		free(lq);
+		free(z);
 		return -1;
 	}
 	c->dim = d;
@@ -172,8 +257,8 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 	for (;;) {
 		xf_info("cmc: the full-data posterior at %d points of a t proposal", want - m);
 		for (int i = m; i < want; i++)
-			lq[i] = xf_mix_draw(seed, (uint64_t)i, d, mean, chol, c->core,
-					    c->u + (size_t)i * d);
+			lq[i] = xf_tmap_draw(map, seed, (uint64_t)i, c->core,
+					     z ? z + (size_t)i * d : NULL, c->u + (size_t)i * d);
 		/* the new points in one batch (the target sweeps the data once per few) */
 		if (f(ctx, want - m, c->u + (size_t)m * d, lr + m)) {
 			rc = -1;
@@ -227,7 +312,8 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 			c->m = m;
 			c->pass_khat = c->khat <= XF_KHAT_MAX;
 			c->pass_ess = rel_m >= XF_ESS_REF_FRACTION * c->ess_ref && enough;
-			if (axis_check(f, ctx, c->u, w, m, d, chol, c)) {
+			if (z ? axis_check_z(f, ctx, map, z, w, m, c)
+			      : axis_check(f, ctx, c->u, w, m, d, map->a, c)) {
 				rc = -1;
 				break;
 			}
@@ -248,5 +334,6 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 	}
 	free(lr);
 	free(lq);
+	free(z);
 	return rc;
 }

@@ -6,8 +6,11 @@
 
 #include "cmc/run_internal.h"
 
-#define XF_ROUTE_M0	2000 /* the first M of the route's check, doubled until enough */
-#define XF_ROUTE_ROUNDS 2    /* round 2: the proposal on round 1's weighted Gaussian */
+#define XF_ROUTE_M0	    500	  /* each round's first M, doubled while it can pass */
+#define XF_ROUTE_ROUNDS	    8	  /* round 1: Laplace; later: the map fitted to the last */
+#define XF_ROUTE_POINTS_MAX 24000 /* all rounds' points (each a pass over the data) */
+#define XF_ROUTE_FIT_ESS    4.0	  /* × dim: the IS-ESS a round's fit needs */
+#define XF_ROUTE_KHAT_GAIN  0.02  /* a round from round 3 on must lower the best k̂ by this */
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
 #define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL

@@ -1,0 +1,327 @@
+/* tmap.c — the importance route's transport-map proposal (tmap.h; adr/0078): the map, its
+ * Jacobian, its points, and its fit to a round's weighted points (principal axes, a
+ * quadratic bend of every other axis along the widest, split scales per axis). */
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/proposal.h"
+#include "cmc/tmap.h"
+
+/* The weighted points a piece needs before it is fitted: the bend (3 coefficients per
+ * axis) and the split scales (a centre and two half-spreads) are noise below this IS-ESS */
+#define XF_TMAP_ESS_BEND  60.0
+#define XF_TMAP_ESS_SPLIT 60.0
+/* the two half-spreads of an axis differ at most this factor: a split from a few
+ * dozen effective points can be far off, and the proposal's tails must stay wide */
+#define XF_TMAP_SPLIT_MAX 3.0
+
+int xf_tmap_alloc(xf_tmap *m, int d)
+{
+	memset(m, 0, sizeof *m);
+	m->d = d;
+	size_t dd = (size_t)d * d;
+	m->mu = calloc((size_t)d, sizeof(double));
+	m->a = calloc(dd, sizeof(double));
+	m->quad = calloc((size_t)d * 3, sizeof(double));
+	m->lr = calloc(dd, sizeof(double));
+	m->centre = calloc((size_t)d, sizeof(double));
+	m->s_lo = calloc((size_t)d, sizeof(double));
+	m->s_hi = calloc((size_t)d, sizeof(double));
+	m->zero = calloc((size_t)d, sizeof(double));
+	m->eye = calloc(dd, sizeof(double));
+	m->work = calloc((size_t)d * 3, sizeof(double));
+	if (!m->mu || !m->a || !m->quad || !m->lr || !m->centre || !m->s_lo || !m->s_hi ||
+	    !m->zero || !m->eye || !m->work) {
+		xf_tmap_free(m);
+		return -1;
+	}
+	for (int k = 0; k < d; k++)
+		m->eye[(size_t)k * d + k] = 1.0;
+	return 0;
+}
+
+void xf_tmap_free(xf_tmap *m)
+{
+	free(m->mu);
+	free(m->a);
+	free(m->quad);
+	free(m->lr);
+	free(m->centre);
+	free(m->s_lo);
+	free(m->s_hi);
+	free(m->zero);
+	free(m->eye);
+	free(m->work);
+	memset(m, 0, sizeof *m);
+}
+
+void xf_tmap_linear(xf_tmap *m, const double *mean, const double *chol)
+{
+	int d = m->d;
+	m->kind = XF_TMAP_LINEAR;
+	memcpy(m->mu, mean, sizeof(double) * (size_t)d);
+	memcpy(m->a, chol, sizeof(double) * (size_t)d * d);
+	m->log_det = 0.0;
+	for (int k = 0; k < d; k++)
+		m->log_det += log(chol[(size_t)k * d + k]);
+}
+
+/* split coordinate: v = centre + z·s₋ or s₊; adds log s to *lj */
+static double split(const xf_tmap *m, int j, double z, double *lj)
+{
+	double s = z < 0.0 ? m->s_lo[j] : m->s_hi[j];
+	*lj += log(s);
+	return m->centre[j] + z * s;
+}
+
+double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u)
+{
+	int d = m->d;
+	if (m->kind == XF_TMAP_LINEAR) {
+		for (int k = 0; k < d; k++) {
+			double s = m->mu[k];
+			for (int l = 0; l <= k; l++)
+				s += m->a[(size_t)k * d + l] * z[l];
+			u[k] = s;
+		}
+		return m->log_det;
+	}
+	double lj = m->log_det, *v = m->work, *y = m->work + d;
+	for (int j = 0; j < d; j++)
+		v[j] = split(m, j, z[j], &lj);
+	/* y₀ = v₀; y_j = bend(y₀) + (L_r·v)_j; then u = μ + A·y */
+	y[0] = v[0];
+	for (int j = 1; j < d; j++) {
+		const double *q = m->quad + (size_t)j * 3;
+		double r = 0.0;
+		for (int l = 1; l <= j; l++)
+			r += m->lr[(size_t)j * d + l] * v[l];
+		y[j] = q[0] + q[1] * y[0] + q[2] * y[0] * y[0] + r;
+	}
+	for (int k = 0; k < d; k++) {
+		double s = m->mu[k];
+		for (int l = 0; l < d; l++)
+			s += m->a[(size_t)k * d + l] * y[l];
+		u[k] = s;
+	}
+	return lj;
+}
+
+double xf_tmap_draw(const xf_tmap *m, uint64_t seed, uint64_t i, double core, double *z, double *u)
+{
+	int d = m->d;
+	if (m->kind == XF_TMAP_LINEAR) {
+		double lq = xf_mix_draw(seed, i, d, m->mu, m->a, core, u);
+		if (z) /* L·z = u − μ */
+			for (int k = 0; k < d; k++) {
+				double s = u[k] - m->mu[k];
+				for (int l = 0; l < k; l++)
+					s -= m->a[(size_t)k * d + l] * z[l];
+				z[k] = s / m->a[(size_t)k * d + k];
+			}
+		return lq;
+	}
+	double *zz = z ? z : m->work + 2 * d;
+	double lb = xf_mix_draw(seed, i, d, m->zero, m->eye, core, zz);
+	return lb - xf_tmap_to_u(m, zz, u);
+}
+
+/* Weighted median of v[n] (w: Σ = 1): the smallest v whose cumulative weight reaches ½;
+ * ties in v ordered by index, so the result is a pure function of the inputs. */
+typedef struct wv {
+	double v, w;
+	int i;
+} wv;
+
+static int wv_cmp(const void *a, const void *b)
+{
+	const wv *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->i - y->i;
+}
+
+/* centre (weighted median) and the two half-spreads √E[(v − c)² | side] of one axis,
+ * the ratio kept within XF_TMAP_SPLIT_MAX */
+static void fit_split(wv *buf, int n, double *centre, double *s_lo, double *s_hi)
+{
+	qsort(buf, (size_t)n, sizeof *buf, wv_cmp);
+	double cum = 0.0, c = buf[n - 1].v;
+	for (int i = 0; i < n; i++) {
+		cum += buf[i].w;
+		if (cum >= 0.5) {
+			c = buf[i].v;
+			break;
+		}
+	}
+	double wl = 0.0, sl = 0.0, wh = 0.0, sh = 0.0;
+	for (int i = 0; i < n; i++) {
+		double e = buf[i].v - c;
+		if (e < 0.0) {
+			wl += buf[i].w;
+			sl += buf[i].w * e * e;
+		} else {
+			wh += buf[i].w;
+			sh += buf[i].w * e * e;
+		}
+	}
+	double lo = wl > 0.0 ? sqrt(sl / wl) : 1.0, hi = wh > 0.0 ? sqrt(sh / wh) : 1.0;
+	if (!(lo > 0.0) || !(hi > 0.0) || !isfinite(lo) || !isfinite(hi)) {
+		*centre = 0.0;
+		*s_lo = *s_hi = 1.0;
+		return;
+	}
+	if (hi > XF_TMAP_SPLIT_MAX * lo)
+		hi = XF_TMAP_SPLIT_MAX * lo;
+	if (lo > XF_TMAP_SPLIT_MAX * hi)
+		lo = XF_TMAP_SPLIT_MAX * hi;
+	*centre = c;
+	*s_lo = lo;
+	*s_hi = hi;
+}
+
+/* y_j ≈ a + b·y₀ + c·y₀² by weighted least squares (3 × 3 normal equations); 0, or −1
+ * when singular (the bend is then left out) */
+static int fit_bend(const double *y, const double *w, int n, int d, int j, double *q)
+{
+	double g[9] = { 0 }, r[3] = { 0 };
+	for (int i = 0; i < n; i++) {
+		double y0 = y[(size_t)i * d], f[3] = { 1.0, y0, y0 * y0 };
+		for (int a = 0; a < 3; a++) {
+			r[a] += w[i] * f[a] * y[(size_t)i * d + j];
+			for (int b = 0; b < 3; b++)
+				g[a * 3 + b] += w[i] * f[a] * f[b];
+		}
+	}
+	if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', 3, 1, g, 3, r, 1) != 0)
+		return -1;
+	memcpy(q, r, sizeof r);
+	return 0;
+}
+
+/* mean and covariance of the weighted points into m->mu and cov; A = V·Λ^{1/2} (widest
+ * axis first) into m->a, log|det A| returned through *log_det; −1 when not positive
+ * definite */
+static int principal_axes(xf_tmap *m, const double *u, const double *w, int n, double *cov,
+			  double *log_det)
+{
+	int d = m->d;
+	double *ev = m->work;
+	memset(m->mu, 0, sizeof(double) * (size_t)d);
+	memset(cov, 0, sizeof(double) * (size_t)d * d);
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < d; k++)
+			m->mu[k] += w[i] * u[(size_t)i * d + k];
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < d; k++)
+			for (int l = 0; l < d; l++)
+				cov[(size_t)k * d + l] += w[i] * (u[(size_t)i * d + k] - m->mu[k]) *
+							  (u[(size_t)i * d + l] - m->mu[l]);
+	if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', d, cov, d, ev) != 0 || !(ev[0] > 0.0))
+		return -1;
+	*log_det = 0.0;
+	for (int j = 0; j < d; j++) { /* column j of A: the (d − 1 − j)-th eigenvector */
+		int e = d - 1 - j;
+		double s = sqrt(ev[e]);
+		*log_det += log(s);
+		for (int k = 0; k < d; k++)
+			m->a[(size_t)k * d + j] = cov[(size_t)k * d + e] * s;
+	}
+	return 0;
+}
+
+int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess)
+{
+	int d = m->d, rc = -1;
+	double *cov = malloc(sizeof(double) * (size_t)d * d);
+	double *y = malloc(sizeof(double) * (size_t)n * d);
+	wv *buf = malloc(sizeof(wv) * (size_t)n);
+	double *mu_old = malloc(sizeof(double) * (size_t)d),
+	       *a_old = malloc(sizeof(double) * (size_t)d * d);
+	if (!cov || !y || !buf || !mu_old || !a_old)
+		goto done;
+	memcpy(mu_old, m->mu, sizeof(double) * (size_t)d);
+	memcpy(a_old, m->a, sizeof(double) * (size_t)d * d);
+	double log_det_a;
+	if (principal_axes(m, u, w, n, cov, &log_det_a)) {
+		memcpy(m->mu, mu_old, sizeof(double) * (size_t)d); /* unchanged */
+		memcpy(m->a, a_old, sizeof(double) * (size_t)d * d);
+		rc = 1;
+		goto done;
+	}
+	/* whitened principal coordinates y = Λ^{-1/2}·Vᵀ·(u − μ): A's columns are
+	 * orthogonal, so row j of A⁻¹ is column j of A over its squared norm */
+	for (int j = 0; j < d; j++) {
+		double nn = 0.0;
+		for (int k = 0; k < d; k++)
+			nn += m->a[(size_t)k * d + j] * m->a[(size_t)k * d + j];
+		for (int i = 0; i < n; i++) {
+			double s = 0.0;
+			for (int k = 0; k < d; k++)
+				s += m->a[(size_t)k * d + j] * (u[(size_t)i * d + k] - m->mu[k]);
+			y[(size_t)i * d + j] = s / nn;
+		}
+	}
+	m->kind = XF_TMAP_CURVED;
+	memset(m->quad, 0, sizeof(double) * (size_t)d * 3);
+	for (int j = 1; j < d && ess >= XF_TMAP_ESS_BEND; j++)
+		if (fit_bend(y, w, n, d, j, m->quad + (size_t)j * 3))
+			memset(m->quad + (size_t)j * 3, 0, sizeof(double) * 3);
+	/* residuals of the bend in y's columns 1.., their covariance and lower factor */
+	for (int i = 0; i < n; i++)
+		for (int j = 1; j < d; j++) {
+			const double *q = m->quad + (size_t)j * 3;
+			double y0 = y[(size_t)i * d];
+			y[(size_t)i * d + j] -= q[0] + q[1] * y0 + q[2] * y0 * y0;
+		}
+	memset(m->lr, 0, sizeof(double) * (size_t)d * d);
+	m->lr[0] = 1.0;
+	for (int j = 1; j < d; j++)
+		for (int l = 1; l <= j; l++) {
+			double s = 0.0;
+			for (int i = 0; i < n; i++)
+				s += w[i] * y[(size_t)i * d + j] * y[(size_t)i * d + l];
+			m->lr[(size_t)j * d + l] = s;
+		}
+	double log_det_r = 0.0;
+	if (d > 1) {
+		if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d - 1, m->lr + d + 1, d) != 0) {
+			memset(m->lr, 0, sizeof(double) * (size_t)d * d);
+			for (int j = 0; j < d; j++)
+				m->lr[(size_t)j * d + j] = 1.0;
+		}
+		for (int j = 1; j < d; j++) {
+			for (int l = j + 1; l < d; l++)
+				m->lr[(size_t)j * d + l] = 0.0;
+			log_det_r += log(m->lr[(size_t)j * d + j]);
+		}
+	}
+	/* v = (y₀, L_r⁻¹·residuals): the coordinates the split scales act on */
+	for (int i = 0; i < n; i++)
+		for (int j = 1; j < d; j++) {
+			double s = y[(size_t)i * d + j];
+			for (int l = 1; l < j; l++)
+				s -= m->lr[(size_t)j * d + l] * y[(size_t)i * d + l];
+			y[(size_t)i * d + j] = s / m->lr[(size_t)j * d + j];
+		}
+	for (int j = 0; j < d; j++) {
+		m->centre[j] = 0.0;
+		m->s_lo[j] = m->s_hi[j] = 1.0;
+		if (ess < XF_TMAP_ESS_SPLIT)
+			continue;
+		for (int i = 0; i < n; i++)
+			buf[i] = (wv){ y[(size_t)i * d + j], w[i], i };
+		fit_split(buf, n, m->centre + j, m->s_lo + j, m->s_hi + j);
+	}
+	m->log_det = log_det_a + log_det_r;
+	rc = 0;
+done:
+	free(cov);
+	free(y);
+	free(buf);
+	free(mu_old);
+	free(a_old);
+	return rc;
+}
