@@ -161,60 +161,6 @@ static int route_draws(const cmc_run *r, const xf_cmc_check *c, const double *w,
 	return 0;
 }
 
-/* The rounds of adaptive importance sampling (adr/0078): round 1 on the map given (the
- * Laplace approximation), each later round on the curved map fitted to the previous
- * round's weighted points, on fresh points of its own stream. A round that cannot pass
- * ends at its first XF_ROUTE_M0 points (k̂ above 0.7 is a verdict at any M), so a round
- * costs little unless it is the one that passes. Stops at the first round that passes,
- * when the weights carry too little to fit (IS-ESS < XF_ROUTE_FIT_ESS), when the rounds
- * stop improving k̂, or when the points of all rounds reach XF_ROUTE_POINTS_MAX; c and w
- * hold the last round. 0, −1 out of memory, or XF_ERR_INTERRUPTED. */
-static int route_rounds(xf_full_batch *fb, xf_tmap *map, uint64_t seed, double *w, xf_cmc_check *c)
-{
-	int used = 0, d = map->d, stall = 0;
-	double k_best = INFINITY;
-	for (int round = 1; round <= XF_ROUTE_ROUNDS; round++) {
-		int cap = xf_check_m_max(XF_ROUTE_M0);
-		if (cap > XF_ROUTE_POINTS_MAX - used)
-			cap = XF_ROUTE_POINTS_MAX - used;
-		if (cap < XF_ROUTE_M0)
-			break;
-		if (round > 1)
-			xf_info("cmc: importance route, round %d: the proposal fitted to round "
-				"%d's "
-				"weighted points (principal axes, bend along the widest, split "
-				"scales)",
-				round, round - 1);
-		c->core = XF_ROUTE_CORE;
-		c->rounds = round;
-		int irc =
-			xf_check_importance_map(xf_full_logp_batch, fb, map,
-						seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED,
-						XF_ROUTE_M0, cap, XF_ROUTE_MIN_ESS, w, c);
-		if (irc)
-			return irc;
-		used += c->m + 2 * d + 1;
-		if (c->pass_khat && c->pass_ess && c->pass_axis)
-			return 0;
-		/* no progress: two failing rounds in a row that do not lower the best k̂ so far
-		 * by XF_ROUTE_KHAT_GAIN (k̂ at M = 500 is noisy: one round may come out worse
-		 * on its way, measured on static_example: 0.69, 0.89, then 0.37 passing) */
-		stall = c->khat < k_best - XF_ROUTE_KHAT_GAIN ? 0 : stall + 1;
-		if (stall >= 2)
-			return 0;
-		if (c->khat < k_best)
-			k_best = c->khat;
-		if (!(c->ess >= XF_ROUTE_FIT_ESS * d))
-			return 0;
-		int frc = xf_tmap_fit(map, c->u, w, c->m, c->ess);
-		if (frc < 0)
-			return -1;
-		if (frc > 0)
-			return 0;
-	}
-	return 0;
-}
-
 int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_cmc_route_out *out,
 			    xf_error *err)
 {
@@ -270,7 +216,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	}
 	have_map = 1;
 	xf_tmap_linear(&map, mean, chol);
-	irc = route_rounds(&fb, &map, r->seed, w, c);
+	irc = xf_cmc_route_rounds(&fb, &map, r->seed, xf_cmc_route_min_ess(t.n_points), w, c);
 	if (irc) {
 		rc = irc == XF_ERR_INTERRUPTED
 			     ? xf_fail(err, XF_ERR_INTERRUPTED,
@@ -329,6 +275,11 @@ done:
 	free(chol);
 	free(w);
 	return rc;
+}
+
+double xf_cmc_route_min_ess(size_t n_points)
+{
+	return n_points <= XF_ROUTE_SMALL_POINTS ? 2.0 * XF_ROUTE_MIN_ESS : XF_ROUTE_MIN_ESS;
 }
 
 void xf_cmc_route_out_free(xf_cmc_route_out *out)
