@@ -73,11 +73,12 @@ def simulate(name, frames, d0, alpha, d_offset):
 
 
 def test_ridge_falls_back():
-    """Static, phi 0, 50 frames, q 0.01, dt 0.1, truth D0 1200, alpha -1.2, D_offset 10:
-    D_offset is unidentified along a curved ridge with alpha. Measured: k-hat 0.77,
-    IS-ESS 129 of M 2000 (IS-ESS/M 0.065 vs reference 0.197), axis 5 (offset) drop 1.45,
-    smallest coordinate ESS 64 -> exact NUTS, quality good, ~7 s."""
-    cfg = simulate("ridge", 50, 1200, -1.2, 10)
+    """Static, phi 0, 20 frames, q 0.01, dt 0.1, truth D0 1200, alpha -1.2, D_offset 10:
+    D_offset is unidentified along a ridge with alpha too curved for the route's fitted
+    map (adr/0078). Measured: round 1 k-hat 1.2; rounds 2-4 k-hat 0.6-0.76, the last
+    IS-ESS 149 of M 1000 (IS-ESS/M 0.149 vs reference 0.456), axis 0 drop -0.2 -> exact
+    NUTS, quality good."""
+    cfg = simulate("ridge", 20, 1200, -1.2, 10)
     d = out("ridge")
     r = run("fit", "--config", cfg, "--out", d, "--no-plots")
     check(r.returncode == 0, f"fit: exit {r.returncode}: {r.stderr[-2000:]}")
@@ -94,12 +95,13 @@ def test_ridge_falls_back():
     passed = ic.get("passed", {})
     check(set(passed) == {"khat", "is_ess", "axis"}, f"passed keys {sorted(passed)}")
     check(any(v is False for v in passed.values()), f"every gate passed: {passed}")
-    # the planted ridge fails on k-hat (0.77 measured), far below the IS-ESS gate
+    # the planted ridge fails on k-hat (0.76 measured), far below the IS-ESS gate
     check(passed.get("khat") is False and ic.get("khat", 0) > 0.7,
           f"k-hat {ic.get('khat')} passed {passed.get('khat')}")
     check(ic.get("is_ess_per_M", 1) < 0.5 * ic.get("is_ess_per_M_gaussian", 0),
           f"IS-ESS/M {ic.get('is_ess_per_M')} vs Gaussian {ic.get('is_ess_per_M_gaussian')}")
-    check(ic.get("M", 0) >= 2000, f"M {ic.get('M')}")
+    check(ic.get("M", 0) >= 500, f"M {ic.get('M')}")
+    check("rounds" in note, f"note does not say how many rounds: {note!r}")
     console = r.stdout + r.stderr
     check("route: exact NUTS" in console, f"console has no 'route: exact NUTS': {r.stdout!r}")
     with open(os.path.join(cmc, "run.log")) as f:
@@ -115,7 +117,10 @@ def test_ridge_falls_back():
         check("importance_check" in h["cmc"], "/cmc/importance_check missing after fallback")
         chains_draws = h["cmc/draws"].shape[0]
         check(chains_draws == 4 * 1500, f"draws {chains_draws}, want 4 x 1500")
-    check(p["quality"]["overall"] == "good", f"quality {p['quality']}")
+    # NUTS on this 20-frame ridge may leave a divergence (1 of 6 000 seen): marginal, not
+    # bad; the fallback's own defaults are tested elsewhere (test_cmc_sampler, adr/0041)
+    check(p["status"] == "converged" and p["quality"]["overall"] in ("good", "marginal"),
+          f"status {p['status']}, quality {p['quality']}")
     check(len(p["shard_diagnostics"]) == 1, f"{len(p['shard_diagnostics'])} shard diagnostics")
     check(p["shards"]["planned"] == 1, f"shards.planned {p['shards']['planned']}")
     check(p["timing_s"].get("nuts", 0) > 0 and "importance_route" in p["timing_s"],
@@ -187,6 +192,36 @@ def test_importance_matches_nuts():
         check(abs(rs - 1) < 0.10, f"{name}: route sd {x['std']} vs NUTS {y['std']}")
 
 
+def test_curved_ridge_route():
+    """The same ridge on 50 frames (1 176 points; adr/0041's curved set: D_offset 1.7 +/- 6.3,
+    corr(alpha, D_offset) -0.9): the Laplace round fails (k-hat 1.2), a later round's map
+    fitted to the weighted points passes, and the published posterior is the exact one.
+    Measured (adr/0078): round 4, k-hat 0.42, M 8 000; against exact NUTS (4 x 1 500) means
+    within 0.012 NUTS sd, sds within 2.6 %; route 1 s, NUTS 12 s of CPU."""
+    cfg = simulate("ridge50", 50, 1200, -1.2, 10)
+    r = run("nlsq", "--config", cfg, "--out", out("ridge50_n"), "--no-plots", "--no-surfaces")
+    check(r.returncode == 0, f"nlsq: {r.stderr[-2000:]}")
+    nlsq = os.path.join(out("ridge50_n"), "nlsq")
+    r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", out("ridge50_is"), "--no-plots")
+    check(r.returncode == 0, f"cmc (auto): exit {r.returncode}: {r.stderr[-2000:]}")
+    r = run("cmc", "--config", cfg, "--nlsq", nlsq, "--out", out("ridge50_nuts"), "--no-plots",
+            "--set", "optimization.cmc.route=nuts")
+    check(r.returncode == 0, f"cmc (nuts): exit {r.returncode}: {r.stderr[-2000:]}")
+    a = params(os.path.join(out("ridge50_is"), "cmc"))
+    b = params(os.path.join(out("ridge50_nuts"), "cmc"))
+    pr = a.get("posterior_route", {})
+    check(pr.get("route") == "importance", f"route {pr.get('route')!r}: {pr.get('note')}")
+    ic = pr.get("importance_check", {})
+    check(ic.get("rounds", 1) >= 2, f"rounds {ic.get('rounds')}: the Laplace round passed")
+    check(a["quality"]["overall"] == "good", f"quality {a['quality']}")
+    for name in PHYS + ("contrast", "offset"):
+        x, y = a["parameters"][name], b["parameters"][name]
+        dm, rs = (x["mean"] - y["mean"]) / y["std"], x["std"] / y["std"]
+        print(f"ridge {name:10s} dmean/sd {dm:7.3f} sd ratio {rs:6.3f}")
+        check(abs(dm) < 0.1, f"{name}: route mean {x['mean']} vs NUTS {y['mean']} ({dm:.3f} sd)")
+        check(abs(rs - 1) < 0.08, f"{name}: route sd {x['std']} vs NUTS {y['std']}")
+
+
 def test_bad_route():
     """A route that is neither auto nor nuts: one error line naming the key, exit 2, no
     output folder; the template documents the key."""
@@ -215,6 +250,7 @@ def test_bad_route():
 if __name__ == "__main__":
     for name, fn in (("ridge falls back", test_ridge_falls_back),
                      ("importance matches NUTS", test_importance_matches_nuts),
+                     ("curved ridge by the route", test_curved_ridge_route),
                      ("bad route", test_bad_route)):
         try:
             fn()

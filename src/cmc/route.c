@@ -258,7 +258,8 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	if (n >= 2 && n < sizeof what)
 		what[n - 2] = '\0';
 	snprintf(out->note, sizeof out->note,
-		 "the Gaussian approximation does not match the exact posterior (%s)", what);
+		 "the approximation does not match the exact posterior after %d round%s (%s)",
+		 c->rounds, c->rounds > 1 ? "s" : "", what);
 	snprintf(c->verdict, sizeof c->verdict, "%s", out->note);
 	xf_info("cmc: %s: exact NUTS on every point", out->note);
 	if (c->khat <= 1.0)
