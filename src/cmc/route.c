@@ -216,7 +216,8 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	}
 	have_map = 1;
 	xf_tmap_linear(&map, mean, chol);
-	irc = xf_cmc_route_rounds(&fb, &map, r->seed, xf_cmc_route_min_ess(t.n_points), w, c);
+	irc = xf_cmc_route_rounds(xf_full_logp_batch, &fb, &map, r->seed,
+				  xf_cmc_route_min_ess(t.n_points), w, c);
 	if (irc) {
 		rc = irc == XF_ERR_INTERRUPTED
 			     ? xf_fail(err, XF_ERR_INTERRUPTED,

@@ -4,13 +4,15 @@
 #ifndef XPCSFIT_CMC_ROUTE_H
 #define XPCSFIT_CMC_ROUTE_H
 
+#include "cmc/check.h"
 #include "cmc/run_internal.h"
 
 #define XF_ROUTE_M0	     500   /* each round's first M, doubled while it can pass */
 #define XF_ROUTE_ROUNDS	     8	   /* round 1: Laplace; later: the map fitted to the last */
 #define XF_ROUTE_POINTS_MAX  24000 /* all rounds' points (each a pass over the data) */
-#define XF_ROUTE_FIT_ESS     4.0   /* × dim: the IS-ESS a round's fit needs */
-#define XF_ROUTE_KHAT_GAIN   0.02  /* a failing round must lower the best k̂ by this */
+#define XF_ROUTE_FIT_ESS     2.0   /* × dim: the IS-ESS a round's fit needs */
+#define XF_ROUTE_KHAT_GAIN   0.02  /* progress: a failing round lowers the best k̂ by this */
+#define XF_ROUTE_ESS_GAIN    0.10  /* … or raises the best IS-ESS/M by this fraction */
 #define XF_ROUTE_KHAT_POLISH 0.5   /* a round passing above it is refined once more */
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
@@ -38,11 +40,12 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out);
 /* The route's rounds of adaptive importance sampling (route_rounds.c; adr/0078), from the
  * map given (round 1: the Laplace approximation) under seed; c (its u, log_w, log_p of
  * xf_check_m_max(XF_ROUTE_M0) points) and w receive the round that is published or, when
- * none passes, the last. fb: the full-data target. 0, −1 out of memory, or
- * XF_ERR_INTERRUPTED. min_ess: xf_cmc_route_min_ess. */
+ * none passes, the last. 0, −1 out of memory, or
+ * XF_ERR_INTERRUPTED. min_ess: xf_cmc_route_min_ess. f, ctx: the target (the route's:
+ * xf_full_logp_batch on the full data; tests: known densities). */
 struct xf_tmap;
-int xf_cmc_route_rounds(xf_full_batch *fb, struct xf_tmap *map, uint64_t seed, double min_ess,
-			double *w, xf_cmc_check *c);
+int xf_cmc_route_rounds(xf_check_logp f, void *ctx, struct xf_tmap *map, uint64_t seed,
+			double min_ess, double *w, xf_cmc_check *c);
 
 /* The IS-ESS (and every coordinate's ESS) a published round must reach on a target of
  * n_points points: XF_ROUTE_MIN_ESS, doubled up to XF_ROUTE_SMALL_POINTS points. */

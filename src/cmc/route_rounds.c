@@ -67,24 +67,35 @@ static int passed(const xf_cmc_check *c)
 	return c->pass_khat && c->pass_ess && c->pass_axis;
 }
 
-/* What ends the rounds after round r failed or passed: 1 stop, 0 go on (the map is refit
- * by the caller). A failing round stops the rounds when two in a row have not lowered the
- * best k̂ by XF_ROUTE_KHAT_GAIN (k̂ at M = 500 is noisy: one round may come out worse on
- * its way — measured on static_example: 0.69, 0.89, then 0.37 passing), or when its
- * weights carry too little to fit (IS-ESS < XF_ROUTE_FIT_ESS × dim). */
-static int stop_after(const xf_cmc_check *c, double *k_best, int *stall)
+/* Whether the rounds should stop after a failing round: 1 stop, 0 go on (the map is refit
+ * by the caller). They stop when two failing rounds in a row have made no progress —
+ * neither lowered the best k̂ so far by XF_ROUTE_KHAT_GAIN nor raised the best IS-ESS/M by
+ * XF_ROUTE_ESS_GAIN (relative): one round may come out worse on its way (measured on
+ * static_example: k̂ 0.69, 0.89, then 0.37 passing) — or when its weights carry too
+ * little to fit (IS-ESS < XF_ROUTE_FIT_ESS × dim). */
+typedef struct progress {
+	double k_best, ess_best;
+	int stall;
+} progress;
+
+static int stop_after(const xf_cmc_check *c, progress *p)
 {
-	*stall = c->khat < *k_best - XF_ROUTE_KHAT_GAIN ? 0 : *stall + 1;
-	if (c->khat < *k_best)
-		*k_best = c->khat;
-	return *stall >= 2 || !(c->ess >= XF_ROUTE_FIT_ESS * c->dim);
+	double rel = c->ess / c->m;
+	int better = c->khat < p->k_best - XF_ROUTE_KHAT_GAIN ||
+		     rel > p->ess_best * (1.0 + XF_ROUTE_ESS_GAIN);
+	p->stall = better ? 0 : p->stall + 1;
+	if (c->khat < p->k_best)
+		p->k_best = c->khat;
+	if (rel > p->ess_best)
+		p->ess_best = rel;
+	return p->stall >= 2 || !(c->ess >= XF_ROUTE_FIT_ESS * c->dim);
 }
 
-int xf_cmc_route_rounds(xf_full_batch *fb, xf_tmap *map, uint64_t seed, double min_ess, double *w,
-			xf_cmc_check *c)
+int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed, double min_ess,
+			double *w, xf_cmc_check *c)
 {
-	int used = 0, d = map->d, stall = 0, rc = 0;
-	double k_best = INFINITY;
+	int used = 0, d = map->d, rc = 0;
+	progress pg = { INFINITY, 0.0, 0 };
 	kept_round k = { 0 };
 	for (int round = 1; round <= XF_ROUTE_ROUNDS; round++) {
 		int cap = xf_check_m_max(XF_ROUTE_M0);
@@ -100,7 +111,7 @@ int xf_cmc_route_rounds(xf_full_batch *fb, xf_tmap *map, uint64_t seed, double m
 				round, round - 1);
 		c->core = XF_ROUTE_CORE;
 		c->rounds = round;
-		rc = xf_check_importance_map(xf_full_logp_batch, fb, map,
+		rc = xf_check_importance_map(f, ctx, map,
 					     seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED,
 					     XF_ROUTE_M0, cap, min_ess, w, c);
 		if (rc)
@@ -124,7 +135,7 @@ int xf_cmc_route_rounds(xf_full_batch *fb, xf_tmap *map, uint64_t seed, double m
 			xf_info("cmc: importance route: round %d passed with k-hat %.3f > %.1f: "
 				"one more round to refine it",
 				round, c->khat, XF_ROUTE_KHAT_POLISH);
-		} else if (stop_after(c, &k_best, &stall)) {
+		} else if (stop_after(c, &pg)) {
 			break;
 		}
 		int frc = xf_tmap_fit(map, c->u, w, c->m, c->ess);

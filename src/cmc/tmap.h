@@ -5,14 +5,16 @@
  *
  *   linear   u = μ + L·z                      (the Laplace or a weighted Gaussian: the
  *                                              route's first round, xf_mix_draw's points)
- *   curved   u = μ + A·y,  A = V·Λ^{1/2} (principal axes, y₀ the widest)
+ *   curved   u = μ + A·y,  A = V·Λ^{1/2} (principal axes; y₀ the one the others bend
+ *                                          along most, usually the widest)
  *            y₀ = split₀(z₀)                   per-axis split scales: skew
  *            y_j = a_j + b_j·y₀ + c_j·y₀² + (L_r·split(z_{1..}))_j   (j ≥ 1): the other
  *            axes' centre bends quadratically with the widest (a curved ridge)
- *            split_j(z) = c_j + z·(z < 0 ? s₋ : s₊)
+ *            split_j(z) = c_j + a·z + b·(√(1 + z²) − 1), a, b = (s₊ ± s₋)/2: a smooth
+ *                         skew, slope s₋ far below the centre and s₊ far above
  *
  * Every piece is triangular and monotone, so the map is a bijection with a Jacobian
- * |det A|·|det L_r|·Π s_±(z_j) that is known at every point: log q(u) = log base(z) −
+ * |det A|·|det L_r|·Π split_j'(z_j) that is known at every point: log q(u) = log base(z) −
  * log|du/dz|, exact, as importance sampling needs. */
 #ifndef XPCSFIT_CMC_TMAP_H
 #define XPCSFIT_CMC_TMAP_H

@@ -1,0 +1,282 @@
+/* test_cmc_tmap.c — the importance route's transport-map proposal and its rounds
+ * (tmap.c, route_rounds.c; adr/0078):
+ * (a) a linear map draws xf_mix_draw's points and log q bit for bit;
+ * (b) a curved map's log q is the base density over the map's Jacobian (checked against
+ *     a central-difference Jacobian of xf_tmap_to_u, here in the test only);
+ * (c) the rounds on known targets that the Laplace round cannot pass — a banana (a
+ *     curved ridge) and a skewed (split-normal) target: a fitted round passes all three
+ *     gates and its weighted moments match the target's known ones;
+ * (d) a bimodal target is not published (no round passes). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cmc/check.h"
+#include "cmc/proposal.h"
+#include "cmc/route.h"
+#include "cmc/tmap.h"
+#include "xpcsfit/error.h"
+
+#define D 4
+
+static const double mean4[D] = { 0.3, -1.2, 2.0, 0.1 };
+static const double chol4[D * D] = { 0.5,  0,	 0,   0, 0.2, 0.3, 0,	0,
+				     -0.1, 0.05, 0.8, 0, 0.0, 0.1, 0.2, 0.4 };
+
+static void test_linear_is_mix(void **state)
+{
+	(void)state;
+	xf_tmap m;
+	assert_int_equal(xf_tmap_alloc(&m, D), 0);
+	xf_tmap_linear(&m, mean4, chol4);
+	for (uint64_t i = 0; i < 2000; i++) {
+		double u[D], u2[D], z[D];
+		double a = xf_tmap_draw(&m, 7, i, XF_ROUTE_CORE, z, u);
+		double b = xf_mix_draw(7, i, D, mean4, chol4, XF_ROUTE_CORE, u2);
+		assert_memory_equal(u, u2, sizeof u);
+		assert_memory_equal(&a, &b, sizeof a);
+		double u3[D]; /* z is the point's base coordinates */
+		xf_tmap_to_u(&m, z, u3);
+		for (int k = 0; k < D; k++)
+			assert_true(fabs(u3[k] - u[k]) < 1e-12 * (1.0 + fabs(u[k])));
+	}
+	xf_tmap_free(&m);
+}
+
+/* a curved map by hand: rotation, bend, residual factor and split scales */
+static void curved_by_hand(xf_tmap *m)
+{
+	m->kind = XF_TMAP_CURVED;
+	memcpy(m->mu, mean4, sizeof mean4);
+	const double a[D * D] = { 0.8, -0.6, 0, 0, 0.6, 0.8, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+	for (int k = 0; k < D * D; k++)
+		m->a[k] = a[k] * (1.0 + 0.5 * (k % D)); /* scaled columns */
+	m->log_det = 0.0;
+	for (int j = 0; j < D; j++)
+		m->log_det += log(1.0 + 0.5 * j);
+	memset(m->lr, 0, sizeof(double) * D * D);
+	m->lr[0] = 1.0;
+	const double lr[3][3] = { { 0.9, 0, 0 }, { 0.3, 1.1, 0 }, { -0.2, 0.1, 0.7 } };
+	for (int j = 1; j < D; j++)
+		for (int l = 1; l <= j; l++)
+			m->lr[j * D + l] = lr[j - 1][l - 1];
+	m->log_det += log(0.9) + log(1.1) + log(0.7);
+	for (int j = 1; j < D; j++) {
+		m->quad[j * 3 + 0] = 0.1 * j;
+		m->quad[j * 3 + 1] = -0.05 * j;
+		m->quad[j * 3 + 2] = 0.3 / j;
+	}
+	for (int j = 0; j < D; j++) {
+		m->centre[j] = 0.05 * j;
+		m->s_lo[j] = 0.7 + 0.1 * j;
+		m->s_hi[j] = 1.4 - 0.1 * j;
+	}
+}
+
+static void test_curved_density(void **state)
+{
+	(void)state;
+	xf_tmap m;
+	assert_int_equal(xf_tmap_alloc(&m, D), 0);
+	curved_by_hand(&m);
+	int checked = 0;
+	for (uint64_t i = 0; i < 400; i++) {
+		double z[D], u[D], zb[D], lb_u[D];
+		double lq = xf_tmap_draw(&m, 11, i, XF_ROUTE_CORE, z, u);
+		double lb = xf_mix_draw(11, i, D, m.zero, m.eye, XF_ROUTE_CORE, zb);
+		assert_memory_equal(z, zb, sizeof z); /* the base point */
+		int near_kink = 0;
+		for (int k = 0; k < D; k++)
+			near_kink |= fabs(z[k]) < 1e-4;
+		if (near_kink)
+			continue;
+		/* |det du/dz| by central differences (h = 1e-6), Gaussian elimination */
+		double j[D][D], h = 1e-6;
+		for (int l = 0; l < D; l++) {
+			double zp[D], zm[D], up[D], um[D];
+			memcpy(zp, z, sizeof z);
+			memcpy(zm, z, sizeof z);
+			zp[l] += h;
+			zm[l] -= h;
+			xf_tmap_to_u(&m, zp, up);
+			xf_tmap_to_u(&m, zm, um);
+			for (int k = 0; k < D; k++)
+				j[k][l] = (up[k] - um[k]) / (2 * h);
+		}
+		double logdet = 0.0;
+		for (int c = 0; c < D; c++) {
+			int p = c;
+			for (int r = c + 1; r < D; r++)
+				if (fabs(j[r][c]) > fabs(j[p][c]))
+					p = r;
+			for (int k = 0; k < D; k++) {
+				double t = j[c][k];
+				j[c][k] = j[p][k];
+				j[p][k] = t;
+			}
+			logdet += log(fabs(j[c][c]));
+			for (int r = c + 1; r < D; r++) {
+				double f = j[r][c] / j[c][c];
+				for (int k = c; k < D; k++)
+					j[r][k] -= f * j[c][k];
+			}
+		}
+		(void)lb_u;
+		if (!(fabs(lq - (lb - logdet)) < 1e-6))
+			fail_msg("point %d: log q %.10f, base − log|J| %.10f", (int)i, lq,
+				 lb - logdet);
+		checked++;
+	}
+	assert_true(checked > 300);
+	xf_tmap_free(&m);
+}
+
+/* ---- the rounds on known targets ---------------------------------------------------- */
+
+typedef struct target {
+	int kind; /* 0 banana, 1 split normal in u0, 2 two modes in u0 */
+	double b;
+} target;
+
+static double log_target(const target *t, const double *u)
+{
+	/* u2, u3: Gaussian, sd 0.3 and 3 (the widest axis is not the bent one) */
+	double s = -0.5 * (u[2] / 0.3) * (u[2] / 0.3) - 0.5 * (u[3] / 3.0) * (u[3] / 3.0);
+	if (t->kind == 0) { /* u0 ~ N(0, 1), u1 | u0 ~ N(b·(u0² − 1), 0.1²) */
+		double r = (u[1] - t->b * (u[0] * u[0] - 1.0)) / 0.1;
+		return s - 0.5 * u[0] * u[0] - 0.5 * r * r;
+	}
+	s -= 0.5 * u[1] * u[1];
+	if (t->kind == 1) { /* split normal: sd 0.5 below 0, 2.0 above */
+		double z = u[0] / (u[0] < 0 ? 0.7 : 1.4);
+		return s - 0.5 * z * z;
+	}
+	double a = -0.5 * (u[0] - 3.0) * (u[0] - 3.0) / 0.25,
+	       b2 = -0.5 * (u[0] + 3.0) * (u[0] + 3.0) / 0.25;
+	double mx = a > b2 ? a : b2;
+	return s + mx + log(exp(a - mx) + exp(b2 - mx));
+}
+
+static int log_target_batch(void *ctx, int n, const double *u, double *lp)
+{
+	for (int i = 0; i < n; i++)
+		lp[i] = log_target(ctx, u + (size_t)i * D);
+	return 0;
+}
+
+/* the rounds from a Laplace approximation N(0, diag(sd²)) */
+static int rounds(const target *t, const double *sd, xf_cmc_check *c, double **w)
+{
+	int m_max = xf_check_m_max(XF_ROUTE_M0);
+	double mean[D] = { 0 }, chol[D * D] = { 0 };
+	for (int k = 0; k < D; k++)
+		chol[k * D + k] = sd[k];
+	memset(c, 0, sizeof *c);
+	c->u = malloc(sizeof(double) * (size_t)m_max * D);
+	c->log_w = malloc(sizeof(double) * (size_t)m_max);
+	c->log_p = malloc(sizeof(double) * (size_t)m_max);
+	*w = malloc(sizeof(double) * (size_t)m_max);
+	assert_true(c->u && c->log_w && c->log_p && *w);
+	xf_tmap m;
+	assert_int_equal(xf_tmap_alloc(&m, D), 0);
+	xf_tmap_linear(&m, mean, chol);
+	int rc = xf_cmc_route_rounds(log_target_batch, (void *)t, &m, 5, 2000.0, *w, c);
+	xf_tmap_free(&m);
+	printf("  rounds %d: M %d, k-hat %.3f, IS-ESS %.0f, axis dev %.3f (axis %d); passed %d %d "
+	       "%d\n",
+	       c->rounds, c->m, c->khat, c->ess, c->axis_dev, c->axis, c->pass_khat, c->pass_ess,
+	       c->pass_axis);
+	return rc;
+}
+
+static void moments(const xf_cmc_check *c, const double *w, int k, double *mu, double *sd)
+{
+	double s1 = 0.0, s2 = 0.0;
+	for (int i = 0; i < c->m; i++) {
+		double x = c->u[(size_t)i * D + k];
+		s1 += w[i] * x;
+		s2 += w[i] * x * x;
+	}
+	*mu = s1;
+	*sd = sqrt(s2 - s1 * s1);
+}
+
+static void free_check(xf_cmc_check *c, double *w)
+{
+	free(c->u);
+	free(c->log_w);
+	free(c->log_p);
+	free(w);
+}
+
+/* a banana: u1's variance b²·Var(u0²) + 0.01 = 2b² + 0.01; the Laplace round fails */
+static void test_rounds_banana(void **state)
+{
+	(void)state;
+	target t = { 0, 0.2 };
+	const double sd[D] = { 1.0, 0.1, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w, mu, s;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_true(c.rounds >= 2);
+	assert_true(c.pass_khat && c.pass_ess && c.pass_axis);
+	moments(&c, w, 1, &mu, &s);
+	double want = sqrt(2 * t.b * t.b + 0.01); /* 0.714 */
+	if (!(fabs(mu) < 0.1 * want && fabs(s / want - 1.0) < 0.05))
+		fail_msg("u1: mean %.4f sd %.4f, want 0 and %.4f", mu, s, want);
+	moments(&c, w, 0, &mu, &s);
+	if (!(fabs(mu) < 0.1 && fabs(s - 1.0) < 0.05))
+		fail_msg("u0: mean %.4f sd %.4f, want 0 and 1", mu, s);
+	free_check(&c, w);
+}
+
+/* a split normal (sd 0.5 below 0, 2 above): mean (2 − 0.5)·√(2/π) = 1.197, sd
+ * √((0.5² − 0.5·2 + 2²) − ((2 − 0.5)·√(2/π))²·…) from the closed form below */
+static void test_rounds_skewed(void **state)
+{
+	(void)state;
+	target t = { 1, 0 };
+	const double sd[D] = { 0.7, 1.0, 0.3, 3.0 }; /* Laplace at the mode: the narrow side */
+	xf_cmc_check c;
+	double *w, mu, s;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_true(c.rounds >= 2);
+	assert_true(c.pass_khat && c.pass_ess && c.pass_axis);
+	double s1 = 0.7, s2 = 1.4, k = sqrt(2.0 / M_PI);
+	double want_mu = k * (s2 - s1);
+	double want_sd = sqrt((1.0 - k * k) * (s2 - s1) * (s2 - s1) + s1 * s2);
+	moments(&c, w, 0, &mu, &s);
+	if (!(fabs(mu - want_mu) < 0.05 * want_sd && fabs(s / want_sd - 1.0) < 0.05))
+		fail_msg("u0: mean %.4f sd %.4f, want %.4f and %.4f", mu, s, want_mu, want_sd);
+	free_check(&c, w);
+}
+
+/* two modes at ±3 (sd 0.5): no map of this family fits; nothing is published */
+static void test_rounds_bimodal(void **state)
+{
+	(void)state;
+	target t = { 2, 0 };
+	const double sd[D] = { 0.5, 1.0, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_false(c.pass_khat && c.pass_ess && c.pass_axis);
+	free_check(&c, w);
+}
+
+int main(void)
+{
+	xf_log_set_stderr(1, getenv("XF_TEST_VERBOSE") != NULL);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linear_is_mix),  cmocka_unit_test(test_curved_density),
+		cmocka_unit_test(test_rounds_banana),  cmocka_unit_test(test_rounds_skewed),
+		cmocka_unit_test(test_rounds_bimodal),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
