@@ -95,13 +95,16 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 			double *w, xf_cmc_check *c)
 {
 	int used = 0, d = map->d, rc = 0;
+	/* a round's first M: 500, and more in many dimensions, where the next round's fit
+	 * needs more effective points (XF_ROUTE_M0_DIMS dimensions per 500) */
+	int m0 = XF_ROUTE_M0 * ((d + XF_ROUTE_M0_DIMS - 1) / XF_ROUTE_M0_DIMS);
 	progress pg = { INFINITY, 0.0, 0 };
 	kept_round k = { 0 };
 	for (int round = 1; round <= XF_ROUTE_ROUNDS; round++) {
 		int cap = xf_check_m_max(XF_ROUTE_M0);
 		if (cap > XF_ROUTE_POINTS_MAX - used)
 			cap = XF_ROUTE_POINTS_MAX - used;
-		if (cap < XF_ROUTE_M0)
+		if (cap < m0)
 			break;
 		if (round > 1)
 			xf_info("cmc: importance route, round %d: the proposal fitted to round "
@@ -112,8 +115,8 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 		c->core = XF_ROUTE_CORE;
 		c->rounds = round;
 		rc = xf_check_importance_map(f, ctx, map,
-					     seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED,
-					     XF_ROUTE_M0, cap, min_ess, w, c);
+					     seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED, m0,
+					     cap, min_ess, w, c);
 		if (rc)
 			break;
 		used += c->m + 2 * d + 1;

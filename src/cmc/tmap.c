@@ -16,6 +16,9 @@
 /* the two half-spreads of an axis differ at most this factor: a split from a few
  * dozen effective points can be far off, and the proposal's tails must stay wide */
 #define XF_TMAP_SPLIT_MAX 5.0
+/* κ/d of the covariance shrinkage (tmap.h): measured on a 16-dimensional static posterior
+ * (6 angles, individual scaling), where round 1 leaves an IS-ESS of 68 */
+#define XF_TMAP_SHRINK 1.0
 
 int xf_tmap_alloc(xf_tmap *m, int d)
 {
@@ -24,6 +27,7 @@ int xf_tmap_alloc(xf_tmap *m, int d)
 	size_t dd = (size_t)d * d;
 	m->mu = calloc((size_t)d, sizeof(double));
 	m->a = calloc(dd, sizeof(double));
+	m->cov = calloc(dd, sizeof(double));
 	m->quad = calloc((size_t)d * 3, sizeof(double));
 	m->lr = calloc(dd, sizeof(double));
 	m->centre = calloc((size_t)d, sizeof(double));
@@ -32,8 +36,8 @@ int xf_tmap_alloc(xf_tmap *m, int d)
 	m->zero = calloc((size_t)d, sizeof(double));
 	m->eye = calloc(dd, sizeof(double));
 	m->work = calloc((size_t)d * 3, sizeof(double));
-	if (!m->mu || !m->a || !m->quad || !m->lr || !m->centre || !m->s_lo || !m->s_hi ||
-	    !m->zero || !m->eye || !m->work) {
+	if (!m->mu || !m->a || !m->cov || !m->quad || !m->lr || !m->centre || !m->s_lo ||
+	    !m->s_hi || !m->zero || !m->eye || !m->work) {
 		xf_tmap_free(m);
 		return -1;
 	}
@@ -46,6 +50,7 @@ void xf_tmap_free(xf_tmap *m)
 {
 	free(m->mu);
 	free(m->a);
+	free(m->cov);
 	free(m->quad);
 	free(m->lr);
 	free(m->centre);
@@ -66,6 +71,13 @@ void xf_tmap_linear(xf_tmap *m, const double *mean, const double *chol)
 	m->log_det = 0.0;
 	for (int k = 0; k < d; k++)
 		m->log_det += log(chol[(size_t)k * d + k]);
+	for (int k = 0; k < d; k++)
+		for (int l = 0; l < d; l++) {
+			double s = 0.0;
+			for (int j = 0; j <= (k < l ? k : l); j++)
+				s += chol[(size_t)k * d + j] * chol[(size_t)l * d + j];
+			m->cov[(size_t)k * d + l] = s;
+		}
 }
 
 /* The skew of one axis, smooth: v = c + a·z + b·(√(1 + z²) − 1) with a = (s₊ + s₋)/2,
@@ -250,11 +262,11 @@ static void swap_columns(double *x, int n, int d, int a, int b)
 /* mean and covariance of the weighted points into m->mu and cov; A = V·Λ^{1/2} (widest
  * axis first) into m->a, log|det A| returned through *log_det; −1 when not positive
  * definite */
-static int principal_axes(xf_tmap *m, const double *u, const double *w, int n, double *cov,
-			  double *log_det)
+static int principal_axes(xf_tmap *m, const double *u, const double *w, int n, double ess,
+			  double *cov, double *log_det)
 {
 	int d = m->d;
-	double *ev = m->work;
+	double *ev = m->work, kappa = XF_TMAP_SHRINK * d;
 	memset(m->mu, 0, sizeof(double) * (size_t)d);
 	memset(cov, 0, sizeof(double) * (size_t)d * d);
 	for (int i = 0; i < n; i++)
@@ -265,6 +277,9 @@ static int principal_axes(xf_tmap *m, const double *u, const double *w, int n, d
 			for (int l = 0; l < d; l++)
 				cov[(size_t)k * d + l] += w[i] * (u[(size_t)i * d + k] - m->mu[k]) *
 							  (u[(size_t)i * d + l] - m->mu[l]);
+	for (size_t k = 0; k < (size_t)d * d; k++) /* shrunk towards the map's own */
+		cov[k] = (ess * cov[k] + kappa * m->cov[k]) / (ess + kappa);
+	memcpy(m->cov, cov, sizeof(double) * (size_t)d * d);
 	if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', d, cov, d, ev) != 0 || !(ev[0] > 0.0))
 		return -1;
 	*log_det = 0.0;
@@ -285,15 +300,18 @@ int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess)
 	double *y = malloc(sizeof(double) * (size_t)n * d);
 	wv *buf = malloc(sizeof(wv) * (size_t)n);
 	double *mu_old = malloc(sizeof(double) * (size_t)d),
-	       *a_old = malloc(sizeof(double) * (size_t)d * d);
-	if (!cov || !y || !buf || !mu_old || !a_old)
+	       *a_old = malloc(sizeof(double) * (size_t)d * d),
+	       *cov_old = malloc(sizeof(double) * (size_t)d * d);
+	if (!cov || !y || !buf || !mu_old || !a_old || !cov_old)
 		goto done;
 	memcpy(mu_old, m->mu, sizeof(double) * (size_t)d);
 	memcpy(a_old, m->a, sizeof(double) * (size_t)d * d);
 	double log_det_a;
-	if (principal_axes(m, u, w, n, cov, &log_det_a)) {
+	memcpy(cov_old, m->cov, sizeof(double) * (size_t)d * d);
+	if (principal_axes(m, u, w, n, ess, cov, &log_det_a)) {
 		memcpy(m->mu, mu_old, sizeof(double) * (size_t)d); /* unchanged */
 		memcpy(m->a, a_old, sizeof(double) * (size_t)d * d);
+		memcpy(m->cov, cov_old, sizeof(double) * (size_t)d * d);
 		rc = 1;
 		goto done;
 	}
@@ -374,5 +392,6 @@ done:
 	free(buf);
 	free(mu_old);
 	free(a_old);
+	free(cov_old);
 	return rc;
 }

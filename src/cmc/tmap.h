@@ -25,10 +25,11 @@ enum { XF_TMAP_LINEAR = 0, XF_TMAP_CURVED = 1 };
 
 typedef struct xf_tmap {
 	int d;
-	int kind;	    /* XF_TMAP_LINEAR or XF_TMAP_CURVED */
-	double *mu;	    /* [d] centre, u-space */
-	double *a;	    /* [d·d] row-major: linear: the lower Cholesky factor L; curved: A */
-	double log_det;	    /* log|det A| + log|det L_r| (curved), log|det L| (linear) */
+	int kind;	/* XF_TMAP_LINEAR or XF_TMAP_CURVED */
+	double *mu;	/* [d] centre, u-space */
+	double *a;	/* [d·d] row-major: linear: the lower Cholesky factor L; curved: A */
+	double log_det; /* log|det A| + log|det L_r| (curved), log|det L| (linear) */
+	double *cov; /* [d·d] the Gaussian part's covariance (L·Lᵀ, or the last fit's shrunk one): what the next fit shrinks towards */
 	double *quad;	    /* [d·3] curved: a_j, b_j, c_j of y_j's centre (row 0 unused) */
 	double *lr;	    /* [d·d] curved: lower factor of the residual covariance (rows and
 			      columns 1..d−1; [0][0] = 1) */
@@ -46,7 +47,10 @@ void xf_tmap_free(xf_tmap *m);
 /* The linear map u = mean + L·z (chol: lower, row-major d×d). */
 void xf_tmap_linear(xf_tmap *m, const double *mean, const double *chol);
 
-/* Fit the curved map to n weighted points u[n][d] (w: normalised, Σ = 1). The quadratic
+/* Fit the curved map to n weighted points u[n][d] (w: normalised, Σ = 1). Their
+ * covariance is shrunk towards the map's present one, (ess·Σ_w + κ·Σ)/(ess + κ) with
+ * κ = XF_TMAP_SHRINK·d: from a few dozen effective points in 16 dimensions the weighted
+ * covariance is mostly noise. The quadratic
  * bend and the split scales are fitted only where the weights carry enough points for them
  * (ess: the points' IS-ESS); what is not fitted stays Gaussian. 0, −1 out of memory, or 1
  * when the weighted covariance is not positive definite (the map is then unchanged). */
