@@ -42,15 +42,18 @@ static void route_tick(void *ctx, long done, long total)
 	if (!r->progress || (done < total && now - r->last_report < 1.0))
 		return;
 	r->last_report = now;
-	double rate = el > 0.0 ? (double)(r->route_points + done) / el : 0.0;
 	xf_cmc_progress p = { 0,
 			      1,
 			      done,
 			      total,
 			      0,
 			      el,
-			      rate > 0.0 ? (double)(total - done) / rate : NAN,
-			      "importance" };
+			      xf_eta_update(&r->eta, el, done, total),
+			      "importance",
+			      r->route_round,
+			      NULL,
+			      0,
+			      0 };
 	r->progress(&p, r->progress_ctx);
 	if (done == total)
 		r->route_points += total;
@@ -223,6 +226,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 				round, round - 1);
 		c->core = XF_ROUTE_CORE;
 		c->rounds = round;
+		r->route_round = round; /* progress only */
 		irc = xf_check_importance(xf_full_logp_batch, &fb, d, mean, chol,
 					  r->seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED, m0,
 					  XF_ROUTE_MIN_ESS, w, c);
