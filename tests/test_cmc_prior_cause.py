@@ -134,6 +134,11 @@ def conflict():
               "conflict: results.h5 /cmc/prior_vs_nlsq")
         check("failed_run" in h["cmc/prior_sensitivity"].attrs,
               "conflict: results.h5 prior_sensitivity marks the failed run")
+    with open(os.path.join(d, "report.html")) as f:
+        page = f.read()
+    check("prior far from the data (before sampling)" in page
+          and f"D0 {away:.0f} NLSQ sd from its prior" in page,
+          "conflict: report.html names the prior")
     # honest time: the stage, and the long-run line (threshold 0 by the test knob)
     check("posterior: exact NUTS " in r.stderr and " chains, iterations " in r.stderr,
           "conflict: the progress line names the stage")

@@ -147,7 +147,21 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
-	char sens[256] = "", gap[256] = "";
+	const xf_cmc_prior_vs_nlsq *pv = &res->prior_vs_nlsq;
+	char sens[256] = "", gap[256] = "", far[256] = "";
+	/* the priors named before sampling (adr/0080) */
+	for (int m = 0; pv->done && m < res->n_theta; m++) {
+		int k = res->theta[m];
+		double a = pv->nlsq_sd_away[k];
+		if (pv->conflict[k])
+			append(far, sizeof far, "%s%s %.*f NLSQ sd from its prior's mean",
+			       *far ? ", " : "", res->names[k], a < 10.0 ? 1 : 0, a);
+	}
+	if (*far)
+		xf_report_add(r, XF_REPORT_FIT, "prior far from the data (before sampling)", "%s",
+			      far);
+	if (s->failed_run)
+		xf_report_add(r, XF_REPORT_FIT, "prior sensitivity on", "%s", XF_PSENS_FAILED);
 	if (!s->done) {
 		xf_report_add(r, XF_REPORT_FIT, "prior sensitivity", "not computed");
 		return;
