@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cmc/eta.h"
+#include "cmc/run_internal.h"
 #include "cmc/prior_vs_nlsq.h"
 #include "cmc/sensitivity.h"
 
@@ -213,6 +214,57 @@ static void test_long_run_estimate(void **state)
 	unsetenv("XPCSFIT_TEST_LONG_RUN_S");
 }
 
+/* the line's two chances: the estimate at the probe count, and later the time so far
+ * plus the recent-rate ETA; said once */
+static void test_long_run_when(void **state)
+{
+	(void)state;
+	cmc_run r;
+	shard_job job;
+	memset(&r, 0, sizeof r);
+	memset(&job, 0, sizeof job);
+	job.ps.n_pairs = 1000;
+	r.jobs = &job;
+	r.pr.n_phi = 3;
+	r.n_shards = 1;
+	r.only_shard = -1;
+	r.n_chains = 4;
+	r.n_warmup = 500;
+	r.n_samples = 1500;
+	r.n_threads = 2;
+	unsetenv("XPCSFIT_TEST_LONG_RUN_S");
+	/* before the probe (160 of 8 000): nothing, however slow */
+	r.iterations_done = 159;
+	r.grad_evals_done = 100000;
+	xf_cmc_long_run_check(&r, 1e6);
+	assert_int_equal(r.long_checked, 0);
+	xf_cmc_long_run_recheck(&r, 1e6, 1e6); /* no recheck before the estimate */
+	assert_int_equal(r.long_warned, 0);
+	/* at the probe: 160 transitions, 800 passes in 4 s: 0.005 s × 66.3 × 8 000 = 2 652 s */
+	r.iterations_done = 160;
+	r.grad_evals_done = 800;
+	xf_cmc_long_run_check(&r, 4.0);
+	assert_int_equal(r.long_checked, 1);
+	assert_int_equal(r.long_warned, 1);
+	/* a fast start (0.5 s: 331 s expected) stays quiet until the ETA says otherwise */
+	r.long_checked = r.long_warned = 0;
+	xf_cmc_long_run_check(&r, 0.5);
+	assert_int_equal(r.long_checked, 1);
+	assert_int_equal(r.long_warned, 0);
+	xf_cmc_long_run_recheck(&r, 100.0, 400.0);
+	assert_int_equal(r.long_warned, 0);
+	xf_cmc_long_run_recheck(&r, 100.0, NAN);
+	assert_int_equal(r.long_warned, 0);
+	xf_cmc_long_run_recheck(&r, 100.0, 600.0);
+	assert_int_equal(r.long_warned, 1);
+	/* K > 1: never (the line is about the exact one-shard run) */
+	r.long_checked = 1;
+	r.long_warned = 0;
+	r.n_shards = 3;
+	xf_cmc_long_run_recheck(&r, 1e6, 1e6);
+	assert_int_equal(r.long_warned, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_num_sds),
 		cmocka_unit_test(test_eta_window),
 		cmocka_unit_test(test_long_run_estimate),
+		cmocka_unit_test(test_long_run_when),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

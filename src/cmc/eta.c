@@ -57,7 +57,8 @@ long xf_long_run_probe(long transitions, int n_chains)
 	return probe < transitions ? probe : transitions;
 }
 
-void xf_long_run_warning(double expected_s, long n_points, int n_chains, int n_threads)
+void xf_long_run_warning(double expected_s, long n_points, int n_chains, int n_threads,
+			 const char *basis)
 {
 	char when[32];
 	if (expected_s >= 5400.0)
@@ -67,11 +68,11 @@ void xf_long_run_warning(double expected_s, long n_points, int n_chains, int n_t
 	else
 		snprintf(when, sizeof when, "%.0f s", expected_s);
 	xf_warn("cmc: exact NUTS on %ld points is expected to take ~%s (%d chains, %d virtual "
-		"devices; measured on its first transitions); faster: more threads (--threads) "
+		"devices; %s); faster: more threads (--threads) "
 		"or ranks (xpcsfit-mpi), fewer points (analyzer_parameters.start_frame/end_frame, "
 		"phi_filtering), or a parameter of a known ridge held fixed (--fix NAME=VALUE); "
 		"running on",
-		n_points, when, n_chains, n_threads);
+		n_points, when, n_chains, n_threads, basis);
 }
 
 void xf_cmc_nuts_stage(const cmc_run *r, xf_cmc_progress *p)
@@ -90,18 +91,36 @@ void xf_cmc_nuts_stage(const cmc_run *r, xf_cmc_progress *p)
 	}
 }
 
+/* one shard, the whole run's NUTS, rank 0, not yet said */
+static int long_run_applies(const cmc_run *r)
+{
+	return !r->long_warned && r->n_shards == 1 && r->only_shard < 0 &&
+	       !(r->dist && r->dist->rank != 0);
+}
+
+static void long_run_say(cmc_run *r, double expected_s, const char *basis)
+{
+	r->long_warned = 1;
+	xf_long_run_warning(expected_s, (long)(r->jobs[0].ps.n_pairs * (size_t)r->pr.n_phi),
+			    r->n_chains, r->n_threads, basis);
+}
+
 void xf_cmc_long_run_check(cmc_run *r, double elapsed_s)
 {
 	long total = (long)r->n_chains * ((long)r->n_warmup + r->n_samples);
-	if (r->long_checked || r->n_shards != 1 || r->only_shard >= 0 ||
+	if (r->long_checked || !long_run_applies(r) ||
 	    r->iterations_done < xf_long_run_probe(total, r->n_chains))
 		return;
 	r->long_checked = 1;
-	if (r->dist && r->dist->rank != 0)
-		return;
 	long grads = __atomic_load_n(&r->grad_evals_done, __ATOMIC_RELAXED);
 	double expected = xf_nuts_expected_s(elapsed_s, r->iterations_done, grads, total);
 	if (expected > xf_long_run_threshold_s())
-		xf_long_run_warning(expected, (long)(r->jobs[0].ps.n_pairs * (size_t)r->pr.n_phi),
-				    r->n_chains, r->n_threads);
+		long_run_say(r, expected, "measured on its first transitions");
+}
+
+void xf_cmc_long_run_recheck(cmc_run *r, double elapsed_s, double eta_s)
+{
+	if (r->long_checked && long_run_applies(r) && isfinite(eta_s) &&
+	    elapsed_s + eta_s > xf_long_run_threshold_s())
+		long_run_say(r, elapsed_s + eta_s, "the time so far and the recent rate");
 }

@@ -122,6 +122,7 @@ static void report(cmc_run *r)
 			      0,
 			      0 };
 	xf_cmc_nuts_stage(r, &p);
+	xf_cmc_long_run_recheck(r, el, p.eta_s);
 	r->last_report = now;
 	r->progress(&p, r->progress_ctx);
 }

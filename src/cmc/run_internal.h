@@ -67,6 +67,7 @@ typedef struct cmc_run {
 	long warmup_done;     /* warmup transitions of every chain so far */
 	long grad_evals_done; /* NUTS gradient passes so far, every chain (atomic) */
 	int long_checked;     /* the long-run estimate was made */
+	int long_warned;      /* the long-run line was said */
 	int n_threads;	      /* virtual devices, for the long-run line */
 	int route_round;      /* the importance route's round now running */
 } cmc_run;
