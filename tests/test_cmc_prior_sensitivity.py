@@ -7,6 +7,7 @@ parameters.json, results.h5 and report.html; the same data with a prior nearly f
 the bounds must not be. Both with num_shards: 1 (prior and likelihood power-scaled) and
 with 3 shards (the prior only, the likelihood marked not measured). A few seconds."""
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -105,7 +106,17 @@ def numpy_prior_sensitivity(name, d):
 
 
 def prior_reasons(p):
-    return [s for s in p["quality"]["reasons"] if s.startswith("prior ")]
+    return [s for s in p["quality"]["reasons"] if "TruncatedNormal(" in s]
+
+
+def pm(v, u):
+    """v +/- u as the reasons write them (util/numfmt.h, adr/0080): u to 2 significant
+    digits, v rounded to the same decimal place."""
+    place = math.floor(math.log10(u)) - 1
+    if round(u, -place) >= 10 ** (place + 2):  # 0.0996 -> 0.10
+        place += 1
+    decimals = max(0, -place)
+    return f"{round(v, -place):.{decimals}f} ± {round(u, -place):.{decimals}f}"
 
 
 def flagged(name, shards):
@@ -119,9 +130,12 @@ def flagged(name, shards):
           f"got {reasons}")
     if reasons:
         r = reasons[0]
-        mean, nlsq = d0["posterior_mean"], d0["nlsq"]
-        for want in ("TruncatedNormal(1000, 1000)", f"{mean:.0f}", f"{nlsq:.0f}",
-                     "the data (NLSQ) say", "power-scaling sensitivity"):
+        # each number to the precision its sd supports (adr/0080), the diagnosis first
+        post = pm(d0["posterior_mean"], d0["posterior_std"])
+        data = pm(d0["nlsq"], d0["nlsq_std"])
+        for want in ("prior-data conflict on D0", "TruncatedNormal(1000, 1000)",
+                     f"pulls the posterior to {post}", f"the data (NLSQ) say {data}",
+                     "power-scaling sensitivity prior"):
             check(want in r, f"{name}: '{want}' missing from the reason: {r}")
     # the planted conflict: the posterior is pulled well below the truth, toward 1000
     check(d0["flagged"] is True and d0["prior_sensitivity"] > s["threshold"],
@@ -152,7 +166,7 @@ def flagged(name, shards):
         check(np.isnan(g["likelihood"][k]) == (shards != 1), f"{name}: results.h5 likelihood")
     with open(os.path.join(d, "report.html")) as f:
         page = f.read()
-    check("prior sensitivity" in page and "prior fights the data on D0" in page,
+    check("prior sensitivity" in page and "prior-data conflict on D0" in page,
           f"{name}: report.html lacks the prior check")
 
 

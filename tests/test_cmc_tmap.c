@@ -186,7 +186,7 @@ static int rounds(const target *t, const double *sd, xf_cmc_check *c, double **w
 	xf_tmap m;
 	assert_int_equal(xf_tmap_alloc(&m, D), 0);
 	xf_tmap_linear(&m, mean, chol);
-	int rc = xf_cmc_route_rounds(log_target_batch, (void *)t, &m, 5, 2000.0, *w, c);
+	int rc = xf_cmc_route_rounds(log_target_batch, (void *)t, &m, 5, NULL, 2000.0, *w, c);
 	xf_tmap_free(&m);
 	printf("  rounds %d: M %d, k-hat %.3f, IS-ESS %.0f, axis dev %.3f (axis %d); passed %d %d "
 	       "%d\n",

@@ -81,9 +81,13 @@ typedef struct xf_cmc_check {
  * posterior against NLSQ. Arrays [n_params]; NaN where not measured (a fixed
  * parameter; the likelihood when K > 1; NLSQ values it does not have). */
 typedef struct xf_cmc_sensitivity {
-	int done;			/* 0: no combined posterior */
-	int likelihood_measured;	/* 0: K > 1, the combined draws carry no likelihood */
-	int n_draws;			/* draws it was computed on */
+	int done;		 /* 0: no combined posterior */
+	int likelihood_measured; /* 0: K > 1, the combined draws carry no likelihood */
+	int n_draws;		 /* draws it was computed on */
+	/* 1: on the draws of a NUTS run that did not converge (K = 1, no posterior): what
+	 * the sampler produced, to name a prior that caused the failure */
+	int failed_run;
+	double *mean, *sd;		/* of the draws judged (the posterior's, or those) */
 	double threshold, eps;		/* 0.05; α = 1 ± eps */
 	double khat_prior, khat_lik;	/* largest Pareto k̂ of the power-scaling weights */
 	double *prior, *lik;		/* power-scaling sensitivities */
@@ -94,6 +98,22 @@ typedef struct xf_cmc_sensitivity {
 	const char **diagnosis;		/* "-", "prior-data conflict", ... */
 	int *flagged;			/* 1: a quality reason names this parameter */
 } xf_cmc_sensitivity;
+
+/* Each prior against the NLSQ result, before any sampling (cmc.md "A prior far from the
+ * data", adr/0080). Arrays [n_params], NaN where not computed (a fixed parameter, no
+ * NLSQ uncertainty). */
+typedef struct xf_cmc_prior_vs_nlsq {
+	int done;
+	int n_conflicts;		/* parameters flagged below */
+	double *prior_mu, *prior_sigma; /* the prior (untempered) */
+	double *nlsq, *nlsq_sd;		/* NLSQ's value and uncertainty */
+	double *nlsq_sd_away;		/* |NLSQ − prior mu| / NLSQ sd */
+	double *prior_sd_away;		/* |NLSQ − prior mu| / prior sigma */
+	double *log_density; /* log prior at NLSQ − at its peak: −½·prior_sd_away² */
+	double *width_ratio; /* prior sigma / NLSQ sd (< 1: narrower than the data) */
+	double *shift_sd;    /* the Gaussian product's pull on the posterior, NLSQ sds */
+	int *conflict;	     /* 1: narrow and far, a prior–data conflict in waiting */
+} xf_cmc_prior_vs_nlsq;
 
 typedef struct xf_cmc_result {
 	xf_mode mode;
@@ -125,6 +145,7 @@ typedef struct xf_cmc_result {
 	xf_quality quality;
 	xf_cmc_check check;
 	xf_cmc_sensitivity sensitivity;
+	xf_cmc_prior_vs_nlsq prior_vs_nlsq; /* before sampling (prior_vs_nlsq.c) */
 	uint64_t seed;
 	long grad_evals;
 	char shard_dir[4096]; /* where every shard's draws are kept */
@@ -150,6 +171,12 @@ typedef struct xf_cmc_progress {
 	/* NULL: NUTS (the fields above); "importance": the route's check, iterations
 	 * are the points of its current batch */
 	const char *stage;
+	/* what the stage is doing (adr/0080): the importance route's round (1, 2, ...);
+	 * one shard's NUTS: phase "warmup" or "sampling" and, when its chains run in turn,
+	 * the chain running (1-based; 0: the chains run side by side) of n_chains */
+	int round;
+	const char *phase;
+	int chain, n_chains;
 } xf_cmc_progress;
 
 typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);

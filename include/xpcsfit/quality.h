@@ -44,7 +44,8 @@ typedef struct xf_identified {
 typedef struct xf_quality {
 	xf_quality_level overall;
 	int n_reasons;
-	char reasons[XF_QUALITY_MAX_REASONS][192];
+	/* 320: a reason that names priors with their numbers (adr/0080) fits whole */
+	char reasons[XF_QUALITY_MAX_REASONS][320];
 	/* the checks behind "converged" (NLSQ; CMC leaves them 0) */
 	double distance_se;	  /* one Gauss-Newton step's length in standard errors */
 	int all_informed;	  /* every free parameter constrained within its bounds */

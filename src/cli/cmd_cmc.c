@@ -189,6 +189,20 @@ typedef struct progress_state {
 	int n_rings; /* > 1: a joint posterior over that many rings */
 } progress_state;
 
+/* ", ETA 80 s" / ", ETA 17 min": the remaining time from the recent rate (eta.h) */
+static void eta_text(double eta_s, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (!isfinite(eta_s))
+		return;
+	if (eta_s >= 5400.0)
+		snprintf(buf, size, ", ETA %.1f h", eta_s / 3600.0);
+	else if (eta_s >= 120.0)
+		snprintf(buf, size, ", ETA %.0f min", eta_s / 60.0);
+	else
+		snprintf(buf, size, ", ETA %.0f s", eta_s);
+}
+
 static void show_progress(const xf_cmc_progress *p, void *ctx)
 {
 	progress_state *st = ctx;
@@ -214,41 +228,40 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 			       p->shards_done, p->shards_total, st->shard_dir,
 			       p->shards_done ? "" : " (none finished with these inputs)");
 	}
-	if (isfinite(p->eta_s))
-		snprintf(eta, sizeof eta, ", ETA %.0f s", p->eta_s);
-	if (p->stage && !strcmp(p->stage, "importance")) { /* the route's check (adr/0045) */
-		double pct = p->iterations_total > 0 ? 100.0 * (double)p->iterations_done /
-							       (double)p->iterations_total
-						     : 100.0;
-		if (tty)
-			fprintf(stderr,
-				"\r  posterior: exact log density at %ld/%ld points (%.0f %%), "
-				"%.1f s%s   ",
-				p->iterations_done, p->iterations_total, pct, p->elapsed_s, eta);
-		else if (xf_progress_due(&st->last, p->elapsed_s))
-			xf_say(XF_VERB_NORMAL,
-			       "posterior: exact log density at %ld/%ld points (%.0f %%), %.1f s%s",
-			       p->iterations_done, p->iterations_total, pct, p->elapsed_s, eta);
-		return;
-	}
-	/* transitions of every chain, warmup included: what moves inside a long shard */
+	eta_text(p->eta_s, eta, sizeof eta);
 	double pct = p->iterations_total > 0
 			     ? 100.0 * (double)p->iterations_done / (double)p->iterations_total
 			     : 100.0;
+	char line[256];
+	if (p->stage && !strcmp(p->stage, "importance")) /* the route's check (adr/0045) */
+		snprintf(line, sizeof line,
+			 "posterior: importance check, round %d, exact log density at %ld/%ld "
+			 "points (%.0f %%), %.1f s%s",
+			 p->round > 0 ? p->round : 1, p->iterations_done, p->iterations_total, pct,
+			 p->elapsed_s, eta);
+	else if (p->shards_total == 1 && p->phase) { /* one shard: exact NUTS, no shards */
+		char chains[48];
+		if (p->chain > 0)
+			snprintf(chains, sizeof chains, "chain %d/%d", p->chain, p->n_chains);
+		else
+			snprintf(chains, sizeof chains, "%d chains", p->n_chains);
+		snprintf(line, sizeof line,
+			 "posterior: exact NUTS %s, %s, iterations %ld/%ld (%.0f %%), %ld "
+			 "divergences, %.1f s%s",
+			 p->phase, chains, p->iterations_done, p->iterations_total, pct,
+			 p->divergences, p->elapsed_s, eta);
+	} else /* transitions of every chain, warmup included: what moves in a long shard */
+		snprintf(line, sizeof line,
+			 "cmc shards %ld/%ld, iterations %ld/%ld (%.0f %%), %ld divergences, "
+			 "%.1f s%s",
+			 p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
+			 pct, p->divergences, p->elapsed_s, eta);
 	/* without a terminal: paced lines, and always the last one (all shards done) */
+	int last = !p->stage && p->shards_done == p->shards_total;
 	if (tty)
-		fprintf(stderr,
-			"\r  cmc shards %ld/%ld, iterations %ld/%ld (%.0f %%), %ld divergences, "
-			"%.1f s%s   ",
-			p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
-			pct, p->divergences, p->elapsed_s, eta);
-	else if (xf_progress_due(&st->last, p->elapsed_s) ||
-		 (p->shards_done == p->shards_total && xf_progress_on()))
-		xf_say(XF_VERB_NORMAL,
-		       "cmc shards %ld/%ld, iterations %ld/%ld (%.0f %%), %ld divergences, "
-		       "%.1f s%s",
-		       p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
-		       pct, p->divergences, p->elapsed_s, eta);
+		fprintf(stderr, "\r  %s   ", line);
+	else if (xf_progress_due(&st->last, p->elapsed_s) || (last && xf_progress_on()))
+		xf_say(XF_VERB_NORMAL, "%s", line);
 }
 
 static void print_summary(const char *dir, const xf_cmc_result *res)

@@ -340,7 +340,7 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 static void uninformed_text(const joint_run *jr, const xf_nlsq_result *own, const ring_check *chk,
 			    int k, char *buf, size_t size)
 {
-	/* one quality reason (192 bytes): the share per parameter and the correlation are
+	/* one quality reason (320 bytes): the share per parameter and the correlation are
 	 * in parameters.json */
 	snprintf(buf, size,
 		 "ring q %.6g 1/A informs no physical parameter (largest information share "

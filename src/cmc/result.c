@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmc/check.h"
+#include "cmc/prior_vs_nlsq.h"
 #include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "cmc/sensitivity.h"
@@ -161,7 +162,9 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	double fraction = res->n_shards ? (double)kept / (double)res->n_shards : 1.0;
 	int ok = combined && fraction >= r->o->min_success_rate;
 	res->status = ok ? "converged" : "failed";
-	if (!combined)
+	if (!combined && res->n_shards == 1)
+		xf_cmc_no_posterior_reason(res); /* one shard: NUTS's words, the prior named */
+	else if (!combined)
 		xf_quality_add_reason(q,
 				      "no combined posterior: every shard was excluded or failed");
 	else if (fraction < r->o->min_success_rate)
@@ -176,7 +179,7 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 			"%ld of %ld shards excluded (see shards); the posterior carries the "
 			"prior to the power %ld/%ld",
 			res->n_shards - kept, res->n_shards, kept, res->n_shards);
-	if (failed)
+	if (failed && res->n_shards > 1)
 		xf_quality_add_reason(q, "%ld shards could not be sampled", failed);
 	/* any divergence after warmup: the trajectories missed part of the posterior,
 	 * typically its tails (Stan warns on any; measured here: sds 4-9 % short at
@@ -184,19 +187,26 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	if (divergent)
 		xf_quality_add_reason(
 			q,
-			"%ld of %ld transitions after warmup diverged in the kept shards: the "
+			"%ld of %ld transitions after warmup diverged%s: the "
 			"tails may be short; raise per_shard_mcmc.target_accept_prob (e.g. 0.99)",
-			divergent, transitions);
-	if (low_ebfmi)
+			divergent, transitions, res->n_shards > 1 ? " in the kept shards" : "");
+	if (low_ebfmi && res->n_shards == 1)
+		xf_quality_add_reason(q, "E-BFMI below %.1f (poor energy exploration)",
+				      XF_EBFMI_LOW);
+	else if (low_ebfmi)
 		xf_quality_add_reason(
 			q, "%ld kept shards have E-BFMI below %.1f (poor energy exploration)",
 			low_ebfmi, XF_EBFMI_LOW);
-	if (low_ess)
+	if (low_ess && res->n_shards == 1)
+		xf_quality_add_reason(q, "a bulk or tail ESS below %d", XF_ESS_LOW);
+	else if (low_ess)
 		xf_quality_add_reason(q, "%ld kept shards have a bulk or tail ESS below %d",
 				      low_ess, XF_ESS_LOW);
 	if (res->check.done && !res->check.corrected) /* its verdict names the failed check */
 		xf_quality_add_reason(q, "%s", res->check.verdict);
-	if (kept && rhat > 1.01)
+	if (kept && rhat > 1.01 && res->n_shards == 1)
+		xf_quality_add_reason(q, "the largest R-hat is %.3f", rhat);
+	else if (kept && rhat > 1.01)
 		xf_quality_add_reason(q, "the largest R-hat among kept shards is %.3f", rhat);
 	/* a prior that decides a parameter or fights the data (sensitivity.c) */
 	for (int k = 0; res->sensitivity.done && k < res->n_params; k++)
@@ -243,7 +253,7 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 		*err = cerr;
 		return crc;
 	}
-	if (!combined)
+	if (!combined && res->n_shards > 1) /* one shard: the quality reason says why */
 		xf_warn("cmc: %s", cerr.msg);
 	if (alloc_posterior(res, combined ? comb.n_draws : 0)) {
 		xf_combination_free(&comb);
@@ -275,7 +285,8 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	}
 	int rc = combined ? xf_cmc_self_check(r, comb.u_draws, comb.n_draws, res, err) : 0;
 	xf_combination_free(&comb);
-	if (rc == 0 && combined)
+	/* also without a posterior from one shard: its draws name a prior it fought */
+	if (rc == 0 && (combined || res->n_shards == 1))
 		rc = xf_cmc_prior_check(r, res, load, ctx, err);
 	if (rc)
 		return rc;
@@ -339,6 +350,7 @@ void xf_cmc_result_free(xf_cmc_result *res)
 	free(res->approx.log_w);
 	free(res->approx.log_p);
 	xf_cmc_sensitivity_free(&res->sensitivity);
+	xf_cmc_prior_vs_nlsq_free(&res->prior_vs_nlsq);
 	memset(res, 0, sizeof *res);
 }
 

@@ -43,15 +43,18 @@ static void route_tick(void *ctx, long done, long total)
 	if (!r->progress || (done < total && now - r->last_report < 1.0))
 		return;
 	r->last_report = now;
-	double rate = el > 0.0 ? (double)(r->route_points + done) / el : 0.0;
 	xf_cmc_progress p = { 0,
 			      1,
 			      done,
 			      total,
 			      0,
 			      el,
-			      rate > 0.0 ? (double)(total - done) / rate : NAN,
-			      "importance" };
+			      xf_eta_update(&r->eta, el, done, total),
+			      "importance",
+			      r->route_round,
+			      NULL,
+			      0,
+			      0 };
 	r->progress(&p, r->progress_ctx);
 	if (done == total)
 		r->route_points += total;
@@ -216,7 +219,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	}
 	have_map = 1;
 	xf_tmap_linear(&map, mean, chol);
-	irc = xf_cmc_route_rounds(xf_full_logp_batch, &fb, &map, r->seed,
+	irc = xf_cmc_route_rounds(xf_full_logp_batch, &fb, &map, r->seed, &r->route_round,
 				  xf_cmc_route_min_ess(t.n_points), w, c);
 	if (irc) {
 		rc = irc == XF_ERR_INTERRUPTED

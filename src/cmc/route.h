@@ -43,10 +43,11 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out);
  * xf_check_m_max(XF_ROUTE_M0) points) and w receive the round that is published or, when
  * none passes, the last. 0, −1 out of memory, or
  * XF_ERR_INTERRUPTED. min_ess: xf_cmc_route_min_ess. f, ctx: the target (the route's:
- * xf_full_logp_batch on the full data; tests: known densities). */
+ * xf_full_logp_batch on the full data; tests: known densities). round_now (may be NULL)
+ * follows the round, for the progress line. */
 struct xf_tmap;
 int xf_cmc_route_rounds(xf_check_logp f, void *ctx, struct xf_tmap *map, uint64_t seed,
-			double min_ess, double *w, xf_cmc_check *c);
+			int *round_now, double min_ess, double *w, xf_cmc_check *c);
 
 /* The IS-ESS (and every coordinate's ESS) a published round must reach on a target of
  * n_points points: XF_ROUTE_MIN_ESS, doubled up to XF_ROUTE_SMALL_POINTS points. */

@@ -91,8 +91,8 @@ static int stop_after(const xf_cmc_check *c, progress *p)
 	return p->stall >= 2 || !(c->ess >= XF_ROUTE_FIT_ESS * c->dim);
 }
 
-int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed, double min_ess,
-			double *w, xf_cmc_check *c)
+int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed, int *round_now,
+			double min_ess, double *w, xf_cmc_check *c)
 {
 	int used = 0, d = map->d, rc = 0;
 	/* a round's first M: 500, and more in many dimensions, where the next round's fit
@@ -114,6 +114,8 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 				round, round - 1);
 		c->core = XF_ROUTE_CORE;
 		c->rounds = round;
+		if (round_now) /* what the progress line tells */
+			*round_now = round;
 		rc = xf_check_importance_map(f, ctx, map,
 					     seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED, m0,
 					     cap, min_ess, w, c);

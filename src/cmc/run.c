@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmc/cmc_internal.h"
+#include "cmc/prior_vs_nlsq.h"
 #include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "util/files.h"
@@ -114,8 +115,14 @@ static void report(cmc_run *r)
 			      total,
 			      r->divergences,
 			      el,
-			      done > 0 ? el / (double)done * (double)(total - done) : NAN,
-			      NULL };
+			      xf_eta_update(&r->eta, el, done, total),
+			      NULL,
+			      0,
+			      NULL,
+			      0,
+			      0 };
+	xf_cmc_nuts_stage(r, &p);
+	xf_cmc_long_run_recheck(r, el, p.eta_s);
 	r->last_report = now;
 	r->progress(&p, r->progress_ctx);
 }
@@ -126,7 +133,9 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 	cmc_run *r = ctx;
 	pthread_mutex_lock(&r->lock);
 	r->iterations_done++;
+	r->warmup_done += !sampling;
 	r->divergences += sampling && divergent;
+	xf_cmc_long_run_check(r, now_s() - r->t0);
 	if (now_s() - r->last_report >= 1.0)
 		report(r);
 	pthread_mutex_unlock(&r->lock);
@@ -152,6 +161,7 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	t.temper = r->temper;
 	t.sigma_scale = job->sigma_scale;
 	t.x_fixed = r->x_start;
+	t.evals_total = &r->grad_evals_done; /* progress only */
 	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
 		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
 		xf_cmc_to_u(&t, r->x_start, job->noise, u0);
@@ -481,6 +491,7 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 		return rc;
 	r->o = o;
 	r->nlsq = nlsq;
+	r->n_threads = n_threads;
 	r->seed = o->seed;
 	r->n_chains = o->num_chains;
 	r->n_warmup = o->num_warmup;
@@ -548,6 +559,8 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	 * the status after each step where the ranks can differ (xpcsfit/dist.h); only
 	 * rank 0 has a shard store, sums up and combines. */
 	int rc = setup(&r, req, o, ds, nlsq, n_threads, err);
+	if (rc == 0 && root) /* a prior far from the data, named before the sampling */
+		rc = xf_cmc_compare_priors(&r, res, err);
 	if (rc == 0 && root)
 		rc = xf_mkdir_here(shard_dir, err);
 	if ((rc = xf_dist_agree(rc, err)))

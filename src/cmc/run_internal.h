@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include "cmc/cmc_internal.h"
+#include "cmc/eta.h"
 #include "xpcsfit/dist.h"
 
 /* One shard: its pairs, noise scale and input hash, and the draws its chains fill. */
@@ -61,6 +62,14 @@ typedef struct cmc_run {
 	const xf_shard_draws *route_draws;
 	/* the warm start; the prior check (sensitivity.c) compares with it */
 	const xf_nlsq_result *nlsq;
+	/* progress and time, for what is printed only (eta.h, adr/0080) */
+	xf_eta eta;
+	long warmup_done;     /* warmup transitions of every chain so far */
+	long grad_evals_done; /* NUTS gradient passes so far, every chain (atomic) */
+	int long_checked;     /* the long-run estimate was made */
+	int long_warned;      /* the long-run line was said */
+	int n_threads;	      /* virtual devices, for the long-run line */
+	int route_round;      /* the importance route's round now running */
 } cmc_run;
 
 /* An MPI run (run_dist.c): rank 0's resumed shards told to every rank and each shard

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cmc/sensitivity.h"
+#include "util/numfmt.h"
 
 /* 0·log 0 = 0: a bin where a cumulative distribution is still 0 adds nothing */
 static double xlog2_ratio(double a, double b)
@@ -145,8 +146,10 @@ static int alloc_sens(xf_cmc_sensitivity *s, int nf)
 	s->pull = malloc(sizeof(double) * n);
 	s->diagnosis = malloc(sizeof(char *) * n);
 	s->flagged = calloc(n, sizeof(int));
+	s->mean = malloc(sizeof(double) * n);
+	s->sd = malloc(sizeof(double) * n);
 	return !(s->prior && s->lik && s->prior_mu && s->prior_sigma && s->nlsq && s->nlsq_sd &&
-		 s->gap && s->pull && s->diagnosis && s->flagged);
+		 s->gap && s->pull && s->diagnosis && s->flagged && s->mean && s->sd);
 }
 
 /* NLSQ's value and uncertainty of the parameter called name, NaN when NLSQ has none
@@ -161,10 +164,12 @@ static void nlsq_of(const xf_nlsq_result *nlsq, const char *name, double *v, dou
 		}
 }
 
-/* The posterior against NLSQ and the verdict, parameter by parameter. A gap alone is
- * no reason (NLSQ's sd is optimistic, a skewed posterior's mean is not the optimum);
- * a gap that the prior pays for — the posterior mean where the prior is e² denser than
- * at NLSQ's value — is the prior fighting the data. */
+/* The posterior against NLSQ and the verdict, parameter by parameter: priorsense's
+ * diagnosis from the two sensitivities (a strong, correct prior is prior sensitive but
+ * leaves the likelihood little to say; a conflict moves with both). Without the
+ * likelihood (K > 1) a gap that the prior pays for — the posterior mean where the prior
+ * is e² denser than at NLSQ's value — stands in for the likelihood's side. A gap alone is
+ * no reason (NLSQ's sd is optimistic, a skewed posterior's mean is not the optimum). */
 static void judge_params(const cmc_run *r, xf_cmc_result *res)
 {
 	xf_cmc_sensitivity *s = &res->sensitivity;
@@ -172,20 +177,34 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 		s->diagnosis[k] = "-";
 		nlsq_of(r->nlsq, res->names[k], &s->nlsq[k], &s->nlsq_sd[k]);
 		double z_nlsq = (s->nlsq[k] - s->prior_mu[k]) / s->prior_sigma[k];
-		double z_mean = (res->mean[k] - s->prior_mu[k]) / s->prior_sigma[k];
-		double scale =
-			isfinite(s->nlsq_sd[k]) ? fmax(res->sd[k], s->nlsq_sd[k]) : res->sd[k];
-		s->gap[k] = (res->mean[k] - s->nlsq[k]) / scale;
+		double z_mean = (s->mean[k] - s->prior_mu[k]) / s->prior_sigma[k];
+		double scale = isfinite(s->nlsq_sd[k]) ? fmax(s->sd[k], s->nlsq_sd[k]) : s->sd[k];
+		s->gap[k] = (s->mean[k] - s->nlsq[k]) / scale;
 		s->pull[k] = 0.5 * (z_nlsq * z_nlsq - z_mean * z_mean);
 		if (isnan(s->prior[k]))
 			continue;
 		s->diagnosis[k] = xf_psens_diagnosis(s->prior[k], s->lik[k]);
 		int decides = s->prior[k] >= XF_PSENS_THRESHOLD;
-		int fights = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
-		if (fights && !decides)
+		int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
+		if (pulls && !decides)
 			s->diagnosis[k] = "prior pulls the posterior away from NLSQ";
-		s->flagged[k] = decides || fights;
+		s->flagged[k] = decides || pulls;
 	}
+}
+
+/* mean and sd of column m of x[n][nt] into mean[k], sd[k] */
+static void draws_summary(const double *x, int n, int nt, int m, double *mean, double *sd)
+{
+	double a = 0.0, q = 0.0;
+	for (int g = 0; g < n; g++)
+		a += x[(size_t)g * nt + m];
+	a /= n;
+	for (int g = 0; g < n; g++) {
+		double e = x[(size_t)g * nt + m] - a;
+		q += e * e;
+	}
+	*mean = a;
+	*sd = n > 1 ? sqrt(q / (n - 1)) : NAN;
 }
 
 int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, void *ctx,
@@ -193,7 +212,11 @@ int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader loa
 {
 	xf_cmc_sensitivity *s = &res->sensitivity;
 	int nf = res->n_params, nt = r->n_theta, rc = 0;
-	if (res->n_draws < 2 || nt == 0)
+	/* no posterior from one shard that NUTS sampled but did not converge: its draws
+	 * still say which prior the sampler fought (adr/0080) */
+	int failed = res->n_draws == 0 && res->n_shards == 1 && !res->shards[0].failed &&
+		     !r->route_draws && load;
+	if ((res->n_draws < 2 && !failed) || nt == 0)
 		return 0;
 	if (alloc_sens(s, nf))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the prior sensitivity");
@@ -208,7 +231,7 @@ int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader loa
 	xf_shard_draws d;
 	memset(&d, 0, sizeof d);
 	/* an exact posterior: NUTS on one shard, or the importance route's draws */
-	int exact = (res->n_shards == 1 && res->shards[0].kept) || r->route_draws;
+	int exact = (res->n_shards == 1 && (res->shards[0].kept || failed)) || r->route_draws;
 	if (r->route_draws)
 		d = *r->route_draws; /* borrowed: not freed here */
 	else if (exact && (rc = load(ctx, 0, &d, err)))
@@ -232,6 +255,13 @@ int xf_cmc_prior_check(const cmc_run *r, xf_cmc_result *res, xf_shard_loader loa
 				x[(size_t)g * nt + m] = res->draws[(size_t)g * nf + r->theta[m]];
 	s->n_draws = n;
 	s->likelihood_measured = exact;
+	s->failed_run = failed;
+	for (int k = 0; k < nf; k++) {
+		s->mean[k] = failed ? NAN : res->mean[k];
+		s->sd[k] = failed ? NAN : res->sd[k];
+	}
+	for (int m = 0; failed && m < nt; m++)
+		draws_summary(x, n, nt, m, &s->mean[r->theta[m]], &s->sd[r->theta[m]]);
 	/* each parameter's own prior, scaled alone (priorsense's prior_selection): the
 	 * joint prior would move every parameter correlated with the one whose prior
 	 * decides, and the reason must name the prior that does */
@@ -272,39 +302,48 @@ done:
 	return rc;
 }
 
-/* a number as a user reads it, never with an exponent between 1 and 1e9: `digits`
- * significant digits, large values rounded to them (an sd: 6295 → 6300) or, with
- * whole, in whole units (a value: 26150, 5709) */
-static const char *num(char *buf, size_t size, double v, int digits, int whole)
+/* The heading of flagged parameter k's reason: priorsense's diagnosis in words */
+static void heading(const xf_cmc_result *res, int k, char *buf, size_t size)
 {
-	if (fabs(v) >= 1.0 && fabs(v) < 1e9) {
-		int decimals = digits - 1 - (int)floor(log10(fabs(v)));
-		double unit = decimals < 0 && !whole ? pow(10.0, -decimals) : 1.0;
-		snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, round(v / unit) * unit);
-	} else {
-		snprintf(buf, size, "%.*g", digits, v);
-	}
-	return buf;
+	const xf_cmc_sensitivity *s = &res->sensitivity;
+	const char *d = s->diagnosis[k], *name = res->names[k];
+	int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
+	if (!strcmp(d, "prior-data conflict"))
+		snprintf(buf, size, "prior-data conflict on %s", name);
+	else if (!strcmp(d, "strong prior / weak likelihood"))
+		snprintf(buf, size, "strong prior / weak likelihood on %s", name);
+	else if (s->prior[k] >= s->threshold && pulls) /* K > 1: the gap stands in for it */
+		snprintf(buf, size, "prior-data conflict on %s", name);
+	else if (s->prior[k] >= s->threshold) /* K > 1: the likelihood is not measured */
+		snprintf(buf, size, "prior decides %s", name);
+	else
+		snprintf(buf, size, "prior pulls %s away from NLSQ", name);
 }
 
 void xf_cmc_sensitivity_reason(const xf_cmc_result *res, int k, char *buf, size_t size)
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
-	char a[32], b[32], c[32], d[32], e[32], f[32], data[96] = "no NLSQ value to compare";
-	int decides = s->prior[k] >= s->threshold;
-	int fights = s->lik[k] >= s->threshold ||
-		     (fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN);
-	if (isfinite(s->nlsq[k]))
-		snprintf(data, sizeof data, "the data (NLSQ) say %s%s%s",
-			 num(e, sizeof e, s->nlsq[k], 4, 1), isfinite(s->nlsq_sd[k]) ? " ± " : "",
-			 isfinite(s->nlsq_sd[k]) ? num(f, sizeof f, s->nlsq_sd[k], 2, 0) : "");
+	char mu[XF_NUM_TEXT], sg[XF_NUM_TEXT], post[2 * XF_NUM_TEXT], nl[2 * XF_NUM_TEXT];
+	char data[160] = "no NLSQ value to compare", lik[64] = "", head[128];
+	/* each pair to the precision its own sd supports (numfmt.h): -1.960 ± 0.0034 against
+	 * -1.993 ± 0.0073 must not both read -2.000 */
+	xf_num_value(s->prior_mu[k], NAN, mu, sizeof mu);
+	xf_num_value(s->prior_sigma[k], NAN, sg, sizeof sg);
+	xf_num_pm(s->mean[k], s->sd[k], " ± ", post, sizeof post);
+	if (isfinite(s->nlsq[k])) {
+		xf_num_pm(s->nlsq[k], s->nlsq_sd[k], " ± ", nl, sizeof nl);
+		snprintf(data, sizeof data, "the data (NLSQ) say %s", nl);
+	}
+	if (isfinite(s->lik[k]))
+		snprintf(lik, sizeof lik, ", likelihood %.3f", s->lik[k]);
+	else
+		snprintf(lik, sizeof lik, ", likelihood not measured");
+	heading(res, k, head, sizeof head);
 	snprintf(buf, size,
-		 "prior %s %s: TruncatedNormal(%s, %s) pulls the posterior to %s ± %s while "
-		 "%s; power-scaling sensitivity %.2f %s %.2f",
-		 fights ? "fights the data on" : "decides", res->names[k],
-		 num(a, sizeof a, s->prior_mu[k], 4, 1), num(b, sizeof b, s->prior_sigma[k], 4, 1),
-		 num(c, sizeof c, res->mean[k], 4, 1), num(d, sizeof d, res->sd[k], 2, 0), data,
-		 s->prior[k], decides ? ">" : "<=", s->threshold);
+		 "%s: TruncatedNormal(%s, %s) pulls the %s to %s while %s; power-scaling "
+		 "sensitivity prior %.3f%s (threshold %.2f)",
+		 head, mu, sg, s->failed_run ? "failed run's draws" : "posterior", post, data,
+		 s->prior[k], lik, s->threshold);
 }
 
 void xf_cmc_sensitivity_free(xf_cmc_sensitivity *s)
@@ -319,5 +358,7 @@ void xf_cmc_sensitivity_free(xf_cmc_sensitivity *s)
 	free(s->pull);
 	free(s->diagnosis);
 	free(s->flagged);
+	free(s->mean);
+	free(s->sd);
 	memset(s, 0, sizeof *s);
 }

@@ -123,6 +123,8 @@ int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
 	const xf_problem *pr = t->pr;
 	int nt = t->n_theta;
 	t->evals++;
+	if (t->evals_total) /* progress and time only (eta.h) */
+		__atomic_add_fetch(t->evals_total, 1, __ATOMIC_RELAXED);
 	double prior = xf_cmc_target_prior(t, u, t->x);
 	double sigma = exp(u[nt]);
 	double ratio = sigma / t->sigma_scale;

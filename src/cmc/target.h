@@ -23,6 +23,7 @@ typedef struct xf_cmc_target {
 	const double *x_fixed; /* [n_full] values of the parameters not sampled */
 	double *x, *b;	       /* [n_full] workspace */
 	long evals;	       /* log-density evaluations */
+	long *evals_total;     /* NULL, or a run's count of them for its progress (atomic) */
 } xf_cmc_target;
 
 /* Workspace for a target over pr; the caller fills the other fields. 0 or −1. */

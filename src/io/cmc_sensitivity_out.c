@@ -19,6 +19,14 @@
 	"likelihood not power-scaled: the combined draws of K > 1 shards carry no per-draw "       \
 	"likelihood; num_shards: 1 gives both"
 
+#define XF_PSENS_FAILED                                                                            \
+	"computed on the draws of a NUTS run that did not converge (no posterior): they "          \
+	"name the prior the sampler fought, not a posterior to report"
+#define XF_PRIOR_VS_NLSQ_RULE                                                                      \
+	"before sampling: conflict when NLSQ lies >= 3 prior sigma from the prior mean and the "   \
+	"Gaussian product would pull the posterior >= 1 NLSQ sd, |nlsq - mu| * s / (s^2 + "        \
+	"sigma^2)"
+
 static cJSON *param_entry(const xf_cmc_result *res, int k)
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
@@ -32,8 +40,9 @@ static cJSON *param_entry(const xf_cmc_result *res, int k)
 	cJSON_AddItemToObject(e, "prior_sensitivity", xf_json_num(s->prior[k]));
 	cJSON_AddItemToObject(e, "likelihood_sensitivity", xf_json_num(s->lik[k]));
 	cJSON_AddStringToObject(e, "diagnosis", s->diagnosis[k]);
-	cJSON_AddItemToObject(e, "posterior_mean", xf_json_num(res->mean[k]));
-	cJSON_AddItemToObject(e, "posterior_std", xf_json_num(res->sd[k]));
+	/* the draws judged: the posterior's, or a failed run's (failed_run) */
+	cJSON_AddItemToObject(e, "posterior_mean", xf_json_num(s->mean[k]));
+	cJSON_AddItemToObject(e, "posterior_std", xf_json_num(s->sd[k]));
 	cJSON_AddItemToObject(e, "nlsq", xf_json_num(s->nlsq[k]));
 	cJSON_AddItemToObject(e, "nlsq_std", xf_json_num(s->nlsq_sd[k]));
 	cJSON_AddItemToObject(e, "gap_sd", xf_json_num(s->gap[k]));
@@ -53,6 +62,9 @@ cJSON *xf_cmc_sensitivity_json(const xf_cmc_result *res)
 	cJSON_AddItemToObject(obj, "threshold", xf_json_num(s->threshold));
 	cJSON_AddItemToObject(obj, "draws", xf_json_int(s->n_draws));
 	cJSON_AddBoolToObject(obj, "likelihood_measured", s->likelihood_measured);
+	cJSON_AddBoolToObject(obj, "failed_run", s->failed_run);
+	if (s->failed_run)
+		cJSON_AddStringToObject(obj, "failed_run_note", XF_PSENS_FAILED);
 	if (!s->likelihood_measured)
 		cJSON_AddStringToObject(obj, "note", XF_PSENS_NO_LIK);
 	cJSON_AddItemToObject(obj, "khat_prior", xf_json_num(s->khat_prior));
@@ -84,6 +96,8 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 	xf_h5_attr_str(w, sg, "method", XF_PSENS_METHOD);
 	if (!s->likelihood_measured)
 		xf_h5_attr_str(w, sg, "note", XF_PSENS_NO_LIK);
+	if (s->failed_run)
+		xf_h5_attr_str(w, sg, "failed_run", XF_PSENS_FAILED);
 	xf_h5_put_f64(w, sg, "threshold", s->threshold, "1",
 		      "a sensitivity at or above it: the prior (or likelihood) moves the marginal");
 	xf_h5_put_f64(w, sg, "eps", s->eps, "1", "power-scaling by alpha = 1 - eps and 1 + eps");
@@ -133,7 +147,21 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
-	char sens[256] = "", gap[256] = "";
+	const xf_cmc_prior_vs_nlsq *pv = &res->prior_vs_nlsq;
+	char sens[256] = "", gap[256] = "", far[256] = "";
+	/* the priors named before sampling (adr/0080) */
+	for (int m = 0; pv->done && m < res->n_theta; m++) {
+		int k = res->theta[m];
+		double a = pv->nlsq_sd_away[k];
+		if (pv->conflict[k])
+			append(far, sizeof far, "%s%s %.*f NLSQ sd from its prior's mean",
+			       *far ? ", " : "", res->names[k], a < 10.0 ? 1 : 0, a);
+	}
+	if (*far)
+		xf_report_add(r, XF_REPORT_FIT, "prior far from the data (before sampling)", "%s",
+			      far);
+	if (s->failed_run)
+		xf_report_add(r, XF_REPORT_FIT, "prior sensitivity on", "%s", XF_PSENS_FAILED);
 	if (!s->done) {
 		xf_report_add(r, XF_REPORT_FIT, "prior sensitivity", "not computed");
 		return;
@@ -153,4 +181,81 @@ void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
 					     : "prior sensitivity (prior)",
 		      "%s (threshold %.2f)", sens, s->threshold);
 	xf_report_add(r, XF_REPORT_FIT, "posterior − NLSQ", "%s", gap);
+}
+
+cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
+{
+	const xf_cmc_prior_vs_nlsq *p = &res->prior_vs_nlsq;
+	if (!p->done)
+		return cJSON_CreateNull();
+	cJSON *obj = cJSON_CreateObject(), *params = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "rule", XF_PRIOR_VS_NLSQ_RULE);
+	cJSON_AddItemToObject(obj, "conflicts", xf_json_int(p->n_conflicts));
+	for (int m = 0; m < res->n_theta; m++) {
+		int k = res->theta[m];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddItemToObject(e, "prior_mu", xf_json_num(p->prior_mu[k]));
+		cJSON_AddItemToObject(e, "prior_sigma", xf_json_num(p->prior_sigma[k]));
+		cJSON_AddItemToObject(e, "nlsq", xf_json_num(p->nlsq[k]));
+		cJSON_AddItemToObject(e, "nlsq_std", xf_json_num(p->nlsq_sd[k]));
+		cJSON_AddItemToObject(e, "nlsq_sd_away", xf_json_num(p->nlsq_sd_away[k]));
+		cJSON_AddItemToObject(e, "prior_sd_away", xf_json_num(p->prior_sd_away[k]));
+		cJSON_AddItemToObject(e, "log_density_vs_peak", xf_json_num(p->log_density[k]));
+		cJSON_AddItemToObject(e, "width_ratio", xf_json_num(p->width_ratio[k]));
+		cJSON_AddItemToObject(e, "expected_pull_sd", xf_json_num(p->shift_sd[k]));
+		cJSON_AddBoolToObject(e, "conflict", p->conflict[k]);
+		cJSON_AddItemToObject(params, res->names[k], e);
+	}
+	cJSON_AddItemToObject(obj, "parameters", params);
+	return obj;
+}
+
+void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	const xf_cmc_prior_vs_nlsq *p = &res->prior_vs_nlsq;
+	size_t nf = (size_t)res->n_params;
+	if (!p->done)
+		return;
+	hid_t sg = H5Gcreate2(g, "prior_vs_nlsq", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	double *flag = malloc(sizeof(double) * nf);
+	if (sg < 0 || !flag) {
+		if (sg >= 0)
+			H5Gclose(sg);
+		free(flag);
+		xf_h5_fail(w, "/cmc/prior_vs_nlsq");
+		return;
+	}
+	for (size_t k = 0; k < nf; k++)
+		flag[k] = p->conflict[k];
+	xf_h5_attr_str(w, sg, "rule", XF_PRIOR_VS_NLSQ_RULE);
+	xf_h5_put_vec(w, sg, "prior_mu", nf, p->prior_mu, "parameter", "the prior's mean");
+	xf_h5_put_vec(w, sg, "prior_sigma", nf, p->prior_sigma, "parameter", "its sigma");
+	xf_h5_put_vec(w, sg, "nlsq", nf, p->nlsq, "parameter", "the NLSQ estimate");
+	xf_h5_put_vec(w, sg, "nlsq_std", nf, p->nlsq_sd, "parameter", "its uncertainty");
+	xf_h5_put_vec(w, sg, "nlsq_sd_away", nf, p->nlsq_sd_away, "1",
+		      "|nlsq - prior_mu| / nlsq_std (NaN: not sampled or no NLSQ uncertainty)");
+	xf_h5_put_vec(w, sg, "prior_sd_away", nf, p->prior_sd_away, "1",
+		      "|nlsq - prior_mu| / prior_sigma");
+	xf_h5_put_vec(w, sg, "log_density_vs_peak", nf, p->log_density, "1",
+		      "log prior density at the NLSQ value minus at its peak");
+	xf_h5_put_vec(w, sg, "width_ratio", nf, p->width_ratio, "1", "prior_sigma / nlsq_std");
+	xf_h5_put_vec(w, sg, "expected_pull_sd", nf, p->shift_sd, "1",
+		      "the Gaussian product's pull off the NLSQ value, in NLSQ sds");
+	xf_h5_put_vec(w, sg, "conflict", nf, flag, "1",
+		      "1: far and strong, a prior-data conflict in waiting (named at the start)");
+	free(flag);
+	static const char *const by_param[] = { "prior_mu",
+						"prior_sigma",
+						"nlsq",
+						"nlsq_std",
+						"nlsq_sd_away",
+						"prior_sd_away",
+						"log_density_vs_peak",
+						"width_ratio",
+						"expected_pull_sd",
+						"conflict" };
+	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
+		xf_h5_dims(w, sg, by_param[k], "/cmc/parameter_names", NULL);
+	xf_h5_nx_class(w, sg, "NXcollection");
+	H5Gclose(sg);
 }

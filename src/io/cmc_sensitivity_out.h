@@ -13,6 +13,11 @@ typedef struct cJSON cJSON;
 cJSON *xf_cmc_sensitivity_json(const xf_cmc_result *res);
 /* the group prior_sensitivity under g (nothing when it was not computed) */
 void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res);
+/* each prior against NLSQ before sampling (xf_cmc_prior_vs_nlsq, adr/0080):
+ * parameters.json "prior_vs_nlsq" (null when not computed), results.h5
+ * /cmc/prior_vs_nlsq */
+cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res);
+void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res);
 /* two rows of the report's Fit section: the sensitivities, and posterior against NLSQ */
 void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res);
 
