@@ -20,6 +20,10 @@ typedef struct xf_cmc_route_out {
 	char note[192];
 	xf_shard_draws draws;
 	double sigma_mean, sigma_sd; /* σ's weighted posterior mean and sd */
+	/* the fallback's chain starts in u-space [n_inits × dim] (route_handoff.c), set
+	 * when the route fails with weights that mean something (k̂ ≤ 1); else NULL */
+	double *inits;
+	int n_inits;
 } xf_cmc_route_out;
 
 /* Run the route on shard 0 of r (K = 1, every pair; its noise and σ prior scale set).
@@ -30,6 +34,13 @@ typedef struct xf_cmc_route_out {
 int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_cmc_route_out *out,
 			    xf_error *err);
 void xf_cmc_route_out_free(xf_cmc_route_out *out);
+
+/* One start per chain for the NUTS fallback (route_handoff.c): systematic resampling of
+ * the check's points c->u by their normalised weights w, at a position of the check's
+ * stream under seed, each chain on a distinct point. Sets out->inits (0), or −1 when out
+ * of memory; fewer points than chains leave it NULL. */
+int xf_cmc_route_handoff(const xf_cmc_check *c, const double *w, int n_chains, uint64_t seed,
+			 xf_cmc_route_out *out);
 
 /* The result record of a published importance route (result.c): layout, no shards, the
  * weighted summaries and G = chains × draws resampled draws. 0 or an error code. */
