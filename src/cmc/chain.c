@@ -158,8 +158,8 @@ static int fast_phase(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
 
 /* The settling warmup (adr/0079): a short fast interval, then slow windows (100, 200,
  * 400 … transitions) whose covariance becomes the metric, each compared with the
- * metric it replaces; once they agree (xf_metric_settled) the terminal fast interval
- * follows at once. The windows never run past n_warmup − XF_SETTLE_TERM: a metric
+ * metric it replaces; once they agree (xf_metric_settled) the two are pooled and the
+ * terminal fast interval follows at once. The windows never run past n_warmup − XF_SETTLE_TERM: a metric
  * that never settles gets the same budget as Stan's windows. A pure function of the
  * chain's draws: no clock. */
 static int warmup_settle(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric,
@@ -178,6 +178,7 @@ static int warmup_settle(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metr
 	if ((rc = fast_phase(s, nuts, rng, &step, XF_SETTLE_INIT, NULL, out)))
 		goto done;
 	int size = XF_SETTLE_WINDOW;
+	double w_prev = 0.0; /* draws behind the metric in use (0: the initial one) */
 	while (out->warmup_done < slow_end) {
 		int left = slow_end - out->warmup_done;
 		/* a window that would leave less than twice its size absorbs the rest */
@@ -208,7 +209,15 @@ static int warmup_settle(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metr
 				}
 		double kappa;
 		int settled = xf_metric_settled(metric->inv, est, d, s->dense, n, &kappa);
-		memcpy(cov, est, sizeof(double) * n_cov);
+		/* a settled window agrees with the metric in use: both estimate the same
+		 * covariance, so they are pooled by their draws (the initial metric counts
+		 * as one window of the same size); one window alone is the noisier. An
+		 * unsettled window replaces the metric (Stan). */
+		double w_new =
+			settled ? (double)n / ((double)n + (w_prev > 0 ? w_prev : (double)n)) : 1.0;
+		for (size_t k = 0; k < n_cov; k++)
+			cov[k] = w_new * est[k] + (1.0 - w_new) * metric->inv[k];
+		w_prev = (double)n;
 		free(est);
 		win.n = 0;
 		memset(win.mean, 0, sizeof(double) * (size_t)d);
