@@ -305,6 +305,9 @@ static void chain_task(void *ctx, int b)
 		rc = -2;
 	if (rc == 0) {
 		keep_chain(job, chain, &out);
+		/* the progress total counts num_warmup, a cap that a settled metric cuts short
+		 * (adr/0079): the transitions not run count as done (display only) */
+		r->iterations_done += r->n_warmup - out.warmup_done;
 	} else if (rc == -1) {
 		job->draws.failed = 1;
 		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
