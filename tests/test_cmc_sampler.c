@@ -1,7 +1,9 @@
 /* test_cmc_sampler.c — the NUTS sampler on targets with known answers: leapfrog
  * reversibility and O(ε²) energy error, correlated 2-D and 10-D Gaussians and a banana
  * recovered within Monte Carlo error, step-size adaptation reaching its target, the
- * metric adaptation windows, and draws that are a pure function of the chain's key. */
+ * metric adaptation windows, the settling warmup (adr/0079: it ends early from a good
+ * metric, not from a bad one, and still recovers the target), and draws that are a pure
+ * function of the chain's key. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -324,13 +326,127 @@ static void test_windows(void **state)
 	xf_window_free(&w);
 }
 
+/* The 10-D covariance of test_gauss_10d: scales over two decades, strong correlations. */
+static void cov_10d(double *cov, double *mu)
+{
+	double a[100];
+	for (int k = 0; k < 100; k++)
+		a[k] = xf_rng_normal(3, 99, (uint64_t)k, 0, 0) * pow(10.0, (k % 10) / 5.0 - 1.0);
+	for (int r = 0; r < 10; r++)
+		for (int c = 0; c < 10; c++) {
+			double s = r == c ? 0.1 : 0.0;
+			for (int k = 0; k < 10; k++)
+				s += a[r * 10 + k] * a[c * 10 + k];
+			cov[r * 10 + c] = s;
+		}
+	for (int k = 0; k < 10; k++)
+		mu[k] = k - 4.5;
+}
+
+/* The settled-metric rule itself: a window estimate equal to the metric settles (κ 1); one
+ * 10-fold wider along one axis does not; the diagonal form the same. The limit is
+ * XF_SETTLE_FACTOR times the Marchenko–Pastur ratio ((1 + √(d/n))/(1 − √(d/n)))². */
+static void test_settled_rule(void **state)
+{
+	(void)state;
+	double cov[100], mu[10], wide[100], kappa;
+	cov_10d(cov, mu);
+	assert_int_equal(xf_metric_settled(cov, cov, 10, 1, 100, &kappa), 1);
+	assert_true(fabs(kappa - 1.0) < 1e-9);
+	memcpy(wide, cov, sizeof wide);
+	for (int k = 0; k < 10; k++) { /* wide = D C D, D = diag(1, …, √10 at 3, …) */
+		wide[3 * 10 + k] *= sqrt(10.0);
+		wide[k * 10 + 3] *= sqrt(10.0);
+	}
+	assert_int_equal(xf_metric_settled(cov, wide, 10, 1, 100, &kappa), 0);
+	assert_true(kappa > 10.0);
+	double edge = (1.0 + sqrt(0.1)) / (1.0 - sqrt(0.1)), limit = XF_SETTLE_FACTOR * edge * edge;
+	double diag_m[2] = { 1.0, 4.0 }, diag_c[2] = { 1.0, 4.0 * 0.99 * limit };
+	assert_int_equal(xf_metric_settled(diag_m, diag_c, 2, 0, 20, &kappa), 1);
+	diag_c[1] = 4.0 * 1.01 * limit;
+	assert_int_equal(xf_metric_settled(diag_m, diag_c, 2, 0, 20, &kappa), 0);
+	assert_int_equal(xf_metric_settled(diag_m, diag_c, 2, 0, 2, &kappa), 0); /* n ≤ d */
+	assert_true(isnan(kappa));
+}
+
+/* The settling warmup on the 10-D Gaussian: from the true covariance as the initial
+ * metric it stops after the fast interval, one window and the terminal interval (200 of
+ * a 1 000 cap), and the draws recover the target; from the identity (scales two decades
+ * apart) the first window does not settle, so the warmup runs longer. */
+static void test_settle_warmup(void **state)
+{
+	(void)state;
+	gauss g;
+	double cov[100], mu[10], init[10] = { 0 }, var[10];
+	cov_10d(cov, mu);
+	gauss_setup(&g, 10, cov, mu);
+	for (int k = 0; k < 10; k++)
+		var[k] = cov[k * 10 + k];
+	const int n_chains = 4, n = 2000,
+		  short_warmup = XF_SETTLE_INIT + XF_SETTLE_WINDOW + XF_SETTLE_TERM;
+	double *col = malloc(sizeof(double) * n_chains * n);
+	double *all = malloc(sizeof(double) * n_chains * n * 10);
+	int divergent = 0;
+	for (int c = 0; c < n_chains; c++) {
+		xf_chain_setup s = chain_setup(10, gauss_logp, &g, mu, (uint64_t)c);
+		s.n_warmup = 1000;
+		s.settle = 1;
+		s.init_cov = cov;
+		xf_chain_out out;
+		assert_int_equal(xf_chain_out_alloc(&out, 10, n, 1), 0);
+		assert_int_equal(xf_chain_run(&s, &out), 0);
+		if (out.warmup_done != short_warmup)
+			fail_msg("chain %d: good metric, warmup %d transitions, expected %d", c,
+				 out.warmup_done, short_warmup);
+		assert_int_equal(out.warmup_windows, 1);
+		memcpy(all + (size_t)c * n * 10, out.draws, sizeof(double) * n * 10);
+		for (int i = 0; i < n; i++)
+			divergent += out.divergent[i];
+		xf_chain_out_free(&out);
+	}
+	assert_int_equal(divergent, 0);
+	for (int k = 0; k < 10; k++) {
+		double m = 0.0, v = 0.0;
+		for (int c = 0; c < n_chains; c++)
+			for (int i = 0; i < n; i++)
+				col[c * n + i] = all[((size_t)c * n + i) * 10 + k];
+		for (int i = 0; i < n_chains * n; i++)
+			m += col[i] / (n_chains * n);
+		for (int i = 0; i < n_chains * n; i++)
+			v += (col[i] - m) * (col[i] - m) / (n_chains * n - 1);
+		double ess = xf_diag_ess_bulk(col, n_chains, n);
+		if (!(fabs(m - mu[k]) < 5.0 * sqrt(var[k] / ess)))
+			fail_msg("coordinate %d: mean %.4f, expected %.4f (ess %.0f)", k, m, mu[k],
+				 ess);
+		if (!(fabs(v / var[k] - 1.0) < 0.1))
+			fail_msg("coordinate %d: variance %.4f, expected %.4f", k, v, var[k]);
+		assert_true(ess > 1000.0);
+		assert_true(xf_diag_rhat(col, n_chains, n) < 1.01);
+	}
+	/* a bad initial metric: the identity against variances two decades apart */
+	xf_chain_setup s = chain_setup(10, gauss_logp, &g, init, 0);
+	s.n_warmup = 1000;
+	s.settle = 1;
+	xf_chain_out out;
+	assert_int_equal(xf_chain_out_alloc(&out, 10, n, 1), 0);
+	assert_int_equal(xf_chain_run(&s, &out), 0);
+	if (!(out.warmup_done > short_warmup && out.warmup_windows >= 2))
+		fail_msg("identity metric: warmup %d transitions in %d windows, expected more",
+			 out.warmup_done, out.warmup_windows);
+	assert_true(out.warmup_done <= 1000);
+	xf_chain_out_free(&out);
+	free(col);
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_leapfrog),       cmocka_unit_test(test_gauss_2d),
 		cmocka_unit_test(test_gauss_10d),      cmocka_unit_test(test_banana),
 		cmocka_unit_test(test_dual_averaging), cmocka_unit_test(test_adaptation_and_keys),
-		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_windows),	       cmocka_unit_test(test_settled_rule),
+		cmocka_unit_test(test_settle_warmup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

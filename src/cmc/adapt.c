@@ -1,5 +1,6 @@
 /* adapt.c — warmup adaptation (sampler.h): the dual-averaging step size of Hoffman &
  * Gelman (2014) and Stan's windowed estimate of the metric. */
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,11 @@ static void welford_add(xf_window_adapt *w, const double *q)
 			w->m2[(size_t)k * d + l] += w->delta[k] * (q[l] - w->mean[l]);
 }
 
+void xf_window_add(xf_window_adapt *w, const double *q)
+{
+	welford_add(w, q);
+}
+
 int xf_window_learn(xf_window_adapt *w, const double *q, double *cov)
 {
 	int d = w->d;
@@ -147,4 +153,69 @@ int xf_window_learn(xf_window_adapt *w, const double *q, double *cov)
 	memset(w->m2, 0, sizeof(double) * n_cov);
 	w->counter++;
 	return 1;
+}
+
+/* Lower Cholesky factor in place (row-major d×d, upper triangle zeroed); −1 when not
+ * positive definite. */
+static int cholesky(double *a, int d)
+{
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, a, d) != 0)
+		return -1;
+	for (int r = 0; r < d; r++)
+		for (int c = r + 1; c < d; c++)
+			a[(size_t)r * d + c] = 0.0;
+	return 0;
+}
+
+int xf_metric_settled(const double *inv, const double *cov, int d, int dense, long n, double *kappa)
+{
+	*kappa = NAN;
+	double ratio = (double)d / (double)n;
+	if (n <= d || !(ratio < 1.0))
+		return 0;
+	double edge = (1.0 + sqrt(ratio)) / (1.0 - sqrt(ratio));
+	double limit = XF_SETTLE_FACTOR * edge * edge, lo = INFINITY, hi = 0.0;
+	if (!dense) {
+		for (int k = 0; k < d; k++) {
+			double l = cov[k] / inv[k];
+			lo = fmin(lo, l);
+			hi = fmax(hi, l);
+		}
+	} else {
+		size_t dd = (size_t)d * d;
+		double *l = malloc(sizeof(double) * dd), *a = malloc(sizeof(double) * dd);
+		double *ev = malloc(sizeof(double) * (size_t)d);
+		int ok = l && a && ev;
+		if (ok) {
+			memcpy(l, inv, sizeof(double) * dd);
+			ok = cholesky(l, d) == 0;
+		}
+		if (ok) { /* A = L⁻¹ C L⁻ᵀ: two triangular solves */
+			memcpy(a, cov, sizeof(double) * dd);
+			ok = LAPACKE_dtrtrs(LAPACK_ROW_MAJOR, 'L', 'N', 'N', d, d, l, d, a, d) == 0;
+			for (int r = 0; ok && r < d;
+			     r++) /* transpose: solve again from the right */
+				for (int c = r + 1; c < d; c++) {
+					double t = a[(size_t)r * d + c];
+					a[(size_t)r * d + c] = a[(size_t)c * d + r];
+					a[(size_t)c * d + r] = t;
+				}
+			ok = ok &&
+			     LAPACKE_dtrtrs(LAPACK_ROW_MAJOR, 'L', 'N', 'N', d, d, l, d, a, d) == 0;
+			ok = ok && LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'L', d, a, d, ev) == 0;
+		}
+		if (ok) {
+			lo = ev[0];
+			hi = ev[d - 1];
+		}
+		free(l);
+		free(a);
+		free(ev);
+		if (!ok)
+			return 0;
+	}
+	if (!(lo > 0.0) || !isfinite(hi))
+		return 0;
+	*kappa = hi / lo;
+	return *kappa <= limit;
 }

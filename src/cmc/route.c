@@ -266,9 +266,12 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		 c->rounds, c->rounds > 1 ? "s" : "", what);
 	snprintf(c->verdict, sizeof c->verdict, "%s", out->note);
 	xf_info("cmc: %s: exact NUTS on every point", out->note);
-	if (c->khat <= 1.0)
+	if (c->khat <= 1.0) {
 		weighted_metric(c, w, r->dense, metric);
-	rc = 1;
+		if (xf_cmc_route_handoff(c, w, r->n_chains, r->seed, out))
+			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory handing over to NUTS");
+	}
+	rc = rc ? rc : 1;
 done:
 	xf_lik_destroy(lik);
 	if (have_t)
@@ -293,6 +296,7 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 	free(out->check.u);
 	free(out->check.log_w);
 	free(out->check.log_p);
+	free(out->inits);
 	memset(out, 0, sizeof *out);
 }
 

@@ -27,6 +27,10 @@ typedef struct xf_cmc_route_out {
 	char note[192];
 	xf_shard_draws draws;
 	double sigma_mean, sigma_sd; /* σ's weighted posterior mean and sd */
+	/* the fallback's chain starts in u-space [n_inits × dim] (route_handoff.c), set
+	 * when the route fails with weights that mean something (k̂ ≤ 1); else NULL */
+	double *inits;
+	int n_inits;
 } xf_cmc_route_out;
 
 /* Run the route on shard 0 of r (K = 1, every pair; its noise and σ prior scale set).
@@ -52,6 +56,13 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, struct xf_tmap *map, uint64_
 /* The IS-ESS (and every coordinate's ESS) a published round must reach on a target of
  * n_points points: XF_ROUTE_MIN_ESS, doubled up to XF_ROUTE_SMALL_POINTS points. */
 double xf_cmc_route_min_ess(size_t n_points);
+
+/* One start per chain for the NUTS fallback (route_handoff.c): systematic resampling of
+ * the check's points c->u by their normalised weights w, at a position of the check's
+ * stream under seed, each chain on a distinct point. Sets out->inits (0), or −1 when out
+ * of memory; fewer points than chains leave it NULL. */
+int xf_cmc_route_handoff(const xf_cmc_check *c, const double *w, int n_chains, uint64_t seed,
+			 xf_cmc_route_out *out);
 
 /* The result record of a published importance route (result.c): layout, no shards, the
  * weighted summaries and G = chains × draws resampled draws. 0 or an error code. */

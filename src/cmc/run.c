@@ -8,6 +8,7 @@
  * pass sums fixed blocks in order whether it runs inline in a task or on the pool; shards
  * are combined in id order. So the bytes do not depend on the thread count, on which
  * thread ran what, or on whether a shard was resumed from the store. */
+#include <lapacke.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +30,13 @@
  * on any measured run, one step of margin above it (adr/0041) */
 #define XF_STATIC_ACCEPT_DEFAULT  0.99
 #define XF_LAMINAR_ACCEPT_DEFAULT 0.98
-#define XF_INIT_JITTER		  0.5 /* chains start this many metric sds apart */
+/* chains start this many metric sds apart: a draw from N(0, jitter² · initial metric),
+ * correlated as the metric is (adr/0079: independent per-coordinate jitter put the
+ * starts far off a ridge's narrow direction) */
+#define XF_INIT_JITTER 0.5
+/* the sampler's revision, in each shard's hash: a stored shard of an earlier sampler
+ * (adr/0079: whitened coordinates, settling warmup, correlated starts) is not reused */
+#define XF_SAMPLER_REVISION 2
 
 static double now_s(void)
 {
@@ -90,8 +97,13 @@ static uint64_t shard_hash(const cmc_run *r, long s)
 	h = xf_hash_bytes(h, r->theta, sizeof(int) * (size_t)r->n_theta);
 	h = xf_hash_bytes(h, r->init_cov, sizeof(double) * r->cov_size);
 	const double real[3] = { r->temper, r->jobs[s].sigma_scale, r->target_accept };
-	const long ints[8] = { r->n_chains, r->n_warmup, r->n_samples, r->max_depth, r->dense,
-			       r->n_shards, s,		 (long)r->seed };
+	if (r->init_points)
+		h = xf_hash_bytes(h, r->init_points,
+				  sizeof(double) * (size_t)r->n_chains * (size_t)(r->n_theta + 1));
+	const long ints[9] = {
+		r->n_chains, r->n_warmup, r->n_samples,	 r->max_depth,	     r->dense,
+		r->n_shards, s,		  (long)r->seed, XF_SAMPLER_REVISION
+	};
 	h = xf_hash_bytes(h, real, sizeof real);
 	h = xf_hash_bytes(h, ints, sizeof ints);
 	return h;
@@ -141,6 +153,35 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* A chain's start around the NLSQ point: u + XF_INIT_JITTER · L z, L the Cholesky
+ * factor of the initial metric (its diagonal's square root when that is not positive
+ * definite or the metric is diagonal), z standard normal from the chain's own stream. */
+static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf_cmc_target *t,
+			double *u0)
+{
+	int d = r->n_theta + 1;
+	double *l = malloc(sizeof(double) * (size_t)d * d), z[64];
+	xf_cmc_to_u(t, r->x_start, noise, u0);
+	int full = l && r->dense && d <= 64;
+	if (full) {
+		memcpy(l, r->init_cov, sizeof(double) * (size_t)d * d);
+		full = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, l, d) == 0;
+	}
+	for (int k = 0; k < d && k < 64; k++)
+		z[k] = xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key, (uint64_t)k);
+	for (int k = 0; k < d; k++) {
+		double v = 0.0;
+		if (full)
+			for (int j = 0; j <= k; j++)
+				v += l[(size_t)k * d + j] * z[j];
+		else
+			v = sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]) *
+			    xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key, (uint64_t)k);
+		u0[k] += XF_INIT_JITTER * v;
+	}
+	free(l);
+}
+
 /* One chain of one shard, with retries from the next streams when its start is not
  * finite. Returns 0, XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
 static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
@@ -164,14 +205,10 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	t.evals_total = &r->grad_evals_done; /* progress only */
 	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
 		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
-		xf_cmc_to_u(&t, r->x_start, job->noise, u0);
-		for (int k = 0; k < d; k++) { /* per-chain jitter in u-space */
-			double sd =
-				sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]);
-			u0[k] += XF_INIT_JITTER * sd *
-				 xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key,
-					       (uint64_t)k);
-		}
+		if (r->init_points && attempt == 0)
+			memcpy(u0, r->init_points + (size_t)chain * d, sizeof(double) * (size_t)d);
+		else
+			start_point(r, s, key, job->noise, &t, u0);
 		xf_chain_setup cs = { .d = d,
 				      .logp = xf_cmc_target_logp,
 				      .ctx = &t,
@@ -180,6 +217,7 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 				      .max_depth = r->max_depth,
 				      .dense = r->dense,
 				      .target_accept = r->target_accept,
+				      .settle = 1,
 				      .init = u0,
 				      .init_cov = r->init_cov,
 				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
@@ -277,6 +315,9 @@ static void chain_task(void *ctx, int b)
 		rc = -2;
 	if (rc == 0) {
 		keep_chain(job, chain, &out);
+		/* the progress total counts num_warmup, a cap that a settled metric cuts short
+		 * (adr/0079): the transitions not run count as done (display only) */
+		r->iterations_done += r->n_warmup - out.warmup_done;
 	} else if (rc == -1) {
 		job->draws.failed = 1;
 		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
@@ -593,6 +634,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 			res->time_sampling_s = route_time;
 			goto finish;
 		}
+		r.init_points = ro.inits; /* NULL unless the route's weights meant something */
 		rc = rr == 1 ? rehash_shard(&r, 0, resume, err) : rr;
 		if (rc == 0 && r.jobs[0].resumed)
 			xf_info("cmc: shard 0 resumed from %s", r.dir);

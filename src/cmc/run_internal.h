@@ -31,6 +31,9 @@ typedef struct cmc_run {
 	double *x_start;  /* [n_full] the chains' start: NLSQ's point, off the bounds */
 	double *x_nlsq;	  /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
 	double *init_cov; /* initial metric, cov_size values */
+	/* the chains' starts in u-space [n_chains × (n_theta + 1)] handed over by a failed
+	 * importance route (route_handoff.c); NULL: drawn around the NLSQ point */
+	const double *init_points;
 	size_t cov_size;
 	long n_shards;
 	long only_shard; /* ≥ 0: sample this shard alone (xf_cmc_sample_one); −1: all */

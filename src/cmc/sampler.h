@@ -110,18 +110,42 @@ void xf_window_free(xf_window_adapt *w);
 /* Feed one warmup draw; when a slow window ends, write the regularized covariance
  * (n/(n+5))·cov + 1e-3·5/(n+5)·I into cov and return 1. */
 int xf_window_learn(xf_window_adapt *w, const double *q, double *cov);
+/* Feed one draw to the window's running mean and co-moments, outside its schedule (the
+ * settling warmup of chain.c keeps its own). */
+void xf_window_add(xf_window_adapt *w, const double *q);
+
+/* The settled-metric rule of the shortened warmup (chain.c, adr/0079). A window's
+ * covariance estimate cov (n draws) is whitened by the inverse metric in use, inv (both
+ * d×d dense or d diagonal): its eigenvalues λ would all be 1 were the metric exact. A
+ * finite window spreads them even then, to the Marchenko–Pastur edges
+ * ((1 ± √(d/n))²); the metric has settled when λmax/λmin is at most
+ * XF_SETTLE_FACTOR times that ratio: adapting further would not change the step size
+ * or the trajectory length by more than sampling noise does. Writes the ratio to
+ * *kappa (NAN when it cannot be computed); returns 1 when settled, 0 otherwise. */
+#define XF_SETTLE_FACTOR 2.0
+int xf_metric_settled(const double *inv, const double *cov, int d, int dense, long n,
+		      double *kappa);
 
 /* ---- one chain (chain.c) ---- */
+#define XF_SETTLE_INIT	 50  /* the settling warmup's fast interval (step size only) */
+#define XF_SETTLE_WINDOW 100 /* its first slow window; later ones double */
+#define XF_SETTLE_TERM	 50  /* its terminal fast interval */
 typedef struct xf_chain_setup {
 	int d;
 	xf_logp_fn logp;
 	void *ctx;
 	int n_warmup, n_samples, max_depth, dense;
 	double target_accept;
+	/* 1: the warmup ends once the metric has settled (xf_metric_settled): a fast
+	 * interval of XF_SETTLE_INIT, windows from XF_SETTLE_WINDOW doubling, each compared
+	 * with the metric in use, then XF_SETTLE_TERM; n_warmup is the cap, and a warmup
+	 * too short for that runs Stan's windows. 0: Stan's fixed windows. */
+	int settle;
 	const double *init;	/* [d] start */
-	const double *init_cov; /* [d×d] (dense) or [d] initial metric; NULL: identity. Its
-				  * diagonal also sets the standardised coordinates
-				  * (q − init)/√diag that the sampler moves in (chain.c) */
+	const double *init_cov; /* [d×d] (dense) or [d] initial metric; NULL: identity. It
+				  * also sets the standardised coordinates the sampler moves in
+				  * (chain.c): z = L⁻¹(q − init), L its Cholesky factor when
+				  * dense and positive definite, else √diag */
 	xf_chain_rng rng;
 	/* called after every transition (sampling: 0 in warmup, 1 after; divergent: 1 when
 	 * it diverged): progress for the user, never an input to the chain; NULL: none */
@@ -138,6 +162,8 @@ typedef struct xf_chain_out {
 	double step_size;     /* after adaptation, in the standardised coordinates */
 	long grad_evals;      /* leapfrog steps, warmup included */
 	int warmup_divergent; /* divergences during warmup */
+	int warmup_done;      /* warmup transitions run (≤ n_warmup with settle) */
+	int warmup_windows;   /* slow windows of the settling warmup */
 	double *metric;	      /* [d×d] or [d]: the adapted inverse metric */
 } xf_chain_out;
 
