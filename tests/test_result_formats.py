@@ -51,7 +51,7 @@ optimization:
   cmc:
     seed: 7
 {extra}    sharding: {{num_shards: {shards}}}
-    per_shard_mcmc: {{num_warmup: 80, num_samples: 60, num_chains: 2}}
+    per_shard_mcmc: {{num_warmup: 150, num_samples: 60, num_chains: 2}}
 """
 
 
