@@ -67,6 +67,40 @@ static int passed(const xf_cmc_check *c)
 	return c->pass_khat && c->pass_ess && c->pass_axis;
 }
 
+/* The points a map is fitted to: this round's and the previous round's, each round's
+ * normalised weights scaled by its share of the two IS-ESS (more points per fit, and a
+ * fit that does not swing with one round's noise: measured on a weakly identified
+ * laminar file, k̂ by round 0.92, 0.83, 0.70, 0.51, 0.49, 0.76, 0.52 when each round was
+ * fitted to its own points alone). Only the fit pools; each round is judged alone. */
+typedef struct fit_pool {
+	double *u, *w; /* [2·m_max][d], [2·m_max]: the previous round first, then this one */
+	int m_prev;    /* the previous round's points at the front (0: none yet) */
+	double ess_prev;
+} fit_pool;
+
+static int pool_fit(fit_pool *p, xf_tmap *map, const xf_cmc_check *c, const double *w)
+{
+	int d = c->dim, m = c->m, n = p->m_prev + m;
+	double total = p->ess_prev + c->ess, ess = total;
+	memcpy(p->u + (size_t)p->m_prev * d, c->u, sizeof(double) * (size_t)m * d);
+	for (int i = 0; i < p->m_prev; i++)
+		p->w[i] *= p->ess_prev / total; /* the previous round's normalised weights */
+	for (int i = 0; i < m; i++)
+		p->w[p->m_prev + i] = w[i] * c->ess / total;
+	double s2 = 0.0;
+	for (int i = 0; i < n; i++)
+		s2 += p->w[i] * p->w[i];
+	if (s2 > 0.0)
+		ess = 1.0 / s2;
+	int rc = xf_tmap_fit(map, p->u, p->w, n, ess);
+	/* this round becomes the previous one */
+	memcpy(p->u, c->u, sizeof(double) * (size_t)m * d);
+	memcpy(p->w, w, sizeof(double) * (size_t)m);
+	p->m_prev = m;
+	p->ess_prev = c->ess;
+	return rc;
+}
+
 /* Whether the rounds should stop after a failing round: 1 stop, 0 go on (the map is refit
  * by the caller). They stop when two failing rounds in a row have made no progress —
  * neither lowered the best k̂ so far by XF_ROUTE_KHAT_GAIN nor raised the best IS-ESS/M by
@@ -100,6 +134,14 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 	int m0 = XF_ROUTE_M0 * ((d + XF_ROUTE_M0_DIMS - 1) / XF_ROUTE_M0_DIMS);
 	progress pg = { INFINITY, 0.0, 0 };
 	kept_round k = { 0 };
+	int m_max = xf_check_m_max(XF_ROUTE_M0);
+	fit_pool pool = { malloc(sizeof(double) * 2 * (size_t)m_max * d),
+			  malloc(sizeof(double) * 2 * (size_t)m_max), 0, 0.0 };
+	if (!pool.u || !pool.w) {
+		free(pool.u);
+		free(pool.w);
+		return -1;
+	}
 	for (int round = 1; round <= XF_ROUTE_ROUNDS; round++) {
 		int cap = xf_check_m_max(XF_ROUTE_M0);
 		if (cap > XF_ROUTE_POINTS_MAX - used)
@@ -143,7 +185,7 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 		} else if (stop_after(c, &pg)) {
 			break;
 		}
-		int frc = xf_tmap_fit(map, c->u, w, c->m, c->ess);
+		int frc = pool_fit(&pool, map, c, w);
 		if (frc < 0) {
 			rc = -1;
 			break;
@@ -155,5 +197,7 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 	if (!rc && k.have && !passed(c))
 		restore(&k, c, w);
 	kept_free(&k);
+	free(pool.u);
+	free(pool.w);
 	return rc;
 }
