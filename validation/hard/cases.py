@@ -28,7 +28,7 @@ CASES = {
                     ["--phi", "0,45,90", "--q", "0.003,0.0054,0.008", "--frames", "60",
                      "--noise", "0.01", "--seed", "31"], True, None),
     "static_ridge": ("static_ridge.yaml",
-                     ["--phi", "0,30,60,90,120,150", "--frames", "200", "--noise", "0.02",
+                     ["--phi", "0,30,60,90,120,150", "--frames", "120", "--noise", "0.01",
                       "--seed", "11"], False, None),
     # the real CHX matrix (data/chx_350_aps_u.h5, 60 726 points) with the bundled config
     "chx_static": (os.path.join("..", "..", "..", "configs", "chx_static.yaml"), None, False,

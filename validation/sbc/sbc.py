@@ -129,12 +129,18 @@ def replicate(xf, out_root, family, r, keep):
         rec["error"] = "simulate: " + sim.stderr[-500:]
     else:
         t0 = time.monotonic()
-        p = subprocess.Popen([xf, "fit", "--config", fit_cfg, "--out",
-                              os.path.join(work, "fit"), "--force", "--no-plots",
-                              "--threads", "1"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-        _, err = p.communicate()
+        with open(os.path.join(work, "fit.out"), "w") as fo, \
+                open(os.path.join(work, "fit.err"), "w") as fe:
+            p = subprocess.Popen([xf, "fit", "--config", fit_cfg, "--out",
+                                  os.path.join(work, "fit"), "--force", "--no-plots",
+                                  "--threads", "1"], stdout=fo, stderr=fe)
+            # this child's own CPU (the jobs run side by side in one process)
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+        with open(os.path.join(work, "fit.err")) as fe:
+            err = fe.read()
         rec["wall_s"] = round(time.monotonic() - t0, 2)
+        rec["cpu_s"] = round(ru.ru_utime + ru.ru_stime, 2)
         rec["fit_exit"] = p.returncode
         rec.update(read_fit(os.path.join(work, "fit", "cmc"), truth, scal, rng))
         if "error" in rec and err:
@@ -222,13 +228,15 @@ def report(a):
         for r in recs:
             routes[r.get("route") or "none"] = routes.get(r.get("route") or "none", 0) + 1
         walls = [r["wall_s"] for r in recs if "wall_s" in r]
+        cpus = [r["cpu_s"] for r in recs if "cpu_s" in r]
         print("== %s: %d replicates (%d with a posterior); routes %s; quality %s; median "
-              "fit %.1f s wall" %
+              "fit %.1f s wall, %.1f s CPU" %
               (fam, len(recs), len(ok),
                ", ".join("%s %d (%.0f %%)" % (k, v, 100.0 * v / len(recs))
                          for k, v in sorted(routes.items())),
                dict(sorted(_count(r.get("quality") for r in recs).items())),
-               float(np.median(walls)) if walls else float("nan")))
+               float(np.median(walls)) if walls else float("nan"),
+               float(np.median(cpus)) if cpus else float("nan")))
         if not ok:
             continue
         names = list(ok[0]["ranks"])
