@@ -33,6 +33,8 @@ def nuts_run(xf, name, data, nlsq_dir, out, a, seed):
             "--set", "optimization.cmc.per_shard_mcmc.num_chains=%d" % a.chains,
             "--set", "optimization.cmc.per_shard_mcmc.num_warmup=%d" % a.warmup,
             "--set", "optimization.cmc.per_shard_mcmc.num_samples=%d" % a.samples]
+    for kv in a.set:
+        args += ["--set", kv]
     if cases.is_joint(name):
         args.append("--joint")
     r, wall, cpu = cases.timed(args)
@@ -54,6 +56,9 @@ def main():
     ap.add_argument("--work", default="/tmp/xf_hard_reference")
     ap.add_argument("--skip-before", action="store_true",
                     help="keep the before numbers already in the JSON")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="an extra config override of the NUTS runs (e.g. "
+                    "optimization.cmc.per_shard_mcmc.target_accept_prob=0.95), recorded")
     ap.add_argument("--no-before", action="store_true",
                     help="no default fit: only `nlsq` (the reference's start); no before numbers")
     a = ap.parse_args()
@@ -73,9 +78,12 @@ def main():
             "--force", "--no-plots", "--threads", "1"]
     if cases.is_joint(name):
         args.append("--joint")
-    if a.skip_before and "before" in old and os.path.exists(fit_dir):
+    have_nlsq = os.path.exists(os.path.join(fit_dir, cases.result_sub(name, "nlsq"),
+                                            "parameters.json"))
+    if a.skip_before and "before" in old and have_nlsq:
         before = old["before"]
-    elif a.no_before:
+    elif a.no_before or (a.skip_before and "before" in old):
+        # only the NLSQ start of the reference; the stored before numbers are kept
         args[1] = "nlsq"
         r, wall, cpu = cases.timed(args)
         if r.returncode not in (0, 1):
@@ -135,7 +143,8 @@ def main():
            "simulate": cases.CASES[name][1], "joint": cases.is_joint(name),
            "reference": {"route": "nuts", "chains": a.chains, "warmup": a.warmup,
                          "samples": a.samples, "seeds": [r["seed"] for r in per_seed],
-                         "threads": a.threads, "draws_pooled": int(d.shape[0]),
+                         "threads": a.threads, "overrides": a.set,
+                         "draws_pooled": int(d.shape[0]),
                          "min_ess_bulk_pooled": ess_pooled,
                          "cpu_s": round(sum(r["cpu_s"] for r in per_seed), 1),
                          "wall_s": round(sum(r["wall_s"] for r in per_seed), 1),
