@@ -5,6 +5,8 @@
   route, exact NUTS if its check fails); wall times, the route taken, k-hat, the IS-ESS and
   the smallest coordinate ESS, and the posterior's wall time over NLSQ's;
 - the 4 x 300 laminar file: one default `xpcsfit fit` (NLSQ then the posterior).
+Each also prints one row in the columns of bench/posterior_cases.py (NLSQ and posterior
+wall / CPU s, route, k-hat, rounds, status/quality, posterior CPU over NLSQ CPU; issue 34).
 Prints numbers, asserts nothing. Environment: XF_BINARY, XF_TMP. Options: --frames,
 --angles, --threads, --skip-small.
 """
@@ -12,7 +14,11 @@ import argparse
 import json
 import os
 import subprocess
-import time
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import posterior_cases  # noqa: E402  (its row format, and validation/hard/cases.py)
+from posterior_cases import cases  # noqa: E402
 
 CONFIG = """analysis_mode: laminar_flow
 experimental_data:
@@ -36,12 +42,15 @@ START = "1500, -1.0, 0.0, 0.02, 0.0, 0.0, 0.0"
 
 
 def timed(args):
-    t0 = time.perf_counter()
-    r = subprocess.run(args, capture_output=True, text=True)
-    dt = time.perf_counter() - t0
+    """wall s; the CPU s (user + sys) of the child in LAST_CPU[0]"""
+    r, dt, cpu = cases.timed(args)
+    LAST_CPU[0] = cpu
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(args)}: exit {r.returncode}\n{r.stderr[-2000:]}")
     return dt
+
+
+LAST_CPU = [0.0]
 
 
 def make(xf, tmp, angles, frames, noise):
@@ -89,17 +98,28 @@ def main():
     cfg = make(xf, tmp, args.angles, args.frames, 0.001)
     out = os.path.join(tmp, "post_big")
     t_nlsq = timed([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", *th])
+    c_nlsq = LAST_CPU[0]
     t_post = timed([xf, "cmc", "--config", cfg, "--nlsq", os.path.join(out, "nlsq"), "--out",
                     out, "--no-plots", *th])
+    c_post = LAST_CPU[0]
     print(f"{args.angles} x {args.frames} laminar, {args.threads} threads: nlsq {t_nlsq:.1f} s, "
           f"posterior {t_post:.1f} s wall ({t_post / t_nlsq:.0f} x NLSQ)")
     print("  " + route_line(os.path.join(out, "cmc")))
+    print(posterior_cases.HEADER)
+    with open(os.path.join(out, "nlsq", "parameters.json")) as f:
+        n = json.load(f)
+    print(posterior_cases.row(f"laminar {args.angles}x{args.frames}", n.get("n_points"),
+                              t_nlsq, c_nlsq, t_post, c_post,
+                              cases.route_summary(cases.load_params(os.path.join(out, "cmc")))))
     if not args.skip_small:
         cfg = make(xf, tmp, 4, 300, 0.002)
         out = os.path.join(tmp, "post_small")
-        t_fit = timed([xf, "fit", "--config", cfg, "--out", out, *th])
-        print(f"4 x 300 laminar default fit (NLSQ, posterior, plots): {t_fit:.1f} s wall")
+        m = posterior_cases.measure(xf, "laminar 4x300", cfg, None, False, out, args.threads)
+        print(f"4 x 300 laminar default fit (NLSQ, posterior; no plots): "
+              f"{m.get('fit_wall_s', float('nan')):.1f} s wall")
         print("  " + route_line(os.path.join(out, "cmc")))
+        print(posterior_cases.HEADER)
+        posterior_cases.print_row(m)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
