@@ -184,6 +184,12 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 		if (isnan(s->prior[k]))
 			continue;
 		s->diagnosis[k] = xf_psens_diagnosis(s->prior[k], s->lik[k]);
+		double z_gap =
+			(s->nlsq[k] - s->prior_mu[k]) /
+			sqrt(s->nlsq_sd[k] * s->nlsq_sd[k] + s->prior_sigma[k] * s->prior_sigma[k]);
+		if (!strcmp(s->diagnosis[k], "prior-data conflict") && isfinite(z_gap) &&
+		    fabs(z_gap) < XF_PRIOR_AGREE_Z)
+			s->diagnosis[k] = "informative prior, agreeing with the data";
 		int decides = s->prior[k] >= XF_PSENS_THRESHOLD;
 		int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
 		if (pulls && !decides)
@@ -310,6 +316,8 @@ static void heading(const xf_cmc_result *res, int k, char *buf, size_t size)
 	int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
 	if (!strcmp(d, "prior-data conflict"))
 		snprintf(buf, size, "prior-data conflict on %s", name);
+	else if (!strcmp(d, "informative prior, agreeing with the data"))
+		snprintf(buf, size, "informative prior on %s (agreeing with the data)", name);
 	else if (!strcmp(d, "strong prior / weak likelihood"))
 		snprintf(buf, size, "strong prior / weak likelihood on %s", name);
 	else if (s->prior[k] >= s->threshold && pulls) /* K > 1: the gap stands in for it */

@@ -8,9 +8,14 @@
 #include "cmc/run_internal.h"
 
 #define XF_PSENS_THRESHOLD 0.05 /* priorsense's: a sensitivity above it is worth a look */
-#define XF_PSENS_ALPHA	   0.01 /* power-scaling by α = 1 ± this */
-#define XF_PRIOR_GAP_MAX   2.0	/* |posterior − NLSQ| / max(sd, NLSQ sd) above: a gap */
-#define XF_PRIOR_PULL_MIN  2.0	/* prior log-density gained by the gap above: a pull */
+/* priorsense calls "conflict" any prior and likelihood that both matter, also when they
+ * agree (a prior as strong as the data, centred where they are: SBC draws its truths from
+ * such priors). A conflict here also needs the two to disagree: the NLSQ value and the
+ * prior's centre further apart than this many sds of their difference, √(sd² + σ²). */
+#define XF_PRIOR_AGREE_Z  2.0
+#define XF_PSENS_ALPHA	  0.01 /* power-scaling by α = 1 ± this */
+#define XF_PRIOR_GAP_MAX  2.0  /* |posterior − NLSQ| / max(sd, NLSQ sd) above: a gap */
+#define XF_PRIOR_PULL_MIN 2.0  /* prior log-density gained by the gap above: a pull */
 
 /* The cumulative Jensen–Shannon distance (Nguyen & Vreeken 2015, normalised and made
  * symmetric as in priorsense) between the marginal of x[n] (stride apart) with equal
