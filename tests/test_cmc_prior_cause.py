@@ -12,7 +12,10 @@ static file (D0 = 20 000, 3 angles x 40 frames, ~2 300 points; a few seconds a r
    names the stage.
 2. strong, correct prior: D0 ~ TruncatedNormal(20000, 50) (the truth; 6x narrower than
    the data): priorsense's "strong prior / weak likelihood", never "conflict", no warning
-   at the start, and no long-run line at the default threshold."""
+   at the start, and no long-run line at the default threshold.
+3. informative prior that agrees: D0 ~ TruncatedNormal(20300, 300), as strong as the data
+   and where they are: both sensitivities >= 0.05, named "informative prior ... (agreeing
+   with the data)", never "conflict" (adr/0078 addendum)."""
 import json
 import math
 import os
@@ -166,12 +169,31 @@ def strong_prior():
     check("is expected to take" not in r.stderr, "strong: a long-run line on a short run")
 
 
+def agreeing_prior():
+    """a prior as strong as the data, centred near them: both sensitivities >= 0.05
+    (priorsense's "conflict"), yet an informative prior that agrees (adr/0078 addendum)"""
+    r, d, p, log = cmc("agree", 20300, 300, 1.1)
+    check(r.returncode == 0, f"agree: exit {r.returncode}: {r.stderr}")
+    d0 = p["prior_sensitivity"]["parameters"]["D0"]
+    print(f"agree: D0 prior {d0['prior_sensitivity']:.4f}, likelihood "
+          f"{d0['likelihood_sensitivity']:.4f}, NLSQ {d0['nlsq']:.0f} +/- {d0['nlsq_std']:.0f}")
+    thr = p["prior_sensitivity"]["threshold"]
+    check(d0["prior_sensitivity"] >= thr and d0["likelihood_sensitivity"] >= thr,
+          f"agree: not both sensitive: {d0}")
+    check(d0["diagnosis"] == "informative prior, agreeing with the data",
+          f"agree: diagnosis {d0['diagnosis']}")
+    reasons = " ".join(p["quality"]["reasons"])
+    check("conflict" not in reasons and "informative prior on D0 (agreeing with the data): "
+          in reasons, f"agree: reasons {p['quality']['reasons']}")
+
+
 def main():
     r = run(["simulate", "--config", config("truth", 20000, 50, 1.1), "--phi", "0,60,120",
              "--out", DATA, "--noise", "0.01", "--seed", "1"])
     check(r.returncode == 0, f"simulate: {r.stderr}")
     conflict()
     strong_prior()
+    agreeing_prior()
     return summary()
 
 
