@@ -97,6 +97,21 @@ static int scaled_logp(void *ctx, const double *z, double *logp, double *grad)
 	return rc;
 }
 
+/* One warmup transition: its counts, the progress tick, and the step size it teaches
+ * (both warmups, Stan's windows and the settling one, adr/0079). */
+static void warm_transition(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
+			    xf_step_adapt *step, xf_chain_out *out)
+{
+	xf_nuts_info info;
+	xf_nuts_transition(nuts, rng, &info);
+	out->grad_evals += info.n_leapfrog;
+	out->warmup_divergent += info.divergent;
+	out->warmup_done++;
+	if (s->tick)
+		s->tick(s->tick_ctx, 0, info.divergent);
+	xf_nuts_set_step(nuts, xf_step_adapt_learn(step, info.accept_stat));
+}
+
 /* Warmup: every transition teaches the step size; at the end of each slow window the
  * metric takes the window's covariance and the step size starts over (Stan). */
 static int warmup(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric, xf_chain_rng *rng,
@@ -111,14 +126,7 @@ static int warmup(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric, xf_
 	xf_nuts_find_step(nuts, rng);
 	xf_step_adapt_init(&step, s->target_accept, xf_nuts_step(nuts));
 	for (int it = 0; it < s->n_warmup; it++) {
-		xf_nuts_info info;
-		xf_nuts_transition(nuts, rng, &info);
-		out->grad_evals += info.n_leapfrog;
-		out->warmup_divergent += info.divergent;
-		out->warmup_done++;
-		if (s->tick)
-			s->tick(s->tick_ctx, 0, info.divergent);
-		xf_nuts_set_step(nuts, xf_step_adapt_learn(&step, info.accept_stat));
+		warm_transition(s, nuts, rng, &step, out);
 		if (xf_window_learn(&win, xf_nuts_point(nuts, NULL), cov)) {
 			xf_metric_set(metric, cov); /* an indefinite estimate keeps the old one */
 			xf_nuts_find_step(nuts, rng);
@@ -140,14 +148,7 @@ static int fast_phase(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
 		      xf_step_adapt *step, int n, xf_window_adapt *win, xf_chain_out *out)
 {
 	for (int it = 0; it < n; it++) {
-		xf_nuts_info info;
-		xf_nuts_transition(nuts, rng, &info);
-		out->grad_evals += info.n_leapfrog;
-		out->warmup_divergent += info.divergent;
-		out->warmup_done++;
-		if (s->tick)
-			s->tick(s->tick_ctx, 0, info.divergent);
-		xf_nuts_set_step(nuts, xf_step_adapt_learn(step, info.accept_stat));
+		warm_transition(s, nuts, rng, step, out);
 		if (win)
 			xf_window_add(win, xf_nuts_point(nuts, NULL));
 		if (xf_interrupted())
