@@ -214,6 +214,17 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 	       "each\n",
 	       mode, "value, 16 points a sweep", threads, median(tb, REPEATS), median(cb, REPEATS),
 	       median(tb, REPEATS) / t1);
+	/* the route's conditional scaling (adr/0081): χ² with the scaling blocks of JᵀJ and
+	 * Jᵀr, one pass a proposal point */
+	for (int rep = 0; rep < REPEATS; rep++) {
+		double t0 = now_s(), c0 = cpu_s(), c2;
+		xf_lik_eval_scaling(lik, pr.start, &c2, jtj, b);
+		tb[rep] = now_s() - t0;
+		cb[rep] = cpu_s() - c0;
+	}
+	printf("pass %-10s %-24s %d threads: %.4f s (cpu %.4f s), %.2f x one value pass\n", mode,
+	       "scaling (chi2 + H_ss, b_s)", threads, median(tb, REPEATS), median(cb, REPEATS),
+	       median(tb, REPEATS) / t1);
 	free(xs);
 	xf_lik_destroy(lik);
 	xf_problem_free(&pr);

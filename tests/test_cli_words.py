@@ -122,11 +122,13 @@ def test_paths(name, label):
     # seeds 0 … 2^64 − 1 are written as such (adr/0075), not as a signed −1
     check(c["sampler"]["seed"] == SEED_MAX, "sampler.seed %r" % c["sampler"]["seed"])
     ic = (c.get("posterior_route") or {}).get("importance_check")
-    check(ic is not None and ic["seed"] == SEED_MAX,
-          "posterior_route.importance_check.seed %r, want %d" % (ic and ic["seed"], SEED_MAX))
+    # round k's points come from seed + (k − 1)·2⁶⁴/φ, modulo 2⁶⁴ (adr/0078): unsigned too
+    want_seed = (SEED_MAX + ((ic or {}).get("rounds", 1) - 1) * 0x9E3779B97F4A7C15) % 2**64
+    check(ic is not None and ic["seed"] == want_seed,
+          "posterior_route.importance_check.seed %r, want %d" % (ic and ic["seed"], want_seed))
     with h5py.File(os.path.join(cmc, b"results.h5"), "r") as f:
         s = f["cmc/importance_check/seed"]
-        check(s.dtype.kind == "u" and int(s[()]) == SEED_MAX,
+        check(s.dtype.kind == "u" and int(s[()]) == want_seed,
               "results.h5 importance_check/seed %r %s" % (s[()], s.dtype))
         src = f["data"].attrs["source_file"]
         check(src.decode("utf-8") == want, "%s cmc results.h5 source_file %r" % (label, src))

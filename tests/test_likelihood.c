@@ -490,6 +490,98 @@ static void test_eval_values(void **state)
 	check_eval_values(XF_MODE_LAMINAR, 12000);
 }
 
+/* The scaling pass (xf_lik_eval_scaling, the posterior's conditional of the scaling,
+ * cmc/cond_scaling.c): its χ² and its blocks of JᵀJ and b are those of the full pass
+ * (1e-13 relative), and χ² is exactly the quadratic they give in the scaling
+ * coefficients — χ²(s₀ + Δ) = χ²(s₀) − 2Δᵀb_s + ΔᵀH_ssΔ by a values pass at s₀ + Δ
+ * (1e-9 relative) — in every scaling mode of both models, inline and on 2 threads. */
+static void check_eval_scaling(xf_mode mode, xf_scaling_mode smode)
+{
+	xf_model_grid g = { mode, XF_SHEAR_HOMODYNE, 120, 0.01, 0.0054, 2e6 };
+	const double phi[5] = { -30, 0, 15, 60, 90 };
+	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
+	xf_dataset ds;
+	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 13, &ds), 0);
+	xf_config cfg;
+	laminar_config(&cfg, &g);
+	cfg.nlsq.per_angle_mode = smode;
+	xf_problem pr;
+	xf_error err = { 0 };
+	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	xf_pairset ps;
+	xf_pairset_all(&ps, ds.n_frames);
+	int nf = pr.n_full, np = pr.n_phys, ns = 2 * pr.n_basis;
+	assert_true(ns >= 2);
+	double *x = malloc(sizeof(double) * nf), *x2 = malloc(sizeof(double) * nf);
+	double *jtj = malloc(sizeof(double) * nf * nf), *b = malloc(sizeof(double) * nf);
+	double *h = malloc(sizeof(double) * ns * ns), *bs = malloc(sizeof(double) * ns);
+	assert_true(x && x2 && jtj && b && h && bs);
+	for (int k = 0; k < nf; k++) /* off the optimum: b is not 0 */
+		x[k] = pr.start[k] + 0.02 * (pr.upper[k] - pr.lower[k]) * sin(1.3 * k + 0.4);
+	for (int run = 0; run < 2; run++) {
+		xf_pool *pool = run ? xf_pool_create(2) : NULL;
+		xf_lik *lik = xf_lik_create(&pr, &ps, pool, &err);
+		assert_non_null(lik);
+		xf_lik_out out = { 0.0, jtj, b, 0.0 };
+		assert_int_equal(xf_lik_eval(lik, x, &out), 0);
+		double chi2;
+		assert_int_equal(xf_lik_eval_scaling(lik, x, &chi2, h, bs), 0);
+		assert_true(fabs(chi2 - out.chi2) <= 1e-13 * out.chi2);
+		for (int a = 0; a < ns; a++) {
+			double ref_b = b[np + a];
+			if (!(fabs(bs[a] - ref_b) <= 1e-13 * (fabs(ref_b) + 1e-300) + 1e-300))
+				fail_msg("b_s[%d] %.17g, full pass %.17g", a, bs[a], ref_b);
+			for (int c = 0; c < ns; c++) {
+				double ref_h = jtj[(size_t)(np + a) * nf + np + c];
+				if (!(fabs(h[a * ns + c] - ref_h) <= 1e-13 * fabs(ref_h) + 1e-300))
+					fail_msg("H_ss[%d][%d] %.17g, full pass %.17g", a, c,
+						 h[a * ns + c], ref_h);
+			}
+		}
+		/* χ² is the quadratic in the scaling coefficients */
+		double delta[64];
+		assert_true(ns <= 64);
+		memcpy(x2, x, sizeof(double) * nf);
+		for (int a = 0; a < ns; a++) {
+			delta[a] = 0.01 * cos(0.7 * a + 0.2);
+			x2[np + a] += delta[a];
+		}
+		double quad = chi2;
+		for (int a = 0; a < ns; a++) {
+			quad -= 2.0 * delta[a] * bs[a];
+			for (int c = 0; c < ns; c++)
+				quad += delta[a] * h[a * ns + c] * delta[c];
+		}
+		xf_lik_out o2 = { 0.0, NULL, NULL, 0.0 };
+		assert_int_equal(xf_lik_eval(lik, x2, &o2), 0);
+		if (!(fabs(o2.chi2 - quad) <= 1e-9 * o2.chi2))
+			fail_msg("chi2 at s0 + delta %.17g, quadratic %.17g", o2.chi2, quad);
+		assert_true(fabs(o2.chi2 - chi2) > 1e-6 * chi2); /* Δ moves χ² */
+		xf_lik_destroy(lik);
+		xf_pool_destroy(pool);
+	}
+	free(x);
+	free(x2);
+	free(jtj);
+	free(b);
+	free(h);
+	free(bs);
+	xf_pairset_free(&ps);
+	xf_problem_free(&pr);
+	xf_config_free(&cfg);
+	xf_synth_free(&ds);
+}
+
+static void test_eval_scaling(void **state)
+{
+	(void)state;
+	check_eval_scaling(XF_MODE_STATIC, XF_SCALING_INDIVIDUAL);
+	check_eval_scaling(XF_MODE_STATIC, XF_SCALING_AUTO);
+	check_eval_scaling(XF_MODE_LAMINAR, XF_SCALING_INDIVIDUAL);
+	check_eval_scaling(XF_MODE_LAMINAR, XF_SCALING_AUTO);
+	check_eval_scaling(XF_MODE_LAMINAR, XF_SCALING_FOURIER);
+}
+
 int main(void)
 {
 	xf_log_set_stderr(1, 0);
@@ -497,7 +589,7 @@ int main(void)
 		cmocka_unit_test(test_pass_laminar),   cmocka_unit_test(test_pass_static),
 		cmocka_unit_test(test_pass_subsample), cmocka_unit_test(test_pairset_sample),
 		cmocka_unit_test(test_scaling_types),  cmocka_unit_test(test_pass_bits),
-		cmocka_unit_test(test_eval_values),
+		cmocka_unit_test(test_eval_values),    cmocka_unit_test(test_eval_scaling),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,12 +47,15 @@ typedef struct xf_cmc_check {
 	int m_first; /* the first M tried (combination.check_draws) */
 	int stable;  /* 1: k̂ and IS-ESS/M agreed between M/2 and M */
 	uint64_t seed;
-	int nu;		/* the proposal: multivariate t, ν degrees of freedom, */
-	double scale;	/* scale matrix scale² × the combined covariance */
-	double core;	/* weight of the Gaussian itself in a defensive mixture with the t
+	int nu;	      /* the proposal: multivariate t, ν degrees of freedom, */
+	double scale; /* scale matrix scale² × the combined covariance */
+	double core;  /* weight of the Gaussian itself in a defensive mixture with the t
 			   (the route's, adr/0045); 0: the t alone (the consensus check) */
-	int dim;	/* coordinates of each point: θ (the self-check), θ and log σ (route) */
-	int rounds;	/* the route: 1, or 2 when the proposal was rebuilt from round 1 */
+	int dim;      /* coordinates of each point: θ (the self-check), θ and log σ (route) */
+	int rounds;   /* the route: 1 (Laplace), k > 1: the map fitted to earlier rounds */
+	/* the route's per-angle scaling coefficients drawn from their exact conditional
+	 * (adr/0081; 0: none, every coordinate from the map) and the map's coordinates */
+	int scaling_conditional, map_dim;
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
 	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */

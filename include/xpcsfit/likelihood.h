@@ -190,6 +190,13 @@ size_t xf_lik_points(const xf_lik *lik);
  * self-check χ² alone). Returns 0, or −1 when χ² is not finite. */
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
 
+/* χ² with the scaling block of JᵀJ, h_ss [(2·n_basis)²], and of b, b_s [2·n_basis], over
+ * [contrast coefficients, offset coefficients] at x: the same values as xf_lik_eval's
+ * block of them, without the physical derivatives (about a values pass: the posterior's
+ * conditional of the scaling, cmc/cond_scaling.c). On the CPU, Gaussian loss only.
+ * 0, or −1 when χ² is not finite (or a robust loss is set). */
+int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s);
+
 /* χ² alone at n points x[n][n_full], in one sweep over the data: every block of pairs is
  * evaluated at each point before the next block, so its data are read from memory once
  * for up to XF_LIK_BATCH points (the posterior's importance sampling, many points per

@@ -46,6 +46,13 @@ int xf_check_importance(xf_check_logp f, void *ctx, int d, const double *mean, c
 struct xf_tmap;
 int xf_check_importance_map(xf_check_logp f, void *ctx, const struct xf_tmap *map, uint64_t seed,
 			    int m0, int m_cap, double min_ess, double *w, xf_cmc_check *c);
+/* The same on any proposal (isprop.h): the map's, or the conditional-scaling one
+ * (cond_scaling.h); its axis check runs along z when prop->in_z or the map is curved, and
+ * the IS-ESS reference is the defensive mixture's over prop->d_mix coordinates. */
+struct xf_is_prop;
+int xf_check_importance_prop(xf_check_logp f, void *ctx, const struct xf_is_prop *prop,
+			     uint64_t seed, int m0, int m_cap, double min_ess, double *w,
+			     xf_cmc_check *c);
 
 /* Weighted summaries of the points u[m][dim] (θ first) under weights w[m] (Σ = 1) into
  * res's mean, sd, median, q05, q95, cov and per-angle values, and res->n_draws draws

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "cmc/check.h"
+#include "cmc/cond_scaling.h"
 #include "cmc/route.h"
 #include "cmc/tmap.h"
 #include "xpcsfit/rng.h"
@@ -173,7 +174,9 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	xf_cmc_check *c = &out->check;
 	xf_cmc_target t;
 	xf_tmap map;
-	int have_t = 0, have_map = 0, irc = 0;
+	xf_cond_scaling cs;
+	xf_is_prop prop;
+	int have_t = 0, have_map = 0, have_cs = 0, irc = 0;
 	xf_lik *lik = NULL;
 	double *mean = malloc(sizeof(double) * (size_t)d);
 	double *cov = malloc(sizeof(double) * (size_t)d * d);
@@ -219,8 +222,29 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	}
 	have_map = 1;
 	xf_tmap_linear(&map, mean, chol);
-	irc = xf_cmc_route_rounds(xf_full_logp_batch, &fb, &map, r->seed, &r->route_round,
-				  xf_cmc_route_min_ess(t.n_points), w, c);
+	xf_is_prop_tmap(&prop, &map);
+	/* sampled per-angle scaling: drawn from its exact conditional, the map fitted to θ
+	 * and σ alone (adr/0081) */
+	if (xf_cond_scaling_count(&t) > 0) {
+		int crc = xf_cond_scaling_init(&cs, &t, r->x_start, mean, cov);
+		have_cs = 1;
+		if (crc < 0) {
+			rc = xf_fail(err, XF_ERR_NOMEM,
+				     "out of memory for the posterior's importance route");
+			goto done;
+		}
+		if (crc == 0) {
+			xf_cond_scaling_prop(&cs, &prop);
+			cs.tick = route_tick;
+			cs.tick_ctx = r;
+			xf_info("cmc: importance route: the per-angle scaling (%d coefficients) "
+				"drawn from its exact conditional; the proposal fitted to %d "
+				"coordinates",
+				cs.d_s, cs.d_m);
+		}
+	}
+	irc = xf_cmc_route_rounds_prop(xf_full_logp_batch, &fb, &prop, r->seed, &r->route_round,
+				       xf_cmc_route_min_ess(t.n_points), w, c);
 	if (irc) {
 		rc = irc == XF_ERR_INTERRUPTED
 			     ? xf_fail(err, XF_ERR_INTERRUPTED,
@@ -230,6 +254,8 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		goto done;
 	}
 	c->done = 1;
+	c->scaling_conditional = prop.d_mix < d ? cs.d_s : 0;
+	c->map_dim = prop.d_mix;
 	xf_info("cmc: importance route: k-hat %.3f, M %d, IS-ESS %.0f (IS-ESS/M %.3f, Gaussian "
 		"target %.3f), smallest coordinate ESS %.0f, worst axis %d drop %.3f",
 		c->khat, c->m, c->ess, c->ess / c->m, c->ess_ref, c->ess_coord_min, c->axis,
@@ -278,6 +304,8 @@ done:
 		xf_cmc_target_free(&t);
 	if (have_map)
 		xf_tmap_free(&map);
+	if (have_cs)
+		xf_cond_scaling_free(&cs);
 	free(mean);
 	free(cov);
 	free(chol);

@@ -7,14 +7,15 @@
 #include "cmc/check.h"
 #include "cmc/run_internal.h"
 
-#define XF_ROUTE_M0	     500   /* each round's first M, doubled while it can pass */
-#define XF_ROUTE_M0_DIMS     8	   /* … per this many dimensions (16: 1 000) */
-#define XF_ROUTE_ROUNDS	     8	   /* round 1: Laplace; later: the map fitted to the last */
-#define XF_ROUTE_POINTS_MAX  48000 /* all rounds' points (each a pass over the data) */
-#define XF_ROUTE_FIT_ESS     2.0   /* × dim: the IS-ESS a round's fit needs */
-#define XF_ROUTE_KHAT_GAIN   0.02  /* progress: a failing round lowers the best k̂ by this */
-#define XF_ROUTE_ESS_GAIN    0.10  /* … or raises the best IS-ESS/M by this fraction */
-#define XF_ROUTE_KHAT_POLISH 0.5   /* a round passing above it is refined once more */
+#define XF_ROUTE_M0		500   /* each round's first M, doubled while it can pass */
+#define XF_ROUTE_M0_DIMS	8     /* … per this many dimensions (16: 1 000) */
+#define XF_ROUTE_ROUNDS		8     /* round 1: Laplace; later: the map fitted to the last */
+#define XF_ROUTE_POINTS_MAX	48000 /* all rounds' points (each a pass over the data) */
+#define XF_ROUTE_FIT_ESS	2.0   /* × dim: the IS-ESS a round's fit needs */
+#define XF_ROUTE_FIT_TEMPER_ESS 50.0  /* × dim: the fit's weights tempered up to this IS-ESS */
+#define XF_ROUTE_KHAT_GAIN	0.02  /* progress: a failing round lowers the best k̂ by this */
+#define XF_ROUTE_ESS_GAIN	0.10  /* … or raises the best IS-ESS/M by this fraction */
+#define XF_ROUTE_KHAT_POLISH	0.5   /* a round passing above it is refined once more */
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
 #define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL
@@ -52,6 +53,11 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out);
 struct xf_tmap;
 int xf_cmc_route_rounds(xf_check_logp f, void *ctx, struct xf_tmap *map, uint64_t seed,
 			int *round_now, double min_ess, double *w, xf_cmc_check *c);
+/* The same from any proposal (isprop.h; the route's: the conditional-scaling one). */
+struct xf_is_prop;
+int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const struct xf_is_prop *prop,
+			     uint64_t seed, int *round_now, double min_ess, double *w,
+			     xf_cmc_check *c);
 
 /* The IS-ESS (and every coordinate's ESS) a published round must reach on a target of
  * n_points points: XF_ROUTE_MIN_ESS, doubled up to XF_ROUTE_SMALL_POINTS points. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmc/check.h"
+#include "cmc/isprop.h"
 #include "cmc/route.h"
 #include "cmc/tmap.h"
 
@@ -78,7 +79,7 @@ typedef struct fit_pool {
 	double ess_prev;
 } fit_pool;
 
-static int pool_fit(fit_pool *p, xf_tmap *map, const xf_cmc_check *c, const double *w)
+static int pool_fit(fit_pool *p, const xf_is_prop *prop, const xf_cmc_check *c, const double *w)
 {
 	int d = c->dim, m = c->m, n = p->m_prev + m;
 	double total = p->ess_prev + c->ess, ess = total;
@@ -92,7 +93,7 @@ static int pool_fit(fit_pool *p, xf_tmap *map, const xf_cmc_check *c, const doub
 		s2 += p->w[i] * p->w[i];
 	if (s2 > 0.0)
 		ess = 1.0 / s2;
-	int rc = xf_tmap_fit(map, p->u, p->w, n, ess);
+	int rc = prop->fit(prop->ctx, p->u, p->w, n, ess);
 	/* this round becomes the previous one */
 	memcpy(p->u, c->u, sizeof(double) * (size_t)m * d);
 	memcpy(p->w, w, sizeof(double) * (size_t)m);
@@ -112,7 +113,7 @@ typedef struct progress {
 	int stall;
 } progress;
 
-static int stop_after(const xf_cmc_check *c, progress *p)
+static int stop_after(const xf_cmc_check *c, int d_fit, progress *p)
 {
 	double rel = c->ess / c->m;
 	int better = c->khat < p->k_best - XF_ROUTE_KHAT_GAIN ||
@@ -122,16 +123,25 @@ static int stop_after(const xf_cmc_check *c, progress *p)
 		p->k_best = c->khat;
 	if (rel > p->ess_best)
 		p->ess_best = rel;
-	return p->stall >= 2 || !(c->ess >= XF_ROUTE_FIT_ESS * c->dim);
+	return p->stall >= 2 || !(c->ess >= XF_ROUTE_FIT_ESS * d_fit);
 }
 
 int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed, int *round_now,
 			double min_ess, double *w, xf_cmc_check *c)
 {
-	int used = 0, d = map->d, rc = 0;
+	xf_is_prop p;
+	xf_is_prop_tmap(&p, map);
+	return xf_cmc_route_rounds_prop(f, ctx, &p, seed, round_now, min_ess, w, c);
+}
+
+int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop, uint64_t seed,
+			     int *round_now, double min_ess, double *w, xf_cmc_check *c)
+{
+	int used = 0, d = prop->d, rc = 0;
 	/* a round's first M: 500, and more in many dimensions, where the next round's fit
 	 * needs more effective points (XF_ROUTE_M0_DIMS dimensions per 500) */
-	int m0 = XF_ROUTE_M0 * ((d + XF_ROUTE_M0_DIMS - 1) / XF_ROUTE_M0_DIMS);
+	int d_fit = prop->d_mix; /* the coordinates the map is fitted in */
+	int m0 = XF_ROUTE_M0 * ((d_fit + XF_ROUTE_M0_DIMS - 1) / XF_ROUTE_M0_DIMS);
 	progress pg = { INFINITY, 0.0, 0 };
 	kept_round k = { 0 };
 	int m_max = xf_check_m_max(XF_ROUTE_M0);
@@ -158,9 +168,9 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 		c->rounds = round;
 		if (round_now) /* what the progress line tells */
 			*round_now = round;
-		rc = xf_check_importance_map(f, ctx, map,
-					     seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED, m0,
-					     cap, min_ess, w, c);
+		rc = xf_check_importance_prop(f, ctx, prop,
+					      seed + (uint64_t)(round - 1) * XF_ROUTE_ROUND_SEED,
+					      m0, cap, min_ess, w, c);
 		if (rc)
 			break;
 		used += c->m + 2 * d + 1;
@@ -182,10 +192,10 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 			xf_info("cmc: importance route: round %d passed with k-hat %.3f > %.1f: "
 				"one more round to refine it",
 				round, c->khat, XF_ROUTE_KHAT_POLISH);
-		} else if (stop_after(c, &pg)) {
+		} else if (stop_after(c, d_fit, &pg)) {
 			break;
 		}
-		int frc = pool_fit(&pool, map, c, w);
+		int frc = pool_fit(&pool, prop, c, w);
 		if (frc < 0) {
 			rc = -1;
 			break;

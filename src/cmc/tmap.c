@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmc/proposal.h"
+#include "cmc/isprop.h"
 #include "cmc/tmap.h"
 
 /* The weighted points a piece needs before it is fitted: the bend (3 coefficients per
@@ -394,4 +395,42 @@ done:
 	free(a_old);
 	free(cov_old);
 	return rc;
+}
+
+/* The map alone as a proposal of the check (isprop.h). */
+static int tmap_prop_draw(void *ctx, uint64_t seed, long i0, long i1, double core, double *z,
+			  double *u, double *lq, double *lp)
+{
+	(void)lp; /* the check evaluates the target */
+	const xf_tmap *m = ctx;
+	for (long i = i0; i < i1; i++)
+		lq[i - i0] = xf_tmap_draw(m, seed, (uint64_t)i, core,
+					  z ? z + (size_t)(i - i0) * m->d : NULL,
+					  u + (size_t)(i - i0) * m->d);
+	return 0;
+}
+
+static int tmap_prop_to_u(void *ctx, int n, const double *z, double *u, double *log_jac)
+{
+	const xf_tmap *m = ctx;
+	for (int i = 0; i < n; i++)
+		log_jac[i] = xf_tmap_to_u(m, z + (size_t)i * m->d, u + (size_t)i * m->d);
+	return 0;
+}
+
+static int tmap_prop_fit(void *ctx, const double *u, const double *w, int n, double ess)
+{
+	return xf_tmap_fit(ctx, u, w, n, ess);
+}
+
+void xf_is_prop_tmap(xf_is_prop *p, xf_tmap *map)
+{
+	p->d = p->d_mix = map->d;
+	p->in_z = 0;
+	p->gives_logp = 0;
+	p->map = map;
+	p->draw = tmap_prop_draw;
+	p->to_u = tmap_prop_to_u;
+	p->fit = tmap_prop_fit;
+	p->ctx = map;
 }

@@ -321,8 +321,14 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		xf_h5_put_f64(w, cg, "gaussian_weight", c->core, "1",
 			      "weight of the Gaussian in the proposal");
 		xf_h5_put_i64(w, cg, "rounds", c->rounds,
-			      "1: the proposal on NLSQ's approximation; 2: on round 1's weighted "
-			      "mean and covariance");
+			      "1: the proposal on NLSQ's approximation; k > 1: the transport map "
+			      "fitted to the earlier rounds' weighted points");
+		xf_h5_put_i64(w, cg, "scaling_conditional", c->scaling_conditional,
+			      "per-angle scaling coefficients drawn from their exact conditional "
+			      "given the physical parameters and sigma (0: none)");
+		xf_h5_put_i64(w, cg, "map_dim", c->map_dim,
+			      "coordinates the proposal's map covers (the others: the "
+			      "conditional)");
 	}
 	xf_h5_put_f64(w, cg, "khat", c->khat, "1", "Pareto k-hat of the importance ratios");
 	xf_h5_put_i64(w, cg, "M", c->m, "points drawn (grown from M_first until stable)");

@@ -223,6 +223,11 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 		cJSON_AddItemToObject(prop, "gaussian_weight", xf_json_num(c->core));
 	cJSON_AddItemToObject(prop, "nu", xf_json_int(c->nu));
 	cJSON_AddItemToObject(prop, "scale", xf_json_num(c->scale));
+	if (!consensus) { /* adr/0081 */
+		cJSON_AddItemToObject(prop, "map_dim", xf_json_int(c->map_dim));
+		cJSON_AddItemToObject(prop, "scaling_conditional",
+				      xf_json_int(c->scaling_conditional));
+	}
 	cJSON_AddItemToObject(obj, "proposal", prop);
 	cJSON_AddBoolToObject(obj, "corrected", c->corrected);
 	cJSON_AddStringToObject(obj, "published",

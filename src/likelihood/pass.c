@@ -24,6 +24,7 @@ void xf_pass_run_block(void *ctx, int block)
 	switch (lik->level) {
 	case XF_PASS_HESSIAN: xf_pass_block_hessian(lik, block); break;
 	case XF_PASS_GRADIENT: xf_pass_block_gradient(lik, block); break;
+	case XF_PASS_SCALING: xf_pass_block_scaling(lik, block); break;
 	default: xf_pass_block_value(lik, block);
 	}
 }
@@ -102,6 +103,43 @@ static void assemble_gradient(const xf_problem *pr, const xf_accum *t, double *b
 	}
 }
 
+/* The scaling block of JᵀJ (upper triangle) and of b into h (leading dimension ld) and
+ * b, coefficient k of a quantity at row/column off + k (contrast) and off + nb + k
+ * (offset): the full pass's block (off = n_phys) and the scaling pass's (off = 0), the
+ * same sums in the same order. */
+static void scaling_block(const xf_problem *pr, const xf_accum *t, double *h, int ld, int off,
+			  double *b)
+{
+	int nb = pr->n_basis;
+	double w = 1.0 / (pr->sigma * pr->sigma);
+	for (int k = 0; k < nb; k++) {
+		int ck = off + k, ok = off + nb + k;
+		double bc = 0.0, bo = 0.0;
+		for (int p = 0; p < pr->n_phi; p++) {
+			double bpk = pr->basis[(size_t)p * nb + k];
+			bc += bpk * t->bc[p];
+			bo += bpk * t->bo[p];
+			for (int l = 0; l < nb; l++) {
+				double bb = bpk * pr->basis[(size_t)p * nb + l] * w;
+				if (l >= k) {
+					h[(size_t)ck * ld + off + l] += bb * t->scc[p];
+					h[(size_t)ok * ld + off + nb + l] += bb * t->soo[p];
+				}
+				h[(size_t)ck * ld + off + nb + l] += bb * t->sco[p];
+			}
+		}
+		b[ck] = bc * w;
+		b[ok] = bo * w;
+	}
+}
+
+static void mirror_upper(double *h, int n)
+{
+	for (int m = 0; m < n; m++)
+		for (int l = m + 1; l < n; l++)
+			h[l * n + m] = h[m * n + l];
+}
+
 /* Assemble the full JᵀJ and b over [physical, contrast coefs, offset coefs]. */
 static void assemble(const xf_problem *pr, const xf_accum *t, double *jtj, double *b)
 {
@@ -113,33 +151,39 @@ static void assemble(const xf_problem *pr, const xf_accum *t, double *jtj, doubl
 			jtj[m * nf + l] = t->hpp[m * XF_N_PHYS + l] * w;
 		b[m] = t->bp[m] * w;
 	}
-	for (int k = 0; k < nb; k++) {
-		int ck = np + k, ok = np + nb + k;
-		double bc = 0.0, bo = 0.0;
+	for (int k = 0; k < nb; k++) /* the physical × scaling blocks */
 		for (int p = 0; p < pr->n_phi; p++) {
 			double bpk = pr->basis[(size_t)p * nb + k];
-			bc += bpk * t->bc[p];
-			bo += bpk * t->bo[p];
 			for (int m = 0; m < np; m++) {
-				jtj[m * nf + ck] += bpk * t->pc[(size_t)p * XF_N_PHYS + m] * w;
-				jtj[m * nf + ok] += bpk * t->po[(size_t)p * XF_N_PHYS + m] * w;
-			}
-			for (int l = 0; l < nb; l++) {
-				double bb = bpk * pr->basis[(size_t)p * nb + l] * w;
-				if (l >= k) {
-					jtj[ck * nf + np + l] += bb * t->scc[p];
-					jtj[ok * nf + np + nb + l] += bb * t->soo[p];
-				}
-				jtj[ck * nf + np + nb + l] += bb * t->sco[p];
+				jtj[m * nf + np + k] += bpk * t->pc[(size_t)p * XF_N_PHYS + m] * w;
+				jtj[m * nf + np + nb + k] +=
+					bpk * t->po[(size_t)p * XF_N_PHYS + m] * w;
 			}
 		}
-		b[ck] = bc * w;
-		b[ok] = bo * w;
+	scaling_block(pr, t, jtj, nf, np, b);
+	mirror_upper(jtj, nf);
+}
+
+int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s)
+{
+	const xf_problem *pr = lik->pr;
+	if (lik->loss != XF_LOSS_LINEAR) /* the Gaussian likelihood only */
+		return -1;
+	xf_pass_prepare(lik, x);
+	lik->level = XF_PASS_SCALING;
+	xf_accum *total = &lik->slots[lik->n_blocks];
+	if (run_blocks(lik, total)) { /* on the CPU: the GPU passes have no such level */
+		*chi2 = NAN;
+		return -1;
 	}
-	/* mirror the upper triangle */
-	for (int m = 0; m < nf; m++)
-		for (int l = m + 1; l < nf; l++)
-			jtj[l * nf + m] = jtj[m * nf + l];
+	*chi2 = total->chi2 / (pr->sigma * pr->sigma);
+	if (!isfinite(*chi2))
+		return -1;
+	int ns = 2 * pr->n_basis;
+	memset(h_ss, 0, sizeof(double) * (size_t)ns * ns);
+	scaling_block(pr, total, h_ss, ns, 0, b_s);
+	mirror_upper(h_ss, ns);
+	return 0;
 }
 
 void xf_pass_prepare(xf_lik *lik, const double *x)

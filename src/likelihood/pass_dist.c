@@ -20,6 +20,7 @@ size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level)
 	switch (level) {
 	case XF_PASS_VALUE: return 2;
 	case XF_PASS_GRADIENT: return 2 + XF_N_PHYS + 2 * n_phi;
+	case XF_PASS_SCALING: return 2 + 5 * n_phi;
 	default: return FIXED_FULL + n_phi * (2 * XF_N_PHYS + 5);
 	}
 }
@@ -31,6 +32,10 @@ static void pack(const xf_lik *lik, const xf_accum *a, double *p)
 	*p++ = a->g1sq;
 	if (lik->level == XF_PASS_VALUE)
 		return;
+	if (lik->level == XF_PASS_SCALING) {
+		memcpy(p, a->scc, sizeof(double) * 5 * n_phi); /* scc .. bo */
+		return;
+	}
 	if (lik->level == XF_PASS_GRADIENT) {
 		memcpy(p, a->bp, sizeof a->bp);
 		memcpy(p + XF_N_PHYS, a->bc, sizeof(double) * 2 * n_phi); /* bc, bo */
@@ -52,6 +57,10 @@ static void unpack(const xf_lik *lik, const double *p, xf_accum *a)
 	a->g1sq = *p++;
 	if (lik->level == XF_PASS_VALUE)
 		return;
+	if (lik->level == XF_PASS_SCALING) {
+		memcpy(a->scc, p, sizeof(double) * 5 * n_phi);
+		return;
+	}
 	if (lik->level == XF_PASS_GRADIENT) {
 		memcpy(a->bp, p, sizeof a->bp);
 		memcpy(a->bc, p + XF_N_PHYS, sizeof(double) * 2 * n_phi);

@@ -78,3 +78,43 @@ void xf_pass_block_value(xf_lik *lik, int block)
 	acc->chi2 = chi2;
 	acc->g1sq = g1sum;
 }
+
+/* χ² with the scaling sums only (XF_PASS_SCALING): per pair g1², per angle its residual;
+ * g1 is the same for every angle, so Σ g1⁴, Σ g1² and the count are pair sums. */
+void xf_pass_block_scaling(xf_lik *lik, int block)
+{
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
+	xf_accum *acc = &lik->slots[block];
+	const size_t n = (size_t)lik->ds->n_frames;
+	const int n_phi = p1 - p0;
+	double chi2 = 0.0, t4 = 0.0, t2 = 0.0, count = 0.0;
+	int i, j;
+	pair_cursor c = cursor_at(lik, block);
+	accum_clear(lik->pr, acc);
+	while (cursor_next(&c, &i, &j)) {
+		double a[3];
+		double g1 = xf_pair_diffusion(f, i, j, a);
+		if (g1 < XF_G1_FLOOR)
+			g1 = XF_G1_FLOOR;
+		double g1sq = g1 * g1;
+		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
+		for (int p = p0; p < p1; p++) {
+			double res = pass_data(lik, p, idx, k) -
+				     (lik->offset[p] + lik->contrast[p] * g1sq);
+			chi2 += res * res;
+			acc->bc[p] += g1sq * res;
+			acc->bo[p] += res;
+		}
+		t4 += g1sq * g1sq;
+		t2 += g1sq;
+		count += 1.0;
+	}
+	acc->chi2 = chi2;
+	acc->g1sq = t2 * n_phi;
+	for (int p = p0; p < p1; p++) {
+		acc->scc[p] = t4;
+		acc->sco[p] = t2;
+		acc->soo[p] = count;
+	}
+}

@@ -15,6 +15,9 @@ typedef enum xf_pass_level {
 	XF_PASS_VALUE = 0, /* χ² and Σ g1² */
 	XF_PASS_GRADIENT,  /* and b = Σ ∂c2·res */
 	XF_PASS_HESSIAN,   /* and JᵀJ */
+	/* χ² with the scaling sums only (per angle Σ g1⁴, Σ g1², Σ 1, Σ g1²·res, Σ res):
+	 * the scaling block of JᵀJ and Jᵀr, no physical derivative (xf_lik_eval_scaling) */
+	XF_PASS_SCALING,
 } xf_pass_level;
 
 /* Partial sums of one block; the caller reduces blocks in order. With the per-point
@@ -189,6 +192,8 @@ void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
 void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a);
 int xf_pass_alloc_slots(xf_lik *lik);
 void xf_pass_batch_free(xf_lik *lik);
+/* The static kernel of the scaling level (pass_gradient.c). */
+void xf_pass_block_scaling(xf_lik *lik, int block);
 
 /* Doubles of one block's slot in the exchange at a level (pass_dist.c). */
 size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level);

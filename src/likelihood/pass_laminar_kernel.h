@@ -199,6 +199,12 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 			g2 += g1sq;
 			if (level == XF_PASS_VALUE)
 				continue;
+			if (level == XF_PASS_SCALING) {
+				g2r += g1sq * res;
+				r += res;
+				g4 += g1sq * g1sq;
+				continue;
+			}
 			xf_vn two_cg1 = 2.0 * con * g1;
 			xf_vn shear = two_cg1 * g1d * dfactor * s;
 			xf_vn u = vn_keep(live, two_cg1 * g1), v = vn_keep(live, shear * ca);
@@ -261,6 +267,10 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		return;
 	acc->bc[q] += v8_sum(lanes[AS_G2R]);
 	acc->bo[q] += v8_sum(lanes[AS_R]);
+	if (level == XF_PASS_SCALING) {
+		acc->scc[q] += v8_sum(lanes[AS_G4]);
+		return;
+	}
 	if (level != XF_PASS_HESSIAN)
 		return;
 	acc->scc[q] += v8_sum(lanes[AS_G4]);
@@ -379,11 +389,11 @@ laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
 		int n_pairs = chunk_pairs(lik, &f, &c, &ch);
 		if (n_pairs == 0)
 			break;
-		if (level != XF_PASS_VALUE)
+		if (level == XF_PASS_GRADIENT || level == XF_PASS_HESSIAN)
 			memset(ch.ps, 0, sizeof ch.ps);
 		for (int p = p0; p < p1; p++)
 			chunk_angle(lik, acc, &ch, f.s, n_pairs, p0, p, level, shared, pnas);
-		if (level != XF_PASS_VALUE)
+		if (level == XF_PASS_GRADIENT || level == XF_PASS_HESSIAN)
 			chunk_pair_terms(acc, &ch, n_pairs, level, shared, p0);
 	}
 }
@@ -406,6 +416,7 @@ void XF_LAMINAR_KERNEL(xf_lik *lik, int block)
 	switch (lik->level) {
 	case XF_PASS_HESSIAN: XF_LAMINAR_CASE(XF_PASS_HESSIAN); break;
 	case XF_PASS_GRADIENT: XF_LAMINAR_CASE(XF_PASS_GRADIENT); break;
+	case XF_PASS_SCALING: XF_LAMINAR_CASE(XF_PASS_SCALING); break;
 	default: XF_LAMINAR_CASE(XF_PASS_VALUE);
 	}
 #undef XF_LAMINAR_CASE

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Small static replicates at the NUTS defaults (issue 34, adr/0079): simulate a file
 (1-3 angles x 50-100 frames, truths incl. weakly identified D_offset and alpha near 0),
-fit with optimization.cmc.route: nuts, and report status, R-hat, ESS, divergences,
-max-depth share and CPU seconds. Usage: replicates.py XPCSFIT OUTDIR FIRST COUNT"""
+fit with optimization.cmc.route: nuts (or ROUTE: auto, the shipped default), and report
+status, the route taken, R-hat, ESS, divergences and CPU seconds.
+Usage: replicates.py XPCSFIT OUTDIR FIRST COUNT [ROUTE]"""
 import json, os, resource, subprocess, sys
 import numpy as np
 
 XF, OUT, FIRST, COUNT = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+ROUTE = sys.argv[5] if len(sys.argv) > 5 else "nuts"
 os.makedirs(OUT, exist_ok=True)
 CFG = """analysis_mode: static
 experimental_data: {{file_path: {data}}}
@@ -22,7 +24,7 @@ optimization:
   nlsq: {{anti_degeneracy: {{per_angle_mode: individual}}}}
   cmc:
     seed: 42
-    route: nuts
+    route: {route}
     per_angle_mode: individual
 """
 for rep in range(FIRST, FIRST + COUNT):
@@ -35,7 +37,8 @@ for rep in range(FIRST, FIRST + COUNT):
     name = os.path.join(OUT, f"r{rep:03d}")
     cfg = name + ".yaml"
     with open(cfg, "w") as f:
-        f.write(CFG.format(data=name + ".h5", frames=frames, d0=d0, alpha=alpha, d_offset=d_off))
+        f.write(CFG.format(data=name + ".h5", frames=frames, d0=d0, alpha=alpha, d_offset=d_off,
+                           route=ROUTE))
     phis = ",".join(str(p) for p in [0, 45, 90][:n_ang])
     subprocess.run([XF, "simulate", "--config", cfg, "--phi", phis, "--out", name + ".h5",
                     "--noise", "0.002", "--seed", str(rep + 1), "--frames", str(frames), "--force",
@@ -54,5 +57,6 @@ for rep in range(FIRST, FIRST + COUNT):
     print(json.dumps({"rep": rep, "frames": frames, "angles": n_ang, "d0": round(d0, 1),
                       "alpha": round(alpha, 3), "d_offset": round(d_off, 2), "rc": p.returncode,
                       "cpu_s": round(cpu, 2), "status": c.get("status"), "quality": c.get("quality"),
+                      "route": (c.get("posterior_route") or {}).get("route"),
                       "diag": {k: c.get(k) for k in ("rhat_max", "ess_min", "divergences")}}),
           flush=True)

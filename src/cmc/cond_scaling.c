@@ -1,0 +1,290 @@
+/* cond_scaling.c — the route's proposal with the per-angle scaling drawn from its exact
+ * conditional given θ and σ (cond_scaling.h; adr/0081). */
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/cond_scaling.h"
+#include "cmc/proposal.h"
+#include "util/interrupt.h"
+#include "xpcsfit/dist.h"
+#include "xpcsfit/rng.h"
+
+#define XF_HALF_LOG_2PI 0.91893853320467274
+#define XF_COND_TICK	64 /* points between two progress calls */
+
+int xf_cond_scaling_count(const xf_cmc_target *t)
+{
+	int n = 0;
+	for (int m = 0; m < t->n_theta; m++)
+		n += t->theta[m] >= t->pr->n_phys;
+	return n;
+}
+
+int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0,
+			 const double *mean, const double *cov)
+{
+	memset(cs, 0, sizeof *cs);
+	int nt = t->n_theta, d = nt + 1, nf = t->pr->n_full;
+	cs->t = t;
+	cs->x0 = x0;
+	cs->d = d;
+	cs->d_s = xf_cond_scaling_count(t);
+	cs->d_m = d - cs->d_s;
+	int dm = cs->d_m, ds = cs->d_s;
+	cs->mcol = malloc(sizeof(int) * (size_t)dm);
+	cs->scol = malloc(sizeof(int) * (size_t)(ds > 0 ? ds : 1));
+	cs->u0 = malloc(sizeof(double) * (size_t)d);
+	int ns = 2 * t->pr->n_basis; /* the scaling block of JᵀJ and b */
+	cs->jtj = malloc(sizeof(double) * (size_t)(ns > 0 ? ns * ns : 1));
+	cs->b = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
+	cs->x = malloc(sizeof(double) * (size_t)nf);
+	cs->xq = malloc(sizeof(double) * (size_t)nf);
+	cs->delta = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
+	cs->u = malloc(sizeof(double) * (size_t)d);
+	cs->um = malloc(sizeof(double) * (size_t)dm);
+	cs->p = malloc(sizeof(double) * (size_t)(ds > 0 ? ds * ds : 1));
+	cs->rhs = malloc(sizeof(double) * (size_t)(ds > 0 ? ds : 1));
+	cs->v = malloc(sizeof(double) * (size_t)(ds > 0 ? ds : 1));
+	double *chol = malloc(sizeof(double) * (size_t)dm * dm);
+	double *mu = malloc(sizeof(double) * (size_t)dm);
+	int rc = -1;
+	if (!cs->mcol || !cs->scol || !cs->u0 || !cs->jtj || !cs->b || !cs->x || !cs->xq ||
+	    !cs->delta || !cs->u || !cs->um || !cs->p || !cs->rhs || !cs->v || !chol || !mu ||
+	    xf_tmap_alloc(&cs->map, dm))
+		goto done;
+	int im = 0, is = 0;
+	for (int m = 0; m < nt; m++) {
+		if (t->theta[m] >= t->pr->n_phys)
+			cs->scol[is++] = m;
+		else
+			cs->mcol[im++] = m;
+	}
+	cs->mcol[im] = nt; /* log σ, the map's last coordinate */
+	memcpy(cs->u0, mean, sizeof(double) * (size_t)d);
+	for (int j = 0; j < dm; j++) {
+		mu[j] = mean[cs->mcol[j]];
+		for (int l = 0; l < dm; l++)
+			chol[(size_t)j * dm + l] = cov[(size_t)cs->mcol[j] * d + cs->mcol[l]];
+	}
+	rc = 1;
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', dm, chol, dm) != 0)
+		goto done;
+	for (int j = 0; j < dm; j++)
+		for (int l = j + 1; l < dm; l++)
+			chol[(size_t)j * dm + l] = 0.0;
+	xf_tmap_linear(&cs->map, mu, chol);
+	rc = 0;
+done:
+	free(chol);
+	free(mu);
+	return rc;
+}
+
+void xf_cond_scaling_free(xf_cond_scaling *cs)
+{
+	free(cs->mcol);
+	free(cs->scol);
+	free(cs->u0);
+	free(cs->jtj);
+	free(cs->b);
+	free(cs->x);
+	free(cs->xq);
+	free(cs->delta);
+	free(cs->u);
+	free(cs->um);
+	free(cs->p);
+	free(cs->rhs);
+	free(cs->v);
+	free(cs->fit_u);
+	if (cs->map.d)
+		xf_tmap_free(&cs->map);
+	memset(cs, 0, sizeof *cs);
+}
+
+/* One point: base coordinates z (the map's, then the scaling's ε) → u [d]; returns
+ * log|du/dz|, −∞ where the point has no density (a coefficient beyond its bound, or θ
+ * where the model is not finite: u then holds s₀'s scaling). lp (may be NULL): the log
+ * target at u, with χ² from the pass's quadratic in the scaling (exact: the model is
+ * linear in it; test_likelihood checks the quadratic against a values pass). */
+static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double *lp)
+{
+	if (lp)
+		*lp = -INFINITY;
+	const xf_cmc_target *t = cs->t;
+	const xf_problem *pr = t->pr;
+	int d = cs->d, dm = cs->d_m, ds = cs->d_s;
+	double lj = xf_tmap_to_u(&cs->map, z, cs->um);
+	memcpy(u, cs->u0, sizeof(double) * (size_t)d);
+	for (int j = 0; j < dm; j++)
+		u[cs->mcol[j]] = cs->um[j];
+	double sigma;
+	xf_cmc_to_physical(t, u, cs->x, &sigma); /* θ with the scaling at s₀ */
+	double chi2;
+	int np = pr->n_phys, ns = 2 * pr->n_basis;
+	cs->passes++;
+	if (xf_lik_eval_scaling(t->lik, cs->x, &chi2, cs->jtj, cs->b) || !isfinite(sigma) ||
+	    !(sigma > 0.0))
+		return -INFINITY;
+	/* P = H_ss/σ² + diag(τ/sd²), rhs = (H_ss·s₀ + b_s)/σ² + τ·μ/sd² (τ: the prior's
+	 * temper) */
+	double inv_s2 = 1.0 / (sigma * sigma);
+	for (int a = 0; a < ds; a++) {
+		int ka = t->theta[cs->scol[a]];
+		double r = cs->b[ka - np];
+		for (int c = 0; c < ds; c++) {
+			int kc = t->theta[cs->scol[c]];
+			double h = cs->jtj[(size_t)(ka - np) * ns + (kc - np)];
+			cs->p[(size_t)a * ds + c] = h * inv_s2;
+			r += h * cs->x[kc];
+		}
+		double prec = t->temper / (pr->prior_sigma[ka] * pr->prior_sigma[ka]);
+		cs->p[(size_t)a * ds + a] += prec;
+		cs->rhs[a] = r * inv_s2 + prec * pr->prior_mu[ka];
+	}
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', ds, cs->p, ds) != 0)
+		return -INFINITY;
+	/* ŝ = P⁻¹·rhs, then s = ŝ + L⁻ᵀ·ε (back substitution on Lᵀ) */
+	for (int a = 0; a < ds; a++) { /* L·y = rhs */
+		double s = cs->rhs[a];
+		for (int c = 0; c < a; c++)
+			s -= cs->p[(size_t)a * ds + c] * cs->rhs[c];
+		cs->rhs[a] = s / cs->p[(size_t)a * ds + a];
+	}
+	const double *eps = z + dm;
+	for (int a = ds - 1; a >= 0; a--) { /* Lᵀ·(ŝ + v) = y + ε */
+		double s = cs->rhs[a] + eps[a];
+		for (int c = a + 1; c < ds; c++)
+			s -= cs->p[(size_t)c * ds + a] * cs->v[c];
+		cs->v[a] = s / cs->p[(size_t)a * ds + a];
+	}
+	double lj_s = 0.0;
+	for (int a = 0; a < ds; a++) {
+		int k = t->theta[cs->scol[a]];
+		double lo = pr->lower[k], hi = pr->upper[k];
+		double f = (cs->v[a] - lo) / (hi - lo);
+		if (!(f > 0.0 && f < 1.0))
+			return -INFINITY; /* u keeps s₀'s value: finite, weight 0 */
+		lj_s -= log(cs->p[(size_t)a * ds + a]) + log((hi - lo) * f * (1.0 - f));
+	}
+	for (int a = 0; a < ds; a++) {
+		int k = t->theta[cs->scol[a]];
+		double f = (cs->v[a] - pr->lower[k]) / (pr->upper[k] - pr->lower[k]);
+		u[cs->scol[a]] = log(f) - log1p(-f);
+	}
+	if (lp) {
+		/* χ²(s) = χ²(s₀) − 2Δᵀb + ΔᵀHΔ over every scaling coefficient, Δ = s − s₀
+		 * at the physical point the target reads from u (0 where not sampled) */
+		double prior = xf_cmc_target_prior(t, u, cs->xq);
+		for (int a = 0; a < ns; a++)
+			cs->delta[a] = cs->xq[np + a] - cs->x[np + a];
+		double q = chi2;
+		for (int a = 0; a < ns; a++) {
+			double hd = 0.0;
+			for (int c = 0; c < ns; c++)
+				hd += cs->jtj[(size_t)a * ns + c] * cs->delta[c];
+			q += cs->delta[a] * (hd - 2.0 * cs->b[a]);
+		}
+		double v = xf_cmc_target_combine(t, u, prior, q);
+		*lp = isfinite(v) ? v : -INFINITY;
+	}
+	return lj + lj_s;
+}
+
+static int cs_to_u(void *ctx, int n, const double *z, double *u, double *log_jac)
+{
+	xf_cond_scaling *cs = ctx;
+	for (int i = 0; i < n; i++)
+		log_jac[i] = point_to_u(cs, z + (size_t)i * cs->d, u + (size_t)i * cs->d, NULL);
+	return 0;
+}
+
+/* Points [i0, i1) in this process. */
+static int draw_run(xf_cond_scaling *cs, uint64_t seed, long i0, long i1, double core, double *z,
+		    double *u, double *lq, double *lp, long n_all)
+{
+	int d = cs->d, dm = cs->d_m, ds = cs->d_s;
+	double *zz = malloc(sizeof(double) * (size_t)d);
+	if (!zz)
+		return -1;
+	for (long i = i0; i < i1; i++) {
+		double *zi = z ? z + (size_t)(i - i0) * d : zz, *ui = u + (size_t)(i - i0) * d;
+		if (xf_interrupted()) { /* the caller sees it after its pass */
+			memcpy(ui, cs->u0, sizeof(double) * (size_t)d);
+			memset(zi, 0, sizeof(double) * (size_t)d);
+			lq[i - i0] = INFINITY;
+			lp[i - i0] = -INFINITY;
+			continue;
+		}
+		double lb = xf_mix_draw(seed, (uint64_t)i, dm, cs->map.zero, cs->map.eye, core, zi);
+		for (int a = 0; a < ds; a++) {
+			double e =
+				xf_rng_normal(seed, XF_RNG_CMC_CHECK, (uint64_t)i, (uint64_t)a, 1);
+			zi[dm + a] = e;
+			lb += -0.5 * e * e - XF_HALF_LOG_2PI;
+		}
+		double lj = point_to_u(cs, zi, ui, lp + (i - i0));
+		/* no density there: log q = +∞ makes the log weight −∞ */
+		lq[i - i0] = isfinite(lj) ? lb - lj : INFINITY;
+		long done = i + 1 - i0;
+		if (cs->tick && (done % XF_COND_TICK == 0 || i + 1 == i1)) /* scaled to all */
+			cs->tick(cs->tick_ctx, done * n_all / (i1 - i0), n_all);
+	}
+	free(zz);
+	return 0;
+}
+
+/* Every point is a pure function of (seed, i), so under several ranks each computes a
+ * contiguous run of the points and the runs are gathered in rank order: the bytes of
+ * one process (as xf_full_logp_batch shares its points). */
+static int cs_draw(void *ctx, uint64_t seed, long i0, long i1, double core, double *z, double *u,
+		   double *lq, double *lp)
+{
+	xf_cond_scaling *cs = ctx;
+	int ranks = xf_dist_ranks(), d = cs->d;
+	long n = i1 - i0;
+	if (ranks <= 1 || n < ranks)
+		return draw_run(cs, seed, i0, i1, core, z, u, lq, lp, n);
+	int first, count;
+	xf_dist_blocks((int)n, ranks, xf_dist_rank(), &first, &count);
+	size_t f = (size_t)first, c = (size_t)count, dd = (size_t)d;
+	int rc = draw_run(cs, seed, i0 + first, i0 + first + count, core, z ? z + f * dd : NULL,
+			  u + f * dd, lq + f, lp + f, n);
+	if (xf_dist_allgather_run(u, f * dd, c * dd, (size_t)n * dd) ||
+	    (z && xf_dist_allgather_run(z, f * dd, c * dd, (size_t)n * dd)) ||
+	    xf_dist_allgather_run(lq, f, c, (size_t)n) ||
+	    xf_dist_allgather_run(lp, f, c, (size_t)n))
+		rc = -1;
+	return rc;
+}
+
+static int cs_fit(void *ctx, const double *u, const double *w, int n, double ess)
+{
+	xf_cond_scaling *cs = ctx;
+	int d = cs->d, dm = cs->d_m;
+	if (n > cs->fit_n) {
+		double *f = realloc(cs->fit_u, sizeof(double) * (size_t)n * dm);
+		if (!f)
+			return -1;
+		cs->fit_u = f;
+		cs->fit_n = n;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < dm; j++)
+			cs->fit_u[(size_t)i * dm + j] = u[(size_t)i * d + cs->mcol[j]];
+	return xf_tmap_fit(&cs->map, cs->fit_u, w, n, ess);
+}
+
+void xf_cond_scaling_prop(xf_cond_scaling *cs, xf_is_prop *p)
+{
+	p->d = cs->d;
+	p->d_mix = cs->d_m;
+	p->in_z = 1;
+	p->gives_logp = 1;
+	p->map = &cs->map;
+	p->draw = cs_draw;
+	p->to_u = cs_to_u;
+	p->fit = cs_fit;
+	p->ctx = cs;
+}
