@@ -331,17 +331,20 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 {
 	const xf_cmc_check *c = &res->approx;
-	char rounds_note[96];
+	char rounds_note[96], cond_note[96] = "";
 	snprintf(rounds_note, sizeof rounds_note,
 		 " (round %d: a proposal fitted to round %d's weighted points)", c->rounds,
 		 c->rounds - 1);
+	if (c->scaling_conditional > 0)
+		snprintf(cond_note, sizeof cond_note,
+			 ", contrast and offset from their exact conditional");
 	if (!strcmp(res->route, "importance"))
 		snprintf(buf, size,
-			 "importance sampling from the NLSQ approximation%s, checked against the "
+			 "importance sampling from the NLSQ approximation%s%s, checked against the "
 			 "exact posterior: k-hat %.3g, M %d, IS-ESS %.0f (smallest coordinate "
 			 "%.0f), axis deviation %.3g: passed",
-			 c->rounds > 1 ? rounds_note : "", c->khat, c->m, c->ess, c->ess_coord_min,
-			 c->axis_dev);
+			 c->rounds > 1 ? rounds_note : "", cond_note, c->khat, c->m, c->ess,
+			 c->ess_coord_min, c->axis_dev);
 	else if (!strcmp(res->route, "nuts") && res->route_note[0])
 		snprintf(buf, size, "exact NUTS on every point (%s)", res->route_note);
 	else if (!strcmp(res->route, "nuts"))
