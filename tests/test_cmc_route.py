@@ -11,6 +11,8 @@ b. A well-identified static set takes the importance route and agrees with an ex
    run from the same NLSQ result (means within 0.15 NUTS sd, sds within 10 %).
 c. A bad route value is one config error line, exit 2, nothing written; the config
    template names the key.
+d. A file whose NLSQ fit finds a ridge (alpha near 0: D0 + D_offset identified, not each)
+   and whose NUTS run gives no posterior says why: the ridge, NLSQ's fix.
 
 ~23 s of CPU (45 s wall at load 7-8 on the shared 2-core machine; a: ~7 s of NUTS; b: ~0.5 s
 importance, ~11 s NUTS)."""
@@ -244,6 +246,35 @@ def test_curved_ridge_route():
                   f"{y['std']}")
 
 
+def test_ridge_no_posterior():
+    """2 angles x 50 frames, truth D0 1640, alpha -0.059, D_offset 10.4 (replicate 0 of
+    validation/fallback/replicates.py): with alpha near 0, D0 t^alpha + D_offset is D0 +
+    D_offset, and NLSQ reports the ridge (D0 + D_offset = 1653 +/- 19, fix --fix
+    D_offset=0). The route fails and NUTS cannot cross the ridge: at the defaults max R-hat
+    1.80, 54 divergences (116 CPU s); here a short NUTS run (100 + 100, tree depth 5) fails
+    the same way in a few seconds. The failed result names the ridge and the fix."""
+    data, cfg = out("flat.h5"), out("flat.yaml")
+    with open(cfg, "w") as f:
+        f.write(STATIC.format(data=data, frames=50, d0=1640.3, alpha=-0.059, d_offset=10.36))
+    r = run("simulate", "--config", cfg, "--phi", "0,45", "--out", data, "--noise", "0.002",
+            "--seed", "1", "--frames", "50")
+    check(r.returncode == 0, f"simulate flat: {r.stderr}")
+    d = out("flat_fit")
+    r = run("fit", "--config", cfg, "--out", d, "--no-plots",
+            "--set", "optimization.cmc.per_shard_mcmc.num_warmup=100",
+            "--set", "optimization.cmc.per_shard_mcmc.num_samples=100",
+            "--set", "optimization.cmc.per_shard_mcmc.max_tree_depth=5")
+    check(r.returncode == 1, f"fit: exit {r.returncode}, want 1: {r.stderr[-1500:]}")
+    p = params(os.path.join(d, "cmc"))
+    check(p["status"] == "failed", f"status {p['status']}")
+    check(p.get("posterior_route", {}).get("route") == "nuts",
+          f"route {p.get('posterior_route', {}).get('route')}")
+    reasons = p["quality"]["reasons"]
+    ridge = [x for x in reasons if x.startswith("NLSQ found a ridge")]
+    check(len(ridge) == 1 and "D0 + D_offset" in ridge[0] and "--fix D_offset=0" in ridge[0],
+          f"reasons {reasons}")
+
+
 def test_bad_route():
     """A route that is neither auto nor nuts: one error line naming the key, exit 2, no
     output folder; the template documents the key."""
@@ -273,6 +304,7 @@ if __name__ == "__main__":
     for name, fn in (("ridge falls back", test_ridge_falls_back),
                      ("importance matches NUTS", test_importance_matches_nuts),
                      ("curved ridge by the route", test_curved_ridge_route),
+                     ("ridge without a posterior", test_ridge_no_posterior),
                      ("bad route", test_bad_route)):
         try:
             fn()

@@ -137,6 +137,22 @@ static int summarize(const cmc_run *r, xf_cmc_result *res)
 	free(off);
 	return 0;
 }
+/* A failed one-shard run on a file whose NLSQ fit found a ridge (adr/0047): the data fix
+ * a combination and nothing along it but the priors and the bounds, a line in the
+ * sampler's coordinates that bends where they cut it — the shape NUTS cannot cross
+ * (adr/0079 "Why the α ≈ 0 replicates still fail"). Say so, with NLSQ's fix. */
+static void no_posterior_ridge(const cmc_run *r, xf_quality *q)
+{
+	if (!r->nlsq || r->nlsq->quality.identified.n_combos <= 0)
+		return;
+	char line[256];
+	xf_nlsq_identified_text(&r->nlsq->quality.identified, line, sizeof line);
+	xf_quality_add_reason(q,
+			      "NLSQ found a ridge: %s; along it only the priors and bounds decide, "
+			      "a shape exact NUTS cannot cross: fix a parameter or give it an "
+			      "informative prior",
+			      line);
+}
 
 /* Status from the kept fraction; the quality from everything a user should know. */
 static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
@@ -162,9 +178,10 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	double fraction = res->n_shards ? (double)kept / (double)res->n_shards : 1.0;
 	int ok = combined && fraction >= r->o->min_success_rate;
 	res->status = ok ? "converged" : "failed";
-	if (!combined && res->n_shards == 1)
+	if (!combined && res->n_shards == 1) {
 		xf_cmc_no_posterior_reason(res); /* one shard: NUTS's words, the prior named */
-	else if (!combined)
+		no_posterior_ridge(r, q);
+	} else if (!combined)
 		xf_quality_add_reason(q,
 				      "no combined posterior: every shard was excluded or failed");
 	else if (fraction < r->o->min_success_rate)
