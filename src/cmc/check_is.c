@@ -209,7 +209,9 @@ static double coord_ess_min(const double *u, const double *w, int m, int d, int 
 			var += w[i] * e * e;
 			s2 += w[i] * w[i] * e * e;
 		}
-		double ess = s2 > 0.0 ? var / s2 : 0.0;
+		/* at most the points drawn: with all the weight on one point var and s2 are
+		 * both rounding noise and their ratio anything (seen: 2.7e20 of M = 500) */
+		double ess = s2 > 0.0 ? fmin(var / s2, (double)m) : 0.0;
 		if (!(ess >= best)) {
 			best = ess;
 			*which = k;
