@@ -56,6 +56,9 @@ typedef struct xf_cmc_check {
 	/* the route's per-angle scaling coefficients drawn from their exact conditional
 	 * (adr/0081; 0: none, every coordinate from the map) and the map's coordinates */
 	int scaling_conditional, map_dim;
+	/* the round that started again from the Laplace approximation with the priors in,
+	 * after a round left too little to fit (adr/0081); 0: none */
+	int prior_start;
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
 	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */

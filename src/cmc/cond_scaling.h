@@ -28,6 +28,7 @@ typedef struct xf_cond_scaling {
 	int *scol;	  /* [d_s] u-index of each scaling coordinate */
 	const double *x0; /* [n_full] the base point s₀ (the NLSQ optimum) */
 	double *u0;	  /* [d] u of x0 (σ̂ at d − 1) */
+	double *lap_cov;  /* [d_m·d_m] the Laplace approximation's covariance on the map's */
 	/* workspace */
 	double *jtj, *b; /* the scaling block of JᵀJ and b (xf_lik_eval_scaling) */
 	double *x, *xq, *delta, *u, *um, *p, *rhs, *v, *fit_u;

@@ -28,6 +28,10 @@ typedef struct xf_is_prop {
 	/* fit the map to n weighted points of u (w: Σ = 1; ess their IS-ESS): xf_tmap_fit's
 	 * return values */
 	int (*fit)(void *ctx, const double *u, const double *w, int n, double ess);
+	/* may be NULL: set the map to a second starting approximation when a round left too
+	 * little to fit (the conditional-scaling proposal: the Laplace approximation with the
+	 * priors in, adr/0081). 0 done, 1 nothing different to offer, −1 out of memory. */
+	int (*restart)(void *ctx);
 	void *ctx;
 } xf_is_prop;
 

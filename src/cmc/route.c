@@ -331,10 +331,18 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 {
 	const xf_cmc_check *c = &res->approx;
-	char rounds_note[96], cond_note[96] = "";
+	char rounds_note[128], cond_note[96] = "";
 	snprintf(rounds_note, sizeof rounds_note,
 		 " (round %d: a proposal fitted to round %d's weighted points)", c->rounds,
 		 c->rounds - 1);
+	if (c->prior_start > 0 && c->rounds == c->prior_start)
+		snprintf(rounds_note, sizeof rounds_note,
+			 " (round %d: the Laplace approximation with the priors in)", c->rounds);
+	else if (c->prior_start > 0)
+		snprintf(rounds_note, sizeof rounds_note,
+			 " (round %d: a proposal fitted to round %d's weighted points, after a "
+			 "start with the priors in)",
+			 c->rounds, c->rounds - 1);
 	if (c->scaling_conditional > 0)
 		snprintf(cond_note, sizeof cond_note,
 			 ", contrast and offset from their exact conditional");

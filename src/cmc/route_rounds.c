@@ -137,7 +137,7 @@ int xf_cmc_route_rounds(xf_check_logp f, void *ctx, xf_tmap *map, uint64_t seed,
 int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop, uint64_t seed,
 			     int *round_now, double min_ess, double *w, xf_cmc_check *c)
 {
-	int used = 0, d = prop->d, rc = 0;
+	int used = 0, d = prop->d, rc = 0, restarted = 0, prior_round = 0;
 	/* a round's first M: 500, and more in many dimensions, where the next round's fit
 	 * needs more effective points (XF_ROUTE_M0_DIMS dimensions per 500) */
 	int d_fit = prop->d_mix; /* the coordinates the map is fitted in */
@@ -158,7 +158,7 @@ int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 			cap = XF_ROUTE_POINTS_MAX - used;
 		if (cap < m0)
 			break;
-		if (round > 1)
+		if (round > 1 && round != prior_round)
 			xf_info("cmc: importance route, round %d: the proposal fitted to round "
 				"%d's "
 				"weighted points (principal axes, bend along the widest, split "
@@ -166,6 +166,7 @@ int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 				round, round - 1);
 		c->core = XF_ROUTE_CORE;
 		c->rounds = round;
+		c->prior_start = prior_round;
 		if (round_now) /* what the progress line tells */
 			*round_now = round;
 		rc = xf_check_importance_prop(f, ctx, prop,
@@ -193,7 +194,27 @@ int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 				"one more round to refine it",
 				round, c->khat, XF_ROUTE_KHAT_POLISH);
 		} else if (stop_after(c, d_fit, &pg)) {
-			break;
+			/* too little to fit (IS-ESS < 2 per coordinate): once, a second start
+			 * where the proposal has one (the priors in, adr/0081), on fresh
+			 * points and nothing pooled from before */
+			if (restarted || !prop->restart || c->ess >= XF_ROUTE_FIT_ESS * d_fit)
+				break;
+			int src = prop->restart(prop->ctx);
+			if (src < 0) {
+				rc = -1;
+				break;
+			}
+			if (src > 0)
+				break;
+			restarted = 1;
+			prior_round = round + 1;
+			pool.m_prev = 0;
+			pg.stall = 0;
+			xf_info("cmc: importance route: round %d left IS-ESS %.0f, too little to "
+				"fit: "
+				"round %d from the Laplace approximation with the priors in",
+				round, c->ess, round + 1);
+			continue;
 		}
 		int frc = pool_fit(&pool, prop, c, w);
 		if (frc < 0) {

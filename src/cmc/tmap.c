@@ -432,5 +432,6 @@ void xf_is_prop_tmap(xf_is_prop *p, xf_tmap *map)
 	p->draw = tmap_prop_draw;
 	p->to_u = tmap_prop_to_u;
 	p->fit = tmap_prop_fit;
+	p->restart = NULL;
 	p->ctx = map;
 }

@@ -326,6 +326,9 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		xf_h5_put_i64(w, cg, "scaling_conditional", c->scaling_conditional,
 			      "per-angle scaling coefficients drawn from their exact conditional "
 			      "given the physical parameters and sigma (0: none)");
+		xf_h5_put_i64(w, cg, "prior_start_round", c->prior_start,
+			      "the round started from the Laplace approximation with the priors "
+			      "in, after a round left too little to fit (0: none)");
 		xf_h5_put_i64(w, cg, "map_dim", c->map_dim,
 			      "coordinates the proposal's map covers (the others: the "
 			      "conditional)");

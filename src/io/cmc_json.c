@@ -238,6 +238,7 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 		cJSON_AddStringToObject(obj, "verdict", c->verdict);
 	if (!consensus) {
 		cJSON_AddItemToObject(obj, "rounds", xf_json_int(c->rounds));
+		cJSON_AddItemToObject(obj, "prior_start_round", xf_json_int(c->prior_start));
 		cJSON_AddItemToObject(obj, "min_ess", xf_json_num(c->min_ess));
 		cJSON_AddItemToObject(obj, "coordinate_ess_min", xf_json_num(c->ess_coord_min));
 		cJSON_AddStringToObject(obj, "coordinate_ess_min_of",

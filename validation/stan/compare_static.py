@@ -139,7 +139,9 @@ def nlsq(xf, cfg, work, threads, log):
     """xpcsfit nlsq; return its parameters.json and 1.5 x 1.4826 x MAD of the residuals."""
     out = os.path.join(work, "xf")
     shutil.rmtree(os.path.join(out, "nlsq"), ignore_errors=True)
-    run([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", "--threads", str(threads)],
+    # --surfaces: /nlsq/residuals (σ's start below) is written only with it (adr/0059)
+    run([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", "--surfaces", "--threads",
+         str(threads)],
         log)
     with open(os.path.join(out, "nlsq", "parameters.json")) as f:
         pj = json.load(f)
