@@ -22,6 +22,20 @@ int xf_cond_scaling_count(const xf_cmc_target *t)
 	return n;
 }
 
+/* The linear map N(mu, cov) (cov [d·d] lower triangle read, overwritten by its factor);
+ * 0, or 1 when cov is not positive definite (the map unchanged). */
+static int map_from_cov(xf_tmap *map, const double *mu, double *cov)
+{
+	int d = map->d;
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, cov, d) != 0)
+		return 1;
+	for (int j = 0; j < d; j++)
+		for (int l = j + 1; l < d; l++)
+			cov[(size_t)j * d + l] = 0.0;
+	xf_tmap_linear(map, mu, cov);
+	return 0;
+}
+
 int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0,
 			 const double *mean, const double *cov)
 {
@@ -70,14 +84,7 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 			chol[(size_t)j * dm + l] = cov[(size_t)cs->mcol[j] * d + cs->mcol[l]];
 	}
 	memcpy(cs->lap_cov, chol, sizeof(double) * (size_t)dm * dm);
-	rc = 1;
-	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', dm, chol, dm) != 0)
-		goto done;
-	for (int j = 0; j < dm; j++)
-		for (int l = j + 1; l < dm; l++)
-			chol[(size_t)j * dm + l] = 0.0;
-	xf_tmap_linear(&cs->map, mu, chol);
-	rc = 0;
+	rc = map_from_cov(&cs->map, mu, chol);
 done:
 	free(chol);
 	free(mu);
@@ -379,13 +386,7 @@ static int cs_restart(void *ctx)
 	for (int j = 0; j < dm; j++)
 		for (int l = j + 1; l < dm; l++)
 			h[(size_t)j * dm + l] = h[(size_t)l * dm + j];
-	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', dm, h, dm))
-		goto done;
-	for (int j = 0; j < dm; j++)
-		for (int l = j + 1; l < dm; l++)
-			h[(size_t)j * dm + l] = 0.0;
-	xf_tmap_linear(&cs->map, u, h);
-	rc = 0;
+	rc = map_from_cov(&cs->map, u, h);
 done:
 	free(pm);
 	free(h);
