@@ -58,6 +58,8 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 	cs->delta = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
 	cs->u = malloc(sizeof(double) * (size_t)d);
 	cs->um = malloc(sizeof(double) * (size_t)dm);
+	cs->wm = malloc(sizeof(double) * (size_t)dm);
+	int *param = malloc(sizeof(int) * (size_t)dm);
 	cs->p = malloc(sizeof(double) * (size_t)(ds > 0 ? ds * ds : 1));
 	cs->rhs = malloc(sizeof(double) * (size_t)(ds > 0 ? ds : 1));
 	cs->v = malloc(sizeof(double) * (size_t)(ds > 0 ? ds : 1));
@@ -66,8 +68,8 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 	cs->lap_cov = malloc(sizeof(double) * (size_t)dm * dm);
 	int rc = -1;
 	if (!cs->mcol || !cs->scol || !cs->u0 || !cs->jtj || !cs->b || !cs->x || !cs->xq ||
-	    !cs->delta || !cs->u || !cs->um || !cs->p || !cs->rhs || !cs->v || !chol || !mu ||
-	    !cs->lap_cov || xf_tmap_alloc(&cs->map, dm))
+	    !cs->delta || !cs->u || !cs->um || !cs->wm || !param || !cs->p || !cs->rhs || !cs->v ||
+	    !chol || !mu || !cs->lap_cov || xf_tmap_alloc(&cs->map, dm))
 		goto done;
 	int im = 0, is = 0;
 	for (int m = 0; m < nt; m++) {
@@ -84,8 +86,14 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 			chol[(size_t)j * dm + l] = cov[(size_t)cs->mcol[j] * d + cs->mcol[l]];
 	}
 	memcpy(cs->lap_cov, chol, sizeof(double) * (size_t)dm * dm);
+	for (int j = 0; j < dm; j++)
+		param[j] = j < dm - 1 ? t->theta[cs->mcol[j]] : -1;
+	xf_plaw_coords_init(&cs->pc, t->pr, param, dm, mu, chol);
+	if (xf_plaw_gauss_to_w(&cs->pc, mu, chol))
+		goto done;
 	rc = map_from_cov(&cs->map, mu, chol);
 done:
+	free(param);
 	free(chol);
 	free(mu);
 	return rc;
@@ -104,6 +112,7 @@ void xf_cond_scaling_free(xf_cond_scaling *cs)
 	free(cs->delta);
 	free(cs->u);
 	free(cs->um);
+	free(cs->wm);
 	free(cs->p);
 	free(cs->rhs);
 	free(cs->v);
@@ -125,7 +134,8 @@ static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double
 	const xf_cmc_target *t = cs->t;
 	const xf_problem *pr = t->pr;
 	int d = cs->d, dm = cs->d_m, ds = cs->d_s;
-	double lj = xf_tmap_to_u(&cs->map, z, cs->um);
+	double lj = xf_tmap_to_u(&cs->map, z, cs->wm);
+	lj += xf_plaw_to_u(&cs->pc, cs->wm, cs->um);
 	memcpy(u, cs->u0, sizeof(double) * (size_t)d);
 	for (int j = 0; j < dm; j++)
 		u[cs->mcol[j]] = cs->um[j];
@@ -283,6 +293,8 @@ static int cs_fit(void *ctx, const double *u, const double *w, int n, double ess
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < dm; j++)
 			cs->fit_u[(size_t)i * dm + j] = u[(size_t)i * d + cs->mcol[j]];
+	for (int i = 0; i < n; i++)
+		xf_plaw_to_w(&cs->pc, cs->fit_u + (size_t)i * dm, cs->fit_u + (size_t)i * dm);
 	return xf_tmap_fit(&cs->map, cs->fit_u, w, n, ess);
 }
 
@@ -386,6 +398,9 @@ static int cs_restart(void *ctx)
 	for (int j = 0; j < dm; j++)
 		for (int l = j + 1; l < dm; l++)
 			h[(size_t)j * dm + l] = h[(size_t)l * dm + j];
+	rc = -1;
+	if (xf_plaw_gauss_to_w(&cs->pc, u, h))
+		goto done;
 	rc = map_from_cov(&cs->map, u, h);
 done:
 	free(pm);

@@ -17,21 +17,23 @@
 #define XPCSFIT_CMC_COND_SCALING_H
 
 #include "cmc/isprop.h"
+#include "cmc/plaw_coords.h"
 #include "cmc/target.h"
 #include "cmc/tmap.h"
 
 typedef struct xf_cond_scaling {
-	xf_cmc_target *t; /* the target: its problem, pass, sampled parameters, fixed values */
-	xf_tmap map;	  /* over the map's coordinates: θ's physical ones, then log σ */
-	int d, d_m, d_s;  /* u's coordinates, the map's, the scaling ones */
-	int *mcol;	  /* [d_m] u-index of each map coordinate */
-	int *scol;	  /* [d_s] u-index of each scaling coordinate */
-	const double *x0; /* [n_full] the base point s₀ (the NLSQ optimum) */
-	double *u0;	  /* [d] u of x0 (σ̂ at d − 1) */
-	double *lap_cov;  /* [d_m·d_m] the Laplace approximation's covariance on the map's */
+	xf_cmc_target *t;  /* the target: its problem, pass, sampled parameters, fixed values */
+	xf_tmap map;	   /* over the map's coordinates w: θ's physical ones, then log σ, */
+	xf_plaw_coords pc; /* in the power-law coordinates (plaw_coords.h): um = C(w) */
+	int d, d_m, d_s;   /* u's coordinates, the map's, the scaling ones */
+	int *mcol;	   /* [d_m] u-index of each map coordinate */
+	int *scol;	   /* [d_s] u-index of each scaling coordinate */
+	const double *x0;  /* [n_full] the base point s₀ (the NLSQ optimum) */
+	double *u0;	   /* [d] u of x0 (σ̂ at d − 1) */
+	double *lap_cov;   /* [d_m·d_m] the Laplace approximation's covariance on the map's */
 	/* workspace */
 	double *jtj, *b; /* the scaling block of JᵀJ and b (xf_lik_eval_scaling) */
-	double *x, *xq, *delta, *u, *um, *p, *rhs, *v, *fit_u;
+	double *x, *xq, *delta, *u, *um, *wm, *p, *rhs, *v, *fit_u;
 	int fit_n;
 	long passes; /* scaling passes made */
 	/* progress over a batch of draws (may be NULL): points done of total */

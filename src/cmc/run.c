@@ -35,8 +35,9 @@
  * starts far off a ridge's narrow direction) */
 #define XF_INIT_JITTER 0.5
 /* the sampler's revision, in each shard's hash: a stored shard of an earlier sampler
- * (adr/0079: whitened coordinates, settling warmup, correlated starts) is not reused */
-#define XF_SAMPLER_REVISION 2
+ * (adr/0079: whitened coordinates, settling warmup, correlated starts; adr/0082: the
+ * power-law coordinates) is not reused */
+#define XF_SAMPLER_REVISION 3
 
 static double now_s(void)
 {
@@ -153,7 +154,7 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* A chain's start around the NLSQ point: u + XF_INIT_JITTER · L z, L the Cholesky
+/* A chain's start around the NLSQ point, in w: w + XF_INIT_JITTER · L z, L the Cholesky
  * factor of the initial metric (its diagonal's square root when that is not positive
  * definite or the metric is diagonal), z standard normal from the chain's own stream. */
 static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf_cmc_target *t,
@@ -161,10 +162,12 @@ static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf
 {
 	int d = r->n_theta + 1;
 	double *l = malloc(sizeof(double) * (size_t)d * d), z[64];
+	const double *cov = r->init_cov_w;
 	xf_cmc_to_u(t, r->x_start, noise, u0);
+	xf_plaw_to_w(&r->pc, u0, u0);
 	int full = l && r->dense && d <= 64;
 	if (full) {
-		memcpy(l, r->init_cov, sizeof(double) * (size_t)d * d);
+		memcpy(l, cov, sizeof(double) * (size_t)d * d);
 		full = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, l, d) == 0;
 	}
 	for (int k = 0; k < d && k < 64; k++)
@@ -175,7 +178,7 @@ static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf
 			for (int j = 0; j <= k; j++)
 				v += l[(size_t)k * d + j] * z[j];
 		else
-			v = sqrt(r->dense ? r->init_cov[(size_t)k * d + k] : r->init_cov[k]) *
+			v = sqrt(r->dense ? cov[(size_t)k * d + k] : cov[k]) *
 			    xf_rng_normal(r->seed, XF_RNG_CMC_INIT, (uint64_t)s, key, (uint64_t)k);
 		u0[k] += XF_INIT_JITTER * v;
 	}
@@ -191,8 +194,10 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	int d = r->n_theta + 1;
 	xf_cmc_target t;
 	double *u0 = malloc(sizeof(double) * (size_t)d);
+	double *wu = malloc(sizeof(double) * (size_t)d), *wg = malloc(sizeof(double) * (size_t)d);
+	xf_plaw_target pt = { xf_cmc_target_logp, &t, &r->pc, wu, wg };
 	int rc = -2;
-	if (!u0 || xf_cmc_target_alloc(&t, &r->pr))
+	if (xf_cmc_target_alloc(&t, &r->pr) || !u0 || !wu || !wg)
 		goto done;
 	t.lik = lik;
 	t.n_points = job->ps.n_pairs * (size_t)r->pr.n_phi;
@@ -205,13 +210,14 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	t.evals_total = &r->grad_evals_done; /* progress only */
 	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
 		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
-		if (r->init_points && attempt == 0)
+		if (r->init_points && attempt == 0) {
 			memcpy(u0, r->init_points + (size_t)chain * d, sizeof(double) * (size_t)d);
-		else
+			xf_plaw_to_w(&r->pc, u0, u0);
+		} else
 			start_point(r, s, key, job->noise, &t, u0);
 		xf_chain_setup cs = { .d = d,
-				      .logp = xf_cmc_target_logp,
-				      .ctx = &t,
+				      .logp = xf_plaw_target_logp,
+				      .ctx = &pt,
 				      .n_warmup = r->n_warmup,
 				      .n_samples = r->n_samples,
 				      .max_depth = r->max_depth,
@@ -219,7 +225,7 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 				      .target_accept = r->target_accept,
 				      .settle = 1,
 				      .init = u0,
-				      .init_cov = r->init_cov,
+				      .init_cov = r->init_cov_w,
 				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
 				      .tick = chain_tick,
 				      .tick_ctx = r };
@@ -227,6 +233,8 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 		if (rc != -1)
 			break;
 	}
+	if (rc == 0) /* the draws and their log densities back in u */
+		xf_plaw_draws_to_u(&r->pc, r->n_samples, out->draws, out->logp);
 	if (rc == -1)
 		snprintf(reason, reason_size,
 			 "the log density is not finite at chain %d's start (%d retries)", chain,
@@ -235,6 +243,8 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 		rc = XF_ERR_INTERRUPTED;
 done:
 	free(u0);
+	free(wu);
+	free(wg);
 	xf_cmc_target_free(&t);
 	return rc;
 }
@@ -397,9 +407,50 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	return 0;
 }
 
+/* The chains' coordinates (plaw_coords.h) centred at the start point, and the initial
+ * metric carried there: the power laws' ridge and funnel straightened (adr/0082). 0 or
+ * −1 out of memory. */
+static int prepare_coords(cmc_run *r)
+{
+	int d = r->n_theta + 1, rc = -1;
+	int *param = malloc(sizeof(int) * (size_t)d);
+	double *u = malloc(sizeof(double) * (size_t)d);
+	double *cov = malloc(sizeof(double) * (size_t)d * d);
+	free(r->init_cov_w);
+	r->init_cov_w = malloc(sizeof(double) * r->cov_size);
+	xf_cmc_target t = { .pr = &r->pr, .n_theta = r->n_theta, .theta = r->theta };
+	if (!param || !u || !cov || !r->init_cov_w)
+		goto done;
+	for (int m = 0; m < d; m++)
+		param[m] = m < r->n_theta ? r->theta[m] : -1;
+	xf_cmc_to_u(&t, r->x_start, 1.0, u);
+	for (int j = 0; j < d; j++)
+		for (int l = 0; l < d; l++)
+			cov[(size_t)j * d + l] = r->dense ? r->init_cov[(size_t)j * d + l]
+						 : j == l ? r->init_cov[j]
+							  : 0.0;
+	xf_plaw_coords_init(&r->pc, &r->pr, param, d, u, cov);
+	if (xf_plaw_gauss_to_w(&r->pc, u, cov))
+		goto done;
+	for (int j = 0; j < d; j++)
+		for (int l = 0; l < d; l++)
+			if (r->dense)
+				r->init_cov_w[(size_t)j * d + l] = cov[(size_t)j * d + l];
+			else if (j == l)
+				r->init_cov_w[j] = cov[(size_t)j * d + j];
+	rc = 0;
+done:
+	free(param);
+	free(u);
+	free(cov);
+	return rc;
+}
+
 /* Sample every shard that is not resumed. */
 static int sample_shards(cmc_run *r, xf_error *err)
 {
+	if (prepare_coords(r))
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up the chains");
 	int n_tasks = (int)(r->n_shards * r->n_chains);
 	if (r->pooled_passes)
 		for (int b = 0; b < n_tasks && !r->stop; b++)
@@ -491,6 +542,7 @@ static void free_run(cmc_run *r)
 	free(r->x_start);
 	free(r->x_nlsq);
 	free(r->init_cov);
+	free(r->init_cov_w);
 	xf_pool_destroy(r->pool);
 	xf_problem_free(&r->pr);
 	pthread_mutex_destroy(&r->lock);

@@ -4,6 +4,7 @@
 #define XPCSFIT_CMC_RUN_INTERNAL_H
 
 #include <pthread.h>
+#include "cmc/plaw_coords.h"
 #include "cmc/cmc_internal.h"
 #include "cmc/eta.h"
 #include "xpcsfit/dist.h"
@@ -31,6 +32,10 @@ typedef struct cmc_run {
 	double *x_start;  /* [n_full] the chains' start: NLSQ's point, off the bounds */
 	double *x_nlsq;	  /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
 	double *init_cov; /* initial metric, cov_size values */
+	/* the chains sample in the power-law coordinates w (plaw_coords.h, adr/0082), from
+	 * init_cov carried to w at the start point (sample_shards sets both) */
+	xf_plaw_coords pc;
+	double *init_cov_w;
 	/* the chains' starts in u-space [n_chains × (n_theta + 1)] handed over by a failed
 	 * importance route (route_handoff.c); NULL: drawn around the NLSQ point */
 	const double *init_points;
