@@ -8,8 +8,8 @@
  * (e) which pieces apply: α fixed → identity; e's bounds not around 0 → shear only;
  *     D_offset fixed → non-centring only; laminar → both power laws;
  * (f) the ridge rule from the start's covariance: a wide, correlated A takes both pieces;
- *     the same widths uncorrelated (the prior alone) or a narrow A take none; e far from
- *     0 in sds keeps the shear only. */
+ *     the same widths uncorrelated (the prior alone), an A spread over e-folds (the
+ *     priors decide) or a narrow A take none; e far from 0 in sds keeps the shear only. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,6 +268,11 @@ static void test_ridge_rule(void **state)
 	assert_int_equal(pc.tr[0].noncentre, 1);
 	assert_int_equal(pc.tr[0].c, 2);
 	cov_static(cov, wide, 0.0); /* the prior alone: independent */
+	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
+	assert_int_equal(pc.n, 0);
+	const double e_folds[5] = { 3.0, 0.5, 0.2, 0.01,
+				    0.01 }; /* D0 over e-folds: priors decide */
+	cov_static(cov, e_folds, 0.98);
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
 	assert_int_equal(pc.n, 0);
 	const double narrow[5] = { 0.02, 0.05, 0.02, 0.01, 0.01 }; /* D0 ± 2 % */
