@@ -56,6 +56,9 @@ typedef struct xf_cmc_check {
 	/* the route's per-angle scaling coefficients drawn from their exact conditional
 	 * (adr/0081; 0: none, every coordinate from the map) and the map's coordinates */
 	int scaling_conditional, map_dim;
+	/* power laws (D(t), γ̇(t)) whose coordinates the map straightened on a ridge
+	 * (adr/0082; 0: none) */
+	int power_law_coords;
 	/* the round that started again from the Laplace approximation with the priors in,
 	 * after a round left too little to fit (adr/0081); 0: none */
 	int prior_start;

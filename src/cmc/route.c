@@ -256,6 +256,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	c->done = 1;
 	c->scaling_conditional = prop.d_mix < d ? cs.d_s : 0;
 	c->map_dim = prop.d_mix;
+	c->power_law_coords = prop.d_mix < d ? cs.pc.n : 0;
 	xf_info("cmc: importance route: k-hat %.3f, M %d, IS-ESS %.0f (IS-ESS/M %.3f, Gaussian "
 		"target %.3f), smallest coordinate ESS %.0f, worst axis %d drop %.3f",
 		c->khat, c->m, c->ess, c->ess / c->m, c->ess_ref, c->ess_coord_min, c->axis,
@@ -331,7 +332,7 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 {
 	const xf_cmc_check *c = &res->approx;
-	char rounds_note[128], cond_note[96] = "";
+	char rounds_note[128], cond_note[128] = "";
 	snprintf(rounds_note, sizeof rounds_note,
 		 " (round %d: a proposal fitted to round %d's weighted points)", c->rounds,
 		 c->rounds - 1);
@@ -345,7 +346,8 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 			 c->rounds, c->rounds - 1);
 	if (c->scaling_conditional > 0)
 		snprintf(cond_note, sizeof cond_note,
-			 ", contrast and offset from their exact conditional");
+			 ", contrast and offset from their exact conditional%s",
+			 c->power_law_coords > 0 ? ", in power-law coordinates on a ridge" : "");
 	if (!strcmp(res->route, "importance"))
 		snprintf(buf, size,
 			 "importance sampling from the NLSQ approximation%s%s, checked against the "

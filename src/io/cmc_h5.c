@@ -329,6 +329,9 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		xf_h5_put_i64(w, cg, "prior_start_round", c->prior_start,
 			      "the round started from the Laplace approximation with the priors "
 			      "in, after a round left too little to fit (0: none)");
+		xf_h5_put_i64(w, cg, "power_law_coords", c->power_law_coords,
+			      "power laws whose coordinates the map straightened on a ridge "
+			      "(adr/0082; 0: none)");
 		xf_h5_put_i64(w, cg, "map_dim", c->map_dim,
 			      "coordinates the proposal's map covers (the others: the "
 			      "conditional)");

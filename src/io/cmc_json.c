@@ -227,6 +227,8 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 		cJSON_AddItemToObject(prop, "map_dim", xf_json_int(c->map_dim));
 		cJSON_AddItemToObject(prop, "scaling_conditional",
 				      xf_json_int(c->scaling_conditional));
+		cJSON_AddItemToObject(prop, "power_law_coords", /* adr/0082 */
+				      xf_json_int(c->power_law_coords));
 	}
 	cJSON_AddItemToObject(obj, "proposal", prop);
 	cJSON_AddBoolToObject(obj, "corrected", c->corrected);
