@@ -1,5 +1,6 @@
-/* test_cmc_plaw.c — the power-law sampling coordinates (plaw_coords.c; adr/0082):
- * (a) w → u → w returns w, and the start point is a fixed point (u = w there);
+/* test_cmc_plaw.c — the power-law sampling coordinates (plaw_coords.c; adr/0082, 0083):
+ * (a) u → w → u and w → u → w return their start, and the start point is a fixed point
+ *     (u = w there); the test points are drawn in u (every u lies in the support);
  * (b) the analytic Jacobian matches a central difference of xf_plaw_to_u (here in the
  *     test only) and the returned log|du/dw| is the log of its determinant;
  * (c) the sampler's target over w: its gradient matches a central difference of its log
@@ -8,8 +9,12 @@
  * (e) which pieces apply: α fixed → identity; e's bounds not around 0 → shear only;
  *     D_offset fixed → non-centring only; laminar → both power laws;
  * (f) the ridge rule from the start's covariance: a wide, correlated A takes both pieces;
- *     the same widths uncorrelated (the prior alone), an A spread over e-folds (the
- *     priors decide) or a narrow A take none; e far from 0 in sds keeps the shear only. */
+ *     spread over e-folds (the priors decide where along the ridge) the level piece
+ *     only; the same widths
+ *     uncorrelated (the prior alone) or a narrow A take none; e far from 0 in sds keeps
+ *     the level piece only;
+ * (g) the straightening is exact: along w_A, at the start's w_e and w_c, the level
+ *     A·t_ref^e + c and the slope e·A keep their start values over decades of A. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,10 +50,13 @@ static const double u0_static[5] = { -2.4, 0.1, -0.05, 0.3, -4.6 };
 static const int param_lam[9] = { 0, 1, 2, 3, 4, 5, 6, 8, -1 };
 static const double u0_lam[9] = { -2.0, -0.3, 0.2, -3.0, 0.4, 0.1, 0.0, -0.2, -4.0 };
 
-static void point_near(const double *u0, int d, int i, double *w)
+/* test point i in w: a point near u0 in u (inside every bound) carried to w */
+static void point_near(const xf_plaw_coords *pc, const double *u0, int d, int i, double *w)
 {
+	double u[16];
 	for (int k = 0; k < d; k++)
-		w[k] = u0[k] + 0.8 * sin(1.7 * (double)(i + 1) * (double)(k + 1) + 0.3 * i);
+		u[k] = u0[k] + 0.8 * sin(1.7 * (double)(i + 1) * (double)(k + 1) + 0.3 * i);
+	xf_plaw_to_w(pc, u, w);
 }
 
 static void round_trip(int laminar, const int *param, const double *u0, int d)
@@ -63,11 +71,18 @@ static void round_trip(int laminar, const int *param, const double *u0, int d)
 	for (int k = 0; k < d; k++)
 		assert_true(fabs(u[k] - u0[k]) < 1e-14);
 	for (int i = 0; i < 50; i++) {
-		point_near(u0, d, i, w);
+		double ui[16], u2[16];
+		for (int k = 0; k < d; k++)
+			ui[k] = u0[k] +
+				0.8 * sin(1.7 * (double)(i + 1) * (double)(k + 1) + 0.3 * i);
+		xf_plaw_to_w(&pc, ui, w);
+		xf_plaw_to_u(&pc, w, u2);
+		for (int k = 0; k < d; k++)
+			assert_true(fabs(u2[k] - ui[k]) < 1e-9 * (1.0 + fabs(ui[k])));
 		xf_plaw_to_u(&pc, w, u);
 		xf_plaw_to_w(&pc, u, w2);
 		for (int k = 0; k < d; k++)
-			assert_true(fabs(w2[k] - w[k]) < 1e-11 * (1.0 + fabs(w[k])));
+			assert_true(fabs(w2[k] - w[k]) < 1e-9 * (1.0 + fabs(w[k])));
 	}
 }
 
@@ -98,7 +113,7 @@ static void jacobian_check(int laminar, const int *param, const double *u0, int 
 	xf_plaw_coords_init(&pc, &pr, param, d, u0, NULL);
 	for (int i = 0; i < 20; i++) {
 		double w[16], jac[256], up[16], um[16], wp[16];
-		point_near(u0, d, i, w);
+		point_near(&pc, u0, d, i, w);
 		xf_plaw_jacobian(&pc, w, jac);
 		double lj = xf_plaw_to_u(&pc, w, up);
 		assert_true(fabs(lj - log_det(jac, d)) < 1e-10);
@@ -154,7 +169,7 @@ static void gradient_check(int laminar, const int *param, const double *u0, int 
 	xf_plaw_target pt = { logp_u, &d, &pc, ub, gb };
 	for (int i = 0; i < 20; i++) {
 		double w[16], g[16], wp[16], lp, lpp, lpm;
-		point_near(u0, d, i, w);
+		point_near(&pc, u0, d, i, w);
 		assert_int_equal(xf_plaw_target_logp(&pt, w, &lp, g), 0);
 		const double h = 1e-6;
 		for (int c = 0; c < d; c++) {
@@ -191,7 +206,9 @@ static void test_gauss_to_w(void **state)
 	xf_plaw_coords pc;
 	xf_plaw_coords_init(&pc, &pr, param_lam, d, u0_lam, NULL);
 	double mean[9], cov[81], mean_u[9];
-	point_near(u0_lam, d, 3, mean_u);
+	double w3[9];
+	point_near(&pc, u0_lam, d, 3, w3);
+	xf_plaw_to_u(&pc, w3, mean_u);
 	memcpy(mean, mean_u, sizeof mean);
 	for (int r = 0; r < d; r++)
 		for (int c = 0; c < d; c++)
@@ -237,8 +254,9 @@ static void test_which_pieces(void **state)
 	assert_int_equal(pc.tr[0].noncentre, 0);
 	assert_int_equal(pc.tr[0].c, 2);
 	double w[5] = { -1.0, 0.5, 0.2, 0.3, -4.0 }, u[5];
-	assert_true(fabs(xf_plaw_to_u(&pc, w, u)) == 0.0); /* a shear: unit Jacobian */
-	assert_true(u[1] == w[1]);
+	assert_true(fabs(xf_plaw_to_u(&pc, u0_static, u)) < 1e-12); /* unit Jacobian at the start */
+	xf_plaw_to_u(&pc, w, u);
+	assert_true(u[1] == w[1]); /* the level piece alone leaves e alone */
 }
 
 /* a static covariance in u over (D0, α, D_offset, contrast, log σ): sds sd[], D0's
@@ -271,10 +289,12 @@ static void test_ridge_rule(void **state)
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
 	assert_int_equal(pc.n, 0);
 	const double e_folds[5] = { 3.0, 0.5, 0.2, 0.01,
-				    0.01 }; /* D0 over e-folds: priors decide */
+				    0.01 }; /* D0 over e-folds: priors decide where */
 	cov_static(cov, e_folds, 0.98);
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
-	assert_int_equal(pc.n, 0);
+	assert_int_equal(pc.n, 1);
+	assert_int_equal(pc.tr[0].noncentre, 0); /* the slope piece needs A confined */
+	assert_int_equal(pc.tr[0].c, 2);
 	const double narrow[5] = { 0.02, 0.05, 0.02, 0.01, 0.01 }; /* D0 ± 2 % */
 	cov_static(cov, narrow, 0.98);
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
@@ -287,12 +307,43 @@ static void test_ridge_rule(void **state)
 	assert_int_equal(pc.tr[0].c, 2);
 }
 
+static double x_of(double lo, double hi, double u)
+{
+	return lo + (hi - lo) / (1.0 + exp(-u));
+}
+
+static void test_straight(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr, 0);
+	xf_plaw_coords pc;
+	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, NULL);
+	assert_int_equal(pc.n, 1);
+	double t_ref = 0.1 * sqrt(119.0);
+	double a0 = x_of(lower[0], upper[0], u0_static[0]);
+	double e0 = x_of(lower[1], upper[1], u0_static[1]);
+	double s0 = a0 * pow(t_ref, e0) + x_of(lower[2], upper[2], u0_static[2]);
+	/* D0 from 144 to 5 000 (e and c stay inside their bounds) */
+	for (double wa = -5.0; wa <= -1.0; wa += 0.25) {
+		double w[5], u[5];
+		memcpy(w, u0_static, sizeof w);
+		w[0] = wa;
+		xf_plaw_to_u(&pc, w, u);
+		double a = x_of(lower[0], upper[0], u[0]), e = x_of(lower[1], upper[1], u[1]);
+		double c = x_of(lower[2], upper[2], u[2]);
+		assert_true(fabs(e * a - e0 * a0) < 1e-9 * fabs(e0 * a0));
+		assert_true(fabs(a * pow(t_ref, e) + c - s0) < 1e-9 * fabs(s0));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_jacobian),
 		cmocka_unit_test(test_gradient),     cmocka_unit_test(test_gauss_to_w),
 		cmocka_unit_test(test_which_pieces), cmocka_unit_test(test_ridge_rule),
+		cmocka_unit_test(test_straight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

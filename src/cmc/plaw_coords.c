@@ -1,47 +1,95 @@
-/* plaw_coords.c — the power-law sampling coordinates of plaw_coords.h. */
+/* plaw_coords.c — the power-law sampling coordinates of plaw_coords.h (adr/0082, adr/0083). */
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmc/plaw_coords.h"
+#include "xpcsfit/cmc.h"
 
-static double sigmoid(double u)
-{
-	return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u));
-}
+/* How far inside a bound (as a fraction of the width) the logit gives way to its tangent:
+ * beyond it the map stays one-to-one over all reals, and the density there is the prior's
+ * edge (the logit's Jacobian vanishes), not a new shape. */
+#define XF_PLAW_EDGE 1e-12
 
 static double x_of(double lo, double hi, double u)
 {
-	return lo + (hi - lo) * sigmoid(u);
+	return xf_cmc_u_to_x(lo, hi, u);
 }
 
 static double dx_du(double lo, double hi, double u)
 {
-	double s = sigmoid(u);
-	return (hi - lo) * s * (1.0 - s);
+	double x = x_of(lo, hi, u);
+	return (x - lo) * (hi - x) / (hi - lo);
 }
 
-/* P = A·t_ref^e at (u_A, u_e), and its derivatives in them */
-static double plaw_p(const xf_plaw_triple *t, double ua, double ue, double *dp_dua, double *dp_due)
+/* u of x within [lo, hi]: the logit, continued by its tangent within XF_PLAW_EDGE of a
+ * bound (C¹, one-to-one over all reals); du/dx into *lp, d log(du/dx)/dx into *dlp. */
+static double logit_ext(double lo, double hi, double x, double *lp, double *dlp)
 {
-	double e = x_of(t->lo[1], t->hi[1], ue);
-	double te = exp(e * t->ln_tref), p = x_of(t->lo[0], t->hi[0], ua) * te;
-	if (dp_dua) {
-		*dp_dua = te * dx_du(t->lo[0], t->hi[0], ua);
-		*dp_due = p * t->ln_tref * dx_du(t->lo[1], t->hi[1], ue);
+	double f = (x - lo) / (hi - lo);
+	if (f < XF_PLAW_EDGE || f > 1.0 - XF_PLAW_EDGE) {
+		double fe = f < XF_PLAW_EDGE ? XF_PLAW_EDGE : 1.0 - XF_PLAW_EDGE;
+		*lp = 1.0 / ((hi - lo) * fe * (1.0 - fe));
+		*dlp = 0.0;
+		return log(fe) - log1p(-fe) + (f - fe) / (fe * (1.0 - fe));
 	}
-	return p;
+	*lp = 1.0 / ((hi - lo) * f * (1.0 - f));
+	*dlp = (2.0 * f - 1.0) / (f * (1.0 - f) * (hi - lo));
+	return log(f) - log1p(-f);
 }
 
-/* The non-centring factor h = odds(A₀)/odds(A) = exp(a₀ − w_A), odds of A within its
- * bounds: for A well inside them ∝ A₀/A, since α·A is what the data pin (e's width
- * scales as 1/A). Measured against A₀/A itself (adr/0082): the odds pass the route on 4
- * of 4 static ridges, A₀/A on 2. The exponent is held finite: far tails of a divergent
- * trajectory must give a finite point, not ∞·0. d log h/dw_A = −1. */
-static double plaw_h(const xf_plaw_triple *t, double wa)
+/* x of u: the inverse of logit_ext over all reals */
+static double logit_ext_inv(double lo, double hi, double u)
 {
-	double x = t->a0 - wa;
-	return exp(x < -700.0 ? -700.0 : x > 700.0 ? 700.0 : x);
+	double le = log(XF_PLAW_EDGE) - log1p(-XF_PLAW_EDGE),
+	       slope = XF_PLAW_EDGE * (1.0 - XF_PLAW_EDGE);
+	if (u < le)
+		return lo + (hi - lo) * (XF_PLAW_EDGE + (u - le) * slope);
+	if (u > -le)
+		return lo + (hi - lo) * (1.0 - XF_PLAW_EDGE + (u + le) * slope);
+	return x_of(lo, hi, u);
+}
+
+/* One triple's u (uA, ue, uc) at w, J[r][c] = du_r/dw_c over (A, e, c), log|det J| and
+ * its gradient over (wA, we, wc). */
+static void triple_to_u(const xf_plaw_triple *t, const double *w, double *uo, double j[3][3],
+			double *log_det, double g_log[3])
+{
+	double ua = w[t->a];
+	double a = x_of(t->lo[0], t->hi[0], ua), da = dx_du(t->lo[0], t->hi[0], ua);
+	memset(j, 0, sizeof(double) * 9);
+	j[0][0] = j[1][1] = j[2][2] = 1.0;
+	g_log[0] = g_log[1] = g_log[2] = 0.0;
+	*log_det = 0.0;
+	uo[0] = ua;
+	uo[1] = w[t->e];
+	if (t->noncentre) { /* e·A = q₀ + A₀·(w_e − u_e0)/k_e: the slope, linear in w_e */
+		double q = t->q0 + t->a0 * (w[t->e] - t->ue0) / t->ke, e = q / a, lp, dlp;
+		uo[1] = logit_ext(t->lo[1], t->hi[1], e, &lp, &dlp);
+		double de_dwe = t->a0 / (t->ke * a), de_dwa = -e * da / a;
+		j[1][1] = lp * de_dwe;
+		j[1][0] = lp * de_dwa;
+		*log_det += log(lp * de_dwe);
+		g_log[1] += dlp * de_dwe;
+		g_log[0] += dlp * de_dwa - da / a;
+	}
+	uo[2] = t->c >= 0 ? w[t->c] : 0.0;
+	if (t->c >= 0) { /* c = S − A·t_ref^e with the level S = S₀ + (w_c − u_c0)/k_c */
+		double e = x_of(t->lo[1], t->hi[1], uo[1]), de = dx_du(t->lo[1], t->hi[1], uo[1]);
+		double te = exp(e * t->ln_tref), p = a * te;
+		double dp_dua = te * da, dp_due = p * t->ln_tref * de;
+		double dp_dwa = dp_dua + dp_due * j[1][0], dp_dwe = dp_due * j[1][1];
+		double s = t->s0 + (w[t->c] - t->uc0) / t->kc, lp, dlp;
+		uo[2] = logit_ext(t->lo[2], t->hi[2], s - p, &lp, &dlp);
+		j[2][2] = lp / t->kc;
+		j[2][0] = -lp * dp_dwa;
+		j[2][1] = -lp * dp_dwe;
+		*log_det += log(lp / t->kc);
+		g_log[2] += dlp / t->kc;
+		g_log[0] -= dlp * dp_dwa;
+		g_log[1] -= dlp * dp_dwe;
+	}
 }
 
 static int find(const int *param, int d, int k)
@@ -50,11 +98,6 @@ static int find(const int *param, int d, int k)
 		if (param[j] == k)
 			return j;
 	return -1;
-}
-
-static double logit01(double f)
-{
-	return log(f) - log1p(-f);
 }
 
 /* sd of parameter coordinate j's physical value from a u-space covariance */
@@ -92,10 +135,12 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 	if (cov) { /* only on a ridge: elsewhere the straight coordinates fit better */
 		double a = x_of(t->lo[0], t->hi[0], u0[t->a]);
 		double e = x_of(t->lo[1], t->hi[1], u0[t->e]);
+		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a);
+		/* the slope piece only while the data confine A: over e-folds e = q/A runs
+		 * into its bounds (the SBC's small files); the level piece holds there */
 		double sd_ua = sqrt(cov[(size_t)t->a * d + t->a]);
-		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a) &&
-			   sd_ua < XF_PLAW_RIDGE_MAX_U_SD;
-		t->noncentre &= wide && ridge_corr(cov, d, t->a, t->e) &&
+		t->noncentre &= wide && sd_ua < XF_PLAW_RIDGE_MAX_U_SD &&
+				ridge_corr(cov, d, t->a, t->e) &&
 				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov);
 		if (t->c >= 0 && !(wide && ridge_corr(cov, d, t->a, t->c)))
 			t->c = -1;
@@ -104,13 +149,19 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		return 0;
 	int n = pr->grid.n_frames;
 	t->ln_tref = log(pr->grid.dt_s * sqrt(n > 2 ? (double)(n - 1) : 1.0));
-	t->a0 = u0[t->a];
-	t->p = t->noncentre ? logit01(-t->lo[1] / (t->hi[1] - t->lo[1])) : 0.0;
+	t->a0 = x_of(t->lo[0], t->hi[0], u0[t->a]);
+	t->ue0 = u0[t->e];
+	double e0 = x_of(t->lo[1], t->hi[1], u0[t->e]);
+	t->ke = 1.0 / dx_du(t->lo[1], t->hi[1], u0[t->e]);
+	t->q0 = e0 * t->a0;
+	if (!isfinite(t->ke) || !(t->a0 > 0.0))
+		t->noncentre = 0; /* the start sits on a bound */
 	if (t->c >= 0) {
-		t->k = 1.0 / dx_du(t->lo[2], t->hi[2], u0[t->c]);
-		t->p0 = plaw_p(t, u0[t->a], u0[t->e], NULL, NULL);
-		if (!isfinite(t->k) || !isfinite(t->p0))
-			t->c = -1; /* the start sits on a bound: no shear */
+		t->uc0 = u0[t->c];
+		t->kc = 1.0 / dx_du(t->lo[2], t->hi[2], u0[t->c]);
+		t->s0 = t->a0 * exp(e0 * t->ln_tref) + x_of(t->lo[2], t->hi[2], u0[t->c]);
+		if (!isfinite(t->kc) || !isfinite(t->s0))
+			t->c = -1;
 	}
 	return t->noncentre || t->c >= 0;
 }
@@ -131,16 +182,14 @@ double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u)
 	if (u != w)
 		memcpy(u, w, sizeof(double) * (size_t)pc->d);
 	double log_jac = 0.0;
-	for (int i = 0; i < pc->n; i++) {
+	for (int i = 0; i < pc->n; i++) { /* triples share no coordinate: u may alias w */
 		const xf_plaw_triple *t = &pc->tr[i];
-		double ua = w[t->a], ue = w[t->e];
-		if (t->noncentre) {
-			ue = t->p + (w[t->e] - t->p) * plaw_h(t, ua);
-			log_jac += t->a0 - ua;
-		}
-		u[t->e] = ue;
+		double uo[3], j[3][3], ld, gl[3];
+		triple_to_u(t, w, uo, j, &ld, gl);
+		u[t->e] = uo[1];
 		if (t->c >= 0)
-			u[t->c] = w[t->c] - t->k * (plaw_p(t, ua, ue, NULL, NULL) - t->p0);
+			u[t->c] = uo[2];
+		log_jac += ld;
 	}
 	return log_jac;
 }
@@ -151,11 +200,16 @@ void xf_plaw_to_w(const xf_plaw_coords *pc, const double *u, double *w)
 		memcpy(w, u, sizeof(double) * (size_t)pc->d);
 	for (int i = 0; i < pc->n; i++) {
 		const xf_plaw_triple *t = &pc->tr[i];
-		double ua = u[t->a], ue = u[t->e];
-		if (t->c >= 0)
-			w[t->c] = u[t->c] + t->k * (plaw_p(t, ua, ue, NULL, NULL) - t->p0);
+		double a = x_of(t->lo[0], t->hi[0], u[t->a]);
+		double ue = u[t->e], e = x_of(t->lo[1], t->hi[1], ue);
+		if (t->c >= 0) {
+			double c = logit_ext_inv(t->lo[2], t->hi[2], u[t->c]);
+			w[t->c] = t->uc0 + t->kc * (c + a * exp(e * t->ln_tref) - t->s0);
+		}
 		if (t->noncentre)
-			w[t->e] = t->p + (ue - t->p) / plaw_h(t, ua);
+			w[t->e] =
+				t->ue0 +
+				t->ke * (logit_ext_inv(t->lo[1], t->hi[1], ue) * a - t->q0) / t->a0;
 	}
 }
 
@@ -163,57 +217,37 @@ void xf_plaw_jacobian(const xf_plaw_coords *pc, const double *w, double *jac)
 {
 	int d = pc->d;
 	memset(jac, 0, sizeof(double) * (size_t)d * d);
-	for (int j = 0; j < d; j++)
-		jac[(size_t)j * d + j] = 1.0;
+	for (int k = 0; k < d; k++)
+		jac[(size_t)k * d + k] = 1.0;
 	for (int i = 0; i < pc->n; i++) {
 		const xf_plaw_triple *t = &pc->tr[i];
-		double ua = w[t->a], ue = w[t->e];
-		double *re = jac + (size_t)t->e * d;
-		if (t->noncentre) {
-			double h = plaw_h(t, ua);
-			ue = t->p + (w[t->e] - t->p) * h;
-			re[t->a] = -(w[t->e] - t->p) * h;
-			re[t->e] = h;
-		}
-		if (t->c >= 0) {
-			double pa, pe;
-			plaw_p(t, ua, ue, &pa, &pe);
-			double *rc = jac + (size_t)t->c * d;
-			rc[t->a] = -t->k * (pa + pe * re[t->a]);
-			rc[t->e] = -t->k * pe * re[t->e];
-		}
+		double uo[3], j[3][3], ld, gl[3];
+		int ix[3] = { t->a, t->e, t->c };
+		triple_to_u(t, w, uo, j, &ld, gl);
+		for (int r = 1; r < 3; r++)
+			for (int c = 0; c < 3; c++)
+				if (ix[r] >= 0 && ix[c] >= 0)
+					jac[(size_t)ix[r] * d + ix[c]] = j[r][c];
 	}
 }
 
 int xf_plaw_gauss_to_w(const xf_plaw_coords *pc, double *mean, double *cov)
 {
-	int d = pc->d;
+	int d = pc->d, rc = -1;
 	if (pc->n == 0)
 		return 0;
 	double *g = calloc((size_t)d * d, sizeof(double));
 	double *tmp = malloc(sizeof(double) * (size_t)d * d);
-	if (!g || !tmp) {
-		free(g);
-		free(tmp);
-		return -1;
-	}
-	for (int j = 0; j < d; j++)
-		g[(size_t)j * d + j] = 1.0;
-	for (int i = 0; i < pc->n; i++) { /* G = dw/du at the mean (to_w differentiated) */
-		const xf_plaw_triple *t = &pc->tr[i];
-		double ua = mean[t->a], ue = mean[t->e];
-		if (t->noncentre) { /* w_e = p + (u_e − p)/h, d(1/h)/du_A = 1/h */
-			double hi = 1.0 / plaw_h(t, ua);
-			g[(size_t)t->e * d + t->a] = (ue - t->p) * hi;
-			g[(size_t)t->e * d + t->e] = hi;
-		}
-		if (t->c >= 0) {
-			double pa, pe;
-			plaw_p(t, ua, ue, &pa, &pe);
-			g[(size_t)t->c * d + t->a] = t->k * pa;
-			g[(size_t)t->c * d + t->e] = t->k * pe;
-		}
-	}
+	lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)d);
+	if (!g || !tmp || !piv)
+		goto done;
+	/* G = dw/du at the mean: the inverse of du/dw at w(mean) */
+	xf_plaw_to_w(pc, mean, mean);
+	xf_plaw_jacobian(pc, mean, tmp);
+	for (int k = 0; k < d; k++)
+		g[(size_t)k * d + k] = 1.0;
+	if (LAPACKE_dgesv(LAPACK_ROW_MAJOR, d, d, tmp, d, piv, g, d) != 0)
+		goto done;	    /* triangular with a positive diagonal: not reached */
 	for (int r = 0; r < d; r++) /* tmp = G·cov */
 		for (int c = 0; c < d; c++) {
 			double s = 0.0;
@@ -228,10 +262,12 @@ int xf_plaw_gauss_to_w(const xf_plaw_coords *pc, double *mean, double *cov)
 				s += tmp[(size_t)r * d + l] * g[(size_t)c * d + l];
 			cov[(size_t)r * d + c] = s;
 		}
-	xf_plaw_to_w(pc, mean, mean);
+	rc = 0;
+done:
 	free(g);
 	free(tmp);
-	return 0;
+	free(piv);
+	return rc;
 }
 
 void xf_plaw_grad_to_w(const xf_plaw_coords *pc, const double *w, const double *grad_u,
@@ -239,23 +275,20 @@ void xf_plaw_grad_to_w(const xf_plaw_coords *pc, const double *w, const double *
 {
 	if (grad_w != grad_u)
 		memcpy(grad_w, grad_u, sizeof(double) * (size_t)pc->d);
-	for (int i = 0; i < pc->n; i++) {
+	for (int i = 0; i < pc->n; i++) { /* (du/dw)ᵀ·grad_u + ∇ log|du/dw|, triple by triple */
 		const xf_plaw_triple *t = &pc->tr[i];
-		double ua = w[t->a], ue = w[t->e], jea = 0.0, jee = 1.0;
-		double ge = grad_u[t->e], gc = t->c >= 0 ? grad_u[t->c] : 0.0;
-		if (t->noncentre) {
-			jee = plaw_h(t, ua);
-			ue = t->p + (w[t->e] - t->p) * jee;
-			jea = -(w[t->e] - t->p) * jee;
-			grad_w[t->a] -= 1.0; /* log|du/dw| = a₀ − w_A */
-		}
-		grad_w[t->a] += jea * ge;
-		grad_w[t->e] = jee * ge;
-		if (t->c >= 0) {
-			double pa, pe;
-			plaw_p(t, ua, ue, &pa, &pe);
-			grad_w[t->a] += -t->k * (pa + pe * jea) * gc;
-			grad_w[t->e] += -t->k * pe * jee * gc;
+		double uo[3], j[3][3], ld, gl[3];
+		int ix[3] = { t->a, t->e, t->c };
+		double gu[3] = { grad_u[t->a], grad_u[t->e], t->c >= 0 ? grad_u[t->c] : 0.0 };
+		triple_to_u(t, w, uo, j, &ld, gl);
+		for (int c = 0; c < 3; c++) {
+			if (ix[c] < 0)
+				continue;
+			double v = gl[c];
+			for (int r = 0; r < 3; r++)
+				if (ix[r] >= 0)
+					v += j[r][c] * gu[r];
+			grad_w[ix[c]] = v;
 		}
 	}
 }

@@ -1,32 +1,35 @@
 /* plaw_coords.h — sampling coordinates for a power law with an offset (plaw_coords.c;
- * adr/0082).
+ * adr/0082, adr/0083).
  *
  * The model's rates are A·t^e + c twice: D(t) = D0·t^α + D_offset and, under flow,
  * γ̇(t) = γ̇0·t^β + γ̇_offset. The data pin the rate's value and log-slope near the middle
  * of the time window, t_ref = dt·√(N − 1): the level S = A·t_ref^e + c and the slope
- * e·A·t_ref^e. In the sampler's logit coordinates u that makes a curved ridge (A and c
- * trade along S = const, nonlinear in u_A) and, when e is near 0, a funnel (e's width
- * shrinks as 1/A). The coordinates w here straighten both, as a smooth bijection of the
- * whole space onto u with a known Jacobian:
+ * e·A (·t_ref^e ≈ 1 where e is near 0). In the sampler's logit coordinates u that makes a
+ * curved ridge (A and c trade along S = const) and, when e is near 0, a funnel (e's width
+ * shrinks as 1/A); where the data say nothing of A one by one, the ridge runs over
+ * decades of A. The coordinates w make the level and the slope linear in physical units,
+ * so the thin directions keep one width and one orientation along the whole ridge:
  *
  *   u_A = w_A
- *   u_e = p + (w_e − p)·exp(a₀ − w_A)          non-centred: w_e − p ∝ e·A (for A well
- *                                               inside its bounds), the slope (p: u of
- *                                               e = 0; a₀: u_A at the start)
- *   u_c = w_c − k·(P(u_A, u_e) − P₀)           sheared: w_c ∝ the level S (P = A·t_ref^e,
- *                                               k = du_c/dc at the start, P₀ P there)
- *   log|du/dw| = Σ over the triples (a₀ − w_A)
+ *   e   = [q₀ + A₀·(w_e − u_e0)/k_e] / A,  u_e = logit(e)   the slope e·A linear in w_e
+ *   c   = S₀ + (w_c − u_c0)/k_c − A·t_ref^e, u_c = logit(c)  the level linear in w_c
  *
- * At the start point u = w. A piece takes part only on a ridge: where the start's
- * covariance gives A a relative sd above XF_PLAW_RIDGE_REL_SD (but an sd in u below
- * XF_PLAW_RIDGE_MAX_U_SD) and A's correlation with e
- * (non-centring) or c (shear) above XF_PLAW_RIDGE_CORR — elsewhere the logit is straight
- * over the posterior and these coordinates only add curvature (measured on the bundled
- * configs), and where the data say nothing (the prior alone: independent in u) the
- * non-centring would make the funnel it removes on a ridge (adr/0082). The shear needs
- * A, e and c sampled; the non-centring lo_A ≥ 0, lo_e < 0 < hi_e and e within
- * XF_PLAW_NEAR_ZERO_SD sds of 0 (a funnel is there only when e = 0 is in reach). Every
- * other coordinate is the identity. */
+ * (A₀, q₀ = e₀·A₀, S₀: A, the slope and the level at the start u0; k_e, k_c: du/dx of e
+ * and c there, so that u = w and du/dw = 1 on the diagonal at the start.) The logit is
+ * continued by its tangent within 1e-12 of a bound's width, so the map is one-to-one
+ * over all reals; where e or c would leave its bounds the density vanishes (the logit's
+ * Jacobian): a bound that cuts the ridge is a wall in w, as it is in x. log|du/dw| and its
+ * gradient are exact and analytic (no second derivative of the model is needed).
+ *
+ * A piece takes part only on a ridge: where the start's covariance gives A a relative sd
+ * above XF_PLAW_RIDGE_REL_SD and A's correlation with e (the slope piece, also A's sd in u
+ * below XF_PLAW_RIDGE_MAX_U_SD) or c (the level piece) above XF_PLAW_RIDGE_CORR — elsewhere the logit is straight over the
+ * posterior and these coordinates only add curvature (measured on the bundled configs),
+ * and where the data say nothing (the prior alone: independent in u) the slope piece would
+ * make the funnel it removes on a ridge (adr/0082). The level piece needs A, e and c
+ * sampled; the slope piece lo_A ≥ 0, lo_e < 0 < hi_e and e within XF_PLAW_NEAR_ZERO_SD sds
+ * of 0 (a funnel is there only when e = 0 is in reach). Every other coordinate is the
+ * identity. */
 #ifndef XPCSFIT_CMC_PLAW_COORDS_H
 #define XPCSFIT_CMC_PLAW_COORDS_H
 
@@ -37,16 +40,18 @@
 #define XF_PLAW_RIDGE_REL_SD 0.05 /* A's sd over |A| above which a triple takes part */
 #define XF_PLAW_NEAR_ZERO_SD 10.0 /* e within this many sds of 0: non-centred */
 #define XF_PLAW_RIDGE_CORR   0.9  /* |corr| of A with e (with c) that makes a ridge */
-/* A's sd in u (≈ log A) below which the data still confine A (above: the priors and
- * bounds shape the posterior, not the ridge; the SBC's small files) */
+/* A's sd in u (≈ log A) below which the slope piece applies (above, over e-folds of A,
+ * e = q/A runs into its bounds: test_cmc_calibration's small SBC files, R̂ 1.9; the
+ * level piece has no such limit, adr/0083) */
 #define XF_PLAW_RIDGE_MAX_U_SD 2.0
 
 typedef struct xf_plaw_triple {
 	int a, e, c;	     /* coordinate of A, e and c (c: −1 when not sampled) */
 	double lo[3], hi[3]; /* bounds of A, e, c */
-	int noncentre;	     /* 1: u_e is non-centred on A */
-	double a0, p;	     /* u_A at the start; u of e = 0 */
-	double k, p0;	     /* the shear: du_c/dc at the start, P there */
+	int noncentre;	     /* 1: the slope piece (e·A linear in w_e) */
+	double a0;	     /* A at the start */
+	double ue0, ke, q0;  /* the slope piece: u_e, du_e/de and e·A at the start */
+	double uc0, kc, s0;  /* the level piece: u_c, du_c/dc and A·t_ref^e + c there */
 	double ln_tref;	     /* log t_ref, t_ref in s */
 } xf_plaw_triple;
 
