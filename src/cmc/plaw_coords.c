@@ -135,7 +135,12 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 	if (cov) { /* only on a ridge: elsewhere the straight coordinates fit better */
 		double a = x_of(t->lo[0], t->hi[0], u0[t->a]);
 		double e = x_of(t->lo[1], t->hi[1], u0[t->e]);
-		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a);
+		/* A's sd relative to A, or — where the start sits against a bound of A, and
+		 * dx/du hides any spread — its sd in u */
+		double f = (a - t->lo[0]) / (t->hi[0] - t->lo[0]);
+		int at_bound = f < 1e-3 || f > 1.0 - 1e-3;
+		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a) ||
+			   (at_bound && sqrt(cov[(size_t)t->a * d + t->a]) > 0.5);
 		/* the slope piece only while the data confine A: over e-folds e = q/A runs
 		 * into its bounds (the SBC's small files); the level piece holds there */
 		double sd_ua = sqrt(cov[(size_t)t->a * d + t->a]);

@@ -22,7 +22,7 @@
  * gradient are exact and analytic (no second derivative of the model is needed).
  *
  * A piece takes part only on a ridge: where the start's covariance gives A a relative sd
- * above XF_PLAW_RIDGE_REL_SD and A's correlation with e (the slope piece, also A's sd in u
+ * above XF_PLAW_RIDGE_REL_SD (a start against A's bound: an sd in u above 0.5) and A's correlation with e (the slope piece, also A's sd in u
  * below XF_PLAW_RIDGE_MAX_U_SD) or c (the level piece) above XF_PLAW_RIDGE_CORR — elsewhere the logit is straight over the
  * posterior and these coordinates only add curvature (measured on the bundled configs),
  * and where the data say nothing (the prior alone: independent in u) the slope piece would

@@ -102,6 +102,15 @@ static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, in
 	return v;
 }
 
+/* the factor on parameter k's covariances when its u-space variance v becomes the metric's
+ * 1: 1/√v for a start against a bound, 1 otherwise */
+static double bound_scale(const xf_problem *pr, int k, const double *x_start, double v)
+{
+	double f = (x_start[k] - pr->lower[k]) / (pr->upper[k] - pr->lower[k]);
+	int at_bound = f < 1e-3 || f > 1.0 - 1e-3;
+	return at_bound && v > 1e2 && isfinite(v) ? 1.0 / sqrt(v) : 1.0;
+}
+
 void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
 			   int n_theta, const double *x_start, double share, size_t n_points,
 			   int dense, double *cov)
@@ -136,6 +145,18 @@ void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, con
 			v = isfinite(v) ? v * jr * jc / share : 0.0;
 			cov[dense ? (size_t)r * d + c : (size_t)r] = v;
 		}
+	}
+	/* A start against a bound (within 1e-3 of its width): du/dx is huge there, so its
+	 * variance in u is too large to inform although NLSQ measured it; it becomes 1 below
+	 * and its row and column are rescaled with it, keeping NLSQ's correlations (still
+	 * positive semi-definite) — the power-law coordinates read them (plaw_coords.c) */
+	for (int r = 0; dense && r < n_theta; r++)
+		for (int c = 0; c < n_theta; c++)
+			if (c != r)
+				cov[(size_t)r * d + c] *=
+					bound_scale(pr, theta[r], x_start, cov[(size_t)r * d + r]) *
+					bound_scale(pr, theta[c], x_start, cov[(size_t)c * d + c]);
+	for (int r = 0; r < n_theta; r++) {
 		size_t rr = dense ? (size_t)r * d + r : (size_t)r;
 		if (!(cov[rr] > 0.0) || !isfinite(cov[rr]) || cov[rr] > 1e2)
 			cov[rr] = 1.0; /* unknown or uninformative: the sampler learns it */
