@@ -224,6 +224,9 @@ int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf
 void xf_cmc_result_to_physical(const xf_cmc_result *res, const double *u, double *x);
 /* The logit transform's inverse on [lower, upper], never outside the box. */
 double xf_cmc_u_to_x(double lower, double upper, double u);
+/* 1 when x lies within 1e-3 of the width of [lower, upper] from a bound: there du/dx is so
+ * large that a variance in u no longer says how well x is known (adr/0083) */
+int xf_cmc_near_bound(double lower, double upper, double x);
 
 /* The draws of shard `id` of a result, read back from its shard store: [chains][draws]
  * [n_theta + 1] in the sampler's space (σ last as log σ). Returns 0, or an error code. */

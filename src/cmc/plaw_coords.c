@@ -137,8 +137,7 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		double e = x_of(t->lo[1], t->hi[1], u0[t->e]);
 		/* A's sd relative to A, or — where the start sits against a bound of A, and
 		 * dx/du hides any spread — its sd in u */
-		double f = (a - t->lo[0]) / (t->hi[0] - t->lo[0]);
-		int at_bound = f < 1e-3 || f > 1.0 - 1e-3;
+		int at_bound = xf_cmc_near_bound(t->lo[0], t->hi[0], a);
 		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a) ||
 			   (at_bound && sqrt(cov[(size_t)t->a * d + t->a]) > 0.5);
 		/* the slope piece only while the data confine A: over e-folds e = q/A runs
@@ -275,39 +274,61 @@ done:
 	return rc;
 }
 
+/* grad_w over one triple's coordinates: J ᵀ·grad_u + ∇ log|det J| (grad_w may alias grad_u:
+ * the triple's grad_u is read first) */
+static void triple_grad(const xf_plaw_triple *t, const double j[3][3], const double gl[3],
+			const double *grad_u, double *grad_w)
+{
+	int ix[3] = { t->a, t->e, t->c };
+	double gu[3] = { grad_u[t->a], grad_u[t->e], t->c >= 0 ? grad_u[t->c] : 0.0 };
+	for (int c = 0; c < 3; c++) {
+		if (ix[c] < 0)
+			continue;
+		double v = gl[c];
+		for (int r = 0; r < 3; r++)
+			if (ix[r] >= 0)
+				v += j[r][c] * gu[r];
+		grad_w[ix[c]] = v;
+	}
+}
+
 void xf_plaw_grad_to_w(const xf_plaw_coords *pc, const double *w, const double *grad_u,
 		       double *grad_w)
 {
 	if (grad_w != grad_u)
 		memcpy(grad_w, grad_u, sizeof(double) * (size_t)pc->d);
 	for (int i = 0; i < pc->n; i++) { /* (du/dw)ᵀ·grad_u + ∇ log|du/dw|, triple by triple */
-		const xf_plaw_triple *t = &pc->tr[i];
 		double uo[3], j[3][3], ld, gl[3];
-		int ix[3] = { t->a, t->e, t->c };
-		double gu[3] = { grad_u[t->a], grad_u[t->e], t->c >= 0 ? grad_u[t->c] : 0.0 };
-		triple_to_u(t, w, uo, j, &ld, gl);
-		for (int c = 0; c < 3; c++) {
-			if (ix[c] < 0)
-				continue;
-			double v = gl[c];
-			for (int r = 0; r < 3; r++)
-				if (ix[r] >= 0)
-					v += j[r][c] * gu[r];
-			grad_w[ix[c]] = v;
-		}
+		triple_to_u(&pc->tr[i], w, uo, j, &ld, gl);
+		triple_grad(&pc->tr[i], j, gl, grad_u, grad_w);
 	}
 }
 
 int xf_plaw_target_logp(void *ctx, const double *w, double *logp, double *grad)
 {
 	xf_plaw_target *pt = ctx;
-	double lj = xf_plaw_to_u(pt->pc, w, pt->u);
+	const xf_plaw_coords *pc = pt->pc;
+	/* each triple's map once: u, and the Jacobian the gradient needs after the pass */
+	double j[XF_PLAW_MAX][3][3], gl[XF_PLAW_MAX][3], lj = 0.0;
+	memcpy(pt->u, w, sizeof(double) * (size_t)pc->d);
+	for (int i = 0; i < pc->n; i++) {
+		const xf_plaw_triple *t = &pc->tr[i];
+		double uo[3], ld;
+		triple_to_u(t, w, uo, j[i], &ld, gl[i]);
+		pt->u[t->e] = uo[1];
+		if (t->c >= 0)
+			pt->u[t->c] = uo[2];
+		lj += ld;
+	}
 	int rc = pt->logp(pt->ctx, pt->u, logp, grad ? pt->g : NULL);
 	if (rc)
 		return rc;
 	*logp += lj;
-	if (grad)
-		xf_plaw_grad_to_w(pt->pc, w, pt->g, grad);
+	if (grad) {
+		memcpy(grad, pt->g, sizeof(double) * (size_t)pc->d);
+		for (int i = 0; i < pc->n; i++)
+			triple_grad(&pc->tr[i], j[i], gl[i], pt->g, grad);
+	}
 	return 0;
 }
 

@@ -43,6 +43,12 @@ double xf_cmc_u_to_x(double lower, double upper, double u)
 	return x < lower ? lower : x > upper ? upper : x;
 }
 
+int xf_cmc_near_bound(double lower, double upper, double x)
+{
+	double f = (x - lower) / (upper - lower);
+	return f < 1e-3 || f > 1.0 - 1e-3;
+}
+
 static double to_x(const xf_problem *pr, int k, double u)
 {
 	return xf_cmc_u_to_x(pr->lower[k], pr->upper[k], u);

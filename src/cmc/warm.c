@@ -106,8 +106,7 @@ static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, in
  * 1: 1/√v for a start against a bound, 1 otherwise */
 static double bound_scale(const xf_problem *pr, int k, const double *x_start, double v)
 {
-	double f = (x_start[k] - pr->lower[k]) / (pr->upper[k] - pr->lower[k]);
-	int at_bound = f < 1e-3 || f > 1.0 - 1e-3;
+	int at_bound = xf_cmc_near_bound(pr->lower[k], pr->upper[k], x_start[k]);
 	return at_bound && v > 1e2 && isfinite(v) ? 1.0 / sqrt(v) : 1.0;
 }
 
