@@ -10,7 +10,7 @@
  *     D_offset fixed → non-centring only; laminar → both power laws;
  * (f) the ridge rule from the start's covariance: a wide, correlated A takes both pieces;
  *     spread over e-folds (the priors decide where along the ridge) the level piece
- *     only; the same widths
+ *     only, and none where c's bounds cut that range (a wall, adr/0084); the same widths
  *     uncorrelated (the prior alone) or a narrow A take none; e far from 0 in sds keeps
  *     the level piece only;
  * (g) the straightening is exact: along w_A, at the start's w_e and w_c, the level
@@ -291,7 +291,14 @@ static void test_ridge_rule(void **state)
 	const double e_folds[5] = { 3.0, 0.5, 0.2, 0.01,
 				    0.01 }; /* D0 over e-folds: priors decide where */
 	cov_static(cov, e_folds, 0.98);
+	/* D0 up to ~19 500 within 2 sds: c = S − D0·t_ref^α leaves [−5 000, 5 000], a wall */
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
+	assert_int_equal(pc.n, 0);
+	lower[2] = -1e5; /* the default bounds of D_offset: no wall */
+	upper[2] = 1e5;
+	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
+	lower[2] = -5000;
+	upper[2] = 5000;
 	assert_int_equal(pc.n, 1);
 	assert_int_equal(pc.tr[0].noncentre, 0); /* the slope piece needs A confined */
 	assert_int_equal(pc.tr[0].c, 2);

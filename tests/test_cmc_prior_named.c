@@ -29,7 +29,7 @@ typedef struct fake {
 	int flagged[1];
 	double p_mu[1], p_sigma[1], p_nlsq[1], p_nlsq_sd[1], away[1], p_away[1], logd[1];
 	double ratio[1], shift[1];
-	int conflict[1];
+	int conflict[1], edge[1];
 } fake;
 
 static void fake_init(fake *f, double prior_mu, double prior_sigma, double nlsq, double nlsq_sd,
@@ -55,6 +55,7 @@ static void fake_init(fake *f, double prior_mu, double prior_sigma, double nlsq,
 	s->prior_sigma = f->sigma;
 	s->nlsq = f->nlsq;
 	s->nlsq_sd = f->nlsq_sd;
+	s->nlsq_edge = f->edge;
 	s->gap = f->gap;
 	s->pull = f->pull;
 	s->mean = f->mean;
@@ -116,6 +117,17 @@ static void test_reason_precision(void **state)
 	printf("%s\n", buf);
 	assert_non_null(strstr(buf, "strong prior / weak likelihood on alpha: "));
 	assert_null(strstr(buf, "conflict"));
+	/* NLSQ clipped by a bound, or spanning the bounds, does not "say" a value */
+	f.edge[0] = -1;
+	xf_cmc_sensitivity_reason(&f.res, 0, buf, sizeof buf);
+	printf("%s\n", buf);
+	assert_non_null(strstr(buf, "while NLSQ stopped at its lower bound, 0.31;"));
+	assert_null(strstr(buf, "say"));
+	f.edge[0] = 2;
+	xf_cmc_sensitivity_reason(&f.res, 0, buf, sizeof buf);
+	printf("%s\n", buf);
+	assert_non_null(
+		strstr(buf, "the data (NLSQ) do not confine it within its bounds (0.31 ± 0.20)"));
 }
 
 /* K = 1 without a posterior: NUTS's words, no shards, the prior named with its numbers */

@@ -102,10 +102,14 @@ typedef struct xf_cmc_sensitivity {
 	double *prior, *lik;		/* power-scaling sensitivities */
 	double *prior_mu, *prior_sigma; /* the prior (untempered) the posterior used */
 	double *nlsq, *nlsq_sd;		/* NLSQ's value and uncertainty */
-	double *gap;			/* (mean − NLSQ) / max(sd, NLSQ sd) */
-	double *pull;			/* prior log density gained from NLSQ to the mean */
-	const char **diagnosis;		/* "-", "prior-data conflict", ... */
-	int *flagged;			/* 1: a quality reason names this parameter */
+	/* where NLSQ's value stands: 0 inside its bounds, −1 / +1 stopped at the lower / upper
+	 * bound (its sd there is the curvature of a clipped fit), 2 an sd wider than a
+	 * quarter of the bounds (the data do not confine it) */
+	int *nlsq_edge;
+	double *gap;		/* (mean − NLSQ) / max(sd, NLSQ sd) */
+	double *pull;		/* prior log density gained from NLSQ to the mean */
+	const char **diagnosis; /* "-", "prior-data conflict", ... */
+	int *flagged;		/* 1: a quality reason names this parameter */
 } xf_cmc_sensitivity;
 
 /* Each prior against the NLSQ result, before any sampling (cmc.md "A prior far from the

@@ -107,10 +107,19 @@ int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, cons
 void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x_nlsq, double *x);
 /* The initial metric in the sampler's space: NLSQ's covariance through du/dx at the
  * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
- * d = n_theta + 1; cov is d×d (dense) or d. */
-void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
-			   int n_theta, const double *x_start, double share, size_t n_points,
-			   int dense, double *cov);
+ * d = n_theta + 1; cov is d×d (dense) or d. Where NLSQ's covariance is a ridge that the
+ * metric's cap would strip of its correlations, the Laplace approximation with the priors
+ * instead (laplace.c); then 1 is returned, else 0. */
+int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+			  int n_theta, const double *x_start, double share, size_t n_points,
+			  int dense, double *cov);
+/* The Laplace approximation's covariance of θ in u at x_start (laplace.c, adr/0084): the
+ * pseudo-inverse of cov_u (NLSQ's covariance in u, divided by share) plus the priors' and
+ * the transform's curvature at weight share, inverted; out and cov_u have leading
+ * dimension ld, only their n_theta × n_theta block is read or written. 0 or −1. */
+int xf_cmc_laplace_metric(const xf_problem *pr, const int *theta, int n_theta,
+			  const double *x_start, double share, const double *cov_u, int ld,
+			  double *out);
 /* use_nlsq_informed_priors: μ = NLSQ value, s = clip(width_factor × NLSQ uncertainty,
  * 1 %…50 % of the bound width). Returns how many priors changed. */
 int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor);

@@ -117,9 +117,45 @@ static int ridge_corr(const double *cov, int d, int i, int j)
 	return r > XF_PLAW_RIDGE_CORR && r <= 1.0;
 }
 
+/* A's range over XF_PLAW_WALL_SD sds in u either side of the start */
+static void a_range(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
+		    double *a_lo, double *a_hi)
+{
+	double ua = u0[t->a], w = XF_PLAW_WALL_SD * sqrt(cov[(size_t)t->a * d + t->a]);
+	*a_lo = x_of(t->lo[0], t->hi[0], ua - w);
+	*a_hi = x_of(t->lo[0], t->hi[0], ua + w);
+}
+
+/* 1 when the slope piece keeps e = q/A inside e's bounds over A's range and q's (its
+ * linearised sd at the start): elsewhere a bound cuts the ridge, a wall in w. */
+static int slope_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov)
+{
+	double a_lo, a_hi;
+	a_range(t, d, u0, cov, &a_lo, &a_hi);
+	double a = x_of(t->lo[0], t->hi[0], u0[t->a]), e = x_of(t->lo[1], t->hi[1], u0[t->e]);
+	double ga = dx_du(t->lo[0], t->hi[0], u0[t->a]), ge = dx_du(t->lo[1], t->hi[1], u0[t->e]);
+	double var_q = e * e * ga * ga * cov[(size_t)t->a * d + t->a] +
+		       a * a * ge * ge * cov[(size_t)t->e * d + t->e] +
+		       2.0 * e * a * ga * ge * cov[(size_t)t->a * d + t->e];
+	double q = e * a, dq = XF_PLAW_WALL_SD * sqrt(fmax(var_q, 0.0));
+	return a_lo > 0.0 && (q + dq) / a_lo < t->hi[1] && (q - dq) / a_lo > t->lo[1];
+}
+
+/* 1 when the level piece keeps c = S − A·t_ref^e inside c's bounds over A's range (the
+ * level and e at the start): elsewhere a bound cuts the ridge, a wall in w (test_cmc_
+ * calibration's SBC replicate 147: A near its lower bound, 23 % divergences). */
+static int level_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov)
+{
+	double a_lo, a_hi;
+	a_range(t, d, u0, cov, &a_lo, &a_hi);
+	double a = x_of(t->lo[0], t->hi[0], u0[t->a]), e = x_of(t->lo[1], t->hi[1], u0[t->e]);
+	double c = x_of(t->lo[2], t->hi[2], u0[t->c]), g = exp(e * t->ln_tref);
+	return c - (a_hi - a) * g > t->lo[2] && c + (a - a_lo) * g < t->hi[2];
+}
+
 /* One triple (A, e, c) of parameter indices k0..k0+2; 1 when it takes part. */
 static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param, int d,
-		       const double *u0, const double *cov, int k0)
+		       const double *u0, const double *cov, int k0, double max_u_sd)
 {
 	memset(t, 0, sizeof *t);
 	t->a = find(param, d, k0);
@@ -132,6 +168,8 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		t->hi[i] = pr->upper[k0 + i];
 	}
 	t->noncentre = t->lo[0] >= 0.0 && t->lo[1] < 0.0 && t->hi[1] > 0.0;
+	int n = pr->grid.n_frames;
+	t->ln_tref = log(pr->grid.dt_s * sqrt(n > 2 ? (double)(n - 1) : 1.0));
 	if (cov) { /* only on a ridge: elsewhere the straight coordinates fit better */
 		double a = x_of(t->lo[0], t->hi[0], u0[t->a]);
 		double e = x_of(t->lo[1], t->hi[1], u0[t->e]);
@@ -140,19 +178,18 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		int at_bound = xf_cmc_near_bound(t->lo[0], t->hi[0], a);
 		int wide = sd_x(t, 0, t->a, d, u0, cov) > XF_PLAW_RIDGE_REL_SD * fabs(a) ||
 			   (at_bound && sqrt(cov[(size_t)t->a * d + t->a]) > 0.5);
-		/* the slope piece only while the data confine A: over e-folds e = q/A runs
-		 * into its bounds (the SBC's small files); the level piece holds there */
+		/* the slope piece only while the data confine A: over e-folds of A it fails
+		 * without a wall too (adr/0083, adr/0084); the level piece holds there */
 		double sd_ua = sqrt(cov[(size_t)t->a * d + t->a]);
-		t->noncentre &= wide && sd_ua < XF_PLAW_RIDGE_MAX_U_SD &&
-				ridge_corr(cov, d, t->a, t->e) &&
-				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov);
-		if (t->c >= 0 && !(wide && ridge_corr(cov, d, t->a, t->c)))
+		t->noncentre &= wide && sd_ua < max_u_sd && ridge_corr(cov, d, t->a, t->e) &&
+				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov) &&
+				slope_in_bounds(t, d, u0, cov);
+		if (t->c >= 0 &&
+		    !(wide && ridge_corr(cov, d, t->a, t->c) && level_in_bounds(t, d, u0, cov)))
 			t->c = -1;
 	}
 	if (!t->noncentre && t->c < 0)
 		return 0;
-	int n = pr->grid.n_frames;
-	t->ln_tref = log(pr->grid.dt_s * sqrt(n > 2 ? (double)(n - 1) : 1.0));
 	t->a0 = x_of(t->lo[0], t->hi[0], u0[t->a]);
 	t->ue0 = u0[t->e];
 	double e0 = x_of(t->lo[1], t->hi[1], u0[t->e]);
@@ -170,15 +207,27 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 	return t->noncentre || t->c >= 0;
 }
 
-void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
-			 const double *u0, const double *cov)
+static void coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			const double *u0, const double *cov, double max_u_sd)
 {
 	memset(pc, 0, sizeof *pc);
 	pc->d = d;
 	int starts[XF_PLAW_MAX] = { XF_P_D0, XF_P_GAMMA_DOT_T0 };
 	int n_laws = pr->n_phys > XF_P_GAMMA_DOT_T_OFFSET ? 2 : 1;
 	for (int i = 0; i < n_laws; i++)
-		pc->n += triple_init(&pc->tr[pc->n], pr, param, d, u0, cov, starts[i]);
+		pc->n += triple_init(&pc->tr[pc->n], pr, param, d, u0, cov, starts[i], max_u_sd);
+}
+
+void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			 const double *u0, const double *cov)
+{
+	coords_init(pc, pr, param, d, u0, cov, XF_PLAW_RIDGE_MAX_U_SD);
+}
+
+void xf_plaw_coords_init_checked(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+				 const double *u0, const double *cov)
+{
+	coords_init(pc, pr, param, d, u0, cov, INFINITY);
 }
 
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u)

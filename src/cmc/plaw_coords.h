@@ -22,8 +22,10 @@
  * gradient are exact and analytic (no second derivative of the model is needed).
  *
  * A piece takes part only on a ridge: where the start's covariance gives A a relative sd
- * above XF_PLAW_RIDGE_REL_SD (a start against A's bound: an sd in u above 0.5) and A's correlation with e (the slope piece, also A's sd in u
- * below XF_PLAW_RIDGE_MAX_U_SD) or c (the level piece) above XF_PLAW_RIDGE_CORR — elsewhere the logit is straight over the
+ * above XF_PLAW_RIDGE_REL_SD (a start against A's bound: an sd in u above 0.5) and A's
+ * correlation with e (the slope piece, also A's sd in u below XF_PLAW_RIDGE_MAX_U_SD) or
+ * c (the level piece) above XF_PLAW_RIDGE_CORR, and only where its e or c stays inside
+ * its bounds over A's range (XF_PLAW_WALL_SD) — elsewhere the logit is straight over the
  * posterior and these coordinates only add curvature (measured on the bundled configs),
  * and where the data say nothing (the prior alone: independent in u) the slope piece would
  * make the funnel it removes on a ridge (adr/0082). The level piece needs A, e and c
@@ -41,9 +43,14 @@
 #define XF_PLAW_NEAR_ZERO_SD 10.0 /* e within this many sds of 0: non-centred */
 #define XF_PLAW_RIDGE_CORR   0.9  /* |corr| of A with e (with c) that makes a ridge */
 /* A's sd in u (≈ log A) below which the slope piece applies (above, over e-folds of A,
- * e = q/A runs into its bounds: test_cmc_calibration's small SBC files, R̂ 1.9; the
- * level piece has no such limit, adr/0083) */
+ * NUTS fails in it: test_cmc_calibration's small SBC files, R̂ 1.9, adr/0083; small
+ * static replicates 3 and 21 of validation/fallback/replicates.py, R̂ 2.9 and 3.4 with
+ * the cap lifted, adr/0084; the level piece has no such limit) */
 #define XF_PLAW_RIDGE_MAX_U_SD 2.0
+/* A piece applies only where e (the slope piece) or c (the level piece) stays inside its
+ * bounds while A moves this many of its sds in u either side of the start: a bound that
+ * cuts the ridge is a wall in w (adr/0084) */
+#define XF_PLAW_WALL_SD 2.0
 
 typedef struct xf_plaw_triple {
 	int a, e, c;	     /* coordinate of A, e and c (c: −1 when not sampled) */
@@ -66,6 +73,11 @@ typedef struct xf_plaw_coords {
  * covariance cov [d·d] deciding where they apply (NULL: wherever the parameters allow). */
 void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			 const double *u0, const double *cov);
+/* The same for a proposal whose draws are checked against the exact posterior (the
+ * importance route): the slope piece also where A spreads over e-folds, which NUTS cannot
+ * take (XF_PLAW_RIDGE_MAX_U_SD) but the route's gates judge draw by draw (adr/0084). */
+void xf_plaw_coords_init_checked(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+				 const double *u0, const double *cov);
 
 /* w → u (may alias); returns log|du/dw|. */
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u);

@@ -620,8 +620,10 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->pool)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up CMC");
 	xf_cmc_warm_start(&r->pr, nlsq, r->x_nlsq, r->x_start);
-	xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
-			      ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov);
+	if (xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
+				  ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov))
+		xf_info("cmc: NLSQ's covariance is a ridge: the initial metric is the Laplace "
+			"approximation with the priors in (adr/0084)");
 	/* one shard with a block of pairs for every device: its passes use the whole pool;
 	 * otherwise one chain per device (a pass sums the same blocks in the same order
 	 * either way: the same bytes; small data then use every core, not one) */

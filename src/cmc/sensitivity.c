@@ -142,6 +142,7 @@ static int alloc_sens(xf_cmc_sensitivity *s, int nf)
 	s->prior_sigma = malloc(sizeof(double) * n);
 	s->nlsq = malloc(sizeof(double) * n);
 	s->nlsq_sd = malloc(sizeof(double) * n);
+	s->nlsq_edge = calloc(n, sizeof(int));
 	s->gap = malloc(sizeof(double) * n);
 	s->pull = malloc(sizeof(double) * n);
 	s->diagnosis = malloc(sizeof(char *) * n);
@@ -149,7 +150,8 @@ static int alloc_sens(xf_cmc_sensitivity *s, int nf)
 	s->mean = malloc(sizeof(double) * n);
 	s->sd = malloc(sizeof(double) * n);
 	return !(s->prior && s->lik && s->prior_mu && s->prior_sigma && s->nlsq && s->nlsq_sd &&
-		 s->gap && s->pull && s->diagnosis && s->flagged && s->mean && s->sd);
+		 s->nlsq_edge && s->gap && s->pull && s->diagnosis && s->flagged && s->mean &&
+		 s->sd);
 }
 
 /* NLSQ's value and uncertainty of the parameter called name, NaN when NLSQ has none
@@ -164,6 +166,17 @@ static void nlsq_of(const xf_nlsq_result *nlsq, const char *name, double *v, dou
 		}
 }
 
+/* where NLSQ's value x ± sd of parameter k stands in its bounds (xf_cmc_sensitivity) */
+static int nlsq_edge(const xf_problem *pr, int k, double x, double sd)
+{
+	double lo = pr->lower[k], hi = pr->upper[k];
+	if (!isfinite(x))
+		return 0;
+	if (xf_cmc_near_bound(lo, hi, x))
+		return x - lo < hi - x ? -1 : 1;
+	return sd > 0.25 * (hi - lo) ? 2 : 0;
+}
+
 /* The posterior against NLSQ and the verdict, parameter by parameter: priorsense's
  * diagnosis from the two sensitivities (a strong, correct prior is prior sensitive but
  * leaves the likelihood little to say; a conflict moves with both). Without the
@@ -176,6 +189,7 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 	for (int k = 0; k < res->n_params; k++) {
 		s->diagnosis[k] = "-";
 		nlsq_of(r->nlsq, res->names[k], &s->nlsq[k], &s->nlsq_sd[k]);
+		s->nlsq_edge[k] = nlsq_edge(&r->pr, k, s->nlsq[k], s->nlsq_sd[k]);
 		double z_nlsq = (s->nlsq[k] - s->prior_mu[k]) / s->prior_sigma[k];
 		double z_mean = (s->mean[k] - s->prior_mu[k]) / s->prior_sigma[k];
 		double scale = isfinite(s->nlsq_sd[k]) ? fmax(s->sd[k], s->nlsq_sd[k]) : s->sd[k];
@@ -332,7 +346,8 @@ void xf_cmc_sensitivity_reason(const xf_cmc_result *res, int k, char *buf, size_
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
 	char mu[XF_NUM_TEXT], sg[XF_NUM_TEXT], post[2 * XF_NUM_TEXT], nl[2 * XF_NUM_TEXT];
-	char data[160] = "no NLSQ value to compare", lik[64] = "", head[128];
+	char val[XF_NUM_TEXT];
+	char data[224] = "no NLSQ value to compare", lik[64] = "", head[128];
 	/* each pair to the precision its own sd supports (numfmt.h): -1.960 ± 0.0034 against
 	 * -1.993 ± 0.0073 must not both read -2.000 */
 	xf_num_value(s->prior_mu[k], NAN, mu, sizeof mu);
@@ -340,7 +355,17 @@ void xf_cmc_sensitivity_reason(const xf_cmc_result *res, int k, char *buf, size_
 	xf_num_pm(s->mean[k], s->sd[k], " ± ", post, sizeof post);
 	if (isfinite(s->nlsq[k])) {
 		xf_num_pm(s->nlsq[k], s->nlsq_sd[k], " ± ", nl, sizeof nl);
-		snprintf(data, sizeof data, "the data (NLSQ) say %s", nl);
+		xf_num_value(s->nlsq[k], NAN, val, sizeof val);
+		/* a fit clipped by a bound, or one that spans the bounds, does not "say" a
+		 * value: name what NLSQ found instead */
+		if (s->nlsq_edge[k] == -1 || s->nlsq_edge[k] == 1)
+			snprintf(data, sizeof data, "NLSQ stopped at its %s bound, %s",
+				 s->nlsq_edge[k] < 0 ? "lower" : "upper", val);
+		else if (s->nlsq_edge[k] == 2)
+			snprintf(data, sizeof data,
+				 "the data (NLSQ) do not confine it within its bounds (%s)", nl);
+		else
+			snprintf(data, sizeof data, "the data (NLSQ) say %s", nl);
 	}
 	if (isfinite(s->lik[k]))
 		snprintf(lik, sizeof lik, ", likelihood %.3f", s->lik[k]);
@@ -362,6 +387,7 @@ void xf_cmc_sensitivity_free(xf_cmc_sensitivity *s)
 	free(s->prior_sigma);
 	free(s->nlsq);
 	free(s->nlsq_sd);
+	free(s->nlsq_edge);
 	free(s->gap);
 	free(s->pull);
 	free(s->diagnosis);

@@ -3,6 +3,7 @@
  * the sampler's space, scaled to a shard's share of the data) and, only when the config
  * asks for them, NLSQ-informed priors. NLSQ never sets the prior otherwise: building the
  * prior from the same data would count the data twice. */
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,24 +111,21 @@ static double bound_scale(const xf_problem *pr, int k, const double *x_start, do
 	return at_bound && v > 1e2 && isfinite(v) ? 1.0 / sqrt(v) : 1.0;
 }
 
-void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
-			   int n_theta, const double *x_start, double share, size_t n_points,
-			   int dense, double *cov)
+/* NLSQ's covariance of θ through du/dx at the start, divided by the share (d × d dense) */
+static void nlsq_cov_u(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+		       int n_theta, const double *x_start, double share, double *cov)
 {
 	int d = n_theta + 1;
 	int same_layout = 1;
 	for (int m = 0; m < n_theta; m++)
 		same_layout &= nlsq_index(nlsq, pr->names[theta[m]]) >= 0;
-	size_t n_cov = dense ? (size_t)d * d : (size_t)d;
-	memset(cov, 0, sizeof(double) * n_cov);
+	memset(cov, 0, sizeof(double) * (size_t)d * d);
 	for (int r = 0; r < n_theta; r++) {
 		int kr = theta[r];
 		/* du/dx = 1/(dx/du) at the start */
 		double f = (x_start[kr] - pr->lower[kr]) / (pr->upper[kr] - pr->lower[kr]);
 		double jr = 1.0 / ((pr->upper[kr] - pr->lower[kr]) * f * (1.0 - f));
 		for (int c = 0; c < n_theta; c++) {
-			if (!dense && c != r)
-				continue;
 			int kc = theta[c];
 			double fc = (x_start[kc] - pr->lower[kc]) / (pr->upper[kc] - pr->lower[kc]);
 			double jc = 1.0 / ((pr->upper[kc] - pr->lower[kc]) * fc * (1.0 - fc));
@@ -141,28 +139,97 @@ void xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, con
 			else
 				v = 0.0;
 			/* a shard sees a share of the data: its posterior is ~1/share wider */
-			v = isfinite(v) ? v * jr * jc / share : 0.0;
-			cov[dense ? (size_t)r * d + c : (size_t)r] = v;
+			cov[(size_t)r * d + c] = isfinite(v) ? v * jr * jc / share : 0.0;
 		}
 	}
-	/* A start against a bound (within 1e-3 of its width): du/dx is huge there, so its
-	 * variance in u is too large to inform although NLSQ measured it; it becomes 1 below
-	 * and its row and column are rescaled with it, keeping NLSQ's correlations (still
-	 * positive semi-definite) — the power-law coordinates read them (plaw_coords.c) */
-	for (int r = 0; dense && r < n_theta; r++)
+}
+
+/* NLSQ's metric as it was before adr/0084 (m: d × d, the θ block; raw: the same before
+ * this step): a start against a bound (within 1e-3 of its width) has a huge du/dx, so
+ * its variance in u is too large to inform although NLSQ measured it; it becomes 1 and
+ * its row and column are rescaled with it, keeping NLSQ's correlations (still positive
+ * semi-definite) — the power-law coordinates read them (plaw_coords.c). Any other unknown
+ * or uninformative variance becomes 1 too, without its covariances. Returns how many
+ * variances were so capped while NLSQ correlated them with another parameter. */
+static int capped_metric(const xf_problem *pr, const int *theta, int n_theta, const double *x_start,
+			 int d, const double *raw, double *m)
+{
+	int lost = 0;
+	for (int r = 0; r < n_theta; r++)
 		for (int c = 0; c < n_theta; c++)
 			if (c != r)
-				cov[(size_t)r * d + c] *=
-					bound_scale(pr, theta[r], x_start, cov[(size_t)r * d + r]) *
-					bound_scale(pr, theta[c], x_start, cov[(size_t)c * d + c]);
+				m[(size_t)r * d + c] *=
+					bound_scale(pr, theta[r], x_start, m[(size_t)r * d + r]) *
+					bound_scale(pr, theta[c], x_start, m[(size_t)c * d + c]);
 	for (int r = 0; r < n_theta; r++) {
-		size_t rr = dense ? (size_t)r * d + r : (size_t)r;
-		if (!(cov[rr] > 0.0) || !isfinite(cov[rr]) || cov[rr] > 1e2)
-			cov[rr] = 1.0; /* unknown or uninformative: the sampler learns it */
+		size_t rr = (size_t)r * d + r;
+		if (m[rr] > 0.0 && isfinite(m[rr]) && m[rr] <= 1e2)
+			continue;
+		int k = theta[r], correlated = 0;
+		for (int c = 0; c < n_theta; c++)
+			correlated |= c != r && raw[(size_t)r * d + c] != 0.0;
+		lost += correlated && !xf_cmc_near_bound(pr->lower[k], pr->upper[k], x_start[k]);
+		m[rr] = 1.0; /* unknown or uninformative: the sampler learns it */
 	}
+	return lost;
+}
+
+/* 1 when the θ block of m (leading dimension d) is not positive definite */
+static int not_positive(int n_theta, int d, const double *m)
+{
+	double *l = malloc(sizeof(double) * (size_t)d * d);
+	if (!l)
+		return 0;
+	memcpy(l, m, sizeof(double) * (size_t)d * d);
+	int bad = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n_theta, l, d) != 0;
+	free(l);
+	return bad;
+}
+
+int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+			  int n_theta, const double *x_start, double share, size_t n_points,
+			  int dense, double *cov)
+{
+	int laplace = 0;
+	int d = n_theta + 1;
+	size_t n_cov = dense ? (size_t)d * d : (size_t)d;
+	double *raw = malloc(sizeof(double) * (size_t)d * d);
+	double *m = malloc(sizeof(double) * (size_t)d * d);
+	memset(cov, 0, sizeof(double) * n_cov);
+	if (!raw || !m) { /* out of memory: the sampler learns the metric from 1 */
+		for (int r = 0; r < d; r++)
+			cov[dense ? (size_t)r * d + r : (size_t)r] = 1.0;
+		free(raw);
+		free(m);
+		return 0;
+	}
+	nlsq_cov_u(pr, nlsq, theta, n_theta, x_start, share, raw);
+	memcpy(m, raw, sizeof(double) * (size_t)d * d);
+	if (!dense) /* a diagonal metric: NLSQ's variances alone */
+		for (int r = 0; r < n_theta; r++)
+			for (int c = 0; c < n_theta; c++)
+				if (c != r)
+					m[(size_t)r * d + c] = 0.0;
+	/* NLSQ on a ridge: the target's own curvature at the start, priors in (laplace.c) */
+	int lost = capped_metric(pr, theta, n_theta, x_start, d, raw, m);
+	/* a rank-deficient JᵀJ: NLSQ's covariance is its pseudo-inverse, which lies along
+	 * what the data identify (D0 + D_offset: a correlation of +1) and says nothing of the
+	 * ridge across it (SBC replicate 175: R̂ 1.89, bulk ESS 6) */
+	int deficient = nlsq->cov_rank > 0 && nlsq->cov_rank < nlsq->n_free;
+	if ((lost || deficient || (dense && not_positive(n_theta, d, m))) &&
+	    xf_cmc_laplace_metric(pr, theta, n_theta, x_start, share, raw, d, m) == 0)
+		laplace = 1;
 	/* log σ of a Gaussian likelihood: sd ≈ 1/√(2n) */
-	cov[dense ? (size_t)n_theta * d + n_theta : (size_t)n_theta] =
-		1.0 / (2.0 * (double)(n_points > 0 ? n_points : 1));
+	m[(size_t)n_theta * d + n_theta] = 1.0 / (2.0 * (double)(n_points > 0 ? n_points : 1));
+	for (int r = 0; r < d; r++)
+		for (int c = 0; c < d; c++)
+			if (dense)
+				cov[(size_t)r * d + c] = m[(size_t)r * d + c];
+			else if (r == c)
+				cov[r] = m[(size_t)r * d + r];
+	free(raw);
+	free(m);
+	return laplace;
 }
 
 int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor)

@@ -1,0 +1,208 @@
+/* test_cmc_laplace.c — the initial metric where NLSQ's covariance is a ridge (laplace.c,
+ * warm.c; adr/0084):
+ * (a) a full-rank covariance: the result inverts C_u⁻¹ + share·diag(h), with h the
+ *     prior's and the logit's curvature written out here (f = ½: h = (w/4)²/σ_p² + ½);
+ * (b) a rank-deficient covariance (a ridge NLSQ's pseudo-inverse dropped): P − share·h is
+ *     C_u's pseudo-inverse (P·C·P = P, C·P·C = C) and the result is positive definite;
+ * (c) xf_cmc_initial_metric: a well-determined NLSQ covariance keeps its values (C in u,
+ *     divided by the share; returns 0), a D0–D_offset ridge whose u-variance would be
+ *     capped returns 1 with a positive definite metric that keeps the ridge's
+ *     correlation (below −0.99) instead of a cap of 1 without it; a rank-deficient JᵀJ
+ *     (NLSQ's pseudo-inverse: a correlation of +1 along what the data identify) returns 1
+ *     with the metric along the ridge instead (correlation below −0.9). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <lapacke.h>
+
+#include "cmc/cmc_internal.h"
+
+#define NP 3 /* D0, alpha, D_offset */
+
+static double lower[NP] = { 1.0, -2.0, -1e5 };
+static double upper[NP] = { 1e5, 2.0, 1e5 };
+static double prior_mu[NP] = { 50000.0, 0.0, 0.0 };
+static double prior_sigma[NP] = { 24975.0, 1.0, 50000.0 };
+static char *names[NP] = { "D0", "alpha", "D_offset" };
+static const int theta[NP] = { 0, 1, 2 };
+
+static void problem(xf_problem *pr)
+{
+	memset(pr, 0, sizeof *pr);
+	pr->n_phys = NP;
+	pr->n_full = NP;
+	pr->names = names;
+	pr->lower = lower;
+	pr->upper = upper;
+	pr->prior_mu = prior_mu;
+	pr->prior_sigma = prior_sigma;
+}
+
+/* the prior's and the logit's curvature in u (the formula of laplace.c, restated) */
+static double curvature(int k, double x)
+{
+	double w = upper[k] - lower[k], f = (x - lower[k]) / w, g = w * f * (1.0 - f);
+	return g * g / (prior_sigma[k] * prior_sigma[k]) + 2.0 * f * (1.0 - f);
+}
+
+/* a·b for n × n row-major matrices */
+static void matmul(int n, const double *a, const double *b, double *c)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			double s = 0.0;
+			for (int k = 0; k < n; k++)
+				s += a[i * n + k] * b[k * n + j];
+			c[i * n + j] = s;
+		}
+}
+
+/* the inverse of an n × n symmetric positive definite matrix (0: fails) */
+static int spd_inverse(int n, const double *a, double *inv)
+{
+	memcpy(inv, a, sizeof(double) * (size_t)n * n);
+	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, inv, n) ||
+	    LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'L', n, inv, n))
+		return 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			inv[i * n + j] = inv[j * n + i];
+	return 1;
+}
+
+static void test_full_rank(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr);
+	/* the middle of every bound: f = ½ */
+	double x[NP] = { 0.5 * (lower[0] + upper[0]), 0.0, 0.0 }, share = 0.5;
+	double c[NP * NP] = { 0.04, 0.01, -0.02, 0.01, 0.09, 0.0, -0.02, 0.0, 0.25 };
+	double out[NP * NP], p[NP * NP], prod[NP * NP];
+	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, c, NP, out), 0);
+	assert_true(spd_inverse(NP, c, p));
+	for (int k = 0; k < NP; k++) {
+		double w = upper[k] - lower[k];
+		double h = (w / 4) * (w / 4) / (prior_sigma[k] * prior_sigma[k]) + 0.5;
+		assert_true(fabs(h - curvature(k, x[k])) < 1e-12 * h);
+		p[k * NP + k] += share * h;
+	}
+	matmul(NP, out, p, prod);
+	for (int i = 0; i < NP; i++)
+		for (int j = 0; j < NP; j++)
+			assert_true(fabs(prod[i * NP + j] - (i == j)) < 1e-12);
+}
+
+static void test_rank_deficient(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr);
+	double x[NP] = { 3000.0, 0.01, -2700.0 }, share = 1.0;
+	/* D0 and D_offset move together only along (1, −1): rank 2 of 3 */
+	double c[NP * NP] = { 50.0, 0.0, -50.0, 0.0, 0.04, 0.0, -50.0, 0.0, 50.0 };
+	double out[NP * NP], p[NP * NP], t1[NP * NP], t2[NP * NP];
+	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, c, NP, out), 0);
+	assert_true(spd_inverse(NP, out, p)); /* positive definite */
+	for (int k = 0; k < NP; k++)
+		p[k * NP + k] -= share * curvature(k, x[k]); /* C's pseudo-inverse */
+	matmul(NP, p, c, t1);
+	matmul(NP, t1, p, t2); /* P·C·P = P */
+	for (int i = 0; i < NP * NP; i++)
+		assert_true(fabs(t2[i] - p[i]) < 1e-9 * (fabs(p[i]) + 1.0));
+	matmul(NP, c, p, t1);
+	matmul(NP, t1, c, t2); /* C·P·C = C */
+	for (int i = 0; i < NP * NP; i++)
+		assert_true(fabs(t2[i] - c[i]) < 1e-9 * (fabs(c[i]) + 1.0));
+}
+
+/* an NLSQ result over D0, alpha, D_offset with covariance cov (physical units) */
+static void nlsq_result(xf_nlsq_result *r, const double *values, double *cov)
+{
+	memset(r, 0, sizeof *r);
+	r->n_params = NP;
+	r->n_phys = NP;
+	r->names = names;
+	r->values = (double *)values;
+	r->covariance = cov;
+}
+
+/* du/dx of parameter k at x */
+static double du_dx(int k, double x)
+{
+	double w = upper[k] - lower[k], f = (x - lower[k]) / w;
+	return 1.0 / (w * f * (1.0 - f));
+}
+
+static void test_initial_metric(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr);
+	int d = NP + 1;
+	double m[(NP + 1) * (NP + 1)], share = 0.25;
+	/* well determined: the u-space covariance, divided by the share */
+	double x1[NP] = { 2000.0, -0.5, 10.0 };
+	double c1[NP * NP] = { 400.0, 0.5, -30.0, 0.5, 0.0025, -0.01, -30.0, -0.01, 25.0 };
+	xf_nlsq_result r;
+	nlsq_result(&r, x1, c1);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x1, share, 1000, 1, m), 0);
+	for (int i = 0; i < NP; i++)
+		for (int j = 0; j < NP; j++) {
+			double want = c1[i * NP + j] * du_dx(i, x1[i]) * du_dx(j, x1[j]) / share;
+			assert_true(fabs(m[i * d + j] - want) < 1e-12 * fabs(want));
+		}
+	assert_true(fabs(m[NP * d + NP] - 1.0 / 2000.0) < 1e-15);
+	/* a ridge: D0 + D_offset known to ±7, D0 alone to ±92 000 (a small static file
+	 * with α ≈ 0) — D0's u-variance is far above the cap */
+	double x2[NP] = { 9139.0, 0.013, -4906.0 };
+	double s0 = 92169.0, s2 = 92170.0, sa = 0.131, rho = -0.999997, rae = 0.9;
+	double c2[NP * NP] = { s0 * s0,	      rae * s0 * sa,  rho * s0 * s2,
+			       rae * s0 * sa, sa * sa,	      -rae * s2 * sa,
+			       rho * s0 * s2, -rae * s2 * sa, s2 * s2 };
+	nlsq_result(&r, x2, c2);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, m), 1);
+	double l[(NP + 1) * (NP + 1)];
+	memcpy(l, m, sizeof l);
+	assert_int_equal(LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, l, d), 0);
+	double corr = m[0 * d + 2] / sqrt(m[0] * m[2 * d + 2]);
+	assert_true(corr < -0.99);
+	assert_true(m[0] > 1.0); /* the priors, not a cap, set D0's spread in u */
+	/* a rank-deficient JᵀJ (cov_rank < n_free): NLSQ's pseudo-inverse lies along the
+	 * identified D0 + D_offset (correlation +1, sds of 10 %) and not across it; the
+	 * metric runs along the ridge instead (negative correlation, wider than NLSQ's) */
+	double x3[NP] = { 1080.0, 0.001, -191.0 }, s3 = 100.0, s3a = 0.05;
+	double c3[NP * NP] = { s3 * s3, 0.0, s3 * s3, 0.0, s3a * s3a, 0.0, s3 * s3, 0.0, s3 * s3 };
+	nlsq_result(&r, x3, c3);
+	r.n_free = 3;
+	r.cov_rank = 3;
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, m), 0);
+	assert_true(m[0 * d + 2] > 0.0); /* full rank claimed: NLSQ's metric as it is */
+	r.cov_rank = 2;
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, m), 1);
+	assert_true(m[0 * d + 2] / sqrt(m[0] * m[2 * d + 2]) < -0.9);
+	assert_true(m[0] > 10.0 * s3 * s3 * du_dx(0, x3[0]) * du_dx(0, x3[0]));
+	nlsq_result(&r, x2, c2);
+	xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, m);
+	/* the diagonal metric of that ridge: the Laplace approximation's variances */
+	double v[NP + 1];
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 0, v), 1);
+	for (int k = 0; k < NP; k++)
+		assert_true(fabs(v[k] - m[k * d + k]) < 1e-12 * m[k * d + k]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_rank),
+		cmocka_unit_test(test_rank_deficient),
+		cmocka_unit_test(test_initial_metric),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
