@@ -14,8 +14,10 @@ c. A bad route value is one config error line, exit 2, nothing written; the conf
 e. A weak file with priors as strong as the data (an SBC replicate): NLSQ's approximation
    is hopeless (k-hat 23, IS-ESS 3), the route starts again with the priors in and
    publishes what exact NUTS gives.
-d. A file whose NLSQ fit finds a ridge (alpha near 0: D0 + D_offset identified, not each)
-   and whose NUTS run gives no posterior says why: the ridge, NLSQ's fix.
+d. A file whose NLSQ fit finds a ridge (alpha near 0: D0 + D_offset identified, not each),
+   with the priors deciding D0 along it: the route publishes it (adr/0084: its Gaussian
+   has the priors in), and the prior's reason says NLSQ does not confine D0. A file whose
+   route and NUTS run give no posterior on such a ridge says why: the ridge, NLSQ's fix.
 
 ~23 s of CPU (45 s wall at load 7-8 on the shared 2-core machine; a: ~7 s of NUTS; b: ~0.5 s
 importance, ~11 s NUTS)."""
@@ -311,13 +313,14 @@ def test_prior_start():
         check(abs(rs - 1) < 0.10, f"weak {pname}: route sd {x['std']} vs NUTS {y['std']}")
 
 
-def test_ridge_no_posterior():
+def test_ridge_route():
     """2 angles x 50 frames, truth D0 1640, alpha -0.059, D_offset 10.4 (replicate 0 of
     validation/fallback/replicates.py): with alpha near 0, D0 t^alpha + D_offset is D0 +
-    D_offset, and NLSQ reports the ridge (D0 + D_offset = 1653 +/- 19, fix --fix
-    D_offset=0). The route fails and NUTS cannot cross the ridge: at the defaults max R-hat
-    1.80, 54 divergences (116 CPU s); here a short NUTS run (100 + 100, tree depth 5) fails
-    the same way in a few seconds. The failed result names the ridge and the fix."""
+    D_offset, and NLSQ reports the ridge (D0 + D_offset = 1653 +/- 19). NUTS failed here
+    before adr/0083 (R-hat 1.80); since adr/0084 the route's Gaussian has the priors in and
+    the route publishes it (checked against NUTS in docs/validation.md: within 0.026 sd).
+    The priors decide D0 along the ridge, and the reason says NLSQ does not confine it
+    instead of "the data say 7000 +/- 59000"."""
     data, cfg = out("flat.h5"), out("flat.yaml")
     with open(cfg, "w") as f:
         f.write(STATIC.format(data=data, frames=50, d0=1640.3, alpha=-0.059, d_offset=10.36))
@@ -325,6 +328,33 @@ def test_ridge_no_posterior():
             "--seed", "1", "--frames", "50")
     check(r.returncode == 0, f"simulate flat: {r.stderr}")
     d = out("flat_fit")
+    r = run("fit", "--config", cfg, "--out", d, "--no-plots")
+    check(r.returncode == 0, f"fit: exit {r.returncode}: {r.stderr[-1500:]}")
+    p = params(os.path.join(d, "cmc"))
+    check(p["status"] == "converged", f"status {p['status']}")
+    check(p.get("posterior_route", {}).get("route") == "importance",
+          f"route {p.get('posterior_route', {}).get('route')}")
+    reasons = [x for x in p["quality"]["reasons"] if x.endswith("(threshold 0.05)")]
+    named = [x for x in reasons if x.startswith(("informative prior on D0", "strong prior"))]
+    check(named and all("do not confine it within its bounds" in x for x in reasons),
+          f"reasons {p['quality']['reasons']}")
+
+
+def test_ridge_no_posterior():
+    """3 angles x 100 frames, truth D0 375, alpha -0.010, D_offset 286 (replicate 13 of
+    validation/fallback/replicates.py): the same ridge (D0 + D_offset = 606 +/- 30), with D0
+    spread by its prior over the whole of its bounds and alpha a funnel at 0. The route
+    fails (k-hat above 0.9) and so does NUTS (at the defaults R-hat 1.12, adr/0084); here a
+    short NUTS run (100 + 100, tree depth 5) fails in a few seconds. The failed result
+    names the ridge and the fix."""
+    data, cfg = out("flat3.h5"), out("flat3.yaml")
+    with open(cfg, "w") as f:
+        f.write(STATIC.format(data=data, frames=100, d0=374.647, alpha=-0.0104863,
+                              d_offset=285.768))
+    r = run("simulate", "--config", cfg, "--phi", "0,45,90", "--out", data, "--noise", "0.002",
+            "--seed", "14", "--frames", "100")
+    check(r.returncode == 0, f"simulate flat3: {r.stderr}")
+    d = out("flat3_fit")
     r = run("fit", "--config", cfg, "--out", d, "--no-plots",
             "--set", "optimization.cmc.per_shard_mcmc.num_warmup=100",
             "--set", "optimization.cmc.per_shard_mcmc.num_samples=100",
@@ -369,6 +399,7 @@ if __name__ == "__main__":
     for name, fn in (("ridge falls back", test_ridge_falls_back),
                      ("importance matches NUTS", test_importance_matches_nuts),
                      ("curved ridge by the route", test_curved_ridge_route),
+                     ("ridge by the route", test_ridge_route),
                      ("ridge without a posterior", test_ridge_no_posterior),
                      ("a start with the priors in", test_prior_start),
                      ("bad route", test_bad_route)):
