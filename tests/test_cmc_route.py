@@ -341,7 +341,7 @@ def test_ridge_route():
 
 
 def test_ridge_no_posterior():
-    """3 angles x 100 frames, truth D0 375, alpha -0.010, D_offset 286 (replicate 13 of
+    """3 angles x 50 frames, truth D0 375, alpha -0.010, D_offset 286 (replicate 13 of
     validation/fallback/replicates.py): the same ridge (D0 + D_offset = 606 +/- 30), with D0
     spread by its prior over the whole of its bounds and alpha a funnel at 0. The route
     fails (k-hat above 0.9) and so does NUTS (at the defaults R-hat 1.12, adr/0084); here a
@@ -349,10 +349,10 @@ def test_ridge_no_posterior():
     names the ridge and the fix."""
     data, cfg = out("flat3.h5"), out("flat3.yaml")
     with open(cfg, "w") as f:
-        f.write(STATIC.format(data=data, frames=100, d0=374.647, alpha=-0.0104863,
+        f.write(STATIC.format(data=data, frames=50, d0=374.647, alpha=-0.0104863,
                               d_offset=285.768))
     r = run("simulate", "--config", cfg, "--phi", "0,45,90", "--out", data, "--noise", "0.002",
-            "--seed", "14", "--frames", "100")
+            "--seed", "14", "--frames", "50")
     check(r.returncode == 0, f"simulate flat3: {r.stderr}")
     d = out("flat3_fit")
     r = run("fit", "--config", cfg, "--out", d, "--no-plots",
