@@ -10,7 +10,8 @@
  *     D_offset fixed → non-centring only; laminar → both power laws;
  * (f) the ridge rule from the start's covariance: a wide, correlated A takes both pieces;
  *     spread over e-folds (the priors decide where along the ridge) the level piece
- *     only, and none where c's bounds cut that range (a wall, adr/0084); the same widths
+ *     only, and none where c's bounds cut that range (a wall, adr/0084); A and c
+ *     correlated positively (another ridge than a pinned level) no level piece; the same widths
  *     uncorrelated (the prior alone) or a narrow A take none; e far from 0 in sds keeps
  *     the level piece only;
  * (g) the straightening is exact: along w_A, at the start's w_e and w_c, the level
@@ -285,6 +286,11 @@ static void test_ridge_rule(void **state)
 	assert_int_equal(pc.n, 1);
 	assert_int_equal(pc.tr[0].noncentre, 1);
 	assert_int_equal(pc.tr[0].c, 2);
+	cov_static(cov, wide, -0.98); /* A and c correlated positively: not a pinned level */
+	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
+	assert_int_equal(pc.n, 1);
+	assert_int_equal(pc.tr[0].noncentre, 1);
+	assert_int_equal(pc.tr[0].c, -1);
 	cov_static(cov, wide, 0.0); /* the prior alone: independent */
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
 	assert_int_equal(pc.n, 0);

@@ -117,6 +117,16 @@ static int ridge_corr(const double *cov, int d, int i, int j)
 	return r > XF_PLAW_RIDGE_CORR && r <= 1.0;
 }
 
+/* 1 when A (coordinate i) and c (j) correlate as a pinned level makes them: negatively
+ * (c = S − A·t_ref^e falls as A rises). A positive correlation is another ridge — with
+ * α ≈ −1.3 the slope's trade-off carries c up with A (small static replicate 4: +0.96,
+ * NUTS at step 0.0035 with the level piece) — which the level piece would bend, not
+ * straighten (adr/0084). */
+static int level_corr(const double *cov, int d, int i, int j)
+{
+	return ridge_corr(cov, d, i, j) && cov[(size_t)i * d + j] < 0.0;
+}
+
 /* A's range over XF_PLAW_WALL_SD sds in u either side of the start */
 static void a_range(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
 		    double *a_lo, double *a_hi)
@@ -185,7 +195,7 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov) &&
 				slope_in_bounds(t, d, u0, cov);
 		if (t->c >= 0 &&
-		    !(wide && ridge_corr(cov, d, t->a, t->c) && level_in_bounds(t, d, u0, cov)))
+		    !(wide && level_corr(cov, d, t->a, t->c) && level_in_bounds(t, d, u0, cov)))
 			t->c = -1;
 	}
 	if (!t->noncentre && t->c < 0)

@@ -24,7 +24,8 @@
  * A piece takes part only on a ridge: where the start's covariance gives A a relative sd
  * above XF_PLAW_RIDGE_REL_SD (a start against A's bound: an sd in u above 0.5) and A's
  * correlation with e (the slope piece, also A's sd in u below XF_PLAW_RIDGE_MAX_U_SD) or
- * c (the level piece) above XF_PLAW_RIDGE_CORR, and only where its e or c stays inside
+ * c (the level piece, negatively: a pinned level trades c against A) above
+ * XF_PLAW_RIDGE_CORR, and only where its e or c stays inside
  * its bounds over A's range (XF_PLAW_WALL_SD) — elsewhere the logit is straight over the
  * posterior and these coordinates only add curvature (measured on the bundled configs),
  * and where the data say nothing (the prior alone: independent in u) the slope piece would
