@@ -172,6 +172,9 @@ def read_fit(cdir, truth, scal, rng):
         names = [x.decode() if isinstance(x, bytes) else str(x)
                  for x in f["cmc/parameter_names"][()]]
     g = d.shape[0]
+    if g == 0:  # a failed fit writes its result without draws: a failure, no ranks
+        out["error"] = "no posterior (%s)" % out["status"]
+        return out
     idx = np.floor(np.arange(L) * g / L).astype(int)  # evenly thinned: less autocorrelated
     ranks = {}
     for n, v in list(truth.items()) + list(scal.items()):
