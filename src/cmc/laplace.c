@@ -21,23 +21,48 @@
 #include <string.h>
 
 #include "cmc/cmc_internal.h"
-#include "nlsq/covariance.h"
 
-/* the data's precision: the pseudo-inverse of the n × n covariance c over the parameters
- * whose variance is known (zero rows elsewhere), on its correlation matrix as NLSQ takes
- * its covariance from JᵀJ (nlsq/covariance.c, the same eigenvalue cut). 0 or −1. */
+#define XF_LAPLACE_RCOND 1e-12 /* eigenvalues of C_u's correlations kept above this × max */
+
+/* the data's precision: the pseudo-inverse of the n × n covariance c (zero rows for
+ * unknown variances), computed on its correlation matrix for conditioning. 0 or −1. */
 static int data_precision(int n, const double *c, double *p)
 {
-	int *known = malloc(sizeof(int) * (size_t)n), rank;
-	if (!known)
-		return -1;
+	double *r = malloc(sizeof(double) * (size_t)n * n);
+	double *ev = malloc(sizeof(double) * (size_t)n);
+	double *s = malloc(sizeof(double) * (size_t)n);
+	int rc = -1;
+	if (!r || !ev || !s)
+		goto done;
+	for (int k = 0; k < n; k++) {
+		double v = c[(size_t)k * n + k];
+		s[k] = v > 0.0 && isfinite(v) ? sqrt(v) : 0.0;
+	}
 	for (int k = 0; k < n; k++)
-		known[k] = c[(size_t)k * n + k] > 0.0 && isfinite(c[(size_t)k * n + k]);
-	int rc = xf_covariance(c, n, known, 1.0, p, &rank, NULL);
-	for (int k = 0; k < n * n; k++)
-		if (!isfinite(p[k])) /* NaN off the known block: no precision there */
-			p[k] = 0.0;
-	free(known);
+		for (int l = 0; l < n; l++) {
+			double v = c[(size_t)k * n + l];
+			r[(size_t)k * n + l] =
+				s[k] > 0.0 && s[l] > 0.0 && isfinite(v) ? v / (s[k] * s[l]) : 0.0;
+		}
+	if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, r, n, ev) != 0)
+		goto done;
+	double emax = ev[n - 1]; /* ascending */
+	memset(p, 0, sizeof(double) * (size_t)n * n);
+	for (int e = 0; e < n; e++) {
+		if (!(ev[e] > XF_LAPLACE_RCOND * emax))
+			continue;
+		for (int k = 0; k < n; k++)
+			for (int l = 0; l < n; l++)
+				if (s[k] > 0.0 && s[l] > 0.0)
+					p[(size_t)k * n + l] += r[(size_t)k * n + e] *
+								r[(size_t)l * n + e] /
+								(ev[e] * s[k] * s[l]);
+	}
+	rc = 0;
+done:
+	free(r);
+	free(ev);
+	free(s);
 	return rc;
 }
 
@@ -54,8 +79,6 @@ int xf_cmc_laplace_metric(const xf_problem *pr, const int *theta, int n_theta,
 			  double *out)
 {
 	int n = n_theta, rc = -1;
-	if (n < 1)
-		return -1;
 	double *c = malloc(sizeof(double) * (size_t)n * n);
 	double *p = malloc(sizeof(double) * (size_t)n * n);
 	if (!c || !p)
