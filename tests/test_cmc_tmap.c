@@ -6,7 +6,14 @@
  * (c) the rounds on known targets that the Laplace round cannot pass — a banana (a
  *     curved ridge) and a skewed (split-normal) target: a fitted round passes all three
  *     gates and its weighted moments match the target's known ones;
- * (d) a bimodal target is not published (no round passes). */
+ * (d) a bimodal target is not published (no round passes);
+ * (e) knotted axes (a monotone spline through the weighted quantiles, adr/0085): log q
+ *     against the central-difference Jacobian as in (b), and the rounds on a flat-topped
+ *     target (exp(−u⁴), a prior-decided shelf's shape) that the split scales cannot pass
+ *     (axis drop 0.11 at ±1 sd against the Gaussian's 0.5): a round passes all three
+ *     gates and the weighted sd matches the closed form;
+ * (f) the tail probe (adr/0085): a long low shelf beside a normal that the other gates
+ *     pass is not published. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,21 +86,18 @@ static void curved_by_hand(xf_tmap *m)
 	}
 }
 
-static void test_curved_density(void **state)
+/* log q of m's points against the base density over a central-difference Jacobian */
+static void check_density(const xf_tmap *m)
 {
-	(void)state;
-	xf_tmap m;
-	assert_int_equal(xf_tmap_alloc(&m, D), 0);
-	curved_by_hand(&m);
 	int checked = 0;
 	for (uint64_t i = 0; i < 400; i++) {
 		double z[D], u[D], zb[D], lb_u[D];
-		double lq = xf_tmap_draw(&m, 11, i, XF_ROUTE_CORE, z, u);
-		double lb = xf_mix_draw(11, i, D, m.zero, m.eye, XF_ROUTE_CORE, zb);
+		double lq = xf_tmap_draw(m, 11, i, XF_ROUTE_CORE, z, u);
+		double lb = xf_mix_draw(11, i, D, m->zero, m->eye, XF_ROUTE_CORE, zb);
 		assert_memory_equal(z, zb, sizeof z); /* the base point */
-		int near_kink = 0;
+		int near_kink = 0; /* the split's centre; a knotted axis's outer knots */
 		for (int k = 0; k < D; k++)
-			near_kink |= fabs(z[k]) < 1e-4;
+			near_kink |= fabs(z[k]) < 1e-4 || fabs(fabs(z[k]) - 4.0) < 1e-4;
 		if (near_kink)
 			continue;
 		/* |det du/dz| by central differences (h = 1e-6), Gaussian elimination */
@@ -104,8 +108,8 @@ static void test_curved_density(void **state)
 			memcpy(zm, z, sizeof z);
 			zp[l] += h;
 			zm[l] -= h;
-			xf_tmap_to_u(&m, zp, up);
-			xf_tmap_to_u(&m, zm, um);
+			xf_tmap_to_u(m, zp, up);
+			xf_tmap_to_u(m, zm, um);
 			for (int k = 0; k < D; k++)
 				j[k][l] = (up[k] - um[k]) / (2 * h);
 		}
@@ -134,13 +138,50 @@ static void test_curved_density(void **state)
 		checked++;
 	}
 	assert_true(checked > 300);
+}
+
+static void test_curved_density(void **state)
+{
+	(void)state;
+	xf_tmap m;
+	assert_int_equal(xf_tmap_alloc(&m, D), 0);
+	curved_by_hand(&m);
+	check_density(&m);
+	xf_tmap_free(&m);
+}
+
+/* two knotted axes, one skewed and one flat-topped, beside two split ones */
+static void test_knotted_density(void **state)
+{
+	(void)state;
+	xf_tmap m;
+	assert_int_equal(xf_tmap_alloc(&m, D), 0);
+	curved_by_hand(&m);
+	const double skew[XF_TMAP_KNOTS] = { -2.9, -1.1, -0.75, -0.38, 0.02, 0.48, 1.1, 1.9, 5.3 };
+	const double flat[XF_TMAP_KNOTS] = { -4.0, -1.6, -1.3, -0.7, 0.0, 0.7, 1.3, 1.6, 4.0 };
+	const double bad[XF_TMAP_KNOTS] = { -4.0, -1.6, -1.3, -0.7, 0.0, 0.0, 1.3, 1.6, 4.0 };
+	assert_int_equal(xf_tmap_set_knots(&m, 0, skew), 1);
+	assert_int_equal(xf_tmap_set_knots(&m, 2, flat), 1);
+	assert_int_equal(xf_tmap_set_knots(&m, 3, bad), 0); /* not increasing: the split stays */
+	assert_int_equal(m.knotted[3], 0);
+	/* the spline passes through its knots */
+	double z[D] = { 0 }, u0[D], u1[D];
+	xf_tmap_to_u(&m, z, u0);
+	z[2] = 1.0;
+	xf_tmap_to_u(&m, z, u1);
+	/* y₂ moves by 1.3 − 0 along column 2 of A, times L_r's [2][2] = 1.1 */
+	double dy = (u1[2] - u0[2]) / m.a[2 * D + 2];
+	if (!(fabs(dy - 1.3 * 1.1) < 1e-12))
+		fail_msg("knotted axis 2 at z = 1: y moved %.15f, want %.15f", dy, 1.3 * 1.1);
+	check_density(&m);
 	xf_tmap_free(&m);
 }
 
 /* ---- the rounds on known targets ---------------------------------------------------- */
 
 typedef struct target {
-	int kind; /* 0 banana, 1 split normal in u0, 2 two modes in u0 */
+	int kind; /* 0 banana, 1 split normal in u0, 2 two modes in u0, 3 flat top in u0,
+		   * 4 a normal in u0 with a long low shelf beside it */
 	double b;
 } target;
 
@@ -156,6 +197,15 @@ static double log_target(const target *t, const double *u)
 	if (t->kind == 1) { /* split normal: sd 0.5 below 0, 2.0 above */
 		double z = u[0] / (u[0] < 0 ? 0.7 : 1.4);
 		return s - 0.5 * z * z;
+	}
+	if (t->kind == 4) { /* 97 % N(0, 1), 3 % spread evenly over u0 in [3, 40] */
+		double n = 0.97 * exp(-0.5 * u[0] * u[0]) / sqrt(2.0 * M_PI);
+		double f = u[0] > 3.0 && u[0] < 40.0 ? 0.03 / 37.0 : 0.0;
+		return s - 1.5 * u[1] * u[1] + log(n + f); /* u1: sd 0.5, an axis of its own */
+	}
+	if (t->kind == 3) { /* exp(−(u0/b)⁴): flat over ±b, then falling fast */
+		double r = u[0] / t->b;
+		return s - r * r * r * r;
 	}
 	double a = -0.5 * (u[0] - 3.0) * (u[0] - 3.0) / 0.25,
 	       b2 = -0.5 * (u[0] + 3.0) * (u[0] + 3.0) / 0.25;
@@ -257,6 +307,45 @@ static void test_rounds_skewed(void **state)
 	free_check(&c, w);
 }
 
+/* a flat top: the density exp(−(u0/b)⁴) has sd b·√(Γ(3/4)/Γ(1/4)) = 0.5814·b and drops
+ * only (0.5814)⁴ = 0.114 at ±1 sd, where a Gaussian drops 0.5 — the axis check fails every
+ * split map; the knotted axis takes the shape from the weighted quantiles */
+static void test_rounds_flat(void **state)
+{
+	(void)state;
+	target t = { 3, 1.5 };
+	const double sd[D] = { 0.9, 1.0, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w, mu, s;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_true(c.rounds >= 2);
+	assert_true(c.pass_khat && c.pass_ess && c.pass_axis);
+	double want_sd = t.b * sqrt(tgamma(0.75) / tgamma(0.25));
+	moments(&c, w, 0, &mu, &s);
+	if (!(fabs(mu) < 0.05 * want_sd && fabs(s / want_sd - 1.0) < 0.05))
+		fail_msg("u0: mean %.4f sd %.4f, want 0 and %.4f", mu, s, want_sd);
+	free_check(&c, w);
+}
+
+/* a shelf: 3 % of the mass spread over u0 in [3, 40] beside a unit normal (the sd is
+ * 4.2, not 1): points from a map fitted to the normal seldom reach it, and k̂, the IS-ESS
+ * and the axis drops pass on them (measured: k̂ 0.34, axis deviation 0.06); the tail probe
+ * (adr/0085) finds it and nothing is published */
+static void test_rounds_shelf(void **state)
+{
+	(void)state;
+	target t = { 4, 0 };
+	const double sd[D] = { 1.0, 1.0, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	fprintf(stderr, "  tail probe %+.2f (axis %d at z %+g)\n", c.tail_excess, c.tail_axis,
+		c.tail_z);
+	assert_true(c.pass_khat && c.pass_ess && c.tail_axis >= 0 && c.tail_excess > 0.0);
+	assert_false(c.pass_axis);
+	free_check(&c, w);
+}
+
 /* two modes at ±3 (sd 0.5): no map of this family fits; nothing is published */
 static void test_rounds_bimodal(void **state)
 {
@@ -276,7 +365,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linear_is_mix),  cmocka_unit_test(test_curved_density),
 		cmocka_unit_test(test_rounds_banana),  cmocka_unit_test(test_rounds_skewed),
-		cmocka_unit_test(test_rounds_bimodal),
+		cmocka_unit_test(test_rounds_bimodal), cmocka_unit_test(test_knotted_density),
+		cmocka_unit_test(test_rounds_flat),    cmocka_unit_test(test_rounds_shelf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,12 @@ typedef struct xf_cmc_check {
 	 * posterior's drops d₊, d₋; axis_drop = (d₊ + d₋)/2, the worst |axis_drop − 0.5| */
 	double axis_dev, axis_drop, axis_drop_plus, axis_drop_minus;
 	int axis, axis_param; /* axis_param: its largest loading (index into theta) */
+	/* the route's tail probe (adr/0085), part of the axis check: along each axis of the
+	 * proposal's base at ±4, ±6, ±8, the largest log importance ratio less the largest
+	 * of the points' (tail_excess > 0: a point there would outweigh every point drawn);
+	 * tail_axis and tail_z where (tail_axis −1: not probed) */
+	double tail_excess, tail_z;
+	int tail_axis;
 	int pass_khat, pass_ess, pass_axis;
 	int corrected;	   /* 1: all three passed; the published posterior is the weighted one */
 	char verdict[192]; /* why not, when not corrected ("" otherwise) */

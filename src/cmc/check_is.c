@@ -193,6 +193,67 @@ done:
 	return rc;
 }
 
+/* The tail probe of the route (adr/0085): along each axis of the base that the mixture
+ * covers, at these distances either side of 0 (the rest of z at 0: the scaling at its
+ * conditional mean), the log importance ratio log p(u(z)) + log|du/dz| − log base(z),
+ * against the largest of the m points' (lr, raw). The axis check looks at ±1 sd; a
+ * posterior with a long low shelf beyond the points' reach (D0 up a prior-decided ridge
+ * towards its prior's centre: small static replicate 15, exact NUTS's sd 13 × the
+ * points', k̂ 0.61) passes it and k̂ alike, because no point went there. A probe there
+ * outweighing every point says that more points would find mass the round never saw. */
+static const double xf_tail_z[] = { 4.0, 8.0, 16.0, 32.0 };
+#define XF_TAIL_N ((int)(sizeof xf_tail_z / sizeof xf_tail_z[0]))
+
+static int tail_probe(xf_check_logp f, void *ctx, const xf_is_prop *prop, double core,
+		      const double *lr, int m, xf_cmc_check *c)
+{
+	int d = prop->d, dm = prop->d_mix, np = 2 * dm * XF_TAIL_N;
+	double *z = calloc((size_t)np * d, sizeof(double)), *u = malloc(sizeof(double) * np * d);
+	double *lj = malloc(sizeof(double) * np), *lp = malloc(sizeof(double) * np);
+	double *eye = calloc((size_t)dm * dm, sizeof(double));
+	int rc = -1;
+	if (!z || !u || !lj || !lp || !eye)
+		goto done;
+	for (int k = 0; k < dm; k++)
+		eye[(size_t)k * dm + k] = 1.0;
+	for (int k = 0; k < dm; k++)
+		for (int side = 0; side < 2; side++)
+			for (int r = 0; r < XF_TAIL_N; r++)
+				z[(size_t)((k * 2 + side) * XF_TAIL_N + r) * d + k] =
+					side ? -xf_tail_z[r] : xf_tail_z[r];
+	if (prop->to_u(prop->ctx, np, z, u, lj) || f(ctx, np, u, lp))
+		goto done;
+	rc = 0;
+	double top = -INFINITY;
+	for (int i = 0; i < m; i++)
+		if (lr[i] > top)
+			top = lr[i];
+	/* the scaling's ε at 0: its standard normals' log density there */
+	double lb_s = -0.5 * (d - dm) * log(2.0 * M_PI);
+	c->tail_excess = -INFINITY;
+	c->tail_axis = -1;
+	c->tail_z = 0.0;
+	for (int p = 0; p < np; p++) {
+		int k = p / (2 * XF_TAIL_N);
+		double zk = z[(size_t)p * d + k];
+		double lw = lp[p] + lj[p] - (xf_mix_logpdf(dm, eye, core, zk * zk) + lb_s);
+		if (!isfinite(lj[p]) || !(lp[p] > -INFINITY))
+			continue; /* no density there */
+		if (!(lw - top <= c->tail_excess)) {
+			c->tail_excess = isnan(lw) ? INFINITY : lw - top;
+			c->tail_axis = k;
+			c->tail_z = zk;
+		}
+	}
+done:
+	free(z);
+	free(u);
+	free(lj);
+	free(lp);
+	free(eye);
+	return rc;
+}
+
 /* The smallest ESS of the weighted mean of one coordinate (the importance-sampling ESS of
  * that expectation: Var_w(u_k) / Σ w²(u_k − μ_k)², Owen's "effective sample size for a
  * function"), and which coordinate. */
@@ -345,6 +406,23 @@ int xf_check_importance_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 			c->pass_axis = c->axis_dev <= XF_AXIS_DEV_MAX;
 			xf_info("cmc: importance check at M = %d: axis deviation %.3f (axis %d)", m,
 				c->axis_dev, c->axis);
+			c->tail_axis = -1;
+			/* the route's points each cost a pass over the data; its probe costs
+			 * 6 per axis, once the other gates pass */
+			if (min_ess > 0.0 && c->pass_axis && c->pass_khat && c->pass_ess) {
+				if (tail_probe(f, ctx, prop, c->core, lr, m, c)) {
+					rc = -1;
+					break;
+				}
+				c->pass_axis = !(c->tail_excess > 0.0);
+				xf_info("cmc: importance check at M = %d: tail probe %+.2f (axis "
+					"%d at "
+					"z %+g): %s",
+					m, c->tail_excess, c->tail_axis, c->tail_z,
+					c->pass_axis
+						? "no point there outweighs the points drawn"
+						: "a point there would outweigh every point drawn");
+			}
 			/* the corrected sd along each axis is a weighted moment, with
 			 * IS-ESS ≈ 1 000 at M = 4 000 noisy enough to move a drop by ≈ 0.03;
 			 * when only the axis check fails, more points settle it */

@@ -118,6 +118,13 @@ static double log_mix(int d, const double *chol, double core, double delta)
 	return m + log(exp(a - m) + exp(b - m));
 }
 
+double xf_mix_logpdf(int d, const double *chol, double core, double delta)
+{
+	return core > 0.0
+		       ? log_mix(d, chol, core, delta)
+		       : log_norm(d, chol) + log_kernel(d, delta / (XF_MVT_SCALE * XF_MVT_SCALE));
+}
+
 double xf_mix_draw(uint64_t seed, uint64_t i, int d, const double *mean, const double *chol,
 		   double core, double *u)
 {

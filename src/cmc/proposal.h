@@ -30,6 +30,9 @@ double xf_mvt_gauss_ess_ratio(int d);
  * log q(u) = log(core·N(u) + (1 − core)·t(u)). core 0: xf_mvt_draw. */
 double xf_mix_draw(uint64_t seed, uint64_t i, int d, const double *mean, const double *chol,
 		   double core, double *u);
+/* log q of the same mixture at squared Mahalanobis distance delta (in L·Lᵀ) from its
+ * mean (core 0: the t alone). */
+double xf_mix_logpdf(int d, const double *chol, double core, double delta);
 /* IS-ESS/M of the mixture when the target is exactly its Gaussian (as
  * xf_mvt_gauss_ess_ratio; core 0: that). */
 double xf_mix_gauss_ess_ratio(int d, double core);

@@ -283,7 +283,11 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		n += (size_t)snprintf(what + n, sizeof what - n,
 				      "IS-ESS %.0f (IS-ESS/M %.3f, reference %.3f), ", c->ess,
 				      c->ess / c->m, XF_ESS_REF_FRACTION * c->ess_ref);
-	if (!c->pass_axis && n < sizeof what)
+	if (!c->pass_axis && c->tail_axis >= 0 && c->tail_excess > 0.0 && n < sizeof what)
+		n += (size_t)snprintf(what + n, sizeof what - n,
+				      "axis %d at z %+g outweighs every point by e^%.1f, ",
+				      c->tail_axis, c->tail_z, fmin(c->tail_excess, 999.0));
+	else if (!c->pass_axis && n < sizeof what)
 		n += (size_t)snprintf(what + n, sizeof what - n, "axis %d drop %.2g vs 0.5, ",
 				      c->axis, c->axis_drop);
 	if (n >= 2 && n < sizeof what)

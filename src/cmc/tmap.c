@@ -1,6 +1,9 @@
 /* tmap.c — the importance route's transport-map proposal (tmap.h; adr/0078): the map, its
  * Jacobian, its points, and its fit to a round's weighted points (principal axes, a
- * quadratic bend of every other axis along the widest, split scales per axis). */
+ * quadratic bend of every other axis along the widest, split scales or a quantile spline
+ * per axis). */
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_interp.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +20,18 @@
 /* the two half-spreads of an axis differ at most this factor: a split from a few
  * dozen effective points can be far off, and the proposal's tails must stay wide */
 #define XF_TMAP_SPLIT_MAX 5.0
+/* the bend is a quadratic this many whitened sds either side, its tangent beyond */
+#define XF_TMAP_BEND_REACH 3.0
+/* … and an axis's knots (nine values from seven weighted quantiles: the outer, at
+ * Φ(±1.5) = 6.7 % and 93.3 %, rests on ~30 effective points at this IS-ESS) */
+#define XF_TMAP_ESS_KNOTS 400.0
+/* … and only where the quantiles depart from the split by this many of their noise sds
+ * at some knot: measured, 0.4–3.3 on axes the split fits (the CHX matrix's rounds 2 and
+ * 3: 2.2 and 4.0 at most; Gaussian test targets ≤ 2.6), 6–18 on the flat tops of the α ≈
+ * 0 small static replicates, 7.0 on test_cmc_tmap's exp(−u⁴) */
+#define XF_TMAP_KNOT_T 3.0
+/* the knots in base units: the quantiles' levels Φ(z) inside, the tails' reach outside */
+const double xf_tmap_knot_z[XF_TMAP_KNOTS] = { -4.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 4.0 };
 /* κ/d of the covariance shrinkage (tmap.h): measured on a 16-dimensional static posterior
  * (6 angles, individual scaling), where round 1 leaves an IS-ESS of 68 */
 #define XF_TMAP_SHRINK 1.0
@@ -37,8 +52,12 @@ int xf_tmap_alloc(xf_tmap *m, int d)
 	m->zero = calloc((size_t)d, sizeof(double));
 	m->eye = calloc(dd, sizeof(double));
 	m->work = calloc((size_t)d * 3, sizeof(double));
+	m->knotted = calloc((size_t)d, sizeof(int));
+	m->knot_v = calloc((size_t)d * XF_TMAP_KNOTS, sizeof(double));
+	m->spline = calloc((size_t)d, sizeof(gsl_interp *));
 	if (!m->mu || !m->a || !m->cov || !m->quad || !m->lr || !m->centre || !m->s_lo ||
-	    !m->s_hi || !m->zero || !m->eye || !m->work) {
+	    !m->s_hi || !m->zero || !m->eye || !m->work || !m->knotted || !m->knot_v ||
+	    !m->spline) {
 		xf_tmap_free(m);
 		return -1;
 	}
@@ -60,6 +79,12 @@ void xf_tmap_free(xf_tmap *m)
 	free(m->zero);
 	free(m->eye);
 	free(m->work);
+	for (int j = 0; m->spline && j < m->d; j++)
+		if (m->spline[j])
+			gsl_interp_free(m->spline[j]);
+	free(m->spline);
+	free(m->knotted);
+	free(m->knot_v);
 	memset(m, 0, sizeof *m);
 }
 
@@ -81,6 +106,17 @@ void xf_tmap_linear(xf_tmap *m, const double *mean, const double *chol)
 		}
 }
 
+/* The bend's square term: y² within XF_TMAP_BEND_REACH whitened sds of the centre, its
+ * tangent beyond (C¹). The quadratic is fitted where the points are; carried out to a
+ * tail it runs away from the ridge it was fitted to (small static replicate 15: the ridge
+ * in the power-law coordinates runs straight out to D0 ~ 80 000, the quadratic bend put
+ * α's and D_offset's centres 120 log units below it at 8 base sds, adr/0085). */
+static double bend_sq(double y)
+{
+	double a = fabs(y), r = XF_TMAP_BEND_REACH;
+	return a <= r ? y * y : r * r + 2.0 * r * (a - r);
+}
+
 /* The skew of one axis, smooth: v = c + a·z + b·(√(1 + z²) − 1) with a = (s₊ + s₋)/2,
  * b = (s₊ − s₋)/2: slope s₋ far below the centre, s₊ far above, a at z = 0, always
  * positive (|b| < a), so v is monotone with a continuous density. (A piecewise-linear
@@ -93,6 +129,24 @@ static double split(const xf_tmap *m, int j, double z, double *lj)
 	double r = sqrt(1.0 + z * z);
 	*lj += log(a + b * z / r);
 	return m->centre[j] + a * z + b * (r - 1.0);
+}
+
+/* A knotted axis: Steffen's monotone cubic through the knots, continued linearly beyond
+ * the outer ones by the split's scale on that side (or the spline's end slope where that
+ * is steeper: the tails stay at least as wide as the split's). Adds log dv/dz to *lj. */
+static double knotted(const xf_tmap *m, int j, double z, double *lj)
+{
+	const double *kz = xf_tmap_knot_z, *kv = m->knot_v + (size_t)j * XF_TMAP_KNOTS;
+	int last = XF_TMAP_KNOTS - 1;
+	if (z < kz[0] || z > kz[last]) {
+		int k = z < kz[0] ? 0 : last;
+		double s = gsl_interp_eval_deriv(m->spline[j], kz, kv, kz[k], NULL);
+		s = fmax(s, k ? m->s_hi[j] : m->s_lo[j]);
+		*lj += log(s);
+		return kv[k] + s * (z - kz[k]);
+	}
+	*lj += log(gsl_interp_eval_deriv(m->spline[j], kz, kv, z, NULL));
+	return gsl_interp_eval(m->spline[j], kz, kv, z, NULL);
 }
 
 double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u)
@@ -109,7 +163,7 @@ double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u)
 	}
 	double lj = m->log_det, *v = m->work, *y = m->work + d;
 	for (int j = 0; j < d; j++)
-		v[j] = split(m, j, z[j], &lj);
+		v[j] = m->knotted[j] ? knotted(m, j, z[j], &lj) : split(m, j, z[j], &lj);
 	/* y₀ = v₀; y_j = bend(y₀) + (L_r·v)_j; then u = μ + A·y */
 	y[0] = v[0];
 	for (int j = 1; j < d; j++) {
@@ -117,7 +171,7 @@ double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u)
 		double r = 0.0;
 		for (int l = 1; l <= j; l++)
 			r += m->lr[(size_t)j * d + l] * v[l];
-		y[j] = q[0] + q[1] * y[0] + q[2] * y[0] * y[0] + r;
+		y[j] = q[0] + q[1] * y[0] + q[2] * bend_sq(y[0]) + r;
 	}
 	for (int k = 0; k < d; k++) {
 		double s = m->mu[k];
@@ -201,13 +255,66 @@ static void fit_split(wv *buf, int n, double *centre, double *s_lo, double *s_hi
 	*s_hi = hi;
 }
 
+/* The knots of one axis from its points sorted by fit_split (buf): the weighted quantiles
+ * at Φ(z_k) inside, the split's scales from the outer quantiles to z = ±4, kept strictly
+ * increasing (xf_tmap_set_knots' return); 0 (the split stays) where the split already
+ * follows the quantiles. */
+static int fit_knots(xf_tmap *m, int j, const wv *buf, int n, double ess)
+{
+	double *kv = m->knot_v + (size_t)j * XF_TMAP_KNOTS;
+	const double *kz = xf_tmap_knot_z;
+	int last = XF_TMAP_KNOTS - 1, i = 0;
+	double cum = 0.0;
+	for (int k = 1; k < last; k++) { /* levels rise with k: one pass over the points */
+		double p = gsl_cdf_ugaussian_P(kz[k]);
+		while (i < n - 1 && cum + buf[i].w < p)
+			cum += buf[i++].w;
+		kv[k] = buf[i].v;
+	}
+	kv[0] = kv[1] - (kz[1] - kz[0]) * m->s_lo[j];
+	kv[last] = kv[last - 1] + (kz[last] - kz[last - 1]) * m->s_hi[j];
+	/* the split's own values at the inner knots, against the quantiles' noise there
+	 * (√(p(1 − p)/ess)/φ(z) sds): where no knot departs by XF_TMAP_KNOT_T of it, the
+	 * axis keeps the split, a shape it already describes */
+	double a = 0.5 * (m->s_hi[j] + m->s_lo[j]), b = 0.5 * (m->s_hi[j] - m->s_lo[j]), dev = 0.0;
+	for (int k = 1; k < last; k++) {
+		double sv = m->centre[j] + a * kz[k] + b * (sqrt(1.0 + kz[k] * kz[k]) - 1.0);
+		double p = gsl_cdf_ugaussian_P(kz[k]);
+		double noise =
+			sqrt(p * (1.0 - p) / ess) / (exp(-0.5 * kz[k] * kz[k]) / sqrt(2.0 * M_PI));
+		dev = fmax(dev, fabs(kv[k] - sv) / a / noise);
+	}
+	if (!(dev >= XF_TMAP_KNOT_T))
+		return 0;
+	double gap = 1e-3 * (kv[last] - kv[0]);
+	for (int k = 1; k <= last; k++) /* ties (a point of large weight) stay monotone */
+		if (kv[k] < kv[k - 1] + gap)
+			kv[k] = kv[k - 1] + gap;
+	return xf_tmap_set_knots(m, j, kv);
+}
+
+int xf_tmap_set_knots(xf_tmap *m, int j, const double *v)
+{
+	double *kv = m->knot_v + (size_t)j * XF_TMAP_KNOTS;
+	m->knotted[j] = 0;
+	for (int k = 0; k < XF_TMAP_KNOTS; k++)
+		if (!isfinite(v[k]) || (k && !(v[k] > v[k - 1])))
+			return 0;
+	if (kv != v)
+		memcpy(kv, v, sizeof(double) * XF_TMAP_KNOTS);
+	if (!m->spline[j] && !(m->spline[j] = gsl_interp_alloc(gsl_interp_steffen, XF_TMAP_KNOTS)))
+		return -1;
+	m->knotted[j] = gsl_interp_init(m->spline[j], xf_tmap_knot_z, kv, XF_TMAP_KNOTS) == 0;
+	return m->knotted[j];
+}
+
 /* y_j ≈ a + b·y_k + c·y_k² by weighted least squares (3 × 3 normal equations); 0, or −1
  * when singular (the bend is then left out) */
 static int fit_bend(const double *y, const double *w, int n, int d, int k, int j, double *q)
 {
 	double g[9] = { 0 }, r[3] = { 0 };
 	for (int i = 0; i < n; i++) {
-		double yk = y[(size_t)i * d + k], f[3] = { 1.0, yk, yk * yk };
+		double yk = y[(size_t)i * d + k], f[3] = { 1.0, yk, bend_sq(yk) };
 		for (int a = 0; a < 3; a++) {
 			r[a] += w[i] * f[a] * y[(size_t)i * d + j];
 			for (int b = 0; b < 3; b++)
@@ -236,8 +343,8 @@ static int bend_source(const double *y, const double *w, int n, int d)
 			double rv = 0.0;
 			for (int i = 0; i < n; i++) {
 				double yk = y[(size_t)i * d + k];
-				double e =
-					y[(size_t)i * d + j] - (q[0] + q[1] * yk + q[2] * yk * yk);
+				double e = y[(size_t)i * d + j] -
+					   (q[0] + q[1] * yk + q[2] * bend_sq(yk));
 				rv += w[i] * e * e;
 			}
 			s += 1.0 - rv;
@@ -344,7 +451,7 @@ int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess)
 		for (int j = 1; j < d; j++) {
 			const double *q = m->quad + (size_t)j * 3;
 			double y0 = y[(size_t)i * d];
-			y[(size_t)i * d + j] -= q[0] + q[1] * y0 + q[2] * y0 * y0;
+			y[(size_t)i * d + j] -= q[0] + q[1] * y0 + q[2] * bend_sq(y0);
 		}
 	memset(m->lr, 0, sizeof(double) * (size_t)d * d);
 	m->lr[0] = 1.0;
@@ -379,11 +486,14 @@ int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess)
 	for (int j = 0; j < d; j++) {
 		m->centre[j] = 0.0;
 		m->s_lo[j] = m->s_hi[j] = 1.0;
+		m->knotted[j] = 0;
 		if (ess < XF_TMAP_ESS_SPLIT)
 			continue;
 		for (int i = 0; i < n; i++)
 			buf[i] = (wv){ y[(size_t)i * d + j], w[i], i };
 		fit_split(buf, n, m->centre + j, m->s_lo + j, m->s_hi + j);
+		if (ess >= XF_TMAP_ESS_KNOTS && fit_knots(m, j, buf, n, ess) < 0)
+			goto done;
 	}
 	m->log_det = log_det_a + log_det_r;
 	rc = 0;

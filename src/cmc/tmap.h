@@ -10,8 +10,15 @@
  *            y₀ = split₀(z₀)                   per-axis split scales: skew
  *            y_j = a_j + b_j·y₀ + c_j·y₀² + (L_r·split(z_{1..}))_j   (j ≥ 1): the other
  *            axes' centre bends quadratically with the widest (a curved ridge)
+ *                                             — within 3 whitened sds; beyond, along its
+ *                                             tangent (tmap.c: bend_sq)
  *            split_j(z) = c_j + a·z + b·(√(1 + z²) − 1), a, b = (s₊ ± s₋)/2: a smooth
  *                         skew, slope s₋ far below the centre and s₊ far above
+ *            or, where the weights carry enough points (XF_TMAP_ESS_KNOTS), a monotone
+ *            spline (GSL's Steffen) through the axis's weighted quantiles at the base's
+ *            Φ(±1.5, ±1, ±0.5, 0), continued to z = ±4 and beyond by the split's s₋, s₊:
+ *            the axis's whole marginal shape — a flat top (a prior-decided shelf along a
+ *            ridge) as well as a skew (adr/0085)
  *
  * Every piece is triangular and monotone, so the map is a bijection with a Jacobian
  * |det A|·|det L_r|·Π split_j'(z_j) that is known at every point: log q(u) = log base(z) −
@@ -19,9 +26,12 @@
 #ifndef XPCSFIT_CMC_TMAP_H
 #define XPCSFIT_CMC_TMAP_H
 
+#include <gsl/gsl_interp.h>
 #include <stdint.h>
 
 enum { XF_TMAP_LINEAR = 0, XF_TMAP_CURVED = 1 };
+
+#define XF_TMAP_KNOTS 9 /* knots of an axis's spline (tmap.c: xf_tmap_knot_z) */
 
 typedef struct xf_tmap {
 	int d;
@@ -30,14 +40,17 @@ typedef struct xf_tmap {
 	double *a;	/* [d·d] row-major: linear: the lower Cholesky factor L; curved: A */
 	double log_det; /* log|det A| + log|det L_r| (curved), log|det L| (linear) */
 	double *cov; /* [d·d] the Gaussian part's covariance (L·Lᵀ, or the last fit's shrunk one): what the next fit shrinks towards */
-	double *quad;	    /* [d·3] curved: a_j, b_j, c_j of y_j's centre (row 0 unused) */
-	double *lr;	    /* [d·d] curved: lower factor of the residual covariance (rows and
+	double *quad;	     /* [d·3] curved: a_j, b_j, c_j of y_j's centre (row 0 unused) */
+	double *lr;	     /* [d·d] curved: lower factor of the residual covariance (rows and
 			      columns 1..d−1; [0][0] = 1) */
-	double *centre;	    /* [d] split centres, whitened units */
-	double *s_lo;	    /* [d] split scales below the centre */
-	double *s_hi;	    /* [d] … and above it */
-	double *zero, *eye; /* [d], [d·d]: the base's N(0, I) for xf_mix_draw */
-	double *work;	    /* [3·d] scratch of xf_tmap_to_u and _draw: one caller at a time */
+	double *centre;	     /* [d] split centres, whitened units */
+	double *s_lo;	     /* [d] split scales below the centre */
+	double *s_hi;	     /* [d] … and above it */
+	int *knotted;	     /* [d] 1: the axis is the spline through knot_v, not the split */
+	double *knot_v;	     /* [d·XF_TMAP_KNOTS] the spline's values at xf_tmap_knot_z */
+	gsl_interp **spline; /* [d] Steffen's spline of a knotted axis */
+	double *zero, *eye;  /* [d], [d·d]: the base's N(0, I) for xf_mix_draw */
+	double *work;	     /* [3·d] scratch of xf_tmap_to_u and _draw: one caller at a time */
 } xf_tmap;
 
 /* Workspace for d coordinates; 0 or −1 out of memory. */
@@ -55,6 +68,13 @@ void xf_tmap_linear(xf_tmap *m, const double *mean, const double *chol);
  * (ess: the points' IS-ESS); what is not fitted stays Gaussian. 0, −1 out of memory, or 1
  * when the weighted covariance is not positive definite (the map is then unchanged). */
 int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess);
+
+/* Axis j of a curved map as the spline through v [XF_TMAP_KNOTS] at xf_tmap_knot_z
+ * (strictly increasing; its tails beyond the outer knots take the split's s_lo, s_hi
+ * where steeper than the spline's end): 1, 0 when v is not strictly increasing and
+ * finite (the axis keeps its split), −1 out of memory. */
+extern const double xf_tmap_knot_z[XF_TMAP_KNOTS];
+int xf_tmap_set_knots(xf_tmap *m, int j, const double *v);
 
 /* u of base coordinates z; returns log|du/dz|. Not reentrant (m->work). */
 double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u);
