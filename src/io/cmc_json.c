@@ -209,6 +209,15 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 					res->names[res->theta[c->axis_param]]);
 	else
 		cJSON_AddNullToObject(axis, "largest_loading");
+	if (c->tail_axis >= 0) { /* the route's tail probe (adr/0085), part of this gate */
+		cJSON *tail = cJSON_CreateObject();
+		cJSON_AddItemToObject(tail, "excess", xf_json_num(c->tail_excess));
+		cJSON_AddItemToObject(tail, "axis", xf_json_int(c->tail_axis));
+		cJSON_AddItemToObject(tail, "z", xf_json_num(c->tail_z));
+		cJSON_AddItemToObject(axis, "tail_probe", tail);
+	} else {
+		cJSON_AddNullToObject(axis, "tail_probe");
+	}
 	cJSON_AddItemToObject(obj, "axis_check", axis);
 	cJSON *passed = cJSON_CreateObject();
 	cJSON_AddBoolToObject(passed, "khat", c->pass_khat);
