@@ -190,6 +190,22 @@ size_t xf_lik_points(const xf_lik *lik);
  * self-check χ² alone). Returns 0, or −1 when χ² is not finite. */
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
 
+/* The scaling pass (xf_lik_eval_scaling, the same bits of χ², h_ss and b_s) with, per
+ * angle slot p, angle[p·3·n_phys + r·n_phys + m] for r = 0, 1, 2: Σ res·∂(g1²)/∂x_m,
+ * Σ g1²·∂(g1²)/∂x_m and Σ ∂(g1²)/∂x_m over the angle's points (over σ²): everything the
+ * posterior with the scaling integrated out needs for its gradient at any scaling, from
+ * one pass (cmc/collapse.c). Static mode, Gaussian loss, on the CPU. 0, −1 when χ² is
+ * not finite, 1 where it does not apply (laminar flow, a robust loss). */
+int xf_lik_eval_collapse(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s,
+			 double *angle);
+
+/* The per-angle sums of the last full pass (xf_lik_eval with out->jtj), before the
+ * basis and the angle's contrast: gg[p·n_phys + m] = Σ g1²·∂(g1²)/∂x_m and dg[...] =
+ * Σ ∂(g1²)/∂x_m over the points of angle slot p, over σ² (the physical × scaling blocks
+ * of JᵀJ are Σ_p basis[p][k]·contrast_p·gg_p and ·dg_p). The posterior with the scaling
+ * integrated out reads them (cmc/collapse.c). 0, or −1 where an angle's contrast is 0. */
+int xf_lik_angle_sums(const xf_lik *lik, double *gg, double *dg);
+
 /* χ² with the scaling block of JᵀJ, h_ss [(2·n_basis)²], and of b, b_s [2·n_basis], over
  * [contrast coefficients, offset coefficients] at x: the same values as xf_lik_eval's
  * block of them, without the physical derivatives (about a values pass: the posterior's

@@ -16,6 +16,8 @@ enum xf_rng_stream {
 	XF_RNG_CMC_INIT = 7,	  /* a chain's initial jitter: counter (shard, chain, k) */
 	XF_RNG_CMC_CHECK = 8,	  /* self-check point m: (m, k, 0), k < d + ν (adr/0039) */
 	XF_RNG_CMC_GAUSS = 9,	  /* draws of a Gaussian combination: counter (g, k, 0) */
+	XF_RNG_CMC_COLLAPSE =
+		10, /* the scaling of a collapsed chain's draw: (shard, chain·2³² + n, k + attempt·2¹⁶) */
 };
 
 /* Uniform in (0, 1), never 0 or 1. */

@@ -122,6 +122,28 @@ void xf_cond_scaling_free(xf_cond_scaling *cs)
 	memset(cs, 0, sizeof *cs);
 }
 
+void xf_scaling_conditional(const xf_cmc_target *t, const int *scol, int ds, const double *x,
+			    const double *h_ss, const double *b_s, double sigma, double *p,
+			    double *rhs)
+{
+	const xf_problem *pr = t->pr;
+	int np = pr->n_phys, ns = 2 * pr->n_basis;
+	double inv_s2 = 1.0 / (sigma * sigma);
+	for (int a = 0; a < ds; a++) {
+		int ka = t->theta[scol[a]];
+		double r = b_s[ka - np];
+		for (int c = 0; c < ds; c++) {
+			int kc = t->theta[scol[c]];
+			double h = h_ss[(size_t)(ka - np) * ns + (kc - np)];
+			p[(size_t)a * ds + c] = h * inv_s2;
+			r += h * x[kc];
+		}
+		double prec = t->temper / (pr->prior_sigma[ka] * pr->prior_sigma[ka]);
+		p[(size_t)a * ds + a] += prec;
+		rhs[a] = r * inv_s2 + prec * pr->prior_mu[ka];
+	}
+}
+
 /* One point: base coordinates z (the map's, then the scaling's ε) → u [d]; returns
  * log|du/dz|, −∞ where the point has no density (a coefficient beyond its bound, or θ
  * where the model is not finite: u then holds s₀'s scaling). lp (may be NULL): the log
@@ -147,22 +169,7 @@ static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double
 	if (xf_lik_eval_scaling(t->lik, cs->x, &chi2, cs->jtj, cs->b) || !isfinite(sigma) ||
 	    !(sigma > 0.0))
 		return -INFINITY;
-	/* P = H_ss/σ² + diag(τ/sd²), rhs = (H_ss·s₀ + b_s)/σ² + τ·μ/sd² (τ: the prior's
-	 * temper) */
-	double inv_s2 = 1.0 / (sigma * sigma);
-	for (int a = 0; a < ds; a++) {
-		int ka = t->theta[cs->scol[a]];
-		double r = cs->b[ka - np];
-		for (int c = 0; c < ds; c++) {
-			int kc = t->theta[cs->scol[c]];
-			double h = cs->jtj[(size_t)(ka - np) * ns + (kc - np)];
-			cs->p[(size_t)a * ds + c] = h * inv_s2;
-			r += h * cs->x[kc];
-		}
-		double prec = t->temper / (pr->prior_sigma[ka] * pr->prior_sigma[ka]);
-		cs->p[(size_t)a * ds + a] += prec;
-		cs->rhs[a] = r * inv_s2 + prec * pr->prior_mu[ka];
-	}
+	xf_scaling_conditional(t, cs->scol, ds, cs->x, cs->jtj, cs->b, sigma, cs->p, cs->rhs);
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', ds, cs->p, ds) != 0)
 		return -INFINITY;
 	/* ŝ = P⁻¹·rhs, then s = ŝ + L⁻ᵀ·ε (back substitution on Lᵀ) */

@@ -41,6 +41,14 @@ typedef struct xf_cond_scaling {
 	void *tick_ctx;
 } xf_cond_scaling;
 
+/* The conditional of the sampled scaling coefficients (u-columns scol [ds] of t) given θ
+ * and σ, at x (n_full: θ, the scaling at s₀) from the scaling pass's h_ss and b_s:
+ * P = H_ss/σ² + diag(τ/sd²) into p [ds·ds] and rhs = (H_ss·s₀ + b_s)/σ² + τ·μ/sd² into
+ * rhs [ds] (τ: the prior's temper), so that the conditional mean is P⁻¹·rhs. */
+void xf_scaling_conditional(const xf_cmc_target *t, const int *scol, int ds, const double *x,
+			    const double *h_ss, const double *b_s, double sigma, double *p,
+			    double *rhs);
+
 /* Sampled scaling coordinates of t (those whose parameter index is ≥ n_phys). */
 int xf_cond_scaling_count(const xf_cmc_target *t);
 

@@ -81,13 +81,12 @@ void xf_cmc_nuts_stage(const cmc_run *r, xf_cmc_progress *p)
 	if (r->n_shards != 1)
 		return; /* K > 1: shards, not one run's phases */
 	p->n_chains = r->n_chains;
-	p->phase = r->warmup_done < (long)r->n_chains * r->n_warmup ? "warmup" : "sampling";
+	/* the phase of the latest transition: a settled warmup (adr/0079) ends before
+	 * num_warmup, so counts of transitions cannot tell */
+	p->phase = r->last_sampling ? "sampling" : "warmup";
 	if (r->pooled_passes && per_chain > 0) { /* the chains in turn, each on every device */
 		long c = r->iterations_done / per_chain;
 		p->chain = (int)(c < r->n_chains ? c + 1 : r->n_chains);
-		p->phase = r->iterations_done - c * per_chain < r->n_warmup ? "warmup" : "sampling";
-		if (c >= r->n_chains)
-			p->phase = "sampling";
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cmc/cmc_internal.h"
+#include "cmc/collapse.h"
 #include "cmc/prior_vs_nlsq.h"
 #include "cmc/route.h"
 #include "cmc/run_internal.h"
@@ -36,8 +37,8 @@
 #define XF_INIT_JITTER 0.5
 /* the sampler's revision, in each shard's hash: a stored shard of an earlier sampler
  * (adr/0079: whitened coordinates, settling warmup, correlated starts; adr/0082: the
- * power-law coordinates) is not reused */
-#define XF_SAMPLER_REVISION 3
+ * power-law coordinates; adr/0086: the scaling integrated out) is not reused */
+#define XF_SAMPLER_REVISION 4
 
 static double now_s(void)
 {
@@ -147,6 +148,7 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 	pthread_mutex_lock(&r->lock);
 	r->iterations_done++;
 	r->warmup_done += !sampling;
+	r->last_sampling = sampling;
 	r->divergences += sampling && divergent;
 	xf_cmc_long_run_check(r, now_s() - r->t0);
 	if (now_s() - r->last_report >= 1.0)
@@ -155,16 +157,14 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 }
 
 /* A chain's start around the NLSQ point, in w: w + XF_INIT_JITTER · L z, L the Cholesky
- * factor of the initial metric (its diagonal's square root when that is not positive
- * definite or the metric is diagonal), z standard normal from the chain's own stream. */
-static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf_cmc_target *t,
-			double *u0)
+ * factor of the initial metric cov (its diagonal's square root when that is not positive
+ * definite or the metric is diagonal), z standard normal from the chain's own stream.
+ * u0 [d] holds the start in u on entry (coordinates pc), its jittered w on return. */
+static void start_point(const cmc_run *r, long s, uint64_t key, int d, const xf_plaw_coords *pc,
+			const double *cov, double *u0)
 {
-	int d = r->n_theta + 1;
 	double *l = malloc(sizeof(double) * (size_t)d * d), z[64];
-	const double *cov = r->init_cov_w;
-	xf_cmc_to_u(t, r->x_start, noise, u0);
-	xf_plaw_to_w(&r->pc, u0, u0);
+	xf_plaw_to_w(pc, u0, u0);
 	int full = l && r->dense && d <= 64;
 	if (full) {
 		memcpy(l, cov, sizeof(double) * (size_t)d * d);
@@ -185,18 +185,69 @@ static void start_point(const cmc_run *r, long s, uint64_t key, double noise, xf
 	free(l);
 }
 
+/* The collapsed chain's draws (dc, back in u) as full points: each draw's scaling from
+ * its exact conditional, keyed (seed; shard, chain·2³² + draw), the full log target as its
+ * log density; every other record of the chain as it ran. 0 or −1. */
+static int expand_chain(const cmc_run *r, long s, int chain, xf_collapse *col,
+			const xf_chain_out *oc, xf_chain_out *out)
+{
+	int d = r->n_theta + 1, dc = r->dc;
+	for (int i = 0; i < r->n_samples; i++)
+		if (xf_collapse_expand(col, oc->draws + (size_t)i * dc, r->seed, (uint64_t)s,
+				       ((uint64_t)chain << 32) | (uint64_t)i,
+				       out->draws + (size_t)i * d, out->logp + i))
+			return -1;
+	size_t n = (size_t)r->n_samples;
+	memcpy(out->energy, oc->energy, sizeof(double) * n);
+	memcpy(out->accept_stat, oc->accept_stat, sizeof(double) * n);
+	memcpy(out->depth, oc->depth, sizeof(int) * n);
+	memcpy(out->n_leapfrog, oc->n_leapfrog, sizeof(int) * n);
+	memcpy(out->divergent, oc->divergent, sizeof(int) * n);
+	out->step_size = oc->step_size;
+	out->grad_evals = oc->grad_evals;
+	out->warmup_divergent = oc->warmup_divergent;
+	out->warmup_done = oc->warmup_done;
+	out->warmup_windows = oc->warmup_windows;
+	return 0;
+}
+
+/* 1 when this shard's chains run collapsed: scaling sampled, and at the start (the NLSQ
+ * point, the shard's noise) its conditional XF_COLLAPSE_MIN_SD sds inside every bound. */
+static int collapse_here(const cmc_run *r, const shard_job *job, xf_cmc_target *t, xf_collapse *col)
+{
+	if (!r->dc || getenv("XPCSFIT_CMC_NO_COLLAPSE") || xf_collapse_init(col, t))
+		return 0;
+	double *u = malloc(sizeof(double) * (size_t)(r->n_theta + 1));
+	double *uc = malloc(sizeof(double) * (size_t)r->dc);
+	int ok = u && uc;
+	if (ok) {
+		xf_cmc_to_u(t, r->x_start, job->noise, u);
+		xf_collapse_restrict(col, u, uc);
+		ok = xf_collapse_margin(col, uc) >= XF_COLLAPSE_MIN_SD;
+	}
+	free(u);
+	free(uc);
+	if (!ok)
+		xf_collapse_free(col);
+	return ok;
+}
+
 /* One chain of one shard, with retries from the next streams when its start is not
- * finite. Returns 0, XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
+ * finite; collapsed (collapse.h) where collapse_here allows. Returns 0,
+ * XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
 static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
 		     size_t reason_size)
 {
 	shard_job *job = &r->jobs[s];
 	int d = r->n_theta + 1;
 	xf_cmc_target t;
+	xf_collapse col;
+	xf_chain_out oc;
+	memset(&col, 0, sizeof col);
+	memset(&oc, 0, sizeof oc);
 	double *u0 = malloc(sizeof(double) * (size_t)d);
 	double *wu = malloc(sizeof(double) * (size_t)d), *wg = malloc(sizeof(double) * (size_t)d);
-	xf_plaw_target pt = { xf_cmc_target_logp, &t, &r->pc, wu, wg };
-	int rc = -2;
+	int rc = -2, collapsed = 0;
 	if (xf_cmc_target_alloc(&t, &r->pr) || !u0 || !wu || !wg)
 		goto done;
 	t.lik = lik;
@@ -208,14 +259,32 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	t.sigma_scale = job->sigma_scale;
 	t.x_fixed = r->x_start;
 	t.evals_total = &r->grad_evals_done; /* progress only */
+	collapsed = collapse_here(r, job, &t, &col);
+	int dd = collapsed ? r->dc : d;
+	const xf_plaw_coords *pc = collapsed ? &r->pcc : &r->pc;
+	const double *cov = collapsed ? r->init_cov_wc : r->init_cov_w;
+	xf_plaw_target pt = { collapsed ? xf_collapse_logp : xf_cmc_target_logp,
+			      collapsed ? (void *)&col : (void *)&t, pc, wu, wg };
+	xf_chain_out *o = out;
+	if (collapsed) {
+		if (xf_chain_out_alloc(&oc, dd, r->n_samples, r->dense))
+			goto done;
+		o = &oc;
+	}
 	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
 		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
-		if (r->init_points && attempt == 0) {
+		int handed = r->init_points && attempt == 0;
+		if (handed)
 			memcpy(u0, r->init_points + (size_t)chain * d, sizeof(double) * (size_t)d);
-			xf_plaw_to_w(&r->pc, u0, u0);
-		} else
-			start_point(r, s, key, job->noise, &t, u0);
-		xf_chain_setup cs = { .d = d,
+		else
+			xf_cmc_to_u(&t, r->x_start, job->noise, u0);
+		if (collapsed) /* in place: mcol[j] ≥ j */
+			xf_collapse_restrict(&col, u0, u0);
+		if (handed)
+			xf_plaw_to_w(pc, u0, u0);
+		else
+			start_point(r, s, key, dd, pc, cov, u0);
+		xf_chain_setup cs = { .d = dd,
 				      .logp = xf_plaw_target_logp,
 				      .ctx = &pt,
 				      .n_warmup = r->n_warmup,
@@ -225,17 +294,23 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 				      .target_accept = r->target_accept,
 				      .settle = 1,
 				      .init = u0,
-				      .init_cov = r->init_cov_w,
+				      .init_cov = cov,
 				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
 				      .tick = chain_tick,
 				      .tick_ctx = r };
-		rc = xf_chain_run(&cs, out);
+		rc = xf_chain_run(&cs, o);
 		if (rc != -1)
 			break;
 	}
 	if (rc == 0) /* the draws and their log densities back in u */
-		xf_plaw_draws_to_u(&r->pc, r->n_samples, out->draws, out->logp);
-	if (rc == -1)
+		xf_plaw_draws_to_u(pc, r->n_samples, o->draws, o->logp);
+	if (rc == 0 && collapsed && expand_chain(r, s, chain, &col, &oc, out)) {
+		rc = -1;
+		snprintf(reason, reason_size,
+			 "chain %d: a draw's per-angle scaling has no finite density inside its "
+			 "bounds",
+			 chain);
+	} else if (rc == -1)
 		snprintf(reason, reason_size,
 			 "the log density is not finite at chain %d's start (%d retries)", chain,
 			 XF_CMC_RETRIES);
@@ -245,6 +320,9 @@ done:
 	free(u0);
 	free(wu);
 	free(wg);
+	if (collapsed)
+		xf_collapse_free(&col);
+	xf_chain_out_free(&oc);
 	xf_cmc_target_free(&t);
 	return rc;
 }
@@ -407,6 +485,58 @@ static int prepare_shards(cmc_run *r, int resume, xf_error *err)
 	return 0;
 }
 
+/* The collapsed chains' coordinates (collapse.h): θ's physical ones and log σ, centred
+ * at the start u [n_theta + 1], with the initial metric's block of them (a Gaussian's
+ * marginal) carried to w. r->dc stays 0 when no scaling coefficient is sampled. 0 or −1. */
+static int prepare_collapsed(cmc_run *r, const double *u)
+{
+	int d = r->n_theta + 1, dc = 0;
+	free(r->mcol);
+	free(r->init_cov_wc);
+	r->mcol = malloc(sizeof(int) * (size_t)d);
+	r->init_cov_wc = malloc(sizeof(double) * (size_t)d * d);
+	int *param = malloc(sizeof(int) * (size_t)d);
+	double *uc = malloc(sizeof(double) * (size_t)d),
+	       *cov = malloc(sizeof(double) * (size_t)d * d);
+	int rc = -1;
+	if (!r->mcol || !r->init_cov_wc || !param || !uc || !cov)
+		goto done;
+	for (int m = 0; m < r->n_theta; m++)
+		if (r->theta[m] < r->pr.n_phys)
+			r->mcol[dc++] = m;
+	r->dc = dc < r->n_theta ? dc + 1 : 0;
+	r->mcol[dc] = r->n_theta;
+	dc = r->dc;
+	for (int j = 0; j < dc; j++) {
+		int mj = r->mcol[j];
+		uc[j] = u[mj];
+		param[j] = j < dc - 1 ? r->theta[mj] : -1;
+		for (int l = 0; l < dc; l++) {
+			int ml = r->mcol[l];
+			cov[(size_t)j * dc + l] = r->dense ? r->init_cov[(size_t)mj * d + ml]
+						  : j == l ? r->init_cov[mj]
+							   : 0.0;
+		}
+	}
+	rc = 0;
+	if (dc) {
+		xf_plaw_coords_init(&r->pcc, &r->pr, param, dc, uc, cov);
+		rc = xf_plaw_gauss_to_w(&r->pcc, uc, cov) ? -1 : 0;
+		for (int j = 0; j < dc && !rc; j++)
+			for (int l = 0; l < dc; l++)
+				if (r->dense)
+					r->init_cov_wc[(size_t)j * dc + l] =
+						cov[(size_t)j * dc + l];
+				else if (j == l)
+					r->init_cov_wc[j] = cov[(size_t)j * dc + j];
+	}
+done:
+	free(param);
+	free(uc);
+	free(cov);
+	return rc;
+}
+
 /* The chains' coordinates (plaw_coords.h) centred at the start point, and the initial
  * metric carried there: the power laws' ridge and funnel straightened (adr/0082). 0 or
  * −1 out of memory. */
@@ -438,7 +568,7 @@ static int prepare_coords(cmc_run *r)
 				r->init_cov_w[(size_t)j * d + l] = cov[(size_t)j * d + l];
 			else if (j == l)
 				r->init_cov_w[j] = cov[(size_t)j * d + j];
-	rc = 0;
+	rc = prepare_collapsed(r, u);
 done:
 	free(param);
 	free(u);
@@ -543,6 +673,8 @@ static void free_run(cmc_run *r)
 	free(r->x_nlsq);
 	free(r->init_cov);
 	free(r->init_cov_w);
+	free(r->init_cov_wc);
+	free(r->mcol);
 	xf_pool_destroy(r->pool);
 	xf_problem_free(&r->pr);
 	pthread_mutex_destroy(&r->lock);

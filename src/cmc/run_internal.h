@@ -36,6 +36,12 @@ typedef struct cmc_run {
 	 * init_cov carried to w at the start point (sample_shards sets both) */
 	xf_plaw_coords pc;
 	double *init_cov_w;
+	/* the same for chains with the scaling integrated out (collapse.h, adr/0086): over
+	 * the dc coordinates θ's physical ones and log σ (u-indices mcol); dc 0: none */
+	int dc;
+	int *mcol;
+	xf_plaw_coords pcc;
+	double *init_cov_wc;
 	/* the chains' starts in u-space [n_chains × (n_theta + 1)] handed over by a failed
 	 * importance route (route_handoff.c); NULL: drawn around the NLSQ point */
 	const double *init_points;
@@ -73,6 +79,7 @@ typedef struct cmc_run {
 	/* progress and time, for what is printed only (eta.h, adr/0080) */
 	xf_eta eta;
 	long warmup_done;     /* warmup transitions of every chain so far */
+	int last_sampling;    /* the latest transition was a draw (1) or warmup (0) */
 	long grad_evals_done; /* NUTS gradient passes so far, every chain (atomic) */
 	int long_checked;     /* the long-run estimate was made */
 	int long_warned;      /* the long-run line was said */

@@ -25,6 +25,7 @@ void xf_pass_run_block(void *ctx, int block)
 	case XF_PASS_HESSIAN: xf_pass_block_hessian(lik, block); break;
 	case XF_PASS_GRADIENT: xf_pass_block_gradient(lik, block); break;
 	case XF_PASS_SCALING: xf_pass_block_scaling(lik, block); break;
+	case XF_PASS_COLLAPSE: xf_pass_block_collapse(lik, block); break;
 	default: xf_pass_block_value(lik, block);
 	}
 }
@@ -44,6 +45,8 @@ void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a)
 	}
 	for (size_t m = 0; m < n_phi * 5; m++)
 		total->scc[m] += a->scc[m];
+	for (size_t m = 0; m < n_phi * XF_N_PHYS; m++)
+		total->pr[m] += a->pr[m];
 }
 
 /* Reduce the block slots in block order into the total. Several rings (adr/0064): each
@@ -186,6 +189,56 @@ int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss
 	return 0;
 }
 
+int xf_lik_eval_collapse(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s,
+			 double *angle)
+{
+	const xf_problem *pr = lik->pr;
+	if (lik->loss != XF_LOSS_LINEAR)
+		return 1;
+	xf_pass_prepare(lik, x);
+	lik->level = XF_PASS_COLLAPSE;
+	xf_accum *total = &lik->slots[lik->n_blocks];
+	if (run_blocks(lik, total)) { /* on the CPU: the GPU passes have no such level */
+		*chi2 = NAN;
+		return -1;
+	}
+	double w = 1.0 / (pr->sigma * pr->sigma);
+	*chi2 = total->chi2 * w;
+	if (!isfinite(*chi2))
+		return -1;
+	int ns = 2 * pr->n_basis, np = pr->n_phys;
+	memset(h_ss, 0, sizeof(double) * (size_t)ns * ns);
+	scaling_block(pr, total, h_ss, ns, 0, b_s);
+	mirror_upper(h_ss, ns);
+	for (int p = 0; p < pr->n_phi; p++) {
+		double *row = angle + (size_t)p * 3 * np;
+		for (int m = 0; m < np; m++) {
+			row[m] = total->pr[(size_t)p * XF_N_PHYS + m] * w;
+			row[np + m] = total->pc[(size_t)p * XF_N_PHYS + m] * w;
+			row[2 * np + m] = total->po[(size_t)p * XF_N_PHYS + m] * w;
+		}
+	}
+	return 0;
+}
+
+int xf_lik_angle_sums(const xf_lik *lik, double *gg, double *dg)
+{
+	const xf_problem *pr = lik->pr;
+	const xf_accum *t = &lik->slots[lik->n_blocks];
+	int np = pr->n_phys;
+	double w = 1.0 / (pr->sigma * pr->sigma);
+	for (int p = 0; p < pr->n_phi; p++) {
+		double con = lik->contrast[p];
+		if (!(con != 0.0))
+			return -1;
+		for (int m = 0; m < np; m++) {
+			gg[(size_t)p * np + m] = t->pc[(size_t)p * XF_N_PHYS + m] * w / con;
+			dg[(size_t)p * np + m] = t->po[(size_t)p * XF_N_PHYS + m] * w / con;
+		}
+	}
+	return 0;
+}
+
 void xf_pass_prepare(xf_lik *lik, const double *x)
 {
 	const xf_problem *pr = lik->pr;
@@ -284,7 +337,7 @@ static int make_blocks(xf_lik *lik)
 int xf_pass_alloc_slots(xf_lik *lik)
 {
 	size_t n_phi = (size_t)lik->pr->n_phi;
-	size_t per_slot = n_phi * (2 * XF_N_PHYS + 5);
+	size_t per_slot = n_phi * (3 * XF_N_PHYS + 5);
 	/* + the total, + one ring sum when there are several rings */
 	size_t n_slots = (size_t)lik->n_blocks + 1 + (lik->pr->n_rings > 1);
 	lik->slots = calloc(n_slots, sizeof(xf_accum));
@@ -301,6 +354,7 @@ int xf_pass_alloc_slots(xf_lik *lik)
 		a->soo = a->sco + n_phi;
 		a->bc = a->soo + n_phi;
 		a->bo = a->bc + n_phi;
+		a->pr = a->bo + n_phi;
 	}
 	return 0;
 }

@@ -21,7 +21,7 @@ size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level)
 	case XF_PASS_VALUE: return 2;
 	case XF_PASS_GRADIENT: return 2 + XF_N_PHYS + 2 * n_phi;
 	case XF_PASS_SCALING: return 2 + 5 * n_phi;
-	default: return FIXED_FULL + n_phi * (2 * XF_N_PHYS + 5);
+	default: return FIXED_FULL + n_phi * (3 * XF_N_PHYS + 5);
 	}
 }
 
@@ -45,7 +45,7 @@ static void pack(const xf_lik *lik, const xf_accum *a, double *p)
 	p += XF_N_PHYS * XF_N_PHYS;
 	memcpy(p, a->bp, sizeof a->bp);
 	p += XF_N_PHYS;
-	memcpy(p, a->pc, sizeof(double) * n_phi * (2 * XF_N_PHYS + 5)); /* pc .. bo */
+	memcpy(p, a->pc, sizeof(double) * n_phi * (3 * XF_N_PHYS + 5)); /* pc .. pr */
 }
 
 static void unpack(const xf_lik *lik, const double *p, xf_accum *a)
@@ -70,7 +70,7 @@ static void unpack(const xf_lik *lik, const double *p, xf_accum *a)
 	p += XF_N_PHYS * XF_N_PHYS;
 	memcpy(a->bp, p, sizeof a->bp);
 	p += XF_N_PHYS;
-	memcpy(a->pc, p, sizeof(double) * n_phi * (2 * XF_N_PHYS + 5));
+	memcpy(a->pc, p, sizeof(double) * n_phi * (3 * XF_N_PHYS + 5));
 }
 
 int xf_lik_distribute(xf_lik *lik)

@@ -118,3 +118,61 @@ void xf_pass_block_scaling(xf_lik *lik, int block)
 		acc->soo[p] = count;
 	}
 }
+
+/* The collapse level (XF_PASS_COLLAPSE): the scaling level's sums, the same arithmetic in
+ * the same order (so χ², H_ss and b_s are the bits of xf_lik_eval_scaling), and per angle
+ * Σ res·∂(g1²)/∂x_m in pr[p][m], Σ g1²·∂(g1²)/∂x_m in pc[p][m] and Σ ∂(g1²)/∂x_m in
+ * po[p][m], with ∂(g1²) = 2·g1²·a: the gradient of the posterior with the scaling
+ * integrated out at any scaling from one pass at s₀ (cmc/collapse.c). */
+void xf_pass_block_collapse(xf_lik *lik, int block)
+{
+	int p0, p1;
+	const xf_frames fr = block_frames(lik, block, &p0, &p1), *f = &fr;
+	xf_accum *acc = &lik->slots[block];
+	const size_t n = (size_t)lik->ds->n_frames;
+	const int n_phi = p1 - p0;
+	double chi2 = 0.0, t4 = 0.0, t2 = 0.0, count = 0.0;
+	double t4a[3] = { 0, 0, 0 }, t2a[3] = { 0, 0, 0 };
+	int i, j;
+	pair_cursor c = cursor_at(lik, block);
+	accum_clear(lik->pr, acc);
+	while (cursor_next(&c, &i, &j)) {
+		double a[3];
+		double g1 = xf_pair_diffusion(f, i, j, a);
+		if (g1 < XF_G1_FLOOR) {
+			g1 = XF_G1_FLOOR;
+			a[0] = a[1] = a[2] = 0.0;
+		}
+		double g1sq = g1 * g1;
+		size_t idx = xf_packed_index(n, (size_t)i, (size_t)j), k = c.k - 1;
+		for (int p = p0; p < p1; p++) {
+			double res = pass_data(lik, p, idx, k) -
+				     (lik->offset[p] + lik->contrast[p] * g1sq);
+			chi2 += res * res;
+			acc->bc[p] += g1sq * res;
+			acc->bo[p] += res;
+			double rg = res * g1sq;
+			for (int m = 0; m < 3; m++)
+				acc->pr[(size_t)p * XF_N_PHYS + m] += rg * a[m];
+		}
+		for (int m = 0; m < 3; m++) {
+			t4a[m] += g1sq * g1sq * a[m];
+			t2a[m] += g1sq * a[m];
+		}
+		t4 += g1sq * g1sq;
+		t2 += g1sq;
+		count += 1.0;
+	}
+	acc->chi2 = chi2;
+	acc->g1sq = t2 * n_phi;
+	for (int p = p0; p < p1; p++) {
+		for (int m = 0; m < 3; m++) {
+			acc->pr[(size_t)p * XF_N_PHYS + m] *= 2.0;
+			acc->pc[(size_t)p * XF_N_PHYS + m] = 2.0 * t4a[m];
+			acc->po[(size_t)p * XF_N_PHYS + m] = 2.0 * t2a[m];
+		}
+		acc->scc[p] = t4;
+		acc->sco[p] = t2;
+		acc->soo[p] = count;
+	}
+}

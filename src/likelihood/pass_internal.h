@@ -18,6 +18,9 @@ typedef enum xf_pass_level {
 	/* χ² with the scaling sums only (per angle Σ g1⁴, Σ g1², Σ 1, Σ g1²·res, Σ res):
 	 * the scaling block of JᵀJ and Jᵀr, no physical derivative (xf_lik_eval_scaling) */
 	XF_PASS_SCALING,
+	/* the scaling level's sums and, per angle, Σ ∂(g1²)·res, Σ g1²·∂(g1²) and Σ ∂(g1²)
+	 * over the physical parameters (xf_lik_eval_collapse) */
+	XF_PASS_COLLAPSE,
 } xf_pass_level;
 
 /* Partial sums of one block; the caller reduces blocks in order. With the per-point
@@ -32,6 +35,9 @@ typedef struct xf_accum {
 	double *po;			   /* [n_phi][7] Σ j_p */
 	double *scc, *sco, *soo;	   /* [n_phi] Σ g1⁴, Σ g1², Σ 1 */
 	double *bc, *bo;		   /* [n_phi] Σ g1² res, Σ res */
+	/* [n_phi][7] the collapse level's Σ ∂(g1²)·res, with pc then Σ g1²·∂(g1²) and po
+	 * Σ ∂(g1²) (no contrast: xf_lik_eval_collapse) */
+	double *pr;
 } xf_accum;
 
 struct xf_lik {
@@ -180,6 +186,7 @@ static inline void accum_clear(const xf_problem *pr, xf_accum *a)
 	memset(a->pc, 0, sizeof(double) * n * XF_N_PHYS);
 	memset(a->po, 0, sizeof(double) * n * XF_N_PHYS);
 	memset(a->scc, 0, sizeof(double) * n * 5); /* scc, sco, soo, bc, bo are contiguous */
+	memset(a->pr, 0, sizeof(double) * n * XF_N_PHYS);
 }
 
 /* The pieces of a pass that a batch of points (pass_batch.c) runs per point: the
@@ -192,8 +199,9 @@ void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
 void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a);
 int xf_pass_alloc_slots(xf_lik *lik);
 void xf_pass_batch_free(xf_lik *lik);
-/* The static kernel of the scaling level (pass_gradient.c). */
+/* The static kernels of the scaling and collapse levels (pass_gradient.c). */
 void xf_pass_block_scaling(xf_lik *lik, int block);
+void xf_pass_block_collapse(xf_lik *lik, int block);
 
 /* Doubles of one block's slot in the exchange at a level (pass_dist.c). */
 size_t xf_pass_slot_doubles(const xf_lik *lik, xf_pass_level level);

@@ -1,5 +1,5 @@
 /* pass_laminar_kernel.h — the laminar block kernel of every pass level (χ² alone; χ² and
- * Jᵀr; χ², JᵀJ and Jᵀr) in every scaling mode, vectorised over frame pairs (adr/0035).
+ * Jᵀr; χ², JᵀJ and Jᵀr; the scaling and collapse sums) in every scaling mode, vectorised over frame pairs (adr/0035).
  *
  * This file is a template: pass_laminar*.c include it, each compiled for one instruction
  * set, after defining XF_LAMINAR_KERNEL (the name of the block function it makes); the
@@ -149,7 +149,9 @@ enum {
 	AS_ZG,
 	AS_PC,
 	AS_PO = AS_PC + 6,
-	AS_N = AS_PO + 6
+	AS_CR = AS_PO + 6, /* the collapse level's Σ ∂(g1²)·res, then its z part */
+	AS_ZR = AS_CR + 6,
+	AS_N
 };
 
 /* The points of one angle over the chunk's pairs: part h of the 8 logical lanes (pairs
@@ -176,8 +178,9 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		const xf_vn zero = { 0 };
 		xf_vn chi2 = zero, g2 = zero, g4 = zero, g2r = zero, r = zero, zs = zero, zg = zero;
 		xf_vn pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
+		xf_vn cr[6], zr = zero; /* collapse: Σ a·u·res, Σ b·v·res, Σ z·res */
 		for (int m = 0; m < 6; m++)
-			pc[m] = po[m] = zero;
+			pc[m] = po[m] = cr[m] = zero;
 		for (int k0 = 0; k0 < n_pairs; k0 += XF_LANES) {
 			const int k = k0 + h * XF_VW;
 			const size_t *di = ch->di + k;
@@ -199,10 +202,33 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 			g2 += g1sq;
 			if (level == XF_PASS_VALUE)
 				continue;
-			if (level == XF_PASS_SCALING) {
+			if (level == XF_PASS_SCALING || level == XF_PASS_COLLAPSE) {
 				g2r += g1sq * res;
 				r += res;
 				g4 += g1sq * g1sq;
+			}
+			if (level == XF_PASS_SCALING)
+				continue;
+			if (level == XF_PASS_COLLAPSE) {
+				/* ∂(g1²) without the contrast: u, v, z of the Jacobian row over con */
+				xf_vn two_g1 = 2.0 * g1;
+				xf_vn sh = two_g1 * g1d * dfactor * s;
+				xf_vn u = vn_keep(live, two_g1 * g1), v = vn_keep(live, sh * ca);
+				xf_vn z = vn_keep(live, sh * zf * vn_load(ch->ig + k));
+				xf_vn ur = u * res, vr = v * res, ug = u * g1sq, vg = v * g1sq;
+				for (int m = 0; m < 3; m++) {
+					xf_vn am = vn_load(ch->a[m] + k),
+					      bm = vn_load(ch->b[m] + k);
+					cr[m] += am * ur;
+					cr[3 + m] += bm * vr;
+					pc[m] += am * ug;
+					pc[3 + m] += bm * vg;
+					po[m] += am * u;
+					po[3 + m] += bm * v;
+				}
+				zr += z * res;
+				zg += z * g1sq;
+				zs += z;
 				continue;
 			}
 			xf_vn two_cg1 = 2.0 * con * g1;
@@ -253,7 +279,9 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		for (int m = 0; m < 6; m++) {
 			vn_store(lanes[AS_PC + m] + o, pc[m]);
 			vn_store(lanes[AS_PO + m] + o, po[m]);
+			vn_store(lanes[AS_CR + m] + o, cr[m]);
 		}
+		vn_store(lanes[AS_ZR] + o, zr);
 	}
 	/* into the block's slot: a shared mode's scaling sums land in the first slot of the
 	 * block's ring (the basis row of every angle of the ring is the same), a per-angle
@@ -269,6 +297,18 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 	acc->bo[q] += v8_sum(lanes[AS_R]);
 	if (level == XF_PASS_SCALING) {
 		acc->scc[q] += v8_sum(lanes[AS_G4]);
+		return;
+	}
+	if (level == XF_PASS_COLLAPSE) {
+		acc->scc[q] += v8_sum(lanes[AS_G4]);
+		for (int m = 0; m < 6; m++) {
+			acc->pr[q * XF_N_PHYS + m] += v8_sum(lanes[AS_CR + m]);
+			acc->pc[q * XF_N_PHYS + m] += v8_sum(lanes[AS_PC + m]);
+			acc->po[q * XF_N_PHYS + m] += v8_sum(lanes[AS_PO + m]);
+		}
+		acc->pr[q * XF_N_PHYS + 6] += v8_sum(lanes[AS_ZR]);
+		acc->pc[q * XF_N_PHYS + 6] += v8_sum(lanes[AS_ZG]);
+		acc->po[q * XF_N_PHYS + 6] += v8_sum(lanes[AS_Z]);
 		return;
 	}
 	if (level != XF_PASS_HESSIAN)
@@ -417,6 +457,7 @@ void XF_LAMINAR_KERNEL(xf_lik *lik, int block)
 	case XF_PASS_HESSIAN: XF_LAMINAR_CASE(XF_PASS_HESSIAN); break;
 	case XF_PASS_GRADIENT: XF_LAMINAR_CASE(XF_PASS_GRADIENT); break;
 	case XF_PASS_SCALING: XF_LAMINAR_CASE(XF_PASS_SCALING); break;
+	case XF_PASS_COLLAPSE: XF_LAMINAR_CASE(XF_PASS_COLLAPSE); break;
 	default: XF_LAMINAR_CASE(XF_PASS_VALUE);
 	}
 #undef XF_LAMINAR_CASE
