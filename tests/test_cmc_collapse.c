@@ -285,12 +285,38 @@ static void test_expand(void **state)
 	teardown(&f);
 }
 
+/* A coefficient whose bound lies within XF_COLLAPSE_MIN_SD conditional sds of ŝ is
+ * counted (the chain is then sampled in full, run.c); one far from its bounds is not, and
+ * ŝ beyond a bound has no density. */
+static void test_near_bound(void **state)
+{
+	(void)state;
+	fixture f;
+	setup(&f, XF_MODE_STATIC, XF_SCALING_INDIVIDUAL, 3, 1.0);
+	double uc[16], g[16], lp;
+	point(&f, uc);
+	assert_int_equal(xf_collapse_logp(&f.c, uc, &lp, g), 0);
+	assert_int_equal(f.c.near_bound, 0);
+	int ds = f.c.ds, a = ds - 1, k = f.theta[f.c.scol[a]];
+	double sd = sqrt(f.c.pinv[(size_t)a * ds + a]), shat = f.c.shat[a];
+	double lower = f.pr.lower[k];
+	f.pr.lower[k] = shat - 3.0 * sd; /* inside, but 3 sds from the bound */
+	assert_int_equal(xf_collapse_logp(&f.c, uc, &lp, g), 0);
+	assert_int_equal(f.c.near_bound, 1);
+	f.pr.lower[k] = shat + sd; /* ŝ beyond the bound */
+	assert_int_not_equal(xf_collapse_logp(&f.c, uc, &lp, g), 0);
+	assert_int_equal(f.c.near_bound, 2);
+	f.pr.lower[k] = lower;
+	teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gradient),
 		cmocka_unit_test(test_integral),
 		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_near_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

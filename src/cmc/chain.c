@@ -97,6 +97,15 @@ static int scaled_logp(void *ctx, const double *z, double *logp, double *grad)
 	return rc;
 }
 
+/* −3 when the run is interrupted, −4 when the caller abandons the chain, else 0: checked
+ * after every transition. */
+static int stopped(const xf_chain_setup *s)
+{
+	if (xf_interrupted())
+		return -3;
+	return s->abandon && s->abandon(s->abandon_ctx) ? -4 : 0;
+}
+
 /* One warmup transition: its counts, the progress tick, and the step size it teaches
  * (both warmups, Stan's windows and the settling one, adr/0079). */
 static void warm_transition(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
@@ -132,9 +141,10 @@ static int warmup(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric, xf_
 			xf_nuts_find_step(nuts, rng);
 			xf_step_adapt_init(&step, s->target_accept, xf_nuts_step(nuts));
 		}
-		if (xf_interrupted()) {
+		int rc = stopped(s);
+		if (rc) {
 			xf_window_free(&win);
-			return -3;
+			return rc;
 		}
 	}
 	if (s->n_warmup > 0)
@@ -151,8 +161,9 @@ static int fast_phase(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
 		warm_transition(s, nuts, rng, step, out);
 		if (win)
 			xf_window_add(win, xf_nuts_point(nuts, NULL));
-		if (xf_interrupted())
-			return -3;
+		int rc = stopped(s);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -277,6 +288,7 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 	out->grad_evals = 0;
 	out->warmup_divergent = 0;
 	out->warmup_done = 0;
+	out->samples_done = 0;
 	out->warmup_windows = 0;
 	if (!cov || !lf || !zero || !tq || !tg || xf_metric_alloc(&metric, d, s->dense) ||
 	    !(nuts = xf_nuts_create(d, s->max_depth, scaled_logp, &st, &metric))) {
@@ -319,12 +331,11 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 		out->depth[it] = info.depth;
 		out->n_leapfrog[it] = info.n_leapfrog;
 		out->divergent[it] = info.divergent;
+		out->samples_done++;
 		if (s->tick)
 			s->tick(s->tick_ctx, 1, info.divergent);
-		if (xf_interrupted()) {
-			rc = -3;
+		if ((rc = stopped(s)))
 			goto done;
-		}
 	}
 	out->step_size = xf_nuts_step(nuts);
 	for (size_t i = 0; i < n_cov; i++) { /* the adapted metric back in q: L M⁻¹ Lᵀ */

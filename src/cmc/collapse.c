@@ -217,8 +217,11 @@ int xf_collapse_logp(void *ctx, const double *uc, double *logp, double *grad)
 	double prior = 0.0, log_det_half = 0.0;
 	for (int a = 0; a < ds; a++) {
 		int k = t->theta[c->scol[a]];
-		if (!inside(pr, k, c->shat[a]))
+		if (!inside(pr, k, c->shat[a])) {
+			if (grad)
+				c->near_bound++;
 			return -1; /* the conditional beyond a bound: no mass the integral counts */
+		}
 		double z = (c->shat[a] - pr->prior_mu[k]) / pr->prior_sigma[k];
 		prior += -0.5 * z * z;
 		log_det_half += log(c->p[(size_t)a * ds + a]);
@@ -252,6 +255,14 @@ int xf_collapse_logp(void *ctx, const double *uc, double *logp, double *grad)
 	}
 	if (inverse(c))
 		return -1;
+	for (int a = 0; a < ds; a++) {
+		int k = t->theta[c->scol[a]];
+		double sd = sqrt(c->pinv[(size_t)a * ds + a]), s = c->shat[a];
+		if (!(fmin(s - pr->lower[k], pr->upper[k] - s) >= XF_COLLAPSE_MIN_SD * sd)) {
+			c->near_bound++;
+			break;
+		}
+	}
 	/* tr(P⁻¹·∂H_ss/∂x_m) = Σ_p 2·gg_p,m·W_cc,p + 2·dg_p,m·W_co,p, with W the angle's
 	 * basis rows weighted by P⁻¹ (contrast × contrast, contrast × offset) */
 	for (int p = 0; p < pr->n_phi; p++) {

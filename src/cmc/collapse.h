@@ -12,8 +12,9 @@
  * instead of 3 + 2·n_phi + 1, along a ridge the scaling no longer bends, and each draw
  * gets its scaling from the exact conditional N(ŝ, P⁻¹) afterwards: the same joint
  * posterior, exactly, as long as the conditional lies inside the coefficients' bounds
- * (the integral is over all reals; the rule of use, XF_COLLAPSE_MIN_SD, keeps ŝ many of
- * its sds away from every bound, and a draw beyond one is drawn again).
+ * (the integral is over all reals: a gradient evaluation where ŝ comes within
+ * XF_COLLAPSE_MIN_SD of its sds of a bound is counted in near_bound, and the caller then
+ * samples every coordinate instead; a draw beyond a bound is drawn again).
  *
  * An evaluation is one pass at (θ, s₀) (xf_lik_eval_collapse: the scaling sums and, per
  * angle, Σ res·∂g1², Σ g1²·∂g1², Σ ∂g1², from which the gradient at ŝ follows, since
@@ -26,8 +27,8 @@
 #include "cmc/target.h"
 
 /* The conditional mean of every sampled coefficient must lie this many conditional sds
- * inside its bounds at a chain's start for the chain to run collapsed: the mass the
- * integral over all reals adds beyond a bound is then below Φ(−8) ≈ 6e-16. */
+ * inside its bounds wherever a collapsed chain goes: the mass the integral over all reals
+ * adds beyond a bound is then below Φ(−8) ≈ 6e-16. */
 #define XF_COLLAPSE_MIN_SD 8.0
 
 typedef struct xf_collapse {
@@ -40,6 +41,10 @@ typedef struct xf_collapse {
 	double *con0, *off0, *con1, *off1; /* [n_phi] per-angle scaling at s₀ and at ŝ */
 	int fused;	/* 1: one collapse pass per gradient; 0: two (the test's check) */
 	double chi2_s0; /* χ² at (θ, s₀) of the last conditional */
+	/* gradient evaluations whose ŝ lay within XF_COLLAPSE_MIN_SD conditional sds of a
+	 * coefficient's bound, or beyond it: where the integral over all reals is not the
+	 * one over the bounds (a chain that meets one is sampled again in full, run.c) */
+	long near_bound;
 } xf_collapse;
 
 /* Set up over target t (its lik, x_fixed with s₀ at the scaling, and every field

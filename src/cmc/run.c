@@ -232,9 +232,64 @@ static int collapse_here(const cmc_run *r, const shard_job *job, xf_cmc_target *
 	return ok;
 }
 
-/* One chain of one shard, with retries from the next streams when its start is not
- * finite; collapsed (collapse.h) where collapse_here allows. Returns 0,
- * XF_ERR_INTERRUPTED, or −1 (failed, reason set), −2 (memory). */
+static int collapse_abandon(void *ctx)
+{
+	return ((const xf_collapse *)ctx)->near_bound > 0;
+}
+
+/* A chain from its start, retried from the next streams when that is not finite; col
+ * non-NULL: collapsed (collapse.h), abandoned (−4) once its scaling comes near a bound.
+ * The draws back in u. xf_chain_run's codes. */
+static int chain_attempts(cmc_run *r, long s, int chain, xf_cmc_target *t, xf_collapse *col,
+			  xf_chain_out *o, double *u0, double *wu, double *wg)
+{
+	shard_job *job = &r->jobs[s];
+	int d = r->n_theta + 1, dd = col ? r->dc : d, rc = -1;
+	const xf_plaw_coords *pc = col ? &r->pcc : &r->pc;
+	const double *cov = col ? r->init_cov_wc : r->init_cov_w;
+	xf_plaw_target pt = { col ? xf_collapse_logp : xf_cmc_target_logp,
+			      col ? (void *)col : (void *)t, pc, wu, wg };
+	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
+		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
+		int handed = r->init_points && attempt == 0;
+		if (handed)
+			memcpy(u0, r->init_points + (size_t)chain * d, sizeof(double) * (size_t)d);
+		else
+			xf_cmc_to_u(t, r->x_start, job->noise, u0);
+		if (col) /* in place: mcol[j] ≥ j */
+			xf_collapse_restrict(col, u0, u0);
+		if (handed)
+			xf_plaw_to_w(pc, u0, u0);
+		else
+			start_point(r, s, key, dd, pc, cov, u0);
+		xf_chain_setup cs = { .d = dd,
+				      .logp = xf_plaw_target_logp,
+				      .ctx = &pt,
+				      .n_warmup = r->n_warmup,
+				      .n_samples = r->n_samples,
+				      .max_depth = r->max_depth,
+				      .dense = r->dense,
+				      .target_accept = r->target_accept,
+				      .settle = 1,
+				      .init = u0,
+				      .init_cov = cov,
+				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
+				      .tick = chain_tick,
+				      .tick_ctx = r,
+				      .abandon = col ? collapse_abandon : NULL,
+				      .abandon_ctx = col };
+		rc = xf_chain_run(&cs, o);
+		if (rc != -1)
+			break;
+	}
+	if (rc == 0) /* the draws and their log densities back in u */
+		xf_plaw_draws_to_u(pc, r->n_samples, o->draws, o->logp);
+	return rc;
+}
+
+/* One chain of one shard: collapsed where collapse_here allows, sampled again with every
+ * coordinate if its scaling comes near a bound. Returns 0, XF_ERR_INTERRUPTED, or −1
+ * (failed, reason set), −2 (memory). */
 static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *out, char *reason,
 		     size_t reason_size)
 {
@@ -260,50 +315,23 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 	t.x_fixed = r->x_start;
 	t.evals_total = &r->grad_evals_done; /* progress only */
 	collapsed = collapse_here(r, job, &t, &col);
-	int dd = collapsed ? r->dc : d;
-	const xf_plaw_coords *pc = collapsed ? &r->pcc : &r->pc;
-	const double *cov = collapsed ? r->init_cov_wc : r->init_cov_w;
-	xf_plaw_target pt = { collapsed ? xf_collapse_logp : xf_cmc_target_logp,
-			      collapsed ? (void *)&col : (void *)&t, pc, wu, wg };
-	xf_chain_out *o = out;
-	if (collapsed) {
-		if (xf_chain_out_alloc(&oc, dd, r->n_samples, r->dense))
-			goto done;
-		o = &oc;
+	if (collapsed && xf_chain_out_alloc(&oc, r->dc, r->n_samples, r->dense))
+		goto done;
+	rc = chain_attempts(r, s, chain, &t, collapsed ? &col : NULL, collapsed ? &oc : out, u0, wu,
+			    wg);
+	if (rc == -4) {
+		xf_info("cmc: shard %ld chain %d: the per-angle scaling came within %g conditional "
+			"sds of a bound after %d transitions; the chain samples every coordinate "
+			"instead (adr/0086)",
+			s, chain, XF_COLLAPSE_MIN_SD, oc.warmup_done + oc.samples_done);
+		pthread_mutex_lock(&r->lock); /* progress: its transitions run again */
+		r->iterations_done -= oc.warmup_done + oc.samples_done;
+		r->warmup_done -= oc.warmup_done;
+		pthread_mutex_unlock(&r->lock);
+		collapsed = 0;
+		xf_collapse_free(&col);
+		rc = chain_attempts(r, s, chain, &t, NULL, out, u0, wu, wg);
 	}
-	for (int attempt = 0; attempt <= XF_CMC_RETRIES; attempt++) {
-		uint64_t key = (uint64_t)chain + ((uint64_t)attempt << 32);
-		int handed = r->init_points && attempt == 0;
-		if (handed)
-			memcpy(u0, r->init_points + (size_t)chain * d, sizeof(double) * (size_t)d);
-		else
-			xf_cmc_to_u(&t, r->x_start, job->noise, u0);
-		if (collapsed) /* in place: mcol[j] ≥ j */
-			xf_collapse_restrict(&col, u0, u0);
-		if (handed)
-			xf_plaw_to_w(pc, u0, u0);
-		else
-			start_point(r, s, key, dd, pc, cov, u0);
-		xf_chain_setup cs = { .d = dd,
-				      .logp = xf_plaw_target_logp,
-				      .ctx = &pt,
-				      .n_warmup = r->n_warmup,
-				      .n_samples = r->n_samples,
-				      .max_depth = r->max_depth,
-				      .dense = r->dense,
-				      .target_accept = r->target_accept,
-				      .settle = 1,
-				      .init = u0,
-				      .init_cov = cov,
-				      .rng = { r->seed, (uint64_t)s, key, 0, XF_RNG_CMC_CHAIN },
-				      .tick = chain_tick,
-				      .tick_ctx = r };
-		rc = xf_chain_run(&cs, o);
-		if (rc != -1)
-			break;
-	}
-	if (rc == 0) /* the draws and their log densities back in u */
-		xf_plaw_draws_to_u(pc, r->n_samples, o->draws, o->logp);
 	if (rc == 0 && collapsed && expand_chain(r, s, chain, &col, &oc, out)) {
 		rc = -1;
 		snprintf(reason, reason_size,

@@ -151,6 +151,9 @@ typedef struct xf_chain_setup {
 	 * it diverged): progress for the user, never an input to the chain; NULL: none */
 	void (*tick)(void *tick_ctx, int sampling, int divergent);
 	void *tick_ctx;
+	/* checked after every transition (may be NULL): 1 abandons the chain (−4) */
+	int (*abandon)(void *abandon_ctx);
+	void *abandon_ctx;
 } xf_chain_setup;
 
 typedef struct xf_chain_out {
@@ -163,6 +166,7 @@ typedef struct xf_chain_out {
 	long grad_evals;      /* leapfrog steps, warmup included */
 	int warmup_divergent; /* divergences during warmup */
 	int warmup_done;      /* warmup transitions run (≤ n_warmup with settle) */
+	int samples_done;     /* sampling transitions run (n_samples unless stopped) */
 	int warmup_windows;   /* slow windows of the settling warmup */
 	double *metric;	      /* [d×d] or [d]: the adapted inverse metric */
 } xf_chain_out;
@@ -170,7 +174,7 @@ typedef struct xf_chain_out {
 int xf_chain_out_alloc(xf_chain_out *o, int d, int n_samples, int dense);
 void xf_chain_out_free(xf_chain_out *o);
 /* Warmup (adaptation) then sampling. Returns 0, −1 when the start is not finite, −2 on
- * allocation failure, −3 when interrupted. */
+ * allocation failure, −3 when interrupted, −4 when abandoned. */
 int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out);
 
 #endif
