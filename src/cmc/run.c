@@ -238,7 +238,9 @@ static int collapse_abandon(void *ctx)
 }
 
 /* A chain from its start, retried from the next streams when that is not finite; col
- * non-NULL: collapsed (collapse.h), abandoned (−4) once its scaling comes near a bound.
+ * non-NULL: collapsed (collapse.h), abandoned (−4) once its scaling comes near a bound,
+ * at its start too (the start's jitter can carry θ where the scaling's conditional leaves
+ * its bounds: weak laminar files).
  * The draws back in u. xf_chain_run's codes. */
 static int chain_attempts(cmc_run *r, long s, int chain, xf_cmc_target *t, xf_collapse *col,
 			  xf_chain_out *o, double *u0, double *wu, double *wg)
@@ -279,6 +281,10 @@ static int chain_attempts(cmc_run *r, long s, int chain, xf_cmc_target *t, xf_co
 				      .abandon = col ? collapse_abandon : NULL,
 				      .abandon_ctx = col };
 		rc = xf_chain_run(&cs, o);
+		if (rc == -1 && col && col->near_bound) {
+			rc = -4; /* the start's scaling beyond or near a bound: no collapsed start */
+			break;
+		}
 		if (rc != -1)
 			break;
 	}
