@@ -114,6 +114,9 @@ def test_well_identified():
         out[name] = params(folder)
         check(FALLBACK not in run_log(folder), f"{name}: no chain falls back")
         check(out[name]["status"] == "converged", f"{name}: converged")
+        col = out[name]["sampler"]["scaling_integrated_out"]
+        want = {"chains": 4 if name == "collapsed" else 0, "fell_back": 0}
+        check(col == want, f"{name}: sampler.scaling_integrated_out {col}, expected {want}")
     a, b = out["collapsed"], out["full"]
     for group in ("parameters", "scaling_parameters"):
         for n, v in b[group].items():
@@ -151,7 +154,11 @@ def test_weak_falls_back():
     n = log.count(FALLBACK)
     check(n >= 1, f"a collapsed chain meets the offset's bound and is sampled in full ({n})")
     check("within 8 conditional sds of a bound" in log, "run.log names the rule")
-    check(params(folder)["status"] == "converged", "the run converges")
+    p = params(folder)
+    check(p["status"] == "converged", "the run converges")
+    col = p["sampler"]["scaling_integrated_out"]
+    check(col["fell_back"] == n and col["chains"] == 4,
+          f"parameters.json counts the chains that fell back: {col}, {n} lines")
 
 
 test_well_identified()

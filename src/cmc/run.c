@@ -325,6 +325,12 @@ static int run_chain(cmc_run *r, long s, int chain, xf_lik *lik, xf_chain_out *o
 		goto done;
 	rc = chain_attempts(r, s, chain, &t, collapsed ? &col : NULL, collapsed ? &oc : out, u0, wu,
 			    wg);
+	if (collapsed) {
+		pthread_mutex_lock(&r->lock);
+		r->chains_collapsed++;
+		r->chains_fell_back += rc == -4;
+		pthread_mutex_unlock(&r->lock);
+	}
 	if (rc == -4) {
 		xf_info("cmc: shard %ld chain %d: the per-angle scaling came within %g conditional "
 			"sds of a bound after %d transitions; the chain samples every coordinate "
@@ -883,6 +889,12 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 		res->time_sampling_s = t_sampled - r.t0;
 		res->time_combine_s = now_s() - t_sampled;
 		res->time_nuts_s = r.n_shards == 1 ? res->time_sampling_s : 0.0;
+		res->chains_collapsed = r.chains_collapsed;
+		res->chains_fell_back = r.chains_fell_back;
+		if (r.chains_collapsed)
+			xf_info("cmc: %ld chains sampled with the per-angle scaling integrated out "
+				"(adr/0086), %ld of them again with every coordinate near a bound",
+				r.chains_collapsed, r.chains_fell_back);
 	}
 finish:
 	if (rc == 0) {

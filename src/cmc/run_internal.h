@@ -78,8 +78,9 @@ typedef struct cmc_run {
 	const xf_nlsq_result *nlsq;
 	/* progress and time, for what is printed only (eta.h, adr/0080) */
 	xf_eta eta;
-	long warmup_done;     /* warmup transitions of every chain so far */
-	int last_sampling;    /* the latest transition was a draw (1) or warmup (0) */
+	long warmup_done;  /* warmup transitions of every chain so far */
+	int last_sampling; /* the latest transition was a draw (1) or warmup (0) */
+	long chains_collapsed, chains_fell_back; /* adr/0086, under the lock */
 	long grad_evals_done; /* NUTS gradient passes so far, every chain (atomic) */
 	int long_checked;     /* the long-run estimate was made */
 	int long_warned;      /* the long-run line was said */
