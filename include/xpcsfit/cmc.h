@@ -167,9 +167,6 @@ typedef struct xf_cmc_result {
 	xf_cmc_prior_vs_nlsq prior_vs_nlsq; /* before sampling (prior_vs_nlsq.c) */
 	uint64_t seed;
 	long grad_evals;
-	/* chains this run sampled (not resumed) with the per-angle scaling integrated out
-	 * (adr/0086), and those of them abandoned for the full sampler near a bound */
-	long chains_collapsed, chains_fell_back;
 	char shard_dir[4096]; /* where every shard's draws are kept */
 	/* how the posterior was reached (cmc.md; adr/0045): "importance" (the NLSQ
 	 * approximation importance-sampled and checked against the exact posterior), "nuts"

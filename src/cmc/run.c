@@ -889,11 +889,14 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 		res->time_sampling_s = t_sampled - r.t0;
 		res->time_combine_s = now_s() - t_sampled;
 		res->time_nuts_s = r.n_shards == 1 ? res->time_sampling_s : 0.0;
-		res->chains_collapsed = r.chains_collapsed;
-		res->chains_fell_back = r.chains_fell_back;
+		/* run.log only: resumed shards and other ranks' chains are not counted, so
+		 * parameters.json (the same bytes over ranks and resumes) does not say it */
 		if (r.chains_collapsed)
-			xf_info("cmc: %ld chains sampled with the per-angle scaling integrated out "
-				"(adr/0086), %ld of them again with every coordinate near a bound",
+			xf_info("cmc: %ld chains of this process sampled with the per-angle "
+				"scaling "
+				"integrated out (adr/0086), %ld of them again with every "
+				"coordinate "
+				"near a bound",
 				r.chains_collapsed, r.chains_fell_back);
 	}
 finish:

@@ -347,10 +347,6 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddBoolToObject(sampler, "dense_mass", info->dense_mass);
 	cJSON_AddItemToObject(sampler, "seed", xf_json_u64(res->seed));
 	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));
-	cJSON *col = cJSON_CreateObject(); /* adr/0086: chains this process sampled */
-	cJSON_AddItemToObject(col, "chains", xf_json_int(res->chains_collapsed));
-	cJSON_AddItemToObject(col, "fell_back", xf_json_int(res->chains_fell_back));
-	cJSON_AddItemToObject(sampler, "scaling_integrated_out", col);
 	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", info->nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);
 	cJSON *timing = cJSON_CreateObject();
