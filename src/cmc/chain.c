@@ -98,12 +98,12 @@ static int scaled_logp(void *ctx, const double *z, double *logp, double *grad)
 }
 
 /* −3 when the run is interrupted, −4 when the caller abandons the chain, else 0: checked
- * after every transition. */
-static int stopped(const xf_chain_setup *s)
+ * after every transition (sampling: 0 in warmup, 1 after). */
+static int stopped(const xf_chain_setup *s, int sampling)
 {
 	if (xf_interrupted())
 		return -3;
-	return s->abandon && s->abandon(s->abandon_ctx) ? -4 : 0;
+	return s->abandon && s->abandon(s->abandon_ctx, sampling) ? -4 : 0;
 }
 
 /* One warmup transition: its counts, the progress tick, and the step size it teaches
@@ -141,7 +141,7 @@ static int warmup(const xf_chain_setup *s, xf_nuts *nuts, xf_metric *metric, xf_
 			xf_nuts_find_step(nuts, rng);
 			xf_step_adapt_init(&step, s->target_accept, xf_nuts_step(nuts));
 		}
-		int rc = stopped(s);
+		int rc = stopped(s, 0);
 		if (rc) {
 			xf_window_free(&win);
 			return rc;
@@ -161,7 +161,7 @@ static int fast_phase(const xf_chain_setup *s, xf_nuts *nuts, xf_chain_rng *rng,
 		warm_transition(s, nuts, rng, step, out);
 		if (win)
 			xf_window_add(win, xf_nuts_point(nuts, NULL));
-		int rc = stopped(s);
+		int rc = stopped(s, 0);
 		if (rc)
 			return rc;
 	}
@@ -334,7 +334,7 @@ int xf_chain_run(const xf_chain_setup *s, xf_chain_out *out)
 		out->samples_done++;
 		if (s->tick)
 			s->tick(s->tick_ctx, 1, info.divergent);
-		if ((rc = stopped(s)))
+		if ((rc = stopped(s, 1)))
 			goto done;
 	}
 	out->step_size = xf_nuts_step(nuts);

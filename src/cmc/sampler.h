@@ -151,8 +151,9 @@ typedef struct xf_chain_setup {
 	 * it diverged): progress for the user, never an input to the chain; NULL: none */
 	void (*tick)(void *tick_ctx, int sampling, int divergent);
 	void *tick_ctx;
-	/* checked after every transition (may be NULL): 1 abandons the chain (−4) */
-	int (*abandon)(void *abandon_ctx);
+	/* checked after every transition (may be NULL; sampling: 0 in warmup, 1 after): 1
+	 * abandons the chain (−4) */
+	int (*abandon)(void *abandon_ctx, int sampling);
 	void *abandon_ctx;
 } xf_chain_setup;
 
