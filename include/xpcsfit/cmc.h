@@ -134,6 +134,21 @@ typedef struct xf_cmc_prior_vs_nlsq {
 	int *conflict;	     /* 1: narrow and far, a prior–data conflict in waiting */
 } xf_cmc_prior_vs_nlsq;
 
+/* Posterior mass beyond the draws, from the exact posterior's profile (beyond.h,
+ * adr/0087). Arrays [n_params], NaN where not probed (a fixed parameter, the scaling). */
+typedef struct xf_cmc_beyond {
+	int done;	  /* 0: not probed (K > 1, or no posterior) */
+	int n_flagged;	  /* parameters flagged below */
+	long passes;	  /* likelihood passes it took */
+	double *mass;	  /* estimated fraction of the posterior beyond the draws, both sides */
+	double *sd_ratio; /* the sd with that mass / the draws' sd */
+	double *edge;	  /* the draws' extreme on the side of the larger mass (physical) */
+	double *reach;	  /* where 90 % of that side's mass beyond the draws is reached */
+	double *calib;	  /* the probe's mass between the 5 %/95 % quantile and the extreme
+			  * over the draws' (≈ 1 where its Laplace estimate is good) */
+	int *flagged;	  /* 1: a quality reason names this parameter */
+} xf_cmc_beyond;
+
 typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
@@ -165,6 +180,7 @@ typedef struct xf_cmc_result {
 	xf_cmc_check check;
 	xf_cmc_sensitivity sensitivity;
 	xf_cmc_prior_vs_nlsq prior_vs_nlsq; /* before sampling (prior_vs_nlsq.c) */
+	xf_cmc_beyond beyond;		    /* mass beyond the draws (beyond.c) */
 	uint64_t seed;
 	long grad_evals;
 	char shard_dir[4096]; /* where every shard's draws are kept */

@@ -13,6 +13,7 @@
 #include "cmc/route.h"
 #include "cmc/run_internal.h"
 #include "cmc/sensitivity.h"
+#include "cmc/beyond.h"
 
 #define XF_EBFMI_LOW 0.3 /* below: the sampler explores the energy poorly (Betancourt) */
 #define XF_ESS_LOW   100 /* bulk or tail ESS of a kept shard below this: marginal */
@@ -225,6 +226,13 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 		xf_quality_add_reason(q, "the largest R-hat is %.3f", rhat);
 	else if (kept && rhat > 1.01)
 		xf_quality_add_reason(q, "the largest R-hat among kept shards is %.3f", rhat);
+	/* mass of the exact posterior the draws never reached (beyond.c) */
+	for (int k = 0; res->beyond.done && k < res->n_params; k++)
+		if (res->beyond.flagged[k]) {
+			char text[sizeof q->reasons[0]];
+			xf_cmc_beyond_reason(res, k, text, sizeof text);
+			xf_quality_add_reason(q, "%s", text);
+		}
 	/* a prior that decides a parameter or fights the data (sensitivity.c) */
 	for (int k = 0; res->sensitivity.done && k < res->n_params; k++)
 		if (res->sensitivity.flagged[k]) {
@@ -250,7 +258,11 @@ int xf_cmc_route_publish(const cmc_run *r, xf_cmc_result *res, const xf_cmc_chec
 
 int xf_cmc_finish_route(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 {
+	const xf_shard_draws *dr = r->route_draws;
 	int rc = xf_cmc_prior_check(r, res, NULL, NULL, err);
+	if (rc == 0)
+		rc = xf_cmc_beyond_probe(r, dr->draws, dr->n_chains * dr->n_draws, dr->dim, NAN,
+					 res, err);
 	if (rc)
 		return rc;
 	judge(r, res, 1);
@@ -301,6 +313,9 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory summarizing the posterior");
 	}
 	int rc = combined ? xf_cmc_self_check(r, comb.u_draws, comb.n_draws, res, err) : 0;
+	if (rc == 0 && combined && res->n_shards == 1) /* the exact posterior's draws */
+		rc = xf_cmc_beyond_probe(r, comb.u_draws, comb.n_draws, nt,
+					 res->shards[0].sigma_mean, res, err);
 	xf_combination_free(&comb);
 	/* also without a posterior from one shard: its draws name a prior it fought */
 	if (rc == 0 && (combined || res->n_shards == 1))
@@ -368,6 +383,7 @@ void xf_cmc_result_free(xf_cmc_result *res)
 	free(res->approx.log_p);
 	xf_cmc_sensitivity_free(&res->sensitivity);
 	xf_cmc_prior_vs_nlsq_free(&res->prior_vs_nlsq);
+	xf_cmc_beyond_free(&res->beyond);
 	memset(res, 0, sizeof *res);
 }
 

@@ -333,6 +333,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddItemToObject(root, "consensus_check", check_object(res));
 	cJSON_AddItemToObject(root, "prior_sensitivity", xf_cmc_sensitivity_json(res));
 	cJSON_AddItemToObject(root, "prior_vs_nlsq", xf_cmc_prior_vs_nlsq_json(res));
+	cJSON_AddItemToObject(root, "beyond_draws", xf_cmc_beyond_json(res));
 	cJSON_AddItemToObject(root, "posterior_diagnostics", xf_cmc_posterior_diag_json(res));
 	cJSON *sh = cJSON_CreateArray();
 	for (long s = 0; s < res->n_shards; s++)

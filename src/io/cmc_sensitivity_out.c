@@ -210,6 +210,37 @@ cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
 	return obj;
 }
 
+cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
+{
+	const xf_cmc_beyond *t = &res->beyond;
+	if (!t->done)
+		return cJSON_CreateNull();
+	cJSON *obj = cJSON_CreateObject(), *params = cJSON_CreateObject();
+	cJSON_AddStringToObject(
+		obj, "rule",
+		"along each parameter past the draws' extremes: the Laplace mass of "
+		"the exact posterior's slices, scaled by the draws' density at their "
+		"5 %/95 % quantile; flagged when above 0.01 or when it widens the "
+		"sd by more than 5 %");
+	cJSON_AddItemToObject(obj, "flagged", xf_json_int(t->n_flagged));
+	cJSON_AddItemToObject(obj, "passes", xf_json_int(t->passes));
+	for (int m = 0; m < res->n_theta; m++) {
+		int k = res->theta[m];
+		if (isnan(t->mass[k]))
+			continue;
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddItemToObject(e, "mass_beyond_draws", xf_json_num(t->mass[k]));
+		cJSON_AddItemToObject(e, "sd_ratio", xf_json_num(t->sd_ratio[k]));
+		cJSON_AddItemToObject(e, "draws_edge", xf_json_num(t->edge[k]));
+		cJSON_AddItemToObject(e, "reach", xf_json_num(t->reach[k]));
+		cJSON_AddItemToObject(e, "calibration", xf_json_num(t->calib[k]));
+		cJSON_AddBoolToObject(e, "flagged", t->flagged[k]);
+		cJSON_AddItemToObject(params, res->names[k], e);
+	}
+	cJSON_AddItemToObject(obj, "parameters", params);
+	return obj;
+}
+
 void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 {
 	const xf_cmc_prior_vs_nlsq *p = &res->prior_vs_nlsq;

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The posterior's mass beyond its draws (adr/0087, docs/cmc.md "Mass beyond the draws"),
+as a user meets it with the default `fit`:
+
+a. A static file whose posterior runs thinly up the alpha = 0 ridge (small static
+   replicate 15 of validation/fallback/replicates.py: 2 angles x 80 frames, alpha -0.08):
+   a long exact run puts D0's sd at ~4 200, the default run's draws at ~500 with every
+   diagnostic clean. The probe must find the mass (D0 flagged, its sd at least doubled,
+   the mass reaching past 3 x the draws' edge), the quality must be `marginal` with a
+   reason naming D0, and alpha (well inside its draws) must not be flagged.
+b. A well-identified file: the probe runs, flags nothing, finds < 0.2 % beyond any
+   parameter's draws, and its own calibration (its mass between the 95 % quantile and
+   the extreme over the draws' 5 %) lies within a factor 3 of 1.
+~20 s of CPU."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from tally import check, summary
+
+XF = os.environ["XF_BINARY"]
+TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_beyond_cli")
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+
+CFG = """analysis_mode: static
+experimental_data: {{file_path: {data}}}
+analyzer_parameters:
+  dt: 0.1
+  start_frame: 1
+  end_frame: {frames}
+  scattering: {{wavevector_q: 0.01}}
+initial_parameters:
+  parameter_names: [D0, alpha, D_offset]
+  values: {values}
+optimization:
+  nlsq: {{anti_degeneracy: {{per_angle_mode: individual}}}}
+  cmc:
+    seed: 42
+    per_angle_mode: individual
+"""
+
+
+def run(*args):
+    return subprocess.run([XF, *args], capture_output=True, text=True)
+
+
+def fit(name, frames, values, phi, noise, seed):
+    data = os.path.join(TMP, name + ".h5")
+    cfg = os.path.join(TMP, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(CFG.format(data=data, frames=frames, values=values))
+    r = run("simulate", "--config", cfg, "--phi", phi, "--out", data, "--noise", noise,
+            "--seed", seed, "--frames", str(frames), "--force", "-q")
+    check(r.returncode == 0, f"simulate {name}: {r.stderr[-300:]}")
+    folder = os.path.join(TMP, name + "_fit")
+    r = run("fit", "--config", cfg, "--out", folder, "--no-plots", "-q", "--threads", "2")
+    check(r.returncode == 0, f"fit {name}: exit {r.returncode}: {r.stderr[-300:]}")
+    if r.returncode != 0:
+        return None
+    with open(os.path.join(folder, "cmc", "parameters.json")) as f:
+        return json.load(f)
+
+
+def test_ridge_tail():
+    p = fit("ridge", 80, "[1655.2603878112832, -0.08141293910421354, 0.0]", "0,45", "0.002",
+            "16")
+    if p is None:
+        return
+    b = p["beyond_draws"]
+    check(b is not None, "the probe ran")
+    if b is None:
+        return
+    d0, alpha = b["parameters"]["D0"], b["parameters"]["alpha"]
+    print(f"route {p['posterior_route']['route']}; D0 {p['parameters']['D0']['mean']:.0f} +- "
+          f"{p['parameters']['D0']['std']:.0f}; probe: D0 {d0}, alpha {alpha}; "
+          f"{b['passes']} passes")
+    check(d0["flagged"], "D0's mass beyond the draws is flagged")
+    check(d0["sd_ratio"] > 2.0, f"D0's sd at least doubled by it ({d0['sd_ratio']:.2f})")
+    check(d0["reach"] > 3.0 * d0["draws_edge"],
+          f"the mass reaches far past the draws ({d0['reach']:.0f} vs {d0['draws_edge']:.0f})")
+    check(not alpha["flagged"], "alpha is not flagged")
+    q = p["quality"]
+    check(q["overall"] == "marginal", f"quality marginal ({q['overall']})")
+    check(any(r.startswith("the exact posterior of D0 reaches beyond the draws")
+              for r in q["reasons"]), "a reason names D0")
+
+
+def test_well_identified():
+    p = fit("well", 40, "[900.0, -0.6, 20.0]", "0,45,90", "0.003", "3")
+    if p is None:
+        return
+    b = p["beyond_draws"]
+    check(b is not None, "the probe ran")
+    if b is None:
+        return
+    print(f"route {p['posterior_route']['route']}; probe {b}")
+    check(b["flagged"] == 0, "nothing flagged")
+    for name, e in b["parameters"].items():
+        check(e["mass_beyond_draws"] < 2e-3, f"{name}: mass beyond {e['mass_beyond_draws']:.2g}")
+        check(e["sd_ratio"] < 1.02, f"{name}: sd ratio {e['sd_ratio']:.4f}")
+        check(1 / 3 < e["calibration"] < 3, f"{name}: calibration {e['calibration']:.2f}")
+    check(p["quality"]["overall"] == "good", f"quality good ({p['quality']})")
+
+
+test_ridge_tail()
+test_well_identified()
+sys.exit(summary())
