@@ -219,6 +219,15 @@ static void block_handled_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &block, old);
 }
 
+int xf_thread_create(pthread_t *thread, void *(*start)(void *), void *arg)
+{
+	sigset_t old;
+	block_handled_signals(&old); /* the new thread inherits the mask */
+	int rc = pthread_create(thread, NULL, start, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 void xf_phase(const char *name, int polls)
 {
 	/* the name is read by the handler: block the signals while it changes */

@@ -11,10 +11,19 @@
 #ifndef XPCSFIT_UTIL_INTERRUPT_H
 #define XPCSFIT_UTIL_INTERRUPT_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 /* Install the SIGINT/SIGTERM handlers (main, before anything else). */
 void xf_signals_install(void);
+
+/* pthread_create for the program's own threads (the virtual-device pool): the thread
+ * starts with SIGINT, SIGTERM and SIGALRM blocked, so the handler only ever runs in the
+ * main thread, whose critical sections block them. sigprocmask is per thread: a signal
+ * taken by a pool thread ran the handler beside xf_interrupt_unmark in the main thread
+ * and said "marked incomplete" of a folder whose marker it had just removed
+ * (test_plot_signals, --threads 2, on a loaded machine). Returns pthread_create's. */
+int xf_thread_create(pthread_t *thread, void *(*start)(void *), void *arg);
 
 /* Enter a phase: name for the messages ("load", "fit", "plots", ...), polls 1 when the
  * code of this phase checks xf_interrupted() itself. Entering a non-polling phase after a

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/interrupt.h"
 #include "xpcsfit/options.h"
 
 struct xf_pool {
@@ -82,7 +83,7 @@ xf_pool *xf_pool_create(int n_threads)
 			return NULL;
 		}
 		for (int t = 0; t < n_threads - 1; t++)
-			if (pthread_create(&pool->threads[t], NULL, worker_main, pool)) {
+			if (xf_thread_create(&pool->threads[t], worker_main, pool)) {
 				pool->n_threads = t + 1; /* keep the ones that started */
 				break;
 			}
