@@ -14,6 +14,8 @@ b. A well-identified file: the probe runs, flags nothing, finds < 0.2 % beyond a
 ~20 s of CPU."""
 import json
 import os
+
+import h5py
 import shutil
 import subprocess
 import sys
@@ -61,7 +63,9 @@ def fit(name, frames, values, phi, noise, seed):
     if r.returncode != 0:
         return None
     with open(os.path.join(folder, "cmc", "parameters.json")) as f:
-        return json.load(f)
+        p = json.load(f)
+    p["_h5"] = os.path.join(folder, "cmc", "results.h5")
+    return p
 
 
 def test_ridge_tail():
@@ -82,6 +86,12 @@ def test_ridge_tail():
     check(d0["reach"] > 3.0 * d0["draws_edge"],
           f"the mass reaches far past the draws ({d0['reach']:.0f} vs {d0['draws_edge']:.0f})")
     check(not alpha["flagged"], "alpha is not flagged")
+    with h5py.File(p["_h5"]) as f:  # the same numbers in results.h5
+        names = [n.decode() for n in f["cmc/parameter_names"][:]]
+        g = f["cmc/beyond_draws"]
+        k = names.index("D0")
+        check(g["mass_beyond_draws"][k] == d0["mass_beyond_draws"] and g["flagged"][k] == 1,
+              "results.h5 /cmc/beyond_draws holds D0's numbers")
     q = p["quality"]
     check(q["overall"] == "marginal", f"quality marginal ({q['overall']})")
     check(any(r.startswith("the exact posterior of D0 reaches beyond the draws")

@@ -475,6 +475,7 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		check_group(&w, g, res);
 		xf_cmc_sensitivity_h5(&w, g, res);
 		xf_cmc_prior_vs_nlsq_h5(&w, g, res);
+		xf_cmc_beyond_h5(&w, g, res);
 		xf_cmc_posterior_diag_h5(&w, g, res);
 		cmc_dims(&w, g, res);
 		H5Gclose(g);

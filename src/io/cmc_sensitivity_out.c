@@ -210,6 +210,11 @@ cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
 	return obj;
 }
 
+#define XF_BEYOND_RULE                                                                             \
+	"along each parameter past the draws' extremes: the Laplace mass of the exact "            \
+	"posterior's slices, scaled by the draws' density at their 5 %/95 % quantile; "            \
+	"flagged when above 0.01 or when it widens the sd by more than 5 %"
+
 cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
 {
 	const xf_cmc_beyond *t = &res->beyond;
@@ -285,6 +290,47 @@ void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 						"width_ratio",
 						"expected_pull_sd",
 						"conflict" };
+	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
+		xf_h5_dims(w, sg, by_param[k], "/cmc/parameter_names", NULL);
+	xf_h5_nx_class(w, sg, "NXcollection");
+	H5Gclose(sg);
+}
+
+void xf_cmc_beyond_h5(h5w *w, hid_t g, const xf_cmc_result *res)
+{
+	const xf_cmc_beyond *t = &res->beyond;
+	size_t nf = (size_t)res->n_params;
+	if (!t->done)
+		return;
+	hid_t sg = H5Gcreate2(g, "beyond_draws", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
+	double *flag = malloc(sizeof(double) * nf);
+	if (sg < 0 || !flag) {
+		if (sg >= 0)
+			H5Gclose(sg);
+		free(flag);
+		xf_h5_fail(w, "/cmc/beyond_draws");
+		return;
+	}
+	for (size_t k = 0; k < nf; k++)
+		flag[k] = isnan(t->mass[k]) ? NAN : t->flagged[k];
+	xf_h5_attr_str(w, sg, "rule", XF_BEYOND_RULE);
+	xf_h5_put_vec(w, sg, "mass_beyond_draws", nf, t->mass, "1",
+		      "the exact posterior's mass past the draws' extremes, both sides (NaN: not "
+		      "probed)");
+	xf_h5_put_vec(w, sg, "sd_ratio", nf, t->sd_ratio, "1",
+		      "the sd with that mass over the draws' sd");
+	xf_h5_put_vec(w, sg, "draws_edge", nf, t->edge, "parameter",
+		      "the draws' extreme on the side of the larger mass");
+	xf_h5_put_vec(w, sg, "reach", nf, t->reach, "parameter",
+		      "where 90 % of that side's mass beyond the draws is reached");
+	xf_h5_put_vec(w, sg, "calibration", nf, t->calib, "1",
+		      "the probe's mass between the 95 % (5 %) quantile and the extreme over the "
+		      "draws' 5 %");
+	xf_h5_put_vec(w, sg, "flagged", nf, flag, "1", "1: a quality reason names it");
+	free(flag);
+	static const char *const by_param[] = { "mass_beyond_draws", "sd_ratio",
+						"draws_edge",	     "reach",
+						"calibration",	     "flagged" };
 	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
 		xf_h5_dims(w, sg, by_param[k], "/cmc/parameter_names", NULL);
 	xf_h5_nx_class(w, sg, "NXcollection");

@@ -19,8 +19,9 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res);
 cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res);
 void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res);
 /* the posterior's mass beyond its draws (xf_cmc_beyond, adr/0087): parameters.json
- * "beyond_draws" (null when not probed) */
+ * "beyond_draws" (null when not probed), results.h5 /cmc/beyond_draws */
 cJSON *xf_cmc_beyond_json(const xf_cmc_result *res);
+void xf_cmc_beyond_h5(h5w *w, hid_t g, const xf_cmc_result *res);
 /* two rows of the report's Fit section: the sensitivities, and posterior against NLSQ */
 void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res);
 
