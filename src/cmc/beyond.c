@@ -20,7 +20,7 @@
 
 #include "cmc/beyond.h"
 
-#define XF_BEYOND_NEWTON_MAX 20	  /* Newton steps per slice */
+#define XF_BEYOND_NEWTON_MAX 12	  /* Newton steps per slice */
 #define XF_BEYOND_STEPS_MAX  24	  /* slices per side beyond the extreme */
 #define XF_BEYOND_GROWTH     1.5  /* each step 1.5 × the last */
 #define XF_BEYOND_DROP	     12.0 /* a slice this far below the extreme's: the tail has ended */
@@ -124,11 +124,11 @@ static int slice(probe *p, int k, double *u, double *ell)
 			half_logdet += log(p->h[(size_t)i * n + i]);
 		*ell = lp - half_logdet;
 		/* dec/2: what a full Newton step would still gain, far below what matters */
-		if (dec < 1e-4 || it == XF_BEYOND_NEWTON_MAX)
+		if (dec < 1e-3 || it == XF_BEYOND_NEWTON_MAX)
 			return 0;
 		double step = 1.0, lt = 0.0;
 		int ok = 0;
-		for (int ls = 0; ls < 30 && !ok; ls++, step *= 0.5) {
+		for (int ls = 0; ls < 12 && !ok; ls++, step *= 0.5) {
 			a = 0;
 			for (int m = 0; m < d; m++)
 				p->trial[m] = m == k ? u[m] : u[m] + step * p->delta[a++];
@@ -164,6 +164,41 @@ static void nearest_draw(const probe *p, const double *u_draws, int n, int strid
 	u[p->nt] = stride > p->nt ? u_draws[(size_t)best * stride + p->nt] : log_sigma;
 }
 
+/* The next slice's start at u_m = v from the last two maxima ua, ue: the best by log
+ * target of the last maximum moved to v, and of the path through the two carried on
+ * linearly in u and in physical units (along a ridge such as D0 + D_offset = const the
+ * path is straight in x and bends in u, where a start 3 units out lands 1e7 below). */
+static void predict(probe *p, int m, const double *ua, const double *ue, double v, double *uc)
+{
+	const xf_problem *pr = p->t.pr;
+	int d = p->d, jm = p->t.theta[m];
+	double *cand = p->trial, best = -INFINITY, lp;
+	double xa = u_to_x(pr, jm, ua[m]), xe = u_to_x(pr, jm, ue[m]), xv = u_to_x(pr, jm, v);
+	double ru = (v - ue[m]) / (ue[m] - ua[m]), rx = (xv - xe) / (xe - xa);
+	memcpy(uc, ue, sizeof(double) * (size_t)d);
+	uc[m] = v;
+	for (int c = 0; c < 3; c++) {
+		for (int l = 0; l < d; l++) {
+			cand[l] = ue[l];
+			if (c == 1 || (c == 2 && l >= p->nt))
+				cand[l] = ue[l] + (ue[l] - ua[l]) * ru;
+			else if (c == 2) {
+				int j = p->t.theta[l];
+				double xl = u_to_x(pr, j, ue[l]), ya = u_to_x(pr, j, ua[l]);
+				double f = (xl + (xl - ya) * rx - pr->lower[j]) /
+					   (pr->upper[j] - pr->lower[j]);
+				if (f > 0.0 && f < 1.0 && isfinite(f))
+					cand[l] = log(f) - log1p(-f);
+			}
+		}
+		cand[m] = v;
+		if (logp(p, cand, &lp, NULL) == 0 && lp > best) {
+			best = lp;
+			memcpy(uc, cand, sizeof(double) * (size_t)d);
+		}
+	}
+}
+
 /* One side (+1 above, −1 below) of parameter m: the mass beyond the draws' extreme and its
  * contribution to the variance of x about mean_x. 0, or −1 when the probe cannot say
  * (out->mass NaN). */
@@ -197,17 +232,12 @@ static int walk(probe *p, int m, int side, const double *u_draws, int n, int str
 	/* the draws hold 5 % between q and their extreme */
 	o->calib = exp(log_segment(ell_a - log_z, ell_e - log_z, fabs(e - qa))) / 0.05;
 	double h0 = 0.5 * fabs(e - qa), v_prev = e, ell_prev = ell_e, mass = 0.0, var = 0.0;
-	double v_prev2 = qa;
 	memcpy(uc, ue, sizeof(double) * (size_t)d);
 	for (int s = 0; s < XF_BEYOND_STEPS_MAX; s++) {
 		double h = h0 * pow(XF_BEYOND_GROWTH, s), v = v_prev + side * h, ell;
 		if (fabs(v) > XF_BEYOND_U_MAX)
 			break;
-		/* start from the last maximum moved along the path of the last two */
-		double slope = h / fabs(v_prev - v_prev2);
-		for (int l = 0; l < d; l++)
-			uc[l] = ue[l] + (ue[l] - ua[l]) * slope;
-		uc[m] = v;
+		predict(p, m, ua, ue, v, uc);
 		if (slice(p, m, uc, &ell)) { /* or from the last maximum itself */
 			memcpy(uc, ue, sizeof(double) * (size_t)d);
 			uc[m] = v;
@@ -223,7 +253,6 @@ static int walk(probe *p, int m, int side, const double *u_draws, int n, int str
 		int falling = ell < ell_prev;
 		memcpy(ua, ue, sizeof(double) * (size_t)d);
 		memcpy(ue, uc, sizeof(double) * (size_t)d);
-		v_prev2 = v_prev;
 		v_prev = v;
 		ell_prev = ell;
 		if (falling && (ell < ell_e - XF_BEYOND_DROP || seg < XF_BEYOND_SLICE_MIN))
