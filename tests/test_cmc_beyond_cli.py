@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 
+from small_configs import STATIC_FREE
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
@@ -27,33 +28,17 @@ TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_beyond_cli")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 
-CFG = """analysis_mode: static
-experimental_data: {{file_path: {data}}}
-analyzer_parameters:
-  dt: 0.1
-  start_frame: 1
-  end_frame: {frames}
-  scattering: {{wavevector_q: 0.01}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: {values}
-optimization:
-  nlsq: {{anti_degeneracy: {{per_angle_mode: individual}}}}
-  cmc:
-    seed: 42
-    per_angle_mode: individual
-"""
-
 
 def run(*args):
     return subprocess.run([XF, *args], capture_output=True, text=True)
 
 
-def fit(name, frames, values, phi, noise, seed):
+def fit(name, frames, truth, phi, noise, seed):
     data = os.path.join(TMP, name + ".h5")
     cfg = os.path.join(TMP, name + ".yaml")
     with open(cfg, "w") as f:
-        f.write(CFG.format(data=data, frames=frames, values=values))
+        f.write(STATIC_FREE.format(data=data, frames=frames, d0=truth[0], alpha=truth[1],
+                                   d_offset=truth[2]))
     r = run("simulate", "--config", cfg, "--phi", phi, "--out", data, "--noise", noise,
             "--seed", seed, "--frames", str(frames), "--force", "-q")
     check(r.returncode == 0, f"simulate {name}: {r.stderr[-300:]}")
@@ -69,7 +54,7 @@ def fit(name, frames, values, phi, noise, seed):
 
 
 def test_ridge_tail():
-    p = fit("ridge", 80, "[1655.2603878112832, -0.08141293910421354, 0.0]", "0,45", "0.002",
+    p = fit("ridge", 80, (1655.2603878112832, -0.08141293910421354, 0.0), "0,45", "0.002",
             "16")
     if p is None:
         return
@@ -99,7 +84,7 @@ def test_ridge_tail():
 
 
 def test_well_identified():
-    p = fit("well", 40, "[900.0, -0.6, 20.0]", "0,45,90", "0.003", "3")
+    p = fit("well", 40, (900.0, -0.6, 20.0), "0,45,90", "0.003", "3")
     if p is None:
         return
     b = p["beyond_draws"]

@@ -32,29 +32,13 @@ import sys
 import h5py
 import numpy as np
 
+from small_configs import STATIC_FREE as STATIC
 from tally import check, summary
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_route")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
-
-STATIC = """analysis_mode: static
-experimental_data: {{file_path: {data}}}
-analyzer_parameters:
-  dt: 0.1
-  start_frame: 1
-  end_frame: {frames}
-  scattering: {{wavevector_q: 0.01}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: [{d0}, {alpha}, {d_offset}]
-optimization:
-  nlsq: {{anti_degeneracy: {{per_angle_mode: individual}}}}
-  cmc:
-    seed: 42
-    per_angle_mode: individual
-"""
 
 
 def run(*args):
