@@ -147,6 +147,8 @@ typedef struct xf_cmc_beyond {
 	double *calib;	  /* the probe's mass between the 5 %/95 % quantile and the extreme
 			  * over the draws' (≈ 1 where its Laplace estimate is good) */
 	int *flagged;	  /* 1: a quality reason names this parameter */
+	int *sides;	  /* sides judged (0–2): not one whose calibration slices do not
+			   * converge or whose calibration lies outside [0.2, 5] */
 } xf_cmc_beyond;
 
 typedef struct xf_cmc_result {

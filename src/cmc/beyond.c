@@ -25,6 +25,7 @@
 #define XF_BEYOND_GROWTH     1.5  /* each step 1.5 × the last */
 #define XF_BEYOND_DROP	     12.0 /* a slice this far below the extreme's: the tail has ended */
 #define XF_BEYOND_SLICE_MIN  1e-6 /* ... or one holding less than this (and falling) */
+#define XF_BEYOND_CALIB_MIN  0.2  /* calibration outside [0.2, 5]: the side is not judged */
 #define XF_BEYOND_U_MAX	     30.0 /* |u| beyond: within e^−30 of a bound */
 
 typedef struct probe {
@@ -93,8 +94,9 @@ static void curvature(const probe *p, int k, const double *u, double chi2, doubl
 }
 
 /* The slice u_k = u[k]: u moved to the maximum over the other coordinates (Newton steps
- * with H, a backtracking line search), *ell its Laplace log mass. 0, or −1 where the log
- * target or H is not usable. */
+ * with H, a backtracking line search), *ell its Laplace log mass. 0; 1 when the steps did
+ * not reach the maximum (a curved valley crawled along: *ell then is too low); −1 where
+ * the log target or H is not usable. */
 static int slice(probe *p, int k, double *u, double *ell)
 {
 	int d = p->d, n = d - 1;
@@ -124,8 +126,10 @@ static int slice(probe *p, int k, double *u, double *ell)
 			half_logdet += log(p->h[(size_t)i * n + i]);
 		*ell = lp - half_logdet;
 		/* dec/2: what a full Newton step would still gain, far below what matters */
-		if (dec < 1e-3 || it == XF_BEYOND_NEWTON_MAX)
+		if (dec < 1e-3)
 			return 0;
+		if (it == XF_BEYOND_NEWTON_MAX)
+			return 1;
 		double step = 1.0, lt = 0.0;
 		int ok = 0;
 		for (int ls = 0; ls < 12 && !ok; ls++, step *= 0.5) {
@@ -134,8 +138,8 @@ static int slice(probe *p, int k, double *u, double *ell)
 				p->trial[m] = m == k ? u[m] : u[m] + step * p->delta[a++];
 			ok = logp(p, p->trial, &lt, p->gt) == 0 && lt >= lp + 1e-4 * step * dec;
 		}
-		if (!ok) /* no ascent left at this precision: u is the maximum */
-			return 0;
+		if (!ok) /* no ascent left at this precision: the maximum, if close to it */
+			return dec < 1.0 ? 0 : 1;
 		memcpy(u, p->trial, sizeof(double) * (size_t)d);
 		memcpy(p->g, p->gt, sizeof(double) * (size_t)d);
 		lp = lt;
@@ -222,26 +226,32 @@ static int walk(probe *p, int m, int side, const double *u_draws, int n, int str
 	o->edge_x = u_to_x(pr, j, e);
 	if (!(q2 > q1) || !(side * (e - qa) > 0.0))
 		goto done;
+	/* each calibration slice at a draw's own u_k, from that draw: on a thin curved ridge
+	 * a draw moved to another u_k lies far off it, where Newton steps crawl */
 	double ell_a, ell_e;
 	nearest_draw(p, u_draws, n, stride, log_sigma, m, qa, ua);
-	ua[m] = qa;
 	nearest_draw(p, u_draws, n, stride, log_sigma, m, e, ue);
-	if (slice(p, m, ua, &ell_a) || slice(p, m, ue, &ell_e))
+	double va = ua[m];
+	if (!(side * (e - va) > 0.0) || slice(p, m, ua, &ell_a) || slice(p, m, ue, &ell_e))
 		goto done;
 	double log_z = ell_a - log(0.04 / (q2 - q1));
-	/* the draws hold 5 % between q and their extreme */
-	o->calib = exp(log_segment(ell_a - log_z, ell_e - log_z, fabs(e - qa))) / 0.05;
-	double h0 = 0.5 * fabs(e - qa), v_prev = e, ell_prev = ell_e, mass = 0.0, var = 0.0;
+	/* the draws hold ~5 % between q and their extreme; a probe whose Laplace masses
+	 * disagree with the draws this much says nothing about the mass beyond them */
+	o->calib = exp(log_segment(ell_a - log_z, ell_e - log_z, fabs(e - va))) / 0.05;
+	if (!(o->calib > XF_BEYOND_CALIB_MIN && o->calib < 1.0 / XF_BEYOND_CALIB_MIN))
+		goto done;
+	double h0 = 0.5 * fabs(e - va), v_prev = e, ell_prev = ell_e, mass = 0.0, var = 0.0;
 	memcpy(uc, ue, sizeof(double) * (size_t)d);
 	for (int s = 0; s < XF_BEYOND_STEPS_MAX; s++) {
 		double h = h0 * pow(XF_BEYOND_GROWTH, s), v = v_prev + side * h, ell;
 		if (fabs(v) > XF_BEYOND_U_MAX)
 			break;
 		predict(p, m, ua, ue, v, uc);
-		if (slice(p, m, uc, &ell)) { /* or from the last maximum itself */
+		int sr = slice(p, m, uc, &ell);
+		if (sr < 0) { /* or from the last maximum itself */
 			memcpy(uc, ue, sizeof(double) * (size_t)d);
 			uc[m] = v;
-			if (slice(p, m, uc, &ell))
+			if ((sr = slice(p, m, uc, &ell)) < 0)
 				break;
 		}
 		double seg = exp(log_segment(ell_prev - log_z, ell - log_z, h));
@@ -255,7 +265,8 @@ static int walk(probe *p, int m, int side, const double *u_draws, int n, int str
 		memcpy(ue, uc, sizeof(double) * (size_t)d);
 		v_prev = v;
 		ell_prev = ell;
-		if (falling && (ell < ell_e - XF_BEYOND_DROP || seg < XF_BEYOND_SLICE_MIN))
+		/* a slice short of its maximum counts (its mass too low) and ends the walk */
+		if (sr || (falling && (ell < ell_e - XF_BEYOND_DROP || seg < XF_BEYOND_SLICE_MIN)))
 			break;
 	}
 	o->mass = mass;
@@ -283,7 +294,9 @@ static int tail_alloc(xf_cmc_beyond *t, int nf)
 	t->reach = malloc(z);
 	t->calib = malloc(z);
 	t->flagged = calloc((size_t)nf, sizeof(int));
-	if (!t->mass || !t->sd_ratio || !t->edge || !t->reach || !t->calib || !t->flagged)
+	t->sides = calloc((size_t)nf, sizeof(int));
+	if (!t->mass || !t->sd_ratio || !t->edge || !t->reach || !t->calib || !t->flagged ||
+	    !t->sides)
 		return -1;
 	for (int k = 0; k < nf; k++)
 		t->mass[k] = t->sd_ratio[k] = t->edge[k] = t->reach[k] = t->calib[k] = NAN;
@@ -359,6 +372,7 @@ int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stri
 		tl->edge[j] = big->edge_x;
 		tl->reach[j] = big->reach_x;
 		tl->calib[j] = big->calib;
+		tl->sides[j] = !ru + !rl;
 		tl->flagged[j] =
 			tl->mass[j] > XF_BEYOND_MASS || tl->sd_ratio[j] > XF_BEYOND_SD_RATIO;
 		tl->n_flagged += tl->flagged[j];
@@ -403,5 +417,6 @@ void xf_cmc_beyond_free(xf_cmc_beyond *t)
 	free(t->reach);
 	free(t->calib);
 	free(t->flagged);
+	free(t->sides);
 	memset(t, 0, sizeof *t);
 }

@@ -231,7 +231,7 @@ cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
 	cJSON_AddItemToObject(obj, "passes", xf_json_int(t->passes));
 	for (int m = 0; m < res->n_theta; m++) {
 		int k = res->theta[m];
-		if (isnan(t->mass[k]))
+		if (k >= res->n_phys) /* the scaling: not probed */
 			continue;
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddItemToObject(e, "mass_beyond_draws", xf_json_num(t->mass[k]));
@@ -240,6 +240,7 @@ cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
 		cJSON_AddItemToObject(e, "reach", xf_json_num(t->reach[k]));
 		cJSON_AddItemToObject(e, "calibration", xf_json_num(t->calib[k]));
 		cJSON_AddBoolToObject(e, "flagged", t->flagged[k]);
+		cJSON_AddItemToObject(e, "sides_judged", xf_json_int(t->sides[k]));
 		cJSON_AddItemToObject(params, res->names[k], e);
 	}
 	cJSON_AddItemToObject(obj, "parameters", params);
@@ -327,10 +328,15 @@ void xf_cmc_beyond_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 		      "the probe's mass between the 95 % (5 %) quantile and the extreme over the "
 		      "draws' 5 %");
 	xf_h5_put_vec(w, sg, "flagged", nf, flag, "1", "1: a quality reason names it");
+	for (size_t k = 0; k < nf; k++)
+		flag[k] = isnan(t->mass[k]) ? NAN : t->sides[k];
+	xf_h5_put_vec(w, sg, "sides_judged", nf, flag, "1",
+		      "sides (0-2) whose calibration slices converged and agreed with the draws");
 	free(flag);
 	static const char *const by_param[] = { "mass_beyond_draws", "sd_ratio",
 						"draws_edge",	     "reach",
-						"calibration",	     "flagged" };
+						"calibration",	     "flagged",
+						"sides_judged" };
 	for (size_t k = 0; k < sizeof by_param / sizeof by_param[0]; k++)
 		xf_h5_dims(w, sg, by_param[k], "/cmc/parameter_names", NULL);
 	xf_h5_nx_class(w, sg, "NXcollection");
