@@ -88,7 +88,7 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 	memcpy(cs->lap_cov, chol, sizeof(double) * (size_t)dm * dm);
 	for (int j = 0; j < dm; j++)
 		param[j] = j < dm - 1 ? t->theta[cs->mcol[j]] : -1;
-	xf_plaw_coords_init_checked(&cs->pc, t->pr, param, dm, mu, chol);
+	xf_plaw_coords_init_wide(&cs->pc, t->pr, param, dm, mu, chol);
 	if (xf_plaw_gauss_to_w(&cs->pc, mu, chol))
 		goto done;
 	rc = map_from_cov(&cs->map, mu, chol);

@@ -234,8 +234,8 @@ void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *pa
 	coords_init(pc, pr, param, d, u0, cov, XF_PLAW_RIDGE_MAX_U_SD);
 }
 
-void xf_plaw_coords_init_checked(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
-				 const double *u0, const double *cov)
+void xf_plaw_coords_init_wide(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			      const double *u0, const double *cov)
 {
 	coords_init(pc, pr, param, d, u0, cov, INFINITY);
 }

@@ -43,10 +43,11 @@
 #define XF_PLAW_RIDGE_REL_SD 0.05 /* A's sd over |A| above which a triple takes part */
 #define XF_PLAW_NEAR_ZERO_SD 10.0 /* e within this many sds of 0: non-centred */
 #define XF_PLAW_RIDGE_CORR   0.9  /* |corr| of A with e (with c) that makes a ridge */
-/* A's sd in u (≈ log A) below which the slope piece applies (above, over e-folds of A,
- * NUTS fails in it: test_cmc_calibration's small SBC files, R̂ 1.9, adr/0083; small
- * static replicates 3 and 21 of validation/fallback/replicates.py, R̂ 2.9 and 3.4 with
- * the cap lifted, adr/0084; the level piece has no such limit) */
+/* A's sd in u (≈ log A) below which the slope piece applies to chains that sample every
+ * coordinate (above, over e-folds of A, NUTS failed in it: test_cmc_calibration's small
+ * SBC files, R̂ 1.9, adr/0083; small static replicates 3 and 21 of
+ * validation/fallback/replicates.py, R̂ 2.9 and 3.4 with the cap lifted, adr/0084; the
+ * level piece has no such limit; nor do collapsed chains, xf_plaw_coords_init_wide) */
 #define XF_PLAW_RIDGE_MAX_U_SD 2.0
 /* A piece applies only where e (the slope piece) or c (the level piece) stays inside its
  * bounds while A moves this many of its sds in u either side of the start: a bound that
@@ -74,11 +75,15 @@ typedef struct xf_plaw_coords {
  * covariance cov [d·d] deciding where they apply (NULL: wherever the parameters allow). */
 void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			 const double *u0, const double *cov);
-/* The same for a proposal whose draws are checked against the exact posterior (the
- * importance route): the slope piece also where A spreads over e-folds, which NUTS cannot
- * take (XF_PLAW_RIDGE_MAX_U_SD) but the route's gates judge draw by draw (adr/0084). */
-void xf_plaw_coords_init_checked(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
-				 const double *u0, const double *cov);
+/* The same with the slope piece also where A spreads over e-folds: for a proposal whose
+ * draws are checked against the exact posterior (the importance route: its gates judge
+ * draw by draw, adr/0084), and for NUTS chains with the per-angle scaling integrated out
+ * (adr/0086), whose ridge the scaling no longer bends: there the funnel the slope piece
+ * removes is what NUTS could not cross (small static replicate 43, one angle, α 0.07,
+ * D0 decided by its prior: R̂ 1.26 after 613 s, 6.4 M passes with the cap; R̂ 1.005 in
+ * 14 s with it lifted, adr/0088). Chains that sample every coordinate keep the cap. */
+void xf_plaw_coords_init_wide(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			      const double *u0, const double *cov);
 
 /* w → u (may alias); returns log|du/dw|. */
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u);

@@ -571,7 +571,7 @@ static int prepare_collapsed(cmc_run *r, const double *u)
 	}
 	rc = 0;
 	if (dc) {
-		xf_plaw_coords_init(&r->pcc, &r->pr, param, dc, uc, cov);
+		xf_plaw_coords_init_wide(&r->pcc, &r->pr, param, dc, uc, cov);
 		rc = xf_plaw_gauss_to_w(&r->pcc, uc, cov) ? -1 : 0;
 		for (int j = 0; j < dc && !rc; j++)
 			for (int l = 0; l < dc; l++)
