@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""The posterior's mass beyond its draws (adr/0087, docs/cmc.md "Mass beyond the draws"),
-as a user meets it with the default `fit`:
+"""The posterior's mass beyond its draws (adr/0087, docs/cmc.md "Mass beyond the draws"):
 
 a. A static file whose posterior runs thinly up the alpha = 0 ridge (small static
    replicate 15 of validation/fallback/replicates.py: 2 angles x 80 frames, alpha -0.08):
-   a long exact run puts D0's sd at ~4 200, the default run's draws at ~500 with every
-   diagnostic clean. The probe must find the mass (D0 flagged, its sd at least doubled,
-   the mass reaching past 3 x the draws' edge), the quality must be `marginal` with a
-   reason naming D0, and alpha (well inside its draws) must not be flagged.
+   a long exact run puts D0's sd at ~4 200. The default `fit` reaches that tail (the
+   collapsed chains in the slope coordinates, adr/0088): D0's sd above 2 500 and nothing
+   flagged beyond its draws. The sampler that draws every coordinate
+   (XPCSFIT_CMC_NO_COLLAPSE=1, the fallback near a bound) does not reach it — its draws
+   gave D0 1 197 +- 499 with every diagnostic clean, the wrong `good` that set adr/0087.
+   On those draws the probe must find the mass (D0 flagged, its sd at least doubled, the
+   mass reaching past 3 x the draws' edge), the quality must be `marginal` with a reason
+   naming D0 (also in results.h5), and alpha (well inside its draws) must not be flagged.
 b. A well-identified file: the probe runs, flags nothing, finds < 0.2 % beyond any
    parameter's draws, and its own calibration (its mass between the 95 % quantile and
    the extreme over the draws' 5 %) lies within a factor 3 of 1.
-~20 s of CPU."""
+~60 s of CPU (most of it the full sampler of a)."""
 import json
 import os
 
@@ -29,8 +32,16 @@ shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 
 
-def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True)
+def run(*args, env=None):
+    return subprocess.run([XF, *args], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})))
+
+
+def load(folder):
+    with open(os.path.join(folder, "cmc", "parameters.json")) as f:
+        p = json.load(f)
+    p["_h5"] = os.path.join(folder, "cmc", "results.h5")
+    return p
 
 
 def fit(name, frames, truth, phi, noise, seed):
@@ -47,10 +58,7 @@ def fit(name, frames, truth, phi, noise, seed):
     check(r.returncode == 0, f"fit {name}: exit {r.returncode}: {r.stderr[-300:]}")
     if r.returncode != 0:
         return None
-    with open(os.path.join(folder, "cmc", "parameters.json")) as f:
-        p = json.load(f)
-    p["_h5"] = os.path.join(folder, "cmc", "results.h5")
-    return p
+    return load(folder)
 
 
 def test_ridge_tail():
@@ -58,6 +66,20 @@ def test_ridge_tail():
             "16")
     if p is None:
         return
+    d0 = p["parameters"]["D0"]
+    print(f"default: route {p['posterior_route']['route']}, D0 {d0['mean']:.0f} +- "
+          f"{d0['std']:.0f}; probe {p['beyond_draws']['parameters']['D0']}")
+    check(d0["std"] > 2500, f"the default run reaches the tail: D0 sd {d0['std']:.0f}")
+    check(not p["beyond_draws"]["parameters"]["D0"]["flagged"],
+          "nothing flagged beyond draws that reached the tail")
+    folder = os.path.join(TMP, "ridge_full")
+    r = run("cmc", "--config", os.path.join(TMP, "ridge.yaml"), "--nlsq",
+            os.path.join(TMP, "ridge_fit", "nlsq"), "--out", folder, "--no-plots", "-q",
+            "--threads", "2", env={"XPCSFIT_CMC_NO_COLLAPSE": "1"})
+    check(r.returncode == 0, f"cmc, full sampler: exit {r.returncode}: {r.stderr[-300:]}")
+    if r.returncode != 0:
+        return
+    p = load(folder)
     b = p["beyond_draws"]
     check(b is not None, "the probe ran")
     if b is None:

@@ -38,7 +38,7 @@
 /* the sampler's revision, in each shard's hash: a stored shard of an earlier sampler
  * (adr/0079: whitened coordinates, settling warmup, correlated starts; adr/0082: the
  * power-law coordinates; adr/0086: the scaling integrated out) is not reused */
-#define XF_SAMPLER_REVISION 4
+#define XF_SAMPLER_REVISION 5
 
 static double now_s(void)
 {
@@ -98,6 +98,7 @@ static uint64_t shard_hash(const cmc_run *r, long s)
 	h = xf_hash_bytes(h, r->x_start, sizeof(double) * nf);
 	h = xf_hash_bytes(h, r->theta, sizeof(int) * (size_t)r->n_theta);
 	h = xf_hash_bytes(h, r->init_cov, sizeof(double) * r->cov_size);
+	h = xf_hash_bytes(h, r->init_cov_nlsq, sizeof(double) * r->cov_size);
 	const double real[3] = { r->temper, r->jobs[s].sigma_scale, r->target_accept };
 	if (r->init_points)
 		h = xf_hash_bytes(h, r->init_points,
@@ -564,8 +565,8 @@ static int prepare_collapsed(cmc_run *r, const double *u)
 		param[j] = j < dc - 1 ? r->theta[mj] : -1;
 		for (int l = 0; l < dc; l++) {
 			int ml = r->mcol[l];
-			cov[(size_t)j * dc + l] = r->dense ? r->init_cov[(size_t)mj * d + ml]
-						  : j == l ? r->init_cov[mj]
+			cov[(size_t)j * dc + l] = r->dense ? r->init_cov_nlsq[(size_t)mj * d + ml]
+						  : j == l ? r->init_cov_nlsq[mj]
 							   : 0.0;
 		}
 	}
@@ -723,6 +724,7 @@ static void free_run(cmc_run *r)
 	free(r->x_start);
 	free(r->x_nlsq);
 	free(r->init_cov);
+	free(r->init_cov_nlsq);
 	free(r->init_cov_w);
 	free(r->init_cov_wc);
 	free(r->mcol);
@@ -796,17 +798,19 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	r->x_start = malloc(sizeof(double) * (size_t)r->pr.n_full);
 	r->x_nlsq = malloc(sizeof(double) * (size_t)r->pr.n_full);
 	r->init_cov = malloc(sizeof(double) * r->cov_size);
+	r->init_cov_nlsq = malloc(sizeof(double) * r->cov_size);
 	xf_blas_single_thread();
 	if (xf_blas_reserve(err)) /* a limited address space (adr/0072) */
 		return err->code;
 	r->pool = xf_pool_create(n_threads);
-	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->pool)
+	if (!r->x_start || !r->x_nlsq || !r->init_cov || !r->init_cov_nlsq || !r->pool)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up CMC");
 	xf_cmc_warm_start(&r->pr, nlsq, r->x_nlsq, r->x_start);
 	if (xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
 				  ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov))
 		xf_info("cmc: NLSQ's covariance is a ridge: the initial metric is the Laplace "
 			"approximation with the priors in (adr/0084)");
+	memcpy(r->init_cov_nlsq, r->init_cov, sizeof(double) * r->cov_size);
 	/* one shard with a block of pairs for every device: its passes use the whole pool;
 	 * otherwise one chain per device (a pass sums the same blocks in the same order
 	 * either way: the same bytes; small data then use every core, not one) */

@@ -32,6 +32,9 @@ typedef struct cmc_run {
 	double *x_start;  /* [n_full] the chains' start: NLSQ's point, off the bounds */
 	double *x_nlsq;	  /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
 	double *init_cov; /* initial metric, cov_size values */
+	/* the initial metric before a failed importance route replaced init_cov with its
+	 * weighted covariance: the collapsed chains' (adr/0088) */
+	double *init_cov_nlsq;
 	/* the chains sample in the power-law coordinates w (plaw_coords.h, adr/0082), from
 	 * init_cov carried to w at the start point (sample_shards sets both) */
 	xf_plaw_coords pc;
