@@ -6,15 +6,16 @@ a. A static file whose posterior runs thinly up the alpha = 0 ridge (small stati
    a long exact run puts D0's sd at ~4 200. The default `fit` reaches that tail (the
    collapsed chains in the slope coordinates, adr/0088): D0's sd above 2 500 and nothing
    flagged beyond its draws. The sampler that draws every coordinate
-   (XPCSFIT_CMC_NO_COLLAPSE=1, the fallback near a bound) does not reach it — its draws
-   gave D0 1 197 +- 499 with every diagnostic clean, the wrong `good` that set adr/0087.
+   (XPCSFIT_CMC_NO_COLLAPSE=1, the fallback near a bound; 4 x (300 + 500) here, to keep
+   the test short under the sanitizers) does not reach it — such draws gave D0 1 197 +-
+   499 with every diagnostic clean, the wrong `good` that set adr/0087.
    On those draws the probe must find the mass (D0 flagged, its sd at least doubled, the
    mass reaching past 3 x the draws' edge), the quality must be `marginal` with a reason
    naming D0 (also in results.h5), and alpha (well inside its draws) must not be flagged.
 b. A well-identified file: the probe runs, flags nothing, finds < 0.2 % beyond any
    parameter's draws, and its own calibration (its mass between the 95 % quantile and
    the extreme over the draws' 5 %) lies within a factor 3 of 1.
-~60 s of CPU (most of it the full sampler of a)."""
+~50 s of CPU (most of it the full sampler of a)."""
 import json
 import os
 
@@ -75,7 +76,9 @@ def test_ridge_tail():
     folder = os.path.join(TMP, "ridge_full")
     r = run("cmc", "--config", os.path.join(TMP, "ridge.yaml"), "--nlsq",
             os.path.join(TMP, "ridge_fit", "nlsq"), "--out", folder, "--no-plots", "-q",
-            "--threads", "2", env={"XPCSFIT_CMC_NO_COLLAPSE": "1"})
+            "--threads", "2", "--set", "optimization.cmc.per_shard_mcmc.num_warmup=300",
+            "--set", "optimization.cmc.per_shard_mcmc.num_samples=500",
+            env={"XPCSFIT_CMC_NO_COLLAPSE": "1"})
     check(r.returncode == 0, f"cmc, full sampler: exit {r.returncode}: {r.stderr[-300:]}")
     if r.returncode != 0:
         return
