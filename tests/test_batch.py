@@ -43,13 +43,14 @@ optimization:
 NOISE = ("*** PLPLOT", "HDF5-DIAG", "Segmentation fault", "Aborted", "AddressSanitizer",
          "LeakSanitizer", "runtime error:")
 from tally import check, summary as tally_summary  # noqa: E402
+from waits import RUN_GUARD_S  # noqa: E402
 
 
 def run(*args, env=None, cwd=None):
     e = dict(os.environ)
     e.update(env or {})
     r = subprocess.run([XF, *args], capture_output=True, text=True, errors="replace", env=e,
-                       cwd=cwd or TMP, timeout=600)
+                       cwd=cwd or TMP, timeout=RUN_GUARD_S)
     for n in NOISE:
         check(n not in r.stderr, f"{args[0]}: noise {n!r} on stderr: {r.stderr[-400:]}")
     return r

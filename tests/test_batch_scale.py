@@ -21,6 +21,7 @@ TMP = os.environ.get("XF_TMP", "/tmp/xf_test_batch_scale")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 from tally import check, summary as tally_summary  # noqa: E402
+from waits import RUN_GUARD_S  # noqa: E402
 
 CONFIG = """analysis_mode: static
 analyzer_parameters:
@@ -129,7 +130,7 @@ def test_killed_then_rebuilt(n=400):
             records[stem] = None
     r = subprocess.run([XF, "batch", "--config", CFG, "--out", out, "--list", lst,
                         "--no-plots", "--resume", "--max-runs", "0"], capture_output=True,
-                       text=True, errors="replace", cwd=TMP, timeout=600)
+                       text=True, errors="replace", cwd=TMP, timeout=RUN_GUARD_S)
     check(r.returncode in (0, 1), f"--max-runs 0 after SIGKILL: exit {r.returncode}")
     rows, js = summary(out)
     want = ["failed" if records[x["name"]] == "failed" else "pending" for x in rows]

@@ -17,6 +17,7 @@ import time
 
 from small_configs import static_template
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cli_look")
@@ -27,7 +28,7 @@ COMMANDS = ["simulate", "validate", "nlsq", "cmc", "fit", "batch", "plot", "conf
 
 def run(*args):
     # stdout and stderr are pipes: xpcsfit sees no terminal
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S)
 
 
 def whole_png(path):

@@ -44,6 +44,7 @@ optimization:
 {cmc}"""
 from same_result import same_array
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 
 def write_config(name, shards=3, warmup=100, samples=100, chains=2, mcmc="", cmc="", frames=50,
@@ -56,7 +57,7 @@ def write_config(name, shards=3, warmup=100, samples=100, chains=2, mcmc="", cmc
 
 
 def run(*args, cwd=None):
-    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=1200)
+    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=cwd, timeout=RUN_GUARD_S)
 
 
 def out(name):

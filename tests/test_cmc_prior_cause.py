@@ -26,6 +26,7 @@ import sys
 import h5py
 
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_prior_cause")
@@ -68,7 +69,7 @@ def run(args, env=None):
     e = dict(os.environ)
     e.pop("XPCSFIT_TEST_LONG_RUN_S", None)
     e.update(env or {})
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200, env=e)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S, env=e)
 
 
 def cmc(name, mu, sigma, rhat, env=None):

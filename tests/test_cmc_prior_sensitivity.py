@@ -17,6 +17,7 @@ import h5py
 import numpy as np
 
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_prior_sensitivity")
@@ -54,7 +55,7 @@ def config(name, mu, sigma, shards):
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S)
 
 
 def cmc(name, mu, sigma, shards):

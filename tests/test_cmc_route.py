@@ -34,6 +34,7 @@ import numpy as np
 
 from small_configs import STATIC_FREE as STATIC
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_route")
@@ -42,7 +43,7 @@ os.makedirs(TMP)
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S)
 
 
 def out(name):

@@ -18,6 +18,7 @@ import h5py
 import numpy as np
 
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_selfcheck")
@@ -52,7 +53,7 @@ def write(name, values, shards=1):
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S)
 
 
 def params(d):

@@ -13,6 +13,7 @@ import subprocess
 import yaml
 
 from aps_fixtures import check, run, run_tests, tmp_dir, validate
+from waits import RUN_GUARD_S
 
 SRC = os.environ["XF_SOURCE_DIR"]
 T = tmp_dir()
@@ -159,7 +160,7 @@ def test_clean_config_passes_strict():
 def nlsq_in(cwd, cfg, extra=()):
     p = subprocess.run([os.environ["XF_BINARY"], "nlsq", "--config", cfg, "--data", LAMINAR,
                         "--no-plots", "--no-surfaces", "--force"] + list(extra),
-                       capture_output=True, text=True, cwd=cwd, timeout=1200)
+                       capture_output=True, text=True, cwd=cwd, timeout=RUN_GUARD_S)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -212,7 +213,7 @@ def test_plotting_dpi_scales_png():
         surf = [] if dpi == 200 else ["--no-surfaces"]
         p = subprocess.run([os.environ["XF_BINARY"], "nlsq", "--config", path, "--data",
                             LAMINAR, "--force", "--out", out] + surf,
-                           capture_output=True, text=True, cwd=work, timeout=1200)
+                           capture_output=True, text=True, cwd=work, timeout=RUN_GUARD_S)
         plots = os.path.join(work, out, "nlsq", "plots")
         check(os.path.exists(os.path.join(plots, "overview.png")), p.stderr)
         sizes[dpi] = png_size(os.path.join(plots, "overview.png"))
@@ -222,7 +223,7 @@ def test_plotting_dpi_scales_png():
     overview = os.path.join(work, "dpi_200", "nlsq", "plots", "overview.png")
     os.remove(overview)
     p = subprocess.run([os.environ["XF_BINARY"], "plot", "dpi_200"], capture_output=True,
-                       text=True, cwd=work, timeout=1200)
+                       text=True, cwd=work, timeout=RUN_GUARD_S)
     check(p.returncode == 0 and os.path.exists(overview) and
           png_size(overview) == (2 * w, 2 * h), "plot DIR at dpi 200: %s" % p.stderr)
     check(sizes[50] == ((w + 1) // 2, (h + 1) // 2) or sizes[50] == (w // 2, h // 2),

@@ -10,6 +10,7 @@ import numpy as np
 from aps_fixtures import (binary, check, close, expected_means, link_within, lower,
                           module_tests, run, run_tests, smooth_map, tmp_dir, upper, validate,
                           write_aps_old, write_aps_u, write_config)
+from waits import RUN_GUARD_S
 
 T = tmp_dir()
 N = 20
@@ -117,7 +118,7 @@ def peak_rss_mb(args):
              "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
              "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     out = subprocess.run([sys.executable, "-c", probe, binary()] + args, capture_output=True,
-                         text=True, timeout=600).stdout.split()
+                         text=True, timeout=RUN_GUARD_S).stdout.split()
     return int(out[0]), int(out[1]) / 1024.0
 
 

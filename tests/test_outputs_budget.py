@@ -20,6 +20,7 @@ import h5py
 
 from small_configs import static_template
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_outputs_budget")
@@ -50,7 +51,7 @@ TRUTH = "1000, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0"
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=TMP, timeout=600)
+    return subprocess.run([XF, *args], capture_output=True, text=True, cwd=TMP, timeout=RUN_GUARD_S)
 
 
 def write(name, text):

@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
 from tally import check, summary  # noqa: E402
+from waits import RUN_GUARD_S  # noqa: E402
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_overrides_cli")
@@ -36,7 +37,7 @@ initial_parameters:
 
 def run(*args, rc=0):
     p = subprocess.run([XF] + [str(a) for a in args], cwd=TMP, capture_output=True,
-                       text=True, timeout=1200)
+                       text=True, timeout=RUN_GUARD_S)
     check(p.returncode == rc, f"{' '.join(map(str, args))}: rc {p.returncode}, want {rc}: "
                               f"{p.stderr.strip()[-400:]}")
     return p

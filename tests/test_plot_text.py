@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_plot_text")
@@ -58,7 +59,7 @@ def run(*args, log=None):
     if log:
         env["XF_PLOT_TEXT_LOG"] = log
     return subprocess.run([XF, *args], capture_output=True, text=True, cwd=TMP, env=env,
-                          timeout=900)
+                          timeout=RUN_GUARD_S)
 
 
 def read_log(path):

@@ -19,6 +19,7 @@ import sys
 
 from small_configs import static_template
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_report_html")
@@ -31,7 +32,7 @@ ODD = 'data <b>&amp; "q"'
 
 def run(*args):
     return subprocess.run([XF, *args], capture_output=True, text=True, errors="replace",
-                          timeout=1200)
+                          timeout=RUN_GUARD_S)
 
 
 def setup():

@@ -30,6 +30,7 @@ import xarray as xr
 from scipy import stats
 
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_result_formats")
@@ -56,7 +57,7 @@ optimization:
 
 
 def run(*args):
-    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=1200)
+    return subprocess.run([XF, *args], capture_output=True, text=True, timeout=RUN_GUARD_S)
 
 
 def config(name, shards=3, extra=""):

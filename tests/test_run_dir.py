@@ -21,6 +21,7 @@ import time
 
 from small_configs import static_template
 from tally import check, summary
+from waits import RUN_GUARD_S
 
 XF = os.environ["XF_BINARY"]
 TMP = os.environ.get("XF_TMP", "/tmp/xf_test_run_dir")
@@ -44,7 +45,7 @@ def run(*args, env=None, cwd=None):
     e = dict(os.environ)
     e.update(env or {})
     r = subprocess.run([XF, *args], capture_output=True, text=True, errors="replace", env=e,
-                       cwd=cwd, timeout=1200)
+                       cwd=cwd, timeout=RUN_GUARD_S)
     for n in NOISE:
         check(n not in r.stderr, f"{args[0]}: library noise {n!r} on stderr: {r.stderr[-400:]}")
     return r

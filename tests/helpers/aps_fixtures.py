@@ -12,6 +12,8 @@ import subprocess
 import h5py
 import numpy as np
 
+from waits import RUN_GUARD_S
+
 
 def smooth_map(n, seed, base=1.0):
     """A symmetric n×n map, distinct per seed, like a decaying two-time correlation."""
@@ -163,7 +165,7 @@ def run(args, env=None):
     if env:
         e.update(env)
     p = subprocess.run([binary()] + list(args), capture_output=True, text=True, env=e,
-                       timeout=1200)
+                       timeout=RUN_GUARD_S)
     return p.returncode, p.stdout, p.stderr
 
 
