@@ -239,6 +239,37 @@ int xf_lik_angle_sums(const xf_lik *lik, double *gg, double *dg)
 	return 0;
 }
 
+int xf_pass_phase_alloc(xf_lik *lik)
+{
+	size_t n = (size_t)lik->pr->n_phi * (size_t)lik->pr->ds->n_frames;
+	lik->phase_sin = lik->pr->mode == XF_MODE_LAMINAR ? malloc(sizeof(double) * n) : NULL;
+	lik->phase_cos = lik->pr->mode == XF_MODE_LAMINAR ? malloc(sizeof(double) * n) : NULL;
+	return lik->pr->mode == XF_MODE_LAMINAR && (!lik->phase_sin || !lik->phase_cos) ? -1 : 0;
+}
+
+/* Each slot's shear phase at each frame, θ_p(k) = a·(s·C^γ_k)·cos_p (a = π for
+ * pnas2024, 1 for homodyne; s of the slot's ring), as its sin and cos: the kernel takes
+ * the sin and cos of a pair's phase, a·s·I^γ·cos_p with I^γ ≈ |C^γ_i − C^γ_j|, from
+ * θ_p(i) − θ_p(j) by the difference formulas — n_phi · n_frames sincos a pass instead of
+ * one a point (adr/0089). */
+static void phase_tables(xf_lik *lik)
+{
+	const xf_problem *pr = lik->pr;
+	const int n = lik->frames.n;
+	const double a = pr->grid.shear_model == XF_SHEAR_PNAS2024 ? M_PI : 1.0;
+	for (int ring = 0; ring < pr->n_rings; ring++) {
+		xf_frames f = lik->frames;
+		if (pr->n_rings > 1)
+			xf_frames_set_q(&f, &pr->grid, pr->ring_q[ring]);
+		for (int p = pr->ring_first[ring]; p < pr->ring_first[ring + 1]; p++) {
+			double *sn = lik->phase_sin + (size_t)p * n,
+			       *cs = lik->phase_cos + (size_t)p * n;
+			for (int k = 0; k < n; k++)
+				sincos(a * (f.s * f.cg[k] * lik->cos_a[p]), sn + k, cs + k);
+		}
+	}
+}
+
 void xf_pass_prepare(xf_lik *lik, const double *x)
 {
 	const xf_problem *pr = lik->pr;
@@ -250,6 +281,8 @@ void xf_pass_prepare(xf_lik *lik, const double *x)
 			lik->cos_a[p] = cos(angle);
 			lik->sin_a[p] = sin(angle);
 		}
+	if (pr->mode == XF_MODE_LAMINAR)
+		phase_tables(lik);
 }
 
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
@@ -384,8 +417,9 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	lik->offset = malloc(sizeof(double) * na);
 	lik->cos_a = malloc(sizeof(double) * na);
 	lik->sin_a = malloc(sizeof(double) * na);
-	if (!lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a || gather(lik) ||
-	    make_blocks(lik) || xf_pass_alloc_slots(lik) ||
+	if (!lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a ||
+	    xf_pass_phase_alloc(lik) || gather(lik) || make_blocks(lik) ||
+	    xf_pass_alloc_slots(lik) ||
 	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->mode == XF_MODE_LAMINAR)) {
 		xf_lik_destroy(lik);
 		xf_fail(err, XF_ERR_NOMEM,
@@ -404,6 +438,8 @@ void xf_lik_destroy(xf_lik *lik)
 	free(lik->offset);
 	free(lik->cos_a);
 	free(lik->sin_a);
+	free(lik->phase_sin);
+	free(lik->phase_cos);
 	free(lik->block_i);
 	free(lik->block_j);
 	free(lik->slots);

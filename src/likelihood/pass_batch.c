@@ -40,11 +40,12 @@ static int batch_alloc(xf_lik *lik)
 		b->offset = malloc(sizeof(double) * na);
 		b->cos_a = malloc(sizeof(double) * na);
 		b->sin_a = malloc(sizeof(double) * na);
+		b->phase_sin = b->phase_cos = NULL;
 		b->slots = NULL;
 		b->slot_store = NULL;
 		memset(&b->frames, 0, sizeof b->frames);
 		if (!b->contrast || !b->offset || !b->cos_a || !b->sin_a ||
-		    xf_pass_alloc_slots(b) ||
+		    xf_pass_phase_alloc(b) || xf_pass_alloc_slots(b) ||
 		    xf_frames_alloc(&b->frames, lik->pr->ds->n_frames,
 				    lik->pr->mode == XF_MODE_LAMINAR))
 			return -1; /* what was allocated is freed by xf_pass_batch_free */
@@ -60,6 +61,8 @@ void xf_pass_batch_free(xf_lik *lik)
 		free(b->offset);
 		free(b->cos_a);
 		free(b->sin_a);
+		free(b->phase_sin);
+		free(b->phase_cos);
 		free(b->slots);
 		free(b->slot_store);
 		xf_frames_free(&b->frames);

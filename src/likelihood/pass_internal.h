@@ -54,7 +54,10 @@ struct xf_lik {
 	xf_frames frames;
 	double *contrast, *offset; /* [n_phi] at the current x */
 	double *cos_a, *sin_a;	   /* [n_phi] cos/sin((φ0 − φ)·π/180) */
-	xf_accum *slots;	   /* [n_blocks + 1], the last holds the total */
+	/* laminar: [n_phi][n_frames] sin and cos of each slot's shear phase at each frame
+	 * (xf_pass_prepare; pass_laminar_kernel.h takes a pair's from them, adr/0089) */
+	double *phase_sin, *phase_cos;
+	xf_accum *slots; /* [n_blocks + 1], the last holds the total */
 	double *slot_store;
 	xf_pass_level level; /* what the running pass computes */
 	/* distributed passes (pass_dist.c, xf_lik_distribute): this rank's blocks, every
@@ -193,6 +196,9 @@ static inline void accum_clear(const xf_problem *pr, xf_accum *a)
  * per-x workspace (frame integrals, per-angle scaling, angle cosines), one block into its
  * slot, the slots reduced in block order into total; and the slots' memory. */
 void xf_pass_prepare(xf_lik *lik, const double *x);
+/* The laminar phase tables of lik (phase_sin, phase_cos) for n_frames frames; 0, or -1
+ * out of memory. */
+int xf_pass_phase_alloc(xf_lik *lik);
 void xf_pass_run_block(void *ctx, int block);
 void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
 /* Add slot a into total (every field). */

@@ -36,19 +36,42 @@ static inline __attribute__((always_inline)) xf_vn vn_sinc_arg(xf_vn phase, int 
 	return pnas ? M_PI * phase : phase;
 }
 
-/* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, with the
- * same operations in the same order, from x = vn_sinc_arg(Φ) and its sin and cos (SLEEF
- * cinz u10 instead of libm: computed apart, in a loop of their own, so that the call does
- * not spill the sums held in registers). */
+/* The shear factor F(Φ) and dF/dΦ of kernel.h's xf_shear_factor, lane by lane, from
+ * x = vn_sinc_arg(Φ) and its sin and cos (from the phase tables, adr/0089). Below
+ * XF_SINC_SERIES_X sinc and its slope come from their series instead: there sin x from
+ * the difference formulas carries an absolute error of a few 1e-16, which the division
+ * by x (and by x² in the slope) would raise; the series to x¹² is exact to rounding. */
+#define XF_SINC_SERIES_X 0.25
 static inline __attribute__((always_inline)) xf_vn vn_shear_factor(xf_vn x, xf_vn sn, xf_vn cs,
 								   int pnas, xf_vn *dfactor)
 {
 	xf_vn ax = (xf_vn)((xf_mn)x & ((xf_mn){ 0 } + 0x7fffffffffffffffll)); /* |x| */
-	xf_mn small = ax < XF_SINC_TAYLOR_X;
+	xf_mn small = ax < XF_SINC_SERIES_X;
 	xf_vn inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
-	if (vn_any(small)) { /* rare (|x| < 1e-4), and its four divisions are dear */
+	if (vn_any(small)) {
 		xf_vn x2 = x * x;
-		xf_vn ds_t = -x / 3.0 + x2 * x / 30.0, sinc_t = 1.0 - x2 / 6.0 + x2 * x2 / 120.0;
+		xf_vn sinc_t =
+			1.0 -
+			x2 * (1.0 / 6.0) *
+				(1.0 -
+				 x2 * (1.0 / 20.0) *
+					 (1.0 -
+					  x2 * (1.0 / 42.0) *
+						  (1.0 -
+						   x2 * (1.0 / 72.0) *
+							   (1.0 -
+							    x2 * (1.0 / 110.0) *
+								    (1.0 - x2 * (1.0 / 156.0))))));
+		xf_vn ds_t =
+			-x * (1.0 / 3.0) *
+			(1.0 -
+			 x2 * (1.0 / 10.0) *
+				 (1.0 -
+				  x2 * (1.0 / 28.0) *
+					  (1.0 -
+					   x2 * (1.0 / 54.0) *
+						   (1.0 - x2 * (1.0 / 88.0) *
+								  (1.0 - x2 * (1.0 / 130.0))))));
 		sc = vn_select(small, sinc_t, sc);
 		ds = vn_select(small, ds_t, ds);
 	}
@@ -59,6 +82,32 @@ static inline __attribute__((always_inline)) xf_vn vn_shear_factor(xf_vn x, xf_v
 	}
 	*dfactor = 2.0 * sc * ds;
 	return sc * sc;
+}
+
+/* sin and cos of a pair's x = a·s·I^γ·cos_p from the phase tables: with Δ = C^γ_i − C^γ_j
+ * and I^γ = √(Δ² + ε²) = |Δ| + δ, x = sgn(Δ)·(θ_i − θ_j) + e, e = a·(s·δ)·cos_p, and
+ * sin x, cos x follow from the tables' sin θ, cos θ by the difference and sum formulas,
+ * with e's sin and cos from their series (|e| < 1e-3: exact to rounding). A lane whose e
+ * is larger (frames nearly at the same strain, far above the series region: rare) takes
+ * its sincos directly. sp, cp: sin and cos of θ_i − θ_j, pair by pair. */
+#define XF_PHASE_E_MAX 1e-3
+static inline __attribute__((always_inline)) void
+vn_pair_sincos(xf_vn sp, xf_vn cp, xf_vn sgn, xf_vn e, xf_vn x, xf_vn *sn, xf_vn *cs)
+{
+	sp = sgn * sp;
+	xf_vn e2 = e * e;
+	xf_vn se = e * (1.0 - e2 * (1.0 / 6.0) * (1.0 - e2 * (1.0 / 20.0))),
+	      ce = 1.0 - e2 * (1.0 / 2.0) * (1.0 - e2 * (1.0 / 12.0));
+	*sn = sp * ce + cp * se;
+	*cs = cp * ce - sp * se;
+	xf_vn ae = (xf_vn)((xf_mn)e & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+	xf_mn far = ae > XF_PHASE_E_MAX;
+	if (vn_any(far)) {
+		xf_vn vs, vc;
+		xf_vn_sincos(x, &vs, &vc);
+		*sn = vn_select(far, vs, *sn);
+		*cs = vn_select(far, vc, *cs);
+	}
 }
 
 #define XF_CHUNK 128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
@@ -85,7 +134,9 @@ enum {
  * the block) have harmless factors and are masked out of every sum. */
 typedef struct lam_chunk {
 	double g1d[XF_CHUNK], sig[XF_CHUNK], ig[XF_CHUNK]; /* g1_D, s·I^γ, I^γ */
-	double a[3][XF_CHUNK], b[3][XF_CHUNK];		   /* ∂log g1_D, ∂I^γ */
+	double sgn[XF_CHUNK], sdl[XF_CHUNK]; /* sgn(C^γ_i − C^γ_j), s·(I^γ − |C^γ_i − C^γ_j|) */
+	int fi[XF_CHUNK], fj[XF_CHUNK];	       /* the pair's frames */
+	double a[3][XF_CHUNK], b[3][XF_CHUNK]; /* ∂log g1_D, ∂I^γ */
 	double ps[PS_N][XF_CHUNK];
 	size_t di[XF_CHUNK]; /* the pair's element in its angle's column */
 } lam_chunk;
@@ -99,6 +150,8 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
 	int k = 0, i, j;
 	for (; k < XF_CHUNK && cursor_next(c, &i, &j); k++) {
+		ch->fi[k] = i;
+		ch->fj[k] = j;
 		ch->g1d[k] = f->cd[i] - f->cd[j];
 		ch->ig[k] = f->cg[i] - f->cg[j];
 		for (int m = 0; m < 3; m++) {
@@ -110,6 +163,7 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 				    : xf_packed_index(n, (size_t)i, (size_t)j) - lik->ds->c2_base;
 	}
 	for (int q = k; q < XF_CHUNK; q++) { /* the padding's differences: 0 */
+		ch->fi[q] = ch->fj[q] = 0;
 		ch->g1d[q] = ch->ig[q] = 0.0;
 		for (int m = 0; m < 3; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
@@ -121,7 +175,11 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 			dg[m] = vn_load(ch->b[m] + q);
 		}
 		vn_store(ch->g1d + q, vn_pair_diffusion(f->w, vn_load(ch->g1d + q), dd, a));
-		xf_vn ig = vn_pair_integral(vn_load(ch->ig + q), dg, b);
+		xf_vn diff = vn_load(ch->ig + q), ig = vn_pair_integral(diff, dg, b);
+		xf_vn adiff = (xf_vn)((xf_mn)diff & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+		xf_vn one = (xf_vn){ 0 } + 1.0;
+		vn_store(ch->sgn + q, vn_select(diff < 0.0, -one, one));
+		vn_store(ch->sdl + q, f->s * (XF_INTEGRAL_EPS2 / (ig + adiff))); /* I − |Δ| */
 		vn_store(ch->ig + q, ig);
 		vn_store(ch->sig + q, f->s * ig);
 		for (int m = 0; m < 3; m++) {
@@ -130,7 +188,8 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 		}
 	}
 	for (int q = k; q < XF_CHUNK; q++) {
-		ch->g1d[q] = ch->ig[q] = ch->sig[q] = 1.0;
+		ch->g1d[q] = ch->ig[q] = ch->sig[q] = ch->sgn[q] = 1.0;
+		ch->sdl[q] = 0.0;
 		for (int m = 0; m < 3; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
 		ch->di[q] = ch->di[0];
@@ -167,9 +226,21 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 	const double con = lik->contrast[p], off = lik->offset[p];
 	const int n_groups = (n_pairs + XF_LANES - 1) / XF_LANES * XF_LANES;
 	double sn[XF_CHUNK], cs[XF_CHUNK];
+	const size_t nf = (size_t)lik->frames.n;
+	const double *ts = lik->phase_sin + (size_t)p * nf, *tc = lik->phase_cos + (size_t)p * nf;
+	/* the tables' products pair by pair (a scalar loop: lanes assembled from scalar loads
+	 * stall on store forwarding), then the rest over lanes */
+	for (int k = 0; k < n_groups; k++) {
+		const double si = ts[ch->fi[k]], ci = tc[ch->fi[k]];
+		const double sj = ts[ch->fj[k]], cj = tc[ch->fj[k]];
+		sn[k] = si * cj - ci * sj;
+		cs[k] = ci * cj + si * sj;
+	}
 	for (int k = 0; k < n_groups; k += XF_VW) {
 		xf_vn vs, vc;
-		xf_vn_sincos(vn_sinc_arg(vn_load(ch->sig + k) * ca, pnas), &vs, &vc);
+		vn_pair_sincos(vn_load(sn + k), vn_load(cs + k), vn_load(ch->sgn + k),
+			       vn_sinc_arg(vn_load(ch->sdl + k) * ca, pnas),
+			       vn_sinc_arg(vn_load(ch->sig + k) * ca, pnas), &vs, &vc);
 		vn_store(sn + k, vs);
 		vn_store(cs + k, vc);
 	}
