@@ -8,7 +8,8 @@
 Each also prints one row in the columns of bench/posterior_cases.py (NLSQ and posterior
 wall / CPU s, route, k-hat, rounds, status/quality, posterior CPU over NLSQ CPU; issue 34).
 Prints numbers, asserts nothing. Environment: XF_BINARY, XF_TMP. Options: --frames,
---angles, --threads, --skip-small.
+--angles, --threads, --skip-small, --truth (7 comma-separated values, the large file's),
+--noise (the large file's).
 """
 import argparse
 import json
@@ -53,13 +54,13 @@ def timed(args):
 LAST_CPU = [0.0]
 
 
-def make(xf, tmp, angles, frames, noise):
+def make(xf, tmp, angles, frames, noise, truth=TRUTH):
     data = os.path.join(tmp, f"post_{angles}x{frames}.h5")
     phis = ",".join(f"{-90 + 180 * a / angles:.4f}" for a in range(angles))
     sim_cfg = os.path.join(tmp, f"post_truth_{angles}x{frames}.yaml")
     fit_cfg = os.path.join(tmp, f"post_fit_{angles}x{frames}.yaml")
     with open(sim_cfg, "w") as f:
-        f.write(CONFIG.format(data=data, frames=frames, values=TRUTH))
+        f.write(CONFIG.format(data=data, frames=frames, values=truth))
     with open(fit_cfg, "w") as f:
         f.write(CONFIG.format(data=data, frames=frames, values=START))
     if not os.path.exists(data):
@@ -89,13 +90,15 @@ def main():
     ap.add_argument("--angles", type=int, default=23)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--skip-small", action="store_true")
+    ap.add_argument("--truth", default=TRUTH)
+    ap.add_argument("--noise", type=float, default=0.001)
     args = ap.parse_args()
     xf = os.environ["XF_BINARY"]
     tmp = os.environ.get("XF_TMP", "/tmp/xpcsfit_bench")
     os.makedirs(tmp, exist_ok=True)
     th = ["--threads", str(args.threads)]
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    cfg = make(xf, tmp, args.angles, args.frames, 0.001)
+    cfg = make(xf, tmp, args.angles, args.frames, args.noise, args.truth.replace(",", ", "))
     out = os.path.join(tmp, "post_big")
     t_nlsq = timed([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", *th])
     c_nlsq = LAST_CPU[0]

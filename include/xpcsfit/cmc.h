@@ -140,6 +140,7 @@ typedef struct xf_cmc_beyond {
 	int done;	  /* 0: not probed (K > 1, or no posterior) */
 	int n_flagged;	  /* parameters flagged below */
 	long passes;	  /* likelihood passes it took */
+	double wall_s;	  /* the seconds they took (reported, never decides) */
 	double *mass;	  /* estimated fraction of the posterior beyond the draws, both sides */
 	double *sd_ratio; /* the sd with that mass / the draws' sd */
 	double *edge;	  /* the draws' extreme on the side of the larger mass (physical) */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmc/beyond.h"
 
@@ -303,9 +304,17 @@ static int tail_alloc(xf_cmc_beyond *t, int nf)
 	return 0;
 }
 
+static double wall_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stride, double sigma,
 			xf_cmc_result *res, xf_error *err)
 {
+	const double t0 = wall_now_s();
 	const xf_problem *pr = &r->pr;
 	xf_cmc_beyond *tl = &res->beyond;
 	int nt = r->n_theta, d = nt + 1, rc = 0;
@@ -379,9 +388,10 @@ int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stri
 	}
 	tl->done = 1;
 	tl->passes = p.passes;
+	tl->wall_s = wall_now_s() - t0;
 	xf_info("cmc: beyond the draws: %d parameters with posterior mass the draws missed (%ld "
-		"passes)",
-		tl->n_flagged, p.passes);
+		"passes, %.1f s)",
+		tl->n_flagged, p.passes, tl->wall_s);
 done:
 	xf_lik_destroy(lik);
 	xf_cmc_target_free(&p.t);

@@ -355,6 +355,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 	cJSON_AddItemToObject(timing, "nuts", xf_json_num(res->time_nuts_s));
 	cJSON_AddItemToObject(timing, "sampling", xf_json_num(res->time_sampling_s));
 	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
+	cJSON_AddItemToObject(timing, "beyond_draws", xf_json_num(res->beyond.wall_s));
 	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);

@@ -59,9 +59,9 @@ int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_d
 	xf_cmc_route_describe(res, how, sizeof how);
 	xf_info("cmc: route: %s", how);
 	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s (importance route "
-		"%.3f s, exact NUTS %.3f s)",
+		"%.3f s, exact NUTS %.3f s, probe beyond the draws %.3f s)",
 		res->time_sampling_s, res->time_combine_s, res->time_total_s, res->time_approx_s,
-		res->time_nuts_s);
+		res->time_nuts_s, res->beyond.wall_s);
 	xf_info("results written to %s", dir);
 	xf_output_info with_rings = *info; /* a joint posterior's rings: parameters.json */
 	if (opt && opt->rings_json)
