@@ -202,12 +202,25 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	/* any divergence after warmup: the trajectories missed part of the posterior,
 	 * typically its tails (Stan warns on any; measured here: sds 4-9 % short at
 	 * 0.35-3.6 % divergences, adr/0041) */
-	if (divergent)
+	/* one shard: draws that diverged are those of its second run, at the raised target
+	 * (adr/0090: the first run's are replaced whenever any diverged) */
+	int again = res->n_shards == 1 && res->target_accept < XF_RESAMPLE_ACCEPT_MAX;
+	double used = again ? xf_cmc_resample_accept(res->target_accept) : res->target_accept;
+	if (divergent && again)
 		xf_quality_add_reason(
 			q,
-			"%ld of %ld transitions after warmup diverged%s: the "
-			"tails may be short; raise per_shard_mcmc.target_accept_prob (e.g. 0.99)",
-			divergent, transitions, res->n_shards > 1 ? " in the kept shards" : "");
+			"%ld of %ld transitions after warmup diverged, also when sampled again at "
+			"target acceptance %.3g after %.3g: the tails may be short; raise "
+			"per_shard_mcmc.target_accept_prob (e.g. %.4g)",
+			divergent, transitions, used, res->target_accept,
+			xf_cmc_resample_accept(used));
+	else if (divergent)
+		xf_quality_add_reason(
+			q,
+			"%ld of %ld transitions after warmup diverged%s: the tails may be short; "
+			"raise per_shard_mcmc.target_accept_prob (e.g. %.4g)",
+			divergent, transitions, res->n_shards > 1 ? " in the kept shards" : "",
+			xf_cmc_resample_accept(used));
 	if (low_ebfmi && res->n_shards == 1)
 		xf_quality_add_reason(q, "E-BFMI below %.1f (poor energy exploration)",
 				      XF_EBFMI_LOW);

@@ -37,8 +37,9 @@
 #define XF_INIT_JITTER 0.5
 /* the sampler's revision, in each shard's hash: a stored shard of an earlier sampler
  * (adr/0079: whitened coordinates, settling warmup, correlated starts; adr/0082: the
- * power-law coordinates; adr/0086: the scaling integrated out) is not reused */
-#define XF_SAMPLER_REVISION 5
+ * power-law coordinates; adr/0086: the scaling integrated out; adr/0090: a one-shard
+ * posterior whose draws diverged sampled again) is not reused */
+#define XF_SAMPLER_REVISION 6
 
 static double now_s(void)
 {
@@ -249,6 +250,13 @@ static int collapse_abandon(void *ctx, int sampling)
 	return col->near_bound > 0;
 }
 
+/* The target acceptance of shard s's chains: the configured one, raised when the shard
+ * samples again (adr/0090). */
+static double shard_accept(const cmc_run *r, long s)
+{
+	return r->jobs[s].resample ? xf_cmc_resample_accept(r->target_accept) : r->target_accept;
+}
+
 /* A chain from its start, retried from the next streams when that is not finite; col
  * non-NULL: collapsed (collapse.h), abandoned (−4) once its scaling comes near a bound,
  * at its start too (the start's jitter can carry θ where the scaling's conditional leaves
@@ -283,7 +291,7 @@ static int chain_attempts(cmc_run *r, long s, int chain, xf_cmc_target *t, xf_co
 				      .n_samples = r->n_samples,
 				      .max_depth = r->max_depth,
 				      .dense = r->dense,
-				      .target_accept = r->target_accept,
+				      .target_accept = shard_accept(r, s),
 				      .settle = 1,
 				      .init = u0,
 				      .init_cov = cov,
@@ -395,6 +403,17 @@ static void keep_chain(shard_job *job, int chain, const xf_chain_out *o)
 	d->chain_status[chain] = XF_CHAIN_DONE;
 	d->grad_evals += o->grad_evals;
 	d->warmup_divergent += o->warmup_divergent;
+	for (size_t i = 0; i < n; i++)
+		job->diverged += o->divergent[i];
+}
+
+/* A one-shard posterior whose chains all finished with divergent draws, sampled at the
+ * configured target below XF_RESAMPLE_ACCEPT_MAX: its chains sample it again (adr/0090).
+ * Not stored before that, so that a resumed run decides the same. */
+static int resample_due(const cmc_run *r, const shard_job *job)
+{
+	return r->n_shards == 1 && !job->resample && job->diverged > 0 && job->chains_failed == 0 &&
+	       r->target_accept < XF_RESAMPLE_ACCEPT_MAX;
 }
 
 /* The last chain of a shard saves it (its own file: no lock needed for the write). */
@@ -402,8 +421,17 @@ static void finish_shard(cmc_run *r, long s)
 {
 	shard_job *job = &r->jobs[s];
 	xf_error err = { 0 };
+	if (resample_due(r, job)) { /* sample_shards runs it again: not stored */
+		job->first_grad_evals = job->draws.grad_evals;
+		xf_shard_draws_free(&job->draws);
+		pthread_mutex_lock(&r->lock);
+		report(r);
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
 	job->draws.sigma_scale = job->sigma_scale;
 	job->draws.noise = job->noise;
+	job->draws.grad_evals += job->first_grad_evals; /* the cost of both, adr/0090 */
 	/* another rank than 0 keeps the image for rank 0's store (run_dist.c); one shard run
 	 * by every rank together is rank 0's to save */
 	int rc = r->dist_exact && r->dist->rank != 0 ? 0
@@ -459,6 +487,7 @@ static void chain_task(void *ctx, int b)
 		 * (adr/0079): the transitions not run count as done (display only) */
 		r->iterations_done += r->n_warmup - out.warmup_done;
 	} else if (rc == -1) {
+		job->chains_failed++;
 		job->draws.failed = 1;
 		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
 		snprintf(job->draws.reason, sizeof job->draws.reason, "%s", reason);
@@ -634,11 +663,30 @@ static int sample_shards(cmc_run *r, xf_error *err)
 	if (prepare_coords(r))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory setting up the chains");
 	int n_tasks = (int)(r->n_shards * r->n_chains);
-	if (r->pooled_passes)
-		for (int b = 0; b < n_tasks && !r->stop; b++)
-			chain_task(r, b); /* chains in turn, each pass on the whole pool */
-	else
-		xf_pool_run(r->pool, n_tasks, chain_task, r);
+	for (int pass = 0; pass < 2; pass++) {
+		if (r->pooled_passes)
+			for (int b = 0; b < n_tasks && !r->stop; b++)
+				chain_task(r, b); /* chains in turn, each pass on the whole pool */
+		else
+			xf_pool_run(r->pool, n_tasks, chain_task, r);
+		shard_job *job = &r->jobs[0];
+		if (r->err.code || r->stop || !resample_due(r, job) ||
+		    job->chains_done != r->n_chains)
+			break;
+		/* the draws are replaced whatever their divergences: which chains diverged
+		 * does not choose the draws kept */
+		job->resample = 1;
+		xf_info("cmc: %d of %d draws diverged at target acceptance %.3g: every chain "
+			"samples again at %.3g (adr/0090)",
+			job->diverged, r->n_chains * r->n_samples, r->target_accept,
+			shard_accept(r, 0));
+		job->chains_done = 0;
+		job->diverged = 0;
+		pthread_mutex_lock(&r->lock); /* progress: the run starts over */
+		r->iterations_done = r->warmup_done = 0;
+		r->divergences = 0;
+		pthread_mutex_unlock(&r->lock);
+	}
 	if (r->err.code) {
 		*err = r->err;
 		return err->code;

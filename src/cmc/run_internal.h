@@ -10,6 +10,16 @@
 #include "xpcsfit/dist.h"
 
 /* One shard: its pairs, noise scale and input hash, and the draws its chains fill. */
+/* A one-shard posterior with divergent draws is sampled again, once, by every chain at
+ * the target acceptance 1 − (1 − target)·XF_RESAMPLE_GAP (adr/0090), from a target
+ * below XF_RESAMPLE_ACCEPT_MAX. */
+#define XF_RESAMPLE_GAP	       0.5
+#define XF_RESAMPLE_ACCEPT_MAX 0.999
+static inline double xf_cmc_resample_accept(double target)
+{
+	return 1.0 - (1.0 - target) * XF_RESAMPLE_GAP;
+}
+
 typedef struct shard_job {
 	xf_pairset ps;
 	double noise, sigma_scale;
@@ -21,7 +31,11 @@ typedef struct shard_job {
 	unsigned char *image;
 	size_t image_len;
 	int chains_done;
-	xf_shard_draws draws; /* filled chain by chain, saved and freed when complete */
+	/* this run's chains: draws that diverged, chains that failed; resample 1: the
+	 * chains sample the shard again at the raised target acceptance (adr/0090) */
+	int diverged, chains_failed, resample;
+	long first_grad_evals; /* the gradient passes of the draws sampled again */
+	xf_shard_draws draws;  /* filled chain by chain, saved and freed when complete */
 } shard_job;
 
 typedef struct cmc_run {
