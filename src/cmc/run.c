@@ -459,9 +459,11 @@ static void chain_task(void *ctx, int b)
 		return;
 	/* the test aid of docs/outputs.md: XPCSFIT_TEST_PAUSE=cmc_chain_<shard>_<chain>:<s>
 	 * holds this chain's start, so that a signal can land between two chains of a
-	 * shard (tests/test_cmc_interrupt.py); a getenv when unset */
+	 * shard (tests/test_cmc_interrupt.py); cmc_chain_<shard>_<chain>_again when the
+	 * shard samples again (adr/0090, tests/test_cmc_resample_cli.py); a getenv when
+	 * unset */
 	char hook[64];
-	snprintf(hook, sizeof hook, "cmc_chain_%ld_%d", s, chain);
+	snprintf(hook, sizeof hook, "cmc_chain_%ld_%d%s", s, chain, job->resample ? "_again" : "");
 	xf_test_pause(hook);
 	xf_error err = { 0 };
 	xf_chain_out out;
