@@ -20,6 +20,7 @@ import h5py
 import numpy as np
 
 from same_result import params, same_result
+from small_configs import STATIC_FREE
 from tally import check, summary
 from waits import RUN_GUARD_S, read_until
 
@@ -28,24 +29,10 @@ TMP = os.environ.get("XF_TMP", "/tmp/xf_test_cmc_resample_cli")
 shutil.rmtree(TMP, ignore_errors=True)
 os.makedirs(TMP)
 
-CONFIG = """analysis_mode: static
-experimental_data: {{file_path: {data}}}
-analyzer_parameters:
-  dt: 0.1
-  start_frame: 1
-  end_frame: 50
-  scattering: {{wavevector_q: 0.01}}
-initial_parameters:
-  parameter_names: [D0, alpha, D_offset]
-  values: [1000, -0.5, 10]
-optimization:
-  nlsq: {{anti_degeneracy: {{per_angle_mode: individual}}}}
-  cmc:
-    seed: 42
-    route: nuts
-    per_angle_mode: individual
-    per_shard_mcmc: {{num_warmup: 200, num_samples: 300}}
-"""
+# the small static replicates' config; route nuts and short chains by --set
+MORE = ["--set", "optimization.cmc.route=nuts",
+        "--set", "optimization.cmc.per_shard_mcmc.num_warmup=200",
+        "--set", "optimization.cmc.per_shard_mcmc.num_samples=300"]
 
 
 def run(*args, env=None):
@@ -54,7 +41,7 @@ def run(*args, env=None):
 
 
 def cmc(cfg, nlsq, out, target, *more):
-    return ["cmc", "--config", cfg, "--nlsq", nlsq, "--out", out, "--no-plots", "--set",
+    return ["cmc", "--config", cfg, "--nlsq", nlsq, "--out", out, "--no-plots", *MORE, "--set",
             f"optimization.cmc.per_shard_mcmc.target_accept_prob={target}", *more]
 
 
@@ -71,7 +58,7 @@ def log(out):
 def main():
     data, cfg = os.path.join(TMP, "d.h5"), os.path.join(TMP, "c.yaml")
     with open(cfg, "w") as f:
-        f.write(CONFIG.format(data=data))
+        f.write(STATIC_FREE.format(data=data, frames=50, d0=1000, alpha=-0.5, d_offset=10))
     r = run("simulate", "--config", cfg, "--phi", "0", "--out", data, "--noise", "0.002",
             "--seed", "5", "--frames", "50", "--force", "-q")
     check(r.returncode == 0, f"simulate: {r.stderr[-300:]}")

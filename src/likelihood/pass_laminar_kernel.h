@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) xf_vn vn_sinc_arg(xf_vn phase, int 
 static inline __attribute__((always_inline)) xf_vn vn_shear_factor(xf_vn x, xf_vn sn, xf_vn cs,
 								   int pnas, xf_vn *dfactor)
 {
-	xf_vn ax = (xf_vn)((xf_mn)x & ((xf_mn){ 0 } + 0x7fffffffffffffffll)); /* |x| */
+	xf_vn ax = vn_abs(x); /* |x| */
 	xf_mn small = ax < XF_SINC_SERIES_X;
 	xf_vn inv = 1.0 / x, sc = sn * inv, ds = (cs - sc) * inv;
 	if (vn_any(small)) {
@@ -100,7 +100,7 @@ vn_pair_sincos(xf_vn sp, xf_vn cp, xf_vn sgn, xf_vn e, xf_vn x, xf_vn *sn, xf_vn
 	      ce = 1.0 - e2 * (1.0 / 2.0) * (1.0 - e2 * (1.0 / 12.0));
 	*sn = sp * ce + cp * se;
 	*cs = cp * ce - sp * se;
-	xf_vn ae = (xf_vn)((xf_mn)e & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+	xf_vn ae = vn_abs(e);
 	xf_mn far = ae > XF_PHASE_E_MAX;
 	if (vn_any(far)) {
 		xf_vn vs, vc;
@@ -176,7 +176,7 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 		}
 		vn_store(ch->g1d + q, vn_pair_diffusion(f->w, vn_load(ch->g1d + q), dd, a));
 		xf_vn diff = vn_load(ch->ig + q), ig = vn_pair_integral(diff, dg, b);
-		xf_vn adiff = (xf_vn)((xf_mn)diff & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+		xf_vn adiff = vn_abs(diff);
 		xf_vn one = (xf_vn){ 0 } + 1.0;
 		vn_store(ch->sgn + q, vn_select(diff < 0.0, -one, one));
 		vn_store(ch->sdl + q, f->s * (XF_INTEGRAL_EPS2 / (ig + adiff))); /* I − |Δ| */

@@ -38,7 +38,7 @@ void XF_MODEL_ROW(const xf_model_row_ctx *x, int i, int j0, int j1, double *out)
 			xf_vn sn, cs;
 			xf_vn_sincos(arg, &sn, &cs);
 			xf_vn inv = 1.0 / arg, sc = sn * inv;
-			xf_vn ax = (xf_vn)((xf_mn)arg & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+			xf_vn ax = vn_abs(arg);
 			xf_mn small = ax < XF_SINC_TAYLOR_X;
 			if (vn_any(small)) {
 				xf_vn x2 = arg * arg;

@@ -115,6 +115,12 @@ static inline __attribute__((always_inline)) xf_vn vn_select(xf_mn m, xf_vn a, x
 	return (xf_vn)(((xf_mn)a & m) | ((xf_mn)b & ~m));
 }
 
+/* |a|: the sign bit cleared */
+static inline __attribute__((always_inline)) xf_vn vn_abs(xf_vn a)
+{
+	return (xf_vn)((xf_mn)a & ((xf_mn){ 0 } + 0x7fffffffffffffffll));
+}
+
 /* a where m, else +0.0 */
 static inline __attribute__((always_inline)) xf_vn vn_keep(xf_mn m, xf_vn a)
 {
