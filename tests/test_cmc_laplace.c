@@ -9,7 +9,10 @@
  *     capped returns 1 with a positive definite metric that keeps the ridge's
  *     correlation (below −0.99) instead of a cap of 1 without it; a rank-deficient JᵀJ
  *     (NLSQ's pseudo-inverse: a correlation of +1 along what the data identify) returns 1
- *     with the metric along the ridge instead (correlation below −0.9). */
+ *     with the metric along the ridge instead (correlation below −0.9);
+ * (d) xf_cmc_nlsq_slopes: e·A at NLSQ's optimum and its delta-method sd, written out
+ *     here, for the D(t) law (small static replicate 30's numbers: a slope pinned to
+ *     ± 9 by a −0.99995 correlation); unknown without a covariance or a law. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,12 +200,38 @@ static void test_initial_metric(void **state)
 		assert_true(fabs(v[k] - m[k * d + k]) < 1e-12 * m[k * d + k]);
 }
 
+static void test_nlsq_slopes(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr);
+	double x[NP] = { 127.035, 0.0352328, 411.5 };
+	double sa = 6896.64, se = 1.8676, r = -0.99995;
+	double c[NP * NP] = { sa * sa, r * sa * se, 0.0, r * sa * se, se * se, 0.0, 0.0, 0.0, 1.0 };
+	xf_nlsq_result res;
+	nlsq_result(&res, x, c);
+	int known[2];
+	double q[2], sd_q[2];
+	xf_cmc_nlsq_slopes(&pr, &res, known, q, sd_q);
+	double var =
+		x[1] * x[1] * sa * sa + x[0] * x[0] * se * se + 2.0 * x[0] * x[1] * r * sa * se;
+	assert_int_equal(known[0], 1);
+	assert_true(fabs(q[0] - x[0] * x[1]) < 1e-15 * fabs(q[0]));
+	assert_true(fabs(sd_q[0] - sqrt(var)) < 1e-9 * sqrt(var));
+	assert_true(sd_q[0] > 5.0 && sd_q[0] < 15.0); /* pinned: far below A·sd_e = 237 */
+	assert_int_equal(known[1], 0);		      /* a static problem has no γ̇(t) */
+	res.covariance = NULL;
+	xf_cmc_nlsq_slopes(&pr, &res, known, q, sd_q);
+	assert_int_equal(known[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_rank),
 		cmocka_unit_test(test_rank_deficient),
 		cmocka_unit_test(test_initial_metric),
+		cmocka_unit_test(test_nlsq_slopes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

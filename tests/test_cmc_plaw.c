@@ -15,7 +15,11 @@
  *     uncorrelated (the prior alone) or a narrow A take none; e far from 0 in sds keeps
  *     the level piece only;
  * (g) the straightening is exact: along w_A, at the start's w_e and w_c, the level
- *     A·t_ref^e + c and the slope e·A keep their start values over decades of A. */
+ *     A·t_ref^e + c and the slope e·A keep their start values over decades of A;
+ * (h) a start moved off A's bound (warm.c) with NLSQ's covariance: with the slope NLSQ
+ *     measured (confined) the slope piece applies; read from the metric at the moved
+ *     start it is not confined, and the piece was refused (small static replicate 55,
+ *     adr/0091). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -320,6 +324,43 @@ static void test_ridge_rule(void **state)
 	assert_int_equal(pc.tr[0].c, 2);
 }
 
+static void test_slope_at_nlsq(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr, 0);
+	/* NLSQ at D0's lower bound 10 with α −0.05: the slope e·A = −0.5 pinned (e rises
+	 * 0.005 per unit of A there), A ± 140 and α ± 0.7 correlated by 0.9998 (q ± 0.14);
+	 * the start moved 1 % of the width inside, to D0 = 209.9 (dD0/du ≈ 197.9) */
+	const xf_plaw_slope nlsq[XF_PLAW_MAX] = { { 1, -0.5, 0.14 }, { 0, 0.0, 0.0 } };
+	double u0[5] = { log(0.01 / 0.99), log(1.95 / 2.05), log(5100.0 / 4900.0), 0.3, -4.6 };
+	const double sd[5] = { 140.0 / 197.9, 0.7 / 0.999, 140.0 / 2499.0, 0.01, 0.01 };
+	const double r[3][3] = { { 1.0, 0.9998, -0.99 },
+				 { 0.9998, 1.0, -0.99 },
+				 { -0.99, -0.99, 1.0 } };
+	double cov[25] = { 0 };
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < 5; j++)
+			cov[i * 5 + j] = i < 3 && j < 3 ? r[i][j] * sd[i] * sd[j]
+					 : i == j	? sd[i] * sd[i]
+							: 0.0;
+	xf_plaw_coords pc;
+	/* read at the moved start: e·A = −10.5 ± 140, up to 4.6 at A's low end: refused */
+	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0, cov);
+	assert_int_equal(pc.n, 1);
+	assert_int_equal(pc.tr[0].noncentre, 0);
+	assert_int_equal(pc.tr[0].c, 2);
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq, 0);
+	assert_int_equal(pc.n, 1);
+	assert_int_equal(pc.tr[0].noncentre, 1);
+	assert_int_equal(pc.tr[0].c, 2);
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq, 1); /* wide: too */
+	assert_int_equal(pc.tr[0].noncentre, 1);
+	char buf[64];
+	xf_plaw_describe(&pc, buf, sizeof buf);
+	assert_string_equal(buf, "D(t) level and slope");
+}
+
 static double x_of(double lo, double hi, double u)
 {
 	return lo + (hi - lo) / (1.0 + exp(-u));
@@ -356,7 +397,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_jacobian),
 		cmocka_unit_test(test_gradient),     cmocka_unit_test(test_gauss_to_w),
 		cmocka_unit_test(test_which_pieces), cmocka_unit_test(test_ridge_rule),
-		cmocka_unit_test(test_straight),
+		cmocka_unit_test(test_straight),     cmocka_unit_test(test_slope_at_nlsq),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

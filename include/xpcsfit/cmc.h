@@ -65,6 +65,10 @@ typedef struct xf_cmc_check {
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
 	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */
+	/* the route on a file above XF_ROUTE_SMALL_POINTS, where each point is a pass over
+	 * millions: M grown to what the floor needs, and a near-uniform passing round not
+	 * refined (adr/0092); on smaller files M doubles, and the points feed the next fit */
+	int sized_m;
 	double ess_coord_min; /* the smallest ESS of a coordinate's weighted mean */
 	int ess_coord;	      /* which coordinate (index into theta; n_theta: log σ) */
 	double ess_ref;	      /* IS-ESS/M a Gaussian target gives for this proposal */

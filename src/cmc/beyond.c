@@ -32,7 +32,7 @@
 typedef struct probe {
 	xf_cmc_target t;
 	int nt, d;
-	double *g, *gt, *b, *jtj, *h, *delta, *trial, *x;
+	double *g, *b, *jtj, *h, *delta, *trial;
 	long passes;
 } probe;
 
@@ -97,19 +97,18 @@ static void curvature(const probe *p, int k, const double *u, double chi2, doubl
 /* The slice u_k = u[k]: u moved to the maximum over the other coordinates (Newton steps
  * with H, a backtracking line search), *ell its Laplace log mass. 0; 1 when the steps did
  * not reach the maximum (a curved valley crawled along: *ell then is too low); −1 where
- * the log target or H is not usable. */
+ * the log target or H is not usable. Each step is one JᵀJ pass, which also gives the log
+ * target and its gradient there; the line search's trials are values-only passes. */
 static int slice(probe *p, int k, double *u, double *ell)
 {
 	int d = p->d, n = d - 1;
-	double lp;
-	if (logp(p, u, &lp, p->g))
-		return -1;
+	double lp, lt;
 	for (int it = 0;; it++) {
-		double sigma;
-		xf_cmc_to_physical(&p->t, u, p->x, &sigma);
+		double prior = xf_cmc_target_prior(&p->t, u, p->t.x);
 		xf_lik_out out = { 0.0, p->jtj, p->b, 0.0 };
 		p->passes++;
-		if (xf_lik_eval(p->t.lik, p->x, &out))
+		if (xf_lik_eval(p->t.lik, p->t.x, &out) ||
+		    xf_cmc_target_from_pass(&p->t, u, prior, out.chi2, p->b, &lp, p->g))
 			return -1;
 		curvature(p, k, u, out.chi2, p->h);
 		int a = 0;
@@ -131,19 +130,17 @@ static int slice(probe *p, int k, double *u, double *ell)
 			return 0;
 		if (it == XF_BEYOND_NEWTON_MAX)
 			return 1;
-		double step = 1.0, lt = 0.0;
+		double step = 1.0;
 		int ok = 0;
 		for (int ls = 0; ls < 12 && !ok; ls++, step *= 0.5) {
 			a = 0;
 			for (int m = 0; m < d; m++)
 				p->trial[m] = m == k ? u[m] : u[m] + step * p->delta[a++];
-			ok = logp(p, p->trial, &lt, p->gt) == 0 && lt >= lp + 1e-4 * step * dec;
+			ok = logp(p, p->trial, &lt, NULL) == 0 && lt >= lp + 1e-4 * step * dec;
 		}
 		if (!ok) /* no ascent left at this precision: the maximum, if close to it */
 			return dec < 1.0 ? 0 : 1;
 		memcpy(u, p->trial, sizeof(double) * (size_t)d);
-		memcpy(p->g, p->gt, sizeof(double) * (size_t)d);
-		lp = lt;
 	}
 }
 
@@ -324,14 +321,12 @@ int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stri
 	double *sorted = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
 	size_t nf = (size_t)pr->n_full;
 	p.g = malloc(sizeof(double) * (size_t)d);
-	p.gt = malloc(sizeof(double) * (size_t)d);
 	p.trial = malloc(sizeof(double) * (size_t)d);
 	p.delta = malloc(sizeof(double) * (size_t)d);
 	p.h = malloc(sizeof(double) * (size_t)d * d);
 	p.b = malloc(sizeof(double) * nf);
 	p.jtj = malloc(sizeof(double) * nf * nf);
-	p.x = malloc(sizeof(double) * nf);
-	if (!sorted || !p.g || !p.gt || !p.trial || !p.delta || !p.h || !p.b || !p.jtj || !p.x ||
+	if (!sorted || !p.g || !p.trial || !p.delta || !p.h || !p.b || !p.jtj ||
 	    tail_alloc(tl, pr->n_full) || xf_cmc_target_alloc(&p.t, pr)) {
 		rc = xf_fail(err, XF_ERR_NOMEM,
 			     "out of memory for the posterior's probe beyond the draws");
@@ -397,13 +392,11 @@ done:
 	xf_cmc_target_free(&p.t);
 	free(sorted);
 	free(p.g);
-	free(p.gt);
 	free(p.trial);
 	free(p.delta);
 	free(p.h);
 	free(p.b);
 	free(p.jtj);
-	free(p.x);
 	return rc;
 }
 

@@ -12,6 +12,8 @@
 #define XF_CHECK_KHAT_STABLE 0.05  /* k̂ at M/2 and M within this: stable */
 #define XF_CHECK_KHAT_LOW    0.5   /* … or both k̂ at most this: far enough from 0.7 */
 #define XF_CHECK_ESS_STABLE  0.10  /* IS-ESS/M at M/2 and M within this, relative */
+#define XF_CHECK_ESS_SPARE   1.05  /* M grown to the ESS floor with this to spare */
+#define XF_CHECK_M_STEP	     16	   /* … in whole batches of points (one sweep each) */
 #define XF_ROUTE_MIN_ESS     1000  /* the route's IS-ESS and every coordinate's ESS, at least */
 /* … and twice that on files up to this many points, where the points cost little: an sd
  * from an ESS of 1 000 is ±2.2 % (1 sd), and the largest of ~10 such errors reaches 5 % */

@@ -105,6 +105,11 @@ int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, cons
  * the noise estimate), and the chains' start x: the same, except that a value on a
  * bound is moved 1 % of the width inside. */
 void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x_nlsq, double *x);
+/* The slope e·A of each power law (A = D0, γ̇0; e = α, β) at NLSQ's optimum and its sd
+ * from NLSQ's covariance, linearised there (plaw_coords.h's xf_plaw_slope, one per law:
+ * out [2]); known 0 where NLSQ has no finite value or covariance of A and e. */
+void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *known, double *q,
+			double *sd_q);
 /* The initial metric in the sampler's space: NLSQ's covariance through du/dx at the
  * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
  * d = n_theta + 1; cov is d×d (dense) or d. Where NLSQ's covariance is a ridge that the

@@ -36,13 +36,12 @@ static int map_from_cov(xf_tmap *map, const double *mu, double *cov)
 	return 0;
 }
 
-int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0,
+int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const xf_plaw_slope *slope,
 			 const double *mean, const double *cov)
 {
 	memset(cs, 0, sizeof *cs);
 	int nt = t->n_theta, d = nt + 1, nf = t->pr->n_full;
 	cs->t = t;
-	cs->x0 = x0;
 	cs->d = d;
 	cs->d_s = xf_cond_scaling_count(t);
 	cs->d_m = d - cs->d_s;
@@ -88,7 +87,7 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0
 	memcpy(cs->lap_cov, chol, sizeof(double) * (size_t)dm * dm);
 	for (int j = 0; j < dm; j++)
 		param[j] = j < dm - 1 ? t->theta[cs->mcol[j]] : -1;
-	xf_plaw_coords_init_wide(&cs->pc, t->pr, param, dm, mu, chol);
+	xf_plaw_coords_init_at(&cs->pc, t->pr, param, dm, mu, chol, slope, 1);
 	if (xf_plaw_gauss_to_w(&cs->pc, mu, chol))
 		goto done;
 	rc = map_from_cov(&cs->map, mu, chol);

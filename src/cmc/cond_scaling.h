@@ -28,7 +28,6 @@ typedef struct xf_cond_scaling {
 	int d, d_m, d_s;   /* u's coordinates, the map's, the scaling ones */
 	int *mcol;	   /* [d_m] u-index of each map coordinate */
 	int *scol;	   /* [d_s] u-index of each scaling coordinate */
-	const double *x0;  /* [n_full] the base point s₀ (the NLSQ optimum) */
 	double *u0;	   /* [d] u of x0 (σ̂ at d − 1) */
 	double *lap_cov;   /* [d_m·d_m] the Laplace approximation's covariance on the map's */
 	/* workspace */
@@ -53,9 +52,10 @@ void xf_scaling_conditional(const xf_cmc_target *t, const int *scol, int ds, con
 int xf_cond_scaling_count(const xf_cmc_target *t);
 
 /* Set up on target t from the Laplace approximation in u-space (mean [d], cov [d·d]): the
- * map starts as its marginal on θ's physical coordinates and log σ. x0: the NLSQ optimum
- * (n_full). 0, −1 out of memory, 1 when that block is not positive definite. */
-int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const double *x0,
+ * map starts as its marginal on θ's physical coordinates and log σ. slope: the slopes
+ * NLSQ measured (plaw_coords.h; NULL: read from cov). 0, −1 out of memory, 1 when that
+ * block is not positive definite. */
+int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const xf_plaw_slope *slope,
 			 const double *mean, const double *cov);
 void xf_cond_scaling_free(xf_cond_scaling *cs);
 

@@ -1,6 +1,7 @@
 /* plaw_coords.c — the power-law sampling coordinates of plaw_coords.h (adr/0082, adr/0083). */
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,18 +137,31 @@ static void a_range(const xf_plaw_triple *t, int d, const double *u0, const doub
 	*a_hi = x_of(t->lo[0], t->hi[0], ua + w);
 }
 
-/* 1 when the slope piece keeps e = q/A inside e's bounds over A's range and q's (its
- * linearised sd at the start): elsewhere a bound cuts the ridge, a wall in w. */
-static int slope_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov)
+/* 1 when the slope piece keeps e = q/A inside e's bounds over A's range and q's (the
+ * slope ± XF_PLAW_WALL_SD of its sds): elsewhere a bound cuts the ridge, a wall in w. The
+ * slope and its sd are NLSQ's where known (small static replicates 55 and 30, adr/0091),
+ * else linearised at the start from cov. */
+static int slope_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
+			   const xf_plaw_slope *known)
 {
 	double a_lo, a_hi;
 	a_range(t, d, u0, cov, &a_lo, &a_hi);
-	double a = x_of(t->lo[0], t->hi[0], u0[t->a]), e = x_of(t->lo[1], t->hi[1], u0[t->e]);
-	double ga = dx_du(t->lo[0], t->hi[0], u0[t->a]), ge = dx_du(t->lo[1], t->hi[1], u0[t->e]);
-	double var_q = e * e * ga * ga * cov[(size_t)t->a * d + t->a] +
-		       a * a * ge * ge * cov[(size_t)t->e * d + t->e] +
-		       2.0 * e * a * ga * ge * cov[(size_t)t->a * d + t->e];
-	double q = e * a, dq = XF_PLAW_WALL_SD * sqrt(fmax(var_q, 0.0));
+	double q, sd_q;
+	if (known && known->known) {
+		q = known->q;
+		sd_q = known->sd_q;
+	} else {
+		double a = x_of(t->lo[0], t->hi[0], u0[t->a]);
+		double e = x_of(t->lo[1], t->hi[1], u0[t->e]);
+		double ga = dx_du(t->lo[0], t->hi[0], u0[t->a]);
+		double ge = dx_du(t->lo[1], t->hi[1], u0[t->e]);
+		double var_q = e * e * ga * ga * cov[(size_t)t->a * d + t->a] +
+			       a * a * ge * ge * cov[(size_t)t->e * d + t->e] +
+			       2.0 * e * a * ga * ge * cov[(size_t)t->a * d + t->e];
+		q = e * a;
+		sd_q = sqrt(fmax(var_q, 0.0));
+	}
+	double dq = XF_PLAW_WALL_SD * sd_q;
 	return a_lo > 0.0 && (q + dq) / a_lo < t->hi[1] && (q - dq) / a_lo > t->lo[1];
 }
 
@@ -165,7 +179,8 @@ static int level_in_bounds(const xf_plaw_triple *t, int d, const double *u0, con
 
 /* One triple (A, e, c) of parameter indices k0..k0+2; 1 when it takes part. */
 static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param, int d,
-		       const double *u0, const double *cov, int k0, double max_u_sd)
+		       const double *u0, const double *cov, const xf_plaw_slope *slope, int k0,
+		       double max_u_sd)
 {
 	memset(t, 0, sizeof *t);
 	t->a = find(param, d, k0);
@@ -193,7 +208,7 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		double sd_ua = sqrt(cov[(size_t)t->a * d + t->a]);
 		t->noncentre &= wide && sd_ua < max_u_sd && ridge_corr(cov, d, t->a, t->e) &&
 				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov) &&
-				slope_in_bounds(t, d, u0, cov);
+				slope_in_bounds(t, d, u0, cov, slope);
 		if (t->c >= 0 &&
 		    !(wide && level_corr(cov, d, t->a, t->c) && level_in_bounds(t, d, u0, cov)))
 			t->c = -1;
@@ -217,27 +232,31 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 	return t->noncentre || t->c >= 0;
 }
 
-static void coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
-			const double *u0, const double *cov, double max_u_sd)
+void xf_plaw_coords_init_at(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			    const double *u0, const double *cov, const xf_plaw_slope *slope,
+			    int wide)
 {
+	double max_u_sd = wide ? INFINITY : XF_PLAW_RIDGE_MAX_U_SD;
 	memset(pc, 0, sizeof *pc);
 	pc->d = d;
 	int starts[XF_PLAW_MAX] = { XF_P_D0, XF_P_GAMMA_DOT_T0 };
 	int n_laws = pr->n_phys > XF_P_GAMMA_DOT_T_OFFSET ? 2 : 1;
 	for (int i = 0; i < n_laws; i++)
-		pc->n += triple_init(&pc->tr[pc->n], pr, param, d, u0, cov, starts[i], max_u_sd);
+		if (triple_init(&pc->tr[pc->n], pr, param, d, u0, cov, slope ? &slope[i] : NULL,
+				starts[i], max_u_sd))
+			pc->tr[pc->n++].law = i;
 }
 
 void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			 const double *u0, const double *cov)
 {
-	coords_init(pc, pr, param, d, u0, cov, XF_PLAW_RIDGE_MAX_U_SD);
+	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, 0);
 }
 
 void xf_plaw_coords_init_wide(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			      const double *u0, const double *cov)
 {
-	coords_init(pc, pr, param, d, u0, cov, INFINITY);
+	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, 1);
 }
 
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u)
@@ -395,4 +414,19 @@ void xf_plaw_draws_to_u(const xf_plaw_coords *pc, int n, double *draws, double *
 {
 	for (int i = 0; i < n; i++)
 		logp[i] -= xf_plaw_to_u(pc, draws + (size_t)i * pc->d, draws + (size_t)i * pc->d);
+}
+
+void xf_plaw_describe(const xf_plaw_coords *pc, char *buf, size_t size)
+{
+	snprintf(buf, size, "none");
+	size_t len = 0;
+	for (int i = 0; i < pc->n && len < size; i++) {
+		const xf_plaw_triple *t = &pc->tr[i];
+		const char *pieces = t->noncentre && t->c >= 0 ? "level and slope"
+				     : t->noncentre	       ? "slope"
+							       : "level";
+		int n = snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "",
+				 t->law ? "shear rate" : "D(t)", pieces);
+		len += n > 0 ? (size_t)n : 0;
+	}
 }

@@ -55,6 +55,7 @@
 #define XF_PLAW_WALL_SD 2.0
 
 typedef struct xf_plaw_triple {
+	int law;	     /* 0: D(t), 1: γ̇(t) */
 	int a, e, c;	     /* coordinate of A, e and c (c: −1 when not sampled) */
 	double lo[3], hi[3]; /* bounds of A, e, c */
 	int noncentre;	     /* 1: the slope piece (e·A linear in w_e) */
@@ -84,6 +85,22 @@ void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *pa
  * 14 s with it lifted, adr/0088). Chains that sample every coordinate keep the cap. */
 void xf_plaw_coords_init_wide(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			      const double *u0, const double *cov);
+/* The slope e·A that the data pin, as NLSQ measured it: its value at NLSQ's optimum and
+ * its linearised sd from NLSQ's covariance (warm.c), one per power law (D(t), γ̇(t));
+ * known 0 where NLSQ gave no finite covariance of A and e. */
+typedef struct xf_plaw_slope {
+	int known;
+	double q, sd_q;
+} xf_plaw_slope;
+
+/* Either of the two (wide: 1 for _wide) with the slopes NLSQ measured (slope
+ * [XF_PLAW_MAX], NULL: read from u0 and cov) deciding whether e = q/A stays inside e's
+ * bounds. cov is the chains' initial metric: where the start was moved off A's bound it
+ * holds NLSQ's widths at another A, and where A's variance was capped its correlations at
+ * another width — the slope read from it there is not the one the data pin (adr/0091). */
+void xf_plaw_coords_init_at(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
+			    const double *u0, const double *cov, const xf_plaw_slope *slope,
+			    int wide);
 
 /* w → u (may alias); returns log|du/dw|. */
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u);
@@ -111,5 +128,7 @@ typedef struct xf_plaw_target {
 int xf_plaw_target_logp(void *ctx, const double *w, double *logp, double *grad);
 /* n draws [n·d] sampled in w back to u in place, their log densities to u's (logp [n]). */
 void xf_plaw_draws_to_u(const xf_plaw_coords *pc, int n, double *draws, double *logp);
+/* The pieces in use, for run.log: e.g. "D(t) level and slope" or "none". */
+void xf_plaw_describe(const xf_plaw_coords *pc, char *buf, size_t size);
 
 #endif

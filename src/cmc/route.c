@@ -226,7 +226,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	/* sampled per-angle scaling: drawn from its exact conditional, the map fitted to θ
 	 * and σ alone (adr/0081) */
 	if (xf_cond_scaling_count(&t) > 0) {
-		int crc = xf_cond_scaling_init(&cs, &t, r->x_start, mean, cov);
+		int crc = xf_cond_scaling_init(&cs, &t, r->slopes, mean, cov);
 		have_cs = 1;
 		if (crc < 0) {
 			rc = xf_fail(err, XF_ERR_NOMEM,
@@ -243,6 +243,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 				cs.d_s, cs.d_m);
 		}
 	}
+	c->sized_m = t.n_points > XF_ROUTE_SMALL_POINTS; /* adr/0092 */
 	irc = xf_cmc_route_rounds_prop(xf_full_logp_batch, &fb, &prop, r->seed, &r->route_round,
 				       xf_cmc_route_min_ess(t.n_points), w, c);
 	if (irc) {

@@ -7,14 +7,15 @@
 #include "cmc/check.h"
 #include "cmc/run_internal.h"
 
-#define XF_ROUTE_M0	     500   /* each round's first M, doubled while it can pass */
-#define XF_ROUTE_M0_DIMS     8	   /* … per this many dimensions (16: 1 000) */
-#define XF_ROUTE_ROUNDS	     8	   /* round 1: Laplace; later: the map fitted to the last */
-#define XF_ROUTE_POINTS_MAX  48000 /* all rounds' points (each a pass over the data) */
-#define XF_ROUTE_FIT_ESS     2.0   /* × dim: the IS-ESS a round's fit needs */
-#define XF_ROUTE_KHAT_GAIN   0.02  /* progress: a failing round lowers the best k̂ by this */
-#define XF_ROUTE_ESS_GAIN    0.10  /* … or raises the best IS-ESS/M by this fraction */
-#define XF_ROUTE_KHAT_POLISH 0.5   /* a round passing above it is refined once more */
+#define XF_ROUTE_M0	      500   /* each round's first M, doubled while it can pass */
+#define XF_ROUTE_M0_DIMS      8	    /* … per this many dimensions (16: 1 000) */
+#define XF_ROUTE_ROUNDS	      8	    /* round 1: Laplace; later: the map fitted to the last */
+#define XF_ROUTE_POINTS_MAX   48000 /* all rounds' points (each a pass over the data) */
+#define XF_ROUTE_FIT_ESS      2.0   /* × dim: the IS-ESS a round's fit needs */
+#define XF_ROUTE_KHAT_GAIN    0.02  /* progress: a failing round lowers the best k̂ by this */
+#define XF_ROUTE_ESS_GAIN     0.10  /* … or raises the best IS-ESS/M by this fraction */
+#define XF_ROUTE_KHAT_POLISH  0.5   /* a round passing above it is refined once more … */
+#define XF_ROUTE_POLISH_W_TOP 2.0   /* … unless no weight exceeds this × the mean */
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
 #define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL

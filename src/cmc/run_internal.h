@@ -42,10 +42,11 @@ typedef struct cmc_run {
 	const xf_cmc_options *o;
 	xf_problem pr; /* the CMC layout */
 	int n_theta;
-	int *theta;	  /* [n_theta] sampled parameters */
-	double *x_start;  /* [n_full] the chains' start: NLSQ's point, off the bounds */
-	double *x_nlsq;	  /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
-	double *init_cov; /* initial metric, cov_size values */
+	int *theta;	 /* [n_theta] sampled parameters */
+	double *x_start; /* [n_full] the chains' start: NLSQ's point, off the bounds */
+	double *x_nlsq;	 /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
+	xf_plaw_slope slopes[XF_PLAW_MAX]; /* the slopes e·A NLSQ measured (adr/0091) */
+	double *init_cov;		   /* initial metric, cov_size values */
 	/* the initial metric before a failed importance route replaced init_cov with its
 	 * weighted covariance: the collapsed chains' (adr/0088) */
 	double *init_cov_nlsq;

@@ -123,22 +123,15 @@ double xf_cmc_target_combine(const xf_cmc_target *t, const double *u, double pri
 	       (-n * log_sigma - 0.5 * chi2 * inv_s2 - 0.5 * n * XF_LOG_2PI);
 }
 
-int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
+int xf_cmc_target_from_pass(const xf_cmc_target *t, const double *u, double prior, double chi2,
+			    const double *b, double *logp, double *grad)
 {
-	xf_cmc_target *t = ctx;
 	const xf_problem *pr = t->pr;
 	int nt = t->n_theta;
-	t->evals++;
-	if (t->evals_total) /* progress and time only (eta.h) */
-		__atomic_add_fetch(t->evals_total, 1, __ATOMIC_RELAXED);
-	double prior = xf_cmc_target_prior(t, u, t->x);
 	double sigma = exp(u[nt]);
 	double ratio = sigma / t->sigma_scale;
-	xf_lik_out out = { 0.0, NULL, grad ? t->b : NULL, 0.0 };
-	if (xf_lik_eval(t->lik, t->x, &out) || !isfinite(sigma) || !(sigma > 0.0))
-		return -1;
 	double n = (double)t->n_points, inv_s2 = 1.0 / (sigma * sigma);
-	double lp = xf_cmc_target_combine(t, u, prior, out.chi2);
+	double lp = xf_cmc_target_combine(t, u, prior, chi2);
 	*logp = lp;
 	if (!isfinite(lp))
 		return -1;
@@ -151,9 +144,22 @@ int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
 		double dprior_dx =
 			-(t->x[k] - pr->prior_mu[k]) / (pr->prior_sigma[k] * pr->prior_sigma[k]);
 		/* d/du [log s(u) + log s(−u)] = 1 − 2s */
-		grad[m] =
-			t->temper * (dprior_dx * dxdu + (1.0 - 2.0 * s)) + t->b[k] * inv_s2 * dxdu;
+		grad[m] = t->temper * (dprior_dx * dxdu + (1.0 - 2.0 * s)) + b[k] * inv_s2 * dxdu;
 	}
-	grad[nt] = -ratio * ratio + 1.0 - n + out.chi2 * inv_s2;
+	grad[nt] = -ratio * ratio + 1.0 - n + chi2 * inv_s2;
 	return 0;
+}
+
+int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad)
+{
+	xf_cmc_target *t = ctx;
+	t->evals++;
+	if (t->evals_total) /* progress and time only (eta.h) */
+		__atomic_add_fetch(t->evals_total, 1, __ATOMIC_RELAXED);
+	double prior = xf_cmc_target_prior(t, u, t->x);
+	double sigma = exp(u[t->n_theta]);
+	xf_lik_out out = { 0.0, NULL, grad ? t->b : NULL, 0.0 };
+	if (xf_lik_eval(t->lik, t->x, &out) || !isfinite(sigma) || !(sigma > 0.0))
+		return -1;
+	return xf_cmc_target_from_pass(t, u, prior, out.chi2, t->b, logp, grad);
 }

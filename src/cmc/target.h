@@ -37,6 +37,12 @@ void xf_cmc_target_free(xf_cmc_target *t);
 double xf_cmc_target_prior(const xf_cmc_target *t, const double *u, double *x_full);
 double xf_cmc_target_combine(const xf_cmc_target *t, const double *u, double prior, double chi2);
 
+/* The log target (and with grad != NULL its gradient over u) from a pass the caller ran
+ * at the physical point xf_cmc_target_prior filled (t->x): χ² and b = Jᵀr over x_full
+ * (a JᵀJ pass gives both). 0, or −1 where the log target is not finite. */
+int xf_cmc_target_from_pass(const xf_cmc_target *t, const double *u, double prior, double chi2,
+			    const double *b, double *logp, double *grad);
+
 /* log target and its gradient at u (xf_logp_fn). */
 int xf_cmc_target_logp(void *ctx, const double *u, double *logp, double *grad);
 

@@ -86,6 +86,35 @@ void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double 
 	}
 }
 
+void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *known, double *q,
+			double *sd_q)
+{
+	const int a_of[2] = { XF_P_D0, XF_P_GAMMA_DOT_T0 };
+	for (int i = 0; i < 2; i++) {
+		known[i] = 0;
+		q[i] = sd_q[i] = 0.0;
+		if (a_of[i] + 1 >= pr->n_phys)
+			continue;
+		int ja = nlsq_index(nlsq, pr->names[a_of[i]]);
+		int je = nlsq_index(nlsq, pr->names[a_of[i] + 1]);
+		if (ja < 0 || je < 0 || !nlsq->covariance)
+			continue;
+		size_t n = (size_t)nlsq->n_params;
+		double a = nlsq->values[ja], e = nlsq->values[je];
+		double vaa = nlsq->covariance[(size_t)ja * n + ja],
+		       vee = nlsq->covariance[(size_t)je * n + je],
+		       vae = nlsq->covariance[(size_t)ja * n + je];
+		/* q = e·A: var q = e²·var A + A²·var e + 2eA·cov(A, e) */
+		double var_q = e * e * vaa + a * a * vee + 2.0 * e * a * vae;
+		if (!isfinite(a) || !isfinite(e) || !isfinite(var_q) || !(vaa > 0.0) ||
+		    !(vee > 0.0))
+			continue;
+		known[i] = 1;
+		q[i] = e * a;
+		sd_q[i] = sqrt(fmax(var_q, 0.0));
+	}
+}
+
 /* NLSQ's variance of parameter k of pr (0 when unknown). */
 static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, int k)
 {

@@ -142,10 +142,11 @@ typedef struct lam_chunk {
 } lam_chunk;
 
 /* Fill the pair-level factors of up to XF_CHUNK pairs from the cursor; returns the count.
- * The differences of the frame integrals are gathered pair by pair (into g1d, ig, a and
- * b), then turned into the factors over lanes. Padding pairs (past the end of the block)
+ * The differences of the frame integrals are gathered pair by pair (into g1d, ig and,
+ * with slopes, a and b), then turned into the factors over lanes. Padding pairs (past the end of the block)
  * end with harmless factors (g1_D = I^γ = 1, no slopes). */
-static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch)
+static inline __attribute__((always_inline)) int
+chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch, int slopes)
 {
 	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
 	int k = 0, i, j;
@@ -154,7 +155,7 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 		ch->fj[k] = j;
 		ch->g1d[k] = f->cd[i] - f->cd[j];
 		ch->ig[k] = f->cg[i] - f->cg[j];
-		for (int m = 0; m < 3; m++) {
+		for (int m = 0; m < 3 && slopes; m++) {
 			ch->a[m][k] = f->dcd[m][i] - f->dcd[m][j];
 			ch->b[m][k] = f->dcg[m][i] - f->dcg[m][j];
 		}
@@ -165,12 +166,12 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 	for (int q = k; q < XF_CHUNK; q++) { /* the padding's differences: 0 */
 		ch->fi[q] = ch->fj[q] = 0;
 		ch->g1d[q] = ch->ig[q] = 0.0;
-		for (int m = 0; m < 3; m++)
+		for (int m = 0; m < 3 && slopes; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
 	}
 	for (int q = 0; q < k; q += XF_VW) {
-		xf_vn dd[3], dg[3], a[3], b[3];
-		for (int m = 0; m < 3; m++) {
+		xf_vn dd[3] = { { 0 } }, dg[3] = { { 0 } }, a[3], b[3];
+		for (int m = 0; m < 3 && slopes; m++) {
 			dd[m] = vn_load(ch->a[m] + q);
 			dg[m] = vn_load(ch->b[m] + q);
 		}
@@ -182,7 +183,7 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 		vn_store(ch->sdl + q, f->s * (XF_INTEGRAL_EPS2 / (ig + adiff))); /* I − |Δ| */
 		vn_store(ch->ig + q, ig);
 		vn_store(ch->sig + q, f->s * ig);
-		for (int m = 0; m < 3; m++) {
+		for (int m = 0; m < 3 && slopes; m++) {
 			vn_store(ch->a[m] + q, a[m]);
 			vn_store(ch->b[m] + q, b[m]);
 		}
@@ -190,7 +191,7 @@ static int chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, la
 	for (int q = k; q < XF_CHUNK; q++) {
 		ch->g1d[q] = ch->ig[q] = ch->sig[q] = ch->sgn[q] = 1.0;
 		ch->sdl[q] = 0.0;
-		for (int m = 0; m < 3; m++)
+		for (int m = 0; m < 3 && slopes; m++)
 			ch->a[m][q] = ch->b[m][q] = 0.0;
 		ch->di[q] = ch->di[0];
 	}
@@ -497,7 +498,9 @@ laminar_block(xf_lik *lik, int block, xf_pass_level level, int shared, int pnas)
 	pair_cursor c = cursor_at(lik, block);
 	accum_clear(lik->pr, acc);
 	for (;;) {
-		int n_pairs = chunk_pairs(lik, &f, &c, &ch);
+		/* the slopes a, b: only where the level differentiates */
+		int n_pairs = chunk_pairs(lik, &f, &c, &ch,
+					  level != XF_PASS_VALUE && level != XF_PASS_SCALING);
 		if (n_pairs == 0)
 			break;
 		if (level == XF_PASS_GRADIENT || level == XF_PASS_HESSIAN)
