@@ -302,11 +302,11 @@ int xf_check_importance_map(xf_check_logp f, void *ctx, const xf_tmap *map, uint
 }
 
 /* The next M: twice this one — or, on a large file (c->sized_m) where only the route's
- * ESS floor is short (k̂ and IS-ESS/M stable and inside their gates), what that floor needs at this IS-ESS/M with
- * 5 % to spare (short by chance: one more step), in whole sweeps of XF_CHECK_M_STEP
- * points. Each point is a pass over all the data, and doubling to reach 1 000 from 903
- * paid 1 000 passes (23 × 1 000 laminar, adr/0092). The gates are judged at that M as at
- * any other. */
+ * ESS floor is short (k̂ and IS-ESS/M stable and inside their gates), what that floor
+ * needs at this IS-ESS/M with 5 % to spare (short by chance: one more step), in whole
+ * sweeps of XF_CHECK_M_STEP points. Each point is a pass over all the data, and doubling
+ * to reach 1 000 from 903 paid 1 000 passes (23 × 1 000 laminar, adr/0092). The gates
+ * are judged at that M as at any other. */
 static int next_m(const xf_cmc_check *c, int m, double min_ess, int enough, int ratio_low)
 {
 	double have = fmin(c->ess, c->ess_coord_min);
