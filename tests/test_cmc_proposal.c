@@ -7,7 +7,11 @@
  *     near the reference; a Gaussian 0.3 sd off-centre and 15 % wider passes and the
  *     weights recover its mean and sd; a banana (curved ridge) fails the axis check;
  *     a Gaussian 3× wider than the approximation is still corrected (t₅ tails cover
- *     it: the ratio is bounded), a Cauchy-tailed one fails on k̂. */
+ *     it: the ratio is bounded), a Cauchy-tailed one fails on k̂;
+ * (d) the route's ESS floor (adr/0092): with the defensive mixture on its own Gaussian
+ *     (IS-ESS/M ≈ 0.9) and a floor of 1 000 from M = 500, M doubles to 2 000 on a small
+ *     file; on a large one (sized_m) it stops at what the floor needs — a multiple of
+ *     16 between 1 000 and 2 000 — with the floor reached. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -318,6 +322,45 @@ static void test_mix_gates(void **state)
 	g_core = 0.0;
 }
 
+/* one gate with the route's ESS floor (1 000) from M = 500, the mixture's Gaussian */
+static void floor_gate(int sized, xf_cmc_check *c, double *w)
+{
+	target t = { 0, { 0, 0, 0, 0 }, { 1, 2, 0.5, 1 }, 0 };
+	double mean[D] = { 0 }, chol[D * D] = { 0 };
+	for (int k = 0; k < D; k++)
+		chol[k * D + k] = t.sd[k];
+	int m_max = xf_check_m_max(500);
+	memset(c, 0, sizeof *c);
+	c->core = XF_ROUTE_CORE;
+	c->sized_m = sized;
+	c->u = malloc(sizeof(double) * (size_t)m_max * D);
+	c->log_w = malloc(sizeof(double) * (size_t)m_max);
+	assert_non_null(c->u);
+	assert_non_null(c->log_w);
+	assert_int_equal(xf_check_importance(log_target_batch, &t, D, mean, chol, 9, 500,
+					     XF_ROUTE_MIN_ESS, w, c),
+			 0);
+	printf("  sized %d: M %d, k-hat %.3f, IS-ESS %.0f, smallest coordinate ESS %.0f\n", sized,
+	       c->m, c->khat, c->ess, c->ess_coord_min);
+}
+
+static void test_route_floor(void **state)
+{
+	(void)state;
+	double *w = malloc(sizeof(double) * 32000);
+	xf_cmc_check c;
+	floor_gate(0, &c, w);
+	assert_int_equal(c.m, 2000);
+	assert_true(c.pass_khat && c.pass_ess);
+	free_check(&c);
+	floor_gate(1, &c, w);
+	assert_true(c.m > 1000 && c.m < 2000 && c.m % XF_CHECK_M_STEP == 0);
+	assert_true(c.ess >= XF_ROUTE_MIN_ESS && c.ess_coord_min >= XF_ROUTE_MIN_ESS);
+	assert_true(c.pass_khat && c.pass_ess);
+	free_check(&c);
+	free(w);
+}
+
 int main(void)
 {
 	xf_log_set_stderr(0, 0);
@@ -327,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_gate_shifted),	    cmocka_unit_test(test_gate_banana),
 		cmocka_unit_test(test_gate_too_narrow),	    cmocka_unit_test(test_gate_heavy_tails),
 		cmocka_unit_test(test_mix_reference),	    cmocka_unit_test(test_mix_gates),
+		cmocka_unit_test(test_route_floor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
