@@ -10,6 +10,9 @@
  *     correlation (below −0.99) instead of a cap of 1 without it; a rank-deficient JᵀJ
  *     (NLSQ's pseudo-inverse: a correlation of +1 along what the data identify) returns 1
  *     with the metric along the ridge instead (correlation below −0.9);
+ * (e) NLSQ fitted the scaling per angle and the posterior shares it: the physical
+ *     parameters' covariances are kept (they were all dropped with the scaling's, SBC
+ *     `static` replicate 32, adr/0093), the shared contrast (not NLSQ's) has none;
  * (d) xf_cmc_nlsq_slopes: e·A at NLSQ's optimum and its delta-method sd, written out
  *     here, for the D(t) law (small static replicate 30's numbers: a slope pinned to
  *     ± 9 by a −0.99995 correlation); unknown without a covariance or a law. */
@@ -225,6 +228,47 @@ static void test_nlsq_slopes(void **state)
 	assert_int_equal(known[0], 0);
 }
 
+static void test_other_scaling_layout(void **state)
+{
+	(void)state;
+	static double lo4[4] = { 1.0, -2.0, -1e5, 0.05 }, hi4[4] = { 1e5, 2.0, 1e5, 0.8 };
+	static double mu4[4] = { 50000.0, 0.0, 0.0, 0.3 }, sg4[4] = { 24975.0, 1.0, 50000.0, 0.1 };
+	static char *names4[4] = { "D0", "alpha", "D_offset", "contrast" };
+	static char *nlsq_names[4] = { "D0", "alpha", "D_offset", "contrast_000" };
+	const int theta4[4] = { 0, 1, 2, 3 };
+	xf_problem pr;
+	memset(&pr, 0, sizeof pr);
+	pr.n_phys = NP;
+	pr.n_full = 4;
+	pr.names = names4;
+	pr.lower = lo4;
+	pr.upper = hi4;
+	pr.prior_mu = mu4;
+	pr.prior_sigma = sg4;
+	double x[4] = { 2000.0, -0.5, 10.0, 0.3 };
+	double c[16] = { 400.0, 0.5,   -30.0, 0.0, 0.5, 0.0025, -0.01, 0.0,
+			 -30.0, -0.01, 25.0,  0.0, 0.0, 0.0,	0.0,   1e-4 };
+	xf_nlsq_result r;
+	memset(&r, 0, sizeof r);
+	r.n_params = 4;
+	r.n_phys = NP;
+	r.names = nlsq_names;
+	r.values = x;
+	r.covariance = c;
+	int d = 5;
+	double m[25];
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta4, 4, x, 1.0, 1000, 1, m), 0);
+	for (int i = 0; i < NP; i++)
+		for (int j = 0; j < NP; j++) {
+			double want = c[i * 4 + j] * du_dx(i, x[i]) * du_dx(j, x[j]);
+			if (!(fabs(m[i * d + j] - want) < 1e-12 * fabs(want)))
+				fail_msg("metric (%d, %d): %g, NLSQ's %g", i, j, m[i * d + j],
+					 want);
+		}
+	for (int i = 0; i < NP; i++)
+		assert_true(m[i * d + 3] == 0.0 && m[3 * d + i] == 0.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_rank_deficient),
 		cmocka_unit_test(test_initial_metric),
 		cmocka_unit_test(test_nlsq_slopes),
+		cmocka_unit_test(test_other_scaling_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
