@@ -38,16 +38,23 @@ static double prior_sigma[NP] = { 24975.0, 1.0, 50000.0 };
 static char *names[NP] = { "D0", "alpha", "D_offset" };
 static const int theta[NP] = { 0, 1, 2 };
 
-static void problem(xf_problem *pr)
+/* a static problem over n_full parameters (the first NP physical) */
+static void problem_of(xf_problem *pr, int n_full, char **nm, double *lo, double *hi, double *mu,
+		       double *sg)
 {
 	memset(pr, 0, sizeof *pr);
 	pr->n_phys = NP;
-	pr->n_full = NP;
-	pr->names = names;
-	pr->lower = lower;
-	pr->upper = upper;
-	pr->prior_mu = prior_mu;
-	pr->prior_sigma = prior_sigma;
+	pr->n_full = n_full;
+	pr->names = nm;
+	pr->lower = lo;
+	pr->upper = hi;
+	pr->prior_mu = mu;
+	pr->prior_sigma = sg;
+}
+
+static void problem(xf_problem *pr)
+{
+	problem_of(pr, NP, names, lower, upper, prior_mu, prior_sigma);
 }
 
 /* the prior's and the logit's curvature in u (the formula of laplace.c, restated) */
@@ -237,14 +244,7 @@ static void test_other_scaling_layout(void **state)
 	static char *nlsq_names[4] = { "D0", "alpha", "D_offset", "contrast_000" };
 	const int theta4[4] = { 0, 1, 2, 3 };
 	xf_problem pr;
-	memset(&pr, 0, sizeof pr);
-	pr.n_phys = NP;
-	pr.n_full = 4;
-	pr.names = names4;
-	pr.lower = lo4;
-	pr.upper = hi4;
-	pr.prior_mu = mu4;
-	pr.prior_sigma = sg4;
+	problem_of(&pr, 4, names4, lo4, hi4, mu4, sg4);
 	double x[4] = { 2000.0, -0.5, 10.0, 0.3 };
 	double c[16] = { 400.0, 0.5,   -30.0, 0.0, 0.5, 0.0025, -0.01, 0.0,
 			 -30.0, -0.01, 25.0,  0.0, 0.0, 0.0,	0.0,   1e-4 };
