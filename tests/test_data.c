@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "data/select.h"
+#include "util/select.h"
 #include "util/size.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
@@ -408,6 +409,34 @@ static void test_simulate_bad_inputs(void **state)
 	assert_non_null(strstr(err.msg, "cannot create"));
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* xf_median: the values a sort gives, bit for bit (odd and even counts, ties, one value) */
+static void test_median(void **state)
+{
+	(void)state;
+	double v[257], w[257];
+	for (int n = 1; n <= 257; n += 17) {
+		for (int i = 0; i < n; i++) /* a scramble with ties (mod 97) */
+			v[i] = w[i] = (double)((i * 7919 + 13) % 97) * 0.37 - 11.0;
+		qsort(w, (size_t)n, sizeof(double), cmp_dbl);
+		double want = n % 2 ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
+		assert_true(xf_median(v, (size_t)n) == want);
+		if (n + 1 <= 257) { /* and the even count above it */
+			for (int i = 0; i <= n; i++)
+				v[i] = w[i] = (double)((i * 104729 + 5) % 89) * -0.21 + 3.0;
+			qsort(w, (size_t)n + 1, sizeof(double), cmp_dbl);
+			int m = n + 1;
+			want = m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
+			assert_true(xf_median(v, (size_t)m) == want);
+		}
+	}
+}
+
 int main(void)
 {
 	const char *t = getenv("XF_TMP");
@@ -416,6 +445,7 @@ int main(void)
 	xf_log_set_stderr(0, 0);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packed_index),
+		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_size_helpers),
 		cmocka_unit_test(test_triangle_upper_lower),
 		cmocka_unit_test(test_triangle_full),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmc/cmc_internal.h"
+#include "util/select.h"
 #include "xpcsfit/rng.h"
 
 #define XF_ROBUST_Z 3.5 /* modified z-score beyond which a shard mean is an outlier */
@@ -34,18 +35,6 @@ static int spd_inverse(double *a, int n)
 		for (int c = r + 1; c < n; c++)
 			a[r * n + c] = a[c * n + r];
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Robust screening: a kept shard whose u-space mean of any parameter has a modified
@@ -74,17 +63,17 @@ static int screen_outliers(int n_theta, xf_cmc_shard *shards, long n_shards)
 		for (long s = 0; s < n_shards; s++)
 			if (shards[s].kept)
 				v[m++] = shards[s].u_mean[k];
-		double med = median_of(v, m);
+		double med = xf_median(v, (size_t)m);
 		m = 0;
 		for (long s = 0; s < n_shards; s++)
 			if (shards[s].kept)
 				v[m++] = fabs(shards[s].u_mean[k] - med);
-		double spread = median_of(v, m) / 0.6745;
+		double spread = xf_median(v, (size_t)m) / 0.6745;
 		m = 0;
 		for (long s = 0; s < n_shards; s++)
 			if (shards[s].kept)
 				v[m++] = sqrt(shards[s].u_cov[(size_t)k * n_theta + k]);
-		double sd = median_of(v, m);
+		double sd = xf_median(v, (size_t)m);
 		if (sd > spread)
 			spread = sd;
 		if (!(spread > 0.0))

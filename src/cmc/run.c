@@ -50,19 +50,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* the median of v[0..n−1] (n ≥ 1; reorders v): the order statistics a sort gives, by
- * selection (a sort of 11.5 M residuals took ~1 s of a ~60 s posterior) */
-static double median_of(double *v, size_t n)
-{
-	double hi = xf_select_kth(v, n, n / 2);
-	if (n % 2)
-		return hi;
-	double lo = v[0]; /* v[0 .. n/2 − 1] are the smaller half: their largest */
-	for (size_t k = 1; k < n / 2; k++)
-		lo = fmax(lo, v[k]);
-	return 0.5 * (lo + hi);
-}
-
 /* 1.4826·MAD of a shard's residuals at the NLSQ point: a robust noise scale. */
 static double shard_noise(const cmc_run *r, const xf_pairset *ps)
 {
@@ -72,10 +59,11 @@ static double shard_noise(const cmc_run *r, const xf_pairset *ps)
 		free(res);
 		return NAN;
 	}
-	double med = median_of(res, n);
+	/* by selection: two sorts of 11.5 M residuals took ~1 s of a ~60 s posterior */
+	double med = xf_median(res, n);
 	for (size_t k = 0; k < n; k++)
 		res[k] = fabs(res[k] - med);
-	double mad = median_of(res, n);
+	double mad = xf_median(res, n);
 	free(res);
 	return 1.4826 * mad;
 }

@@ -51,6 +51,19 @@ double xf_select_kth(double *v, size_t n, size_t k)
 	return v[k];
 }
 
+double xf_median(double *v, size_t n)
+{
+	size_t k = (n - 1) / 2;
+	double lo = xf_select_kth(v, n, k);
+	if (n % 2)
+		return lo;
+	double hi = v[k + 1]; /* the smallest value above position k */
+	for (size_t m = k + 2; m < n; m++)
+		if (v[m] < hi)
+			hi = v[m];
+	return 0.5 * (lo + hi);
+}
+
 /* Percentile q (0..100) of v[0..n-1] (reordered), NumPy 'linear'. */
 double xf_percentile(double *v, size_t n, double q)
 {
