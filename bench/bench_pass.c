@@ -225,6 +225,22 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 	printf("pass %-10s %-24s %d threads: %.4f s (cpu %.4f s), %.2f x one value pass\n", mode,
 	       "scaling (chi2 + H_ss, b_s)", threads, median(tb, REPEATS), median(cb, REPEATS),
 	       median(tb, REPEATS) / t1);
+	/* the route as it runs (adr/0094): XF_LIK_BATCH scaling passes in one sweep, per point */
+	int ns = 2 * pr.n_basis;
+	double *hs = malloc(sizeof(double) * XF_LIK_BATCH * (size_t)ns * ns);
+	double *bs = malloc(sizeof(double) * XF_LIK_BATCH * (size_t)ns);
+	for (int rep = 0; rep < REPEATS && hs && bs; rep++) {
+		double t0 = now_s(), c0 = cpu_s();
+		xf_lik_eval_scalings(lik, XF_LIK_BATCH, xs, chi2, hs, bs);
+		tb[rep] = (now_s() - t0) / XF_LIK_BATCH;
+		cb[rep] = (cpu_s() - c0) / XF_LIK_BATCH;
+	}
+	printf("pass %-10s %-24s %d threads: %.4f s a point (cpu %.4f s), %.2f x one value pass "
+	       "each\n",
+	       mode, "scaling, 16 points a sweep", threads, median(tb, REPEATS),
+	       median(cb, REPEATS), median(tb, REPEATS) / t1);
+	free(hs);
+	free(bs);
 	/* exact NUTS with the scaling integrated out (adr/0086): one collapse pass a leapfrog
 	 * step, against the gradient pass the full sampler makes */
 	double *angle = malloc(sizeof(double) * (size_t)pr.n_phi * 3 * pr.n_phys);

@@ -485,7 +485,45 @@ static void test_scaling_types(void **state)
  * points (perturbed around a start; batches of XF_LIK_BATCH, a partial last batch, more
  * than two batches) each value is bit for bit the χ² of xf_lik_eval at that point, inline
  * and on a 2-thread pool, on all pairs and on a sampled pair set; a point whose χ² is
- * not finite (a NaN parameter) is +∞ there and leaves its neighbours' bits alone. */
+ * not finite (a NaN parameter) is +∞ there and leaves its neighbours' bits alone. The
+ * same for the scaling passes (xf_lik_eval_scalings: χ², h_ss and b_s bit for bit those
+ * of xf_lik_eval_scaling point by point). */
+/* xf_lik_eval_scalings of pr at the first 1, 5, 16, 17 and n of x [n][n_full] against
+ * xf_lik_eval_scaling point by point (bytes), and with point bad's D0 NaN: +∞ there
+ * alone. */
+static void check_eval_scalings(const xf_problem *pr, xf_lik *lik, double *x, int n, int bad)
+{
+	size_t nf = (size_t)pr->n_full, ns = 2 * (size_t)pr->n_basis;
+	double *c = malloc(sizeof(double) * 2 * n), *h = malloc(sizeof(double) * 2 * n * ns * ns);
+	double *b = malloc(sizeof(double) * 2 * n * ns);
+	assert_true(c && h && b);
+	double *c1 = c + n, *h1 = h + n * ns * ns, *b1 = b + n * ns; /* one by one */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(
+			xf_lik_eval_scaling(lik, x + i * nf, c1 + i, h1 + i * ns * ns, b1 + i * ns),
+			0);
+	const int counts[5] = { 1, 5, 16, 17, n };
+	for (int k = 0; k < 5; k++) {
+		int m = counts[k];
+		assert_int_equal(xf_lik_eval_scalings(lik, m, x, c, h, b), 0);
+		if (memcmp(c, c1, sizeof(double) * m) ||
+		    memcmp(h, h1, sizeof(double) * m * ns * ns) ||
+		    memcmp(b, b1, sizeof(double) * m * ns))
+			fail_msg("%d scaling passes in sweeps differ from one by one", m);
+	}
+	double saved = x[bad * nf + XF_P_D0];
+	x[bad * nf + XF_P_D0] = NAN;
+	assert_int_equal(xf_lik_eval_scalings(lik, n, x, c, h, b), 0);
+	x[bad * nf + XF_P_D0] = saved;
+	assert_true(isinf(c[bad]) && c[bad] > 0.0);
+	for (int i = 0; i < n; i++)
+		if (i != bad && memcmp(c + i, c1 + i, sizeof(double)))
+			fail_msg("next to a non-finite point: scaling pass %d differs", i);
+	free(c);
+	free(h);
+	free(b);
+}
+
 static void check_eval_values(xf_mode mode, size_t sample)
 {
 	xf_model_grid g = { mode, XF_SHEAR_HOMODYNE, 200, 0.01, 0.0054, 2e6 };
@@ -568,6 +606,7 @@ static void check_eval_values(xf_mode mode, size_t sample)
 					"%.17g",
 					i, got[i], ref[i]);
 		x[7 * (size_t)nf + XF_P_D0] = saved;
+		check_eval_scalings(&pr, lik, x, MAX_N, 7);
 		xf_lik_destroy(lik);
 		xf_pool_destroy(pool);
 	}

@@ -222,4 +222,11 @@ int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss
 #define XF_LIK_BATCH 16
 int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2);
 
+/* The scaling pass (xf_lik_eval_scaling) at n points x[n][n_full] in one sweep over the
+ * data, as xf_lik_eval_values: chi2[i], h_ss[i·(2·n_basis)²…] and b_s[i·2·n_basis…] bit
+ * for bit what xf_lik_eval_scaling gives at x[i]; chi2[i] = +∞ where that fails (h_ss and
+ * b_s then unset). On the CPU, Gaussian loss only (−1 otherwise); 0, or −1 out of memory. */
+int xf_lik_eval_scalings(xf_lik *lik, int n, const double *x, double *chi2, double *h_ss,
+			 double *b_s);
+
 #endif

@@ -49,10 +49,14 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const xf_plaw_sl
 	cs->mcol = malloc(sizeof(int) * (size_t)dm);
 	cs->scol = malloc(sizeof(int) * (size_t)(ds > 0 ? ds : 1));
 	cs->u0 = malloc(sizeof(double) * (size_t)d);
-	int ns = 2 * t->pr->n_basis; /* the scaling block of JᵀJ and b */
-	cs->jtj = malloc(sizeof(double) * (size_t)(ns > 0 ? ns * ns : 1));
-	cs->b = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
-	cs->x = malloc(sizeof(double) * (size_t)nf);
+	int ns = 2 * t->pr->n_basis;	/* the scaling block of JᵀJ and b */
+	const size_t nb = XF_LIK_BATCH; /* the points of one sweep (draw_run) */
+	cs->jtj = malloc(sizeof(double) * nb * (size_t)(ns > 0 ? ns * ns : 1));
+	cs->b = malloc(sizeof(double) * nb * (size_t)(ns > 0 ? ns : 1));
+	cs->x = malloc(sizeof(double) * nb * (size_t)nf);
+	cs->chi2 = malloc(sizeof(double) * nb);
+	cs->sigma = malloc(sizeof(double) * nb);
+	cs->lj = malloc(sizeof(double) * nb);
 	cs->xq = malloc(sizeof(double) * (size_t)nf);
 	cs->delta = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
 	cs->u = malloc(sizeof(double) * (size_t)d);
@@ -66,9 +70,10 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const xf_plaw_sl
 	double *mu = malloc(sizeof(double) * (size_t)dm);
 	cs->lap_cov = malloc(sizeof(double) * (size_t)dm * dm);
 	int rc = -1;
-	if (!cs->mcol || !cs->scol || !cs->u0 || !cs->jtj || !cs->b || !cs->x || !cs->xq ||
-	    !cs->delta || !cs->u || !cs->um || !cs->wm || !param || !cs->p || !cs->rhs || !cs->v ||
-	    !chol || !mu || !cs->lap_cov || xf_tmap_alloc(&cs->map, dm))
+	if (!cs->mcol || !cs->scol || !cs->u0 || !cs->jtj || !cs->b || !cs->x || !cs->chi2 ||
+	    !cs->sigma || !cs->lj || !cs->xq || !cs->delta || !cs->u || !cs->um || !cs->wm ||
+	    !param || !cs->p || !cs->rhs || !cs->v || !chol || !mu || !cs->lap_cov ||
+	    xf_tmap_alloc(&cs->map, dm))
 		goto done;
 	int im = 0, is = 0;
 	for (int m = 0; m < nt; m++) {
@@ -107,6 +112,9 @@ void xf_cond_scaling_free(xf_cond_scaling *cs)
 	free(cs->jtj);
 	free(cs->b);
 	free(cs->x);
+	free(cs->chi2);
+	free(cs->sigma);
+	free(cs->lj);
 	free(cs->xq);
 	free(cs->delta);
 	free(cs->u);
@@ -143,32 +151,41 @@ void xf_scaling_conditional(const xf_cmc_target *t, const int *scol, int ds, con
 	}
 }
 
-/* One point: base coordinates z (the map's, then the scaling's ε) → u [d]; returns
- * log|du/dz|, −∞ where the point has no density (a coefficient beyond its bound, or θ
- * where the model is not finite: u then holds s₀'s scaling). lp (may be NULL): the log
- * target at u, with χ² from the pass's quadratic in the scaling (exact: the model is
- * linear in it; test_likelihood checks the quadratic against a values pass). */
-static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double *lp)
+/* One point's part before its pass: base coordinates z (the map's, then the scaling's ε)
+ * → u [d] with the scaling at s₀'s, θ (the scaling at s₀) into x and σ into *sigma;
+ * returns log|du/dz| of the map's coordinates. */
+static double point_start(xf_cond_scaling *cs, const double *z, double *u, double *x, double *sigma)
 {
-	if (lp)
-		*lp = -INFINITY;
-	const xf_cmc_target *t = cs->t;
-	const xf_problem *pr = t->pr;
-	int d = cs->d, dm = cs->d_m, ds = cs->d_s;
+	int d = cs->d, dm = cs->d_m;
 	double lj = xf_tmap_to_u(&cs->map, z, cs->wm);
 	lj += xf_plaw_to_u(&cs->pc, cs->wm, cs->um);
 	memcpy(u, cs->u0, sizeof(double) * (size_t)d);
 	for (int j = 0; j < dm; j++)
 		u[cs->mcol[j]] = cs->um[j];
-	double sigma;
-	xf_cmc_to_physical(t, u, cs->x, &sigma); /* θ with the scaling at s₀ */
-	double chi2;
+	xf_cmc_to_physical(cs->t, u, x, sigma);
+	return lj;
+}
+
+/* The rest of one point from its scaling pass at x (χ² = chi2, +∞ where the pass failed;
+ * the scaling block jtj, b): the scaling drawn from its conditional into u; returns
+ * lj + log|du/dz| of the scaling, −∞ where the point has no density (a coefficient beyond
+ * its bound, or θ where the model is not finite: u then holds s₀'s scaling). lp (may be
+ * NULL): the log target at u, with χ² from the pass's quadratic in the scaling (exact:
+ * the model is linear in it; test_likelihood checks the quadratic against a values pass). */
+static double point_end(xf_cond_scaling *cs, const double *z, double *u, const double *x,
+			double sigma, double lj, double chi2, const double *jtj, const double *b,
+			double *lp)
+{
+	if (lp)
+		*lp = -INFINITY;
+	const xf_cmc_target *t = cs->t;
+	const xf_problem *pr = t->pr;
+	int dm = cs->d_m, ds = cs->d_s;
 	int np = pr->n_phys, ns = 2 * pr->n_basis;
 	cs->passes++;
-	if (xf_lik_eval_scaling(t->lik, cs->x, &chi2, cs->jtj, cs->b) || !isfinite(sigma) ||
-	    !(sigma > 0.0))
+	if (!isfinite(chi2) || !isfinite(sigma) || !(sigma > 0.0))
 		return -INFINITY;
-	xf_scaling_conditional(t, cs->scol, ds, cs->x, cs->jtj, cs->b, sigma, cs->p, cs->rhs);
+	xf_scaling_conditional(t, cs->scol, ds, x, jtj, b, sigma, cs->p, cs->rhs);
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', ds, cs->p, ds) != 0)
 		return -INFINITY;
 	/* ŝ = P⁻¹·rhs, then s = ŝ + L⁻ᵀ·ε (back substitution on Lᵀ) */
@@ -204,18 +221,28 @@ static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double
 		 * at the physical point the target reads from u (0 where not sampled) */
 		double prior = xf_cmc_target_prior(t, u, cs->xq);
 		for (int a = 0; a < ns; a++)
-			cs->delta[a] = cs->xq[np + a] - cs->x[np + a];
+			cs->delta[a] = cs->xq[np + a] - x[np + a];
 		double q = chi2;
 		for (int a = 0; a < ns; a++) {
 			double hd = 0.0;
 			for (int c = 0; c < ns; c++)
-				hd += cs->jtj[(size_t)a * ns + c] * cs->delta[c];
-			q += cs->delta[a] * (hd - 2.0 * cs->b[a]);
+				hd += jtj[(size_t)a * ns + c] * cs->delta[c];
+			q += cs->delta[a] * (hd - 2.0 * b[a]);
 		}
 		double v = xf_cmc_target_combine(t, u, prior, q);
 		*lp = isfinite(v) ? v : -INFINITY;
 	}
 	return lj + lj_s;
+}
+
+/* One point on its own (point_start, one scaling pass, point_end). */
+static double point_to_u(xf_cond_scaling *cs, const double *z, double *u, double *lp)
+{
+	double sigma, chi2;
+	double lj = point_start(cs, z, u, cs->x, &sigma);
+	if (xf_lik_eval_scaling(cs->t->lik, cs->x, &chi2, cs->jtj, cs->b))
+		chi2 = INFINITY;
+	return point_end(cs, z, u, cs->x, sigma, lj, chi2, cs->jtj, cs->b, lp);
 }
 
 static int cs_to_u(void *ctx, int n, const double *z, double *u, double *log_jac)
@@ -227,35 +254,65 @@ static int cs_to_u(void *ctx, int n, const double *z, double *u, double *log_jac
 }
 
 /* Points [i0, i1) in this process. */
+/* Points [i0, i1): drawn, then their scaling passes XF_LIK_BATCH points a sweep over the
+ * data (xf_lik_eval_scalings: the bits of one pass per point), then finished. */
 static int draw_run(xf_cond_scaling *cs, uint64_t seed, long i0, long i1, double core, double *z,
 		    double *u, double *lq, double *lp, long n_all)
 {
 	int d = cs->d, dm = cs->d_m, ds = cs->d_s;
-	double *zz = malloc(sizeof(double) * (size_t)d);
+	size_t nf = (size_t)cs->t->pr->n_full, ns = 2 * (size_t)cs->t->pr->n_basis;
+	double *zz = malloc(sizeof(double) * XF_LIK_BATCH * (size_t)d), lb[XF_LIK_BATCH];
+	int live[XF_LIK_BATCH];
 	if (!zz)
 		return -1;
-	for (long i = i0; i < i1; i++) {
-		double *zi = z ? z + (size_t)(i - i0) * d : zz, *ui = u + (size_t)(i - i0) * d;
-		if (xf_interrupted()) { /* the caller sees it after its pass */
-			memcpy(ui, cs->u0, sizeof(double) * (size_t)d);
-			memset(zi, 0, sizeof(double) * (size_t)d);
-			lq[i - i0] = INFINITY;
-			lp[i - i0] = -INFINITY;
-			continue;
+	for (long b0 = i0; b0 < i1; b0 += XF_LIK_BATCH) {
+		int m = i1 - b0 < XF_LIK_BATCH ? (int)(i1 - b0) : XF_LIK_BATCH, n_live = 0;
+		for (int k = 0; k < m; k++) {
+			long i = b0 + k;
+			double *zi = z ? z + (size_t)(i - i0) * d : zz + (size_t)k * d;
+			double *ui = u + (size_t)(i - i0) * d;
+			live[k] = !xf_interrupted(); /* the caller sees it after its pass */
+			if (!live[k]) {
+				memcpy(ui, cs->u0, sizeof(double) * (size_t)d);
+				memset(zi, 0, sizeof(double) * (size_t)d);
+				lq[i - i0] = INFINITY;
+				lp[i - i0] = -INFINITY;
+				continue;
+			}
+			lb[k] = xf_mix_draw(seed, (uint64_t)i, dm, cs->map.zero, cs->map.eye, core,
+					    zi);
+			for (int a = 0; a < ds; a++) {
+				double e = xf_rng_normal(seed, XF_RNG_CMC_CHECK, (uint64_t)i,
+							 (uint64_t)a, 1);
+				zi[dm + a] = e;
+				lb[k] += -0.5 * e * e - XF_HALF_LOG_2PI;
+			}
+			/* the live points' θ packed at the front of the sweep */
+			cs->lj[n_live] = point_start(cs, zi, ui, cs->x + (size_t)n_live * nf,
+						     cs->sigma + n_live);
+			n_live++;
 		}
-		double lb = xf_mix_draw(seed, (uint64_t)i, dm, cs->map.zero, cs->map.eye, core, zi);
-		for (int a = 0; a < ds; a++) {
-			double e =
-				xf_rng_normal(seed, XF_RNG_CMC_CHECK, (uint64_t)i, (uint64_t)a, 1);
-			zi[dm + a] = e;
-			lb += -0.5 * e * e - XF_HALF_LOG_2PI;
+		if (n_live &&
+		    xf_lik_eval_scalings(cs->t->lik, n_live, cs->x, cs->chi2, cs->jtj, cs->b)) {
+			free(zz);
+			return -1;
 		}
-		double lj = point_to_u(cs, zi, ui, lp + (i - i0));
-		/* no density there: log q = +∞ makes the log weight −∞ */
-		lq[i - i0] = isfinite(lj) ? lb - lj : INFINITY;
-		long done = i + 1 - i0;
-		if (cs->tick && (done % XF_COND_TICK == 0 || i + 1 == i1)) /* scaled to all */
-			cs->tick(cs->tick_ctx, done * n_all / (i1 - i0), n_all);
+		for (int k = 0, j = 0; k < m; k++) {
+			long i = b0 + k;
+			if (!live[k])
+				continue;
+			double *zi = z ? z + (size_t)(i - i0) * d : zz + (size_t)k * d;
+			double lj = point_end(cs, zi, u + (size_t)(i - i0) * d,
+					      cs->x + (size_t)j * nf, cs->sigma[j], cs->lj[j],
+					      cs->chi2[j], cs->jtj + (size_t)j * ns * ns,
+					      cs->b + (size_t)j * ns, lp + (i - i0));
+			j++;
+			/* no density there: log q = +∞ makes the log weight −∞ */
+			lq[i - i0] = isfinite(lj) ? lb[k] - lj : INFINITY;
+		}
+		long done = b0 + m - i0;
+		if (cs->tick && (done / XF_COND_TICK != (done - m) / XF_COND_TICK || b0 + m == i1))
+			cs->tick(cs->tick_ctx, done * n_all / (i1 - i0), n_all); /* scaled to all */
 	}
 	free(zz);
 	return 0;

@@ -31,8 +31,10 @@ typedef struct xf_cond_scaling {
 	double *u0;	   /* [d] u of x0 (σ̂ at d − 1) */
 	double *lap_cov;   /* [d_m·d_m] the Laplace approximation's covariance on the map's */
 	/* workspace */
-	double *jtj, *b; /* the scaling block of JᵀJ and b (xf_lik_eval_scaling) */
-	double *x, *xq, *delta, *u, *um, *wm, *p, *rhs, *v, *fit_u;
+	/* per point of a sweep (XF_LIK_BATCH): θ with the scaling at s₀, its pass's χ², the
+	 * scaling block of JᵀJ and b (xf_lik_eval_scalings), σ and the map's log|du/dz| */
+	double *x, *chi2, *jtj, *b, *sigma, *lj;
+	double *xq, *delta, *u, *um, *wm, *p, *rhs, *v, *fit_u;
 	int fit_n;
 	long passes; /* scaling passes made */
 	/* progress over a batch of draws (may be NULL): points done of total */

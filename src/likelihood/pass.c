@@ -167,6 +167,14 @@ static void assemble(const xf_problem *pr, const xf_accum *t, double *jtj, doubl
 	mirror_upper(jtj, nf);
 }
 
+void xf_pass_scaling_out(const xf_problem *pr, const xf_accum *total, double *h_ss, double *b_s)
+{
+	int ns = 2 * pr->n_basis;
+	memset(h_ss, 0, sizeof(double) * (size_t)ns * ns);
+	scaling_block(pr, total, h_ss, ns, 0, b_s);
+	mirror_upper(h_ss, ns);
+}
+
 int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s)
 {
 	const xf_problem *pr = lik->pr;
@@ -182,10 +190,7 @@ int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss
 	*chi2 = total->chi2 / (pr->sigma * pr->sigma);
 	if (!isfinite(*chi2))
 		return -1;
-	int ns = 2 * pr->n_basis;
-	memset(h_ss, 0, sizeof(double) * (size_t)ns * ns);
-	scaling_block(pr, total, h_ss, ns, 0, b_s);
-	mirror_upper(h_ss, ns);
+	xf_pass_scaling_out(pr, total, h_ss, b_s);
 	return 0;
 }
 
@@ -206,10 +211,8 @@ int xf_lik_eval_collapse(xf_lik *lik, const double *x, double *chi2, double *h_s
 	*chi2 = total->chi2 * w;
 	if (!isfinite(*chi2))
 		return -1;
-	int ns = 2 * pr->n_basis, np = pr->n_phys;
-	memset(h_ss, 0, sizeof(double) * (size_t)ns * ns);
-	scaling_block(pr, total, h_ss, ns, 0, b_s);
-	mirror_upper(h_ss, ns);
+	int np = pr->n_phys;
+	xf_pass_scaling_out(pr, total, h_ss, b_s);
 	for (int p = 0; p < pr->n_phi; p++) {
 		double *row = angle + (size_t)p * 3 * np;
 		for (int m = 0; m < np; m++) {

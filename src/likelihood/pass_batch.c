@@ -85,6 +85,61 @@ static void sweep_block(void *ctx, int block)
 		xf_pass_run_block(&s->batch[i], block);
 }
 
+/* Points [i0, i0 + m) of x through one sweep at level (m ≤ XF_LIK_BATCH); each batch
+ * evaluator's slots then hold its point's sums, reduced into its total slot. */
+static void sweep_points(xf_lik *lik, xf_pass_level level, int i0, int m, const double *x)
+{
+	size_t nf = (size_t)lik->pr->n_full;
+	for (int i = 0; i < m; i++) {
+		lik->batch[i].level = level;
+		xf_pass_prepare(&lik->batch[i], x + (size_t)(i0 + i) * nf);
+	}
+	sweep s = { lik->batch, m };
+	if (lik->pool)
+		xf_pool_run(lik->pool, lik->n_blocks, sweep_block, &s);
+	else
+		for (int blk = 0; blk < lik->n_blocks; blk++)
+			sweep_block(&s, blk);
+	for (int i = 0; i < m; i++) {
+		xf_lik *b = &lik->batch[i];
+		xf_pass_reduce_slots(b, &b->slots[b->n_blocks]);
+	}
+}
+
+int xf_lik_eval_scalings(xf_lik *lik, int n, const double *x, double *chi2, double *h_ss,
+			 double *b_s)
+{
+	const xf_problem *pr = lik->pr;
+	size_t nf = (size_t)pr->n_full, ns = 2 * (size_t)pr->n_basis;
+	if (lik->loss != XF_LOSS_LINEAR)
+		return -1;
+	if (lik->dist_ranks || lik->gpu) { /* their own sweep: one point at a time */
+		for (int i = 0; i < n; i++)
+			if (xf_lik_eval_scaling(lik, x + (size_t)i * nf, chi2 + i,
+						h_ss + i * ns * ns, b_s + i * ns))
+				chi2[i] = INFINITY;
+		return 0;
+	}
+	if (batch_alloc(lik)) {
+		xf_pass_batch_free(lik);
+		return -1;
+	}
+	for (int i0 = 0; i0 < n; i0 += XF_LIK_BATCH) {
+		int m = n - i0 < XF_LIK_BATCH ? n - i0 : XF_LIK_BATCH;
+		sweep_points(lik, XF_PASS_SCALING, i0, m, x);
+		for (int i = 0; i < m; i++) {
+			const xf_accum *total = &lik->batch[i].slots[lik->batch[i].n_blocks];
+			size_t k = (size_t)(i0 + i);
+			double c =
+				total->chi2 / (pr->sigma * pr->sigma); /* as xf_lik_eval_scaling */
+			chi2[k] = isfinite(c) ? c : INFINITY;
+			if (isfinite(c))
+				xf_pass_scaling_out(pr, total, h_ss + k * ns * ns, b_s + k * ns);
+		}
+	}
+	return 0;
+}
+
 int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2)
 {
 	const xf_problem *pr = lik->pr;
@@ -103,18 +158,9 @@ int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2)
 	}
 	for (int i0 = 0; i0 < n; i0 += XF_LIK_BATCH) {
 		int m = n - i0 < XF_LIK_BATCH ? n - i0 : XF_LIK_BATCH;
-		for (int i = 0; i < m; i++)
-			xf_pass_prepare(&lik->batch[i], x + (size_t)(i0 + i) * nf);
-		sweep s = { lik->batch, m };
-		if (lik->pool)
-			xf_pool_run(lik->pool, lik->n_blocks, sweep_block, &s);
-		else
-			for (int blk = 0; blk < lik->n_blocks; blk++)
-				sweep_block(&s, blk);
+		sweep_points(lik, XF_PASS_VALUE, i0, m, x);
 		for (int i = 0; i < m; i++) {
-			xf_lik *b = &lik->batch[i];
-			xf_accum *total = &b->slots[b->n_blocks];
-			xf_pass_reduce_slots(b, total);
+			const xf_accum *total = &lik->batch[i].slots[lik->batch[i].n_blocks];
 			double c = total->chi2 / (pr->sigma * pr->sigma); /* as xf_lik_eval */
 			chi2[i0 + i] = isfinite(c) ? c : INFINITY;
 		}

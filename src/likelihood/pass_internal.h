@@ -201,6 +201,8 @@ void xf_pass_prepare(xf_lik *lik, const double *x);
 int xf_pass_phase_alloc(xf_lik *lik);
 void xf_pass_run_block(void *ctx, int block);
 void xf_pass_reduce_slots(xf_lik *lik, xf_accum *total);
+/* The scaling pass's h_ss [(2·n_basis)²] and b_s from the reduced sums (xf_lik_eval_scaling). */
+void xf_pass_scaling_out(const xf_problem *pr, const xf_accum *total, double *h_ss, double *b_s);
 /* Add slot a into total (every field). */
 void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a);
 int xf_pass_alloc_slots(xf_lik *lik);

@@ -139,6 +139,10 @@ typedef struct lam_chunk {
 	double a[3][XF_CHUNK], b[3][XF_CHUNK]; /* ∂log g1_D, ∂I^γ */
 	double ps[PS_N][XF_CHUNK];
 	size_t di[XF_CHUNK]; /* the pair's element in its angle's column */
+	/* 1: the XF_LANES pairs of the group share frame i, their frames j and elements are
+	 * consecutive (a run along one row of the triangle): the tables and the data are read
+	 * by vector loads instead of lane by lane (the same values) */
+	unsigned char run[XF_CHUNK / XF_LANES];
 } lam_chunk;
 
 /* Fill the pair-level factors of up to XF_CHUNK pairs from the cursor; returns the count.
@@ -195,6 +199,14 @@ chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch
 			ch->a[m][q] = ch->b[m][q] = 0.0;
 		ch->di[q] = ch->di[0];
 	}
+	for (int g = 0; g < XF_CHUNK / XF_LANES; g++) {
+		const int q = g * XF_LANES;
+		int run = q + XF_LANES <= k;
+		for (int l = 1; l < XF_LANES && run; l++)
+			run = ch->fi[q + l] == ch->fi[q] && ch->fj[q + l] == ch->fj[q] + l &&
+			      ch->di[q + l] == ch->di[q] + (size_t)l;
+		ch->run[g] = (unsigned char)run;
+	}
 	return k;
 }
 
@@ -226,16 +238,30 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
 	const double con = lik->contrast[p], off = lik->offset[p];
 	const int n_groups = (n_pairs + XF_LANES - 1) / XF_LANES * XF_LANES;
+	/* the levels that read the per-angle slope sums (the rest skip their set-up) */
+	const int slope_sums = level == XF_PASS_COLLAPSE || (level == XF_PASS_HESSIAN && !shared);
 	double sn[XF_CHUNK], cs[XF_CHUNK];
 	const size_t nf = (size_t)lik->frames.n;
 	const double *ts = lik->phase_sin + (size_t)p * nf, *tc = lik->phase_cos + (size_t)p * nf;
 	/* the tables' products pair by pair (a scalar loop: lanes assembled from scalar loads
 	 * stall on store forwarding), then the rest over lanes */
-	for (int k = 0; k < n_groups; k++) {
-		const double si = ts[ch->fi[k]], ci = tc[ch->fi[k]];
-		const double sj = ts[ch->fj[k]], cj = tc[ch->fj[k]];
-		sn[k] = si * cj - ci * sj;
-		cs[k] = ci * cj + si * sj;
+	for (int k0 = 0; k0 < n_groups; k0 += XF_LANES) {
+		if (ch->run[k0 / XF_LANES]) {
+			const double si = ts[ch->fi[k0]], ci = tc[ch->fi[k0]];
+			const double *tsj = ts + ch->fj[k0], *tcj = tc + ch->fj[k0];
+			for (int l = 0; l < XF_LANES; l += XF_VW) {
+				const xf_vn sj = vn_load(tsj + l), cj = vn_load(tcj + l);
+				vn_store(sn + k0 + l, si * cj - ci * sj);
+				vn_store(cs + k0 + l, ci * cj + si * sj);
+			}
+			continue;
+		}
+		for (int k = k0; k < k0 + XF_LANES; k++) {
+			const double si = ts[ch->fi[k]], ci = tc[ch->fi[k]];
+			const double sj = ts[ch->fj[k]], cj = tc[ch->fj[k]];
+			sn[k] = si * cj - ci * sj;
+			cs[k] = ci * cj + si * sj;
+		}
 	}
 	for (int k = 0; k < n_groups; k += XF_VW) {
 		xf_vn vs, vc;
@@ -251,15 +277,18 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		xf_vn chi2 = zero, g2 = zero, g4 = zero, g2r = zero, r = zero, zs = zero, zg = zero;
 		xf_vn pc[6], po[6]; /* per-angle modes: Σ a·u·g1², Σ a·u, Σ b·v·g1², Σ b·v */
 		xf_vn cr[6], zr = zero; /* collapse: Σ a·u·res, Σ b·v·res, Σ z·res */
-		for (int m = 0; m < 6; m++)
+		for (int m = 0; m < 6 && slope_sums; m++)
 			pc[m] = po[m] = cr[m] = zero;
 		for (int k0 = 0; k0 < n_pairs; k0 += XF_LANES) {
 			const int k = k0 + h * XF_VW;
 			const size_t *di = ch->di + k;
 			xf_mn ok = vn_iota() + (double)k < (double)n_pairs;
 			xf_vn data;
-			for (int i = 0; i < XF_VW; i++)
-				data[i] = col[di[i]];
+			if (ch->run[k0 / XF_LANES])
+				data = vn_load(col + di[0]);
+			else
+				for (int i = 0; i < XF_VW; i++)
+					data[i] = col[di[i]];
 			xf_vn g1d = vn_load(ch->g1d + k), dfactor;
 			xf_vn x = vn_sinc_arg(vn_load(ch->sig + k) * ca, pnas);
 			xf_vn factor = vn_shear_factor(x, vn_load(sn + k), vn_load(cs + k), pnas,
@@ -348,7 +377,7 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		vn_store(lanes[AS_R] + o, r);
 		vn_store(lanes[AS_Z] + o, zs);
 		vn_store(lanes[AS_ZG] + o, zg);
-		for (int m = 0; m < 6; m++) {
+		for (int m = 0; m < 6 && slope_sums; m++) {
 			vn_store(lanes[AS_PC + m] + o, pc[m]);
 			vn_store(lanes[AS_PO + m] + o, po[m]);
 			vn_store(lanes[AS_CR + m] + o, cr[m]);
