@@ -272,6 +272,9 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 		vn_store(cs + k, vc);
 	}
 	double lanes[AS_N][XF_LANES];
+	/* the collapse level's point terms u·res, v·res, u·g1², v·g1², u, v, pair by pair */
+	enum { CW_UR, CW_VR, CW_UG, CW_VG, CW_U, CW_V, CW_N };
+	double cw[CW_N][XF_CHUNK];
 	for (int h = 0; h < XF_VR; h++) {
 		const xf_vn zero = { 0 };
 		xf_vn chi2 = zero, g2 = zero, g4 = zero, g2r = zero, r = zero, zs = zero, zg = zero;
@@ -316,17 +319,12 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 				xf_vn sh = two_g1 * g1d * dfactor * s;
 				xf_vn u = vn_keep(live, two_g1 * g1), v = vn_keep(live, sh * ca);
 				xf_vn z = vn_keep(live, sh * zf * vn_load(ch->ig + k));
-				xf_vn ur = u * res, vr = v * res, ug = u * g1sq, vg = v * g1sq;
-				for (int m = 0; m < 3; m++) {
-					xf_vn am = vn_load(ch->a[m] + k),
-					      bm = vn_load(ch->b[m] + k);
-					cr[m] += am * ur;
-					cr[3 + m] += bm * vr;
-					pc[m] += am * ug;
-					pc[3 + m] += bm * vg;
-					po[m] += am * u;
-					po[3 + m] += bm * v;
-				}
+				vn_store(cw[CW_UR] + k, u * res);
+				vn_store(cw[CW_VR] + k, v * res);
+				vn_store(cw[CW_UG] + k, u * g1sq);
+				vn_store(cw[CW_VG] + k, v * g1sq);
+				vn_store(cw[CW_U] + k, u);
+				vn_store(cw[CW_V] + k, v);
 				zr += z * res;
 				zg += z * g1sq;
 				zs += z;
@@ -369,6 +367,20 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 				}
 			}
 		}
+		/* the collapse level's slope sums from the stored point terms, one parameter
+		 * at a time (six accumulators, not eighteen beside the point's: those spilled),
+		 * each summed over the pairs in the same order */
+		for (int m = 0; m < 3 && level == XF_PASS_COLLAPSE; m++)
+			for (int k0 = 0; k0 < n_pairs; k0 += XF_LANES) {
+				const int k = k0 + h * XF_VW;
+				xf_vn am = vn_load(ch->a[m] + k), bm = vn_load(ch->b[m] + k);
+				cr[m] += am * vn_load(cw[CW_UR] + k);
+				cr[3 + m] += bm * vn_load(cw[CW_VR] + k);
+				pc[m] += am * vn_load(cw[CW_UG] + k);
+				pc[3 + m] += bm * vn_load(cw[CW_VG] + k);
+				po[m] += am * vn_load(cw[CW_U] + k);
+				po[3 + m] += bm * vn_load(cw[CW_V] + k);
+			}
 		const int o = h * XF_VW;
 		vn_store(lanes[AS_CHI2] + o, chi2);
 		vn_store(lanes[AS_G2] + o, g2);
