@@ -123,6 +123,24 @@ static void test_conjugate_normal(void **state)
 	free(ll);
 }
 
+/* The data alone from a posterior and its prior (xf_data_alone): the conjugate normal's
+ * closed form back to its data (prior N(1, 0.5²), data 2.6 ± 0.3 → posterior
+ * (1/0.25 + 1/0.09)⁻¹ …), and no answer where the posterior is not narrower than the
+ * prior. */
+static void test_data_alone(void **state)
+{
+	(void)state;
+	double mu0 = 1.0, s0 = 0.5, y = 2.6, sy = 0.3;
+	double prec = 1.0 / (s0 * s0) + 1.0 / (sy * sy);
+	double m = (mu0 / (s0 * s0) + y / (sy * sy)) / prec, sd = 1.0 / sqrt(prec);
+	double v, vs;
+	assert_int_equal(xf_data_alone(m, sd, mu0, s0, &v, &vs), 0);
+	assert_true(fabs(v - y) < 1e-12 && fabs(vs - sy) < 1e-12);
+	assert_int_equal(xf_data_alone(m, s0, mu0, s0, &v, &vs), -1);
+	assert_true(isnan(v) && isnan(vs));
+	assert_int_equal(xf_data_alone(m, 2.0 * s0, mu0, s0, &v, &vs), -1);
+}
+
 /* equal weights: distance 0; the distance is the same for x and −x, and grows with the
  * tilt of the weights */
 static void test_cjs_properties(void **state)
@@ -171,6 +189,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cjs_properties),
+		cmocka_unit_test(test_data_alone),
 		cmocka_unit_test(test_conjugate_normal),
 		cmocka_unit_test(test_diagnosis),
 	};

@@ -177,6 +177,30 @@ static int nlsq_edge(const xf_problem *pr, int k, double x, double sd)
 	return sd > 0.25 * (hi - lo) ? 2 : 0;
 }
 
+int xf_data_alone(double mean, double sd, double mu0, double sigma0, double *data, double *data_sd)
+{
+	double prec = 1.0 / (sd * sd) - 1.0 / (sigma0 * sigma0);
+	*data = *data_sd = NAN;
+	if (!(prec > 0.0) || !isfinite(prec) || !isfinite(mean))
+		return -1;
+	*data = (mean / (sd * sd) - mu0 / (sigma0 * sigma0)) / prec;
+	*data_sd = 1.0 / sqrt(prec);
+	return 0;
+}
+
+/* What the data say of parameter k for the conflict test: NLSQ's value where it has one
+ * inside the bounds (edge 0), else the data alone (xf_data_alone); 0, or −1 where neither
+ * is known. */
+static int data_says(const xf_cmc_sensitivity *s, int k, double *v, double *sd)
+{
+	if (isfinite(s->nlsq[k]) && isfinite(s->nlsq_sd[k]) && s->nlsq_edge[k] == 0) {
+		*v = s->nlsq[k];
+		*sd = s->nlsq_sd[k];
+		return 0;
+	}
+	return xf_data_alone(s->mean[k], s->sd[k], s->prior_mu[k], s->prior_sigma[k], v, sd);
+}
+
 /* The posterior against NLSQ and the verdict, parameter by parameter: priorsense's
  * diagnosis from the two sensitivities (a strong, correct prior is prior sensitive but
  * leaves the likelihood little to say; a conflict moves with both). Without the
@@ -198,9 +222,10 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 		if (isnan(s->prior[k]))
 			continue;
 		s->diagnosis[k] = xf_psens_diagnosis(s->prior[k], s->lik[k]);
-		double z_gap =
-			(s->nlsq[k] - s->prior_mu[k]) /
-			sqrt(s->nlsq_sd[k] * s->nlsq_sd[k] + s->prior_sigma[k] * s->prior_sigma[k]);
+		double dv, dsd, z_gap = NAN;
+		if (!data_says(s, k, &dv, &dsd))
+			z_gap = (dv - s->prior_mu[k]) /
+				sqrt(dsd * dsd + s->prior_sigma[k] * s->prior_sigma[k]);
 		if (!strcmp(s->diagnosis[k], "prior-data conflict") && isfinite(z_gap) &&
 		    fabs(z_gap) < XF_PRIOR_AGREE_Z)
 			s->diagnosis[k] = "informative prior, agreeing with the data";
@@ -366,6 +391,17 @@ void xf_cmc_sensitivity_reason(const xf_cmc_result *res, int k, char *buf, size_
 				 "the data (NLSQ) do not confine it within its bounds (%s)", nl);
 		else
 			snprintf(data, sizeof data, "the data (NLSQ) say %s", nl);
+	}
+	/* where NLSQ says nothing usable: the data alone, the posterior without its prior
+	 * (xf_data_alone; docs/cmc.md) */
+	double dv, dsd;
+	if ((!isfinite(s->nlsq[k]) || s->nlsq_edge[k] != 0) &&
+	    !xf_data_alone(s->mean[k], s->sd[k], s->prior_mu[k], s->prior_sigma[k], &dv, &dsd)) {
+		char al[2 * XF_NUM_TEXT];
+		xf_num_pm(dv, dsd, " ± ", al, sizeof al);
+		size_t at = isfinite(s->nlsq[k]) ? strlen(data) : 0;
+		snprintf(data + at, sizeof data - at, "%sthe data alone say %s", at ? "; " : "",
+			 al);
 	}
 	if (isfinite(s->lik[k]))
 		snprintf(lik, sizeof lik, ", likelihood %.3f", s->lik[k]);
