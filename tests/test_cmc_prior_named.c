@@ -216,9 +216,10 @@ static void test_long_run_estimate(void **state)
 	e = xf_nuts_expected_s(10.0, 100, 10000, 10000);
 	assert_true(fabs(e - 1000.0) < 1e-9);
 	assert_true(isnan(xf_nuts_expected_s(1.0, 0, 0, 10)));
-	assert_int_equal(xf_long_run_probe(8000, 4), 160);
+	assert_int_equal(xf_long_run_probe(8000, 4), 40);
 	assert_int_equal(xf_long_run_probe(900, 2), 20);
 	assert_int_equal(xf_long_run_probe(10, 2), 10);
+	assert_int_equal(xf_long_run_probe(12, 4), 12);
 	unsetenv("XPCSFIT_TEST_LONG_RUN_S");
 	assert_true(xf_long_run_threshold_s() == XF_LONG_RUN_S);
 	setenv("XPCSFIT_TEST_LONG_RUN_S", "0.5", 1);
@@ -247,15 +248,15 @@ static void test_long_run_when(void **state)
 	r.n_samples = 1500;
 	r.n_threads = 2;
 	unsetenv("XPCSFIT_TEST_LONG_RUN_S");
-	/* before the probe (160 of 8 000): nothing, however slow */
-	r.iterations_done = 159;
+	/* before the probe (40 of 8 000, adr/0096): nothing, however slow */
+	r.iterations_done = 39;
 	r.grad_evals_done = 100000;
 	xf_cmc_long_run_check(&r, 1e6);
 	assert_int_equal(r.long_checked, 0);
 	xf_cmc_long_run_recheck(&r, 1e6, 1e6); /* no recheck before the estimate */
 	assert_int_equal(r.long_warned, 0);
-	/* at the probe: 160 transitions, 800 passes in 4 s: 0.005 s × 66.3 × 8 000 = 2 652 s */
-	r.iterations_done = 160;
+	/* at the probe: 40 transitions, 800 passes in 4 s: 0.005 s × 66.3 × 8 000 = 2 652 s */
+	r.iterations_done = 40;
 	r.grad_evals_done = 800;
 	xf_cmc_long_run_check(&r, 4.0);
 	assert_int_equal(r.long_checked, 1);

@@ -52,8 +52,7 @@ double xf_long_run_threshold_s(void)
 
 long xf_long_run_probe(long transitions, int n_chains)
 {
-	long probe = transitions / 50, floor_n = 10L * (n_chains > 0 ? n_chains : 1);
-	probe = probe > floor_n ? probe : floor_n;
+	long probe = 10L * (n_chains > 0 ? n_chains : 1);
 	return probe < transitions ? probe : transitions;
 }
 
