@@ -106,6 +106,33 @@ static void sweep_points(xf_lik *lik, xf_pass_level level, int i0, int m, const 
 	}
 }
 
+/* n points of x through sweeps at level (values or scaling): χ² into chi2 (+∞ where not
+ * finite, as one pass per point gives it) and, at the scaling level, each point's h_ss
+ * and b_s (xf_lik_eval_scaling's). 0, or −1 out of memory. */
+static int run_sweeps(xf_lik *lik, xf_pass_level level, int n, const double *x, double *chi2,
+		      double *h_ss, double *b_s)
+{
+	const xf_problem *pr = lik->pr;
+	size_t ns = 2 * (size_t)pr->n_basis;
+	if (batch_alloc(lik)) {
+		xf_pass_batch_free(lik);
+		return -1;
+	}
+	for (int i0 = 0; i0 < n; i0 += XF_LIK_BATCH) {
+		int m = n - i0 < XF_LIK_BATCH ? n - i0 : XF_LIK_BATCH;
+		sweep_points(lik, level, i0, m, x);
+		for (int i = 0; i < m; i++) {
+			const xf_accum *total = &lik->batch[i].slots[lik->batch[i].n_blocks];
+			size_t k = (size_t)(i0 + i);
+			double c = total->chi2 / (pr->sigma * pr->sigma); /* as xf_lik_eval */
+			chi2[k] = isfinite(c) ? c : INFINITY;
+			if (level == XF_PASS_SCALING && isfinite(c))
+				xf_pass_scaling_out(pr, total, h_ss + k * ns * ns, b_s + k * ns);
+		}
+	}
+	return 0;
+}
+
 int xf_lik_eval_scalings(xf_lik *lik, int n, const double *x, double *chi2, double *h_ss,
 			 double *b_s)
 {
@@ -120,30 +147,12 @@ int xf_lik_eval_scalings(xf_lik *lik, int n, const double *x, double *chi2, doub
 				chi2[i] = INFINITY;
 		return 0;
 	}
-	if (batch_alloc(lik)) {
-		xf_pass_batch_free(lik);
-		return -1;
-	}
-	for (int i0 = 0; i0 < n; i0 += XF_LIK_BATCH) {
-		int m = n - i0 < XF_LIK_BATCH ? n - i0 : XF_LIK_BATCH;
-		sweep_points(lik, XF_PASS_SCALING, i0, m, x);
-		for (int i = 0; i < m; i++) {
-			const xf_accum *total = &lik->batch[i].slots[lik->batch[i].n_blocks];
-			size_t k = (size_t)(i0 + i);
-			double c =
-				total->chi2 / (pr->sigma * pr->sigma); /* as xf_lik_eval_scaling */
-			chi2[k] = isfinite(c) ? c : INFINITY;
-			if (isfinite(c))
-				xf_pass_scaling_out(pr, total, h_ss + k * ns * ns, b_s + k * ns);
-		}
-	}
-	return 0;
+	return run_sweeps(lik, XF_PASS_SCALING, n, x, chi2, h_ss, b_s);
 }
 
 int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2)
 {
-	const xf_problem *pr = lik->pr;
-	size_t nf = (size_t)pr->n_full;
+	size_t nf = (size_t)lik->pr->n_full;
 	/* a distributed or GPU evaluator has its own sweep: one point at a time */
 	if (lik->dist_ranks || lik->gpu || lik->loss != XF_LOSS_LINEAR) {
 		for (int i = 0; i < n; i++) {
@@ -152,18 +161,5 @@ int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2)
 		}
 		return 0;
 	}
-	if (batch_alloc(lik)) {
-		xf_pass_batch_free(lik);
-		return -1;
-	}
-	for (int i0 = 0; i0 < n; i0 += XF_LIK_BATCH) {
-		int m = n - i0 < XF_LIK_BATCH ? n - i0 : XF_LIK_BATCH;
-		sweep_points(lik, XF_PASS_VALUE, i0, m, x);
-		for (int i = 0; i < m; i++) {
-			const xf_accum *total = &lik->batch[i].slots[lik->batch[i].n_blocks];
-			double c = total->chi2 / (pr->sigma * pr->sigma); /* as xf_lik_eval */
-			chi2[i0 + i] = isfinite(c) ? c : INFINITY;
-		}
-	}
-	return 0;
+	return run_sweeps(lik, XF_PASS_VALUE, n, x, chi2, NULL, NULL);
 }
