@@ -253,8 +253,7 @@ static int cs_to_u(void *ctx, int n, const double *z, double *u, double *log_jac
 	return 0;
 }
 
-/* Points [i0, i1) in this process. */
-/* Points [i0, i1): drawn, then their scaling passes XF_LIK_BATCH points a sweep over the
+/* Points [i0, i1) in this process: drawn, then their scaling passes XF_LIK_BATCH points a sweep over the
  * data (xf_lik_eval_scalings: the bits of one pass per point), then finished. */
 static int draw_run(xf_cond_scaling *cs, uint64_t seed, long i0, long i1, double core, double *z,
 		    double *u, double *lq, double *lp, long n_all)

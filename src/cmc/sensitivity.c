@@ -188,12 +188,18 @@ int xf_data_alone(double mean, double sd, double mu0, double sigma0, double *dat
 	return 0;
 }
 
-/* What the data say of parameter k for the conflict test: NLSQ's value where it has one
- * inside the bounds (edge 0), else the data alone (xf_data_alone); 0, or −1 where neither
- * is known. */
+/* NLSQ has a value of parameter k with an sd, inside the bounds (edge 0) */
+static int nlsq_usable(const xf_cmc_sensitivity *s, int k)
+{
+	return isfinite(s->nlsq[k]) && isfinite(s->nlsq_sd[k]) && s->nlsq_edge[k] == 0;
+}
+
+/* What the data say of parameter k for the conflict test: NLSQ's value where usable, else
+ * the data alone (xf_data_alone); 0, or −1 where neither is known. */
+
 static int data_says(const xf_cmc_sensitivity *s, int k, double *v, double *sd)
 {
-	if (isfinite(s->nlsq[k]) && isfinite(s->nlsq_sd[k]) && s->nlsq_edge[k] == 0) {
+	if (nlsq_usable(s, k)) {
 		*v = s->nlsq[k];
 		*sd = s->nlsq_sd[k];
 		return 0;
@@ -395,7 +401,7 @@ void xf_cmc_sensitivity_reason(const xf_cmc_result *res, int k, char *buf, size_
 	/* where NLSQ says nothing usable: the data alone, the posterior without its prior
 	 * (xf_data_alone; docs/cmc.md) */
 	double dv, dsd;
-	if ((!isfinite(s->nlsq[k]) || s->nlsq_edge[k] != 0) &&
+	if (!nlsq_usable(s, k) &&
 	    !xf_data_alone(s->mean[k], s->sd[k], s->prior_mu[k], s->prior_sigma[k], &dv, &dsd)) {
 		char al[2 * XF_NUM_TEXT];
 		xf_num_pm(dv, dsd, " ± ", al, sizeof al);
