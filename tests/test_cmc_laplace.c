@@ -13,6 +13,10 @@
  * (e) NLSQ fitted the scaling per angle and the posterior shares it: the physical
  *     parameters' covariances are kept (they were all dropped with the scaling's, SBC
  *     `static` replicate 32, adr/0093), the shared contrast (not NLSQ's) has none;
+ * (f) the data's precision from JᵀJ itself (adr/0097): the result inverts
+ *     share·(G·JᵀJ·G + diag(h)), G = dx/du; on a ridge whose two parameters differ in
+ *     sensitivity (D0's column twice D_offset's) the metric's ridge runs along JᵀJ's null
+ *     direction (in u here (1, 0, −1): equal variances, correlation −1);
  * (d) xf_cmc_nlsq_slopes: e·A at NLSQ's optimum and its delta-method sd, written out
  *     here, for the D(t) law (small static replicate 30's numbers: a slope pinned to
  *     ± 9 by a −0.99995 correlation); unknown without a covariance or a law. */
@@ -98,7 +102,7 @@ static void test_full_rank(void **state)
 	double x[NP] = { 0.5 * (lower[0] + upper[0]), 0.0, 0.0 }, share = 0.5;
 	double c[NP * NP] = { 0.04, 0.01, -0.02, 0.01, 0.09, 0.0, -0.02, 0.0, 0.25 };
 	double out[NP * NP], p[NP * NP], prod[NP * NP];
-	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, c, NP, out), 0);
+	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, NULL, c, NP, out), 0);
 	assert_true(spd_inverse(NP, c, p));
 	for (int k = 0; k < NP; k++) {
 		double w = upper[k] - lower[k];
@@ -121,7 +125,7 @@ static void test_rank_deficient(void **state)
 	/* D0 and D_offset move together only along (1, −1): rank 2 of 3 */
 	double c[NP * NP] = { 50.0, 0.0, -50.0, 0.0, 0.04, 0.0, -50.0, 0.0, 50.0 };
 	double out[NP * NP], p[NP * NP], t1[NP * NP], t2[NP * NP];
-	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, c, NP, out), 0);
+	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, NULL, c, NP, out), 0);
 	assert_true(spd_inverse(NP, out, p)); /* positive definite */
 	for (int k = 0; k < NP; k++)
 		p[k * NP + k] -= share * curvature(k, x[k]); /* C's pseudo-inverse */
@@ -165,7 +169,7 @@ static void test_initial_metric(void **state)
 	double c1[NP * NP] = { 400.0, 0.5, -30.0, 0.5, 0.0025, -0.01, -30.0, -0.01, 25.0 };
 	xf_nlsq_result r;
 	nlsq_result(&r, x1, c1);
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x1, share, 1000, 1, m), 0);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x1, share, 1000, 1, NULL, m), 0);
 	for (int i = 0; i < NP; i++)
 		for (int j = 0; j < NP; j++) {
 			double want = c1[i * NP + j] * du_dx(i, x1[i]) * du_dx(j, x1[j]) / share;
@@ -180,7 +184,7 @@ static void test_initial_metric(void **state)
 			       rae * s0 * sa, sa * sa,	      -rae * s2 * sa,
 			       rho * s0 * s2, -rae * s2 * sa, s2 * s2 };
 	nlsq_result(&r, x2, c2);
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, m), 1);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, NULL, m), 1);
 	double l[(NP + 1) * (NP + 1)];
 	memcpy(l, m, sizeof l);
 	assert_int_equal(LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, l, d), 0);
@@ -195,17 +199,17 @@ static void test_initial_metric(void **state)
 	nlsq_result(&r, x3, c3);
 	r.n_free = 3;
 	r.cov_rank = 3;
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, m), 0);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, NULL, m), 0);
 	assert_true(m[0 * d + 2] > 0.0); /* full rank claimed: NLSQ's metric as it is */
 	r.cov_rank = 2;
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, m), 1);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, NULL, m), 1);
 	assert_true(m[0 * d + 2] / sqrt(m[0] * m[2 * d + 2]) < -0.9);
 	assert_true(m[0] > 10.0 * s3 * s3 * du_dx(0, x3[0]) * du_dx(0, x3[0]));
 	nlsq_result(&r, x2, c2);
-	xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, m);
+	xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 1, NULL, m);
 	/* the diagonal metric of that ridge: the Laplace approximation's variances */
 	double v[NP + 1];
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 0, v), 1);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x2, 1.0, 1711, 0, NULL, v), 1);
 	for (int k = 0; k < NP; k++)
 		assert_true(fabs(v[k] - m[k * d + k]) < 1e-12 * m[k * d + k]);
 }
@@ -257,7 +261,7 @@ static void test_other_scaling_layout(void **state)
 	r.covariance = c;
 	int d = 5;
 	double m[25];
-	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta4, 4, x, 1.0, 1000, 1, m), 0);
+	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta4, 4, x, 1.0, 1000, 1, NULL, m), 0);
 	for (int i = 0; i < NP; i++)
 		for (int j = 0; j < NP; j++) {
 			double want = c[i * 4 + j] * du_dx(i, x[i]) * du_dx(j, x[j]);
@@ -269,14 +273,48 @@ static void test_other_scaling_layout(void **state)
 		assert_true(m[i * d + 3] == 0.0 && m[3 * d + i] == 0.0);
 }
 
+/* (f): JᵀJ of four rows; D0's column twice D_offset's, so n = (1, 0, −2) in x */
+static void test_from_jtj(void **state)
+{
+	(void)state;
+	xf_problem pr;
+	problem(&pr);
+	double x[NP] = { 0.5 * (lower[0] + upper[0]), 0.0, 0.0 }, share = 0.5;
+	const double v[4] = { 1.0, 2.0, 0.5, 1.0 }, a[4] = { 0.3, -1.0, 2.0, 0.7 };
+	double jac[4][NP], jtj[NP * NP] = { 0 }, g[NP];
+	for (int i = 0; i < 4; i++) {
+		jac[i][0] = 0.02 * v[i];
+		jac[i][1] = 0.01 * a[i];
+		jac[i][2] = 0.01 * v[i];
+	}
+	for (int k = 0; k < NP; k++)
+		for (int l = 0; l < NP; l++)
+			for (int i = 0; i < 4; i++)
+				jtj[k * NP + l] += jac[i][k] * jac[i][l];
+	for (int k = 0; k < NP; k++)
+		g[k] = (upper[k] - lower[k]) / 4.0; /* dx/du at f = ½ */
+	double out[NP * NP], p[NP * NP], prod[NP * NP];
+	assert_int_equal(xf_cmc_laplace_metric(&pr, theta, NP, x, share, jtj, NULL, NP, out), 0);
+	for (int k = 0; k < NP; k++)
+		for (int l = 0; l < NP; l++)
+			p[k * NP + l] = share * (g[k] * jtj[k * NP + l] * g[l] +
+						 (k == l ? curvature(k, x[k]) : 0.0));
+	matmul(NP, out, p, prod);
+	for (int i = 0; i < NP; i++)
+		for (int j = 0; j < NP; j++)
+			assert_true(fabs(prod[i * NP + j] - (i == j)) < 1e-9);
+	double corr = out[2] / sqrt(out[0] * out[8]), ratio = out[8] / out[0];
+	if (!(corr < -0.999 && fabs(ratio - 1.0) < 0.01))
+		fail_msg("from JtJ: corr(D0, D_offset) %.5f, var ratio %.4f; want -1 and 1", corr,
+			 ratio);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_rank),
-		cmocka_unit_test(test_rank_deficient),
-		cmocka_unit_test(test_initial_metric),
-		cmocka_unit_test(test_nlsq_slopes),
-		cmocka_unit_test(test_other_scaling_layout),
+		cmocka_unit_test(test_from_jtj),       cmocka_unit_test(test_full_rank),
+		cmocka_unit_test(test_rank_deficient), cmocka_unit_test(test_initial_metric),
+		cmocka_unit_test(test_nlsq_slopes),    cmocka_unit_test(test_other_scaling_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

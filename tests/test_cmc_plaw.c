@@ -10,7 +10,8 @@
  *     D_offset fixed → non-centring only; laminar → both power laws;
  * (f) the ridge rule from the start's covariance: a wide, correlated A takes both pieces;
  *     spread over e-folds (the priors decide where along the ridge) the level piece
- *     only, and none where c's bounds cut that range (a wall, adr/0084); A and c
+ *     only, and none where c's bounds cut that range (a wall, adr/0084; for the route's
+ *     proposal within 1 sd of A, adr/0097); A and c
  *     correlated positively (another ridge than a pinned level) no level piece; the same widths
  *     uncorrelated (the prior alone) or a narrow A take none; e far from 0 in sds keeps
  *     the level piece only;
@@ -312,6 +313,15 @@ static void test_ridge_rule(void **state)
 	assert_int_equal(pc.n, 1);
 	assert_int_equal(pc.tr[0].noncentre, 0); /* the slope piece needs A confined */
 	assert_int_equal(pc.tr[0].c, 2);
+	/* D0's sd 1 in u: the wall ~1.4 sds up, inside the chains' 2 sds, outside the
+	 * route's 1 (its draws beyond a wall get weight 0, adr/0097) */
+	const double one_fold[5] = { 1.0, 0.5, 0.2, 0.01, 0.01 };
+	cov_static(cov, one_fold, 0.98);
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0_static, cov, NULL, XF_PLAW_WIDE);
+	assert_true(pc.n == 0 || pc.tr[0].c == -1);
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0_static, cov, NULL, XF_PLAW_ROUTE);
+	assert_int_equal(pc.n, 1);
+	assert_int_equal(pc.tr[0].c, 2);
 	const double narrow[5] = { 0.02, 0.05, 0.02, 0.01, 0.01 }; /* D0 ± 2 % */
 	cov_static(cov, narrow, 0.98);
 	xf_plaw_coords_init(&pc, &pr, param_static, 5, u0_static, cov);
@@ -350,11 +360,12 @@ static void test_slope_at_nlsq(void **state)
 	assert_int_equal(pc.n, 1);
 	assert_int_equal(pc.tr[0].noncentre, 0);
 	assert_int_equal(pc.tr[0].c, 2);
-	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq, 0);
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq, XF_PLAW_CHAINS);
 	assert_int_equal(pc.n, 1);
 	assert_int_equal(pc.tr[0].noncentre, 1);
 	assert_int_equal(pc.tr[0].c, 2);
-	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq, 1); /* wide: too */
+	xf_plaw_coords_init_at(&pc, &pr, param_static, 5, u0, cov, nlsq,
+			       XF_PLAW_WIDE); /* wide: too */
 	assert_int_equal(pc.tr[0].noncentre, 1);
 	char buf[64];
 	xf_plaw_describe(&pc, buf, sizeof buf);

@@ -13,7 +13,11 @@
  *     (axis drop 0.11 at ±1 sd against the Gaussian's 0.5): a round passes all three
  *     gates and the weighted sd matches the closed form;
  * (f) the tail probe (adr/0085): a long low shelf beside a normal that the other gates
- *     pass is not published. */
+ *     pass is not published;
+ * (g) an axis whose width changes along the widest (σ_j(y₀), adr/0097): log q against the
+ *     central-difference Jacobian as in (b), and the rounds on a banana that widens along
+ *     its length and on one whose start is 5 × too wide: a round passes with the known
+ *     moments. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,6 +87,12 @@ static void curved_by_hand(xf_tmap *m)
 		m->centre[j] = 0.05 * j;
 		m->s_lo[j] = 0.7 + 0.1 * j;
 		m->s_hi[j] = 1.4 - 0.1 * j;
+	}
+	/* axes 2 and 3 widen along y₀ (adr/0097): log σ_j a quadratic in y₀ within ±3 */
+	const double hs[2][3] = { { 0.1, 0.25, -0.04 }, { -0.2, -0.1, 0.08 } };
+	for (int j = 2; j < D; j++) {
+		m->scaled[j] = 1;
+		memcpy(m->hs + j * 3, hs[j - 2], sizeof hs[0]);
 	}
 }
 
@@ -169,10 +179,12 @@ static void test_knotted_density(void **state)
 	xf_tmap_to_u(&m, z, u0);
 	z[2] = 1.0;
 	xf_tmap_to_u(&m, z, u1);
-	/* y₂ moves by 1.3 − 0 along column 2 of A, times L_r's [2][2] = 1.1 */
-	double dy = (u1[2] - u0[2]) / m.a[2 * D + 2];
-	if (!(fabs(dy - 1.3 * 1.1) < 1e-12))
-		fail_msg("knotted axis 2 at z = 1: y moved %.15f, want %.15f", dy, 1.3 * 1.1);
+	/* y₂ moves by 1.3 − 0 along column 2 of A, times L_r's [2][2] = 1.1 and axis 2's
+	 * width σ₂(y₀) at y₀ = the skewed axis's knot at z = 0 */
+	double dy = (u1[2] - u0[2]) / m.a[2 * D + 2], y0 = skew[4];
+	double want = 1.3 * 1.1 * exp(m.hs[6] + m.hs[7] * y0 + m.hs[8] * y0 * y0);
+	if (!(fabs(dy - want) < 1e-12))
+		fail_msg("knotted axis 2 at z = 1: y moved %.15f, want %.15f", dy, want);
 	check_density(&m);
 	xf_tmap_free(&m);
 }
@@ -181,7 +193,8 @@ static void test_knotted_density(void **state)
 
 typedef struct target {
 	int kind; /* 0 banana, 1 split normal in u0, 2 two modes in u0, 3 flat top in u0,
-		   * 4 a normal in u0 with a long low shelf beside it */
+		   * 4 a normal in u0 with a long low shelf beside it, 5 a banana whose
+		   * width grows along it, 6 kind 0 with its start 5 × too wide in u0 */
 	double b;
 } target;
 
@@ -189,7 +202,12 @@ static double log_target(const target *t, const double *u)
 {
 	/* u2, u3: Gaussian, sd 0.3 and 3 (the widest axis is not the bent one) */
 	double s = -0.5 * (u[2] / 0.3) * (u[2] / 0.3) - 0.5 * (u[3] / 3.0) * (u[3] / 3.0);
-	if (t->kind == 0) { /* u0 ~ N(0, 1), u1 | u0 ~ N(b·(u0² − 1), 0.1²) */
+	if (t->kind == 5) { /* u0 ~ N(0, 1), u1 | u0 ~ N(0.2·(u0² − 1), (0.1·e^(b·u0))²) */
+		double sd = 0.1 * exp(t->b * u[0]);
+		double r = (u[1] - 0.2 * (u[0] * u[0] - 1.0)) / sd;
+		return s - 0.5 * u[0] * u[0] - 0.5 * r * r - log(sd);
+	}
+	if (t->kind == 0 || t->kind == 6) { /* u0 ~ N(0, 1), u1 | u0 ~ N(b·(u0² − 1), 0.1²) */
 		double r = (u[1] - t->b * (u[0] * u[0] - 1.0)) / 0.1;
 		return s - 0.5 * u[0] * u[0] - 0.5 * r * r;
 	}
@@ -359,14 +377,54 @@ static void test_rounds_bimodal(void **state)
 	free_check(&c, w);
 }
 
+/* a banana whose width grows along it (adr/0097): u1's sd 0.1·e^(0.4·u0), 0.045 to 0.22
+ * over u0 = ±2; Var(u1) = 0.2²·Var(u0²) + 0.01·E[e^(0.8·u0)] = 0.08 + 0.01·e^0.32. A
+ * fitted round passes with the target's moments (measured: k̂ 0.27 with σ_j(y₀), 0.40
+ * without it) */
+static void test_rounds_widening(void **state)
+{
+	(void)state;
+	target t = { 5, 0.4 };
+	const double sd[D] = { 1.0, 0.3, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w, mu, s;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_true(c.rounds >= 2);
+	assert_true(c.pass_khat && c.pass_ess && c.pass_axis);
+	double want_sd = sqrt(0.08 + 0.01 * exp(0.32));
+	moments(&c, w, 1, &mu, &s);
+	if (!(fabs(mu) < 0.05 * want_sd && fabs(s / want_sd - 1.0) < 0.05))
+		fail_msg("u1: mean %.4f sd %.4f, want 0 and %.4f", mu, s, want_sd);
+	free_check(&c, w);
+}
+
+/* the banana of test_rounds_banana from a start 5 × too wide along u0 (a ridge's
+ * linearisation spreads it as far as the prior allows, adr/0097): the fitted rounds
+ * narrow it, and a round passes with the target's moments */
+static void test_rounds_wide_start(void **state)
+{
+	(void)state;
+	target t = { 6, 0.2 };
+	const double sd[D] = { 5.0, 0.1, 0.3, 3.0 };
+	xf_cmc_check c;
+	double *w, mu, s;
+	assert_int_equal(rounds(&t, sd, &c, &w), 0);
+	assert_true(c.pass_khat && c.pass_ess && c.pass_axis);
+	moments(&c, w, 0, &mu, &s);
+	if (!(fabs(mu) < 0.05 && fabs(s - 1.0) < 0.05))
+		fail_msg("u0: mean %.4f sd %.4f, want 0 and 1", mu, s);
+	free_check(&c, w);
+}
+
 int main(void)
 {
 	xf_log_set_stderr(1, getenv("XF_TEST_VERBOSE") != NULL);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_linear_is_mix),  cmocka_unit_test(test_curved_density),
-		cmocka_unit_test(test_rounds_banana),  cmocka_unit_test(test_rounds_skewed),
-		cmocka_unit_test(test_rounds_bimodal), cmocka_unit_test(test_knotted_density),
-		cmocka_unit_test(test_rounds_flat),    cmocka_unit_test(test_rounds_shelf),
+		cmocka_unit_test(test_linear_is_mix),	cmocka_unit_test(test_curved_density),
+		cmocka_unit_test(test_rounds_banana),	cmocka_unit_test(test_rounds_skewed),
+		cmocka_unit_test(test_rounds_bimodal),	cmocka_unit_test(test_knotted_density),
+		cmocka_unit_test(test_rounds_flat),	cmocka_unit_test(test_rounds_shelf),
+		cmocka_unit_test(test_rounds_widening), cmocka_unit_test(test_rounds_wide_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,17 +114,20 @@ void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *k
  * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
  * d = n_theta + 1; cov is d×d (dense) or d. Where NLSQ's covariance is a ridge that the
  * metric's cap would strip of its correlations, the Laplace approximation with the priors
- * instead (laplace.c); then 1 is returned, else 0. */
+ * instead (laplace.c), its data precision from jtj (n_full², JᵀJ/σ̂² at x_start over
+ * every point; NULL: NLSQ's covariance); then 1 is returned, else 0. */
 int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
 			  int n_theta, const double *x_start, double share, size_t n_points,
-			  int dense, double *cov);
+			  int dense, const double *jtj, double *cov);
 /* The Laplace approximation's covariance of θ in u at x_start (laplace.c, adr/0084): the
- * pseudo-inverse of cov_u (NLSQ's covariance in u, divided by share) plus the priors' and
- * the transform's curvature at weight share, inverted; out and cov_u have leading
- * dimension ld, only their n_theta × n_theta block is read or written. 0 or −1. */
+ * data's precision — jtj (n_full², JᵀJ/σ̂² in x at x_start) carried to u, or where jtj is
+ * NULL the pseudo-inverse of cov_u (NLSQ's covariance in u, divided by share) — plus the
+ * priors' and the transform's curvature, both at weight share, inverted; out and cov_u
+ * have leading dimension ld, only their n_theta × n_theta block is read or written. 0 or
+ * −1. */
 int xf_cmc_laplace_metric(const xf_problem *pr, const int *theta, int n_theta,
-			  const double *x_start, double share, const double *cov_u, int ld,
-			  double *out);
+			  const double *x_start, double share, const double *jtj,
+			  const double *cov_u, int ld, double *out);
 /* use_nlsq_informed_priors: μ = NLSQ value, s = clip(width_factor × NLSQ uncertainty,
  * 1 %…50 % of the bound width). Returns how many priors changed. */
 int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor);

@@ -92,7 +92,7 @@ int xf_cond_scaling_init(xf_cond_scaling *cs, xf_cmc_target *t, const xf_plaw_sl
 	memcpy(cs->lap_cov, chol, sizeof(double) * (size_t)dm * dm);
 	for (int j = 0; j < dm; j++)
 		param[j] = j < dm - 1 ? t->theta[cs->mcol[j]] : -1;
-	xf_plaw_coords_init_at(&cs->pc, t->pr, param, dm, mu, chol, slope, 1);
+	xf_plaw_coords_init_at(&cs->pc, t->pr, param, dm, mu, chol, slope, XF_PLAW_ROUTE);
 	if (xf_plaw_gauss_to_w(&cs->pc, mu, chol))
 		goto done;
 	rc = map_from_cov(&cs->map, mu, chol);

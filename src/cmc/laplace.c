@@ -66,28 +66,44 @@ done:
 	return rc;
 }
 
+/* dx/du of parameter k at x */
+static double dx_du(const xf_problem *pr, int k, double x)
+{
+	double w = pr->upper[k] - pr->lower[k], f = (x - pr->lower[k]) / w;
+	return w * f * (1.0 - f);
+}
+
 /* the prior's and the transform's curvature in u of parameter k at x (see the top) */
 static double prior_curvature(const xf_problem *pr, int k, double x)
 {
-	double w = pr->upper[k] - pr->lower[k], f = (x - pr->lower[k]) / w;
-	double dxdu = w * f * (1.0 - f), sp = pr->prior_sigma[k];
+	double f = (x - pr->lower[k]) / (pr->upper[k] - pr->lower[k]);
+	double dxdu = dx_du(pr, k, x), sp = pr->prior_sigma[k];
 	return dxdu * dxdu / (sp * sp) + 2.0 * f * (1.0 - f);
 }
 
 int xf_cmc_laplace_metric(const xf_problem *pr, const int *theta, int n_theta,
-			  const double *x_start, double share, const double *cov_u, int ld,
-			  double *out)
+			  const double *x_start, double share, const double *jtj,
+			  const double *cov_u, int ld, double *out)
 {
-	int n = n_theta, rc = -1;
+	int n = n_theta, nf = pr->n_full, rc = -1;
 	double *c = malloc(sizeof(double) * (size_t)n * n);
 	double *p = malloc(sizeof(double) * (size_t)n * n);
 	if (!c || !p)
 		goto done;
-	for (int k = 0; k < n; k++)
-		for (int l = 0; l < n; l++)
-			c[(size_t)k * n + l] = cov_u[(size_t)k * ld + l];
-	if (data_precision(n, c, p))
-		goto done;
+	if (jtj) { /* JᵀJ itself: its null direction is the ridge's (see the top) */
+		for (int k = 0; k < n; k++)
+			for (int l = 0; l < n; l++)
+				p[(size_t)k * n + l] = share *
+						       jtj[(size_t)theta[k] * nf + theta[l]] *
+						       dx_du(pr, theta[k], x_start[theta[k]]) *
+						       dx_du(pr, theta[l], x_start[theta[l]]);
+	} else {
+		for (int k = 0; k < n; k++)
+			for (int l = 0; l < n; l++)
+				c[(size_t)k * n + l] = cov_u[(size_t)k * ld + l];
+		if (data_precision(n, c, p))
+			goto done;
+	}
 	for (int k = 0; k < n; k++)
 		p[(size_t)k * n + k] += share * prior_curvature(pr, theta[k], x_start[theta[k]]);
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, p, n) != 0 ||

@@ -128,11 +128,11 @@ static int level_corr(const double *cov, int d, int i, int j)
 	return ridge_corr(cov, d, i, j) && cov[(size_t)i * d + j] < 0.0;
 }
 
-/* A's range over XF_PLAW_WALL_SD sds in u either side of the start */
+/* A's range over wall_sd sds in u either side of the start */
 static void a_range(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
-		    double *a_lo, double *a_hi)
+		    double wall_sd, double *a_lo, double *a_hi)
 {
-	double ua = u0[t->a], w = XF_PLAW_WALL_SD * sqrt(cov[(size_t)t->a * d + t->a]);
+	double ua = u0[t->a], w = wall_sd * sqrt(cov[(size_t)t->a * d + t->a]);
 	*a_lo = x_of(t->lo[0], t->hi[0], ua - w);
 	*a_hi = x_of(t->lo[0], t->hi[0], ua + w);
 }
@@ -142,10 +142,10 @@ static void a_range(const xf_plaw_triple *t, int d, const double *u0, const doub
  * slope and its sd are NLSQ's where known (small static replicates 55 and 30, adr/0091),
  * else linearised at the start from cov. */
 static int slope_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
-			   const xf_plaw_slope *known)
+			   const xf_plaw_slope *known, double wall_sd)
 {
 	double a_lo, a_hi;
-	a_range(t, d, u0, cov, &a_lo, &a_hi);
+	a_range(t, d, u0, cov, wall_sd, &a_lo, &a_hi);
 	double q, sd_q;
 	if (known && known->known) {
 		q = known->q;
@@ -161,17 +161,18 @@ static int slope_in_bounds(const xf_plaw_triple *t, int d, const double *u0, con
 		q = e * a;
 		sd_q = sqrt(fmax(var_q, 0.0));
 	}
-	double dq = XF_PLAW_WALL_SD * sd_q;
+	double dq = wall_sd * sd_q;
 	return a_lo > 0.0 && (q + dq) / a_lo < t->hi[1] && (q - dq) / a_lo > t->lo[1];
 }
 
 /* 1 when the level piece keeps c = S − A·t_ref^e inside c's bounds over A's range (the
  * level and e at the start): elsewhere a bound cuts the ridge, a wall in w (test_cmc_
  * calibration's SBC replicate 147: A near its lower bound, 23 % divergences). */
-static int level_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov)
+static int level_in_bounds(const xf_plaw_triple *t, int d, const double *u0, const double *cov,
+			   double wall_sd)
 {
 	double a_lo, a_hi;
-	a_range(t, d, u0, cov, &a_lo, &a_hi);
+	a_range(t, d, u0, cov, wall_sd, &a_lo, &a_hi);
 	double a = x_of(t->lo[0], t->hi[0], u0[t->a]), e = x_of(t->lo[1], t->hi[1], u0[t->e]);
 	double c = x_of(t->lo[2], t->hi[2], u0[t->c]), g = exp(e * t->ln_tref);
 	return c - (a_hi - a) * g > t->lo[2] && c + (a - a_lo) * g < t->hi[2];
@@ -180,7 +181,7 @@ static int level_in_bounds(const xf_plaw_triple *t, int d, const double *u0, con
 /* One triple (A, e, c) of parameter indices k0..k0+2; 1 when it takes part. */
 static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param, int d,
 		       const double *u0, const double *cov, const xf_plaw_slope *slope, int k0,
-		       double max_u_sd)
+		       double max_u_sd, double wall_sd)
 {
 	memset(t, 0, sizeof *t);
 	t->a = find(param, d, k0);
@@ -208,9 +209,9 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 		double sd_ua = sqrt(cov[(size_t)t->a * d + t->a]);
 		t->noncentre &= wide && sd_ua < max_u_sd && ridge_corr(cov, d, t->a, t->e) &&
 				fabs(e) < XF_PLAW_NEAR_ZERO_SD * sd_x(t, 1, t->e, d, u0, cov) &&
-				slope_in_bounds(t, d, u0, cov, slope);
-		if (t->c >= 0 &&
-		    !(wide && level_corr(cov, d, t->a, t->c) && level_in_bounds(t, d, u0, cov)))
+				slope_in_bounds(t, d, u0, cov, slope, wall_sd);
+		if (t->c >= 0 && !(wide && level_corr(cov, d, t->a, t->c) &&
+				   level_in_bounds(t, d, u0, cov, wall_sd)))
 			t->c = -1;
 	}
 	if (!t->noncentre && t->c < 0)
@@ -234,29 +235,30 @@ static int triple_init(xf_plaw_triple *t, const xf_problem *pr, const int *param
 
 void xf_plaw_coords_init_at(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			    const double *u0, const double *cov, const xf_plaw_slope *slope,
-			    int wide)
+			    int use)
 {
-	double max_u_sd = wide ? INFINITY : XF_PLAW_RIDGE_MAX_U_SD;
+	double max_u_sd = use == XF_PLAW_CHAINS ? XF_PLAW_RIDGE_MAX_U_SD : INFINITY;
+	double wall_sd = use == XF_PLAW_ROUTE ? XF_PLAW_WALL_SD_ROUTE : XF_PLAW_WALL_SD;
 	memset(pc, 0, sizeof *pc);
 	pc->d = d;
 	int starts[XF_PLAW_MAX] = { XF_P_D0, XF_P_GAMMA_DOT_T0 };
 	int n_laws = pr->n_phys > XF_P_GAMMA_DOT_T_OFFSET ? 2 : 1;
 	for (int i = 0; i < n_laws; i++)
 		if (triple_init(&pc->tr[pc->n], pr, param, d, u0, cov, slope ? &slope[i] : NULL,
-				starts[i], max_u_sd))
+				starts[i], max_u_sd, wall_sd))
 			pc->tr[pc->n++].law = i;
 }
 
 void xf_plaw_coords_init(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			 const double *u0, const double *cov)
 {
-	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, 0);
+	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, XF_PLAW_CHAINS);
 }
 
 void xf_plaw_coords_init_wide(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			      const double *u0, const double *cov)
 {
-	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, 1);
+	xf_plaw_coords_init_at(pc, pr, param, d, u0, cov, NULL, XF_PLAW_WIDE);
 }
 
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u)

@@ -53,6 +53,11 @@
  * bounds while A moves this many of its sds in u either side of the start: a bound that
  * cuts the ridge is a wall in w (adr/0084) */
 #define XF_PLAW_WALL_SD 2.0
+/* … for the importance route's proposal: a draw beyond a wall has density 0 and weight 0,
+ * so a wall past 1 sd wastes at most ~16 % of the draws, where a curved ridge left
+ * without its piece wastes nearly all (the 23 × 1000 α ≈ −0.02 laminar file: D_offset's
+ * bound cuts D0's ridge 1.6 sds up; without the level piece IS-ESS 1 of 500, adr/0097) */
+#define XF_PLAW_WALL_SD_ROUTE 1.0
 
 typedef struct xf_plaw_triple {
 	int law;	     /* 0: D(t), 1: γ̇(t) */
@@ -93,14 +98,18 @@ typedef struct xf_plaw_slope {
 	double q, sd_q;
 } xf_plaw_slope;
 
-/* Either of the two (wide: 1 for _wide) with the slopes NLSQ measured (slope
+/* Who uses the coordinates: chains that sample every coordinate (the cap on A's sd in u
+ * for the slope piece), chains with the scaling integrated out (_wide: no cap), or the
+ * importance route's proposal (no cap, and walls tested at XF_PLAW_WALL_SD_ROUTE). */
+enum { XF_PLAW_CHAINS = 0, XF_PLAW_WIDE = 1, XF_PLAW_ROUTE = 2 };
+/* Any of the three (use: XF_PLAW_*) with the slopes NLSQ measured (slope
  * [XF_PLAW_MAX], NULL: read from u0 and cov) deciding whether e = q/A stays inside e's
  * bounds. cov is the chains' initial metric: where the start was moved off A's bound it
  * holds NLSQ's widths at another A, and where A's variance was capped its correlations at
  * another width — the slope read from it there is not the one the data pin (adr/0091). */
 void xf_plaw_coords_init_at(xf_plaw_coords *pc, const xf_problem *pr, const int *param, int d,
 			    const double *u0, const double *cov, const xf_plaw_slope *slope,
-			    int wide);
+			    int use);
 
 /* w → u (may alias); returns log|du/dw|. */
 double xf_plaw_to_u(const xf_plaw_coords *pc, const double *w, double *u);

@@ -73,7 +73,8 @@ static int approximation(cmc_run *r, xf_cmc_target *t, double *mean, double *cov
 	if (!(sigma_hat > 0.0))
 		sigma_hat = r->jobs[0].noise; /* a perfect fit (noise-free data) */
 	xf_cmc_to_u(t, r->x_start, sigma_hat, mean);
-	xf_cmc_initial_metric(&r->pr, r->nlsq, r->theta, nt, r->x_start, 1.0, t->n_points, 1, cov);
+	xf_cmc_initial_metric(&r->pr, r->nlsq, r->theta, nt, r->x_start, 1.0, t->n_points, 1,
+			      r->jtj_start, cov);
 	memcpy(chol, cov, sizeof(double) * (size_t)d * d);
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', d, chol, d) != 0)
 		return -1;

@@ -598,7 +598,8 @@ static int prepare_collapsed(cmc_run *r, const double *u)
 	}
 	rc = 0;
 	if (dc) {
-		xf_plaw_coords_init_at(&r->pcc, &r->pr, param, dc, uc, cov, r->slopes, 1);
+		xf_plaw_coords_init_at(&r->pcc, &r->pr, param, dc, uc, cov, r->slopes,
+				       XF_PLAW_WIDE);
 		rc = xf_plaw_gauss_to_w(&r->pcc, uc, cov) ? -1 : 0;
 		for (int j = 0; j < dc && !rc; j++)
 			for (int l = 0; l < dc; l++)
@@ -637,7 +638,7 @@ static int prepare_coords(cmc_run *r)
 			cov[(size_t)j * d + l] = r->dense ? r->init_cov[(size_t)j * d + l]
 						 : j == l ? r->init_cov[j]
 							  : 0.0;
-	xf_plaw_coords_init_at(&r->pc, &r->pr, param, d, u, cov, r->slopes, 0);
+	xf_plaw_coords_init_at(&r->pc, &r->pr, param, d, u, cov, r->slopes, XF_PLAW_CHAINS);
 	if (xf_plaw_gauss_to_w(&r->pc, u, cov))
 		goto done;
 	for (int j = 0; j < d; j++)
@@ -778,6 +779,7 @@ static void free_run(cmc_run *r)
 	free(r->x_nlsq);
 	free(r->init_cov);
 	free(r->init_cov_nlsq);
+	free(r->jtj_start);
 	free(r->init_cov_w);
 	free(r->init_cov_wc);
 	free(r->mcol);
@@ -812,6 +814,43 @@ int xf_cmc_check_layout(const xf_request *req, const xf_cmc_options *o, const xf
 	free(r.theta);
 	xf_problem_free(&r.pr);
 	return rc;
+}
+
+/* The data's precision JᵀJ/σ̂² at the start, σ̂² = χ²/n there, from one pass over every
+ * point (NULL where it cannot be had: out of memory, a non-finite or perfect fit). Where
+ * NLSQ's JᵀJ was rank-deficient its covariance is a pseudo-inverse of the Jacobi-scaled
+ * matrix, whose null direction in x is diag(JᵀJ)·n rather than the ridge n itself: the
+ * Laplace metric built from it spread the shear rate along D0's ridge (adr/0097). */
+static double *start_precision(cmc_run *r)
+{
+	int nf = r->pr.n_full;
+	double *jtj = malloc(sizeof(double) * (size_t)nf * nf);
+	double *b = malloc(sizeof(double) * (size_t)nf);
+	xf_pairset all = { 0 };
+	xf_error err = { 0 };
+	xf_lik *lik = NULL;
+	xf_lik_out out = { 0 };
+	out.jtj = jtj;
+	out.b = b;
+	if (!jtj || !b || xf_pairset_all(&all, r->pr.ds->n_frames) ||
+	    !(lik = xf_lik_create(&r->pr, &all, r->pool, &err)) ||
+	    xf_lik_eval(lik, r->x_start, &out))
+		goto fail;
+	double s2 = out.chi2 / (double)xf_lik_points(lik);
+	if (!(s2 > 0.0) || !isfinite(s2))
+		goto fail;
+	for (size_t k = 0; k < (size_t)nf * nf; k++)
+		jtj[k] /= s2;
+	xf_lik_destroy(lik);
+	xf_pairset_free(&all);
+	free(b);
+	return jtj;
+fail:
+	xf_lik_destroy(lik);
+	xf_pairset_free(&all);
+	free(jtj);
+	free(b);
+	return NULL;
 }
 
 static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
@@ -866,8 +905,10 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 		for (int i = 0; i < XF_PLAW_MAX; i++)
 			r->slopes[i] = (xf_plaw_slope){ known[i], q[i], sd_q[i] };
 	}
+	r->jtj_start = start_precision(r);
 	if (xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
-				  ds->n_points / (size_t)r->n_shards, r->dense, r->init_cov))
+				  ds->n_points / (size_t)r->n_shards, r->dense, r->jtj_start,
+				  r->init_cov))
 		xf_info("cmc: NLSQ's covariance is a ridge: the initial metric is the Laplace "
 			"approximation with the priors in (adr/0084)");
 	memcpy(r->init_cov_nlsq, r->init_cov, sizeof(double) * r->cov_size);

@@ -45,6 +45,9 @@ typedef struct cmc_run {
 	int *theta;	 /* [n_theta] sampled parameters */
 	double *x_start; /* [n_full] the chains' start: NLSQ's point, off the bounds */
 	double *x_nlsq;	 /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
+	/* [n_full²] the data's precision JᵀJ/σ̂² at x_start over every point, for the
+	 * Laplace metric (adr/0097); NULL where it could not be computed */
+	double *jtj_start;
 	xf_plaw_slope slopes[XF_PLAW_MAX]; /* the slopes e·A NLSQ measured (adr/0091) */
 	double *init_cov;		   /* initial metric, cov_size values */
 	/* the initial metric before a failed importance route replaced init_cov with its

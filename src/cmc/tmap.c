@@ -17,9 +17,6 @@
  * axis) and the split scales (a centre and two half-spreads) are noise below this IS-ESS */
 #define XF_TMAP_ESS_BEND  60.0
 #define XF_TMAP_ESS_SPLIT 60.0
-/* the two half-spreads of an axis differ at most this factor: a split from a few
- * dozen effective points can be far off, and the proposal's tails must stay wide */
-#define XF_TMAP_SPLIT_MAX 5.0
 /* the bend is a quadratic this many whitened sds either side, its tangent beyond */
 #define XF_TMAP_BEND_REACH 3.0
 /* … and an axis's knots (nine values from seven weighted quantiles: the outer, at
@@ -32,6 +29,23 @@
 #define XF_TMAP_KNOT_T 3.0
 /* the knots in base units: the quantiles' levels Φ(z) inside, the tails' reach outside */
 const double xf_tmap_knot_z[XF_TMAP_KNOTS] = { -4.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 4.0 };
+/* the two half-spreads of an axis differ at most this factor: a split from a few
+ * dozen effective points can be far off, and the proposal's tails must stay wide */
+#define XF_TMAP_SPLIT_MAX 5.0
+/* An axis's width along the widest (σ_j(y₀), tmap.h) is fitted from the weighted mean
+ * square of its residual in XF_TMAP_SCALE_BINS bins of y₀ (edges at these weighted
+ * quantiles), where the weights carry enough points (the outer bins hold 5 %: ~20
+ * effective points at this IS-ESS) and only where some bin departs from the axis's whole
+ * mean square by XF_TMAP_SCALE_T of its noise sds (√(2/ess) in the log): measured on the
+ * 23-angle α ≈ −0.02 laminar ridge (adr/0097), the slope's axis 1.26 wide at the lower
+ * end of D0's shelf and 0.92 at its middle, 5.7 noise sds; σ_j is kept within
+ * 1/XF_TMAP_SCALE_MAX … XF_TMAP_SCALE_MAX of the middle's */
+#define XF_TMAP_SCALE_BINS 8
+static const double scale_edge[XF_TMAP_SCALE_BINS + 1] = { 0.0, 0.05, 0.15, 0.3, 0.5,
+							   0.7, 0.85, 0.95, 1.0 };
+#define XF_TMAP_ESS_SCALE 400.0
+#define XF_TMAP_SCALE_T	  3.0
+#define XF_TMAP_SCALE_MAX 3.0
 /* κ/d of the covariance shrinkage (tmap.h): measured on a 16-dimensional static posterior
  * (6 angles, individual scaling), where round 1 leaves an IS-ESS of 68 */
 #define XF_TMAP_SHRINK 1.0
@@ -46,6 +60,8 @@ int xf_tmap_alloc(xf_tmap *m, int d)
 	m->cov = calloc(dd, sizeof(double));
 	m->quad = calloc((size_t)d * 3, sizeof(double));
 	m->lr = calloc(dd, sizeof(double));
+	m->hs = calloc((size_t)d * 3, sizeof(double));
+	m->scaled = calloc((size_t)d, sizeof(int));
 	m->centre = calloc((size_t)d, sizeof(double));
 	m->s_lo = calloc((size_t)d, sizeof(double));
 	m->s_hi = calloc((size_t)d, sizeof(double));
@@ -55,9 +71,9 @@ int xf_tmap_alloc(xf_tmap *m, int d)
 	m->knotted = calloc((size_t)d, sizeof(int));
 	m->knot_v = calloc((size_t)d * XF_TMAP_KNOTS, sizeof(double));
 	m->spline = calloc((size_t)d, sizeof(gsl_interp *));
-	if (!m->mu || !m->a || !m->cov || !m->quad || !m->lr || !m->centre || !m->s_lo ||
-	    !m->s_hi || !m->zero || !m->eye || !m->work || !m->knotted || !m->knot_v ||
-	    !m->spline) {
+	if (!m->mu || !m->a || !m->cov || !m->quad || !m->lr || !m->hs || !m->scaled ||
+	    !m->centre || !m->s_lo || !m->s_hi || !m->zero || !m->eye || !m->work || !m->knotted ||
+	    !m->knot_v || !m->spline) {
 		xf_tmap_free(m);
 		return -1;
 	}
@@ -73,6 +89,8 @@ void xf_tmap_free(xf_tmap *m)
 	free(m->cov);
 	free(m->quad);
 	free(m->lr);
+	free(m->hs);
+	free(m->scaled);
 	free(m->centre);
 	free(m->s_lo);
 	free(m->s_hi);
@@ -115,6 +133,16 @@ static double bend_sq(double y)
 {
 	double a = fabs(y), r = XF_TMAP_BEND_REACH;
 	return a <= r ? y * y : r * r + 2.0 * r * (a - r);
+}
+
+/* log σ_j(y₀) of a scaled axis: the quadratic within XF_TMAP_BEND_REACH, constant beyond
+ * (a width that kept growing into a tail would be a guess), within ±log XF_TMAP_SCALE_MAX */
+static double log_scale(const xf_tmap *m, int j, double y0)
+{
+	const double *h = m->hs + (size_t)j * 3, r = XF_TMAP_BEND_REACH;
+	double t = y0 < -r ? -r : y0 > r ? r : y0, l = h[0] + h[1] * t + h[2] * t * t;
+	double cap = log(XF_TMAP_SCALE_MAX);
+	return l < -cap ? -cap : l > cap ? cap : l;
 }
 
 /* The skew of one axis, smooth: v = c + a·z + b·(√(1 + z²) − 1) with a = (s₊ + s₋)/2,
@@ -171,6 +199,11 @@ double xf_tmap_to_u(const xf_tmap *m, const double *z, double *u)
 		double r = 0.0;
 		for (int l = 1; l <= j; l++)
 			r += m->lr[(size_t)j * d + l] * v[l];
+		if (m->scaled[j]) {
+			double ls = log_scale(m, j, y[0]);
+			lj += ls;
+			r *= exp(ls);
+		}
 		y[j] = q[0] + q[1] * y[0] + q[2] * bend_sq(y[0]) + r;
 	}
 	for (int k = 0; k < d; k++) {
@@ -357,6 +390,67 @@ static int bend_source(const double *y, const double *w, int n, int d)
 	return best;
 }
 
+/* Axis j's width along y₀ (tmap.h, XF_TMAP_SCALE_*): its residuals' weighted mean
+ * square in bins of y₀ (sorted: buf, by y₀ with the points' weights), log of it fitted by
+ * a quadratic in the bins' mean t (y₀ within XF_TMAP_BEND_REACH) weighted by their ESS,
+ * where some bin departs from the whole by XF_TMAP_SCALE_T noise sds; centred so that
+ * the weighted mean of σ_j² is 1 (L_r keeps the axis's overall width). The residuals
+ * (y's column j) are then divided by σ_j(y₀). */
+static void fit_scale(xf_tmap *m, int j, double *y, const wv *buf, int n, int d)
+{
+	double t[XF_TMAP_SCALE_BINS], lv[XF_TMAP_SCALE_BINS], eb[XF_TMAP_SCALE_BINS];
+	double all = 0.0, dev = 0.0, r = XF_TMAP_BEND_REACH;
+	for (int i = 0; i < n; i++) {
+		double e = y[(size_t)buf[i].i * d + j];
+		all += buf[i].w * e * e;
+	}
+	int i = 0;
+	double cum = 0.0;
+	for (int b = 0; b < XF_TMAP_SCALE_BINS; b++) {
+		double sw = 0.0, sw2 = 0.0, st = 0.0, sv = 0.0;
+		while (i < n &&
+		       (cum + buf[i].w <= scale_edge[b + 1] || b == XF_TMAP_SCALE_BINS - 1)) {
+			double wi = buf[i].w, y0 = buf[i].v, e = y[(size_t)buf[i].i * d + j];
+			sw += wi;
+			sw2 += wi * wi;
+			st += wi * (y0 < -r ? -r : y0 > r ? r : y0);
+			sv += wi * e * e;
+			cum += wi;
+			i++;
+		}
+		if (!(sw > 0.0) || !(sv > 0.0) || !(all > 0.0))
+			return;
+		t[b] = st / sw;
+		lv[b] = log(sv / sw);
+		eb[b] = sw * sw / sw2;
+		dev = fmax(dev, fabs(lv[b] - log(all)) / sqrt(2.0 / eb[b]));
+	}
+	if (!(dev >= XF_TMAP_SCALE_T))
+		return;
+	double g[9] = { 0 }, rhs[3] = { 0 };
+	for (int b = 0; b < XF_TMAP_SCALE_BINS; b++) {
+		double f[3] = { 1.0, t[b], t[b] * t[b] }, wb = eb[b] / 2.0;
+		for (int a = 0; a < 3; a++) {
+			rhs[a] += wb * f[a] * lv[b];
+			for (int c = 0; c < 3; c++)
+				g[a * 3 + c] += wb * f[a] * f[c];
+		}
+	}
+	if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', 3, 1, g, 3, rhs, 1) != 0)
+		return;
+	double *h = m->hs + (size_t)j * 3;
+	h[0] = 0.0;
+	h[1] = 0.5 * rhs[1];
+	h[2] = 0.5 * rhs[2];
+	m->scaled[j] = 1;
+	double s2 = 0.0; /* centred: Σ w·σ_j² = 1 */
+	for (int k = 0; k < n; k++)
+		s2 += buf[k].w * exp(2.0 * log_scale(m, j, buf[k].v));
+	h[0] = -0.5 * log(s2);
+	for (int k = 0; k < n; k++)
+		y[(size_t)buf[k].i * d + j] /= exp(log_scale(m, j, buf[k].v));
+}
+
 /* exchange columns a and b of the row-major n × d array x */
 static void swap_columns(double *x, int n, int d, int a, int b)
 {
@@ -453,6 +547,15 @@ int xf_tmap_fit(xf_tmap *m, const double *u, const double *w, int n, double ess)
 			double y0 = y[(size_t)i * d];
 			y[(size_t)i * d + j] -= q[0] + q[1] * y0 + q[2] * bend_sq(y0);
 		}
+	memset(m->hs, 0, sizeof(double) * (size_t)d * 3);
+	memset(m->scaled, 0, sizeof(int) * (size_t)d);
+	if (ess >= XF_TMAP_ESS_SCALE && d > 1) {
+		for (int i = 0; i < n; i++)
+			buf[i] = (wv){ y[(size_t)i * d], w[i], i };
+		qsort(buf, (size_t)n, sizeof *buf, wv_cmp);
+		for (int j = 1; j < d; j++)
+			fit_scale(m, j, y, buf, n, d);
+	}
 	memset(m->lr, 0, sizeof(double) * (size_t)d * d);
 	m->lr[0] = 1.0;
 	for (int j = 1; j < d; j++)

@@ -8,10 +8,13 @@
  *   curved   u = μ + A·y,  A = V·Λ^{1/2} (principal axes; y₀ the one the others bend
  *                                          along most, usually the widest)
  *            y₀ = split₀(z₀)                   per-axis split scales: skew
- *            y_j = a_j + b_j·y₀ + c_j·y₀² + (L_r·split(z_{1..}))_j   (j ≥ 1): the other
- *            axes' centre bends quadratically with the widest (a curved ridge)
+ *            y_j = a_j + b_j·y₀ + c_j·y₀² + σ_j(y₀)·(L_r·split(z_{1..}))_j   (j ≥ 1): the
+ *            other axes' centre bends quadratically with the widest (a curved ridge)
  *                                             — within 3 whitened sds; beyond, along its
- *                                             tangent (tmap.c: bend_sq)
+ *                                             tangent (tmap.c: bend_sq) — and, where the
+ *                                             weights show it, their width changes along
+ *                                             it: log σ_j a quadratic in y₀ within 3 sds,
+ *                                             constant beyond (adr/0097)
  *            split_j(z) = c_j + a·z + b·(√(1 + z²) − 1), a, b = (s₊ ± s₋)/2: a smooth
  *                         skew, slope s₋ far below the centre and s₊ far above
  *            or, where the weights carry enough points (XF_TMAP_ESS_KNOTS), a monotone
@@ -21,7 +24,7 @@
  *            ridge) as well as a skew (adr/0085)
  *
  * Every piece is triangular and monotone, so the map is a bijection with a Jacobian
- * |det A|·|det L_r|·Π split_j'(z_j) that is known at every point: log q(u) = log base(z) −
+ * |det A|·|det L_r|·Π split_j'(z_j)·Π σ_j(y₀) that is known at every point: log q(u) = log base(z) −
  * log|du/dz|, exact, as importance sampling needs. */
 #ifndef XPCSFIT_CMC_TMAP_H
 #define XPCSFIT_CMC_TMAP_H
@@ -43,6 +46,9 @@ typedef struct xf_tmap {
 	double *quad;	     /* [d·3] curved: a_j, b_j, c_j of y_j's centre (row 0 unused) */
 	double *lr;	     /* [d·d] curved: lower factor of the residual covariance (rows and
 			      columns 1..d−1; [0][0] = 1) */
+	double *hs;	     /* [d·3] curved: log σ_j(y₀) = a + b·t + c·t², t = y₀ within
+			      XF_TMAP_BEND_REACH (row 0 unused; all 0: no scale) */
+	int *scaled;	     /* [d] 1: axis j's residual row is scaled by σ_j(y₀) */
 	double *centre;	     /* [d] split centres, whitened units */
 	double *s_lo;	     /* [d] split scales below the centre */
 	double *s_hi;	     /* [d] … and above it */

@@ -219,7 +219,7 @@ static int not_positive(int n_theta, int d, const double *m)
 
 int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
 			  int n_theta, const double *x_start, double share, size_t n_points,
-			  int dense, double *cov)
+			  int dense, const double *jtj, double *cov)
 {
 	int laplace = 0;
 	int d = n_theta + 1;
@@ -248,7 +248,7 @@ int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, cons
 	 * ridge across it (SBC replicate 175: R̂ 1.89, bulk ESS 6) */
 	int deficient = nlsq->cov_rank > 0 && nlsq->cov_rank < nlsq->n_free;
 	if ((lost || deficient || (dense && not_positive(n_theta, d, m))) &&
-	    xf_cmc_laplace_metric(pr, theta, n_theta, x_start, share, raw, d, m) == 0)
+	    xf_cmc_laplace_metric(pr, theta, n_theta, x_start, share, jtj, raw, d, m) == 0)
 		laplace = 1;
 	/* log σ of a Gaussian likelihood: sd ≈ 1/√(2n) */
 	m[(size_t)n_theta * d + n_theta] = 1.0 / (2.0 * (double)(n_points > 0 ? n_points : 1));
