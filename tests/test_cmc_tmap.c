@@ -416,66 +416,15 @@ static void test_rounds_wide_start(void **state)
 	free_check(&c, w);
 }
 
-/* a round that will fail with too few effective points for the next fit draws on
- * (xf_cmc_check.fit_ess, adr/0097): the banana from a start 8 × too wide along u0 and
- * 3 × along u1 fails at M = 500 with IS-ESS in [15, 120); with fit_ess 120 the same
- * proposal's points go on to 1 000 or 2 000 (≤ 4 × M0) — the first 500 the same — and
- * without it the check stops at 500 */
-static void test_fail_draws_on_for_fit(void **state)
-{
-	(void)state;
-	target t = { 6, 0.2 };
-	const double mean[D] = { 0 },
-		     chol[D * D] = { 8.0, 0, 0, 0, 0, 0.3, 0, 0, 0, 0, 0.3, 0, 0, 0, 0, 3.0 };
-	int m_max = xf_check_m_max(XF_ROUTE_M0);
-	xf_cmc_check c[2];
-	double *w = malloc(sizeof(double) * (size_t)m_max), *u0 = NULL;
-	assert_non_null(w);
-	for (int k = 0; k < 2; k++) {
-		memset(&c[k], 0, sizeof c[k]);
-		c[k].u = malloc(sizeof(double) * (size_t)m_max * D);
-		c[k].log_w = malloc(sizeof(double) * (size_t)m_max);
-		assert_true(c[k].u && c[k].log_w);
-		c[k].core = XF_ROUTE_CORE;
-		c[k].fit_ess = k ? XF_ROUTE_FIT_BEND_ESS : 0.0;
-		xf_tmap m;
-		assert_int_equal(xf_tmap_alloc(&m, D), 0);
-		xf_tmap_linear(&m, mean, chol);
-		assert_int_equal(xf_check_importance_map(log_target_batch, &t, &m, 9, XF_ROUTE_M0,
-							 m_max, 2000.0, w, &c[k]),
-				 0);
-		xf_tmap_free(&m);
-		printf("  fit_ess %g: M %d, k-hat %.3f, IS-ESS %.0f\n", c[k].fit_ess, c[k].m,
-		       c[k].khat, c[k].ess);
-	}
-	u0 = c[0].u;
-	assert_int_equal(c[0].m, XF_ROUTE_M0);
-	assert_true(c[0].ess >= XF_ROUTE_FIT_BEND_ESS / 8.0 && c[0].ess < XF_ROUTE_FIT_BEND_ESS);
-	assert_true(c[1].m > XF_ROUTE_M0 && c[1].m <= XF_CHECK_FIT_GROW * XF_ROUTE_M0);
-	assert_true(c[1].ess > c[0].ess);
-	assert_memory_equal(c[1].u, u0, sizeof(double) * XF_ROUTE_M0 * D); /* the same points */
-	for (int k = 0; k < 2; k++) {
-		free(c[k].u);
-		free(c[k].log_w);
-	}
-	free(w);
-}
-
 int main(void)
 {
 	xf_log_set_stderr(1, getenv("XF_TEST_VERBOSE") != NULL);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_linear_is_mix),
-		cmocka_unit_test(test_curved_density),
-		cmocka_unit_test(test_rounds_banana),
-		cmocka_unit_test(test_rounds_skewed),
-		cmocka_unit_test(test_rounds_bimodal),
-		cmocka_unit_test(test_knotted_density),
-		cmocka_unit_test(test_rounds_flat),
-		cmocka_unit_test(test_rounds_shelf),
-		cmocka_unit_test(test_rounds_widening),
-		cmocka_unit_test(test_rounds_wide_start),
-		cmocka_unit_test(test_fail_draws_on_for_fit),
+		cmocka_unit_test(test_linear_is_mix),	cmocka_unit_test(test_curved_density),
+		cmocka_unit_test(test_rounds_banana),	cmocka_unit_test(test_rounds_skewed),
+		cmocka_unit_test(test_rounds_bimodal),	cmocka_unit_test(test_knotted_density),
+		cmocka_unit_test(test_rounds_flat),	cmocka_unit_test(test_rounds_shelf),
+		cmocka_unit_test(test_rounds_widening), cmocka_unit_test(test_rounds_wide_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,10 +69,6 @@ typedef struct xf_cmc_check {
 	 * millions: M grown to what the floor needs, and a near-uniform passing round not
 	 * refined (adr/0092); on smaller files M doubles, and the points feed the next fit */
 	int sized_m;
-	/* the route: a round that will fail draws on (M doubled, up to XF_CHECK_FIT_GROW × its
-	 * first M) while its IS-ESS lies in [fit_ess/8, fit_ess), so that the next round's map
-	 * has the effective points its bend needs (adr/0097); 0: stop at the verdict */
-	double fit_ess;
 	double ess_coord_min; /* the smallest ESS of a coordinate's weighted mean */
 	int ess_coord;	      /* which coordinate (index into theta; n_theta: log σ) */
 	double ess_ref;	      /* IS-ESS/M a Gaussian target gives for this proposal */

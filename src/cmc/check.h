@@ -7,7 +7,6 @@
 
 #define XF_KHAT_MAX	     0.7 /* Pareto k̂ above which the importance weights are not trusted */
 #define XF_ESS_REF_FRACTION  0.5 /* IS-ESS/M ≥ this × what a Gaussian target gives */
-#define XF_CHECK_FIT_GROW    4	 /* a failing round drawn on for its fit: up to this × M0 */
 #define XF_AXIS_DEV_MAX	     0.1 /* |drop − 0.5| at ±1 sd along every axis */
 #define XF_CHECK_M_MAX	     32000 /* M doubles from check_draws up to this (a count) */
 #define XF_CHECK_KHAT_STABLE 0.05  /* k̂ at M/2 and M within this: stable */

@@ -410,22 +410,7 @@ int xf_check_importance_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 			     fmin(rel_m, rel_h) >= XF_ESS_REF_FRACTION * c->ess_ref;
 		int next = next_m(c, m, min_ess, enough, ratio_low);
 		int last = (!(c->khat <= XF_KHAT_MAX) && !k_jump) || next > m_max;
-		int ending = (c->stable && enough) || last || ratio_low;
-		/* a round that will fail, with too few effective points for the next round's
-		 * bend: more of the same proposal's points, for the fit only (its gates are
-		 * still those at the final M) */
-		int failing = !(c->khat <= XF_KHAT_MAX) ||
-			      rel_m < XF_ESS_REF_FRACTION * c->ess_ref || !enough;
-		if (ending && failing && c->fit_ess > 0.0 && ess_m >= c->fit_ess / 8.0 &&
-		    ess_m < c->fit_ess && 2 * m <= m_max && m < XF_CHECK_FIT_GROW * m0) {
-			xf_info("cmc: importance check at M = %d: IS-ESS %.0f, too few for the "
-				"next "
-				"round's fit: %d more points",
-				m, ess_m, m);
-			want = 2 * m;
-			continue;
-		}
-		if (ending) {
+		if ((c->stable && enough) || last || ratio_low) {
 			c->m = m;
 			c->pass_khat = c->khat <= XF_KHAT_MAX;
 			c->pass_ess = rel_m >= XF_ESS_REF_FRACTION * c->ess_ref && enough;

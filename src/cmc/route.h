@@ -16,9 +16,6 @@
 #define XF_ROUTE_ESS_GAIN     0.10  /* … or raises the best IS-ESS/M by this fraction */
 #define XF_ROUTE_KHAT_POLISH  0.5   /* a round passing above it is refined once more … */
 #define XF_ROUTE_POLISH_W_TOP 2.0   /* … unless no weight exceeds this × the mean */
-/* a failing round's IS-ESS wanted for the next round's fit: twice what the map's bend
- * needs (tmap.c XF_TMAP_ESS_BEND; xf_cmc_check.fit_ess, adr/0097) */
-#define XF_ROUTE_FIT_BEND_ESS 120.0
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
 #define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL

@@ -180,8 +180,6 @@ int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 				"shape)",
 				round, round - 1);
 		c->core = XF_ROUTE_CORE;
-		c->fit_ess =
-			k.have ? 0.0 : XF_ROUTE_FIT_BEND_ESS; /* a refinement is not refitted */
 		c->rounds = round;
 		c->prior_start = prior_round;
 		if (round_now) /* what the progress line tells */
@@ -259,7 +257,6 @@ int xf_cmc_route_rounds_prop(xf_check_logp f, void *ctx, const xf_is_prop *prop,
 		if (frc > 0)
 			break;
 	}
-	c->fit_ess = 0.0;
 	/* out of rounds or points while refining: the kept round stands */
 	if (!rc && k.have && !passed(c))
 		restore(&k, c, w);
