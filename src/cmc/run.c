@@ -905,10 +905,15 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 		for (int i = 0; i < XF_PLAW_MAX; i++)
 			r->slopes[i] = (xf_plaw_slope){ known[i], q[i], sd_q[i] };
 	}
-	r->jtj_start = start_precision(r);
-	if (xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
-				  ds->n_points / (size_t)r->n_shards, r->dense, r->jtj_start,
-				  r->init_cov))
+	/* the pass for the data's precision only where the Laplace metric applies (a ridge):
+	 * elsewhere the metric is NLSQ's and the pass would be wasted */
+	size_t n_shard = ds->n_points / (size_t)r->n_shards;
+	int laplace = xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start,
+					    r->temper, n_shard, r->dense, NULL, r->init_cov);
+	if (laplace && (r->jtj_start = start_precision(r)))
+		xf_cmc_initial_metric(&r->pr, nlsq, r->theta, r->n_theta, r->x_start, r->temper,
+				      n_shard, r->dense, r->jtj_start, r->init_cov);
+	if (laplace)
 		xf_info("cmc: NLSQ's covariance is a ridge: the initial metric is the Laplace "
 			"approximation with the priors in (adr/0084)");
 	memcpy(r->init_cov_nlsq, r->init_cov, sizeof(double) * r->cov_size);

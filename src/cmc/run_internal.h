@@ -46,7 +46,8 @@ typedef struct cmc_run {
 	double *x_start; /* [n_full] the chains' start: NLSQ's point, off the bounds */
 	double *x_nlsq;	 /* [n_full] NLSQ's point in the CMC layout (noise estimate) */
 	/* [n_full²] the data's precision JᵀJ/σ̂² at x_start over every point, for the
-	 * Laplace metric (adr/0097); NULL where it could not be computed */
+	 * Laplace metric (adr/0097); NULL where that metric does not apply or the pass
+	 * could not be made */
 	double *jtj_start;
 	xf_plaw_slope slopes[XF_PLAW_MAX]; /* the slopes e·A NLSQ measured (adr/0091) */
 	double *init_cov;		   /* initial metric, cov_size values */

@@ -17,6 +17,9 @@
  * axis) and the split scales (a centre and two half-spreads) are noise below this IS-ESS */
 #define XF_TMAP_ESS_BEND  60.0
 #define XF_TMAP_ESS_SPLIT 60.0
+/* the two half-spreads of an axis differ at most this factor: a split from a few
+ * dozen effective points can be far off, and the proposal's tails must stay wide */
+#define XF_TMAP_SPLIT_MAX 5.0
 /* the bend is a quadratic this many whitened sds either side, its tangent beyond */
 #define XF_TMAP_BEND_REACH 3.0
 /* … and an axis's knots (nine values from seven weighted quantiles: the outer, at
@@ -29,9 +32,6 @@
 #define XF_TMAP_KNOT_T 3.0
 /* the knots in base units: the quantiles' levels Φ(z) inside, the tails' reach outside */
 const double xf_tmap_knot_z[XF_TMAP_KNOTS] = { -4.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 4.0 };
-/* the two half-spreads of an axis differ at most this factor: a split from a few
- * dozen effective points can be far off, and the proposal's tails must stay wide */
-#define XF_TMAP_SPLIT_MAX 5.0
 /* An axis's width along the widest (σ_j(y₀), tmap.h) is fitted from the weighted mean
  * square of its residual in XF_TMAP_SCALE_BINS bins of y₀ (edges at these weighted
  * quantiles), where the weights carry enough points (the outer bins hold 5 %: ~20
@@ -135,12 +135,19 @@ static double bend_sq(double y)
 	return a <= r ? y * y : r * r + 2.0 * r * (a - r);
 }
 
+/* y₀ held within XF_TMAP_BEND_REACH */
+static double in_reach(double y0)
+{
+	double r = XF_TMAP_BEND_REACH;
+	return y0 < -r ? -r : y0 > r ? r : y0;
+}
+
 /* log σ_j(y₀) of a scaled axis: the quadratic within XF_TMAP_BEND_REACH, constant beyond
  * (a width that kept growing into a tail would be a guess), within ±log XF_TMAP_SCALE_MAX */
 static double log_scale(const xf_tmap *m, int j, double y0)
 {
-	const double *h = m->hs + (size_t)j * 3, r = XF_TMAP_BEND_REACH;
-	double t = y0 < -r ? -r : y0 > r ? r : y0, l = h[0] + h[1] * t + h[2] * t * t;
+	const double *h = m->hs + (size_t)j * 3;
+	double t = in_reach(y0), l = h[0] + h[1] * t + h[2] * t * t;
 	double cap = log(XF_TMAP_SCALE_MAX);
 	return l < -cap ? -cap : l > cap ? cap : l;
 }
@@ -399,7 +406,7 @@ static int bend_source(const double *y, const double *w, int n, int d)
 static void fit_scale(xf_tmap *m, int j, double *y, const wv *buf, int n, int d)
 {
 	double t[XF_TMAP_SCALE_BINS], lv[XF_TMAP_SCALE_BINS], eb[XF_TMAP_SCALE_BINS];
-	double all = 0.0, dev = 0.0, r = XF_TMAP_BEND_REACH;
+	double all = 0.0, dev = 0.0;
 	for (int i = 0; i < n; i++) {
 		double e = y[(size_t)buf[i].i * d + j];
 		all += buf[i].w * e * e;
@@ -413,7 +420,7 @@ static void fit_scale(xf_tmap *m, int j, double *y, const wv *buf, int n, int d)
 			double wi = buf[i].w, y0 = buf[i].v, e = y[(size_t)buf[i].i * d + j];
 			sw += wi;
 			sw2 += wi * wi;
-			st += wi * (y0 < -r ? -r : y0 > r ? r : y0);
+			st += wi * in_reach(y0);
 			sv += wi * e * e;
 			cum += wi;
 			i++;
