@@ -62,6 +62,9 @@ typedef struct xf_cmc_check {
 	/* the round that started again from the Laplace approximation with the priors in,
 	 * after a round left too little to fit (adr/0081); 0: none */
 	int prior_start;
+	/* the rounds after the fitted ones failed: from a proposal along this coordinate's
+	 * ridge (index into theta; adr/0099); −1: none */
+	int ridge_param;
 	double khat;	/* Pareto k̂ of the importance ratios at M */
 	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
 	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */

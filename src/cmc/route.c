@@ -24,6 +24,7 @@
 
 #include "cmc/check.h"
 #include "cmc/cond_scaling.h"
+#include "cmc/ridge.h"
 #include "cmc/route.h"
 #include "cmc/tmap.h"
 #include "xpcsfit/rng.h"
@@ -166,6 +167,50 @@ static int route_draws(const cmc_run *r, const xf_cmc_check *c, const double *w,
 	return 0;
 }
 
+/* The rounds failed on a large file: once more, from a proposal along the ridge the
+ * failing round's worst axis ran along (ridge.h, adr/0099), the grid's slices asked of
+ * the exact posterior instead of fitted to the rounds' few effective points. 0 (c holds
+ * that attempt's check when it ran: *ran 1), or an error code with err set. */
+static int ridge_attempt(cmc_run *r, xf_full_batch *fb, const double *mean, const double *cov,
+			 double *w, xf_cmc_check *c, int *ran, xf_error *err)
+{
+	int k = c->axis_param, rounds = c->rounds, rc = 0;
+	*ran = 0;
+	if (k < 0 || k >= r->n_theta || r->theta[k] >= r->pr.n_phys)
+		return 0; /* along σ or the scaling: no ridge of a physical parameter */
+	xf_slice s;
+	xf_ridge rg;
+	memset(&rg, 0, sizeof rg);
+	if ((rc = xf_slice_open(&s, r, err)))
+		return rc;
+	int brc = xf_ridge_build(&rg, &s, k, mean, cov, r->slopes);
+	xf_info("cmc: importance route: a proposal along %s's ridge: %d slices of the exact "
+		"posterior (%ld passes)%s",
+		r->pr.names[r->theta[k]], rg.n, rg.passes, brc ? ", too few to use" : "");
+	if (brc < 0)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior's ridge");
+	if (brc == 0) {
+		xf_is_prop p;
+		xf_is_prop_ridge(&p, &rg);
+		int irc = xf_cmc_route_rounds_prop(xf_full_logp_batch, fb, &p,
+						   r->seed + XF_RIDGE_SEED, &r->route_round,
+						   xf_cmc_route_min_ess(fb->t->n_points), w, c);
+		if (irc)
+			rc = irc == XF_ERR_INTERRUPTED ? xf_fail(err, XF_ERR_INTERRUPTED,
+								 "interrupted while checking the "
+								 "posterior's approximation")
+						       : xf_fail(err, XF_ERR_NOMEM,
+								 "out of memory checking the "
+								 "posterior's approximation");
+		c->rounds += rounds;
+		c->ridge_param = k;
+		*ran = 1;
+	}
+	xf_ridge_free(&rg);
+	xf_slice_close(&s);
+	return rc;
+}
+
 int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_cmc_route_out *out,
 			    xf_error *err)
 {
@@ -259,6 +304,17 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	c->scaling_conditional = prop.d_mix < d ? cs.d_s : 0;
 	c->map_dim = prop.d_mix;
 	c->power_law_coords = prop.d_mix < d ? cs.pc.n : 0;
+	c->ridge_param = -1;
+	if (!(c->pass_khat && c->pass_ess && c->pass_axis) && t.n_points > XF_ROUTE_SMALL_POINTS) {
+		int ran;
+		if ((rc = ridge_attempt(r, &fb, mean, cov, w, c, &ran, err)))
+			goto done;
+		if (ran) {
+			c->scaling_conditional = 0;
+			c->map_dim = d;
+			c->power_law_coords = 0;
+		}
+	}
 	xf_info("cmc: importance route: k-hat %.3f, M %d, IS-ESS %.0f (IS-ESS/M %.3f, Gaussian "
 		"target %.3f), smallest coordinate ESS %.0f, worst axis %d drop %.3f",
 		c->khat, c->m, c->ess, c->ess / c->m, c->ess_ref, c->ess_coord_min, c->axis,

@@ -19,6 +19,8 @@
 /* round k's points come from the check's stream under seed + (k − 1)·this (a fixed odd
  * constant, 2⁶⁴/φ): fresh points, a pure function of the seed */
 #define XF_ROUTE_ROUND_SEED 0x9E3779B97F4A7C15ULL
+/* the ridge proposal's rounds: under seed + this (adr/0099) */
+#define XF_RIDGE_SEED 0xD1B54A32D192ED03ULL
 
 /* What the route leaves besides the result: its check (moved into res->approx), why it
  * was not published, and the published draws as a one-chain shard in u-space with their

@@ -250,6 +250,11 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	if (!consensus) {
 		cJSON_AddItemToObject(obj, "rounds", xf_json_int(c->rounds));
 		cJSON_AddItemToObject(obj, "prior_start_round", xf_json_int(c->prior_start));
+		if (c->ridge_param >= 0 && c->ridge_param < res->n_theta) /* adr/0099 */
+			cJSON_AddStringToObject(obj, "ridge_param",
+						res->names[res->theta[c->ridge_param]]);
+		else
+			cJSON_AddNullToObject(obj, "ridge_param");
 		cJSON_AddItemToObject(obj, "min_ess", xf_json_num(c->min_ess));
 		cJSON_AddItemToObject(obj, "coordinate_ess_min", xf_json_num(c->ess_coord_min));
 		cJSON_AddStringToObject(obj, "coordinate_ess_min_of",

@@ -1,0 +1,203 @@
+/* slice.c — the exact posterior's slice u_k = v at its maximum over the other
+ * coordinates, and its Laplace log mass (slice.h). Each Newton step is one JᵀJ pass, which
+ * also gives the log target and its gradient there; the line search's trials are
+ * values-only passes. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmc/slice.h"
+
+#define XF_SLICE_NEWTON_MAX 12 /* Newton steps per slice */
+
+static double sigmoid(double u)
+{
+	return 1.0 / (1.0 + exp(-u));
+}
+
+double xf_slice_u_to_x(const xf_problem *pr, int j, double u)
+{
+	return pr->lower[j] + (pr->upper[j] - pr->lower[j]) * sigmoid(u);
+}
+
+int xf_slice_logp(xf_slice *p, const double *u, double *lp, double *g)
+{
+	p->passes++;
+	return xf_cmc_target_logp(&p->t, u, lp, g);
+}
+
+/* H over every coordinate but k, row-major (d − 1)²: the Gauss–Newton curvature of
+ * −log p at u. For a logit coordinate at a maximum the prior's slope times d²x/du² equals
+ * (1 − 2f)², which stays positive elsewhere; σ's coordinate is left uncoupled (its cross
+ * terms vanish at the maximum, and its curvature hardly changes along a tail). */
+static void curvature(const xf_slice *p, int k, const double *u, double chi2, double *h)
+{
+	const xf_problem *pr = p->t.pr;
+	int nt = p->nt, n = p->d - 1, nf = pr->n_full;
+	double sigma = exp(u[nt]), inv_s2 = 1.0 / (sigma * sigma);
+	double ratio = sigma / p->t.sigma_scale;
+	int a = 0;
+	for (int m = 0; m < p->d; m++) {
+		if (m == k)
+			continue;
+		int jm = m < nt ? p->t.theta[m] : -1;
+		double dm = m < nt ? xf_cmc_dx_du(pr, jm, u[m]) : 0.0;
+		int b = 0;
+		for (int l = 0; l < p->d; l++) {
+			if (l == k)
+				continue;
+			double v = 0.0;
+			if (m < nt && l < nt) {
+				int jl = p->t.theta[l];
+				v = dm * xf_cmc_dx_du(pr, jl, u[l]) * p->jtj[(size_t)jm * nf + jl] *
+				    inv_s2;
+			}
+			if (m == l && m < nt) {
+				double f = sigmoid(u[m]), sp = pr->prior_sigma[jm];
+				v += dm * dm / (sp * sp) + (1.0 - 2.0 * f) * (1.0 - 2.0 * f) +
+				     2.0 * f * (1.0 - f);
+			} else if (m == l)
+				v = 2.0 * chi2 * inv_s2 + 2.0 * ratio * ratio;
+			h[(size_t)a * n + b++] = v;
+		}
+		a++;
+	}
+}
+
+/* The slice u_k = u[k]: u moved to the maximum over the other coordinates (Newton steps
+ * with H, a backtracking line search), *ell its Laplace log mass. 0; 1 when the steps did
+ * not reach the maximum (a curved valley crawled along: *ell then is too low); −1 where
+ * the log target or H is not usable. Each step is one JᵀJ pass, which also gives the log
+ * target and its gradient there; the line search's trials are values-only passes. */
+int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
+{
+	int d = p->d, n = d - 1;
+	double lp, lt;
+	for (int it = 0;; it++) {
+		double prior = xf_cmc_target_prior(&p->t, u, p->t.x);
+		xf_lik_out out = { 0.0, p->jtj, p->b, 0.0 };
+		p->passes++;
+		if (xf_lik_eval(p->t.lik, p->t.x, &out) ||
+		    xf_cmc_target_from_pass(&p->t, u, prior, out.chi2, p->b, &lp, p->g))
+			return -1;
+		curvature(p, k, u, out.chi2, p->h);
+		int a = 0;
+		for (int m = 0; m < d; m++)
+			if (m != k)
+				p->delta[a++] = p->g[m];
+		if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, 1, p->h, n, p->delta, 1) != 0)
+			return -1;
+		double dec = 0.0, half_logdet = 0.0;
+		a = 0;
+		for (int m = 0; m < d; m++)
+			if (m != k)
+				dec += p->g[m] * p->delta[a++];
+		for (int i = 0; i < n; i++)
+			half_logdet += log(p->h[(size_t)i * n + i]);
+		*ell = lp - half_logdet;
+		/* dec/2: what a full Newton step would still gain, far below what matters */
+		if (dec < 1e-3)
+			return 0;
+		if (it == XF_SLICE_NEWTON_MAX)
+			return 1;
+		double step = 1.0;
+		int ok = 0;
+		for (int ls = 0; ls < 12 && !ok; ls++, step *= 0.5) {
+			a = 0;
+			for (int m = 0; m < d; m++)
+				p->trial[m] = m == k ? u[m] : u[m] + step * p->delta[a++];
+			ok = xf_slice_logp(p, p->trial, &lt, NULL) == 0 &&
+			     lt >= lp + 1e-4 * step * dec;
+		}
+		if (!ok) /* no ascent left at this precision: the maximum, if close to it */
+			return dec < 1.0 ? 0 : 1;
+		memcpy(u, p->trial, sizeof(double) * (size_t)d);
+	}
+}
+
+/* The next slice's start at u_m = v from the last two maxima ua, ue: the best by log
+ * target of the last maximum moved to v, and of the path through the two carried on
+ * linearly in u and in physical units (along a ridge such as D0 + D_offset = const the
+ * path is straight in x and bends in u, where a start 3 units out lands 1e7 below). */
+void xf_slice_predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc)
+{
+	const xf_problem *pr = p->t.pr;
+	int d = p->d, jm = p->t.theta[m];
+	double *cand = p->trial, best = -INFINITY, lp;
+	double xa = xf_slice_u_to_x(pr, jm, ua[m]), xe = xf_slice_u_to_x(pr, jm, ue[m]),
+	       xv = xf_slice_u_to_x(pr, jm, v);
+	double ru = (v - ue[m]) / (ue[m] - ua[m]), rx = (xv - xe) / (xe - xa);
+	memcpy(uc, ue, sizeof(double) * (size_t)d);
+	uc[m] = v;
+	for (int c = 0; c < 3; c++) {
+		for (int l = 0; l < d; l++) {
+			cand[l] = ue[l];
+			if (c == 1 || (c == 2 && l >= p->nt))
+				cand[l] = ue[l] + (ue[l] - ua[l]) * ru;
+			else if (c == 2) {
+				int j = p->t.theta[l];
+				double xl = xf_slice_u_to_x(pr, j, ue[l]),
+				       ya = xf_slice_u_to_x(pr, j, ua[l]);
+				double f = (xl + (xl - ya) * rx - pr->lower[j]) /
+					   (pr->upper[j] - pr->lower[j]);
+				if (f > 0.0 && f < 1.0 && isfinite(f))
+					cand[l] = log(f) - log1p(-f);
+			}
+		}
+		cand[m] = v;
+		if (xf_slice_logp(p, cand, &lp, NULL) == 0 && lp > best) {
+			best = lp;
+			memcpy(uc, cand, sizeof(double) * (size_t)d);
+		}
+	}
+}
+
+int xf_slice_open(xf_slice *p, const cmc_run *r, xf_error *err)
+{
+	const xf_problem *pr = &r->pr;
+	int nt = r->n_theta, d = nt + 1;
+	size_t nf = (size_t)pr->n_full;
+	memset(p, 0, sizeof *p);
+	p->g = malloc(sizeof(double) * (size_t)d);
+	p->trial = malloc(sizeof(double) * (size_t)d);
+	p->delta = malloc(sizeof(double) * (size_t)d);
+	p->h = malloc(sizeof(double) * (size_t)d * d);
+	p->b = malloc(sizeof(double) * nf);
+	p->jtj = malloc(sizeof(double) * nf * nf);
+	if (!p->g || !p->trial || !p->delta || !p->h || !p->b || !p->jtj ||
+	    xf_cmc_target_alloc(&p->t, pr)) {
+		xf_slice_close(p);
+		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior's slices");
+	}
+	if (!(p->t.lik = xf_lik_create(pr, &r->jobs[0].ps, r->pool, err))) {
+		int rc = err->code;
+		xf_slice_close(p);
+		return rc;
+	}
+	p->nt = nt;
+	p->d = d;
+	p->t.n_points = r->jobs[0].ps.n_pairs * (size_t)pr->n_phi;
+	p->t.n_theta = nt;
+	p->t.theta = r->theta;
+	p->t.dim = d;
+	p->t.temper = 1.0;
+	p->t.sigma_scale = r->jobs[0].sigma_scale;
+	p->t.x_fixed = r->x_start;
+	return 0;
+}
+
+void xf_slice_close(xf_slice *p)
+{
+	if (p->t.pr) {
+		xf_lik_destroy(p->t.lik);
+		xf_cmc_target_free(&p->t);
+	}
+	free(p->g);
+	free(p->trial);
+	free(p->delta);
+	free(p->h);
+	free(p->b);
+	free(p->jtj);
+	memset(p, 0, sizeof *p);
+}
