@@ -204,6 +204,7 @@ static int ridge_attempt(cmc_run *r, xf_full_batch *fb, const double *mean, cons
 								 "posterior's approximation");
 		c->rounds += rounds;
 		c->ridge_param = k;
+		c->power_law_coords = rg.pc.n;
 		*ran = 1;
 	}
 	xf_ridge_free(&rg);
@@ -312,7 +313,6 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		if (ran) {
 			c->scaling_conditional = 0;
 			c->map_dim = d;
-			c->power_law_coords = 0;
 		}
 	}
 	xf_info("cmc: importance route: k-hat %.3f, M %d, IS-ESS %.0f (IS-ESS/M %.3f, Gaussian "
@@ -406,6 +406,12 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 			 " (round %d: a proposal fitted to round %d's weighted points, after a "
 			 "start with the priors in)",
 			 c->rounds, c->rounds - 1);
+	if (c->ridge_param >= 0 && c->ridge_param < res->n_theta) /* adr/0099 */
+		snprintf(rounds_note, sizeof rounds_note,
+			 " (round %d: a proposal along %s's ridge from the exact posterior's "
+			 "slices, after %d fitted round%s)",
+			 c->rounds, res->names[res->theta[c->ridge_param]], c->rounds - 1,
+			 c->rounds > 2 ? "s" : "");
 	if (c->scaling_conditional > 0)
 		snprintf(cond_note, sizeof cond_note,
 			 ", contrast and offset from their exact conditional%s",
