@@ -35,6 +35,7 @@ typedef struct xf_ridge {
 	double *work;	       /* [(d − 1)² + 2·d] */
 	long passes;	       /* passes over the data the grid took */
 	xf_plaw_coords pc;     /* the coordinates the centres and covariances live in */
+	double bend;	       /* how far the centres move between nodes there (choose_coords) */
 } xf_ridge;
 
 /* The grid along coordinate k from the slice through u0 (the NLSQ optimum in u-space,

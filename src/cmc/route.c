@@ -184,9 +184,13 @@ static int ridge_attempt(cmc_run *r, xf_full_batch *fb, const double *mean, cons
 	if ((rc = xf_slice_open(&s, r, err)))
 		return rc;
 	int brc = xf_ridge_build(&rg, &s, k, mean, cov, r->slopes);
+	char pcs[96];
+	xf_plaw_describe(&rg.pc, pcs, sizeof pcs);
 	xf_info("cmc: importance route: a proposal along %s's ridge: %d slices of the exact "
-		"posterior (%ld passes)%s",
-		r->pr.names[r->theta[k]], rg.n, rg.passes, brc ? ", too few to use" : "");
+		"posterior (%ld passes), power-law coordinates: %s (centres move %.3g widths "
+		"over the grid)%s",
+		r->pr.names[r->theta[k]], rg.n, rg.passes, pcs, rg.bend,
+		brc ? "; too few to use" : "");
 	if (brc < 0)
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior's ridge");
 	if (brc == 0) {
