@@ -53,7 +53,7 @@ static void route_tick(void *ctx, long done, long total)
 			      el,
 			      xf_eta_update(&r->eta, el, done, total),
 			      "importance",
-			      r->route_round,
+			      r->route_round_base + r->route_round,
 			      NULL,
 			      0,
 			      0 };
@@ -196,6 +196,7 @@ static int ridge_attempt(cmc_run *r, xf_full_batch *fb, const double *mean, cons
 	if (brc == 0) {
 		xf_is_prop p;
 		xf_is_prop_ridge(&p, &rg);
+		r->route_round_base = rounds; /* the progress line counts on */
 		int irc = xf_cmc_route_rounds_prop(xf_full_logp_batch, fb, &p,
 						   r->seed + XF_RIDGE_SEED, &r->route_round,
 						   xf_cmc_route_min_ess(fb->t->n_points), w, c);

@@ -107,7 +107,8 @@ typedef struct cmc_run {
 	int long_checked;     /* the long-run estimate was made */
 	int long_warned;      /* the long-run line was said */
 	int n_threads;	      /* virtual devices, for the long-run line */
-	int route_round;      /* the importance route's round now running */
+	int route_round;      /* the importance route's round now running … */
+	int route_round_base; /* … after this many (the ridge's rounds follow the fitted ones) */
 } cmc_run;
 
 /* An MPI run (run_dist.c): rank 0's resumed shards told to every rank and each shard
