@@ -17,7 +17,8 @@ b. A well-identified file: the probe runs, flags nothing, finds < 0.2 % beyond a
    parameter's draws, and its own calibration (its mass between the 95 % quantile and
    the extreme over the draws' 5 %) lies within a factor 3 of 1.
 ~6 CPU min in the Release build (most of it the full sampler of a: 80 % of its transitions
-reach the maximum tree depth, 3.1 M gradient evaluations; ~50 s before adr/0097), ~27 min
+reach the maximum tree depth, 3.1 M gradient evaluations; ~50 s when the test was written),
+~27 min
 under the sanitizers at -O1 on a shared machine (adr/0098)."""
 import json
 import os
