@@ -99,14 +99,9 @@ static int walk(xf_slice *p, int m, int side, const double *u_draws, int n, int 
 		double h = h0 * pow(XF_BEYOND_GROWTH, s), v = v_prev + side * h, ell;
 		if (fabs(v) > XF_BEYOND_U_MAX)
 			break;
-		xf_slice_predict(p, m, ua, ue, v, uc);
-		int sr = xf_slice_max(p, m, uc, &ell);
-		if (sr < 0) { /* or from the last maximum itself */
-			memcpy(uc, ue, sizeof(double) * (size_t)d);
-			uc[m] = v;
-			if ((sr = xf_slice_max(p, m, uc, &ell)) < 0)
-				break;
-		}
+		int sr = xf_slice_next(p, m, ua, ue, v, uc, &ell);
+		if (sr < 0)
+			break;
 		double seg = exp(log_segment(ell_prev - log_z, ell - log_z, h));
 		double dx = xf_slice_u_to_x(pr, j, v_prev + 0.5 * side * h) - mean_x;
 		mass += seg;

@@ -62,19 +62,8 @@ static int walk(xf_ridge *rg, xf_slice *s, int side, double sd_k, int cap, int *
 		double v = ue[k] + side * h, ell;
 		if (fabs(v) > XF_RIDGE_U_MAX)
 			break;
-		if (steps == 0) {
-			memcpy(uc, ue, sizeof(double) * (size_t)d);
-			uc[k] = v;
-		} else
-			xf_slice_predict(s, k, ua, ue, v, uc);
-		int sr = xf_slice_max(s, k, uc, &ell);
-		if (sr < 0) { /* or from the last maximum itself */
-			memcpy(uc, ue, sizeof(double) * (size_t)d);
-			uc[k] = v;
-			if ((sr = xf_slice_max(s, k, uc, &ell)) < 0)
-				break;
-		}
-		if (sr > 0 || add_node(rg, s, *n, uc, ell))
+		int sr = xf_slice_next(s, k, steps ? ua : NULL, ue, v, uc, &ell);
+		if (sr != 0 || add_node(rg, s, *n, uc, ell))
 			break; /* a slice short of its maximum: its ℓ and centre are off */
 		(*n)++;
 		steps++;

@@ -153,6 +153,20 @@ void xf_slice_predict(xf_slice *p, int m, const double *ua, const double *ue, do
 	}
 }
 
+int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double v, double *uc,
+		  double *ell)
+{
+	if (ua) {
+		xf_slice_predict(p, k, ua, ue, v, uc);
+		int sr = xf_slice_max(p, k, uc, ell);
+		if (sr >= 0)
+			return sr;
+	}
+	memcpy(uc, ue, sizeof(double) * (size_t)p->d);
+	uc[k] = v;
+	return xf_slice_max(p, k, uc, ell);
+}
+
 int xf_slice_open(xf_slice *p, const cmc_run *r, xf_error *err)
 {
 	const xf_problem *pr = &r->pr;

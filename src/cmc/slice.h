@@ -38,4 +38,10 @@ int xf_slice_max(xf_slice *p, int k, double *u, double *ell);
  * extrapolations by log target) into uc [d]. */
 void xf_slice_predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc);
 
+/* The slice u_k = v from the last two maxima ua, ue (xf_slice_predict's start; ua NULL:
+ * the last maximum moved to v), and from ue moved to v where the predicted start finds no
+ * maximum: the maximum into uc [d], xf_slice_max's return value. */
+int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double v, double *uc,
+		  double *ell);
+
 #endif
