@@ -43,13 +43,24 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]];
 	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
 	char kept[96], run0[256], run1[256];
-	snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
+	/* the title's parenthesis: a run of one shard or the importance route has no shards
+	 * to speak of (issue 34) */
+	if (res->n_shards > 1)
+		snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
+	else
+		snprintf(kept, sizeof kept, "%s",
+			 res->n_shards == 0 ? "importance sampling" : "exact NUTS");
 	if (res->n_shards == 0) { /* the importance route (adr/0045) */
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by importance sampling",
 			 res->status ? res->status : "failed");
 		snprintf(run1, sizeof run1,
 			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", res->n_draws,
 			 res->approx.m, res->approx.khat, res->approx.ess);
+	} else if (res->n_shards == 1) {
+		snprintf(run0, sizeof run0, "status: %s,  exact posterior by NUTS",
+			 res->status ? res->status : "failed");
+		snprintf(run1, sizeof run1, "%d draws;  %d chains × %d (+%d warmup)", res->n_draws,
+			 res->n_chains, res->n_samples, res->n_warmup);
 	} else {
 		snprintf(run0, sizeof run0, "status: %s,  %s (%s)",
 			 res->status ? res->status : "failed", kept, res->method);

@@ -271,7 +271,10 @@ static void draw_empty(void *ctx)
 {
 	const xf_cmc_result *res = ctx;
 	char line[256];
-	if (res->n_draws < 2)
+	if (res->n_draws < 2 && res->n_shards <= 1) /* one shard: none to speak of */
+		snprintf(line, sizeof line, "no posterior: %s (see run.log)",
+			 res->status ? res->status : "failed");
+	else if (res->n_draws < 2)
 		snprintf(line, sizeof line,
 			 "no combined posterior: %ld of %ld shards kept (see forest.png and "
 			 "parameters.json \"shards\")",

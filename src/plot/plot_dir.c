@@ -594,10 +594,16 @@ static void cmc_text(h5_result *r, char *kept, size_t kept_size, char *run0, siz
 	for (size_t s = 0; k && s < n; s++)
 		n_kept += k[s] != 0.0;
 	free(k);
-	snprintf(kept, kept_size, "%ld of %zu shards kept", n_kept, n);
+	/* one shard or the importance route: no shards to speak of (issue 34) */
+	if (n > 1)
+		snprintf(kept, kept_size, "%ld of %zu shards kept", n_kept, n);
+	else
+		snprintf(kept, kept_size, "%s", n == 0 ? "importance sampling" : "exact NUTS");
 	if (n == 0) /* the importance route (adr/0045) */
 		snprintf(run0, size, "status: %s,  exact posterior by importance sampling",
 			 r->status);
+	else if (n == 1)
+		snprintf(run0, size, "status: %s,  exact posterior by NUTS", r->status);
 	else
 		snprintf(run0, size, "status: %s,  %s (%s)", r->status, kept, r->combination);
 }
