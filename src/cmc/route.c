@@ -167,7 +167,7 @@ static int route_draws(const cmc_run *r, const xf_cmc_check *c, const double *w,
 	return 0;
 }
 
-/* The rounds failed on a large file: once more, from a proposal along the ridge the
+/* The rounds failed: once more, from a proposal along the ridge the
  * failing round's worst axis ran along (ridge.h, adr/0099), the grid's slices asked of
  * the exact posterior instead of fitted to the rounds' few effective points. 0 (c holds
  * that attempt's check when it ran: *ran 1), or an error code with err set. */
@@ -311,7 +311,7 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 	c->map_dim = prop.d_mix;
 	c->power_law_coords = prop.d_mix < d ? cs.pc.n : 0;
 	c->ridge_param = -1;
-	if (!(c->pass_khat && c->pass_ess && c->pass_axis) && t.n_points > XF_ROUTE_SMALL_POINTS) {
+	if (!(c->pass_khat && c->pass_ess && c->pass_axis)) { /* every file size (adr/0100) */
 		int ran;
 		if ((rc = ridge_attempt(r, &fb, mean, cov, w, c, &ran, err)))
 			goto done;

@@ -5,8 +5,9 @@ config and seed: the same bytes every time, so the repository holds no data file
 the helpers shared by the reference script (validation/hard/reference.py), the slow test
 (tests/test_posterior_hard.py) and the bench (bench/posterior_cases.py).
 
-A case's "before" numbers and its long exact NUTS reference live in
-tests/configs/hard/<name>.ref.json.
+A case's "before" numbers and its reference live in tests/configs/hard/<name>.ref.json:
+a long exact NUTS run (validation/hard/reference.py) or, for static_ridge, the exact
+posterior by numerical integration (validation/hard/quadrature.py, adr/0100).
 """
 import json
 import os
@@ -30,6 +31,10 @@ CASES = {
     "static_ridge": ("static_ridge.yaml",
                      ["--phi", "0,30,60,90,120,150", "--frames", "120", "--noise", "0.01",
                       "--seed", "11"], False, None),
+    # the issue's size of the same ridge (reference by numerical integration)
+    "static_ridge_200": ("static_ridge_200.yaml",
+                         ["--phi", "0,30,60,90,120,150", "--frames", "200", "--noise", "0.01",
+                          "--seed", "11"], False, None),
     # the real CHX matrix (data/chx_350_aps_u.h5, 60 726 points) with the bundled config
     "chx_static": (os.path.join("..", "..", "..", "configs", "chx_static.yaml"), None, False,
                    os.path.join(ROOT, "data", "chx_350_aps_u.h5")),
