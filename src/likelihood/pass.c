@@ -311,33 +311,49 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
 	return 0;
 }
 
-/* The data of an explicit pair set, pair by pair (pass_internal.h). */
+/* The data of an explicit pair set, angle by angle in the set's pair order
+ * (pass_internal.h). */
 static int gather(xf_lik *lik)
 {
 	const xf_pairset *ps = lik->ps;
-	size_t n = (size_t)lik->ds->n_frames, na = (size_t)lik->pr->n_phi;
+	size_t n = (size_t)lik->ds->n_frames, na = (size_t)lik->pr->n_phi, np = ps->n_pairs;
 	if (!ps->pair_i)
 		return 0;
-	lik->gathered = malloc(sizeof(double) * ps->n_pairs * na);
+	lik->gathered = malloc(sizeof(double) * np * na);
 	if (!lik->gathered)
 		return -1;
+	if (!lik->ds->band) {
+		for (size_t p = 0; p < na; p++)
+			for (size_t k = 0; k < np; k++)
+				lik->gathered[p * np + k] = xf_dataset_c2(
+					lik->ds, (int)p,
+					xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]));
+		return 0;
+	}
 	/* a band (adr/0027) fills the pairs it holds, a run of the sorted list, and the
-	 * ranks' runs, in rank order, make the whole */
-	size_t k0 = ps->n_pairs, k1 = ps->n_pairs;
-	for (size_t k = 0; k < ps->n_pairs; k++) {
+	 * ranks' runs, in rank order, make the whole: pair by pair for the exchange, then
+	 * turned angle by angle */
+	double *by_pair = malloc(sizeof(double) * np * na);
+	if (!by_pair)
+		return -1;
+	size_t k0 = np, k1 = np;
+	for (size_t k = 0; k < np; k++) {
 		size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
-		if (lik->ds->band && !xf_dataset_holds(lik->ds, idx))
+		if (!xf_dataset_holds(lik->ds, idx))
 			continue;
 		k0 = k < k0 ? k : k0;
 		k1 = k + 1;
 		for (size_t p = 0; p < na; p++)
-			lik->gathered[k * na + p] = xf_dataset_c2(lik->ds, (int)p, idx);
+			by_pair[k * na + p] = xf_dataset_c2(lik->ds, (int)p, idx);
 	}
-	if (!lik->ds->band)
-		return 0;
-	if (k0 == ps->n_pairs)
+	if (k0 == np)
 		k0 = k1 = 0;
-	return xf_dist_allgather_run(lik->gathered, k0 * na, (k1 - k0) * na, ps->n_pairs * na);
+	int rc = xf_dist_allgather_run(by_pair, k0 * na, (k1 - k0) * na, np * na);
+	for (size_t k = 0; rc == 0 && k < np; k++)
+		for (size_t p = 0; p < na; p++)
+			lik->gathered[p * np + k] = by_pair[k * na + p];
+	free(by_pair);
+	return rc;
 }
 
 /* First pair of each block of an implicit (all pairs) set, walking the rows. */

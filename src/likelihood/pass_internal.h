@@ -67,8 +67,9 @@ struct xf_lik {
 	int *dist_counts;  /* [dist_ranks] doubles each rank sends in the running pass */
 	double *dist_send; /* [dist_count · slot doubles] */
 	double *dist_recv; /* [n_blocks · slot doubles] */
-	/* explicit pair sets (a subsample, a shard): their data gathered pair by pair,
-	 * [n_pairs][n_phi], so a pass reads it in order instead of jumping through n_phi
+	/* explicit pair sets (a subsample, a shard): their data gathered angle by angle in
+	 * the set's pair order, [n_phi][n_pairs], so a pass reads each angle's values in
+	 * order (and a run of pairs by one vector load) instead of jumping through the
 	 * triangles (NULL for the set of every pair) */
 	double *gathered;
 	/* the laminar block kernel of every linear-loss level, for this CPU (pass_laminar.c) */
@@ -146,7 +147,7 @@ static inline xf_frames block_frames(const xf_lik *lik, int block, int *p0, int 
  * the pairs of the rank's blocks, adr/0027). */
 static inline double pass_data(const xf_lik *lik, int p, size_t idx, size_t k)
 {
-	return lik->gathered ? lik->gathered[k * (size_t)lik->pr->n_phi + (size_t)p]
+	return lik->gathered ? lik->gathered[(size_t)p * lik->ps->n_pairs + k]
 			     : xf_dataset_c2(lik->ds, p, idx);
 }
 

@@ -110,7 +110,9 @@ vn_pair_sincos(xf_vn sp, xf_vn cp, xf_vn sgn, xf_vn e, xf_vn x, xf_vn *sn, xf_vn
 	}
 }
 
-#define XF_CHUNK 128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
+#define XF_CHUNK      128 /* pairs per chunk: its arrays (~26 KB) stay in L1 */
+#define XF_RUN_TABLES 1
+#define XF_RUN_DATA   2
 
 /* Per-pair sums over the angles of a pair. */
 enum {
@@ -139,9 +141,11 @@ typedef struct lam_chunk {
 	double a[3][XF_CHUNK], b[3][XF_CHUNK]; /* ∂log g1_D, ∂I^γ */
 	double ps[PS_N][XF_CHUNK];
 	size_t di[XF_CHUNK]; /* the pair's element in its angle's column */
-	/* 1: the XF_LANES pairs of the group share frame i, their frames j and elements are
-	 * consecutive (a run along one row of the triangle): the tables and the data are read
-	 * by vector loads instead of lane by lane (the same values) */
+	/* XF_RUN_TABLES: the XF_LANES pairs of the group share frame i and their frames j
+	 * are consecutive (a run along one row of the triangle): the phase tables are read by
+	 * vector loads instead of lane by lane (the same values, the same products);
+	 * XF_RUN_DATA as well: their data elements are consecutive too, the data are read
+	 * by one vector load (a band's pairs or a subsample's may not be) */
 	unsigned char run[XF_CHUNK / XF_LANES];
 } lam_chunk;
 
@@ -152,7 +156,7 @@ typedef struct lam_chunk {
 static inline __attribute__((always_inline)) int
 chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch, int slopes)
 {
-	const size_t n = (size_t)lik->ds->n_frames, n_phi = (size_t)lik->pr->n_phi;
+	const size_t n = (size_t)lik->ds->n_frames;
 	int k = 0, i, j;
 	for (; k < XF_CHUNK && cursor_next(c, &i, &j); k++) {
 		ch->fi[k] = i;
@@ -164,7 +168,7 @@ chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch
 			ch->b[m][k] = f->dcg[m][i] - f->dcg[m][j];
 		}
 		ch->di[k] = lik->gathered
-				    ? (c->k - 1) * n_phi
+				    ? c->k - 1
 				    : xf_packed_index(n, (size_t)i, (size_t)j) - lik->ds->c2_base;
 	}
 	for (int q = k; q < XF_CHUNK; q++) { /* the padding's differences: 0 */
@@ -201,11 +205,14 @@ chunk_pairs(const xf_lik *lik, const xf_frames *f, pair_cursor *c, lam_chunk *ch
 	}
 	for (int g = 0; g < XF_CHUNK / XF_LANES; g++) {
 		const int q = g * XF_LANES;
-		int run = q + XF_LANES <= k;
-		for (int l = 1; l < XF_LANES && run; l++)
-			run = ch->fi[q + l] == ch->fi[q] && ch->fj[q + l] == ch->fj[q] + l &&
-			      ch->di[q + l] == ch->di[q] + (size_t)l;
-		ch->run[g] = (unsigned char)run;
+		int run = q + XF_LANES <= k, data = run;
+		for (int l = 1; l < XF_LANES && run; l++) {
+			run = ch->fi[q + l] == ch->fi[q] && ch->fj[q + l] == ch->fj[q] + l;
+			data = data && ch->di[q + l] == ch->di[q] + (size_t)l;
+		}
+		ch->run[g] =
+			(unsigned char)(run ? (data ? XF_RUN_TABLES | XF_RUN_DATA : XF_RUN_TABLES)
+					    : 0);
 	}
 	return k;
 }
@@ -234,7 +241,8 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 							      int p0, int p, xf_pass_level level,
 							      int shared, int pnas)
 {
-	const double *col = lik->gathered ? lik->gathered + p : lik->ds->c2[p];
+	const double *col =
+		lik->gathered ? lik->gathered + (size_t)p * lik->ps->n_pairs : lik->ds->c2[p];
 	const double ca = lik->cos_a[p], zf = -lik->sin_a[p] * XF_DEG2RAD;
 	const double con = lik->contrast[p], off = lik->offset[p];
 	const int n_groups = (n_pairs + XF_LANES - 1) / XF_LANES * XF_LANES;
@@ -246,7 +254,7 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 	/* the tables' products pair by pair (a scalar loop: lanes assembled from scalar loads
 	 * stall on store forwarding), then the rest over lanes */
 	for (int k0 = 0; k0 < n_groups; k0 += XF_LANES) {
-		if (ch->run[k0 / XF_LANES]) {
+		if (ch->run[k0 / XF_LANES] & XF_RUN_TABLES) {
 			const double si = ts[ch->fi[k0]], ci = tc[ch->fi[k0]];
 			const double *tsj = ts + ch->fj[k0], *tcj = tc + ch->fj[k0];
 			for (int l = 0; l < XF_LANES; l += XF_VW) {
@@ -287,7 +295,7 @@ static inline __attribute__((always_inline)) void chunk_angle(const xf_lik *lik,
 			const size_t *di = ch->di + k;
 			xf_mn ok = vn_iota() + (double)k < (double)n_pairs;
 			xf_vn data;
-			if (ch->run[k0 / XF_LANES])
+			if (ch->run[k0 / XF_LANES] & XF_RUN_DATA)
 				data = vn_load(col + di[0]);
 			else
 				for (int i = 0; i < XF_VW; i++)
