@@ -323,11 +323,11 @@ static int gather(xf_lik *lik)
 	if (!lik->gathered)
 		return -1;
 	if (!lik->ds->band) {
-		for (size_t p = 0; p < na; p++)
-			for (size_t k = 0; k < np; k++)
-				lik->gathered[p * np + k] = xf_dataset_c2(
-					lik->ds, (int)p,
-					xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]));
+		for (size_t k = 0; k < np; k++) { /* each pair's index once, for every angle */
+			size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
+			for (size_t p = 0; p < na; p++)
+				lik->gathered[p * np + k] = xf_dataset_c2(lik->ds, (int)p, idx);
+		}
 		return 0;
 	}
 	/* a band (adr/0027) fills the pairs it holds, a run of the sorted list, and the
