@@ -65,23 +65,39 @@ static void curvature(const xf_slice *p, int k, const double *u, double chi2, do
 	}
 }
 
+/* One JᵀJ pass at u: the log target *lp, its gradient p->g, JᵀJ in p->jtj, χ² in *chi2. */
+static int jtj_pass(xf_slice *p, const double *u, double *lp, double *chi2)
+{
+	double prior = xf_cmc_target_prior(&p->t, u, p->t.x);
+	xf_lik_out out = { 0.0, p->jtj, p->b, 0.0 };
+	p->passes++;
+	if (xf_lik_eval(p->t.lik, p->t.x, &out) ||
+	    xf_cmc_target_from_pass(&p->t, u, prior, out.chi2, p->b, lp, p->g))
+		return -1;
+	*chi2 = out.chi2;
+	return 0;
+}
+
 /* The slice u_k = u[k]: u moved to the maximum over the other coordinates (Newton steps
  * with H, a backtracking line search), *ell its Laplace log mass. 0; 1 when the steps did
  * not reach the maximum (a curved valley crawled along: *ell then is too low); −1 where
- * the log target or H is not usable. Each step is one JᵀJ pass, which also gives the log
- * target and its gradient there; the line search's trials are values-only passes. */
+ * the log target or H is not usable. Each Newton step's full step is tried by a JᵀJ pass,
+ * which also gives the log target, its gradient and the next curvature there (a full
+ * step is taken nearly always); shorter trials are values-only passes. Near the maximum
+ * the Newton decrement dec says what a full step would still gain (dec/2, exact for the
+ * quadratic model): below XF_SLICE_DEC_STOP the slice stops, u moved by that last step
+ * and *ell counting its gain, instead of paying a pass to take it (the model's error there
+ * is of order dec², far below the probe's and the ridge's needs). */
+#define XF_SLICE_DEC_STOP 0.02
 int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
 {
-	int d = p->d, n = d - 1;
-	double lp, lt;
+	int d = p->d, n = d - 1, have = 0;
+	double lp = 0.0, lt, chi2 = 0.0, chi2_t;
 	for (int it = 0;; it++) {
-		double prior = xf_cmc_target_prior(&p->t, u, p->t.x);
-		xf_lik_out out = { 0.0, p->jtj, p->b, 0.0 };
-		p->passes++;
-		if (xf_lik_eval(p->t.lik, p->t.x, &out) ||
-		    xf_cmc_target_from_pass(&p->t, u, prior, out.chi2, p->b, &lp, p->g))
+		if (!have && jtj_pass(p, u, &lp, &chi2))
 			return -1;
-		curvature(p, k, u, out.chi2, p->h);
+		have = 0;
+		curvature(p, k, u, chi2, p->h);
 		int a = 0;
 		for (int m = 0; m < d; m++)
 			if (m != k)
@@ -96,14 +112,29 @@ int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
 		for (int i = 0; i < n; i++)
 			half_logdet += log(p->h[(size_t)i * n + i]);
 		*ell = lp - half_logdet;
-		/* dec/2: what a full Newton step would still gain, far below what matters */
-		if (dec < 1e-3)
+		if (dec < XF_SLICE_DEC_STOP) { /* the model's maximum: u + δ, ℓ + dec/2 */
+			a = 0;
+			for (int m = 0; m < d; m++)
+				if (m != k)
+					u[m] += p->delta[a++];
+			*ell += 0.5 * fmax(dec, 0.0);
 			return 0;
+		}
 		if (it == XF_SLICE_NEWTON_MAX)
 			return 1;
-		double step = 1.0;
+		a = 0;
+		for (int m = 0; m < d; m++)
+			p->trial[m] = m == k ? u[m] : u[m] + p->delta[a++];
+		if (jtj_pass(p, p->trial, &lt, &chi2_t) == 0 && lt >= lp + 1e-4 * dec) {
+			memcpy(u, p->trial, sizeof(double) * (size_t)d);
+			lp = lt;
+			chi2 = chi2_t;
+			have = 1; /* the pass at the new u is this one */
+			continue;
+		}
+		double step = 0.5;
 		int ok = 0;
-		for (int ls = 0; ls < 12 && !ok; ls++, step *= 0.5) {
+		for (int ls = 1; ls < 12 && !ok; ls++, step *= 0.5) {
 			a = 0;
 			for (int m = 0; m < d; m++)
 				p->trial[m] = m == k ? u[m] : u[m] + step * p->delta[a++];

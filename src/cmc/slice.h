@@ -29,9 +29,11 @@ int xf_slice_logp(xf_slice *p, const double *u, double *lp, double *g);
 /* u moved to the maximum of the log target over every coordinate but k (Newton steps
  * with the Gauss–Newton curvature, a backtracking line search); *ell the slice's Laplace
  * log mass, log p(u) − ½·log|H|, H that curvature over the d − 1 other coordinates.
- * 0: at the maximum, and p->h then holds H's lower Cholesky factor there (row-major,
- * (d − 1)², the coordinates in order without k); 1 when the steps did not reach it (a
- * curved valley crawled along: *ell too low); −1 where the log target or H is unusable. */
+ * 0: at the maximum (the last Newton step's quadratic model's, once what that step would
+ * gain is below 0.01), and p->h then holds H's lower Cholesky factor at the last point
+ * evaluated, within that step (row-major, (d − 1)², the coordinates in order without k);
+ * 1 when the steps did not reach it (a curved valley crawled along: *ell too low); −1
+ * where the log target or H is unusable. */
 int xf_slice_max(xf_slice *p, int k, double *u, double *ell);
 
 /* The next slice's start at u_m = v from the last two maxima ua, ue (the best of three
