@@ -322,38 +322,26 @@ static int gather(xf_lik *lik)
 	lik->gathered = malloc(sizeof(double) * np * na);
 	if (!lik->gathered)
 		return -1;
-	if (!lik->ds->band) {
-		for (size_t k = 0; k < np; k++) { /* each pair's index once, for every angle */
-			size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
-			for (size_t p = 0; p < na; p++)
-				lik->gathered[p * np + k] = xf_dataset_c2(lik->ds, (int)p, idx);
-		}
-		return 0;
-	}
-	/* a band (adr/0027) fills the pairs it holds, a run of the sorted list, and the
-	 * ranks' runs, in rank order, make the whole: pair by pair for the exchange, then
-	 * turned angle by angle */
-	double *by_pair = malloc(sizeof(double) * np * na);
-	if (!by_pair)
-		return -1;
+	/* a band (adr/0027) fills the pairs it holds, a run of the sorted list; each angle's
+	 * column is then made whole from the ranks' runs, in rank order */
 	size_t k0 = np, k1 = np;
-	for (size_t k = 0; k < np; k++) {
+	for (size_t k = 0; k < np; k++) { /* each pair's index once, for every angle */
 		size_t idx = xf_packed_index(n, ps->pair_i[k], ps->pair_j[k]);
-		if (!xf_dataset_holds(lik->ds, idx))
+		if (lik->ds->band && !xf_dataset_holds(lik->ds, idx))
 			continue;
 		k0 = k < k0 ? k : k0;
 		k1 = k + 1;
 		for (size_t p = 0; p < na; p++)
-			by_pair[k * na + p] = xf_dataset_c2(lik->ds, (int)p, idx);
+			lik->gathered[p * np + k] = xf_dataset_c2(lik->ds, (int)p, idx);
 	}
+	if (!lik->ds->band)
+		return 0;
 	if (k0 == np)
 		k0 = k1 = 0;
-	int rc = xf_dist_allgather_run(by_pair, k0 * na, (k1 - k0) * na, np * na);
-	for (size_t k = 0; rc == 0 && k < np; k++)
-		for (size_t p = 0; p < na; p++)
-			lik->gathered[p * np + k] = by_pair[k * na + p];
-	free(by_pair);
-	return rc;
+	for (size_t p = 0; p < na; p++)
+		if (xf_dist_allgather_run(lik->gathered + p * np, k0, k1 - k0, np))
+			return -1;
+	return 0;
 }
 
 /* First pair of each block of an implicit (all pairs) set, walking the rows. */
