@@ -36,10 +36,18 @@ optimization:
 TRUTH = "1000, -1.3, 5.0, 0.01, -0.2, 0.0005, 1.0"
 
 
+def dataset_bytes(o):
+    """a dataset's content as bytes: numbers as stored; strings by their text (a
+    variable-length string array reads as Python objects, whose tobytes() would be the
+    objects' addresses, different in every process)"""
+    a = np.asarray(o[()])
+    return repr(a.tolist()).encode() if a.dtype.kind == "O" else a.tobytes()
+
+
 def arrays(d):
     out = {}
     with h5py.File(os.path.join(d, "results.h5"), "r") as h:
-        h.visititems(lambda n, o: out.__setitem__(n, np.asarray(o[()]).tobytes())
+        h.visititems(lambda n, o: out.__setitem__(n, dataset_bytes(o))
                      if isinstance(o, h5py.Dataset) else None)
     return out
 
