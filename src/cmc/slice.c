@@ -88,11 +88,16 @@ static int jtj_pass(xf_slice *p, const double *u, double *lp, double *chi2)
  * quadratic model): below XF_SLICE_DEC_STOP the slice stops, u moved by that last step
  * and *ell counting its gain, instead of paying a pass to take it (the model's error there
  * is of order dec², far below the probe's and the ridge's needs). */
-#define XF_SLICE_DEC_STOP 0.02
-int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
+#define XF_SLICE_DEC_STOP   0.02
+#define XF_SLICE_NOT_AT_MAX 2 /* slice_max with at_once: the start is not at the maximum */
+/* xf_slice_max from u, the JᵀJ pass at u already made when have (its lp, chi2 given);
+ * with at_once, returns XF_SLICE_NOT_AT_MAX, u unchanged, unless u is the maximum's
+ * start already (its first Newton step would gain less than XF_SLICE_DEC_STOP) */
+static int slice_max(xf_slice *p, int k, double *u, double *ell, int have, double lp, double chi2,
+		     int at_once)
 {
-	int d = p->d, n = d - 1, have = 0;
-	double lp = 0.0, lt, chi2 = 0.0, chi2_t;
+	int d = p->d, n = d - 1;
+	double lt, chi2_t;
 	for (int it = 0;; it++) {
 		if (!have && jtj_pass(p, u, &lp, &chi2))
 			return -1;
@@ -112,6 +117,8 @@ int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
 		for (int i = 0; i < n; i++)
 			half_logdet += log(p->h[(size_t)i * n + i]);
 		*ell = lp - half_logdet;
+		if (at_once && it == 0 && !(dec < XF_SLICE_DEC_STOP))
+			return XF_SLICE_NOT_AT_MAX;
 		if (dec < XF_SLICE_DEC_STOP) { /* the model's maximum: u + δ, ℓ + dec/2 */
 			a = 0;
 			for (int m = 0; m < d; m++)
@@ -147,39 +154,60 @@ int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
 	}
 }
 
+int xf_slice_max(xf_slice *p, int k, double *u, double *ell)
+{
+	return slice_max(p, k, u, ell, 0, 0.0, 0.0, 0);
+}
+
 /* The next slice's start at u_m = v from the last two maxima ua, ue: the best by log
  * target of the last maximum moved to v, and of the path through the two carried on
  * linearly in u and in physical units (along a ridge such as D0 + D_offset = const the
  * path is straight in x and bends in u, where a start 3 units out lands 1e7 below). */
-void xf_slice_predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc)
+/* Start c at u_m = v from the last two maxima ua, ue into cand [d]: 0 the last maximum
+ * moved to v, 1 the path through the two carried on linearly in u, 2 the same in physical
+ * units (along a ridge such as D0 + D_offset = const the path is straight in x and bends
+ * in u, where a start 3 units out lands 1e7 below). */
+enum { START_MOVED, START_LINEAR_U, START_LINEAR_X, START_N };
+static void slice_start(const xf_slice *p, int m, const double *ua, const double *ue, double v,
+			int c, double *cand)
 {
 	const xf_problem *pr = p->t.pr;
-	int d = p->d, jm = p->t.theta[m];
-	double *cand = p->trial, best = -INFINITY, lp;
+	int jm = p->t.theta[m];
 	double xa = xf_slice_u_to_x(pr, jm, ua[m]), xe = xf_slice_u_to_x(pr, jm, ue[m]),
 	       xv = xf_slice_u_to_x(pr, jm, v);
 	double ru = (v - ue[m]) / (ue[m] - ua[m]), rx = (xv - xe) / (xe - xa);
-	memcpy(uc, ue, sizeof(double) * (size_t)d);
-	uc[m] = v;
-	for (int c = 0; c < 3; c++) {
-		for (int l = 0; l < d; l++) {
-			cand[l] = ue[l];
-			if (c == 1 || (c == 2 && l >= p->nt))
-				cand[l] = ue[l] + (ue[l] - ua[l]) * ru;
-			else if (c == 2) {
-				int j = p->t.theta[l];
-				double xl = xf_slice_u_to_x(pr, j, ue[l]),
-				       ya = xf_slice_u_to_x(pr, j, ua[l]);
-				double f = (xl + (xl - ya) * rx - pr->lower[j]) /
-					   (pr->upper[j] - pr->lower[j]);
-				if (f > 0.0 && f < 1.0 && isfinite(f))
-					cand[l] = log(f) - log1p(-f);
-			}
+	for (int l = 0; l < p->d; l++) {
+		cand[l] = ue[l];
+		if (c == START_LINEAR_U || (c == START_LINEAR_X && l >= p->nt))
+			cand[l] = ue[l] + (ue[l] - ua[l]) * ru;
+		else if (c == START_LINEAR_X) {
+			int j = p->t.theta[l];
+			double xl = xf_slice_u_to_x(pr, j, ue[l]),
+			       ya = xf_slice_u_to_x(pr, j, ua[l]);
+			double f = (xl + (xl - ya) * rx - pr->lower[j]) /
+				   (pr->upper[j] - pr->lower[j]);
+			if (f > 0.0 && f < 1.0 && isfinite(f))
+				cand[l] = log(f) - log1p(-f);
 		}
-		cand[m] = v;
+	}
+	cand[m] = v;
+}
+
+/* The next slice's start at u_m = v from the last two maxima ua, ue: the best of the
+ * three starts by log target (values passes) into uc [d], *won which (unchanged when none
+ * has one). */
+static void predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc,
+		    int *won)
+{
+	double *cand = p->trial, best = -INFINITY, lp;
+	memcpy(uc, ue, sizeof(double) * (size_t)p->d);
+	uc[m] = v;
+	for (int c = 0; c < START_N; c++) {
+		slice_start(p, m, ua, ue, v, c, cand);
 		if (xf_slice_logp(p, cand, &lp, NULL) == 0 && lp > best) {
 			best = lp;
-			memcpy(uc, cand, sizeof(double) * (size_t)d);
+			*won = c;
+			memcpy(uc, cand, sizeof(double) * (size_t)p->d);
 		}
 	}
 }
@@ -188,7 +216,17 @@ int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double
 		  double *ell)
 {
 	if (ua) {
-		xf_slice_predict(p, k, ua, ue, v, uc);
+		/* the start that won the last prediction first, by the JᵀJ pass its Newton step
+		 * needs: where it already is the maximum's start (nearly always along a walk
+		 * or a ridge), the three candidates' values passes are not needed */
+		double lp, chi2;
+		slice_start(p, k, ua, ue, v, p->lead, uc);
+		if (jtj_pass(p, uc, &lp, &chi2) == 0) {
+			int sr = slice_max(p, k, uc, ell, 1, lp, chi2, 1);
+			if (sr != XF_SLICE_NOT_AT_MAX && sr >= 0)
+				return sr;
+		}
+		predict(p, k, ua, ue, v, uc, &p->lead);
 		int sr = xf_slice_max(p, k, uc, ell);
 		if (sr >= 0)
 			return sr;
@@ -222,6 +260,7 @@ int xf_slice_open(xf_slice *p, const cmc_run *r, xf_error *err)
 	}
 	p->nt = nt;
 	p->d = d;
+	p->lead = START_LINEAR_X;
 	p->t.n_points = r->jobs[0].ps.n_pairs * (size_t)pr->n_phi;
 	p->t.n_theta = nt;
 	p->t.theta = r->theta;

@@ -13,6 +13,7 @@ typedef struct xf_slice {
 	int nt, d;	 /* sampled θ; d = nt + 1 (log σ last) */
 	double *g, *b, *jtj, *h, *delta, *trial;
 	long passes; /* passes over the data so far */
+	int lead;    /* the start xf_slice_next tries first: the last prediction's winner */
 } xf_slice;
 
 /* The slice's workspace and its pass over every point of the run's one shard. 0, or an
@@ -36,13 +37,11 @@ int xf_slice_logp(xf_slice *p, const double *u, double *lp, double *g);
  * where the log target or H is unusable. */
 int xf_slice_max(xf_slice *p, int k, double *u, double *ell);
 
-/* The next slice's start at u_m = v from the last two maxima ua, ue (the best of three
- * extrapolations by log target) into uc [d]. */
-void xf_slice_predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc);
-
-/* The slice u_k = v from the last two maxima ua, ue (xf_slice_predict's start; ua NULL:
- * the last maximum moved to v), and from ue moved to v where the predicted start finds no
- * maximum: the maximum into uc [d], xf_slice_max's return value. */
+/* The slice u_k = v from the last two maxima ua, ue (ua NULL: from the last maximum
+ * moved to v): first from the extrapolation that won the last prediction (p->lead), kept
+ * when its first Newton step would gain less than xf_slice_max's stop (adr/0103); else
+ * from the best of three extrapolations by log target, and from ue moved to v where that
+ * finds no maximum: the maximum into uc [d], xf_slice_max's return value. */
 int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double v, double *uc,
 		  double *ell);
 
