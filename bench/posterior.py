@@ -100,10 +100,10 @@ def main():
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     cfg = make(xf, tmp, args.angles, args.frames, args.noise, args.truth.replace(",", ", "))
     out = os.path.join(tmp, "post_big")
-    t_nlsq = timed([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", *th])
+    t_nlsq = timed([xf, "nlsq", "--config", cfg, "--out", out, "--no-plots", "--force", *th])
     c_nlsq = LAST_CPU[0]
     t_post = timed([xf, "cmc", "--config", cfg, "--nlsq", os.path.join(out, "nlsq"), "--out",
-                    out, "--no-plots", *th])
+                    out, "--no-plots", "--force", *th])
     c_post = LAST_CPU[0]
     print(f"{args.angles} x {args.frames} laminar, {args.threads} threads: nlsq {t_nlsq:.1f} s, "
           f"posterior {t_post:.1f} s wall ({t_post / t_nlsq:.0f} x NLSQ)")
