@@ -89,12 +89,13 @@ static int jtj_pass(xf_slice *p, const double *u, double *lp, double *chi2)
  * and *ell counting its gain, instead of paying a pass to take it (the model's error there
  * is of order dec², far below the probe's and the ridge's needs). */
 #define XF_SLICE_DEC_STOP   0.02
-#define XF_SLICE_NOT_AT_MAX 2 /* slice_max with at_once: the start is not at the maximum */
+#define XF_SLICE_NOT_AT_MAX 2	/* slice_max with near: the start is not near the maximum */
+#define XF_SLICE_DEC_NEAR   1.0 /* … its first Newton step would gain 0.5 or more */
 /* xf_slice_max from u, the JᵀJ pass at u already made when have (its lp, chi2 given);
- * with at_once, returns XF_SLICE_NOT_AT_MAX, u unchanged, unless u is the maximum's
- * start already (its first Newton step would gain less than XF_SLICE_DEC_STOP) */
+ * with near, returns XF_SLICE_NOT_AT_MAX, u unchanged, when u's first Newton step would
+ * gain XF_SLICE_DEC_NEAR/2 or more (a start that far off may lie off a curved ridge) */
 static int slice_max(xf_slice *p, int k, double *u, double *ell, int have, double lp, double chi2,
-		     int at_once)
+		     int near)
 {
 	int d = p->d, n = d - 1;
 	double lt, chi2_t;
@@ -117,7 +118,7 @@ static int slice_max(xf_slice *p, int k, double *u, double *ell, int have, doubl
 		for (int i = 0; i < n; i++)
 			half_logdet += log(p->h[(size_t)i * n + i]);
 		*ell = lp - half_logdet;
-		if (at_once && it == 0 && !(dec < XF_SLICE_DEC_STOP))
+		if (near && it == 0 && !(dec < XF_SLICE_DEC_NEAR))
 			return XF_SLICE_NOT_AT_MAX;
 		if (dec < XF_SLICE_DEC_STOP) { /* the model's maximum: u + δ, ℓ + dec/2 */
 			a = 0;
@@ -195,21 +196,24 @@ static void slice_start(const xf_slice *p, int m, const double *ua, const double
 
 /* The next slice's start at u_m = v from the last two maxima ua, ue: the best of the
  * three starts by log target (values passes) into uc [d], *won which (unchanged when none
- * has one). */
-static void predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc,
-		    int *won)
+ * has one). Start `known` (−1: none) was evaluated already, its log target lp_known: not
+ * again. Returns the best start's log target. */
+static double predict(xf_slice *p, int m, const double *ua, const double *ue, double v, double *uc,
+		      int *won, int known, double lp_known)
 {
 	double *cand = p->trial, best = -INFINITY, lp;
 	memcpy(uc, ue, sizeof(double) * (size_t)p->d);
 	uc[m] = v;
 	for (int c = 0; c < START_N; c++) {
 		slice_start(p, m, ua, ue, v, c, cand);
-		if (xf_slice_logp(p, cand, &lp, NULL) == 0 && lp > best) {
+		int ok = c == known ? (lp = lp_known, 1) : xf_slice_logp(p, cand, &lp, NULL) == 0;
+		if (ok && lp > best) {
 			best = lp;
 			*won = c;
 			memcpy(uc, cand, sizeof(double) * (size_t)p->d);
 		}
 	}
+	return best;
 }
 
 int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double v, double *uc,
@@ -217,17 +221,25 @@ int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double
 {
 	if (ua) {
 		/* the start that won the last prediction first, by the JᵀJ pass its Newton step
-		 * needs: where it already is the maximum's start (nearly always along a walk
-		 * or a ridge), the three candidates' values passes are not needed */
-		double lp, chi2;
-		slice_start(p, k, ua, ue, v, p->lead, uc);
+		 * needs: where it is near the maximum (nearly always along a walk or a ridge:
+		 * usually within the stop already), Newton steps from it; the three candidates'
+		 * values passes only where it is not */
+		double lp = -INFINITY, chi2 = 0.0;
+		int lead = p->lead, known = -1, sr;
+		slice_start(p, k, ua, ue, v, lead, uc);
 		if (jtj_pass(p, uc, &lp, &chi2) == 0) {
-			int sr = slice_max(p, k, uc, ell, 1, lp, chi2, 1);
+			known = lead;
+			sr = slice_max(p, k, uc, ell, 1, lp, chi2, 1);
 			if (sr != XF_SLICE_NOT_AT_MAX && sr >= 0)
 				return sr;
 		}
-		predict(p, k, ua, ue, v, uc, &p->lead);
-		int sr = xf_slice_max(p, k, uc, ell);
+		/* the lead's own pass is still the slice's (values passes leave it): where the
+		 * lead wins after all, its Newton steps go on from it */
+		double best = predict(p, k, ua, ue, v, uc, &p->lead, known, lp);
+		if (known >= 0 && p->lead == lead && best == lp)
+			sr = slice_max(p, k, uc, ell, 1, lp, chi2, 0);
+		else
+			sr = xf_slice_max(p, k, uc, ell);
 		if (sr >= 0)
 			return sr;
 	}

@@ -38,10 +38,10 @@ int xf_slice_logp(xf_slice *p, const double *u, double *lp, double *g);
 int xf_slice_max(xf_slice *p, int k, double *u, double *ell);
 
 /* The slice u_k = v from the last two maxima ua, ue (ua NULL: from the last maximum
- * moved to v): first from the extrapolation that won the last prediction (p->lead), kept
- * when its first Newton step would gain less than xf_slice_max's stop (adr/0103); else
- * from the best of three extrapolations by log target, and from ue moved to v where that
- * finds no maximum: the maximum into uc [d], xf_slice_max's return value. */
+ * moved to v): from the extrapolation that won the last prediction (p->lead) where its
+ * first Newton step would gain < 0.5 (adr/0103); else from the best of three
+ * extrapolations by log target, and from ue moved to v where that finds no maximum: the
+ * maximum into uc [d], xf_slice_max's return value. */
 int xf_slice_next(xf_slice *p, int k, const double *ua, const double *ue, double v, double *uc,
 		  double *ell);
 
