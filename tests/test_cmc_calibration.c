@@ -194,14 +194,14 @@ static void sbc_replicate(int rep, int n_frames, int chains, int warmup, int sam
 	if (res.n_draws < SBC_L || (res.n_shards > 0 && res.n_kept < 1))
 		fail_msg("SBC replicate %d: %d draws, route %s, shard %s (R-hat %.3f, divergence "
 			 "rate %.3f, bulk ESS %.0f)",
-			 rep, res.n_draws, res.route,
+			 rep, res.n_draws, xf_posterior_route_name(res.route),
 			 res.n_shards == 0	   ? "-"
 			 : res.shards[0].reason[0] ? res.shards[0].reason
 						   : "kept",
 			 res.n_shards ? res.shards[0].rhat_max : NAN,
 			 res.n_shards ? res.shards[0].divergence_rate : NAN,
 			 res.n_shards ? res.shards[0].ess_bulk_min : NAN);
-	*importance = !strcmp(res.route, "importance");
+	*importance = res.route == XF_POSTERIOR_ROUTE_IMPORTANCE;
 	int n = res.n_draws;
 	for (int k = 0; k < SBC_NP; k++) {
 		int j = param_index(&res, sbc_names[k]);
@@ -623,9 +623,9 @@ static int consensus_run(const struct consensus_case *cc)
 		printf("%s K = %2ld (route %s): %zu points, %ld kept, k-hat %.3f (corrected %d), "
 		       "quality %s; shards: min bulk ESS %.0f, max R-hat %.3f, max divergence "
 		       "rate %.3f; %.1f s\n",
-		       cc->tag, ks[r], res.route, ds.n_points, res.n_kept, khat[r], corrected[r],
-		       xf_quality_level_name(res.quality.overall), ess_min, rhat_max, div,
-		       now_s() - t0);
+		       cc->tag, ks[r], xf_posterior_route_name(res.route), ds.n_points, res.n_kept,
+		       khat[r], corrected[r], xf_quality_level_name(res.quality.overall), ess_min,
+		       rhat_max, div, now_s() - t0);
 		for (int k = 0; k < np; k++) {
 			snprintf(names[k], sizeof names[k], "%s", res.names[k]);
 			mean[r][k] = res.mean[k];

@@ -134,7 +134,7 @@ static void test_from_cmc(void **state)
 	xf_estimate_free(&e);
 	/* the route the run recorded (adr/0045) */
 	res.n_shards = 0;
-	snprintf(res.route, sizeof res.route, "importance");
+	res.route = XF_POSTERIOR_ROUTE_IMPORTANCE;
 	res.approx.done = 1;
 	res.time_approx_s = 2.5;
 	assert_int_equal(xf_estimate_from_cmc(&res, &grid, &e, &err), 0);

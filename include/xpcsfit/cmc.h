@@ -159,6 +159,20 @@ typedef struct xf_cmc_beyond {
 			   * converge or whose calibration lies outside [0.2, 5] */
 } xf_cmc_beyond;
 
+/* How the posterior was reached (cmc.md; adr/0045), as results name it
+ * (xf_posterior_route_name): NONE before a route ended (a run that failed first). */
+typedef enum xf_posterior_route {
+	XF_POSTERIOR_ROUTE_NONE = 0,
+	XF_POSTERIOR_ROUTE_IMPORTANCE, /* "importance": the NLSQ approximation importance-sampled
+					* and checked against the exact posterior */
+	XF_POSTERIOR_ROUTE_NUTS,       /* "nuts": exact NUTS on every point (asked for, or the
+					* importance check failed: route_note says why) */
+	XF_POSTERIOR_ROUTE_CMC	       /* "cmc": K > 1 shards, checked by the self-check */
+} xf_posterior_route;
+
+/* "importance", "nuts", "cmc"; "" for NONE */
+const char *xf_posterior_route_name(xf_posterior_route route);
+
 typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
@@ -193,12 +207,8 @@ typedef struct xf_cmc_result {
 	xf_cmc_beyond beyond;		    /* mass beyond the draws (beyond.c) */
 	uint64_t seed;
 	long grad_evals;
-	char shard_dir[4096]; /* where every shard's draws are kept */
-	/* how the posterior was reached (cmc.md; adr/0045): "importance" (the NLSQ
-	 * approximation importance-sampled and checked against the exact posterior), "nuts"
-	 * (exact NUTS on every point: asked for, or the importance check failed, note
-	 * says why), "cmc" (K > 1 shards, checked by the self-check) */
-	char route[16];
+	char shard_dir[4096];	  /* where every shard's draws are kept */
+	xf_posterior_route route; /* how the posterior was reached */
 	char route_note[192];
 	xf_cmc_check approx;		   /* the importance route's check (approx.done: it ran) */
 	double sigma_mean, sigma_sd;	   /* importance route: σ's posterior (NaN otherwise) */

@@ -54,9 +54,10 @@ static int fill_params(const xf_cmc_result *res, xf_estimate *e, xf_error *err)
 /* how the published posterior was reached (xf_cmc_result.route) */
 static const char *route_of(const xf_cmc_result *res)
 {
-	if (!strcmp(res->route, "importance"))
+	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE)
 		return "posterior: importance";
-	if (!strcmp(res->route, "nuts") || (!res->route[0] && res->n_shards == 1))
+	if (res->route == XF_POSTERIOR_ROUTE_NUTS ||
+	    (res->route == XF_POSTERIOR_ROUTE_NONE && res->n_shards == 1))
 		return "posterior: nuts";
 	return res->check.corrected ? "cmc: corrected" : "cmc";
 }

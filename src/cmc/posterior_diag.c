@@ -25,7 +25,7 @@ static void layout(const xf_cmc_result *res, xf_cmc_posterior_diag *d)
 	d->n_chains = res->n_draws > 0 ? 1 : 0;
 	d->n_draws = res->n_draws;
 	d->markov = 0;
-	if (!strcmp(res->route, "importance") || res->check.corrected) {
+	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE || res->check.corrected) {
 		d->layout = "resampled";
 		d->note = "independent draws: a systematic resample of importance-sampling "
 			  "points by their Pareto-smoothed weights (repeated points adjacent); "

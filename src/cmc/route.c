@@ -396,6 +396,16 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 	memset(out, 0, sizeof *out);
 }
 
+const char *xf_posterior_route_name(xf_posterior_route route)
+{
+	switch (route) {
+	case XF_POSTERIOR_ROUTE_IMPORTANCE: return "importance";
+	case XF_POSTERIOR_ROUTE_NUTS: return "nuts";
+	case XF_POSTERIOR_ROUTE_CMC: return "cmc";
+	default: return "";
+	}
+}
+
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 {
 	const xf_cmc_check *c = &res->approx;
@@ -421,16 +431,16 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 		snprintf(cond_note, sizeof cond_note,
 			 ", contrast and offset from their exact conditional%s",
 			 c->power_law_coords > 0 ? ", in power-law coordinates on a ridge" : "");
-	if (!strcmp(res->route, "importance"))
+	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE)
 		snprintf(buf, size,
 			 "importance sampling from the NLSQ approximation%s%s, checked against the "
 			 "exact posterior: k-hat %.3g, M %d, IS-ESS %.0f (smallest coordinate "
 			 "%.0f), axis deviation %.3g: passed",
 			 c->rounds > 1 ? rounds_note : "", cond_note, c->khat, c->m, c->ess,
 			 c->ess_coord_min, c->axis_dev);
-	else if (!strcmp(res->route, "nuts") && res->route_note[0])
+	else if (res->route == XF_POSTERIOR_ROUTE_NUTS && res->route_note[0])
 		snprintf(buf, size, "exact NUTS on every point (%s)", res->route_note);
-	else if (!strcmp(res->route, "nuts"))
+	else if (res->route == XF_POSTERIOR_ROUTE_NUTS)
 		snprintf(buf, size, "exact NUTS on every point (optimization.cmc.route: nuts)");
 	else
 		snprintf(buf, size, "consensus Monte Carlo over %ld shards", res->n_shards);

@@ -1022,10 +1022,9 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	}
 finish:
 	if (rc == 0) {
-		snprintf(res->route, sizeof res->route, "%s",
-			 r.route_draws	   ? "importance"
-			 : r.n_shards == 1 ? "nuts"
-					   : "cmc");
+		res->route = r.route_draws     ? XF_POSTERIOR_ROUTE_IMPORTANCE
+			     : r.n_shards == 1 ? XF_POSTERIOR_ROUTE_NUTS
+					       : XF_POSTERIOR_ROUTE_CMC;
 		snprintf(res->route_note, sizeof res->route_note, "%s", ro.note);
 		res->approx = ro.check; /* moved: the result frees its arrays */
 		memset(&ro.check, 0, sizeof ro.check);

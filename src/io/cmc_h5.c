@@ -440,11 +440,12 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		xf_h5_attr_str(&w, g, "per_angle_mode",
 			       xf_scaling_mode_used_name(res->scaling_mode));
 		xf_h5_attr_str(&w, g, "posterior",
-			       !strcmp(res->route, "importance") ? "importance_sampled_exact"
-			       : res->n_shards == 1		 ? "exact_nuts"
-			       : res->check.corrected		 ? "importance_weighted"
-								 : "consensus");
-		xf_h5_attr_str(&w, g, "route", res->route);
+			       res->route == XF_POSTERIOR_ROUTE_IMPORTANCE
+				       ? "importance_sampled_exact"
+			       : res->n_shards == 1   ? "exact_nuts"
+			       : res->check.corrected ? "importance_weighted"
+						      : "consensus");
+		xf_h5_attr_str(&w, g, "route", xf_posterior_route_name(res->route));
 		char how[512];
 		xf_cmc_route_describe(res, how, sizeof how);
 		xf_h5_attr_str(&w, g, "route_description", how);

@@ -292,14 +292,14 @@ static cJSON *route_object(const xf_cmc_result *res)
 	cJSON *obj = cJSON_CreateObject();
 	char how[512];
 	xf_cmc_route_describe(res, how, sizeof how);
-	cJSON_AddStringToObject(obj, "route", res->route);
+	cJSON_AddStringToObject(obj, "route", xf_posterior_route_name(res->route));
 	cJSON_AddStringToObject(obj, "description", how);
 	if (res->route_note[0])
 		cJSON_AddStringToObject(obj, "note", res->route_note);
 	else
 		cJSON_AddNullToObject(obj, "note");
 	cJSON_AddItemToObject(obj, "importance_check", check_object_of(res, &res->approx, 0));
-	if (!strcmp(res->route, "importance")) {
+	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
 		cJSON *sg = cJSON_CreateObject();
 		cJSON_AddItemToObject(sg, "value", xf_json_num(res->sigma_mean));
 		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(res->sigma_sd));

@@ -226,7 +226,8 @@ static void sample_stats_group(ncw *w, int root, const xf_cmc_result *res,
 		consensus_stats(w, g, dims, res);
 		return;
 	}
-	const xf_cmc_check *c = !strcmp(res->route, "importance") ? &res->approx : &res->check;
+	const xf_cmc_check *c =
+		res->route == XF_POSTERIOR_ROUTE_IMPORTANCE ? &res->approx : &res->check;
 	if (!strcmp(d->layout, "resampled") && c->done) {
 		text(w, g, NC_GLOBAL, "resampling",
 		     "systematic resampling of the importance points by their Pareto-smoothed "
@@ -333,7 +334,7 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc
 	text(&w, root, NC_GLOBAL, "inference_library_version", XPCSFIT_VERSION);
 	text(&w, root, NC_GLOBAL, "method", "cmc");
 	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(res->mode));
-	text(&w, root, NC_GLOBAL, "route", res->route);
+	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(res->route));
 	text(&w, root, NC_GLOBAL, "combination_method", res->method);
 	text(&w, root, NC_GLOBAL, "layout", d.layout);
 	text(&w, root, NC_GLOBAL, "note", d.note);

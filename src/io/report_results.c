@@ -186,7 +186,7 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept,
 			      res->n_shards);
 	}
-	if (!strcmp(res->route, "importance")) {
+	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
 		xf_report_add(&r, XF_REPORT_FIT, "draws",
 			      "%d, resampled from %d weighted points of the check", res->n_draws,
 			      res->approx.m);
