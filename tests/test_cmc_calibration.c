@@ -503,8 +503,9 @@ static int tempering_run(const double (*prior)[4], const char *tag, int *flagged
 	}
 	printf("tempering (%s): K = %ld (%ld kept), %s, %d draws; self-check k-hat %.3f, "
 	       "M = %d, importance ESS %.0f, corrected %d, quality %s; %.1f s\n",
-	       tag, res.n_shards, res.n_kept, res.method, res.n_draws, res.check.khat, res.check.m,
-	       ess, res.check.corrected, xf_quality_level_name(res.quality.overall), now_s() - t0);
+	       tag, res.n_shards, res.n_kept, xf_combination_rule_name(res.combination),
+	       res.n_draws, res.check.khat, res.check.m, ess, res.check.corrected,
+	       xf_quality_level_name(res.quality.overall), now_s() - t0);
 	int failed = 0;
 	for (int k = 0; k < TMP_NP; k++) {
 		const double *p = prior[k];

@@ -145,7 +145,7 @@ static void test_defaults(void **state)
 	assert_true(cfg.cmc.max_divergence_rate == 0.10);
 	assert_true(cfg.cmc.max_per_shard_rhat == 1.1);
 	assert_true(cfg.cmc.nlsq_prior_width_factor == 2.0);
-	assert_string_equal(cfg.cmc.combination_method, "robust_consensus_mc");
+	assert_int_equal(cfg.cmc.combination, XF_COMBINE_ROBUST_CONSENSUS);
 	assert_true(cfg.cmc.min_success_rate == 0.90);
 	assert_int_equal(cfg.virtual_devices, 0);
 	assert_string_equal(xf_scaling_mode_name(XF_SCALING_FOURIER), "fourier");
@@ -230,7 +230,7 @@ static void test_full_laminar(void **state)
 	assert_true(cfg.cmc.max_per_shard_rhat == 1.05);
 	assert_int_equal(cfg.cmc.use_nlsq_informed_priors, 1);
 	assert_true(cfg.cmc.nlsq_prior_width_factor == 3);
-	assert_string_equal(cfg.cmc.combination_method, "gaussian_product");
+	assert_int_equal(cfg.cmc.combination, XF_COMBINE_GAUSSIAN_PRODUCT);
 	assert_true(cfg.cmc.min_success_rate == 0.75);
 	assert_int_equal(cfg.virtual_devices, 6);
 	assert_non_null(strstr(cfg.source_path, "laminar_full.yaml"));
@@ -555,7 +555,7 @@ static void test_homodyne_current_static(void **state)
 	assert_true(cfg.cmc.max_divergence_rate == 0.15);
 	/* combination.min_success_rate is ours; validation.min_success_rate is not */
 	assert_true(cfg.cmc.min_success_rate == 0.8);
-	assert_string_equal(cfg.cmc.combination_method, "consensus_mc");
+	assert_int_equal(cfg.cmc.combination, XF_COMBINE_CONSENSUS);
 	xf_config_free(&cfg);
 }
 
@@ -1269,7 +1269,7 @@ static void check_template(xf_mode mode)
 	assert_int_equal(cfg.nlsq.max_iterations, 1000);
 	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
 	assert_int_equal(cfg.virtual_devices, 0);
-	assert_string_equal(cfg.cmc.combination_method, "robust_consensus_mc");
+	assert_int_equal(cfg.cmc.combination, XF_COMBINE_ROBUST_CONSENSUS);
 	xf_config_free(&cfg);
 }
 

@@ -196,10 +196,10 @@ typedef struct xf_cmc_result {
 	long n_shards, n_kept;
 	xf_cmc_shard *shards;
 	int n_chains, n_warmup, n_samples;
-	double target_accept; /* the one used: the config's, or the mode's default */
-	double temper;	      /* 1/K */
-	char method[64];      /* the combination rule used */
-	const char *status;   /* "converged" | "failed" */
+	double target_accept;		 /* the one used: the config's, or the mode's default */
+	double temper;			 /* 1/K */
+	xf_combination_rule combination; /* the combination rule used */
+	const char *status;		 /* "converged" | "failed" */
 	xf_quality quality;
 	xf_cmc_check check;
 	xf_cmc_sensitivity sensitivity;

@@ -1,6 +1,7 @@
 /* options.h — the typed options of the methods (NLSQ, the posterior), read from the
  * config's optimization section by src/config/ and handed to the methods, which never see
- * the raw config (architecture.md, adr/0043). Types only. */
+ * the raw config (architecture.md, adr/0043). Types, and the names of their enumerations
+ * (model/options.c). */
 #ifndef XPCSFIT_OPTIONS_H
 #define XPCSFIT_OPTIONS_H
 
@@ -43,6 +44,20 @@ typedef enum xf_cmc_route {
 	XF_CMC_ROUTE_NUTS,     /* exact NUTS on every point, always */
 } xf_cmc_route;
 
+/* How the shards' posteriors are combined (optimization.cmc.combination.method; cmc.md) */
+typedef enum xf_combination_rule {
+	XF_COMBINE_ROBUST_CONSENSUS = 0, /* consensus Monte Carlo, outlying shards screened */
+	XF_COMBINE_CONSENSUS,		 /* consensus Monte Carlo (Scott et al. 2016) */
+	XF_COMBINE_GAUSSIAN_PRODUCT,	 /* draws from the product of the shards' Gaussians */
+	XF_COMBINE_MARGINAL_PRODUCT,	 /* … of their marginal Gaussians (homodyne's) */
+	XF_COMBINE_N
+} xf_combination_rule;
+
+/* The rule's name in configs and result files ("robust_consensus_mc", …; model/options.c) */
+const char *xf_combination_rule_name(xf_combination_rule rule);
+/* The rule named name into *rule: 0, or −1 when no rule has that name. */
+int xf_combination_rule_parse(const char *name, xf_combination_rule *rule);
+
 typedef struct xf_cmc_options {
 	uint64_t seed;				 /* 42 */
 	xf_cmc_route route;			 /* auto */
@@ -57,7 +72,7 @@ typedef struct xf_cmc_options {
 	double max_per_shard_rhat;		 /* 1.1 */
 	int use_nlsq_informed_priors;		 /* 0 */
 	double nlsq_prior_width_factor;		 /* 2.0 */
-	char combination_method[64];		 /* robust_consensus_mc */
+	xf_combination_rule combination;	 /* robust_consensus_mc */
 	double min_success_rate;		 /* 0.90 */
 	int check_draws; /* 4000: first M of the self-check, doubled until stable (0: none) */
 } xf_cmc_options;

@@ -272,7 +272,7 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	xf_cmc_route_describe(res, how, sizeof how);
 	if (res->n_shards > 1)
 		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
-		       res->n_shards, res->method, res->n_draws);
+		       res->n_shards, xf_combination_rule_name(res->combination), res->n_draws);
 	else
 		printf("posterior: %s, %d draws\n", res->status, res->n_draws);
 	printf("route: %s\n", how);

@@ -150,7 +150,7 @@ void xf_combination_free(xf_combination *c);
  * parameter), a shard whose covariance cannot be inverted is excluded; both with their
  * reason. Shards are always taken in id order. Returns 0, or an error code (err set) —
  * XF_ERR_DATA when no shard is left. */
-int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n_shards,
+int xf_cmc_combine(xf_combination_rule rule, int n_theta, xf_cmc_shard *shards, long n_shards,
 		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
 		   xf_error *err);
 

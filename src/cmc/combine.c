@@ -233,7 +233,7 @@ static void marginal_product(int nt, const xf_cmc_shard *shards, long n_shards, 
 	}
 }
 
-int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n_shards,
+int xf_cmc_combine(xf_combination_rule rule, int n_theta, xf_cmc_shard *shards, long n_shards,
 		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
 		   xf_error *err)
 {
@@ -241,7 +241,7 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 	size_t nn = (size_t)nt * nt;
 	memset(out, 0, sizeof *out);
 	out->n_theta = nt;
-	if (!strcmp(method, "robust_consensus_mc") && screen_outliers(nt, shards, n_shards))
+	if (rule == XF_COMBINE_ROBUST_CONSENSUS && screen_outliers(nt, shards, n_shards))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory screening shards");
 	double *w = malloc(sizeof(double) * nn * (size_t)n_shards);
 	double *wmu = malloc(sizeof(double) * (size_t)nt);
@@ -267,7 +267,7 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 		goto done;
 	}
 	mat_vec(out->gp_cov, wmu, out->gp_mean, nt);
-	if (!strcmp(method, "consensus_mc") || !strcmp(method, "robust_consensus_mc")) {
+	if (rule == XF_COMBINE_CONSENSUS || rule == XF_COMBINE_ROBUST_CONSENSUS) {
 		rc = consensus_draws(nt, shards, n_shards, w, load, load_ctx, out, err);
 		goto done;
 	}
@@ -280,7 +280,7 @@ int xf_cmc_combine(const char *method, int n_theta, xf_cmc_shard *shards, long n
 			g_count = d.n_chains * d.n_draws;
 			xf_shard_draws_free(&d);
 		}
-	if (!strcmp(method, "homodyne_marginal")) {
+	if (rule == XF_COMBINE_MARGINAL_PRODUCT) {
 		double *mean = malloc(sizeof(double) * (size_t)nt),
 		       *cov = malloc(sizeof(double) * nn);
 		if (!mean || !cov)

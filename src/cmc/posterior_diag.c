@@ -19,8 +19,8 @@
 
 static void layout(const xf_cmc_result *res, xf_cmc_posterior_diag *d)
 {
-	int consensus =
-		!strcmp(res->method, "consensus_mc") || !strcmp(res->method, "robust_consensus_mc");
+	int consensus = res->combination == XF_COMBINE_CONSENSUS ||
+			res->combination == XF_COMBINE_ROBUST_CONSENSUS;
 	int chains = res->n_chains > 0 && res->n_draws == res->n_chains * res->n_samples;
 	d->n_chains = res->n_draws > 0 ? 1 : 0;
 	d->n_draws = res->n_draws;

@@ -35,7 +35,7 @@ int xf_cmc_result_init(const cmc_run *r, xf_cmc_result *res, xf_error *err)
 	res->target_accept = r->target_accept;
 	res->temper = r->temper;
 	res->seed = r->seed;
-	snprintf(res->method, sizeof res->method, "%s", r->o->combination_method);
+	res->combination = r->o->combination;
 	snprintf(res->shard_dir, sizeof res->shard_dir, "%s", r->dir);
 	res->names = calloc((size_t)nf, sizeof(char *));
 	res->is_fixed = malloc(sizeof(int) * (size_t)nf);
@@ -288,8 +288,8 @@ int xf_cmc_finish(const cmc_run *r, xf_cmc_result *res, xf_shard_loader load, vo
 	xf_combination comb;
 	xf_error cerr = { 0 };
 	int nt = r->n_theta, nf = res->n_params;
-	int crc = xf_cmc_combine(res->method, nt, res->shards, res->n_shards, load, ctx, r->seed,
-				 &comb, &cerr);
+	int crc = xf_cmc_combine(res->combination, nt, res->shards, res->n_shards, load, ctx,
+				 r->seed, &comb, &cerr);
 	int combined = crc == 0;
 	if (crc && crc != XF_ERR_DATA) {
 		*err = cerr;

@@ -56,7 +56,7 @@ static void cmc_defaults(xf_cmc_options *o)
 	o->max_per_shard_rhat = 1.1;
 	o->use_nlsq_informed_priors = 0;
 	o->nlsq_prior_width_factor = 2.0;
-	strcpy(o->combination_method, "robust_consensus_mc");
+	o->combination = XF_COMBINE_ROBUST_CONSENSUS;
 	o->min_success_rate = 0.90;
 	o->check_draws = 4000; /* doubled up to 32 000 until stable (adr/0039) */
 }

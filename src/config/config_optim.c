@@ -340,8 +340,7 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 			methods[index], r->file, xf_ynode_get(map, "method")->line);
 		index = 0;
 	}
-	snprintf(o->combination_method, sizeof o->combination_method, "%s", methods[index]);
-	return 0;
+	return xf_combination_rule_parse(methods[index], &o->combination) ? XF_ERR_CONFIG : 0;
 }
 
 static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options *o)

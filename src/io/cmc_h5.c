@@ -436,7 +436,8 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 	if (g >= 0) {
 		xf_h5_attr_str(&w, g, "status", res->status ? res->status : "failed");
 		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(res->quality.overall));
-		xf_h5_attr_str(&w, g, "combination_method", res->method);
+		xf_h5_attr_str(&w, g, "combination_method",
+			       xf_combination_rule_name(res->combination));
 		xf_h5_attr_str(&w, g, "per_angle_mode",
 			       xf_scaling_mode_used_name(res->scaling_mode));
 		xf_h5_attr_str(&w, g, "posterior",

@@ -329,7 +329,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 				xf_scaling_mode_used_name(res->scaling_mode));
 	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
 	cJSON *comb = cJSON_CreateObject();
-	cJSON_AddStringToObject(comb, "method", res->method);
+	cJSON_AddStringToObject(comb, "method", xf_combination_rule_name(res->combination));
 	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(res->temper));
 	cJSON_AddItemToObject(comb, "n_draws", xf_json_int(res->n_draws));
 	cJSON_AddItemToObject(root, "combination", comb);

@@ -335,7 +335,7 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc
 	text(&w, root, NC_GLOBAL, "method", "cmc");
 	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(res->mode));
 	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(res->route));
-	text(&w, root, NC_GLOBAL, "combination_method", res->method);
+	text(&w, root, NC_GLOBAL, "combination_method", xf_combination_rule_name(res->combination));
 	text(&w, root, NC_GLOBAL, "layout", d.layout);
 	text(&w, root, NC_GLOBAL, "note", d.note);
 	posterior_group(&w, root, res, &d);

@@ -182,7 +182,8 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 	xf_cmc_route_describe(res, how, sizeof how);
 	xf_report_add(&r, XF_REPORT_FIT, "route", "%s", how);
 	if (res->n_shards > 1) {
-		xf_report_add(&r, XF_REPORT_FIT, "combination", "%s", res->method);
+		xf_report_add(&r, XF_REPORT_FIT, "combination", "%s",
+			      xf_combination_rule_name(res->combination));
 		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept,
 			      res->n_shards);
 	}

@@ -63,7 +63,8 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 			 res->n_chains, res->n_samples, res->n_warmup);
 	} else {
 		snprintf(run0, sizeof run0, "status: %s,  %s (%s)",
-			 res->status ? res->status : "failed", kept, res->method);
+			 res->status ? res->status : "failed", kept,
+			 xf_combination_rule_name(res->combination));
 		snprintf(run1, sizeof run1,
 			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", res->n_draws,
 			 res->n_chains, res->n_samples, res->n_warmup);

@@ -214,7 +214,7 @@ static void draw_corner(void *ctx)
 	else
 		snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", res->n_draws,
 			 res->check.corrected ? "corrected (importance-resampled)" : "combined",
-			 res->n_kept, res->n_shards, res->method);
+			 res->n_kept, res->n_shards, xf_combination_rule_name(res->combination));
 	if (res->check.corrected)
 		snprintf(legend, sizeof legend,
 			 "red: the consensus draws' mean ± sd, 1σ and 2σ ellipses;  green: "

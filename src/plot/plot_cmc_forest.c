@@ -163,7 +163,8 @@ static void draw_forest(void *ctx)
 	snprintf(line, sizeof line,
 		 "%ld of %ld shards kept (%s).  Grey band: the combined posterior mean ± sd; "
 		 "a shard alone is about √K = %.1f times wider.%s",
-		 res->n_kept, res->n_shards, res->method, sqrt((double)res->n_shards), check);
+		 res->n_kept, res->n_shards, xf_combination_rule_name(res->combination),
+		 sqrt((double)res->n_shards), check);
 	xf_plot_text(0.95);
 	xf_pl_ptex(f->width / 2.0, f->height - 78, 1.0, 0.0, 0.5, line);
 	/* key */

@@ -662,7 +662,8 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 	res.is_fixed = r->is_fixed;
 	res.mean = r->values;
 	res.sd = r->unc;
-	snprintf(res.method, sizeof res.method, "%s", r->combination);
+	if (xf_combination_rule_parse(r->combination, &res.combination))
+		res.combination = XF_COMBINE_N; /* not one we know: named "" */
 	res.draws = read_doubles(r, "/cmc/draws", &n, err);
 	res.cov = res.draws ? read_doubles(r, "/cmc/covariance", &nc, err) : NULL;
 	int rc = res.draws && res.cov && nc == p * p && p > 0 ? 0 : -1;
