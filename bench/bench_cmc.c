@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	}
 	printf("data: laminar_flow, %d angles x %d frames, %zu points; NLSQ warm start %.2f s "
 	       "(%s)\n",
-	       n_phi, n_frames, ds.n_points, now_s() - t0, nlsq.status);
+	       n_phi, n_frames, ds.n_points, now_s() - t0, xf_fit_status_name(nlsq.status));
 	char dir[] = "/tmp/xf_bench_cmc_XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;

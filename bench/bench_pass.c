@@ -421,8 +421,9 @@ int main(int argc, char **argv)
 			printf("fit from %s, %s: %s (%s), chi2 %.10g, %d iterations on all the "
 			       "data, "
 			       "%.1f whole-data pass equivalents, %.3f s\n",
-			       start_names[st], strategies[sg], res.status, res.stop_reason,
-			       res.chi_squared, res.iterations, res.search.pass_equivalents, t_fit);
+			       start_names[st], strategies[sg], xf_fit_status_name(res.status),
+			       res.stop_reason, res.chi_squared, res.iterations,
+			       res.search.pass_equivalents, t_fit);
 			if (st == 0 && sg == 0)
 				for (int k = 0; k < 7; k++)
 					printf("  %-20s %.6g +/- %.3g (truth %.6g)\n", res.names[k],

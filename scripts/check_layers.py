@@ -17,6 +17,7 @@ import sys
 FLOORS = [
     ["mpi"],
     ["cli", "gpu/tool"],
+    ["config"],
     ["outputs"],
     ["io", "plot"],
     ["surface"],
@@ -26,7 +27,6 @@ FLOORS = [
     ["gpu"],
     ["data"],
     ["vdev"],
-    ["config"],
     ["device"],
     ["estimate"],
     ["model"],

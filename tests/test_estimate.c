@@ -47,7 +47,7 @@ static void test_from_nlsq(void **state)
 			       .contrast_unc = con_u,
 			       .offset = off,
 			       .offset_unc = off_u,
-			       .status = "converged",
+			       .status = XF_STATUS_CONVERGED,
 			       .time_load_s = 1.5,
 			       .time_fit_s = 2.5,
 			       .time_total_s = 4.0 };
@@ -69,7 +69,7 @@ static void test_from_nlsq(void **state)
 	assert_int_equal(e.n_draws, 0);
 	assert_null(e.median);
 	assert_true(e.contrast[1] == 0.31 && e.offset_sd[0] == 0.03 && e.phi_deg[1] == 20.0);
-	assert_string_equal(e.status, "converged");
+	assert_string_equal(xf_fit_status_name(e.status), "converged");
 	assert_int_equal(e.quality.overall, XF_QUALITY_MARGINAL);
 	assert_string_equal(e.quality.reasons[0], "at a bound: alpha");
 	assert_int_equal(e.n_stages, 3);
@@ -112,7 +112,7 @@ static void test_from_cmc(void **state)
 			      .offset = off,
 			      .offset_sd = csd,
 			      .n_shards = 1,
-			      .status = "converged" };
+			      .status = XF_STATUS_CONVERGED };
 	xf_estimate e;
 	xf_error err = { 0 };
 	assert_int_equal(xf_estimate_from_cmc(&res, &grid, &e, &err), 0);
@@ -154,6 +154,33 @@ static void test_quality_reasons(void **state)
 }
 
 /* the fitted surface is the model on the estimate's grid (its gap, q, dt), not a default */
+/* Every status by the name the files carry and back; a name that is none is refused and
+ * leaves the status as it was; a status out of range reads as failed. */
+static void test_status_names(void **state)
+{
+	(void)state;
+	const char *names[] = { "failed", "converged", "max_iterations", "ridge" };
+	for (int k = 0; k < XF_STATUS_N; k++) {
+		xf_fit_status s = XF_STATUS_N;
+		assert_string_equal(xf_fit_status_name((xf_fit_status)k), names[k]);
+		assert_int_equal(xf_fit_status_parse(names[k], &s), 0);
+		assert_int_equal(s, k);
+	}
+	xf_fit_status s = XF_STATUS_CONVERGED;
+	assert_int_equal(xf_fit_status_parse("Converged", &s), -1);
+	assert_int_equal(xf_fit_status_parse("", &s), -1);
+	assert_int_equal(xf_fit_status_parse(NULL, &s), -1);
+	assert_int_equal(s, XF_STATUS_CONVERGED);
+	assert_string_equal(xf_fit_status_name(XF_STATUS_N), "failed");
+	/* what a zeroed result says, and which statuses are not usable */
+	xf_nlsq_result zero = { 0 };
+	assert_string_equal(xf_fit_status_name(zero.status), "failed");
+	assert_true(xf_nlsq_status_failed(XF_STATUS_FAILED));
+	assert_true(xf_nlsq_status_failed(XF_STATUS_RIDGE));
+	assert_false(xf_nlsq_status_failed(XF_STATUS_CONVERGED));
+	assert_false(xf_nlsq_status_failed(XF_STATUS_MAX_ITERATIONS));
+}
+
 static void test_surface_uses_grid(void **state)
 {
 	(void)state;
@@ -203,9 +230,8 @@ static void test_surface_uses_grid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_from_nlsq),
-		cmocka_unit_test(test_from_cmc),
-		cmocka_unit_test(test_quality_reasons),
+		cmocka_unit_test(test_from_nlsq),	  cmocka_unit_test(test_from_cmc),
+		cmocka_unit_test(test_quality_reasons),	  cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_surface_uses_grid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,7 +42,7 @@ static void test_pull_distribution(void **state)
 		xf_nlsq_result res;
 		xf_error err = { 0 };
 		assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
-		assert_string_equal(res.status, "converged");
+		assert_string_equal(xf_fit_status_name(res.status), "converged");
 		for (int k = 0; k < 7; k++) {
 			double z = (res.values[k] - truth[k]) / res.uncertainties[k];
 			sum_z[k] += z;

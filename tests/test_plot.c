@@ -112,7 +112,7 @@ static void test_large_single_angle(void **state)
 	res.contrast_unc = &contrast_unc;
 	res.offset = &offset;
 	res.offset_unc = &offset_unc;
-	res.status = "converged";
+	res.status = XF_STATUS_CONVERGED;
 	res.stop_reason = "ftol";
 	res.sigma_rule = "residual_variance";
 	res.n_points = ds.n_points;

@@ -158,7 +158,7 @@ static void build_fixture(fixture *f, xf_mode mode)
 	r->residual_sd = sqrt(r->reduced_chi_squared);
 	r->iterations = 14;
 	r->cov_rank = n - 1;
-	r->status = "converged";
+	r->status = XF_STATUS_CONVERGED;
 	r->stop_reason = "xtol";
 	r->sigma_rule = "residual_variance";
 	r->sigma = 1.0;
@@ -627,7 +627,7 @@ static void test_json_sigma_given_and_failed(void **state)
 	build_fixture(&f, XF_MODE_STATIC);
 	f.res.sigma_rule = "given";
 	f.res.residual_sd = NAN;
-	f.res.status = "failed";
+	f.res.status = XF_STATUS_FAILED;
 	f.res.stop_reason = "non_finite";
 	f.res.chi_squared = INFINITY;
 	char dir[1200];
@@ -639,7 +639,7 @@ static void test_json_sigma_given_and_failed(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "chi_squared"))); /* Inf -> null */
 	assert_string_equal(cJSON_GetObjectItem(root, "convergence_status")->valuestring, "failed");
 	cJSON_Delete(root);
-	f.res.status = "max_iterations";
+	f.res.status = XF_STATUS_MAX_ITERATIONS;
 	assert_int_equal(xf_results_write_nlsq_json(dir, &f.cfg, &f.ds, &f.res, &err), 0);
 	root = load_json(dir);
 	assert_string_equal(cJSON_GetObjectItem(root, "convergence_status")->valuestring,
@@ -681,7 +681,7 @@ static void test_full_directory_and_failed_status(void **state)
 	(void)state;
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
-	f.res.status = "failed";
+	f.res.status = XF_STATUS_FAILED;
 	f.res.stop_reason = "singular";
 	char dir[1200], path[1400];
 	snprintf(dir, sizeof dir, "%s/full/a/b/nlsq", tmp_root); /* parents are created */

@@ -199,7 +199,7 @@ typedef struct xf_cmc_result {
 	double target_accept;		 /* the one used: the config's, or the mode's default */
 	double temper;			 /* 1/K */
 	xf_combination_rule combination; /* the combination rule used */
-	const char *status;		 /* "converged" | "failed" */
+	xf_fit_status status;		 /* converged | failed */
 	xf_quality quality;
 	xf_cmc_check check;
 	xf_cmc_sensitivity sensitivity;

@@ -48,7 +48,7 @@ typedef struct xf_estimate {
 	 * rings (a joint fit, adr/0068); NULL: every angle is at grid.q */
 	double *slot_q;
 	/* the verdict */
-	char status[32]; /* "converged" | "max_iterations" | "failed" */
+	xf_fit_status status;
 	xf_quality quality;
 	int n_stages;
 	xf_estimate_stage stages[XF_ESTIMATE_MAX_STAGES];

@@ -71,9 +71,9 @@ typedef struct xf_nlsq_result {
 	int n_free;
 	int iterations;
 	int cov_rank; /* rank of JᵀJ used for the covariance */
-	/* "converged" | "max_iterations" | "ridge" (on a valley of equally good fits: only
-	 * the combinations in quality.identified are pinned down, adr/0047) | "failed" */
-	const char *status;
+	/* converged | max_iterations | ridge (on a valley of equally good fits: only the
+	 * combinations in quality.identified are pinned down, adr/0047) | failed */
+	xf_fit_status status;
 	const char *stop_reason; /* xf_stop_reason_name() */
 	xf_quality quality;
 	xf_nlsq_search search;
@@ -111,9 +111,9 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		xf_nlsq_result *res, xf_error *err);
 void xf_nlsq_result_free(xf_nlsq_result *res);
 
-/* 1 when an NLSQ status marks a result not usable ("failed", "ridge", none): the run
- * exits 1 and the files say so. */
-int xf_nlsq_status_failed(const char *status);
+/* 1 when an NLSQ status marks a result not usable (failed, ridge): the run exits 1 and
+ * the files say so. */
+int xf_nlsq_status_failed(xf_fit_status status);
 
 /* One line on a ridge (adr/0047): "the data identify D0 + D_offset = 241.3 +/- 2.1 but not
  * D0, D_offset one by one (fix: --fix D_offset=0)". */

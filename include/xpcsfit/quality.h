@@ -10,8 +10,23 @@ typedef enum xf_quality_level {
 	XF_QUALITY_POOR,
 } xf_quality_level;
 
-/* "good" | "marginal" | "poor" (defined with the NLSQ stop reasons, nlsq/fit.c) */
+/* "good" | "marginal" | "poor" */
 const char *xf_quality_level_name(xf_quality_level q);
+
+/* A result's verdict on itself (docs/nlsq.md "Status and quality", docs/cmc.md). Failed
+ * is zero: a result nobody filled in is not usable. */
+typedef enum xf_fit_status {
+	XF_STATUS_FAILED = 0,
+	XF_STATUS_CONVERGED,
+	XF_STATUS_MAX_ITERATIONS, /* NLSQ stopped at its iteration limit */
+	XF_STATUS_RIDGE,	  /* NLSQ on a valley of equally good fits (adr/0047) */
+	XF_STATUS_N
+} xf_fit_status;
+
+/* "failed" | "converged" | "max_iterations" | "ridge": the name the files carry */
+const char *xf_fit_status_name(xf_fit_status s);
+/* The status a file names; 0, or -1 (s untouched) for a name that is none */
+int xf_fit_status_parse(const char *name, xf_fit_status *s);
 
 #define XF_QUALITY_MAX_REASONS 16
 

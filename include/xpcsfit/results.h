@@ -69,7 +69,8 @@ typedef struct xf_nlsq_origin {
 	char file[4096];
 	double q;
 	long n_frames, first_frame;
-	char status[32];
+	int has_status;	      /* 0: the file names no status (or none known) */
+	xf_fit_status status; /* what its "status" names */
 } xf_nlsq_origin;
 
 /* An NLSQ result folder read back from its parameters.json (the warm start of CMC):

@@ -79,10 +79,25 @@ int xf_batch_read_overrides(xf_batch *b, const char *csv, xf_error *err);
  * win where both set a key. */
 int xf_batch_merge_overrides(xf_batch *b, xf_error *err);
 
+/* A file's state in a batch: batch.json's "status" (running, ok, failed) and the summary's
+ * (ok, failed, pending). Unknown is zero: a record naming no state we know (as a run
+ * that was interrupted). */
+typedef enum xf_batch_state {
+	XF_BATCH_UNKNOWN = 0,
+	XF_BATCH_RUNNING,
+	XF_BATCH_OK,
+	XF_BATCH_FAILED,
+	XF_BATCH_PENDING, /* the summary's: no record of a finished run */
+	XF_BATCH_N
+} xf_batch_state;
+/* Its name in the files ("" for unknown), and back (unknown for a name that is none) */
+const char *xf_batch_state_name(xf_batch_state s);
+xf_batch_state xf_batch_state_parse(const char *name);
+
 /* batch_record.c: <out>/<name>/batch.json, the outcome of one file. */
 typedef struct xf_batch_record {
-	char status[16];      /* "running", "ok" or "failed" */
-	char input[PATH_MAX]; /* absolute path of the input */
+	xf_batch_state status; /* running, ok or failed */
+	char input[PATH_MAX];  /* absolute path of the input */
 	uint64_t input_bytes;
 	char input_crc32[16];	 /* hex; "" when the file could not be read */
 	char config_crc32[16];	 /* hex, of config bytes + overrides + method (informative) */

@@ -115,11 +115,29 @@ static cJSON *settings_json(const char *settings)
 	return obj;
 }
 
+static const char *const state_names[XF_BATCH_N] = {
+	[XF_BATCH_UNKNOWN] = "",      [XF_BATCH_RUNNING] = "running", [XF_BATCH_OK] = "ok",
+	[XF_BATCH_FAILED] = "failed", [XF_BATCH_PENDING] = "pending",
+};
+
+const char *xf_batch_state_name(xf_batch_state s)
+{
+	return (unsigned)s < XF_BATCH_N ? state_names[s] : "";
+}
+
+xf_batch_state xf_batch_state_parse(const char *name)
+{
+	for (int k = 1; name && k < XF_BATCH_N; k++)
+		if (!strcmp(name, state_names[k]))
+			return (xf_batch_state)k;
+	return XF_BATCH_UNKNOWN;
+}
+
 int xf_batch_record_write(const char *dir, const xf_batch_record *rec, xf_error *err)
 {
 	cJSON *root = cJSON_CreateObject();
 	if (root) {
-		cJSON_AddStringToObject(root, "status", rec->status);
+		cJSON_AddStringToObject(root, "status", xf_batch_state_name(rec->status));
 		cJSON_AddStringToObject(root, "method", rec->method);
 		cJSON_AddStringToObject(root, "input", rec->input);
 		cJSON_AddItemToObject(root, "input_bytes",
@@ -165,7 +183,8 @@ int xf_batch_record_read(const char *dir, xf_batch_record *rec, xf_error *err)
 		cJSON_Delete(root);
 		return err->code ? err->code : -1;
 	}
-	copy_string(root, "status", rec->status, sizeof rec->status);
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "status");
+	rec->status = xf_batch_state_parse(cJSON_IsString(status) ? status->valuestring : NULL);
 	copy_string(root, "method", rec->method, sizeof rec->method);
 	copy_string(root, "input", rec->input, sizeof rec->input);
 	copy_string(root, "input_crc32", rec->input_crc32, sizeof rec->input_crc32);
@@ -294,9 +313,9 @@ int xf_batch_rerun_reason(const char *dir, const char *method, int joint,
 	int rc = xf_batch_record_read(dir, &was, err);
 	if (rc) /* no record: a first run, or a record that is not ours (run again) */
 		return rc > 0 ? rc : 0;
-	if (strcmp(was.status, "ok"))
+	if (was.status != XF_BATCH_OK)
 		snprintf(why, size, "rerun: previous run %s",
-			 strcmp(was.status, "failed") ? "incomplete" : "failed");
+			 was.status == XF_BATCH_FAILED ? "failed" : "incomplete");
 	else if (!xf_batch_results_whole(dir, method, joint))
 		snprintf(why, size,
 			 "rerun: previous run incomplete (its result folder is not whole)");

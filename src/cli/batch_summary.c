@@ -26,7 +26,7 @@
 
 /* One row, as it is on disk. */
 typedef struct row {
-	const char *status; /* "ok", "failed", "pending" */
+	xf_batch_state status; /* ok, failed, pending */
 	double q, wall_s;
 	/* the NLSQ fit's goodness, under the name that says what it is (adr/0062):
 	 * chi2_red only with σ given; without σ the "reduced χ²" is the residual variance,
@@ -193,7 +193,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summar
 	char dir[PATH_MAX], rings[PATH_MAX];
 	xf_batch_record *rec = s->rec;
 	r->read = 1;
-	r->status = "pending";
+	r->status = XF_BATCH_PENDING;
 	r->q = r->chi2_red = r->residual_sd = r->wall_s = NAN;
 	r->n_angles = -1;
 	free(r->rings);
@@ -208,14 +208,14 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summar
 	if (rc || strcmp(rec->input, xf_utf8_clean_to(in->abs_path, input, sizeof input)))
 		return rc > 0 ? rc : 0;
 	int whole = xf_batch_results_whole(dir, b->method, in->joint);
-	if (!strcmp(rec->status, "ok") && whole)
-		r->status = "ok";
-	else if (!strcmp(rec->status, "failed"))
-		r->status = "failed";
+	if (rec->status == XF_BATCH_OK && whole)
+		r->status = XF_BATCH_OK;
+	else if (rec->status == XF_BATCH_FAILED)
+		r->status = XF_BATCH_FAILED;
 	else
 		return 0;
 	r->wall_s = rec->wall_s;
-	if (!strcmp(r->status, "failed") && keep(&r->message, rec->message, err))
+	if (r->status == XF_BATCH_FAILED && keep(&r->message, rec->message, err))
 		return err->code;
 	if (!whole || !rec->results)
 		return 0; /* a failure that left no result of its own: its message only */
@@ -258,7 +258,7 @@ static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
 	put(t, ",");
 	put(t, count);
 	put(t, ",");
-	put(t, r->status);
+	put(t, xf_batch_state_name(r->status));
 	put(t, ",");
 	put_number(t, r->chi2_red);
 	put(t, ",");
@@ -276,7 +276,7 @@ static void csv_row(text *t, const xf_batch_input *in, const row *r, int n)
 		put(t, wall);
 	}
 	put(t, ",");
-	put_cell(t, r->message && !strcmp(r->status, "failed") ? r->message : "");
+	put_cell(t, r->message && r->status == XF_BATCH_FAILED ? r->message : "");
 	put(t, ",");
 	put_cell(t, r->rings ? r->rings : "");
 	put(t, "\n");
@@ -293,7 +293,7 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 	}
 	cJSON_AddStringToObject(o, "file", in->path);
 	cJSON_AddStringToObject(o, "name", in->name);
-	cJSON_AddStringToObject(o, "status", r->status);
+	cJSON_AddStringToObject(o, "status", xf_batch_state_name(r->status));
 	cJSON_AddItemToObject(o, "q", xf_json_num(r->q));
 	cJSON_AddItemToObject(o, "n_angles",
 			      r->n_angles >= 0 ? xf_json_int(r->n_angles) : cJSON_CreateNull());
@@ -308,7 +308,7 @@ static cJSON *json_row(const xf_batch_input *in, const row *r, const char *const
 	cJSON_AddItemToObject(o, "parameters", p);
 	cJSON_AddItemToObject(o, "wall_s", xf_json_num(r->wall_s));
 	cJSON_AddStringToObject(o, "message",
-				r->message && !strcmp(r->status, "failed") ? r->message : "");
+				r->message && r->status == XF_BATCH_FAILED ? r->message : "");
 	cJSON_AddStringToObject(o, "rings", r->rings ? r->rings : "");
 	return o;
 }
@@ -401,9 +401,9 @@ int xf_batch_summary_write(const xf_batch *b, xf_batch_summary *s, size_t *n_ok,
 	csv_header(&t, names, n);
 	for (size_t k = 0; k < s->n; k++) {
 		const row *r = &s->rows[k];
-		ok += !strcmp(r->status, "ok");
-		failed += !strcmp(r->status, "failed");
-		pending += !strcmp(r->status, "pending");
+		ok += r->status == XF_BATCH_OK;
+		failed += r->status == XF_BATCH_FAILED;
+		pending += r->status == XF_BATCH_PENDING;
 		csv_row(&t, &b->inputs[k], r, n);
 		cJSON *o = json_row(&b->inputs[k], r, names, n);
 		if (!o)

@@ -276,8 +276,8 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
 		return;
 	const xf_nlsq_search *s = &res->search;
-	printf("nlsq: %s (%s) after %d iterations, %zu points\n", res->status, res->stop_reason,
-	       res->iterations, res->n_points);
+	printf("nlsq: %s (%s) after %d iterations, %zu points\n", xf_fit_status_name(res->status),
+	       res->stop_reason, res->iterations, res->n_points);
 	/* σ not given: χ² is a sum of squares in the data's units, its "reduced" value the
 	 * residual variance (docs/outputs.md "Statistics") */
 	if (isfinite(res->residual_sd))
@@ -438,7 +438,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 	res->time_load_s = t_loaded - t_start;
 	res->time_fit_s = t_fit - t_loaded;
 	res->time_total_s = t_fit - t_start;
-	if (!strcmp(res->status, "max_iterations"))
+	if (res->status == XF_STATUS_MAX_ITERATIONS)
 		xf_warn("nlsq stopped at max_iterations (%d) before converging",
 			cfg->nlsq.max_iterations);
 	if (xf_cli_progress_on())
@@ -457,16 +457,16 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 	print_summary(dir, cfg, res);
 	rc = xf_nlsq_status_failed(res->status) ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
-	char ridge[256];
+	char identified[256];
 	/* a ridge (adr/0047) did converge, to a valley: what the data identify, the fix */
-	if (rc && !strcmp(res->status, "ridge")) {
-		xf_nlsq_identified_text(&res->quality.identified, ridge, sizeof ridge);
-		why = ridge;
+	int ridge = res->status == XF_STATUS_RIDGE;
+	if (rc && ridge) {
+		xf_nlsq_identified_text(&res->quality.identified, identified, sizeof identified);
+		why = identified;
 	}
-	const char *what = strcmp(res->status, "ridge")
-				   ? "did not converge"
-				   : "converged to a ridge, a set of equally good fits";
-	const char *marked = strcmp(res->status, "ridge") ? "failed" : "ridge (not usable)";
+	const char *what =
+		ridge ? "converged to a ridge, a set of equally good fits" : "did not converge";
+	const char *marked = ridge ? "ridge (not usable)" : "failed";
 	/* for cmc and fit this is the warm start, and the run goes on: a warning there */
 	if (rc && !strcmp(command, "nlsq"))
 		xf_cli_error(rc, "the fit %s (%s), results are marked %s, in %s", what, why, marked,

@@ -308,7 +308,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	double t0 = xf_cli_now_s();
 	int rc = strcmp(b->method, "nlsq") ? xf_cli_run_cmc(&job) : xf_cli_run_nlsq(&job);
 	rec->wall_s = xf_cli_now_s() - t0;
-	snprintf(rec->status, sizeof rec->status, "%s", rc ? "failed" : "ok");
+	rec->status = rc ? XF_BATCH_FAILED : XF_BATCH_OK;
 	snprintf(rec->message, sizeof rec->message, "%s", rc ? xf_cli_last_error() : "");
 	rec->results = written;
 	xf_cli_error_prefix(NULL);
@@ -406,7 +406,7 @@ static int do_file(const xf_batch *b, const xf_batch_input *in, progress *p)
 		report(b, p, in, "not run (--max-runs reached)", NAN);
 		return 0;
 	}
-	snprintf(rec.status, sizeof rec.status, "running");
+	rec.status = XF_BATCH_RUNNING;
 	rec.wall_s = NAN;
 	/* DIR/<stem> is the batch's own: a link there is replaced, never followed */
 	if (xf_mkdir_here(dir, &err) || xf_batch_record_write(dir, &rec, &err)) {

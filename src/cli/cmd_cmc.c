@@ -144,7 +144,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 			cfg, req, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
 			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
 		/* a fit that did not converge was a warning there: CMC starts from it */
-		return nlsq->status ? 0 : rc;
+		return nlsq->n_params ? 0 : rc; /* filled: the folder was written */
 	}
 	/* every rank reads the NLSQ result (the same path on every node, adr/0022) */
 	return xf_cli_agree(read_nlsq(o->nlsq, "nlsq", cfg, ds, nlsq));
@@ -173,9 +173,9 @@ static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, c
 	if (xf_results_read_nlsq(dir, nlsq, &origin, &err) ||
 	    xf_results_check_nlsq(dir, nlsq, &origin, cfg, ds, &err))
 		return xf_cli_error(err.code, "%s", err.msg);
-	if (strcmp(origin.status, "converged"))
+	if (!origin.has_status || origin.status != XF_STATUS_CONVERGED)
 		xf_warn("the NLSQ result in %s is '%s', not converged: CMC starts from it anyway",
-			dir, origin.status);
+			dir, origin.has_status ? xf_fit_status_name(origin.status) : "no status");
 	xf_info("cmc: warm start from the NLSQ result in %s", dir);
 	return 0;
 }
@@ -271,10 +271,11 @@ static void print_summary(const char *dir, const xf_cmc_result *res)
 	char how[512];
 	xf_cmc_route_describe(res, how, sizeof how);
 	if (res->n_shards > 1)
-		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", res->status, res->n_kept,
-		       res->n_shards, xf_combination_rule_name(res->combination), res->n_draws);
+		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n",
+		       xf_fit_status_name(res->status), res->n_kept, res->n_shards,
+		       xf_combination_rule_name(res->combination), res->n_draws);
 	else
-		printf("posterior: %s, %d draws\n", res->status, res->n_draws);
+		printf("posterior: %s, %d draws\n", xf_fit_status_name(res->status), res->n_draws);
 	printf("route: %s\n", how);
 	if (res->n_draws > 0)
 		printf("posterior mean +/- sd  [5 %%, 95 %% quantiles]:\n");
@@ -315,7 +316,7 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	if (o->written)
 		*o->written = 1;
 	print_summary(dir, res);
-	int rc = strcmp(res->status, "converged") ? XF_ERR_DATA : 0;
+	int rc = res->status != XF_STATUS_CONVERGED ? XF_ERR_DATA : 0;
 	if (rc)
 		xf_cli_error(rc,
 			     "the posterior is not trustworthy (%s), results are marked failed, "

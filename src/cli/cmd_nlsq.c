@@ -87,9 +87,10 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	xf_request_from_config(&cfg, &req);
 	rc = xf_cli_nlsq_step_in(&cfg, &req, &ds, job->out, method_dir, threads, &oopt, job->force,
 				 job->command, t_start, xf_cli_now_s(), &res);
-	if (job->written && res.status) /* the step leaves res only once the folder is whole */
+	/* the step leaves res filled only once the folder is whole */
+	if (job->written && res.n_params)
 		*job->written = 1;
-	if (rec && res.status)
+	if (rec && res.n_params)
 		xf_ring_record_fill(rec, &res);
 	xf_nlsq_result_free(&res);
 	xf_dataset_free(&ds);

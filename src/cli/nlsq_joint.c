@@ -293,7 +293,7 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 		cJSON_AddItemToObject(r, "contrast_offset_correlation",
 				      xf_json_num(chk[k].pair_corr));
 		cJSON *fit = cJSON_CreateObject();
-		cJSON_AddStringToObject(fit, "status", own[k].status ? own[k].status : "failed");
+		cJSON_AddStringToObject(fit, "status", xf_fit_status_name(own[k].status));
 		cJSON_AddItemToObject(fit, "chi_squared", xf_json_num(own[k].chi_squared));
 		for (int p = 0; p < np; p++) {
 			cJSON *v = cJSON_CreateObject();
@@ -349,7 +349,7 @@ static void uninformed_text(const joint_run *jr, const xf_nlsq_result *own, cons
 		 chk[k].pair_corr > XF_JOINT_PAIR_CORR
 			 ? ": its contrast and offset are not told apart"
 			 : "",
-		 own[k].status ? own[k].status : "failed");
+		 xf_fit_status_name(own[k].status));
 }
 
 /* Console and run.log: each ring's share and check, the flagged rings. */
@@ -375,7 +375,7 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 		if (!chk[k].usable)
 			snprintf(line + len, sizeof line - (size_t)len,
 				 ", own fit %s: not compared with the others",
-				 own[k].status ? own[k].status : "failed");
+				 xf_fit_status_name(own[k].status));
 		xf_info("joint: %s", line);
 		if (xf_verbosity() >= XF_VERB_NORMAL)
 			printf("%s\n", line);
@@ -585,8 +585,8 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 		}
 		if (!rc && xf_verbosity() >= XF_VERB_NORMAL) {
 			printf("nlsq joint: %s (%s) after %d iterations, %zu points, chi2 %.6g\n",
-			       res.status, res.stop_reason, res.iterations, res.n_points,
-			       res.chi_squared);
+			       xf_fit_status_name(res.status), res.stop_reason, res.iterations,
+			       res.n_points, res.chi_squared);
 			for (int k = 0; k < res.n_phys; k++)
 				xf_cli_print_param(res.names[k], res.values[k],
 						   res.is_fixed[k] ? NAN : res.uncertainties[k],
@@ -600,7 +600,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 			rc = xf_cli_error(
 				XF_ERR_DATA,
 				"the joint fit ended %s (%s), results are marked so, in %s",
-				res.status,
+				xf_fit_status_name(res.status),
 				res.quality.n_reasons ? res.quality.reasons[0] : res.stop_reason,
 				rd.dir);
 	} else if (err.code) {

@@ -85,7 +85,7 @@ int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf
 	copy(e->contrast_sd, res->contrast_sd, res->n_phi);
 	copy_or_nan(e->offset, res->offset, res->n_phi);
 	copy(e->offset_sd, res->offset_sd, res->n_phi);
-	snprintf(e->status, sizeof e->status, "%s", res->status ? res->status : "failed");
+	e->status = res->status;
 	e->quality = res->quality;
 	if (res->approx.done)
 		xf_estimate_add_stage(e, "importance route", res->time_approx_s);

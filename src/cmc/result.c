@@ -178,7 +178,7 @@ static void judge(const cmc_run *r, xf_cmc_result *res, int combined)
 	 * posterior, or it was not published */
 	double fraction = res->n_shards ? (double)kept / (double)res->n_shards : 1.0;
 	int ok = combined && fraction >= r->o->min_success_rate;
-	res->status = ok ? "converged" : "failed";
+	res->status = ok ? XF_STATUS_CONVERGED : XF_STATUS_FAILED;
 	if (!combined && res->n_shards == 1) {
 		xf_cmc_no_posterior_reason(res); /* one shard: NUTS's words, the prior named */
 		no_posterior_ridge(r, q);

@@ -1,10 +1,38 @@
-/* quality.c — the one home of the quality-reason helper (quality.h): NLSQ's checks
- * (nlsq/checks.c) and CMC's judgement (cmc/result.c) both append their reasons here. */
+/* quality.c — the one home of the quality-reason helper and of the grade and status names
+ * (quality.h): NLSQ's checks (nlsq/checks.c) and CMC's judgement (cmc/result.c) both
+ * append their reasons here. */
 #include "xpcsfit/quality.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+const char *xf_quality_level_name(xf_quality_level q)
+{
+	return q == XF_QUALITY_GOOD ? "good" : q == XF_QUALITY_MARGINAL ? "marginal" : "poor";
+}
+
+static const char *const status_names[XF_STATUS_N] = {
+	[XF_STATUS_FAILED] = "failed",
+	[XF_STATUS_CONVERGED] = "converged",
+	[XF_STATUS_MAX_ITERATIONS] = "max_iterations",
+	[XF_STATUS_RIDGE] = "ridge",
+};
+
+const char *xf_fit_status_name(xf_fit_status s)
+{
+	return (unsigned)s < XF_STATUS_N ? status_names[s] : "failed";
+}
+
+int xf_fit_status_parse(const char *name, xf_fit_status *s)
+{
+	for (int k = 0; name && k < XF_STATUS_N; k++)
+		if (!strcmp(name, status_names[k])) {
+			*s = (xf_fit_status)k;
+			return 0;
+		}
+	return -1;
+}
 
 void xf_quality_add_reason(xf_quality *q, const char *fmt, ...)
 {

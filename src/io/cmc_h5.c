@@ -434,7 +434,7 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 	xf_h5_data_group(&w, ds);
 	hid_t g = xf_h5_group(&w, "/cmc");
 	if (g >= 0) {
-		xf_h5_attr_str(&w, g, "status", res->status ? res->status : "failed");
+		xf_h5_attr_str(&w, g, "status", xf_fit_status_name(res->status));
 		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(res->quality.overall));
 		xf_h5_attr_str(&w, g, "combination_method",
 			       xf_combination_rule_name(res->combination));

@@ -313,12 +313,12 @@ static cJSON *route_object(const xf_cmc_result *res)
 static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_cmc_result *res)
 {
 	cJSON *root = cJSON_CreateObject();
-	const char *status = res->status ? res->status : "failed";
+	const char *status = xf_fit_status_name(res->status);
 	cJSON_AddStringToObject(root, "method", "cmc");
 	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
 	cJSON_AddStringToObject(root, "status", status);
 	cJSON_AddStringToObject(root, "convergence_status",
-				!strcmp(status, "converged") ? "converged" : "failed");
+				res->status == XF_STATUS_CONVERGED ? "converged" : "failed");
 	cJSON_AddItemToObject(root, "quality", quality_object(&res->quality));
 	cJSON_AddItemToObject(root, "parameters", parameters_object(res, 1, 0));
 	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(res, 0, 0));

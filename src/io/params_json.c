@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *convergence_status(const char *status)
+/* homodyne's convergence_status names */
+static const char *convergence_status(xf_fit_status status)
 {
-	if (status && !strcmp(status, "converged"))
+	if (status == XF_STATUS_CONVERGED)
 		return "converged";
-	if (status && !strcmp(status, "max_iterations"))
+	if (status == XF_STATUS_MAX_ITERATIONS)
 		return "max_iter";
 	return "failed";
 }
@@ -189,7 +190,7 @@ static cJSON *search_object(const xf_nlsq_result *res)
 static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_nlsq_result *res)
 {
 	cJSON *root = cJSON_CreateObject();
-	const char *status = res->status ? res->status : "failed";
+	const char *status = xf_fit_status_name(res->status);
 	cJSON_AddStringToObject(root, "method", "nlsq");
 	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
 	cJSON_AddStringToObject(root, "status", status);

@@ -154,8 +154,8 @@ int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *o
 		res->scaling_mode = XF_SCALING_AUTO;
 	res->chi_squared = num_of(cJSON_GetObjectItem(root, "chi_squared"));
 	const cJSON *status = cJSON_GetObjectItem(root, "status");
-	snprintf(origin->status, sizeof origin->status, "%s",
-		 cJSON_IsString(status) ? status->valuestring : "");
+	origin->has_status = cJSON_IsString(status) &&
+			     !xf_fit_status_parse(status->valuestring, &origin->status);
 	const cJSON *file = cJSON_GetObjectItem(data, "file");
 	snprintf(origin->file, sizeof origin->file, "%s",
 		 cJSON_IsString(file) ? file->valuestring : "");

@@ -118,7 +118,9 @@ static void put_ring_row(xf_html *h, const cJSON *r, const char **names, int np,
 	else
 		xf_html_put(h, flagged ? "</td><td class=\"failed\"><strong>FLAGGED</strong>"
 				       : "</td><td>agrees");
-	if (cJSON_IsString(status) && strcmp(status->valuestring, "converged")) {
+	xf_fit_status own_status;
+	if (cJSON_IsString(status) && (xf_fit_status_parse(status->valuestring, &own_status) ||
+				       own_status != XF_STATUS_CONVERGED)) {
 		xf_html_put(h, "; own fit ");
 		xf_html_text(h, status->valuestring);
 	}

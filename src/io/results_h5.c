@@ -313,7 +313,7 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 	hid_t g = xf_h5_group(w, "/nlsq");
 	if (g < 0)
 		return -1;
-	xf_h5_attr_str(w, g, "status", res->status ? res->status : "failed");
+	xf_h5_attr_str(w, g, "status", xf_fit_status_name(res->status));
 	xf_h5_attr_str(w, g, "stop_reason", res->stop_reason ? res->stop_reason : "");
 	xf_h5_attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
 	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));

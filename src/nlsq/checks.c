@@ -230,11 +230,11 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		    xf_ridge_judge(ctx, best, res);
 	if (ended && at_optimum && q->all_informed && !off_bound_lower && !other_basin_lower &&
 	    !ridge_lower && !ridge && !ctx->unsettled)
-		res->status = "converged";
+		res->status = XF_STATUS_CONVERGED;
 	else if (best->stop == XF_STOP_MAX_ITERATIONS && !ridge)
-		res->status = "max_iterations";
+		res->status = XF_STATUS_MAX_ITERATIONS;
 	else if (!ridge)
-		res->status = "failed";
+		res->status = XF_STATUS_FAILED;
 	if (!ended && !ridge)
 		xf_quality_add_reason(q, "the optimiser stopped: %s",
 				      xf_stop_reason_name(best->stop));
@@ -297,7 +297,7 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 			res->reduced_chi_squared);
 	/* what holding the per-angle scaling costs (adr/0048): may lower a converged grade */
 	xf_quality_level held = xf_fit_held_scaling(ctx, best, res);
-	if (strcmp(res->status, "converged"))
+	if (res->status != XF_STATUS_CONVERGED)
 		q->overall = XF_QUALITY_POOR;
 	else
 		q->overall = q->n_reasons ? XF_QUALITY_MARGINAL : XF_QUALITY_GOOD;
@@ -305,7 +305,7 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		q->overall = held;
 }
 
-int xf_nlsq_status_failed(const char *status)
+int xf_nlsq_status_failed(xf_fit_status status)
 {
-	return !status || !strcmp(status, "failed") || !strcmp(status, "ridge");
+	return status == XF_STATUS_FAILED || status == XF_STATUS_RIDGE;
 }

@@ -60,7 +60,7 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 	copy(e->contrast_sd, res->contrast_unc, res->n_phi);
 	copy_or_nan(e->offset, res->offset, res->n_phi);
 	copy(e->offset_sd, res->offset_unc, res->n_phi);
-	snprintf(e->status, sizeof e->status, "%s", res->status ? res->status : "failed");
+	e->status = res->status;
 	e->quality = res->quality;
 	xf_estimate_add_stage(e, "load", res->time_load_s);
 	xf_estimate_add_stage(e, "fit", res->time_fit_s);

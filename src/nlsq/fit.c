@@ -48,11 +48,6 @@ const char *xf_stop_reason_name(xf_stop_reason r)
 	return (unsigned)r < sizeof stop_names / sizeof stop_names[0] ? stop_names[r] : "unknown";
 }
 
-const char *xf_quality_level_name(xf_quality_level q)
-{
-	return q == XF_QUALITY_GOOD ? "good" : q == XF_QUALITY_MARGINAL ? "marginal" : "poor";
-}
-
 /* The fourier series can leave the bounds between the coefficients' bounds: say so. */
 static void warn_fourier_outside(const xf_problem *pr, const xf_nlsq_result *res)
 {
@@ -431,10 +426,10 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 	res->n_starts_run = ctx.search.n_candidates;
 	xf_info("nlsq: %s (%s), quality %s; %d iterations on all the data, screening passes "
 		"%d on %zu and %d on %zu points (%.1f whole-data passes in all)",
-		res->status, res->stop_reason, xf_quality_level_name(res->quality.overall),
-		ctx.full_iterations, ctx.passes[XF_ROLE_COARSE], ctx.search.round_points[0],
-		ctx.passes[XF_ROLE_SCREEN], ctx.search.round_points[1],
-		ctx.search.pass_equivalents);
+		xf_fit_status_name(res->status), res->stop_reason,
+		xf_quality_level_name(res->quality.overall), ctx.full_iterations,
+		ctx.passes[XF_ROLE_COARSE], ctx.search.round_points[0], ctx.passes[XF_ROLE_SCREEN],
+		ctx.search.round_points[1], ctx.search.pass_equivalents);
 	for (int k = 0; k < res->quality.n_reasons; k++)
 		xf_info("nlsq quality: %s", res->quality.reasons[k]);
 	if (xf_dist_get()) {

@@ -362,7 +362,7 @@ int xf_ridge_judge(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_resu
 		xf_quality_add_reason(q, "ridge: %s", text);
 		return 0;
 	}
-	res->status = "ridge";
+	res->status = XF_STATUS_RIDGE;
 	xf_quality_add_first_reason(q, "ridge: %s", text);
 	return 1;
 }

@@ -48,12 +48,11 @@ int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_d
 		return err->code;
 	if (res->n_shards > 1)
 		xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
-			res->status ? res->status : "failed",
+			xf_fit_status_name(res->status),
 			xf_quality_level_name(res->quality.overall), res->n_kept, res->n_shards,
 			res->n_draws);
 	else /* the exact posterior (one shard or the importance route): no shards to speak of */
-		xf_info("cmc: status %s, quality %s, %d draws",
-			res->status ? res->status : "failed",
+		xf_info("cmc: status %s, quality %s, %d draws", xf_fit_status_name(res->status),
 			xf_quality_level_name(res->quality.overall), res->n_draws);
 	char how[512];
 	xf_cmc_route_describe(res, how, sizeof how);

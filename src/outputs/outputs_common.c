@@ -23,7 +23,7 @@ void xf_outputs_log_nlsq(const char *dir, const xf_nlsq_result *res)
 	xf_info("versions: xpcsfit %s, HDF5 %u.%u.%u, cJSON %s, PLplot %s", XPCSFIT_VERSION, maj,
 		min, rel, cJSON_Version(), plver);
 	xf_info("nlsq: status %s, stop reason %s, %d iterations, chi2 %.6g, reduced chi2 %.6g",
-		res->status ? res->status : "failed", res->stop_reason ? res->stop_reason : "-",
+		xf_fit_status_name(res->status), res->stop_reason ? res->stop_reason : "-",
 		res->iterations, res->chi_squared, res->reduced_chi_squared);
 	xf_info("timing: load %.3f s, fit %.3f s, total %.3f s", res->time_load_s, res->time_fit_s,
 		res->time_total_s);

@@ -249,7 +249,10 @@ static void record_from_json(xf_ring_record *x, const cJSON *ring, const xf_nlsq
 	const cJSON *q = cJSON_GetObjectItemCaseSensitive(ring, "q");
 	x->q_per_A = cJSON_IsNumber(q) ? q->valuedouble : NAN;
 	x->written = 1;
-	x->failed = !cJSON_IsString(status) || xf_nlsq_status_failed(status->valuestring);
+	xf_fit_status own_status = XF_STATUS_FAILED; /* a status that is none: failed */
+	if (cJSON_IsString(status))
+		xf_fit_status_parse(status->valuestring, &own_status);
+	x->failed = xf_nlsq_status_failed(own_status);
 	x->flagged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(loo, "flagged"));
 	x->n_phys = res->n_phys < XF_N_PHYS ? res->n_phys : XF_N_PHYS;
 	for (int k = 0; k < x->n_phys; k++) {

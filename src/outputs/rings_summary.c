@@ -17,7 +17,7 @@ void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res)
 {
 	rec->written = 1;
 	rec->failed = xf_nlsq_status_failed(res->status);
-	snprintf(rec->status, sizeof rec->status, "%s", res->status);
+	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(res->status));
 	snprintf(rec->quality, sizeof rec->quality, "%s",
 		 xf_quality_level_name(res->quality.overall));
 	rec->chi_squared = res->chi_squared;
@@ -38,8 +38,8 @@ void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res)
 {
 	rec->written = 1;
 	rec->posterior = 1;
-	rec->failed = strcmp(res->status, "converged") != 0;
-	snprintf(rec->status, sizeof rec->status, "%s", res->status);
+	rec->failed = res->status != XF_STATUS_CONVERGED;
+	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(res->status));
 	snprintf(rec->quality, sizeof rec->quality, "%s",
 		 xf_quality_level_name(res->quality.overall));
 	rec->chi_squared = rec->reduced_chi_squared = rec->residual_sd = NAN;

@@ -52,19 +52,18 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 			 res->n_shards == 0 ? "importance sampling" : "exact NUTS");
 	if (res->n_shards == 0) { /* the importance route (adr/0045) */
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by importance sampling",
-			 res->status ? res->status : "failed");
+			 xf_fit_status_name(res->status));
 		snprintf(run1, sizeof run1,
 			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", res->n_draws,
 			 res->approx.m, res->approx.khat, res->approx.ess);
 	} else if (res->n_shards == 1) {
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by NUTS",
-			 res->status ? res->status : "failed");
+			 xf_fit_status_name(res->status));
 		snprintf(run1, sizeof run1, "%d draws;  %d chains × %d (+%d warmup)", res->n_draws,
 			 res->n_chains, res->n_samples, res->n_warmup);
 	} else {
-		snprintf(run0, sizeof run0, "status: %s,  %s (%s)",
-			 res->status ? res->status : "failed", kept,
-			 xf_combination_rule_name(res->combination));
+		snprintf(run0, sizeof run0, "status: %s,  %s (%s)", xf_fit_status_name(res->status),
+			 kept, xf_combination_rule_name(res->combination));
 		snprintf(run1, sizeof run1,
 			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", res->n_draws,
 			 res->n_chains, res->n_samples, res->n_warmup);
@@ -77,7 +76,7 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 		.q = ds->q,
 		.slot_q = est->slot_q,
 		.mode_name = xf_mode_name(res->mode),
-		.status = res->status ? res->status : "failed",
+		.status = xf_fit_status_name(res->status),
 		.stop_reason = kept,
 		.quality = xf_quality_level_name(res->quality.overall),
 		.quality_reasons = reasons,

@@ -273,7 +273,7 @@ static void draw_empty(void *ctx)
 	char line[256];
 	if (res->n_draws < 2 && res->n_shards <= 1) /* one shard: none to speak of */
 		snprintf(line, sizeof line, "no posterior: %s (see run.log)",
-			 res->status ? res->status : "failed");
+			 xf_fit_status_name(res->status));
 	else if (res->n_draws < 2)
 		snprintf(line, sizeof line,
 			 "no combined posterior: %ld of %ld shards kept (see forest.png and "
