@@ -585,7 +585,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if (!o.nlsq)
 		rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq);
-	if (nlsq_rec && !o.nlsq && nlsq.status) /* fitted here: its folder is whole */
+	if (nlsq_rec && !o.nlsq && nlsq.n_params) /* fitted here: its folder is whole */
 		xf_ring_record_fill(nlsq_rec, &nlsq);
 	if (rc)
 		goto done;
@@ -604,7 +604,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
 		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL, NULL);
-	if (cmc_rec && rd.completed && res.status)
+	if (cmc_rec && rd.completed) /* a result was produced (rc 0 above) and written */
 		xf_ring_record_fill_cmc(cmc_rec, &res);
 	rc = xf_cli_agree(rc);
 	if (cmc_rec && xf_dist_ranks() > 1) {
