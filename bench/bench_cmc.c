@@ -13,6 +13,7 @@
 #include "synth.h"
 #include "xpcsfit/nlsq.h"
 #include "cli/request_build.h"
+#include "xpcsfit/results_config.h"
 
 static double now_s(void)
 {
@@ -53,6 +54,11 @@ int main(int argc, char **argv)
 	printf("data: laminar_flow, %d angles x %d frames, %zu points; NLSQ warm start %.2f s "
 	       "(%s)\n",
 	       n_phi, n_frames, ds.n_points, now_s() - t0, xf_fit_status_name(nlsq.status));
+	xf_estimate warm; /* what the shards start from */
+	if (xf_results_nlsq_estimate(&cfg, &ds, &nlsq, &warm, &err)) {
+		fprintf(stderr, "nlsq: %s\n", err.msg);
+		return 1;
+	}
 	char dir[] = "/tmp/xf_bench_cmc_XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
@@ -62,7 +68,7 @@ int main(int argc, char **argv)
 	for (long id = 0; id < n_sampled; id++) {
 		xf_cmc_shard sh;
 		t0 = now_s();
-		if (xf_cmc_sample_one(&req, &cfg.cmc, &ds, &nlsq, threads, dir, id, &n_shards, &sh,
+		if (xf_cmc_sample_one(&req, &cfg.cmc, &ds, &warm, threads, dir, id, &n_shards, &sh,
 				      &err)) {
 			fprintf(stderr, "cmc: %s\n", err.msg);
 			return 1;
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
+	xf_estimate_free(&warm);
 	xf_nlsq_result_free(&nlsq);
 	xf_synth_free(&ds);
 	return 0;

@@ -21,8 +21,7 @@ FLOORS = [
     ["outputs"],
     ["io", "plot"],
     ["surface"],
-    ["cmc"],
-    ["nlsq"],
+    ["cmc", "nlsq"],  # the methods: peers since the posterior starts from an estimate
     ["likelihood"],
     ["gpu"],
     ["data"],
@@ -48,6 +47,7 @@ PUBLIC = {
     "vdev.h": "vdev",
     "estimate.h": "estimate",
     "quality.h": "estimate",
+    "appendix.h": "estimate",
     "model.h": "model",
     "params.h": "model",
     "options.h": "model",  # the methods' typed options (adr/0043)
@@ -64,6 +64,13 @@ PUBLIC = {
 CONFIG_HEADER = "xpcsfit/config.h"
 CONFIG_FREE = ["outputs", "io", "plot", "surface", "cmc", "nlsq", "likelihood", "gpu", "data",
                "vdev", "device", "estimate", "model", "simd", "util"]
+
+# The result files take a method's estimate and appendix (estimate.h, appendix.h), never
+# the method's own result type (issue 35, adr/0107): NLSQ's header and internals are
+# refused on these floors. CMC's (xpcsfit/cmc.h) joins when its writers take the estimate.
+METHOD_RESULT_HEADERS = ["xpcsfit/nlsq.h"]
+METHOD_INTERNALS = ["nlsq/"]
+RESULT_FREE = ["outputs", "io", "plot"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -141,6 +148,10 @@ def check(root):
             elif rank[there] == rank[here]:
                 problems.append(f"{rel} includes {inc}: {here} may not include {there}, "
                                 f"its peer (floors: {order})")
+            if here in RESULT_FREE and (inc in METHOD_RESULT_HEADERS or
+                                        inc.startswith(tuple(METHOD_INTERNALS))):
+                problems.append(f"{rel} includes {inc}: {here} may not see a method's result "
+                                f"(it takes the estimate and the appendix; adr/0107)")
             if inc == CONFIG_HEADER and here in CONFIG_FREE:
                 problems.append(f"{rel} includes {inc}: {here} may not read the config "
                                 f"(only cli/ and above build from it; adr/0044)")

@@ -2,7 +2,8 @@
 """The layer check (scripts/check_layers.py, adr/0044): the tree passes; a copy of it with
 one planted wrong-way include fails with the one line that names the file, the header and
 the rule; a planted config read in io/ fails too; a same-floor include (io and plot are
-peers) fails; an include down the floors passes."""
+peers, cmc and nlsq too) fails; NLSQ's result header in io/ fails; an include down the
+floors passes."""
 import os
 import shutil
 import subprocess
@@ -64,6 +65,20 @@ def main():
     r = run(root)
     check(r.returncode == 1 and "plot may not read the config" in r.stderr,
           f"plot reading the config fails: {r.stderr.strip()}")
+
+    # the methods are peers: the posterior starts from the NLSQ fit's estimate (adr/0106)
+    root = copy_tree("methods")
+    plant(root, "src/cmc/warm.c", '#include "xpcsfit/nlsq.h"')
+    r = run(root)
+    check(r.returncode == 1 and "cmc may not include nlsq, its peer" in r.stderr,
+          f"cmc including nlsq fails: {r.stderr.strip()}")
+
+    # the result files take the estimate and the appendix, not NLSQ's result (adr/0107)
+    root = copy_tree("result")
+    plant(root, "src/io/params_json.c", '#include "xpcsfit/nlsq.h"')
+    r = run(root)
+    check(r.returncode == 1 and "io may not see a method's result" in r.stderr,
+          f"io including nlsq.h fails: {r.stderr.strip()}")
 
     root = copy_tree("down")
     plant(root, "src/outputs/outputs_common.c", '#include "xpcsfit/model.h"')

@@ -139,10 +139,13 @@ static void test_rank_deficient(void **state)
 		assert_true(fabs(t2[i] - c[i]) < 1e-9 * (fabs(c[i]) + 1.0));
 }
 
-/* an NLSQ result over D0, alpha, D_offset with covariance cov (physical units) */
-static void nlsq_result(xf_nlsq_result *r, const double *values, double *cov)
+/* an NLSQ estimate over D0, alpha, D_offset (all free) with covariance cov (physical
+ * units) */
+static void nlsq_result(xf_estimate *r, const double *values, double *cov)
 {
+	static int all_free[NP];
 	memset(r, 0, sizeof *r);
+	r->is_fixed = all_free;
 	r->n_params = NP;
 	r->n_phys = NP;
 	r->names = names;
@@ -167,7 +170,7 @@ static void test_initial_metric(void **state)
 	/* well determined: the u-space covariance, divided by the share */
 	double x1[NP] = { 2000.0, -0.5, 10.0 };
 	double c1[NP * NP] = { 400.0, 0.5, -30.0, 0.5, 0.0025, -0.01, -30.0, -0.01, 25.0 };
-	xf_nlsq_result r;
+	xf_estimate r;
 	nlsq_result(&r, x1, c1);
 	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x1, share, 1000, 1, NULL, m), 0);
 	for (int i = 0; i < NP; i++)
@@ -197,8 +200,7 @@ static void test_initial_metric(void **state)
 	double x3[NP] = { 1080.0, 0.001, -191.0 }, s3 = 100.0, s3a = 0.05;
 	double c3[NP * NP] = { s3 * s3, 0.0, s3 * s3, 0.0, s3a * s3a, 0.0, s3 * s3, 0.0, s3 * s3 };
 	nlsq_result(&r, x3, c3);
-	r.n_free = 3;
-	r.cov_rank = 3;
+	r.cov_rank = 3; /* of 3 free parameters */
 	assert_int_equal(xf_cmc_initial_metric(&pr, &r, theta, NP, x3, 1.0, 190, 1, NULL, m), 0);
 	assert_true(m[0 * d + 2] > 0.0); /* full rank claimed: NLSQ's metric as it is */
 	r.cov_rank = 2;
@@ -222,7 +224,7 @@ static void test_nlsq_slopes(void **state)
 	double x[NP] = { 127.035, 0.0352328, 411.5 };
 	double sa = 6896.64, se = 1.8676, r = -0.99995;
 	double c[NP * NP] = { sa * sa, r * sa * se, 0.0, r * sa * se, se * se, 0.0, 0.0, 0.0, 1.0 };
-	xf_nlsq_result res;
+	xf_estimate res;
 	nlsq_result(&res, x, c);
 	int known[2];
 	double q[2], sd_q[2];
@@ -252,10 +254,12 @@ static void test_other_scaling_layout(void **state)
 	double x[4] = { 2000.0, -0.5, 10.0, 0.3 };
 	double c[16] = { 400.0, 0.5,   -30.0, 0.0, 0.5, 0.0025, -0.01, 0.0,
 			 -30.0, -0.01, 25.0,  0.0, 0.0, 0.0,	0.0,   1e-4 };
-	xf_nlsq_result r;
+	xf_estimate r;
 	memset(&r, 0, sizeof r);
+	static int all_free[4];
 	r.n_params = 4;
 	r.n_phys = NP;
+	r.is_fixed = all_free;
 	r.names = nlsq_names;
 	r.values = x;
 	r.covariance = c;

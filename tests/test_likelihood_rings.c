@@ -500,7 +500,7 @@ static void check_joint_fit(xf_mode mode)
 	req.slot_q = r.slot_q;
 	if (xf_nlsq_fit(&req, &r.cfg.nlsq, &r.joint, 2, NULL, NULL, &joint, &err))
 		fail_msg("joint fit: %s", err.msg);
-	assert_false(xf_nlsq_status_failed(joint.status));
+	assert_false(xf_fit_status_failed(joint.status));
 	for (int m = 0; m < joint.n_phys; m++) {
 		double best = INFINITY;
 		for (int k = 0; k < 3; k++)

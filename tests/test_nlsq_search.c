@@ -431,7 +431,7 @@ static void test_rank_deficient(void **state)
 	cfg.values[XF_P_BETA] = 0.0;
 	fit(&cfg, &ds, &res);
 	assert_string_equal(xf_fit_status_name(res.status), "ridge");
-	assert_true(xf_nlsq_status_failed(res.status));
+	assert_true(xf_fit_status_failed(res.status));
 	assert_int_equal(res.quality.overall, XF_QUALITY_POOR);
 	assert_true(has_reason(&res, "rank deficient"));
 	const xf_identified *id = &res.quality.identified;

@@ -10,7 +10,8 @@
 #include "xpcsfit/options.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/estimate.h"
+#include "xpcsfit/quality.h"
 #include "xpcsfit/request.h"
 
 /* One shard: what its chains say and whether it entered the combination. */
@@ -159,20 +160,6 @@ typedef struct xf_cmc_beyond {
 			   * converge or whose calibration lies outside [0.2, 5] */
 } xf_cmc_beyond;
 
-/* How the posterior was reached (cmc.md; adr/0045), as results name it
- * (xf_posterior_route_name): NONE before a route ended (a run that failed first). */
-typedef enum xf_posterior_route {
-	XF_POSTERIOR_ROUTE_NONE = 0,
-	XF_POSTERIOR_ROUTE_IMPORTANCE, /* "importance": the NLSQ approximation importance-sampled
-					* and checked against the exact posterior */
-	XF_POSTERIOR_ROUTE_NUTS,       /* "nuts": exact NUTS on every point (asked for, or the
-					* importance check failed: route_note says why) */
-	XF_POSTERIOR_ROUTE_CMC	       /* "cmc": K > 1 shards, checked by the self-check */
-} xf_posterior_route;
-
-/* "importance", "nuts", "cmc"; "" for NONE */
-const char *xf_posterior_route_name(xf_posterior_route route);
-
 typedef struct xf_cmc_result {
 	xf_mode mode;
 	xf_scaling_mode scaling_mode; /* per-angle mode sampled */
@@ -241,17 +228,18 @@ typedef void (*xf_cmc_progress_fn)(const xf_cmc_progress *p, void *ctx);
  * per_angle_scaling counts). Run before a result folder is claimed, so that such a
  * refusal leaves a finished result untouched (adr/0071). 0, or the code with err set. */
 int xf_cmc_check_layout(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-			const xf_nlsq_result *nlsq, xf_error *err);
+			const xf_estimate *nlsq, xf_error *err);
 
-/* Run CMC on ds warm-started from nlsq (which must fit the same data and mode) with the
+/* Run CMC on ds warm-started from nlsq, the NLSQ fit's estimate (xf_estimate_from_nlsq, or
+ * a folder read back by xf_results_read_nlsq; it must fit the same data and mode), with the
  * method options o; req is the NLSQ fit's problem request, from which the posterior's is
  * derived (xf_request_for_posterior, o->per_angle_mode): shards
  * sampled on n_threads virtual devices, each finished shard saved at once in shard_dir
  * (created), reused when resume is set and its inputs match. Returns 0 when a result was
- * produced (status may be "failed": the caller writes it and exits 1), or an error code
+ * produced (its status may be failed: the caller writes it and exits 1), or an error code
  * (XF_ERR_INTERRUPTED when interrupted: finished shards stay in shard_dir). */
 int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-	       const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, int resume,
+	       const xf_estimate *nlsq, int n_threads, const char *shard_dir, int resume,
 	       xf_cmc_progress_fn progress, void *progress_ctx, xf_cmc_result *res, xf_error *err);
 void xf_cmc_result_free(xf_cmc_result *res);
 

@@ -13,6 +13,26 @@
 #include "xpcsfit/params.h"
 #include "xpcsfit/quality.h"
 
+/* The method that made an estimate */
+typedef enum xf_method {
+	XF_METHOD_NLSQ = 0,
+	XF_METHOD_CMC,
+} xf_method;
+
+/* How the posterior was reached (cmc.md; adr/0045), as results name it
+ * (xf_posterior_route_name): NONE before a route ended (a run that failed first). */
+typedef enum xf_posterior_route {
+	XF_POSTERIOR_ROUTE_NONE = 0,
+	XF_POSTERIOR_ROUTE_IMPORTANCE, /* "importance": the NLSQ approximation importance-sampled
+					* and checked against the exact posterior */
+	XF_POSTERIOR_ROUTE_NUTS,       /* "nuts": exact NUTS on every point (asked for, or the
+					* importance check failed: route_note says why) */
+	XF_POSTERIOR_ROUTE_CMC	       /* "cmc": K > 1 shards, checked by the self-check */
+} xf_posterior_route;
+
+/* "importance", "nuts", "cmc"; "" for NONE */
+const char *xf_posterior_route_name(xf_posterior_route route);
+
 /* wall time of one stage of the method ("load", "fit", "sampling", "combination", ...) */
 typedef struct xf_estimate_stage {
 	char name[32];
@@ -22,12 +42,11 @@ typedef struct xf_estimate_stage {
 #define XF_ESTIMATE_MAX_STAGES 16
 
 typedef struct xf_estimate {
-	char method[16]; /* "nlsq" | "cmc" */
-	/* how the method got it: "nlsq", "posterior: importance", "posterior: nuts", "cmc" */
-	char route[64];
-	xf_model_grid grid;    /* the geometry the values belong to (mode, shear model, N, dt, q,
+	xf_method method;
+	xf_posterior_route route; /* CMC's (NONE for NLSQ) */
+	xf_model_grid grid;	  /* the geometry the values belong to (mode, shear model, N, dt, q,
 			     * gap): what the surfaces and plots evaluate the model on */
-	char scaling_mode[32]; /* the per-angle mode used ("auto", "individual", ...) */
+	xf_scaling_mode scaling_mode; /* the per-angle mode used */
 	/* every parameter in canonical order: the mode's physical ones, then the scaling
 	 * coefficients */
 	int n_params, n_phys;
@@ -36,6 +55,7 @@ typedef struct xf_estimate {
 	double *values;	    /* point estimate, or the posterior mean */
 	double *sd;	    /* standard error, or the posterior sd; NaN for fixed parameters */
 	double *covariance; /* n_params² row-major, or NULL */
+	int cov_rank;	    /* NLSQ: the rank of JᵀJ behind the covariance (0: not known) */
 	int *is_fixed;
 	/* a posterior's draws (n_draws 0: a point estimate) and its summaries */
 	int n_draws;

@@ -6,6 +6,7 @@
 #include "xpcsfit/options.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/appendix.h"
 #include "xpcsfit/estimate.h"
 #include "xpcsfit/quality.h"
 #include "xpcsfit/request.h"
@@ -25,25 +26,6 @@ typedef enum xf_stop_reason {
 } xf_stop_reason;
 
 const char *xf_stop_reason_name(xf_stop_reason r);
-
-/* How the optimum was searched for (docs/nlsq.md "Finding the optimum"). */
-typedef struct xf_nlsq_search {
-	int n_candidates;	    /* starts screened */
-	int n_replaced;		    /* flat starts moved before screening */
-	int n_effective;	    /* screened starts that moved and converged */
-	int n_basins;		    /* distinct end points among them */
-	int n_refined;		    /* candidates refined on all the data */
-	int n_bound_restarts;	    /* rounds of restarts from inside the bounds (adr/0046) */
-	int n_bound_improved;	    /* of them, rounds that found a lower chi2 */
-	int n_phi0_profiles;	    /* chi2 profiles along phi0 of the end point (adr/0053) */
-	int n_phi0_tried;	    /* other phi0 basins refitted from the profile */
-	int n_phi0_improved;	    /* of them, refits that found a lower chi2 */
-	int round_passes[2];	    /* passes of screening rounds 1 and 2 */
-	size_t round_points[2];	    /* points of their subsamples of frame pairs */
-	double pass_equivalents;    /* all passes counted in whole-data passes */
-	char chosen[48];	    /* the start the result came from: "estimate", "config", ... */
-	double estimate[XF_N_PHYS]; /* the data-driven start estimate */
-} xf_nlsq_search;
 
 typedef struct xf_nlsq_result {
 	xf_mode mode;
@@ -111,17 +93,12 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		xf_nlsq_result *res, xf_error *err);
 void xf_nlsq_result_free(xf_nlsq_result *res);
 
-/* 1 when an NLSQ status marks a result not usable (failed, ridge): the run exits 1 and
- * the files say so. */
-int xf_nlsq_status_failed(xf_fit_status status);
-
-/* One line on a ridge (adr/0047): "the data identify D0 + D_offset = 241.3 +/- 2.1 but not
- * D0, D_offset one by one (fix: --fix D_offset=0)". */
-void xf_nlsq_identified_text(const xf_identified *id, char *buf, size_t size);
-
 /* res as the method-neutral estimate (route "nlsq") on grid, the geometry it was fitted
  * on (its mode is res's). e owns copies; free it with xf_estimate_free. */
 int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, xf_estimate *e,
 			  xf_error *err);
+/* What the result files say of the fit beyond its estimate: *a borrows res's strings and
+ * lists (valid while res is). */
+void xf_nlsq_appendix_of(const xf_nlsq_result *res, xf_nlsq_appendix *a);
 
 #endif

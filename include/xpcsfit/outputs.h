@@ -12,7 +12,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
 #include "xpcsfit/results.h"
 
 typedef struct xf_output_options {
@@ -28,7 +28,7 @@ typedef struct xf_output_options {
 /* results.h5 (the surfaces the model at est), parameters.json, report.html, plots/
  * (unless disabled), run.log last. */
 int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_estimate *est,
+			  const xf_estimate *est, const xf_nlsq_appendix *app,
 			  const xf_output_options *opt, xf_error *err);
 /* The whole CMC result directory: results.h5, parameters.json, report.html, plots/
  * (unless disabled; the angle pages the model at est), run.log last. */

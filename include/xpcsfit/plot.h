@@ -9,14 +9,14 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
 
 /* <plots_dir>/c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (data | fit | residual,
  * axes t1, t2 in s, colour bars) and overview.png, the fit being the model at est; pages
  * at dpi (plotting.dpi, 0: nominal), the angle pages drawn by `workers` processes (≤ 1:
  * this one; call it with no other threads running, it forks). */
-int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_nlsq_result *res,
-			  const xf_estimate *est, int dpi, int workers, xf_error *err);
+int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
+			  const xf_nlsq_appendix *app, int dpi, int workers, xf_error *err);
 
 /* File name of angle a's figure: "c2_phi_{a:03d}_{phi:+07.2f}deg.png". */
 void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);

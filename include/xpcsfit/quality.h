@@ -4,6 +4,8 @@
 #ifndef XPCSFIT_QUALITY_H
 #define XPCSFIT_QUALITY_H
 
+#include <stddef.h>
+
 typedef enum xf_quality_level {
 	XF_QUALITY_GOOD = 0,
 	XF_QUALITY_MARGINAL,
@@ -27,6 +29,9 @@ typedef enum xf_fit_status {
 const char *xf_fit_status_name(xf_fit_status s);
 /* The status a file names; 0, or -1 (s untouched) for a name that is none */
 int xf_fit_status_parse(const char *name, xf_fit_status *s);
+/* 1 when a status marks a result not usable (failed, ridge): the run exits 1 and the
+ * files say so. */
+int xf_fit_status_failed(xf_fit_status s);
 
 #define XF_QUALITY_MAX_REASONS 16
 
@@ -53,6 +58,10 @@ typedef struct xf_identified {
 	double ratio_threshold; /* eigenvalue ratio below which a direction is ill-determined */
 	double min_ratio;	/* the smallest eigenvalue ratio of the scaled JᵀJ */
 } xf_identified;
+
+/* One line on a ridge (adr/0047): "the data identify D0 + D_offset = 241.3 +/- 2.1 but not
+ * D0, D_offset one by one (fix: --fix D_offset=0)". */
+void xf_identified_text(const xf_identified *id, char *buf, size_t size);
 
 /* The result's quality: the documented convergence checks and every reason that lowers
  * the overall grade. */

@@ -10,7 +10,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
 
 /* An override as it was applied (parameters.json "overrides", run.log) */
 typedef struct xf_output_override {
@@ -41,11 +41,11 @@ typedef struct xf_output_info {
  * surfaces, N ≥ 1 prepares their chunks on N threads (same bytes); the fitted surfaces
  * are the model at est. */
 int xf_io_write_nlsq_results_h5(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-				const xf_nlsq_result *res, const xf_estimate *est,
+				const xf_estimate *est, const xf_nlsq_appendix *app,
 				int surface_threads, xf_error *err);
-/* <dir>/parameters.json */
+/* <dir>/parameters.json of an NLSQ fit */
 int xf_io_write_nlsq_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			  const xf_nlsq_result *res, xf_error *err);
+			  const xf_estimate *est, const xf_nlsq_appendix *app, xf_error *err);
 /* <dir>/run.log from the in-memory log (error.h) */
 int xf_results_write_log(const char *dir, xf_error *err);
 
@@ -73,16 +73,17 @@ typedef struct xf_nlsq_origin {
 	xf_fit_status status; /* what its "status" names */
 } xf_nlsq_origin;
 
-/* An NLSQ result folder read back from its parameters.json (the warm start of CMC):
- * mode, per-angle mode, every parameter with its uncertainty, the covariance, per-angle
- * contrast and offset. Exit code 2 (with the reason) when it is not one. */
-int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
-			 xf_error *err);
+/* An NLSQ result folder read back from its parameters.json as the fit's estimate (the warm
+ * start of CMC): mode (e->grid.mode; the rest of the grid is not read), per-angle mode,
+ * status, every parameter with its uncertainty, the covariance, per-angle contrast and
+ * offset. Exit code 2 (with the reason) when it is not one; free e with
+ * xf_estimate_free. */
+int xf_results_read_nlsq(const char *dir, xf_estimate *e, xf_nlsq_origin *origin, xf_error *err);
 /* 0 when that result was fitted to this data and this run's analysis mode (file, mode, q,
  * frame window, angles) and its free physical values lie within bounds (this config's,
  * indexed as xf_param_index; NULL: not checked), else XF_ERR_CONFIG with one line naming
  * the difference or the parameter. */
-int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-		     xf_mode mode, const xf_bound *bounds, const xf_dataset *ds, xf_error *err);
+int xf_io_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o, xf_mode mode,
+		     const xf_bound *bounds, const xf_dataset *ds, xf_error *err);
 
 #endif

@@ -33,8 +33,12 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			       const xf_nlsq_result *res, xf_error *err);
 /* xf_io_check_nlsq against cfg's analysis mode */
-int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+int xf_results_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err);
+/* An NLSQ result fitted to ds with cfg as its estimate on the config's model grid (the
+ * warm start of CMC); 0 or an error code (nothing to free then). */
+int xf_results_nlsq_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
+			     xf_estimate *est, xf_error *err);
 /* The plots alone (plot.h): an NLSQ result's pages drawn by `workers` processes (≤ 1:
  * this one), a CMC result's (ds NULL: no angle pages) */
 int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,

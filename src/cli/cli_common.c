@@ -14,6 +14,7 @@
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/constants.h"
+#include "outputs/rings_summary.h"
 #include "util/interrupt.h"
 #include "util/numfmt.h"
 #include "util/profile.h"
@@ -373,6 +374,21 @@ int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_datas
 				   t_start, t_loaded, res);
 }
 
+void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, const xf_dataset *ds,
+			     const xf_nlsq_result *res)
+{
+	xf_estimate est;
+	xf_nlsq_appendix app;
+	xf_error err = { 0 };
+	if (xf_results_nlsq_estimate(cfg, ds, res, &est, &err)) {
+		xf_warn("the ring's summary row is missing: %s", err.msg);
+		return;
+	}
+	xf_nlsq_appendix_of(res, &app);
+	xf_ring_record_fill(rec, &est, &app);
+	xf_estimate_free(&est);
+}
+
 int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
 			const char *out, const char *method_dir, int threads,
 			const xf_output_options *oopt, int replace, const char *command,
@@ -455,13 +471,13 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 	/* the folder is complete: a signal from here on says so (util/interrupt.h) */
 	xf_phase("summary", 0);
 	print_summary(dir, cfg, res);
-	rc = xf_nlsq_status_failed(res->status) ? XF_ERR_DATA : 0;
+	rc = xf_fit_status_failed(res->status) ? XF_ERR_DATA : 0;
 	const char *why = res->quality.n_reasons ? res->quality.reasons[0] : res->stop_reason;
 	char identified[256];
 	/* a ridge (adr/0047) did converge, to a valley: what the data identify, the fix */
 	int ridge = res->status == XF_STATUS_RIDGE;
 	if (rc && ridge) {
-		xf_nlsq_identified_text(&res->quality.identified, identified, sizeof identified);
+		xf_identified_text(&res->quality.identified, identified, sizeof identified);
 		why = identified;
 	}
 	const char *what =

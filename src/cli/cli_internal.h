@@ -183,6 +183,10 @@ void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, in
 int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
 		     const char *out, int threads, const xf_output_options *oopt, int replace,
 		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res);
+/* rec (outputs/rings_summary.h) filled from an NLSQ fit written for one ring, ds with cfg;
+ * out of memory: a warning, rec left unwritten */
+void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, const xf_dataset *ds,
+			     const xf_nlsq_result *res);
 /* xf_cli_nlsq_step into <out>/<method_dir>/ (a ring's folder "nlsq/q_0.0054") */
 int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
 			const char *out, const char *method_dir, int threads,

@@ -127,24 +127,37 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 }
 
 static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
-		     xf_nlsq_result *nlsq);
+		     xf_estimate *nlsq);
 
-/* The NLSQ warm start: read from --nlsq (DIR or DIR/nlsq) and checked against this data
- * and config, or fitted now (written to <out>/nlsq/). */
+/* The NLSQ warm start, as the fit's estimate: read from --nlsq (DIR or DIR/nlsq) and
+ * checked against this data and config, or fitted now (written to <out>/nlsq/; its ring
+ * record filled when rec is given and the folder was written). */
 static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg,
 		      const xf_request *req, const xf_dataset *ds, int threads, double t_start,
-		      xf_nlsq_result *nlsq)
+		      xf_ring_record *rec, xf_estimate *nlsq)
 {
 	if (!o->nlsq) {
 		if (xf_cli_progress_on())
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
 		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL, NULL };
+		xf_nlsq_result fit;
+		memset(&fit, 0, sizeof fit);
 		int rc = xf_cli_nlsq_step_in(
 			cfg, req, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
-			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), nlsq);
-		/* a fit that did not converge was a warning there: CMC starts from it */
-		return nlsq->n_params ? 0 : rc; /* filled: the folder was written */
+			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
+		/* filled: the folder was written; a fit that did not converge was a warning
+		 * there, and CMC starts from it */
+		if (fit.n_params) {
+			xf_error err = { 0 };
+			if (rec)
+				xf_cli_ring_record_nlsq(rec, cfg, ds, &fit);
+			rc = xf_results_nlsq_estimate(cfg, ds, &fit, nlsq, &err)
+				     ? xf_cli_error(err.code, "%s", err.msg)
+				     : 0;
+		}
+		xf_nlsq_result_free(&fit);
+		return rc;
 	}
 	/* every rank reads the NLSQ result (the same path on every node, adr/0022) */
 	return xf_cli_agree(read_nlsq(o->nlsq, "nlsq", cfg, ds, nlsq));
@@ -153,7 +166,7 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 /* The NLSQ result in given/sub (when that holds parameters.json) or given, checked
  * against ds and cfg. */
 static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, const xf_dataset *ds,
-		     xf_nlsq_result *nlsq)
+		     xf_estimate *nlsq)
 {
 	xf_error err = { 0 };
 	char dir[PATH_MAX], probe[PATH_MAX];
@@ -419,7 +432,7 @@ static int joint_refusals(const xf_cli_job *o)
  * into <out>/cmc_joint/. The angle pages draw each ring's slots at its q (adr/0068). */
 static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, double t_start)
 {
-	xf_nlsq_result nlsq;
+	xf_estimate nlsq; /* the joint NLSQ fit's, read back */
 	xf_cmc_result res;
 	xf_error err = { 0 };
 	joint_data jd;
@@ -477,7 +490,7 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 		xf_rundir_release(&rd);
 	}
 	xf_cmc_result_free(&res);
-	xf_nlsq_result_free(&nlsq);
+	xf_estimate_free(&nlsq);
 	joint_free(&jd);
 	xf_config_free(cfg);
 	return rc;
@@ -539,7 +552,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	double t_start = xf_cli_now_s();
 	xf_config cfg;
 	xf_dataset ds;
-	xf_nlsq_result nlsq;
+	xf_estimate nlsq; /* the warm start: the NLSQ fit's estimate */
 	xf_cmc_result res;
 	xf_error err = { 0 };
 	int threads = o.threads;
@@ -569,13 +582,14 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	if (!rc && !o.nlsq)
 		rc = xf_nlsq_check(&req, &ds, &err);
 	rc = xf_cli_agree(rc ? xf_cli_error(err.code, "%s", err.msg) : 0);
-	if (!rc && o.nlsq && !(rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq)))
+	if (!rc && o.nlsq &&
+	    !(rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, NULL, &nlsq)))
 		rc = xf_cli_agree(xf_cmc_check_layout(&req, &cfg.cmc, &ds, &nlsq, &err)
 					  ? xf_cli_error(err.code, "%s", err.msg)
 					  : 0);
 	xf_rundir rd;
 	if (rc || (rc = xf_cli_claim(&rd, o.out, cmc_dir, replace, hint, cmd))) {
-		xf_nlsq_result_free(&nlsq);
+		xf_estimate_free(&nlsq);
 		xf_dataset_free(&ds);
 		xf_config_free(&cfg);
 		return rc;
@@ -583,10 +597,8 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	const char *dir = rd.dir;
 	char shards[PATH_MAX + 16];
 	snprintf(shards, sizeof shards, "%s/shards", dir);
-	if (!o.nlsq)
-		rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, &nlsq);
-	if (nlsq_rec && !o.nlsq && nlsq.n_params) /* fitted here: its folder is whole */
-		xf_ring_record_fill(nlsq_rec, &nlsq);
+	if (!o.nlsq) /* fitted here: the ring's NLSQ record once its folder is whole */
+		rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, nlsq_rec, &nlsq);
 	if (rc)
 		goto done;
 	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
@@ -614,7 +626,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 done:
 	xf_rundir_release(&rd);
 	xf_cmc_result_free(&res);
-	xf_nlsq_result_free(&nlsq);
+	xf_estimate_free(&nlsq);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
 	return rc;

@@ -91,7 +91,7 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	if (job->written && res.n_params)
 		*job->written = 1;
 	if (rec && res.n_params)
-		xf_ring_record_fill(rec, &res);
+		xf_cli_ring_record_nlsq(rec, &cfg, &ds, &res);
 	xf_nlsq_result_free(&res);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);

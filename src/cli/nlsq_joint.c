@@ -450,6 +450,21 @@ static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const xf_nlsq
 	}
 }
 
+/* params_vs_q.png of the joint fit res on joint (the rings side by side) with cfg: each
+ * ring's own fit from rings_json, the joint values as the band; never fatal */
+static void plot_joint(const char *dir, const char *rings_json, const xf_config *cfg,
+		       const xf_dataset *joint, const xf_nlsq_result *res)
+{
+	xf_estimate est;
+	xf_error err = { 0 };
+	if (xf_results_nlsq_estimate(cfg, joint, res, &est, &err)) {
+		xf_warn("params_vs_q.png not drawn: %s", err.msg);
+		return;
+	}
+	xf_rings_plot_joint(dir, rings_json, &est);
+	xf_estimate_free(&est);
+}
+
 /* The fits behind "rings": each ring alone, the check, each ring's share. JSON text in
  * *json (malloc'ed). */
 static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *slot_q,
@@ -473,7 +488,7 @@ static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *
 		rc = fit_subset(jr, use, &own[k], err);
 		chk[k].t.param = -1;
 		chk[k].top_param = -1;
-		chk[k].usable = !rc && !xf_nlsq_status_failed(own[k].status);
+		chk[k].usable = !rc && !xf_fit_status_failed(own[k].status);
 	}
 	double pair_z = NAN;
 	int pair_param = -1;
@@ -575,7 +590,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 			/* several ranks: each holds the same result, rank 0 alone writes it; the
 			 * joint params_vs_q.png before report.html, which embeds it */
 			if (job->plots && xf_dist_is_root())
-				xf_rings_plot_joint(rd.dir, rings_json, &res);
+				plot_joint(rd.dir, rings_json, jr->cfg, &joint, &res);
 			if (xf_dist_is_root() &&
 			    (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
 			     xf_rundir_complete(&rd, &err)))
@@ -596,7 +611,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 				printf("  - %s\n", res.quality.reasons[k]);
 			xf_cli_print_results_line(rd.dir);
 		}
-		if (!rc && xf_nlsq_status_failed(res.status))
+		if (!rc && xf_fit_status_failed(res.status))
 			rc = xf_cli_error(
 				XF_ERR_DATA,
 				"the joint fit ended %s (%s), results are marked so, in %s",

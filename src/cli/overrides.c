@@ -171,7 +171,7 @@ static int read_nlsq_result(xf_cli_overrides *o)
 	if (stat(path, &st) != 0 &&
 	    (size_t)snprintf(dir, sizeof dir, "%s/nlsq", o->nlsq_result) >= sizeof dir)
 		return bad("--nlsq-result", o->nlsq_result, "a shorter path");
-	xf_nlsq_result res;
+	xf_estimate res;
 	xf_nlsq_origin from;
 	xf_error err = { 0 };
 	if (xf_results_read_nlsq(dir, &res, &from, &err))
@@ -198,7 +198,7 @@ static int read_nlsq_result(xf_cli_overrides *o)
 		snprintf(value, sizeof value, "%.17g", res.values[k]);
 		rc = add(o, XF_OVERRIDE_START, "--nlsq-result", res.names[k], value, origin, 1);
 	}
-	xf_nlsq_result_free(&res);
+	xf_estimate_free(&res);
 	return rc;
 }
 

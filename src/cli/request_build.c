@@ -1,6 +1,7 @@
 /* request_build.c — the config read once for a fit (adr/0043): the problem request and
  * the data selection built from it, and the config-level calls that pass them down. */
 #include "cli/request_build.h"
+#include "xpcsfit/results_config.h"
 
 #include <string.h>
 
@@ -74,9 +75,14 @@ int xf_cli_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_res
 		   void *progress_ctx, xf_cmc_result *res, xf_error *err)
 {
 	xf_request req;
+	xf_estimate warm;
 	xf_request_from_config(cfg, &req);
-	return xf_cmc_run(&req, &cfg->cmc, ds, nlsq, n_threads, shard_dir, resume, progress,
-			  progress_ctx, res, err);
+	if (xf_results_nlsq_estimate(cfg, ds, nlsq, &warm, err))
+		return err->code;
+	int rc = xf_cmc_run(&req, &cfg->cmc, ds, &warm, n_threads, shard_dir, resume, progress,
+			    progress_ctx, res, err);
+	xf_estimate_free(&warm);
+	return rc;
 }
 
 int xf_cli_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)

@@ -50,8 +50,7 @@ void xf_output_info_free(xf_output_info *info)
 static int nlsq_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
 		       const double *slot_q, xf_estimate *est, xf_output_info *info, xf_error *err)
 {
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	if (xf_estimate_from_nlsq(res, &grid, est, err) != 0)
+	if (xf_results_nlsq_estimate(cfg, ds, res, est, err) != 0)
 		return err->code;
 	if (xf_estimate_set_slot_q(est, slot_q, err) != 0) {
 		xf_estimate_free(est);
@@ -77,7 +76,9 @@ int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_datase
 	xf_output_info info;
 	if (nlsq_inputs(cfg, ds, res, opt ? opt->slot_q : NULL, &est, &info, err) != 0)
 		return err->code;
-	int rc = xf_outputs_write_nlsq(dir, &info, ds, res, &est, opt, err);
+	xf_nlsq_appendix app;
+	xf_nlsq_appendix_of(res, &app);
+	int rc = xf_outputs_write_nlsq(dir, &info, ds, &est, &app, opt, err);
 	release(&est, &info);
 	return rc;
 }
@@ -89,7 +90,9 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 	xf_output_info info;
 	if (nlsq_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
-	int rc = xf_io_write_nlsq_results_h5(dir, &info, ds, res, &est, surface_threads, err);
+	xf_nlsq_appendix app;
+	xf_nlsq_appendix_of(res, &app);
+	int rc = xf_io_write_nlsq_results_h5(dir, &info, ds, &est, &app, surface_threads, err);
 	release(&est, &info);
 	return rc;
 }
@@ -97,11 +100,14 @@ int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dat
 int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			       const xf_nlsq_result *res, xf_error *err)
 {
+	xf_estimate est;
 	xf_output_info info;
-	if (xf_output_info_from_config(cfg, "nlsq", &info, err) != 0)
+	if (nlsq_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
-	int rc = xf_io_write_nlsq_json(dir, &info, ds, res, err);
-	xf_output_info_free(&info);
+	xf_nlsq_appendix app;
+	xf_nlsq_appendix_of(res, &app);
+	int rc = xf_io_write_nlsq_json(dir, &info, ds, &est, &app, err);
+	release(&est, &info);
 	return rc;
 }
 
@@ -112,7 +118,9 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 	xf_output_info info;
 	if (nlsq_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
 		return err->code;
-	int rc = xf_plot_nlsq_estimate(plots_dir, ds, res, &est, info.plot_dpi, workers, err);
+	xf_nlsq_appendix app;
+	xf_nlsq_appendix_of(res, &app);
+	int rc = xf_plot_nlsq_estimate(plots_dir, ds, &est, &app, info.plot_dpi, workers, err);
 	release(&est, &info);
 	return rc;
 }
@@ -168,7 +176,14 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 	return rc;
 }
 
-int xf_results_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
+int xf_results_nlsq_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
+			     xf_estimate *est, xf_error *err)
+{
+	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
+	return xf_estimate_from_nlsq(res, &grid, est, err) ? err->code : 0;
+}
+
+int xf_results_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err)
 {
 	return xf_io_check_nlsq(dir, res, o, cfg->mode, cfg->bounds, ds, err);

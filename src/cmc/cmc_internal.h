@@ -71,7 +71,7 @@ int xf_store_image_whole(const unsigned char *image, size_t len, uint64_t hash);
  * sampling the other K − 1. *n_shards receives K. Returns 0 or an error code. */
 void xf_cmc_shard_free(xf_cmc_shard *s);
 int xf_cmc_sample_one(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-		      const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, long id,
+		      const xf_estimate *nlsq, int n_threads, const char *shard_dir, long id,
 		      long *n_shards, xf_cmc_shard *out, xf_error *err);
 
 /* Pareto-smoothed importance sampling (psis.c). log_w holds n log importance ratios;
@@ -104,11 +104,11 @@ int xf_shard_summarize(const xf_problem *pr, const int *theta, int n_theta, cons
 /* The NLSQ warm start (warm.c): NLSQ's values in pr's layout into x_nlsq (the point of
  * the noise estimate), and the chains' start x: the same, except that a value on a
  * bound is moved 1 % of the width inside. */
-void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x_nlsq, double *x);
+void xf_cmc_warm_start(const xf_problem *pr, const xf_estimate *nlsq, double *x_nlsq, double *x);
 /* The slope e·A of each power law (A = D0, γ̇0; e = α, β) at NLSQ's optimum and its sd
  * from NLSQ's covariance, linearised there (plaw_coords.h's xf_plaw_slope, one per law:
  * out [2]); known 0 where NLSQ has no finite value or covariance of A and e. */
-void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *known, double *q,
+void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_estimate *nlsq, int *known, double *q,
 			double *sd_q);
 /* The initial metric in the sampler's space: NLSQ's covariance through du/dx at the
  * start, divided by the shard's share of the data; log σ last with variance 1/(2n).
@@ -116,7 +116,7 @@ void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *k
  * metric's cap would strip of its correlations, the Laplace approximation with the priors
  * instead (laplace.c), its data precision from jtj (n_full², JᵀJ/σ̂² at x_start over
  * every point; NULL: NLSQ's covariance); then 1 is returned, else 0. */
-int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+int xf_cmc_initial_metric(const xf_problem *pr, const xf_estimate *nlsq, const int *theta,
 			  int n_theta, const double *x_start, double share, size_t n_points,
 			  int dense, const double *jtj, double *cov);
 /* The Laplace approximation's covariance of θ in u at x_start (laplace.c, adr/0084): the
@@ -130,7 +130,7 @@ int xf_cmc_laplace_metric(const xf_problem *pr, const int *theta, int n_theta,
 			  const double *cov_u, int ld, double *out);
 /* use_nlsq_informed_priors: μ = NLSQ value, s = clip(width_factor × NLSQ uncertainty,
  * 1 %…50 % of the bound width). Returns how many priors changed. */
-int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor);
+int xf_cmc_informed_priors(xf_problem *pr, const xf_estimate *nlsq, double width_factor);
 
 /* The combination (combine.c). A loader brings one shard's draws back (from the
  * store); the combined posterior is in the sampler's space of θ. */

@@ -2,8 +2,7 @@
  * mean and sd, covariance, draws (borrowed) and summaries, the per-angle scaling, the
  * quality and the stage timings (e->stages has room for per-stage timings beyond
  * sampling and combination). The route is the one the run recorded (res->route, adr/0045):
- * "posterior: importance", "posterior: nuts", or "cmc" (shards; "cmc: corrected" when the
- * self-check published the importance-weighted consensus). */
+ * importance, NUTS, or consensus over shards. */
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/estimate.h"
 
@@ -51,15 +50,13 @@ static int fill_params(const xf_cmc_result *res, xf_estimate *e, xf_error *err)
 	return 0;
 }
 
-/* how the published posterior was reached (xf_cmc_result.route) */
-static const char *route_of(const xf_cmc_result *res)
+/* how the published posterior was reached (xf_cmc_result.route; a run that ended before
+ * its route did: one shard is NUTS, several are consensus) */
+static xf_posterior_route route_of(const xf_cmc_result *res)
 {
-	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE)
-		return "posterior: importance";
-	if (res->route == XF_POSTERIOR_ROUTE_NUTS ||
-	    (res->route == XF_POSTERIOR_ROUTE_NONE && res->n_shards == 1))
-		return "posterior: nuts";
-	return res->check.corrected ? "cmc: corrected" : "cmc";
+	if (res->route != XF_POSTERIOR_ROUTE_NONE)
+		return res->route;
+	return res->n_shards == 1 ? XF_POSTERIOR_ROUTE_NUTS : XF_POSTERIOR_ROUTE_CMC;
 }
 
 int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
@@ -67,12 +64,11 @@ int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf
 {
 	if (xf_estimate_alloc(e, res->n_params, res->n_phi, 1, err) != 0)
 		return err->code;
-	snprintf(e->method, sizeof e->method, "cmc");
-	snprintf(e->route, sizeof e->route, "%s", route_of(res));
+	e->method = XF_METHOD_CMC;
+	e->route = route_of(res);
 	e->grid = *grid;
 	e->grid.mode = res->mode;
-	snprintf(e->scaling_mode, sizeof e->scaling_mode, "%s",
-		 xf_scaling_mode_used_name(res->scaling_mode));
+	e->scaling_mode = res->scaling_mode;
 	e->n_phys = res->n_phys;
 	if (fill_params(res, e, err) != 0) {
 		xf_estimate_free(e);

@@ -147,7 +147,7 @@ static void no_posterior_ridge(const cmc_run *r, xf_quality *q)
 	if (!r->nlsq || r->nlsq->quality.identified.n_combos <= 0)
 		return;
 	char line[256];
-	xf_nlsq_identified_text(&r->nlsq->quality.identified, line, sizeof line);
+	xf_identified_text(&r->nlsq->quality.identified, line, sizeof line);
 	xf_quality_add_reason(q,
 			      "NLSQ found a ridge: %s; along it only the priors and bounds decide, "
 			      "a shape exact NUTS cannot cross: fix a parameter or give it an "

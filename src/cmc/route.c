@@ -396,16 +396,6 @@ void xf_cmc_route_out_free(xf_cmc_route_out *out)
 	memset(out, 0, sizeof *out);
 }
 
-const char *xf_posterior_route_name(xf_posterior_route route)
-{
-	switch (route) {
-	case XF_POSTERIOR_ROUTE_IMPORTANCE: return "importance";
-	case XF_POSTERIOR_ROUTE_NUTS: return "nuts";
-	case XF_POSTERIOR_ROUTE_CMC: return "cmc";
-	default: return "";
-	}
-}
-
 void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 {
 	const xf_cmc_check *c = &res->approx;

@@ -749,7 +749,7 @@ static int judge_shards(cmc_run *r, xf_cmc_result *res, xf_error *err)
 /* The CMC layout: the posterior's request derived from NLSQ's (xf_request_for_posterior:
  * the per-angle mode asked for or NLSQ's, σ sampled), the free parameters to sample. */
 static int build_problem(cmc_run *r, const xf_request *req, const xf_cmc_options *o,
-			 const xf_dataset *ds, const xf_nlsq_result *nlsq, xf_error *err)
+			 const xf_dataset *ds, const xf_estimate *nlsq, xf_error *err)
 {
 	xf_request post;
 	xf_request_for_posterior(req, o->per_angle_mode, nlsq->scaling_mode, &post);
@@ -803,7 +803,7 @@ static int check_shards(const xf_cmc_options *o, const xf_dataset *ds, xf_error 
 }
 
 int xf_cmc_check_layout(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-			const xf_nlsq_result *nlsq, xf_error *err)
+			const xf_estimate *nlsq, xf_error *err)
 {
 	int rc = check_shards(o, ds, err);
 	if (rc || !nlsq)
@@ -854,7 +854,7 @@ fail:
 }
 
 static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-		 const xf_nlsq_result *nlsq, int n_threads, xf_error *err)
+		 const xf_estimate *nlsq, int n_threads, xf_error *err)
 {
 	int rc = build_problem(r, req, o, ds, nlsq, err);
 	if (rc)
@@ -927,7 +927,7 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 }
 
 int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-	       const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, int resume,
+	       const xf_estimate *nlsq, int n_threads, const char *shard_dir, int resume,
 	       xf_cmc_progress_fn progress, void *progress_ctx, xf_cmc_result *res, xf_error *err)
 {
 	cmc_run r;
@@ -1043,7 +1043,7 @@ done:
 }
 
 int xf_cmc_sample_one(const xf_request *req, const xf_cmc_options *o, const xf_dataset *ds,
-		      const xf_nlsq_result *nlsq, int n_threads, const char *shard_dir, long id,
+		      const xf_estimate *nlsq, int n_threads, const char *shard_dir, long id,
 		      long *n_shards, xf_cmc_shard *out, xf_error *err)
 {
 	cmc_run r;

@@ -97,7 +97,7 @@ typedef struct cmc_run {
 	 * prior sensitivity reads of that exact posterior; NULL otherwise */
 	const xf_shard_draws *route_draws;
 	/* the warm start; the prior check (sensitivity.c) compares with it */
-	const xf_nlsq_result *nlsq;
+	const xf_estimate *nlsq;
 	/* progress and time, for what is printed only (eta.h, adr/0080) */
 	xf_eta eta;
 	long warmup_done;  /* warmup transitions of every chain so far */

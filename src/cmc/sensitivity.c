@@ -156,13 +156,13 @@ static int alloc_sens(xf_cmc_sensitivity *s, int nf)
 
 /* NLSQ's value and uncertainty of the parameter called name, NaN when NLSQ has none
  * (another per-angle layout) */
-static void nlsq_of(const xf_nlsq_result *nlsq, const char *name, double *v, double *sd)
+static void nlsq_of(const xf_estimate *nlsq, const char *name, double *v, double *sd)
 {
 	*v = *sd = NAN;
 	for (int j = 0; nlsq && j < nlsq->n_params; j++)
 		if (!strcmp(nlsq->names[j], name) && !nlsq->is_fixed[j]) {
 			*v = nlsq->values[j];
-			*sd = nlsq->uncertainties[j];
+			*sd = nlsq->sd[j];
 		}
 }
 

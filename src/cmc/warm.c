@@ -13,7 +13,7 @@
 #define XF_INSIDE_BOUNDS 0.01 /* starts are moved this fraction of the width inside */
 
 /* Index of a parameter name in the NLSQ result, or −1. */
-static int nlsq_index(const xf_nlsq_result *nlsq, const char *name)
+static int nlsq_index(const xf_estimate *nlsq, const char *name)
 {
 	for (int k = 0; k < nlsq->n_params; k++)
 		if (!strcmp(nlsq->names[k], name))
@@ -56,14 +56,24 @@ static void scaling_from_angles(const xf_problem *pr, const double *per_angle, d
 	free(m);
 }
 
-void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double *x_nlsq, double *x)
+/* 1 when an estimate's per-angle values are there (a fit that failed has NaN for all) */
+static int has_values(const double *v, int n)
+{
+	for (int a = 0; v && a < n; a++)
+		if (!isnan(v[a]))
+			return 1;
+	return 0;
+}
+
+void xf_cmc_warm_start(const xf_problem *pr, const xf_estimate *nlsq, double *x_nlsq, double *x)
 {
 	memcpy(x, pr->start, sizeof(double) * (size_t)pr->n_full);
 	memcpy(x_nlsq, pr->start, sizeof(double) * (size_t)pr->n_full);
 	for (int k = 0; k < pr->n_phys && k < nlsq->n_phys; k++)
 		if (!pr->fixed[k])
 			x[k] = nlsq->values[k];
-	if (pr->n_basis > 0 && nlsq->contrast && nlsq->offset && nlsq->n_phi == pr->n_phi) {
+	if (pr->n_basis > 0 && has_values(nlsq->contrast, nlsq->n_phi) &&
+	    has_values(nlsq->offset, nlsq->n_phi) && nlsq->n_phi == pr->n_phi) {
 		scaling_from_angles(pr, nlsq->contrast, x + pr->n_phys);
 		scaling_from_angles(pr, nlsq->offset, x + pr->n_phys + pr->n_basis);
 	}
@@ -86,7 +96,7 @@ void xf_cmc_warm_start(const xf_problem *pr, const xf_nlsq_result *nlsq, double 
 	}
 }
 
-void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *known, double *q,
+void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_estimate *nlsq, int *known, double *q,
 			double *sd_q)
 {
 	const int a_of[2] = { XF_P_D0, XF_P_GAMMA_DOT_T0 };
@@ -116,7 +126,7 @@ void xf_cmc_nlsq_slopes(const xf_problem *pr, const xf_nlsq_result *nlsq, int *k
 }
 
 /* NLSQ's variance of parameter k of pr (0 when unknown). */
-static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, int k)
+static double nlsq_variance(const xf_problem *pr, const xf_estimate *nlsq, int k)
 {
 	int j = nlsq_index(nlsq, pr->names[k]);
 	if (j >= 0) {
@@ -125,7 +135,7 @@ static double nlsq_variance(const xf_problem *pr, const xf_nlsq_result *nlsq, in
 	}
 	/* another scaling layout: the mean per-angle variance */
 	int is_contrast = k < pr->n_phys + pr->n_basis;
-	const double *unc = is_contrast ? nlsq->contrast_unc : nlsq->offset_unc;
+	const double *unc = is_contrast ? nlsq->contrast_sd : nlsq->offset_sd;
 	double v = 0.0;
 	for (int a = 0; unc && a < nlsq->n_phi; a++)
 		v += isfinite(unc[a]) ? unc[a] * unc[a] / nlsq->n_phi : 0.0;
@@ -146,8 +156,8 @@ static double bound_scale(const xf_problem *pr, int k, const double *x_start, do
  * posterior shared): dropping them all there left a D0–D_offset ridge without its
  * correlation, and NUTS failed to find it (SBC `static` replicate 32: R̂ 1.59 after
  * 50 s; converged in 4 s with it, adr/0093). */
-static void nlsq_cov_u(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
-		       int n_theta, const double *x_start, double share, double *cov)
+static void nlsq_cov_u(const xf_problem *pr, const xf_estimate *nlsq, const int *theta, int n_theta,
+		       const double *x_start, double share, double *cov)
 {
 	int d = n_theta + 1;
 	memset(cov, 0, sizeof(double) * (size_t)d * d);
@@ -217,7 +227,7 @@ static int not_positive(int n_theta, int d, const double *m)
 	return bad;
 }
 
-int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, const int *theta,
+int xf_cmc_initial_metric(const xf_problem *pr, const xf_estimate *nlsq, const int *theta,
 			  int n_theta, const double *x_start, double share, size_t n_points,
 			  int dense, const double *jtj, double *cov)
 {
@@ -246,7 +256,10 @@ int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, cons
 	/* a rank-deficient JᵀJ: NLSQ's covariance is its pseudo-inverse, which lies along
 	 * what the data identify (D0 + D_offset: a correlation of +1) and says nothing of the
 	 * ridge across it (SBC replicate 175: R̂ 1.89, bulk ESS 6) */
-	int deficient = nlsq->cov_rank > 0 && nlsq->cov_rank < nlsq->n_free;
+	int n_free = 0;
+	for (int k = 0; k < nlsq->n_params; k++)
+		n_free += !nlsq->is_fixed[k];
+	int deficient = nlsq->cov_rank > 0 && nlsq->cov_rank < n_free;
 	if ((lost || deficient || (dense && not_positive(n_theta, d, m))) &&
 	    xf_cmc_laplace_metric(pr, theta, n_theta, x_start, share, jtj, raw, d, m) == 0)
 		laplace = 1;
@@ -263,15 +276,15 @@ int xf_cmc_initial_metric(const xf_problem *pr, const xf_nlsq_result *nlsq, cons
 	return laplace;
 }
 
-int xf_cmc_informed_priors(xf_problem *pr, const xf_nlsq_result *nlsq, double width_factor)
+int xf_cmc_informed_priors(xf_problem *pr, const xf_estimate *nlsq, double width_factor)
 {
 	int changed = 0;
 	for (int k = 0; k < pr->n_full; k++) {
 		int j = nlsq_index(nlsq, pr->names[k]);
-		if (pr->fixed[k] || j < 0 || !isfinite(nlsq->uncertainties[j]))
+		if (pr->fixed[k] || j < 0 || !isfinite(nlsq->sd[j]))
 			continue;
 		double w = pr->upper[k] - pr->lower[k];
-		double s = width_factor * nlsq->uncertainties[j];
+		double s = width_factor * nlsq->sd[j];
 		pr->prior_mu[k] = nlsq->values[j];
 		pr->prior_sigma[k] = fmin(fmax(s, 0.01 * w), 0.5 * w);
 		changed++;

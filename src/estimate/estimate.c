@@ -43,6 +43,16 @@ int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf
 	return 0;
 }
 
+const char *xf_posterior_route_name(xf_posterior_route route)
+{
+	switch (route) {
+	case XF_POSTERIOR_ROUTE_IMPORTANCE: return "importance";
+	case XF_POSTERIOR_ROUTE_NUTS: return "nuts";
+	case XF_POSTERIOR_ROUTE_CMC: return "cmc";
+	default: return "";
+	}
+}
+
 void xf_estimate_free(xf_estimate *e)
 {
 	for (int k = 0; e->names && k < e->n_params; k++)

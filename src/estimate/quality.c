@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/numfmt.h"
+
 const char *xf_quality_level_name(xf_quality_level q)
 {
 	return q == XF_QUALITY_GOOD ? "good" : q == XF_QUALITY_MARGINAL ? "marginal" : "poor";
@@ -34,6 +36,11 @@ int xf_fit_status_parse(const char *name, xf_fit_status *s)
 	return -1;
 }
 
+int xf_fit_status_failed(xf_fit_status s)
+{
+	return s == XF_STATUS_FAILED || s == XF_STATUS_RIDGE;
+}
+
 void xf_quality_add_reason(xf_quality *q, const char *fmt, ...)
 {
 	if (q->n_reasons >= XF_QUALITY_MAX_REASONS)
@@ -54,4 +61,25 @@ void xf_quality_add_first_reason(xf_quality *q, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(q->reasons[0], sizeof q->reasons[0], fmt, ap);
 	va_end(ap);
+}
+
+void xf_identified_text(const xf_identified *id, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < id->n_combos && len < size; i++) {
+		const xf_identified_combo *c = &id->combo[i];
+		char pm[XF_NUM_TEXT]; /* to the precision its sd supports (adr/0062) */
+		xf_num_pm(c->value, c->sd, " +/- ", pm, sizeof pm);
+		int w = snprintf(buf + len, size - len, "%s%s = %s",
+				 i == 0 ? "the data identify " : ", ", c->text, pm);
+		len += w > 0 ? (size_t)w : 0;
+	}
+	for (int k = 0; k < id->n_not_identified && len < size; k++) {
+		int w = snprintf(buf + len, size - len, "%s%s", k == 0 ? " but not " : ", ",
+				 id->not_identified[k]);
+		len += w > 0 ? (size_t)w : 0;
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, " one by one (fix: %s)", id->fix);
 }

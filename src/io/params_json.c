@@ -43,61 +43,59 @@ static cJSON *angle_summary(const double *v, const double *unc, int n)
 	return parameter_entry(mean, rms, 0);
 }
 
-static cJSON *parameters_object(const xf_nlsq_result *res)
+static cJSON *parameters_object(const xf_estimate *est)
 {
 	cJSON *params = cJSON_CreateObject();
-	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
-		cJSON_AddItemToObject(
-			params, res->names[k],
-			parameter_entry(res->values ? res->values[k] : NAN,
-					res->uncertainties ? res->uncertainties[k] : NAN,
-					res->is_fixed ? res->is_fixed[k] : 0));
+	for (int k = 0; k < est->n_phys && k < est->n_params; k++)
+		cJSON_AddItemToObject(params, est->names[k],
+				      parameter_entry(est->values ? est->values[k] : NAN,
+						      est->sd ? est->sd[k] : NAN,
+						      est->is_fixed ? est->is_fixed[k] : 0));
 	cJSON_AddItemToObject(params, "contrast",
-			      angle_summary(res->contrast, res->contrast_unc, res->n_phi));
+			      angle_summary(est->contrast, est->contrast_sd, est->n_phi));
 	cJSON_AddItemToObject(params, "offset",
-			      angle_summary(res->offset, res->offset_unc, res->n_phi));
+			      angle_summary(est->offset, est->offset_sd, est->n_phi));
 	return params;
 }
 
 /* the fitted scaling coefficients themselves (names as in nlsq.h: "contrast",
  * "contrast_003", "contrast_cos1", ...): per_angle holds what they mean per angle */
-static cJSON *scaling_object(const xf_nlsq_result *res)
+static cJSON *scaling_object(const xf_estimate *est)
 {
 	cJSON *obj = cJSON_CreateObject();
-	for (int k = res->n_phys; k < res->n_params; k++)
-		cJSON_AddItemToObject(
-			obj, res->names[k],
-			parameter_entry(res->values ? res->values[k] : NAN,
-					res->uncertainties ? res->uncertainties[k] : NAN,
-					res->is_fixed ? res->is_fixed[k] : 0));
+	for (int k = est->n_phys; k < est->n_params; k++)
+		cJSON_AddItemToObject(obj, est->names[k],
+				      parameter_entry(est->values ? est->values[k] : NAN,
+						      est->sd ? est->sd[k] : NAN,
+						      est->is_fixed ? est->is_fixed[k] : 0));
 	return obj;
 }
 
-static cJSON *per_angle_object(const xf_nlsq_result *res)
+static cJSON *per_angle_object(const xf_estimate *est)
 {
 	cJSON *pa = cJSON_CreateObject();
-	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(est->phi_deg, est->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", xf_json_numbers(est->contrast, est->n_phi));
 	cJSON_AddItemToObject(pa, "contrast_uncertainty",
-			      xf_json_numbers(res->contrast_unc, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(res->offset, res->n_phi));
+			      xf_json_numbers(est->contrast_sd, est->n_phi));
+	cJSON_AddItemToObject(pa, "offset", xf_json_numbers(est->offset, est->n_phi));
 	cJSON_AddItemToObject(pa, "offset_uncertainty",
-			      xf_json_numbers(res->offset_unc, res->n_phi));
+			      xf_json_numbers(est->offset_sd, est->n_phi));
 	return pa;
 }
 
-static cJSON *covariance_object(const xf_nlsq_result *res)
+static cJSON *covariance_object(const xf_estimate *est)
 {
 	cJSON *cov = cJSON_CreateObject();
 	cJSON *names = cJSON_CreateArray();
 	cJSON *matrix = cJSON_CreateArray();
-	int n = res->n_params;
+	int n = est->n_params;
 	for (int k = 0; k < n; k++)
-		cJSON_AddItemToArray(names, cJSON_CreateString(res->names[k]));
+		cJSON_AddItemToArray(names, cJSON_CreateString(est->names[k]));
 	for (int r = 0; r < n; r++)
 		cJSON_AddItemToArray(
 			matrix,
-			xf_json_numbers(res->covariance ? res->covariance + (size_t)r * n : NULL,
+			xf_json_numbers(est->covariance ? est->covariance + (size_t)r * n : NULL,
 					n));
 	cJSON_AddItemToObject(cov, "names", names);
 	cJSON_AddItemToObject(cov, "matrix", matrix);
@@ -137,9 +135,9 @@ static cJSON *identified_object(const xf_identified *id)
 }
 
 /* quality (nlsq.md): the grade, its reasons and the checks behind "converged" */
-static cJSON *quality_object(const xf_nlsq_result *res)
+static cJSON *quality_object(const xf_estimate *est)
 {
-	const xf_quality *q = &res->quality;
+	const xf_quality *q = &est->quality;
 	cJSON *obj = cJSON_CreateObject();
 	cJSON *reasons = cJSON_CreateArray();
 	for (int k = 0; k < q->n_reasons; k++)
@@ -156,9 +154,9 @@ static cJSON *quality_object(const xf_nlsq_result *res)
 }
 
 /* how the optimum was searched for (nlsq.md "Finding the optimum") */
-static cJSON *search_object(const xf_nlsq_result *res)
+static cJSON *search_object(const xf_estimate *est, const xf_nlsq_appendix *app)
 {
-	const xf_nlsq_search *s = &res->search;
+	const xf_nlsq_search *s = &app->search;
 	cJSON *obj = cJSON_CreateObject();
 	cJSON_AddStringToObject(obj, "chosen_start", s->chosen);
 	cJSON_AddItemToObject(obj, "starts_screened", xf_json_int(s->n_candidates));
@@ -180,59 +178,60 @@ static cJSON *search_object(const xf_nlsq_result *res)
 		cJSON_AddItemToObject(obj, r ? "screening_round2" : "screening_round1", round);
 	}
 	cJSON_AddItemToObject(obj, "whole_data_pass_equivalents", xf_json_num(s->pass_equivalents));
-	cJSON *est = cJSON_CreateObject();
-	for (int k = 0; k < res->n_phys && res->names; k++)
-		cJSON_AddItemToObject(est, res->names[k], xf_json_num(s->estimate[k]));
-	cJSON_AddItemToObject(obj, "estimated_start", est);
+	cJSON *start = cJSON_CreateObject();
+	for (int k = 0; k < est->n_phys && est->names; k++)
+		cJSON_AddItemToObject(start, est->names[k], xf_json_num(s->estimate[k]));
+	cJSON_AddItemToObject(obj, "estimated_start", start);
 	return obj;
 }
 
-static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_nlsq_result *res)
+static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_estimate *est,
+		    const xf_nlsq_appendix *app)
 {
 	cJSON *root = cJSON_CreateObject();
-	const char *status = xf_fit_status_name(res->status);
+	const char *status = xf_fit_status_name(est->status);
 	cJSON_AddStringToObject(root, "method", "nlsq");
-	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
+	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
 	cJSON_AddStringToObject(root, "status", status);
-	cJSON_AddStringToObject(root, "convergence_status", convergence_status(res->status));
-	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(res->chi_squared));
-	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(res->reduced_chi_squared));
+	cJSON_AddStringToObject(root, "convergence_status", convergence_status(est->status));
+	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(app->chi_squared));
+	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(app->reduced_chi_squared));
 	/* the cost chi_squared is: Σ r² for linear, f_scale²·Σρ((r/f_scale)²) otherwise */
 	cJSON_AddStringToObject(root, "loss", info->loss ? info->loss : "linear");
 	if (!info->loss_linear)
 		cJSON_AddItemToObject(root, "f_scale", xf_json_num(info->f_scale));
-	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
+	int sigma_given = app->sigma_rule && !strcmp(app->sigma_rule, "given");
 	if (!sigma_given)
-		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(res->residual_sd));
-	cJSON_AddItemToObject(root, "n_points", xf_json_int((long long)res->n_points));
-	cJSON_AddItemToObject(root, "n_free_parameters", xf_json_int(res->n_free));
-	cJSON_AddStringToObject(root, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
-	cJSON_AddItemToObject(root, "sigma", xf_json_num(res->sigma));
-	cJSON_AddStringToObject(root, "stop_reason", res->stop_reason ? res->stop_reason : "");
-	cJSON_AddItemToObject(root, "iterations", xf_json_int(res->iterations));
-	cJSON_AddItemToObject(root, "quality", quality_object(res));
+		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(app->residual_sd));
+	cJSON_AddItemToObject(root, "n_points", xf_json_int((long long)app->n_points));
+	cJSON_AddItemToObject(root, "n_free_parameters", xf_json_int(app->n_free));
+	cJSON_AddStringToObject(root, "sigma_rule", app->sigma_rule ? app->sigma_rule : "");
+	cJSON_AddItemToObject(root, "sigma", xf_json_num(app->sigma));
+	cJSON_AddStringToObject(root, "stop_reason", app->stop_reason ? app->stop_reason : "");
+	cJSON_AddItemToObject(root, "iterations", xf_json_int(app->iterations));
+	cJSON_AddItemToObject(root, "quality", quality_object(est));
 	cJSON *at = cJSON_CreateArray();
-	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
-		cJSON_AddItemToArray(at, cJSON_CreateString(res->at_bounds[k]));
+	for (int k = 0; app->at_bounds && k < app->n_at_bounds; k++)
+		cJSON_AddItemToArray(at, cJSON_CreateString(app->at_bounds[k]));
 	cJSON_AddItemToObject(root, "parameters_at_bounds", at);
-	cJSON_AddItemToObject(root, "parameters", parameters_object(res));
-	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(res));
+	cJSON_AddItemToObject(root, "parameters", parameters_object(est));
+	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(est));
 	cJSON_AddItemToObject(root, "parameter_units",
-			      xf_json_parameter_units(res->names, res->n_phys, res->n_params));
-	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
+			      xf_json_parameter_units(est->names, est->n_phys, est->n_params));
+	cJSON_AddItemToObject(root, "per_angle", per_angle_object(est));
 	cJSON_AddStringToObject(root, "per_angle_mode",
-				xf_scaling_mode_used_name(res->scaling_mode));
+				xf_scaling_mode_used_name(est->scaling_mode));
 	cJSON_AddStringToObject(root, "per_angle_mode_config",
 				info->per_angle_mode ? info->per_angle_mode : "");
 	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
-	cJSON_AddItemToObject(root, "covariance", covariance_object(res));
-	cJSON_AddItemToObject(root, "covariance_rank", xf_json_int(res->cov_rank));
-	cJSON_AddItemToObject(root, "n_starts", xf_json_int(res->n_starts_run));
-	cJSON_AddItemToObject(root, "search", search_object(res));
+	cJSON_AddItemToObject(root, "covariance", covariance_object(est));
+	cJSON_AddItemToObject(root, "covariance_rank", xf_json_int(est->cov_rank));
+	cJSON_AddItemToObject(root, "n_starts", xf_json_int(app->n_starts_run));
+	cJSON_AddItemToObject(root, "search", search_object(est, app));
 	cJSON *timing = cJSON_CreateObject();
-	cJSON_AddItemToObject(timing, "load", xf_json_num(res->time_load_s));
-	cJSON_AddItemToObject(timing, "fit", xf_json_num(res->time_fit_s));
-	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
+	cJSON_AddItemToObject(timing, "load", xf_json_num(app->time_load_s));
+	cJSON_AddItemToObject(timing, "fit", xf_json_num(app->time_fit_s));
+	cJSON_AddItemToObject(timing, "total", xf_json_num(app->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);
 	xf_json_add_provenance(root, info, ds);
@@ -243,7 +242,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_n
 }
 
 int xf_io_write_nlsq_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			  const xf_nlsq_result *res, xf_error *err)
+			  const xf_estimate *est, const xf_nlsq_appendix *app, xf_error *err)
 {
-	return xf_json_write(dir, "parameters.json", build(info, ds, res), err);
+	return xf_json_write(dir, "parameters.json", build(info, ds, est, app), err);
 }

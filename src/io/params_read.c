@@ -1,5 +1,5 @@
-/* params_read.c — an NLSQ result read back from its parameters.json (the warm start of
- * `xpcsfit cmc --nlsq DIR`), and the check that it belongs to the data and config at
+/* params_read.c — an NLSQ result read back from its parameters.json as an estimate (the
+ * warm start of `xpcsfit cmc --nlsq DIR`), and the check that it belongs to the data and config at
  * hand: the same file, mode, q, angles and frame window, else CMC would start from the
  * fit of something else. */
 #include <cjson/cJSON.h>
@@ -38,24 +38,24 @@ static double num_of(const cJSON *o)
 	return cJSON_IsNumber(o) ? o->valuedouble : NAN; /* null (NaN, ±Inf) → NaN */
 }
 
-/* A JSON array of n numbers into a new array; NULL when it is not one. */
-static double *numbers(const cJSON *arr, int n)
-{
-	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != n)
-		return NULL;
-	double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-	for (int k = 0; v && k < n; k++)
-		v[k] = num_of(cJSON_GetArrayItem(arr, k));
-	return v;
-}
-
 static int bad(xf_error *err, const char *path, const char *what)
 {
 	return xf_fail(err, XF_ERR_CONFIG, "%s is not an xpcsfit NLSQ result (%s)", path, what);
 }
 
-/* Parameters, covariance and per-angle values. */
-static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf_error *err)
+/* A JSON array of n numbers into dst; -1 when it is not one. */
+static int numbers_into(const cJSON *arr, int n, double *dst)
+{
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != n)
+		return -1;
+	for (int k = 0; k < n; k++)
+		dst[k] = num_of(cJSON_GetArrayItem(arr, k));
+	return 0;
+}
+
+/* Parameters, covariance and per-angle values, into e (allocated here). */
+static int read_fit(const cJSON *root, const char *path, xf_mode mode, xf_estimate *e,
+		    xf_error *err)
 {
 	const cJSON *cov = cJSON_GetObjectItem(root, "covariance");
 	const cJSON *names = cJSON_GetObjectItem(cov, "names");
@@ -66,29 +66,32 @@ static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf
 	int n = cJSON_IsArray(names) ? cJSON_GetArraySize(names) : 0;
 	if (n <= 0 || !cJSON_IsArray(matrix) || cJSON_GetArraySize(matrix) != n || !params || !pa)
 		return bad(err, path, "no covariance, parameters or per_angle");
-	res->n_params = n;
-	res->names = calloc((size_t)n, sizeof(char *));
-	res->values = malloc(sizeof(double) * (size_t)n);
-	res->uncertainties = malloc(sizeof(double) * (size_t)n);
-	res->is_fixed = calloc((size_t)n, sizeof(int));
-	res->covariance = malloc(sizeof(double) * (size_t)n * n);
-	if (!res->names || !res->values || !res->uncertainties || !res->is_fixed ||
-	    !res->covariance)
+	const cJSON *phi = cJSON_GetObjectItem(pa, "phi_deg");
+	int n_phi = cJSON_IsArray(phi) ? cJSON_GetArraySize(phi) : 0;
+	if (n_phi <= 0)
+		return bad(err, path, "per_angle values missing");
+	if (xf_estimate_alloc(e, n, n_phi, 0, err) != 0)
+		return err->code;
+	e->grid.mode = mode;
+	e->n_phys = xf_mode_n_phys(mode);
+	e->covariance = malloc(sizeof(double) * (size_t)n * n);
+	if (!e->covariance)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	for (int k = 0; k < n; k++) {
 		const cJSON *nm = cJSON_GetArrayItem(names, k);
 		if (!cJSON_IsString(nm))
 			return bad(err, path, "a parameter name is not a string");
-		res->names[k] = strdup(nm->valuestring);
+		e->names[k] = strdup(nm->valuestring);
+		e->units[k] = k < e->n_phys ? xf_param_units[k] : "";
 		const cJSON *p = cJSON_GetObjectItem(params, nm->valuestring);
 		if (!p)
 			p = cJSON_GetObjectItem(scaling, nm->valuestring);
-		if (!res->names[k] || !p)
+		if (!e->names[k] || !p)
 			return bad(err, path, "a parameter of the covariance has no value");
 		const cJSON *value = cJSON_GetObjectItem(p, "value");
-		res->values[k] = num_of(value);
+		e->values[k] = num_of(value);
 		/* a start CMC cannot use is refused here, not after a whole posterior run */
-		if (!isfinite(res->values[k])) {
+		if (!isfinite(e->values[k])) {
 			char *text = value ? cJSON_PrintUnformatted(value) : NULL;
 			char what[256];
 			snprintf(what, sizeof what,
@@ -97,32 +100,24 @@ static int read_fit(const cJSON *root, const char *path, xf_nlsq_result *res, xf
 			free(text);
 			return bad(err, path, what);
 		}
-		res->uncertainties[k] = num_of(cJSON_GetObjectItem(p, "uncertainty"));
-		res->is_fixed[k] = cJSON_IsTrue(cJSON_GetObjectItem(p, "fixed"));
-		double *row = numbers(cJSON_GetArrayItem(matrix, k), n);
-		if (!row)
+		e->sd[k] = num_of(cJSON_GetObjectItem(p, "uncertainty"));
+		e->is_fixed[k] = cJSON_IsTrue(cJSON_GetObjectItem(p, "fixed"));
+		if (numbers_into(cJSON_GetArrayItem(matrix, k), n, e->covariance + (size_t)k * n))
 			return bad(err, path, "the covariance is not square");
-		memcpy(res->covariance + (size_t)k * n, row, sizeof(double) * (size_t)n);
-		free(row);
 	}
-	const cJSON *phi = cJSON_GetObjectItem(pa, "phi_deg");
-	res->n_phi = cJSON_IsArray(phi) ? cJSON_GetArraySize(phi) : 0;
-	res->phi_deg = numbers(phi, res->n_phi);
-	res->contrast = numbers(cJSON_GetObjectItem(pa, "contrast"), res->n_phi);
-	res->contrast_unc = numbers(cJSON_GetObjectItem(pa, "contrast_uncertainty"), res->n_phi);
-	res->offset = numbers(cJSON_GetObjectItem(pa, "offset"), res->n_phi);
-	res->offset_unc = numbers(cJSON_GetObjectItem(pa, "offset_uncertainty"), res->n_phi);
-	if (res->n_phi <= 0 || !res->phi_deg || !res->contrast || !res->contrast_unc ||
-	    !res->offset || !res->offset_unc)
+	if (numbers_into(phi, n_phi, e->phi_deg) ||
+	    numbers_into(cJSON_GetObjectItem(pa, "contrast"), n_phi, e->contrast) ||
+	    numbers_into(cJSON_GetObjectItem(pa, "contrast_uncertainty"), n_phi, e->contrast_sd) ||
+	    numbers_into(cJSON_GetObjectItem(pa, "offset"), n_phi, e->offset) ||
+	    numbers_into(cJSON_GetObjectItem(pa, "offset_uncertainty"), n_phi, e->offset_sd))
 		return bad(err, path, "per_angle values missing");
 	return 0;
 }
 
-int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *origin,
-			 xf_error *err)
+int xf_results_read_nlsq(const char *dir, xf_estimate *e, xf_nlsq_origin *origin, xf_error *err)
 {
 	char path[PATH_MAX];
-	memset(res, 0, sizeof *res);
+	memset(e, 0, sizeof *e);
 	memset(origin, 0, sizeof *origin);
 	if (xf_path_join(path, sizeof path, dir, "parameters.json", err))
 		return err->code;
@@ -141,38 +136,40 @@ int xf_results_read_nlsq(const char *dir, xf_nlsq_result *res, xf_nlsq_origin *o
 		rc = bad(err, path, "no method nlsq, analysis_mode, per_angle_mode or data");
 		goto done;
 	}
-	res->mode = !strcmp(mode->valuestring, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
-	res->n_phys = xf_mode_n_phys(res->mode);
+	xf_mode fit_mode =
+		!strcmp(mode->valuestring, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
+	if ((rc = read_fit(root, path, fit_mode, e, err)))
+		goto done;
+	e->method = XF_METHOD_NLSQ;
 	const char *modes[4] = { "shared", "individual", "constant", "fourier" };
 	const xf_scaling_mode values[4] = { XF_SCALING_AUTO, XF_SCALING_INDIVIDUAL,
 					    XF_SCALING_CONSTANT, XF_SCALING_FOURIER };
-	res->scaling_mode = XF_SCALING_INDIVIDUAL;
+	e->scaling_mode = XF_SCALING_INDIVIDUAL;
 	for (int k = 0; k < 4; k++)
 		if (!strcmp(pam->valuestring, modes[k]))
-			res->scaling_mode = values[k];
+			e->scaling_mode = values[k];
 	if (!strcmp(pam->valuestring, "auto")) /* an older parameters.json: shared */
-		res->scaling_mode = XF_SCALING_AUTO;
-	res->chi_squared = num_of(cJSON_GetObjectItem(root, "chi_squared"));
+		e->scaling_mode = XF_SCALING_AUTO;
 	const cJSON *status = cJSON_GetObjectItem(root, "status");
 	origin->has_status = cJSON_IsString(status) &&
 			     !xf_fit_status_parse(status->valuestring, &origin->status);
+	e->status = origin->has_status ? origin->status : XF_STATUS_FAILED;
 	const cJSON *file = cJSON_GetObjectItem(data, "file");
 	snprintf(origin->file, sizeof origin->file, "%s",
 		 cJSON_IsString(file) ? file->valuestring : "");
 	origin->q = num_of(cJSON_GetObjectItem(data, "q"));
 	origin->n_frames = (long)num_of(cJSON_GetObjectItem(data, "n_frames"));
 	origin->first_frame = (long)num_of(cJSON_GetObjectItem(data, "first_frame"));
-	rc = read_fit(root, path, res, err);
 done:
 	cJSON_Delete(root);
 	if (rc)
-		xf_nlsq_result_free(res);
+		xf_estimate_free(e);
 	return rc;
 }
 
 /* A physical value outside this config's bounds: CMC's map of the box has no place for
  * it (it used to run and fail on R-hat); 0 or the error. */
-static int check_bounds(const char *dir, const xf_nlsq_result *res, const xf_bound *bounds,
+static int check_bounds(const char *dir, const xf_estimate *res, const xf_bound *bounds,
 			xf_error *err)
 {
 	for (int k = 0; bounds && k < res->n_params; k++) {
@@ -192,8 +189,8 @@ static int check_bounds(const char *dir, const xf_nlsq_result *res, const xf_bou
 	return 0;
 }
 
-int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_origin *o,
-		     xf_mode mode, const xf_bound *bounds, const xf_dataset *ds, xf_error *err)
+int xf_io_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o, xf_mode mode,
+		     const xf_bound *bounds, const xf_dataset *ds, xf_error *err)
 {
 	char a[PATH_MAX], b[PATH_MAX], clean[3 * PATH_MAX];
 	int same_file = o->file[0] && ds->path && realpath(o->file, a) && realpath(ds->path, b) &&
@@ -205,7 +202,7 @@ int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_o
 	const char *why = NULL;
 	if (!same_file)
 		why = "another data file";
-	else if (res->mode != mode)
+	else if (res->grid.mode != mode)
 		why = "another analysis_mode";
 	else if (!(fabs(o->q - ds->q) <= 1e-12 * fabs(ds->q)))
 		why = "another q";
@@ -222,7 +219,7 @@ int xf_io_check_nlsq(const char *dir, const xf_nlsq_result *res, const xf_nlsq_o
 		       "the NLSQ result in %s was fitted to %s (%s, mode %s, q %.6g, %d angles, "
 		       "%ld frames) than this run (%s, mode %s, q %.6g, %d angles, %d frames): "
 		       "fit it again or give the matching --nlsq",
-		       dir, why, o->file, xf_mode_name(res->mode), o->q, res->n_phi, o->n_frames,
-		       ds->path ? ds->path : "?", xf_mode_name(mode), ds->q, ds->n_phi,
+		       dir, why, o->file, xf_mode_name(res->grid.mode), o->q, res->n_phi,
+		       o->n_frames, ds->path ? ds->path : "?", xf_mode_name(mode), ds->q, ds->n_phi,
 		       ds->n_frames);
 }

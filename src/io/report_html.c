@@ -111,7 +111,7 @@ static void put_status(xf_html *h, const xf_report *r)
 	const char *grade = r->quality ? xf_quality_level_name(r->quality->overall) : "-";
 	const char *status = xf_fit_status_name(r->status);
 	xf_html_put(h, "<h2>Status</h2>\n<table>\n<tr><th>status</th><td class=\"");
-	xf_html_text(h, xf_nlsq_status_failed(r->status) ? "failed" : "");
+	xf_html_text(h, xf_fit_status_failed(r->status) ? "failed" : "");
 	xf_html_put(h, "\">");
 	xf_html_text(h, status);
 	xf_html_put(h, "</td></tr>\n<tr><th>quality</th><td class=\"");

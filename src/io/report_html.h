@@ -9,7 +9,8 @@
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/results.h"
 
 #define XF_REPORT_MAX_ROWS 16 /* rows of one summary section; more are dropped */
@@ -83,8 +84,8 @@ int xf_report_rings_section(xf_html *h, const char *dir, const char *rings_json,
  * per angle slot ([ds->n_phi] Å⁻¹, the rows of per-angle coefficients name their ring),
  * or NULL. */
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			const xf_nlsq_result *res, const double *slot_q, int with_plots,
-			xf_error *err);
+			const xf_estimate *est, const xf_nlsq_appendix *app, const double *slot_q,
+			int with_plots, xf_error *err);
 int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
 		       const xf_cmc_result *res, int with_plots, xf_error *err);
 

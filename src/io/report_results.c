@@ -54,12 +54,12 @@ static void summary_row(xf_report_param *p, const char *name, xf_scaling_mode mo
 		snprintf(p->note, sizeof p->note, "mean over %d angles", n_phi);
 }
 
-static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
+static xf_report_param nlsq_param(const xf_estimate *est, int k)
 {
-	xf_report_param p = { .name = res->names[k],
-			      .value = res->values ? res->values[k] : NAN,
-			      .unc = res->uncertainties ? res->uncertainties[k] : NAN,
-			      .fixed = res->is_fixed ? res->is_fixed[k] : 0 };
+	xf_report_param p = { .name = est->names[k],
+			      .value = est->values ? est->values[k] : NAN,
+			      .unc = est->sd ? est->sd[k] : NAN,
+			      .fixed = est->is_fixed ? est->is_fixed[k] : 0 };
 	label_row(&p);
 	return p;
 }
@@ -67,16 +67,15 @@ static xf_report_param nlsq_param(const xf_nlsq_result *res, int k)
 /* The fitted scaling coefficients below the scalar rows, unless there is one contrast
  * and one offset coefficient (auto's shared pair, or one angle): then the scalar rows
  * are those coefficients and a second pair of rows would repeat them (issue 25). */
-static int add_coefficients(const xf_nlsq_result *res, const double *slot_q, xf_report_param *p,
-			    int n)
+static int add_coefficients(const xf_estimate *est, const double *slot_q, xf_report_param *p, int n)
 {
-	int n_basis = (res->n_params - res->n_phys) / 2;
+	int n_basis = (est->n_params - est->n_phys) / 2;
 	if (n_basis <= 1)
 		return n;
-	for (int k = res->n_phys; k < res->n_params; k++) {
-		int j = (k - res->n_phys) % n_basis;
-		p[n] = nlsq_param(res, k);
-		if (res->scaling_mode == XF_SCALING_INDIVIDUAL && res->phi_deg && j < res->n_phi &&
+	for (int k = est->n_phys; k < est->n_params; k++) {
+		int j = (k - est->n_phys) % n_basis;
+		p[n] = nlsq_param(est, k);
+		if (est->scaling_mode == XF_SCALING_INDIVIDUAL && est->phi_deg && j < est->n_phi &&
 		    !p[n].fixed) {
 			if (slot_q) { /* a joint fit: several rings' angles, which ring? */
 				int ring = 1;
@@ -84,10 +83,10 @@ static int add_coefficients(const xf_nlsq_result *res, const double *slot_q, xf_
 					ring += slot_q[a] != slot_q[a - 1];
 				snprintf(p[n].note, sizeof p[n].note,
 					 "ring %d (q = %.4g Å⁻¹), angle φ = %.2f°", ring, slot_q[j],
-					 res->phi_deg[j]);
+					 est->phi_deg[j]);
 			} else {
 				snprintf(p[n].note, sizeof p[n].note, "angle φ = %.2f°",
-					 res->phi_deg[j]);
+					 est->phi_deg[j]);
 			}
 		}
 		n++;
@@ -96,49 +95,49 @@ static int add_coefficients(const xf_nlsq_result *res, const double *slot_q, xf_
 }
 
 int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			const xf_nlsq_result *res, const double *slot_q, int with_plots,
-			xf_error *err)
+			const xf_estimate *est, const xf_nlsq_appendix *app, const double *slot_q,
+			int with_plots, xf_error *err)
 {
-	xf_report_param *p = alloc_params(res->n_params, err);
+	xf_report_param *p = alloc_params(est->n_params, err);
 	if (!p)
 		return err->code;
 	int n = 0;
-	for (int k = 0; k < res->n_phys && k < res->n_params; k++)
-		p[n++] = nlsq_param(res, k);
-	xf_io_angle_summary(res->contrast, res->contrast_unc, res->n_phi, &p[n].value, &p[n].unc);
-	summary_row(&p[n++], "contrast", res->scaling_mode, res->n_phi);
-	xf_io_angle_summary(res->offset, res->offset_unc, res->n_phi, &p[n].value, &p[n].unc);
-	summary_row(&p[n++], "offset", res->scaling_mode, res->n_phi);
-	n = add_coefficients(res, slot_q, p, n);
+	for (int k = 0; k < est->n_phys && k < est->n_params; k++)
+		p[n++] = nlsq_param(est, k);
+	xf_io_angle_summary(est->contrast, est->contrast_sd, est->n_phi, &p[n].value, &p[n].unc);
+	summary_row(&p[n++], "contrast", est->scaling_mode, est->n_phi);
+	xf_io_angle_summary(est->offset, est->offset_sd, est->n_phi, &p[n].value, &p[n].unc);
+	summary_row(&p[n++], "offset", est->scaling_mode, est->n_phi);
+	n = add_coefficients(est, slot_q, p, n);
 	xf_report r = { .method = "nlsq",
-			.status = res->status,
-			.quality = &res->quality,
+			.status = est->status,
+			.quality = &est->quality,
 			.value_head = "value",
 			.unc_head = "uncertainty (1 sd)",
 			.n_params = n,
 			.params = p };
-	int sigma_given = res->sigma_rule && !strcmp(res->sigma_rule, "given");
+	int sigma_given = app->sigma_rule && !strcmp(app->sigma_rule, "given");
 	xf_report_add(&r, XF_REPORT_FIT, "stop reason", "%s",
-		      res->stop_reason ? res->stop_reason : "-");
-	xf_report_add(&r, XF_REPORT_FIT, "iterations", "%d", res->iterations);
-	xf_report_add(&r, XF_REPORT_FIT, "chi-squared", "%.6g", res->chi_squared);
+		      app->stop_reason ? app->stop_reason : "-");
+	xf_report_add(&r, XF_REPORT_FIT, "iterations", "%d", app->iterations);
+	xf_report_add(&r, XF_REPORT_FIT, "chi-squared", "%.6g", app->chi_squared);
 	if (sigma_given)
 		xf_report_add(&r, XF_REPORT_FIT, "reduced chi-squared", "%.6g",
-			      res->reduced_chi_squared);
+			      app->reduced_chi_squared);
 	else
 		xf_report_add(&r, XF_REPORT_FIT, "residual sd", "%.6g (sigma not given)",
-			      res->residual_sd);
-	xf_report_add(&r, XF_REPORT_FIT, "points, free parameters", "%zu, %d", res->n_points,
-		      res->n_free);
-	for (int k = 0; res->at_bounds && k < res->n_at_bounds; k++)
-		xf_report_add(&r, XF_REPORT_FIT, "at a bound", "%s", res->at_bounds[k]);
-	add_config(&r, res->mode, res->scaling_mode, info->per_angle_mode);
+			      app->residual_sd);
+	xf_report_add(&r, XF_REPORT_FIT, "points, free parameters", "%zu, %d", app->n_points,
+		      app->n_free);
+	for (int k = 0; app->at_bounds && k < app->n_at_bounds; k++)
+		xf_report_add(&r, XF_REPORT_FIT, "at a bound", "%s", app->at_bounds[k]);
+	add_config(&r, est->grid.mode, est->scaling_mode, info->per_angle_mode);
 	if (!info->loss_linear)
 		xf_report_add(&r, XF_REPORT_CONFIG, "loss", "%s, f_scale %.6g",
 			      info->loss ? info->loss : "", info->f_scale);
-	xf_report_add(&r, XF_REPORT_TIMING, "load", "%.3f s", res->time_load_s);
-	xf_report_add(&r, XF_REPORT_TIMING, "fit", "%.3f s", res->time_fit_s);
-	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "load", "%.3f s", app->time_load_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "fit", "%.3f s", app->time_fit_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", app->time_total_s);
 	int rc = xf_report_html_write(dir, &r, info, ds, with_plots, err);
 	free(p);
 	return rc;

@@ -31,27 +31,27 @@
  * and inside HDF5's limits for very long series */
 #define XF_H5_MAX_CHUNK_BYTES (1u << 20)
 
-static int write_scalars(h5w *w, hid_t g, const xf_nlsq_result *res)
+static int write_scalars(h5w *w, hid_t g, const xf_estimate *est, const xf_nlsq_appendix *app)
 {
-	xf_h5_put_f64(w, g, "chi_squared", res->chi_squared, "1",
+	xf_h5_put_f64(w, g, "chi_squared", app->chi_squared, "1",
 		      "sum of squared weighted residuals r = (data - model)/sigma");
-	xf_h5_put_f64(w, g, "reduced_chi_squared", res->reduced_chi_squared, "1",
+	xf_h5_put_f64(w, g, "reduced_chi_squared", app->reduced_chi_squared, "1",
 		      "chi_squared / (n_points - n_free_parameters)");
-	xf_h5_put_f64(w, g, "residual_sd", res->residual_sd, "1",
+	xf_h5_put_f64(w, g, "residual_sd", app->residual_sd, "1",
 		      "sqrt(reduced chi squared) when sigma is not given, else NaN");
-	xf_h5_put_f64(w, g, "sigma", res->sigma, "1",
+	xf_h5_put_f64(w, g, "sigma", app->sigma, "1",
 		      "sigma of the data used in the fit (1 when not given)");
-	xf_h5_put_i64(w, g, "n_points", (long long)res->n_points,
+	xf_h5_put_i64(w, g, "n_points", (long long)app->n_points,
 		      "fitted points: n_phi * (N-1)(N-2)/2 (t1, t2 > 0, off the diagonal)");
-	xf_h5_put_i64(w, g, "n_free_parameters", res->n_free, "parameters varied by the fit");
-	xf_h5_put_i64(w, g, "iterations", res->iterations, "iterations of the optimiser");
-	return xf_h5_put_i64(w, g, "covariance_rank", res->cov_rank,
+	xf_h5_put_i64(w, g, "n_free_parameters", app->n_free, "parameters varied by the fit");
+	xf_h5_put_i64(w, g, "iterations", app->iterations, "iterations of the optimiser");
+	return xf_h5_put_i64(w, g, "covariance_rank", est->cov_rank,
 			     "rank of J^T J used for the covariance");
 }
 
-static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
+static int write_parameters(h5w *w, hid_t g, const xf_estimate *est)
 {
-	int n = res->n_params;
+	int n = est->n_params;
 	const char **units = malloc((size_t)(n > 0 ? n : 1) * sizeof *units);
 	signed char *fixed = calloc((size_t)(n > 0 ? n : 1), 1);
 	if (!units || !fixed) {
@@ -60,24 +60,24 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 		return xf_h5_fail(w, "/nlsq/parameter_names");
 	}
 	for (int k = 0; k < n; k++) {
-		units[k] = xf_param_unit(res->names[k]); /* one rule with /cmc, JSON */
-		fixed[k] = res->is_fixed ? (signed char)(res->is_fixed[k] != 0) : 0;
+		units[k] = xf_param_unit(est->names[k]); /* one rule with /cmc, JSON */
+		fixed[k] = est->is_fixed ? (signed char)(est->is_fixed[k] != 0) : 0;
 	}
-	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)res->names,
+	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)est->names,
 			  "every parameter in canonical order: the mode's physical parameters, "
 			  "then the per-angle scaling coefficients");
 	xf_h5_put_strings(w, g, "parameter_units", n, units, "units of each parameter");
-	xf_h5_put_vec(w, g, "values", (size_t)n, res->values, "see parameter_units",
+	xf_h5_put_vec(w, g, "values", (size_t)n, est->values, "see parameter_units",
 		      "fitted value of each parameter (fixed ones at their fixed value)");
-	xf_h5_put_vec(w, g, "uncertainties", (size_t)n, res->uncertainties, "see parameter_units",
+	xf_h5_put_vec(w, g, "uncertainties", (size_t)n, est->sd, "see parameter_units",
 		      "1-sigma standard error from the covariance; NaN for fixed parameters");
 	hsize_t d1[1] = { (hsize_t)n };
 	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
 		  "1 where the parameter was held fixed");
-	if (res->covariance) {
+	if (est->covariance) {
 		hsize_t d2[2] = { (hsize_t)n, (hsize_t)n };
 		xf_h5_put(w, g, "covariance", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, d2,
-			  res->covariance, "product of the two parameters' units",
+			  est->covariance, "product of the two parameters' units",
 			  "covariance of the parameters (row-major, order of parameter_names); "
 			  "NaN rows/columns for fixed parameters");
 	} else {
@@ -102,14 +102,14 @@ static int write_parameters(h5w *w, hid_t g, const xf_nlsq_result *res)
 	for (size_t k = 0; k < sizeof by_parameter / sizeof by_parameter[0]; k++)
 		xf_h5_dims(w, g, by_parameter[k], "parameter_names", NULL);
 	xf_h5_dims(w, g, "covariance", "parameter_names", "parameter_names", NULL);
-	size_t np = (size_t)res->n_phi;
-	xf_h5_put_vec(w, g, "per_angle_contrast", np, res->contrast, "1",
+	size_t np = (size_t)est->n_phi;
+	xf_h5_put_vec(w, g, "per_angle_contrast", np, est->contrast, "1",
 		      "contrast (beta) of each angle, order of /data/phi_deg");
-	xf_h5_put_vec(w, g, "per_angle_offset", np, res->offset, "1",
+	xf_h5_put_vec(w, g, "per_angle_offset", np, est->offset, "1",
 		      "offset (baseline) of each angle, order of /data/phi_deg");
-	xf_h5_put_vec(w, g, "per_angle_contrast_uncertainty", np, res->contrast_unc, "1",
+	xf_h5_put_vec(w, g, "per_angle_contrast_uncertainty", np, est->contrast_sd, "1",
 		      "1-sigma standard error of each angle's contrast");
-	xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, res->offset_unc, "1",
+	xf_h5_put_vec(w, g, "per_angle_offset_uncertainty", np, est->offset_sd, "1",
 		      "1-sigma standard error of each angle's offset");
 	static const char *const by_angle[] = { "per_angle_contrast", "per_angle_offset",
 						"per_angle_contrast_uncertainty",
@@ -306,34 +306,34 @@ static char *join_reasons(const xf_quality *q)
 	return s;
 }
 
-static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *res,
-			    const xf_estimate *est, int plot_dpi, int surface_threads,
+static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_estimate *est,
+			    const xf_nlsq_appendix *app, int plot_dpi, int surface_threads,
 			    const xf_surface_sink *sink)
 {
 	hid_t g = xf_h5_group(w, "/nlsq");
 	if (g < 0)
 		return -1;
-	xf_h5_attr_str(w, g, "status", xf_fit_status_name(res->status));
-	xf_h5_attr_str(w, g, "stop_reason", res->stop_reason ? res->stop_reason : "");
-	xf_h5_attr_str(w, g, "sigma_rule", res->sigma_rule ? res->sigma_rule : "");
-	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(res->mode));
-	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(res->scaling_mode));
+	xf_h5_attr_str(w, g, "status", xf_fit_status_name(est->status));
+	xf_h5_attr_str(w, g, "stop_reason", app->stop_reason ? app->stop_reason : "");
+	xf_h5_attr_str(w, g, "sigma_rule", app->sigma_rule ? app->sigma_rule : "");
+	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(est->grid.mode));
+	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(est->scaling_mode));
 	xf_h5_attr_str(w, g, "surfaces",
 		       surface_threads > 0 ? "written"
 					   : "skipped (not asked for: --surfaces writes them)");
-	char *at = join_names(res->at_bounds ? res->n_at_bounds : 0, res->at_bounds);
+	char *at = join_names(app->at_bounds ? app->n_at_bounds : 0, app->at_bounds);
 	xf_h5_attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
-	xf_h5_attr_str(w, g, "quality", xf_quality_level_name(res->quality.overall));
-	char *reasons = join_reasons(&res->quality);
+	xf_h5_attr_str(w, g, "quality", xf_quality_level_name(est->quality.overall));
+	char *reasons = join_reasons(&est->quality);
 	xf_h5_attr_str(w, g, "quality_reasons", reasons ? reasons : "");
 	free(reasons);
 	char identified[256] = ""; /* a ridge (adr/0047): what the data identify, the fix */
-	if (res->quality.identified.n_combos)
-		xf_nlsq_identified_text(&res->quality.identified, identified, sizeof identified);
+	if (est->quality.identified.n_combos)
+		xf_identified_text(&est->quality.identified, identified, sizeof identified);
 	xf_h5_attr_str(w, g, "quality_identified", identified);
-	write_parameters(w, g, res);
-	write_scalars(w, g, res);
+	write_parameters(w, g, est);
+	write_scalars(w, g, est, app);
 	xf_h5_model_grid(w, g, est, ds);
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
 		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
@@ -349,29 +349,29 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_nlsq_result *
 }
 
 int xf_io_write_nlsq_results_h5(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-				const xf_nlsq_result *res, const xf_estimate *est,
+				const xf_estimate *est, const xf_nlsq_appendix *app,
 				int surface_threads, xf_error *err)
 {
-	return xf_io_write_nlsq_h5(dir, ds, res, est, info ? info->plot_dpi : 0, surface_threads,
+	return xf_io_write_nlsq_h5(dir, ds, est, app, info ? info->plot_dpi : 0, surface_threads,
 				   NULL, err);
 }
 
-int xf_io_write_nlsq_h5(const char *dir, const xf_dataset *ds, const xf_nlsq_result *res,
-			const xf_estimate *est, int plot_dpi, int surface_threads,
+int xf_io_write_nlsq_h5(const char *dir, const xf_dataset *ds, const xf_estimate *est,
+			const xf_nlsq_appendix *app, int plot_dpi, int surface_threads,
 			const xf_surface_sink *sink, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
-	if (res->n_phi != ds->n_phi)
+	if (est->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, in %s",
-			       res->n_phi, ds->n_phi, dir);
+			       est->n_phi, ds->n_phi, dir);
 	h5w w;
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
 	if (rc)
 		return rc;
 	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
 	xf_h5_attr_str(&w, w.file, "method", "nlsq");
-	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
+	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(est->grid.mode));
 	xf_h5_data_group(&w, ds);
-	write_nlsq_group(&w, ds, res, est, plot_dpi, surface_threads, sink);
+	write_nlsq_group(&w, ds, est, app, plot_dpi, surface_threads, sink);
 	return xf_h5_close(&w, tmp, path);
 }

@@ -304,8 +304,3 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 	if (held > q->overall)
 		q->overall = held;
 }
-
-int xf_nlsq_status_failed(xf_fit_status status)
-{
-	return status == XF_STATUS_FAILED || status == XF_STATUS_RIDGE;
-}

@@ -1,6 +1,6 @@
 /* estimate.c — an NLSQ result as the method-neutral estimate (estimate.h): the fitted
  * values with their standard errors and covariance, the per-angle scaling, the quality,
- * and the stage timings; route "nlsq". */
+ * and the stage timings; no posterior route. And the fit's appendix (appendix.h). */
 #include "xpcsfit/estimate.h"
 #include "xpcsfit/nlsq.h"
 
@@ -28,12 +28,11 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 {
 	if (xf_estimate_alloc(e, res->n_params, res->n_phi, 0, err) != 0)
 		return err->code;
-	snprintf(e->method, sizeof e->method, "nlsq");
-	snprintf(e->route, sizeof e->route, "nlsq");
+	e->method = XF_METHOD_NLSQ;
+	e->route = XF_POSTERIOR_ROUTE_NONE;
 	e->grid = *grid;
 	e->grid.mode = res->mode;
-	snprintf(e->scaling_mode, sizeof e->scaling_mode, "%s",
-		 xf_scaling_mode_used_name(res->scaling_mode));
+	e->scaling_mode = res->scaling_mode;
 	e->n_phys = res->n_phys;
 	size_t np = (size_t)res->n_params;
 	for (int k = 0; k < res->n_params; k++) {
@@ -55,6 +54,7 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 		}
 		memcpy(e->covariance, res->covariance, sizeof(double) * np * np);
 	}
+	e->cov_rank = res->cov_rank;
 	copy(e->phi_deg, res->phi_deg, res->n_phi);
 	copy_or_nan(e->contrast, res->contrast, res->n_phi);
 	copy(e->contrast_sd, res->contrast_unc, res->n_phi);
@@ -66,4 +66,26 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 	xf_estimate_add_stage(e, "fit", res->time_fit_s);
 	xf_estimate_add_stage(e, "total", res->time_total_s);
 	return 0;
+}
+
+void xf_nlsq_appendix_of(const xf_nlsq_result *res, xf_nlsq_appendix *a)
+{
+	*a = (xf_nlsq_appendix){
+		.chi_squared = res->chi_squared,
+		.reduced_chi_squared = res->reduced_chi_squared,
+		.residual_sd = res->residual_sd,
+		.n_points = res->n_points,
+		.n_free = res->n_free,
+		.iterations = res->iterations,
+		.stop_reason = res->stop_reason,
+		.search = res->search,
+		.sigma_rule = res->sigma_rule,
+		.sigma = res->sigma,
+		.n_at_bounds = res->n_at_bounds,
+		.at_bounds = res->at_bounds,
+		.n_starts_run = res->n_starts_run,
+		.time_load_s = res->time_load_s,
+		.time_fit_s = res->time_fit_s,
+		.time_total_s = res->time_total_s,
+	};
 }

@@ -356,7 +356,7 @@ int xf_ridge_judge(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_resu
 		return 0;
 	char text[256];
 	q->identified = id;
-	xf_nlsq_identified_text(&id, text, sizeof text);
+	xf_identified_text(&id, text, sizeof text);
 	if (!explains_all(pr, best->jtj, res, &id)) {
 		/* something else is wrong too: the fit failed, the ridge is one reason */
 		xf_quality_add_reason(q, "ridge: %s", text);
@@ -365,27 +365,6 @@ int xf_ridge_judge(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_resu
 	res->status = XF_STATUS_RIDGE;
 	xf_quality_add_first_reason(q, "ridge: %s", text);
 	return 1;
-}
-
-void xf_nlsq_identified_text(const xf_identified *id, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (int i = 0; i < id->n_combos && len < size; i++) {
-		const xf_identified_combo *c = &id->combo[i];
-		char pm[XF_NUM_TEXT]; /* to the precision its sd supports (adr/0062) */
-		xf_num_pm(c->value, c->sd, " +/- ", pm, sizeof pm);
-		int w = snprintf(buf + len, size - len, "%s%s = %s",
-				 i == 0 ? "the data identify " : ", ", c->text, pm);
-		len += w > 0 ? (size_t)w : 0;
-	}
-	for (int k = 0; k < id->n_not_identified && len < size; k++) {
-		int w = snprintf(buf + len, size - len, "%s%s", k == 0 ? " but not " : ", ",
-				 id->not_identified[k]);
-		len += w > 0 ? (size_t)w : 0;
-	}
-	if (len < size)
-		snprintf(buf + len, size - len, " one by one (fix: %s)", id->fix);
 }
 
 /* The crawl watcher: the last XF_RIDGE_WINDOW accepted points of the run. */

@@ -5,7 +5,8 @@
 #define XPCSFIT_OUTPUTS_INTERNAL_H
 
 #include "xpcsfit/error.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/outputs.h"
 
 /* draws the plots into plots_dir; a failure is a warning (recorded, not fatal) */
@@ -14,7 +15,7 @@ typedef int (*xf_outputs_plot_fn)(const char *plots_dir, void *ctx, xf_error *er
 typedef int (*xf_outputs_file_fn)(const char *dir, void *ctx, int with_plots, xf_error *err);
 
 /* run.log's versions line and the NLSQ timing lines */
-void xf_outputs_log_nlsq(const char *dir, const xf_nlsq_result *res);
+void xf_outputs_log_nlsq(const char *dir, const xf_estimate *est, const xf_nlsq_appendix *app);
 /* plots (when write_plots), report.html, parameters.json, run.log last */
 int xf_outputs_write_rest(const char *dir, int write_plots, xf_outputs_plot_fn draw, void *ctx,
 			  xf_outputs_file_fn write_json, xf_outputs_file_fn write_report,

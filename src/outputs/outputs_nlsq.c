@@ -16,8 +16,8 @@
 typedef struct nlsq_ctx {
 	const xf_output_info *info;
 	const xf_dataset *ds;
-	const xf_nlsq_result *res;
 	const xf_estimate *est;
+	const xf_nlsq_appendix *app;
 	int dpi;
 	int threads;
 	xf_plot_stream *stream; /* the plots being drawn from the surfaces, or NULL */
@@ -31,25 +31,25 @@ static int nlsq_plots(const char *plots_dir, void *p, xf_error *err)
 		c->stream = NULL;
 		return xf_plot_stream_finish(s, err);
 	}
-	return xf_plot_nlsq_estimate(plots_dir, c->ds, c->res, c->est, c->dpi, c->threads, err);
+	return xf_plot_nlsq_estimate(plots_dir, c->ds, c->est, c->app, c->dpi, c->threads, err);
 }
 
 static int nlsq_json(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
 	(void)with_plots;
-	return xf_io_write_nlsq_json(dir, c->info, c->ds, c->res, err);
+	return xf_io_write_nlsq_json(dir, c->info, c->ds, c->est, c->app, err);
 }
 
 static int nlsq_report(const char *dir, void *p, int with_plots, xf_error *err)
 {
 	nlsq_ctx *c = p;
-	return xf_report_html_nlsq(dir, c->info, c->ds, c->res, c->est ? c->est->slot_q : NULL,
-				   with_plots, err);
+	return xf_report_html_nlsq(dir, c->info, c->ds, c->est, c->app, c->est->slot_q, with_plots,
+				   err);
 }
 
 int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_estimate *est,
+			  const xf_estimate *est, const xf_nlsq_appendix *app,
 			  const xf_output_options *opt, xf_error *err)
 {
 	int dpi = info->plot_dpi;
@@ -64,20 +64,20 @@ int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_
 	xf_output_info with_rings = *info; /* a joint fit's rings go into parameters.json */
 	if (opt && opt->rings_json)
 		with_rings.rings_json = opt->rings_json;
-	nlsq_ctx c = { &with_rings, ds, res, est, dpi, threads, NULL };
+	nlsq_ctx c = { &with_rings, ds, est, app, dpi, threads, NULL };
 	char plots_dir[PATH_MAX];
 	if (write_plots && surface_threads > 0 &&
 	    xf_path_join(plots_dir, sizeof plots_dir, dir, "plots", err) == 0) {
 		xf_error stream_err = { 0 };
-		c.stream = xf_plot_stream_start(plots_dir, ds, res, est, dpi, threads, &stream_err);
+		c.stream = xf_plot_stream_start(plots_dir, ds, est, app, dpi, threads, &stream_err);
 	}
 	xf_phase("results.h5", 0);
-	if (xf_io_write_nlsq_h5(dir, ds, res, est, dpi, surface_threads,
+	if (xf_io_write_nlsq_h5(dir, ds, est, app, dpi, surface_threads,
 				c.stream ? xf_plot_stream_sink(c.stream) : NULL, err) != 0) {
 		xf_plot_stream_abort(c.stream);
 		return err->code;
 	}
-	xf_outputs_log_nlsq(dir, res);
+	xf_outputs_log_nlsq(dir, est, app);
 	int rc = xf_outputs_write_rest(dir, write_plots, nlsq_plots, &c, nlsq_json, nlsq_report,
 				       err);
 	xf_plot_stream_abort(c.stream); /* write_rest failed before the plots */

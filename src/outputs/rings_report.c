@@ -241,7 +241,7 @@ int xf_rings_write_report(const char *dir, const char *method, const char *mode_
 }
 
 /* ring k's record from the joint fit's "rings" member: its own fit */
-static void record_from_json(xf_ring_record *x, const cJSON *ring, const xf_nlsq_result *res)
+static void record_from_json(xf_ring_record *x, const cJSON *ring, const xf_estimate *est)
 {
 	const cJSON *own = cJSON_GetObjectItemCaseSensitive(ring, "own_fit");
 	const cJSON *loo = cJSON_GetObjectItemCaseSensitive(ring, "leave_one_out");
@@ -252,21 +252,21 @@ static void record_from_json(xf_ring_record *x, const cJSON *ring, const xf_nlsq
 	xf_fit_status own_status = XF_STATUS_FAILED; /* a status that is none: failed */
 	if (cJSON_IsString(status))
 		xf_fit_status_parse(status->valuestring, &own_status);
-	x->failed = xf_nlsq_status_failed(own_status);
+	x->failed = xf_fit_status_failed(own_status);
 	x->flagged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(loo, "flagged"));
-	x->n_phys = res->n_phys < XF_N_PHYS ? res->n_phys : XF_N_PHYS;
+	x->n_phys = est->n_phys < XF_N_PHYS ? est->n_phys : XF_N_PHYS;
 	for (int k = 0; k < x->n_phys; k++) {
-		const cJSON *p = cJSON_GetObjectItemCaseSensitive(own, res->names[k]);
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(own, est->names[k]);
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "value");
 		const cJSON *u = cJSON_GetObjectItemCaseSensitive(p, "uncertainty");
-		x->names[k] = res->names[k]; /* borrowed: not freed here */
+		x->names[k] = est->names[k]; /* borrowed: not freed here */
 		x->values[k] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 		x->uncertainties[k] = cJSON_IsNumber(u) ? u->valuedouble : NAN;
-		x->is_fixed[k] = res->is_fixed[k];
+		x->is_fixed[k] = est->is_fixed[k];
 	}
 }
 
-void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_nlsq_result *res)
+void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_estimate *est)
 {
 	xf_error err = { 0 };
 	char path[PATH_MAX];
@@ -284,14 +284,14 @@ void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_nlsq_
 	const cJSON *ring;
 	cJSON_ArrayForEach(ring, list)
 	{
-		record_from_json(&rec[k++], ring, res);
+		record_from_json(&rec[k++], ring, est);
 	}
 	xf_ring_band band;
 	for (int p = 0; p < XF_N_PHYS; p++)
 		band.value[p] = band.sd[p] = NAN;
 	for (int p = 0; p < rec[0].n_phys; p++) {
-		band.value[p] = res->values[p];
-		band.sd[p] = res->is_fixed[p] ? NAN : res->uncertainties[p];
+		band.value[p] = est->values[p];
+		band.sd[p] = est->is_fixed[p] ? NAN : est->sd[p];
 	}
 	if (xf_path_join(path, sizeof path, dir, "params_vs_q.png", &err) ||
 	    xf_plot_rings(path, rec, n, &band, &err))

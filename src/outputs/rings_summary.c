@@ -13,24 +13,24 @@
 #include "xpcsfit/quality.h"
 #include "util/files.h"
 
-void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res)
+void xf_ring_record_fill(xf_ring_record *rec, const xf_estimate *est, const xf_nlsq_appendix *app)
 {
 	rec->written = 1;
-	rec->failed = xf_nlsq_status_failed(res->status);
-	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(res->status));
+	rec->failed = xf_fit_status_failed(est->status);
+	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(est->status));
 	snprintf(rec->quality, sizeof rec->quality, "%s",
-		 xf_quality_level_name(res->quality.overall));
-	rec->chi_squared = res->chi_squared;
-	rec->reduced_chi_squared = res->reduced_chi_squared;
-	rec->residual_sd = res->residual_sd;
-	rec->n_points = res->n_points;
-	rec->iterations = res->iterations;
-	rec->n_phys = res->n_phys < XF_N_PHYS ? res->n_phys : XF_N_PHYS;
+		 xf_quality_level_name(est->quality.overall));
+	rec->chi_squared = app->chi_squared;
+	rec->reduced_chi_squared = app->reduced_chi_squared;
+	rec->residual_sd = app->residual_sd;
+	rec->n_points = app->n_points;
+	rec->iterations = app->iterations;
+	rec->n_phys = est->n_phys < XF_N_PHYS ? est->n_phys : XF_N_PHYS;
 	for (int k = 0; k < rec->n_phys; k++) {
-		rec->names[k] = strdup(res->names[k]);
-		rec->values[k] = res->values[k];
-		rec->uncertainties[k] = res->uncertainties[k];
-		rec->is_fixed[k] = res->is_fixed[k];
+		rec->names[k] = strdup(est->names[k]);
+		rec->values[k] = est->values[k];
+		rec->uncertainties[k] = est->sd[k];
+		rec->is_fixed[k] = est->is_fixed[k];
 	}
 }
 

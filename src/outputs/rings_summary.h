@@ -8,12 +8,13 @@
 #include <stddef.h>
 #include "xpcsfit/error.h"
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/params.h"
 #include "plot/plot_rings.h"
 
 /* Fill rec's result fields from a fitted ring (the names copied). */
-void xf_ring_record_fill(xf_ring_record *rec, const xf_nlsq_result *res);
+void xf_ring_record_fill(xf_ring_record *rec, const xf_estimate *est, const xf_nlsq_appendix *app);
 /* The same from a ring's posterior: the values and uncertainties of its parameters.json
  * (posterior mean and sd; a fixed parameter's value), no χ² (NaN), n_points 0. */
 void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res);
@@ -40,6 +41,6 @@ int xf_rings_write_report(const char *dir, const char *method, const char *mode_
 /* dir/params_vs_q.png of a joint fit (adr/0066): each ring's own fit ± sd from the
  * "rings" member of parameters.json (rings_json), the joint value ± sd of res as a
  * band, the flagged rings marked. Never fatal: a failure is a warning. */
-void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_nlsq_result *res);
+void xf_rings_plot_joint(const char *dir, const char *rings_json, const xf_estimate *est);
 
 #endif

@@ -9,7 +9,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
 
 /* page sizes in pixels */
 #define XF_PLOT_ANGLE_W	   2160
@@ -78,8 +78,8 @@ typedef struct xf_plot_nlsq_src {
 	const char *units[XF_N_PHYS + 64];
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof(((xf_quality *)0)->reasons[0])];
 } xf_plot_nlsq_src;
-void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_nlsq_result *res,
-			   const xf_estimate *est, int workers);
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_estimate *est,
+			   const xf_nlsq_appendix *app, int workers);
 
 /* Per-angle lag cuts kept for the overview: mean of c2(t, t + lag) over t > 0. */
 typedef struct xf_plot_cuts {

@@ -318,15 +318,15 @@ int xf_plot_model_surfaces(void *p, int a, double *data, double *fit, xf_error *
 	return 0;
 }
 
-void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_nlsq_result *res,
-			   const xf_estimate *est, int workers)
+void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_estimate *est,
+			   const xf_nlsq_appendix *app, int workers)
 {
 	int max_units = (int)(sizeof s->units / sizeof s->units[0]);
-	int n_units = res->n_params < max_units ? res->n_params : 0;
+	int n_units = est->n_params < max_units ? est->n_params : 0;
 	for (int k = 0; k < n_units; k++)
-		s->units[k] = k < res->n_phys ? xf_param_units[k] : "";
+		s->units[k] = k < est->n_phys ? xf_param_units[k] : "";
 	s->ctx = (xf_plot_model_ctx){ ds, est };
-	xf_plot_join_reasons(&res->quality, s->reasons, sizeof s->reasons);
+	xf_plot_join_reasons(&est->quality, s->reasons, sizeof s->reasons);
 	s->src = (xf_plot_src){
 		.n_phi = ds->n_phi,
 		.phi_deg = ds->phi_deg,
@@ -334,44 +334,44 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_n
 		.dt_s = ds->dt_s,
 		.q = ds->q,
 		.slot_q = est->slot_q,
-		.mode_name = xf_mode_name(res->mode),
-		.status = xf_fit_status_name(res->status),
-		.stop_reason = res->stop_reason ? res->stop_reason : "-",
-		.quality = xf_quality_level_name(res->quality.overall),
+		.mode_name = xf_mode_name(est->grid.mode),
+		.status = xf_fit_status_name(est->status),
+		.stop_reason = app->stop_reason ? app->stop_reason : "-",
+		.quality = xf_quality_level_name(est->quality.overall),
 		.quality_reasons = s->reasons,
-		.chi_squared = res->chi_squared,
-		.reduced_chi_squared = res->reduced_chi_squared,
-		.residual_sd = res->residual_sd,
-		.n_points = (long long)res->n_points,
-		.iterations = res->iterations,
-		.n_params = res->n_params,
-		.n_phys = res->n_phys,
-		.names = res->names,
+		.chi_squared = app->chi_squared,
+		.reduced_chi_squared = app->reduced_chi_squared,
+		.residual_sd = app->residual_sd,
+		.n_points = (long long)app->n_points,
+		.iterations = app->iterations,
+		.n_params = est->n_params,
+		.n_phys = est->n_phys,
+		.names = est->names,
 		.units = n_units ? s->units : NULL,
-		.values = res->values,
-		.uncertainties = res->uncertainties,
-		.is_fixed = res->is_fixed,
-		.contrast = res->contrast,
-		.contrast_unc = res->contrast_unc,
-		.offset = res->offset,
-		.offset_unc = res->offset_unc,
+		.values = est->values,
+		.uncertainties = est->sd,
+		.is_fixed = est->is_fixed,
+		.contrast = est->contrast,
+		.contrast_unc = est->contrast_sd,
+		.offset = est->offset,
+		.offset_unc = est->offset_sd,
 		.surfaces = xf_plot_model_surfaces,
 		.ctx = &s->ctx,
 		.workers = workers,
 	};
 }
 
-int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_nlsq_result *res,
-			  const xf_estimate *est, int dpi, int workers, xf_error *err)
+int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
+			  const xf_nlsq_appendix *app, int dpi, int workers, xf_error *err)
 {
-	if (res->n_phi != ds->n_phi)
+	if (est->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
-			       res->n_phi, ds->n_phi, plots_dir);
+			       est->n_phi, ds->n_phi, plots_dir);
 	xf_pl_set_dpi(dpi);
 	xf_plot_nlsq_src *s = malloc(sizeof *s);
 	if (!s)
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for plots, %s", plots_dir);
-	xf_plot_nlsq_src_init(s, ds, res, est, workers);
+	xf_plot_nlsq_src_init(s, ds, est, app, workers);
 	int rc = xf_plot_draw_all(plots_dir, &s->src, err);
 	free(s);
 	return rc;

@@ -190,10 +190,10 @@ static void stream_free(xf_plot_stream *s)
 }
 
 xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds,
-				     const xf_nlsq_result *res, const xf_estimate *est, int dpi,
+				     const xf_estimate *est, const xf_nlsq_appendix *app, int dpi,
 				     int workers, xf_error *err)
 {
-	if (ds->n_phi < 1 || ds->n_frames < 3 || res->n_phi != ds->n_phi) {
+	if (ds->n_phi < 1 || ds->n_frames < 3 || est->n_phi != ds->n_phi) {
 		xf_fail(err, XF_ERR_DATA, "nothing to plot (%d angles, %d frames), %s", ds->n_phi,
 			ds->n_frames, plots_dir);
 		return NULL;
@@ -208,7 +208,7 @@ xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds
 	snprintf(s->dir, sizeof s->dir, "%s", plots_dir);
 	xf_pl_set_dpi(dpi);
 	int n_phi = ds->n_phi;
-	xf_plot_nlsq_src_init(&s->ns, ds, res, est, workers);
+	xf_plot_nlsq_src_init(&s->ns, ds, est, app, workers);
 	s->workers = workers > 1 ? (workers < n_phi ? workers : n_phi) : 0;
 	/* a batch of the writer (one angle per thread, threads = workers) in the slots while
 	 * each drawing process holds one */

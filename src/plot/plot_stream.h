@@ -9,7 +9,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/estimate.h"
-#include "xpcsfit/nlsq.h"
+#include "xpcsfit/appendix.h"
 
 typedef struct xf_plot_stream xf_plot_stream;
 
@@ -17,7 +17,7 @@ typedef struct xf_plot_stream xf_plot_stream;
  * by the writing thread as they come). NULL with err set when it cannot: draw with
  * xf_plot_nlsq_estimate after results.h5 instead. The model is est's; pages at dpi. */
 xf_plot_stream *xf_plot_stream_start(const char *plots_dir, const xf_dataset *ds,
-				     const xf_nlsq_result *res, const xf_estimate *est, int dpi,
+				     const xf_estimate *est, const xf_nlsq_appendix *app, int dpi,
 				     int workers, xf_error *err);
 /* the hook to hand xf_io_write_nlsq_h5 (io/results_h5.h) */
 const xf_surface_sink *xf_plot_stream_sink(xf_plot_stream *s);
