@@ -16,8 +16,10 @@
 
 #include <cmocka.h>
 
+#include "cli/request_build.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/request.h"
 
 /* The command is not in the library: compile it in here, with a stand-in for main.c's
  * xf_cli_error that keeps the last message for the assertions. */
@@ -151,6 +153,45 @@ static void test_defaults(void **state)
 	assert_string_equal(xf_scaling_mode_name(XF_SCALING_FOURIER), "fourier");
 	assert_string_equal(xf_scaling_mode_name(XF_SCALING_INDIVIDUAL), "individual");
 	xf_config_free(&cfg);
+}
+
+/* The request of a config that sets only the mode (the CLI's path: config, then
+ * xf_request_from_config) is xf_request_defaults' (what xpcsfit-gpu starts from): one
+ * statement of the defaults, whichever way a caller reaches them. */
+static void test_request_defaults(void **state)
+{
+	(void)state;
+	const char *texts[2] = { STATIC_HEAD, LAMINAR_HEAD };
+	const xf_mode modes[2] = { XF_MODE_STATIC, XF_MODE_LAMINAR };
+	for (int m = 0; m < 2; m++) {
+		xf_config cfg;
+		xf_error err;
+		if (load_text(texts[m], &cfg, &err))
+			fail_msg("%s", err.msg);
+		xf_request from_config, defaults;
+		xf_request_from_config(&cfg, &from_config);
+		xf_request_defaults(&defaults, modes[m]);
+		assert_int_equal(from_config.mode, defaults.mode);
+		assert_true(from_config.gap_A == defaults.gap_A);
+		assert_int_equal(from_config.per_angle_mode, defaults.per_angle_mode);
+		assert_int_equal(from_config.constant_scaling_threshold,
+				 defaults.constant_scaling_threshold);
+		for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
+			if (memcmp(&from_config.bounds[k], &defaults.bounds[k], sizeof(xf_bound)))
+				fail_msg("bounds of %s differ", xf_param_names[k]);
+		for (int k = 0; k < XF_N_PHYS; k++)
+			assert_true(from_config.start[k] == defaults.start[k]);
+		/* every field, padding included (both are memset first) */
+		assert_memory_equal(&from_config, &defaults, sizeof defaults);
+		xf_config_free(&cfg);
+	}
+	xf_nlsq_options n;
+	xf_cmc_options c;
+	xf_nlsq_options_defaults(&n);
+	xf_cmc_options_defaults(&c);
+	assert_int_equal(n.max_iterations, 1000); /* docs/config.md's table */
+	assert_int_equal(c.num_warmup, 500);
+	assert_int_equal(c.check_draws, 4000);
 }
 
 static void test_full_laminar(void **state)
@@ -1453,6 +1494,7 @@ int main(void)
 		cmocka_unit_test(test_relative_data_path),
 		cmocka_unit_test(test_truncated_configs),
 		cmocka_unit_test(test_cmd_config),
+		cmocka_unit_test(test_request_defaults),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

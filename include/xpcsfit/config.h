@@ -155,9 +155,6 @@ double xf_config_start_value(const xf_config *cfg, int k);
  * nonzero on a write failure. */
 int xf_config_write_template(xf_mode mode, FILE *out);
 
-/* geometry.stator_rotor_gap when the config gives none, Å (spec/config.md) */
-#define XF_DEFAULT_GAP_A 2e6
-
 /* The model grid of a run from cfg's geometry (NULL: the defaults) and the data's N, dt
  * and q: the one place outside the fit that turns the config into geometry; the
  * estimate carries the result to the surfaces and plots (adr/0044). */

@@ -64,6 +64,9 @@ typedef enum xf_loss {
 /* "linear", "soft_l1", ... */
 const char *xf_loss_name(xf_loss loss);
 
+/* geometry.stator_rotor_gap when the config gives none, Å (spec/config.md) */
+#define XF_DEFAULT_GAP_A 2e6
+
 /* canonical names, index = enum xf_param (contrast, offset at 7, 8) */
 extern const char *const xf_param_names[XF_N_BOUND_SLOTS];
 extern const char *const xf_param_units[XF_N_BOUND_SLOTS];
@@ -75,6 +78,12 @@ extern const double xf_param_default_upper[XF_N_BOUND_SLOTS];
 extern const double xf_param_template_value[XF_N_PHYS];
 extern const double xf_param_template_prior_mu[XF_N_PHYS];
 extern const double xf_param_template_prior_sigma[XF_N_PHYS];
+
+/* homodyne's prior for a bounds entry without one (model.md): μ in the middle of the
+ * bounds, σ a quarter of their width */
+void xf_bound_default_prior(xf_bound *b);
+/* Every slot's default bounds (model.md table) with that prior */
+void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS]);
 
 /* Number of physical parameters of a mode: 3 static, 7 laminar_flow. */
 int xf_mode_n_phys(xf_mode mode);

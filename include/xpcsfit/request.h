@@ -1,8 +1,8 @@
 /* request.h — the problem request: everything a fit needs besides the data, as one typed
  * record built once by the command line from the config (src/cli/request_build.c) and
  * passed down to xf_problem_build and the methods; nothing below src/cli/ reads the raw
- * config (adr/0043). Types only, on the model floor beside params.h, so that data/ (the
- * simulate writer) can take it too; the rule that derives the posterior's request is
+ * config (adr/0043). On the model floor beside params.h, so that data/ (the simulate
+ * writer) can take it too; the rule that derives the posterior's request is
  * xf_request_for_posterior in likelihood.h. This header must not include config.h.
  *
  * The per-angle rule is kept as its inputs: which mode applies also depends on the
@@ -48,5 +48,11 @@ typedef struct xf_request {
 	int n_slot_q;
 	const double *slot_q;
 } xf_request;
+
+/* The request of a config that sets nothing but the mode (docs/config.md): the homodyne
+ * shear model, the default gap, the per-angle rule of xf_nlsq_options_defaults, no σ, the
+ * default bounds and priors (xf_bounds_default), every start in the middle of its bounds,
+ * nothing fixed (model/request.c). */
+void xf_request_defaults(xf_request *req, xf_mode mode);
 
 #endif

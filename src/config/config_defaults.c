@@ -1,5 +1,6 @@
-/* config_defaults.c — the default of every config key (spec/config.md, model.md bounds),
- * freeing a config and start values. */
+/* config_defaults.c — the default of every config key (spec/config.md, model.md bounds;
+ * the methods' options and the bounds from their defaults functions, options.h and
+ * params.h), freeing a config and start values. */
 #include "device/policy.h"
 #include "config/config_internal.h"
 
@@ -8,57 +9,7 @@
 
 void xf_cfg_default_prior(xf_bound *b)
 {
-	/* homodyne's rule for a bounds entry without a prior (model.md) */
-	b->prior_mu = 0.5 * (b->lower + b->upper);
-	b->prior_sigma = 0.25 * (b->upper - b->lower);
-}
-
-static void nlsq_defaults(xf_nlsq_options *o)
-{
-	memset(o, 0, sizeof *o);
-	o->max_iterations = 1000;
-	o->xtol = 1e-8;
-	o->gtol = 1e-8;
-	o->ftol = 1e-8;
-	o->has_sigma = 0;
-	o->loss = XF_LOSS_LINEAR;
-	o->f_scale = 1.0;
-	o->per_angle_mode = XF_SCALING_AUTO;
-	o->constant_scaling_threshold = 3;
-	o->fourier_order = 2;
-	o->hierarchical = 1;
-	o->anti_degeneracy_enable = 0;
-	o->multi_start = 0;
-	o->n_starts = 10;
-	o->device = XF_DEVICE_CPU;
-	o->device_threshold = XF_DEVICE_DEFAULT_THRESHOLD;
-	o->multi_start_seed = 42;
-	o->start_search = 1;
-	o->search_spread = 2;
-	o->screen_points = 131072;
-	o->phi0_profile = 1;
-}
-
-static void cmc_defaults(xf_cmc_options *o)
-{
-	memset(o, 0, sizeof *o);
-	o->seed = 42;
-	o->per_angle_mode = XF_SCALING_FOLLOW_NLSQ;
-	o->num_shards = 0;
-	o->max_points_per_shard = 0;
-	o->num_warmup = 500;
-	o->num_samples = 1500;
-	o->num_chains = 4;
-	o->target_accept_prob = 0.0; /* absent: per mode, 0.99 static, 0.98 laminar (adr/0041) */
-	o->max_tree_depth = 10;
-	o->dense_mass = 1;
-	o->max_divergence_rate = 0.10;
-	o->max_per_shard_rhat = 1.1;
-	o->use_nlsq_informed_priors = 0;
-	o->nlsq_prior_width_factor = 2.0;
-	o->combination = XF_COMBINE_ROBUST_CONSENSUS;
-	o->min_success_rate = 0.90;
-	o->check_draws = 4000; /* doubled up to 32 000 until stable (adr/0039) */
+	xf_bound_default_prior(b); /* homodyne's rule for a bounds entry without a prior */
 }
 
 void xf_config_defaults(xf_config *cfg)
@@ -74,13 +25,11 @@ void xf_config_defaults(xf_config *cfg)
 	cfg->shear_model = XF_SHEAR_HOMODYNE;
 	cfg->phi_filter_enabled = 0;
 	cfg->fallback_to_all_angles = 0;
-	for (int k = 0; k < XF_N_BOUND_SLOTS; k++) {
-		cfg->bounds[k].lower = xf_param_default_lower[k];
-		cfg->bounds[k].upper = xf_param_default_upper[k];
-		xf_cfg_default_prior(&cfg->bounds[k]);
-	}
-	nlsq_defaults(&cfg->nlsq);
-	cmc_defaults(&cfg->cmc);
+	xf_bounds_default(cfg->bounds);
+	xf_nlsq_options_defaults(&cfg->nlsq);
+	cfg->nlsq.device = XF_DEVICE_CPU; /* --device and XPCSFIT_DEVICE* change them */
+	cfg->nlsq.device_threshold = XF_DEVICE_DEFAULT_THRESHOLD;
+	xf_cmc_options_defaults(&cfg->cmc);
 	cfg->virtual_devices = 0;
 }
 

@@ -1,5 +1,5 @@
-/* params.c — parameter names, aliases, default bounds and template values (model.md), and
- * the names of the per-angle scaling modes and of the robust losses. */
+/* params.c — parameter names, aliases, default bounds and priors and template values
+ * (model.md), and the names of the per-angle scaling modes and of the robust losses. */
 #include "xpcsfit/params.h"
 
 #include <string.h>
@@ -107,4 +107,19 @@ const char *xf_loss_name(xf_loss loss)
 	case XF_LOSS_ARCTAN: return "arctan";
 	}
 	return "unknown";
+}
+
+void xf_bound_default_prior(xf_bound *b)
+{
+	b->prior_mu = 0.5 * (b->lower + b->upper);
+	b->prior_sigma = 0.25 * (b->upper - b->lower);
+}
+
+void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS])
+{
+	for (int k = 0; k < XF_N_BOUND_SLOTS; k++) {
+		b[k].lower = xf_param_default_lower[k];
+		b[k].upper = xf_param_default_upper[k];
+		xf_bound_default_prior(&b[k]);
+	}
 }

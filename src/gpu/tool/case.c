@@ -15,27 +15,12 @@ double tool_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The request of a config with every default (docs/config.md: per_angle_mode auto,
- * threshold 3, Fourier order 2, no anti-degeneracy, no σ, gap 2e6 Å, the homodyne shear
- * model, the default bounds with priors at their middle and a quarter of their width)
- * and the starts at the benchmark's truth. */
+/* The request of a config with every default (xf_request_defaults) and the starts at the
+ * benchmark's truth. */
 static void bench_request(xf_request *req, xf_mode mode)
 {
 	const double truth[XF_N_PHYS] = XF_BENCH_TRUTH;
-	memset(req, 0, sizeof *req);
-	req->mode = mode;
-	req->shear_model = XF_SHEAR_HOMODYNE;
-	req->gap_A = 2e6;
-	req->per_angle_mode = XF_SCALING_AUTO;
-	req->constant_scaling_threshold = 3;
-	req->fourier_order = 2;
-	for (int k = 0; k < XF_N_BOUND_SLOTS; k++) {
-		xf_bound *b = &req->bounds[k];
-		b->lower = xf_param_default_lower[k];
-		b->upper = xf_param_default_upper[k];
-		b->prior_mu = 0.5 * (b->lower + b->upper);
-		b->prior_sigma = 0.25 * (b->upper - b->lower);
-	}
+	xf_request_defaults(req, mode);
 	for (int k = 0; k < XF_N_PHYS; k++) {
 		req->start[k] = truth[k];
 		req->value_given[k] = 1;
