@@ -150,6 +150,14 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.cmc.combination, XF_COMBINE_ROBUST_CONSENSUS);
 	assert_true(cfg.cmc.min_success_rate == 0.90);
 	assert_int_equal(cfg.virtual_devices, 0);
+	/* the mode's names, homodyne's static ones included; a name that is none refused */
+	xf_mode mode = XF_MODE_LAMINAR;
+	assert_int_equal(xf_mode_parse("static_anisotropic", &mode), 0);
+	assert_int_equal(mode, XF_MODE_STATIC);
+	assert_int_equal(xf_mode_parse(xf_mode_name(XF_MODE_LAMINAR), &mode), 0);
+	assert_int_equal(mode, XF_MODE_LAMINAR);
+	assert_int_equal(xf_mode_parse("laminar", &mode), -1);
+	assert_int_equal(mode, XF_MODE_LAMINAR);
 	assert_string_equal(xf_scaling_mode_name(XF_SCALING_FOURIER), "fourier");
 	assert_string_equal(xf_scaling_mode_name(XF_SCALING_INDIVIDUAL), "individual");
 	xf_config_free(&cfg);

@@ -88,6 +88,10 @@ void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS]);
 /* Number of physical parameters of a mode: 3 static, 7 laminar_flow. */
 int xf_mode_n_phys(xf_mode mode);
 const char *xf_mode_name(xf_mode mode);
+/* The mode a config, an option or a result file names: "static", "laminar_flow", and
+ * homodyne's "static_isotropic" and "static_anisotropic" (static here, model.md); 0, or
+ * -1 (mode untouched) for a name that is none. */
+int xf_mode_parse(const char *name, xf_mode *mode);
 /* Canonical name or alias (gamma_dot_0, gamma_dot_t_0, gamma_dot_offset, phi_0,
  * contrast, offset) → index, or -1 when unknown. */
 int xf_param_index(const char *name);

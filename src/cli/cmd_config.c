@@ -30,20 +30,6 @@ static void config_usage(FILE *out)
 	      out);
 }
 
-static int parse_mode(const char *name, xf_mode *mode)
-{
-	if (!strcmp(name, "laminar_flow")) {
-		*mode = XF_MODE_LAMINAR;
-		return 0;
-	}
-	if (!strcmp(name, "static") || !strcmp(name, "static_isotropic") ||
-	    !strcmp(name, "static_anisotropic")) {
-		*mode = XF_MODE_STATIC;
-		return 0;
-	}
-	return -1;
-}
-
 /* The template built in memory, then written by the one atomic writer (util/files.h):
  * temporary name, fsync, rename, fsync the folder. */
 static int write_file(xf_mode mode, const char *path, int force)
@@ -109,7 +95,7 @@ int xf_cmd_config(int argc, char **argv)
 	if (!mode_name)
 		return xf_cli_error(XF_ERR_CONFIG, "missing --mode (static or laminar_flow), "
 						   "see 'xpcsfit config --help'");
-	if (parse_mode(mode_name, &mode))
+	if (xf_mode_parse(mode_name, &mode))
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "--mode '%s' is not allowed (must be static "
 				    "or laminar_flow), see 'xpcsfit config --help'",

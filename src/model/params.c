@@ -44,6 +44,25 @@ const char *xf_mode_name(xf_mode mode)
 	return mode == XF_MODE_LAMINAR ? "laminar_flow" : "static";
 }
 
+int xf_mode_parse(const char *name, xf_mode *mode)
+{
+	static const struct {
+		const char *name;
+		xf_mode mode;
+	} names[] = {
+		{ "static", XF_MODE_STATIC },
+		{ "laminar_flow", XF_MODE_LAMINAR },
+		{ "static_isotropic", XF_MODE_STATIC },
+		{ "static_anisotropic", XF_MODE_STATIC },
+	};
+	for (size_t k = 0; name && k < sizeof names / sizeof names[0]; k++)
+		if (!strcmp(name, names[k].name)) {
+			*mode = names[k].mode;
+			return 0;
+		}
+	return -1;
+}
+
 int xf_param_index(const char *name)
 {
 	static const struct {

@@ -53,6 +53,7 @@ typedef struct h5_result {
 	int *is_fixed;
 	double *contrast, *contrast_unc, *offset, *offset_unc;
 	char *status, *stop_reason, *mode, *quality, *quality_reasons;
+	xf_mode mode_id; /* what mode names (static when it names none) */
 	double chi2, red_chi2, residual_sd;
 	long long n_points;
 	int iterations;
@@ -332,7 +333,9 @@ static void load_run(h5_result *r)
 		free(r->mode);
 		r->mode = read_attr(r->file, "analysis_mode");
 	}
-	r->n_phys = !strcmp(r->mode, "laminar_flow") ? 7 : 3;
+	r->mode_id = XF_MODE_STATIC;
+	xf_mode_parse(r->mode, &r->mode_id);
+	r->n_phys = xf_mode_n_phys(r->mode_id);
 	if (r->n_phys > r->n_params)
 		r->n_phys = r->n_params;
 	r->chi2 = r->cmc ? NAN : read_scalar(r, "/nlsq/chi_squared");
@@ -378,7 +381,7 @@ static int load_grid(h5_result *r, xf_model_grid *grid, xf_error *err)
 			       "xpcsfit): rerun the fit (--surfaces keeps the maps), %s",
 			       r->path);
 	*grid = (xf_model_grid){
-		.mode = !strcmp(r->mode, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC,
+		.mode = r->mode_id,
 		.shear_model = pnas ? XF_SHEAR_PNAS2024 : XF_SHEAR_HOMODYNE,
 		.n_frames = r->n_frames,
 		.dt_s = dt,
@@ -655,7 +658,7 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 	memset(&res, 0, sizeof res);
 	size_t n = 0, nc = 0, p = (size_t)r->n_params, nk = 0;
 	hsize_t dims[4] = { 0, 0, 0, 0 };
-	res.mode = !strcmp(r->mode, "laminar_flow") ? XF_MODE_LAMINAR : XF_MODE_STATIC;
+	res.mode = r->mode_id;
 	res.n_params = r->n_params;
 	res.n_phys = r->n_phys;
 	res.names = r->names;
