@@ -203,6 +203,12 @@ typedef struct xf_cmc_result {
 	double time_sampling_s, time_combine_s, time_total_s;
 } xf_cmc_result;
 
+/* What a posterior run is doing, for its progress line */
+typedef enum xf_cmc_stage {
+	XF_CMC_STAGE_NUTS = 0,
+	XF_CMC_STAGE_IMPORTANCE,
+} xf_cmc_stage;
+
 typedef struct xf_cmc_progress {
 	long shards_done, shards_total;
 	/* NUTS transitions (warmup and sampling, every chain) of this run's shards: done,
@@ -210,9 +216,9 @@ typedef struct xf_cmc_progress {
 	long iterations_done, iterations_total;
 	long divergences; /* after warmup, so far */
 	double elapsed_s, eta_s;
-	/* NULL: NUTS (the fields above); "importance": the route's check, iterations
-	 * are the points of its current batch */
-	const char *stage;
+	/* NUTS (the fields above), or the importance route's check (iterations are the
+	 * points of its current batch) */
+	xf_cmc_stage stage;
 	/* what the stage is doing (adr/0080): the importance route's round (1, 2, ...);
 	 * one shard's NUTS: phase "warmup" or "sampling" and, when its chains run in turn,
 	 * the chain running (1-based; 0: the chains run side by side) of n_chains */

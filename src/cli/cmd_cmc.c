@@ -246,7 +246,7 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 			     ? 100.0 * (double)p->iterations_done / (double)p->iterations_total
 			     : 100.0;
 	char line[256];
-	if (p->stage && !strcmp(p->stage, "importance")) /* the route's check (adr/0045) */
+	if (p->stage == XF_CMC_STAGE_IMPORTANCE) /* the route's check (adr/0045) */
 		snprintf(line, sizeof line,
 			 "posterior: importance check, round %d, exact log density at %ld/%ld "
 			 "points (%.0f %%), %.1f s%s",
@@ -270,7 +270,7 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 			 p->shards_done, p->shards_total, p->iterations_done, p->iterations_total,
 			 pct, p->divergences, p->elapsed_s, eta);
 	/* without a terminal: paced lines, and always the last one (all shards done) */
-	int last = !p->stage && p->shards_done == p->shards_total;
+	int last = p->stage == XF_CMC_STAGE_NUTS && p->shards_done == p->shards_total;
 	if (tty)
 		fprintf(stderr, "\r  %s   ", line);
 	else if (xf_progress_due(&st->last, p->elapsed_s) || (last && xf_progress_on()))

@@ -52,7 +52,7 @@ static void route_tick(void *ctx, long done, long total)
 			      0,
 			      el,
 			      xf_eta_update(&r->eta, el, done, total),
-			      "importance",
+			      XF_CMC_STAGE_IMPORTANCE,
 			      r->route_round_base + r->route_round,
 			      NULL,
 			      0,

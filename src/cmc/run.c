@@ -127,7 +127,7 @@ static void report(cmc_run *r)
 			      r->divergences,
 			      el,
 			      xf_eta_update(&r->eta, el, done, total),
-			      NULL,
+			      XF_CMC_STAGE_NUTS,
 			      0,
 			      NULL,
 			      0,
