@@ -150,11 +150,14 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		 * there, and CMC starts from it */
 		if (fit.n_params) {
 			xf_error err = { 0 };
-			if (rec)
-				xf_cli_ring_record_nlsq(rec, cfg, ds, &fit);
 			rc = xf_results_nlsq_estimate(cfg, ds, &fit, nlsq, &err)
 				     ? xf_cli_error(err.code, "%s", err.msg)
 				     : 0;
+			if (!rc && rec) { /* the ring's row from the same estimate */
+				xf_nlsq_appendix app;
+				xf_nlsq_appendix_of(&fit, &app);
+				xf_ring_record_fill(rec, nlsq, &app);
+			}
 		}
 		xf_nlsq_result_free(&fit);
 		return rc;
