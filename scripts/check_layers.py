@@ -48,6 +48,7 @@ PUBLIC = {
     "estimate.h": "estimate",
     "quality.h": "estimate",
     "appendix.h": "estimate",
+    "cmc_appendix.h": "estimate",
     "model.h": "model",
     "params.h": "model",
     "options.h": "model",  # the methods' typed options (adr/0043)
@@ -65,11 +66,11 @@ CONFIG_HEADER = "xpcsfit/config.h"
 CONFIG_FREE = ["outputs", "io", "plot", "surface", "cmc", "nlsq", "likelihood", "gpu", "data",
                "vdev", "device", "estimate", "model", "simd", "util"]
 
-# The result files take a method's estimate and appendix (estimate.h, appendix.h), never
-# the method's own result type (issue 35, adr/0107): NLSQ's header and internals are
-# refused on these floors. CMC's (xpcsfit/cmc.h) joins when its writers take the estimate.
-METHOD_RESULT_HEADERS = ["xpcsfit/nlsq.h"]
-METHOD_INTERNALS = ["nlsq/"]
+# The result files take a method's estimate and appendix (estimate.h, appendix.h,
+# cmc_appendix.h), never the method's own result type (issue 35, adr/0107, adr/0109): the
+# methods' headers and internals are refused on these floors.
+METHOD_RESULT_HEADERS = ["xpcsfit/nlsq.h", "xpcsfit/cmc.h"]
+METHOD_INTERNALS = ["nlsq/", "cmc/"]
 RESULT_FREE = ["outputs", "io", "plot"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

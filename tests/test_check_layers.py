@@ -2,7 +2,7 @@
 """The layer check (scripts/check_layers.py, adr/0044): the tree passes; a copy of it with
 one planted wrong-way include fails with the one line that names the file, the header and
 the rule; a planted config read in io/ fails too; a same-floor include (io and plot are
-peers, cmc and nlsq too) fails; NLSQ's result header in io/ fails; an include down the
+peers, cmc and nlsq too) fails; NLSQ's result header in io/ and CMC's in plot/ fail; an include down the
 floors passes."""
 import os
 import shutil
@@ -79,6 +79,13 @@ def main():
     r = run(root)
     check(r.returncode == 1 and "io may not see a method's result" in r.stderr,
           f"io including nlsq.h fails: {r.stderr.strip()}")
+
+    # nor the posterior's (adr/0109): its files read the estimate and cmc_appendix.h
+    root = copy_tree("result_cmc")
+    plant(root, "src/plot/plot_cmc.c", '#include "xpcsfit/cmc.h"')
+    r = run(root)
+    check(r.returncode == 1 and "plot may not see a method's result" in r.stderr,
+          f"plot including cmc.h fails: {r.stderr.strip()}")
 
     root = copy_tree("down")
     plant(root, "src/outputs/outputs_common.c", '#include "xpcsfit/model.h"')

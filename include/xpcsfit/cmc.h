@@ -10,155 +10,10 @@
 #include "xpcsfit/options.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/cmc_appendix.h"
 #include "xpcsfit/estimate.h"
 #include "xpcsfit/quality.h"
 #include "xpcsfit/request.h"
-
-/* One shard: what its chains say and whether it entered the combination. */
-typedef struct xf_cmc_shard {
-	long id;
-	size_t n_points;
-	int kept;	  /* 1: in the combination */
-	int failed;	  /* 1: could not be sampled (a non-finite start after retries) */
-	char reason[160]; /* why excluded or failed, "" otherwise */
-	/* diagnostics over every sampled coordinate (σ included) */
-	double rhat_max, ess_bulk_min, ess_tail_min;
-	long divergences;	 /* divergent transitions after warmup, every chain */
-	double divergence_rate;	 /* divergent transitions / sampling transitions */
-	double depth_saturation; /* fraction of transitions at max tree depth */
-	double mean_depth;	 /* mean tree depth of the sampling transitions */
-	double ebfmi_min;
-	double step_size_mean;
-	long grad_evals;
-	/* σ of the shard (never combined) and the scale of its prior */
-	double sigma_mean, sigma_sd, sigma_scale, noise;
-	/* per sampled parameter (n_theta; then σ for rhat/ess) */
-	double *rhat, *ess_bulk, *ess_tail; /* [n_theta + 1] */
-	double *mean, *sd;		    /* [n_theta] physical */
-	double *skew, *kurtosis;	    /* [n_theta] of the u-space draws (excess kurtosis) */
-	double *u_mean, *u_cov;		    /* [n_theta], [n_theta²]: the combination's inputs */
-} xf_cmc_shard;
-
-/* The consensus self-check against the full-data posterior (cmc.md, issue #16, #22;
- * adr/0039): importance sampling from a multivariate t built on the combined Gaussian,
- * gated on k̂, the IS-ESS and the axis check. */
-typedef struct xf_cmc_check {
-	int done;    /* 0: not run (one shard, or check_draws 0) */
-	int m;	     /* points drawn from the proposal (grown from check_draws until stable) */
-	int m_first; /* the first M tried (combination.check_draws) */
-	int stable;  /* 1: k̂ and IS-ESS/M agreed between M/2 and M */
-	uint64_t seed;
-	int nu;	      /* the proposal: multivariate t, ν degrees of freedom, */
-	double scale; /* scale matrix scale² × the combined covariance */
-	double core;  /* weight of the Gaussian itself in a defensive mixture with the t
-			   (the route's, adr/0045); 0: the t alone (the consensus check) */
-	int dim;      /* coordinates of each point: θ (the self-check), θ and log σ (route) */
-	int rounds;   /* the route: 1 (Laplace), k > 1: the map fitted to earlier rounds */
-	/* the route's per-angle scaling coefficients drawn from their exact conditional
-	 * (adr/0081; 0: none, every coordinate from the map) and the map's coordinates */
-	int scaling_conditional, map_dim;
-	/* power laws (D(t), γ̇(t)) whose coordinates the map straightened on a ridge
-	 * (adr/0082; 0: none) */
-	int power_law_coords;
-	/* the round that started again from the Laplace approximation with the priors in,
-	 * after a round left too little to fit (adr/0081); 0: none */
-	int prior_start;
-	/* the rounds after the fitted ones failed: from a proposal along this coordinate's
-	 * ridge (index into theta; adr/0099); −1: none */
-	int ridge_param;
-	double khat;	/* Pareto k̂ of the importance ratios at M */
-	double ess;	/* importance-sampling ESS, 1/Σ w² of the smoothed weights */
-	double min_ess; /* the IS-ESS and every coordinate's ESS must reach it (0: no floor) */
-	/* the route on a file above XF_ROUTE_SMALL_POINTS, where each point is a pass over
-	 * millions: M grown to what the floor needs, and a near-uniform passing round not
-	 * refined (adr/0092); on smaller files M doubles, and the points feed the next fit */
-	int sized_m;
-	double ess_coord_min; /* the smallest ESS of a coordinate's weighted mean */
-	int ess_coord;	      /* which coordinate (index into theta; n_theta: log σ) */
-	double ess_ref;	      /* IS-ESS/M a Gaussian target gives for this proposal */
-	/* the axis check: along the combined covariance's principal axes (0: the largest
-	 * variance), from the corrected mean at ± the corrected sd, the exact log
-	 * posterior's drops d₊, d₋; axis_drop = (d₊ + d₋)/2, the worst |axis_drop − 0.5| */
-	double axis_dev, axis_drop, axis_drop_plus, axis_drop_minus;
-	int axis, axis_param; /* axis_param: its largest loading (index into theta) */
-	/* the route's tail probe (adr/0085), part of the axis check: along each axis of the
-	 * proposal's base at ±4, ±6, ±8, the largest log importance ratio less the largest
-	 * of the points' (tail_excess > 0: a point there would outweigh every point drawn);
-	 * tail_axis and tail_z where (tail_axis −1: not probed) */
-	double tail_excess, tail_z;
-	int tail_axis;
-	int pass_khat, pass_ess, pass_axis;
-	int corrected;	   /* 1: all three passed; the published posterior is the weighted one */
-	char verdict[192]; /* why not, when not corrected ("" otherwise) */
-	double sigma;	   /* σ at which the full posterior was evaluated */
-	double *u;	   /* [m][dim] points (u-space) */
-	double *log_w;	   /* [m] smoothed log-weights (normalised) */
-	double *log_p;	   /* [m] the target's log density at each point (route only) */
-	/* the plain consensus, kept beside the corrected posterior */
-	double *mean, *sd, *median, *q05, *q95; /* [n_params] */
-	double *draws;				/* [n_draws][n_params] its draws */
-} xf_cmc_check;
-
-/* Prior sensitivity of the result (cmc.md "Prior sensitivity on every result",
- * adr/0040): power-scaling of the prior and the likelihood on the draws, and the
- * posterior against NLSQ. Arrays [n_params]; NaN where not measured (a fixed
- * parameter; the likelihood when K > 1; NLSQ values it does not have). */
-typedef struct xf_cmc_sensitivity {
-	int done;		 /* 0: no combined posterior */
-	int likelihood_measured; /* 0: K > 1, the combined draws carry no likelihood */
-	int n_draws;		 /* draws it was computed on */
-	/* 1: on the draws of a NUTS run that did not converge (K = 1, no posterior): what
-	 * the sampler produced, to name a prior that caused the failure */
-	int failed_run;
-	double *mean, *sd;		/* of the draws judged (the posterior's, or those) */
-	double threshold, eps;		/* 0.05; α = 1 ± eps */
-	double khat_prior, khat_lik;	/* largest Pareto k̂ of the power-scaling weights */
-	double *prior, *lik;		/* power-scaling sensitivities */
-	double *prior_mu, *prior_sigma; /* the prior (untempered) the posterior used */
-	double *nlsq, *nlsq_sd;		/* NLSQ's value and uncertainty */
-	/* where NLSQ's value stands: 0 inside its bounds, −1 / +1 stopped at the lower / upper
-	 * bound (its sd there is the curvature of a clipped fit), 2 an sd wider than a
-	 * quarter of the bounds (the data do not confine it) */
-	int *nlsq_edge;
-	double *gap;		/* (mean − NLSQ) / max(sd, NLSQ sd) */
-	double *pull;		/* prior log density gained from NLSQ to the mean */
-	const char **diagnosis; /* "-", "prior-data conflict", ... */
-	int *flagged;		/* 1: a quality reason names this parameter */
-} xf_cmc_sensitivity;
-
-/* Each prior against the NLSQ result, before any sampling (cmc.md "A prior far from the
- * data", adr/0080). Arrays [n_params], NaN where not computed (a fixed parameter, no
- * NLSQ uncertainty). */
-typedef struct xf_cmc_prior_vs_nlsq {
-	int done;
-	int n_conflicts;		/* parameters flagged below */
-	double *prior_mu, *prior_sigma; /* the prior (untempered) */
-	double *nlsq, *nlsq_sd;		/* NLSQ's value and uncertainty */
-	double *nlsq_sd_away;		/* |NLSQ − prior mu| / NLSQ sd */
-	double *prior_sd_away;		/* |NLSQ − prior mu| / prior sigma */
-	double *log_density; /* log prior at NLSQ − at its peak: −½·prior_sd_away² */
-	double *width_ratio; /* prior sigma / NLSQ sd (< 1: narrower than the data) */
-	double *shift_sd;    /* the Gaussian product's pull on the posterior, NLSQ sds */
-	int *conflict;	     /* 1: narrow and far, a prior–data conflict in waiting */
-} xf_cmc_prior_vs_nlsq;
-
-/* Posterior mass beyond the draws, from the exact posterior's profile (beyond.h,
- * adr/0087). Arrays [n_params], NaN where not probed (a fixed parameter, the scaling). */
-typedef struct xf_cmc_beyond {
-	int done;	  /* 0: not probed (K > 1, or no posterior) */
-	int n_flagged;	  /* parameters flagged below */
-	long passes;	  /* likelihood passes it took */
-	double wall_s;	  /* the seconds they took (reported, never decides) */
-	double *mass;	  /* estimated fraction of the posterior beyond the draws, both sides */
-	double *sd_ratio; /* the sd with that mass / the draws' sd */
-	double *edge;	  /* the draws' extreme on the side of the larger mass (physical) */
-	double *reach;	  /* where 90 % of that side's mass beyond the draws is reached */
-	double *calib;	  /* the probe's mass between the 5 %/95 % quantile and the extreme
-			  * over the draws' (≈ 1 where its Laplace estimate is good) */
-	int *flagged;	  /* 1: a quality reason names this parameter */
-	int *sides;	  /* sides judged (0–2): not one whose calibration slices do not
-			   * converge or whose calibration lies outside [0.2, 5] */
-} xf_cmc_beyond;
 
 typedef struct xf_cmc_result {
 	xf_mode mode;
@@ -259,6 +114,13 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size);
 int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf_estimate *e,
 			 xf_error *err);
 
+/* res's appendix (cmc_appendix.h): its records borrowed (res must outlive a), the
+ * published chains' diagnostics and the route's sentence computed, the shard store's
+ * loaders. Returns 0, or XF_ERR_NOMEM with err set (a then holds nothing). Free a with
+ * xf_cmc_appendix_free. */
+int xf_cmc_appendix_of(const xf_cmc_result *res, xf_cmc_appendix *a, xf_error *err);
+void xf_cmc_appendix_free(xf_cmc_appendix *a);
+
 /* One point of the sampler's space (n_theta logits, then log sigma) in physical units:
  * x[m] the sampled parameter theta[m] within its bounds, x[n_theta] sigma. x may be u. */
 void xf_cmc_result_to_physical(const xf_cmc_result *res, const double *u, double *x);
@@ -273,34 +135,10 @@ int xf_cmc_near_bound(double lower, double upper, double x);
 int xf_cmc_shard_draws(const xf_cmc_result *res, long id, double **draws, int *n_chains,
 		       int *n_draws, int *dim, xf_error *err);
 
-/* The published posterior as chains and its per-parameter diagnostics (adr/0061): the
- * draws res->draws are n_chains × n_draws rows, chain-major; markov 1 when each chain is
- * a Markov chain (the exact NUTS chains, or the consensus of the shards' chains), 0 for
- * independent draws (resampled or Gaussian: one chain). R̂ (rank-normalised split), bulk
- * and tail ESS, MCSE of the mean and of the sd of every parameter (NaN: fixed, or none). */
-typedef struct xf_cmc_posterior_diag {
-	int n_chains, n_draws;
-	int markov;
-	const char *layout; /* nuts_chains | consensus_chains | resampled | independent |
-			       pooled */
-	const char *note;   /* one sentence: what a chain is */
-	double *rhat, *ess_bulk, *ess_tail, *mcse_mean, *mcse_sd; /* [n_params] */
-} xf_cmc_posterior_diag;
 /* 0, or -1 when out of memory (d then holds nothing to free) */
 int xf_cmc_posterior_diagnostics(const xf_cmc_result *res, xf_cmc_posterior_diag *d);
-void xf_cmc_posterior_diag_free(xf_cmc_posterior_diag *d);
 
-/* The sampler's statistics of shard `id`, read back from its shard store: per chain and
- * draw ([chains][draws]) the log density in the sampler's space (Jacobian included), the
- * Hamiltonian, the acceptance statistic, the tree depth, the leapfrog steps, 1 where the
- * transition diverged; per chain the adapted step size. */
-typedef struct xf_cmc_shard_stats {
-	int n_chains, n_draws;
-	double *lp, *energy, *accept_stat, *step_size;
-	int *tree_depth, *n_leapfrog, *diverging;
-} xf_cmc_shard_stats;
 int xf_cmc_shard_stats_load(const xf_cmc_result *res, long id, xf_cmc_shard_stats *st,
 			    xf_error *err);
-void xf_cmc_shard_stats_free(xf_cmc_shard_stats *st);
 
 #endif

@@ -8,10 +8,10 @@
 #ifndef XPCSFIT_OUTPUTS_H
 #define XPCSFIT_OUTPUTS_H
 
-#include "xpcsfit/cmc.h"
+#include "xpcsfit/cmc_appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/estimate.h"
 #include "xpcsfit/appendix.h"
 #include "xpcsfit/results.h"
 
@@ -33,7 +33,7 @@ int xf_outputs_write_nlsq(const char *dir, const xf_output_info *info, const xf_
 /* The whole CMC result directory: results.h5, parameters.json, report.html, plots/
  * (unless disabled; the angle pages the model at est), run.log last. */
 int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_estimate *est,
+			 const xf_estimate *est, const xf_cmc_appendix *app,
 			 const xf_output_options *opt, xf_error *err);
 
 #endif

@@ -5,10 +5,10 @@
 #define XPCSFIT_PLOT_H
 
 #include <stddef.h>
-#include "xpcsfit/cmc.h"
+#include "xpcsfit/cmc_appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/estimate.h"
 #include "xpcsfit/appendix.h"
 
 /* <plots_dir>/c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (data | fit | residual,
@@ -25,8 +25,8 @@ void xf_plot_angle_name(char *buf, size_t size, int a, double phi_deg);
  * the corner plot of the physical parameters, the per-shard forest plot, and per angle
  * data | posterior-mean fit | residual (the model at est; without ds or est those pages
  * are skipped); pages at dpi. */
-int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
-			 const xf_estimate *est, int dpi, xf_error *err);
+int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
+			 const xf_cmc_appendix *app, int dpi, xf_error *err);
 
 /* xpcsfit plot --config: the selected data without a fit into plots_dir (created if
  * missing): c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (c2 map, c2 along the

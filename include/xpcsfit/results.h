@@ -6,10 +6,10 @@
 #define XPCSFIT_RESULTS_H
 
 #include <stddef.h>
-#include "xpcsfit/cmc.h"
+#include "xpcsfit/cmc_appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
-#include "xpcsfit/estimate.h"
 #include "xpcsfit/appendix.h"
 
 /* An override as it was applied (parameters.json "overrides", run.log) */
@@ -51,18 +51,18 @@ int xf_results_write_log(const char *dir, xf_error *err);
 
 /* <dir>/parameters.json of a CMC run (cli.md's cmc schema). */
 int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			 const xf_cmc_result *res, xf_error *err);
+			 const xf_estimate *est, const xf_cmc_appendix *app, xf_error *err);
 /* <dir>/results.h5 of a CMC run: /cmc with the combined draws, summaries, every shard's
  * draws and diagnostics, the combination's inputs, the self-check points; est (the
  * posterior's estimate, may be NULL) draws the default NeXus plot's fit, and its grid is
  * recorded for `xpcsfit plot DIR` (adr/0059). */
-int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       const xf_estimate *est, xf_error *err);
+int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_estimate *est,
+		       const xf_cmc_appendix *app, xf_error *err);
 
 /* <dir>/posterior.nc of a CMC run: the published posterior as ArviZ InferenceData in
  * netCDF-4 (groups posterior, sample_stats, observed_data, summary; adr/0061). */
-int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-			     xf_error *err);
+int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_estimate *est,
+			     const xf_cmc_appendix *app, xf_error *err);
 
 /* Where an NLSQ result came from (its parameters.json "data" and "status"). */
 typedef struct xf_nlsq_origin {

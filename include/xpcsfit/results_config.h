@@ -25,8 +25,16 @@ void xf_output_info_free(xf_output_info *info);
  * slot at its ring's q (adr/0068), and opt->rings_json. */
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
+/* A CMC result sampled on ds with cfg as its estimate and appendix (once per run; ds
+ * NULL: no geometry, for plots of the draws alone), its slots at slot_q (NULL: ds->q).
+ * 0, or an error code with nothing to free; else free est and app (res must outlive
+ * them). */
+int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
+			    const double *slot_q, xf_estimate *est, xf_cmc_appendix *app,
+			    xf_error *err);
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err);
+			 const xf_estimate *est, const xf_cmc_appendix *app,
+			 const xf_output_options *opt, xf_error *err);
 /* <dir>/results.h5 and <dir>/parameters.json of an NLSQ fit alone (results.h) */
 int xf_results_write_nlsq_h5(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			     const xf_nlsq_result *res, int surface_threads, xf_error *err);

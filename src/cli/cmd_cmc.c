@@ -280,45 +280,46 @@ static void show_progress(const xf_cmc_progress *p, void *ctx)
 		xf_say(XF_VERB_NORMAL, "%s", line);
 }
 
-static void print_summary(const char *dir, const xf_cmc_result *res)
+static void print_summary(const char *dir, const xf_estimate *est, const xf_cmc_appendix *app)
 {
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
 		return;
-	char how[512];
-	xf_cmc_route_describe(res, how, sizeof how);
-	if (res->n_shards > 1)
+	if (app->n_shards > 1)
 		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n",
-		       xf_fit_status_name(res->status), res->n_kept, res->n_shards,
-		       xf_combination_rule_name(res->combination), res->n_draws);
+		       xf_fit_status_name(est->status), app->n_kept, app->n_shards,
+		       xf_combination_rule_name(app->combination), est->n_draws);
 	else
-		printf("posterior: %s, %d draws\n", xf_fit_status_name(res->status), res->n_draws);
-	printf("route: %s\n", how);
-	if (res->n_draws > 0)
+		printf("posterior: %s, %d draws\n", xf_fit_status_name(est->status), est->n_draws);
+	printf("route: %s\n", app->route_text);
+	if (est->n_draws > 0)
 		printf("posterior mean +/- sd  [5 %%, 95 %% quantiles]:\n");
-	for (int k = 0; k < res->n_phys && res->n_draws > 0; k++) {
-		const double interval[2] = { res->q05[k], res->q95[k] };
-		xf_cli_print_param(res->names[k], res->is_fixed[k] ? res->draws[k] : res->mean[k],
-				   res->sd[k], res->is_fixed[k], interval);
+	for (int k = 0; k < est->n_phys && est->n_draws > 0; k++) {
+		const double interval[2] = { est->q05[k], est->q95[k] };
+		xf_cli_print_param(est->names[k], est->is_fixed[k] ? est->draws[k] : est->values[k],
+				   xf_cmc_file_sd(est->is_fixed[k], est->n_draws, est->sd[k]),
+				   est->is_fixed[k], interval);
 	}
-	if (res->check.done) /* the three checks of docs/cmc.md, each with its number */
+	const xf_cmc_check *c = app->check;
+	if (c->done) /* the three checks of docs/cmc.md, each with its number */
 		printf("consensus check: k-hat %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian "
 		       "target %.3f), axis deviation %.3g (axis %d), seed %llu: %s\n",
-		       res->check.khat, res->check.m, res->check.ess, res->check.ess / res->check.m,
-		       res->check.ess_ref, res->check.axis_dev, res->check.axis,
-		       (unsigned long long)res->check.seed,
-		       res->check.corrected ? "passed, the posterior is the corrected one"
-					    : "failed, the summaries are the consensus ones");
-	printf("quality: %s\n", xf_quality_level_name(res->quality.overall));
-	for (int k = 0; k < res->quality.n_reasons; k++)
-		printf("  - %s\n", res->quality.reasons[k]);
+		       c->khat, c->m, c->ess, c->ess / c->m, c->ess_ref, c->axis_dev, c->axis,
+		       (unsigned long long)c->seed,
+		       c->corrected ? "passed, the posterior is the corrected one"
+				    : "failed, the summaries are the consensus ones");
+	printf("quality: %s\n", xf_quality_level_name(est->quality.overall));
+	for (int k = 0; k < est->quality.n_reasons; k++)
+		printf("  - %s\n", est->quality.reasons[k]);
 	xf_cli_print_results_line(dir);
 }
 
-/* rings_json, slot_q: a joint posterior's "rings" member and q per angle slot (NULL: one
+/* The result written once as its estimate and appendix: the files, the summary printed,
+ * and rec (a ring's summary row; NULL: none) filled once the folder is complete.
+ * rings_json, slot_q: a joint posterior's "rings" member and q per angle slot (NULL: one
  * ring) */
 static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd,
-		     const char *rings_json, const double *slot_q)
+		     const char *rings_json, const double *slot_q, xf_ring_record *rec)
 {
 	xf_error err = { 0 };
 	xf_phase("results", 0);
@@ -326,18 +327,30 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");
-	int wrc = xf_results_write_cmc(dir, cfg, ds, res, &oopt, &err);
-	if (wrc || xf_rundir_complete(rd, &err))
-		return xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
-	if (o->written)
-		*o->written = 1;
-	print_summary(dir, res);
-	int rc = res->status != XF_STATUS_CONVERGED ? XF_ERR_DATA : 0;
-	if (rc)
-		xf_cli_error(rc,
-			     "the posterior is not trustworthy (%s), results are marked failed, "
-			     "in %s",
-			     res->quality.n_reasons ? res->quality.reasons[0] : "see run.log", dir);
+	xf_estimate est;
+	xf_cmc_appendix app;
+	if (xf_results_cmc_estimate(cfg, ds, res, slot_q, &est, &app, &err) != 0)
+		return xf_cli_error(err.code, "%s", err.msg);
+	int wrc = xf_results_write_cmc(dir, cfg, ds, &est, &app, &oopt, &err);
+	int rc;
+	if (wrc || xf_rundir_complete(rd, &err)) {
+		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
+	} else {
+		if (o->written)
+			*o->written = 1;
+		if (rec)
+			xf_ring_record_fill_cmc(rec, &est);
+		print_summary(dir, &est, &app);
+		rc = est.status != XF_STATUS_CONVERGED ? XF_ERR_DATA : 0;
+		if (rc)
+			xf_cli_error(rc,
+				     "the posterior is not trustworthy (%s), results are marked "
+				     "failed, in %s",
+				     est.quality.n_reasons ? est.quality.reasons[0] : "see run.log",
+				     dir);
+	}
+	xf_estimate_free(&est);
+	xf_cmc_appendix_free(&app);
 	return rc;
 }
 
@@ -485,7 +498,7 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 			/* several ranks: rank 0 alone holds the combined result and writes it */
 			char *rings = joint_rings_json(jd.rings, jd.n_rings);
 			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings,
-					       jd.slot_q)
+					       jd.slot_q, NULL)
 				   : xf_cli_error(XF_ERR_NOMEM, "out of memory for the rings");
 			free(rings);
 		}
@@ -618,9 +631,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
-		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL, NULL);
-	if (cmc_rec && rd.completed) /* a result was produced (rc 0 above) and written */
-		xf_ring_record_fill_cmc(cmc_rec, &res);
+		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL, NULL, cmc_rec);
 	rc = xf_cli_agree(rc);
 	if (cmc_rec && xf_dist_ranks() > 1) {
 		int src = share_ring_outcome(cmc_rec);

@@ -131,18 +131,18 @@ int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *
 	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
 }
 
-/* est and info of a CMC result sampled on ds with cfg, its slots at slot_q (NULL: ds->q) */
-static int cmc_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
-		      const double *slot_q, xf_estimate *est, xf_output_info *info, xf_error *err)
+int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
+			    const double *slot_q, xf_estimate *est, xf_cmc_appendix *app,
+			    xf_error *err)
 {
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
+	xf_model_grid grid = { 0 };
+	grid.mode = res->mode;
+	if (ds)
+		grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
 	if (xf_estimate_from_cmc(res, &grid, est, err) != 0)
 		return err->code;
-	if (xf_estimate_set_slot_q(est, slot_q, err) != 0) {
-		xf_estimate_free(est);
-		return err->code;
-	}
-	if (xf_output_info_from_config(cfg, "cmc", info, err) != 0) {
+	if (xf_estimate_set_slot_q(est, slot_q, err) != 0 ||
+	    xf_cmc_appendix_of(res, app, err) != 0) {
 		xf_estimate_free(est);
 		return err->code;
 	}
@@ -150,14 +150,14 @@ static int cmc_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_r
 }
 
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			 const xf_cmc_result *res, const xf_output_options *opt, xf_error *err)
+			 const xf_estimate *est, const xf_cmc_appendix *app,
+			 const xf_output_options *opt, xf_error *err)
 {
-	xf_estimate est;
 	xf_output_info info;
-	if (cmc_inputs(cfg, ds, res, opt ? opt->slot_q : NULL, &est, &info, err) != 0)
+	if (xf_output_info_from_config(cfg, "cmc", &info, err) != 0)
 		return err->code;
-	int rc = xf_outputs_write_cmc(dir, &info, ds, res, &est, opt, err);
-	release(&est, &info);
+	int rc = xf_outputs_write_cmc(dir, &info, ds, est, app, opt, err);
+	xf_output_info_free(&info);
 	return rc;
 }
 
@@ -165,14 +165,13 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 		const xf_cmc_result *res, xf_error *err)
 {
 	int dpi = cfg ? cfg->plot_dpi : 0;
-	if (!ds)
-		return xf_plot_cmc_estimate(plots_dir, NULL, res, NULL, dpi, err);
 	xf_estimate est;
-	xf_output_info info;
-	if (cmc_inputs(cfg, ds, res, NULL, &est, &info, err) != 0)
+	xf_cmc_appendix app;
+	if (xf_results_cmc_estimate(cfg, ds, res, NULL, &est, &app, err) != 0)
 		return err->code;
-	int rc = xf_plot_cmc_estimate(plots_dir, ds, res, &est, dpi, err);
-	release(&est, &info);
+	int rc = xf_plot_cmc_estimate(plots_dir, ds, &est, &app, dpi, err);
+	xf_estimate_free(&est);
+	xf_cmc_appendix_free(&app);
 	return rc;
 }
 

@@ -81,16 +81,6 @@ int xf_cmc_posterior_diagnostics(const xf_cmc_result *res, xf_cmc_posterior_diag
 	return 0;
 }
 
-void xf_cmc_posterior_diag_free(xf_cmc_posterior_diag *d)
-{
-	free(d->rhat);
-	free(d->ess_bulk);
-	free(d->ess_tail);
-	free(d->mcse_mean);
-	free(d->mcse_sd);
-	d->rhat = d->ess_bulk = d->ess_tail = d->mcse_mean = d->mcse_sd = NULL;
-}
-
 int xf_cmc_shard_stats_load(const xf_cmc_result *res, long id, xf_cmc_shard_stats *st,
 			    xf_error *err)
 {
@@ -114,16 +104,4 @@ int xf_cmc_shard_stats_load(const xf_cmc_result *res, long id, xf_cmc_shard_stat
 	d.depth = d.n_leapfrog = d.divergent = NULL;
 	xf_shard_draws_free(&d);
 	return 0;
-}
-
-void xf_cmc_shard_stats_free(xf_cmc_shard_stats *st)
-{
-	free(st->lp);
-	free(st->energy);
-	free(st->accept_stat);
-	free(st->step_size);
-	free(st->tree_depth);
-	free(st->n_leapfrog);
-	free(st->diverging);
-	memset(st, 0, sizeof *st);
 }

@@ -27,28 +27,28 @@ static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t co
 }
 
 /* parameter_units beside parameter_names, as /nlsq has them (xf_param_unit) */
-static void put_units(h5w *w, hid_t g, const xf_cmc_result *res)
+static void put_units(h5w *w, hid_t g, const xf_estimate *est)
 {
 	const char **units =
-		malloc((size_t)(res->n_params > 0 ? res->n_params : 1) * sizeof *units);
+		malloc((size_t)(est->n_params > 0 ? est->n_params : 1) * sizeof *units);
 	if (!units) {
 		xf_h5_fail(w, "/cmc/parameter_units");
 		return;
 	}
-	for (int k = 0; k < res->n_params; k++)
-		units[k] = xf_param_unit(res->names[k]);
-	xf_h5_put_strings(w, g, "parameter_units", res->n_params, units,
+	for (int k = 0; k < est->n_params; k++)
+		units[k] = xf_param_unit(est->names[k]);
+	xf_h5_put_strings(w, g, "parameter_units", est->n_params, units,
 			  "unit of each parameter (1 = dimensionless)");
 	free(units);
 }
 
-static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
+static void posterior(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	size_t nf = (size_t)res->n_params, na = (size_t)res->n_phi;
-	xf_h5_put_strings(w, g, "parameter_names", res->n_params, (const char *const *)res->names,
+	size_t nf = (size_t)est->n_params, na = (size_t)est->n_phi;
+	xf_h5_put_strings(w, g, "parameter_names", est->n_params, (const char *const *)est->names,
 			  "every parameter in canonical order (fixed ones included)");
 	xf_h5_scale(w, g, "parameter_names");
-	put_units(w, g, res);
+	put_units(w, g, est);
 	signed char *fixed = malloc(nf);
 	double *summary = malloc(sizeof(double) * nf * 5);
 	if (!fixed || !summary) {
@@ -58,11 +58,12 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 		return;
 	}
 	/* no combined draws (every shard excluded): the summaries are not numbers */
-	int none = res->n_draws <= 0;
+	int none = est->n_draws <= 0;
 	for (size_t k = 0; k < nf; k++) {
-		fixed[k] = (signed char)res->is_fixed[k];
-		const double row[5] = { res->mean[k], res->sd[k], res->median[k], res->q05[k],
-					res->q95[k] };
+		fixed[k] = (signed char)est->is_fixed[k];
+		const double row[5] = { est->values[k],
+					xf_cmc_file_sd(est->is_fixed[k], est->n_draws, est->sd[k]),
+					est->median[k], est->q05[k], est->q95[k] };
 		for (int c = 0; c < 5; c++)
 			summary[k * 5 + c] = none ? NAN : row[c];
 	}
@@ -76,23 +77,23 @@ static void posterior(h5w *w, hid_t g, const xf_cmc_result *res)
 		return;
 	}
 	for (size_t k = 0; k < nf * nf; k++)
-		cov[k] = none ? NAN : res->cov[k];
+		cov[k] = none ? NAN : est->covariance[k];
 	for (size_t a = 0; a < na; a++) {
-		angles[a] = none ? NAN : res->contrast[a];
-		angles[na + a] = none ? NAN : res->contrast_sd[a];
-		angles[2 * na + a] = none ? NAN : res->offset[a];
-		angles[3 * na + a] = none ? NAN : res->offset_sd[a];
+		angles[a] = none ? NAN : est->contrast[a];
+		angles[na + a] = none ? NAN : est->contrast_sd[a];
+		angles[2 * na + a] = none ? NAN : est->offset[a];
+		angles[3 * na + a] = none ? NAN : est->offset_sd[a];
 	}
 	hsize_t d1[1] = { nf };
 	xf_h5_put(w, g, "fixed", H5T_NATIVE_SCHAR, H5T_STD_I8LE, 1, d1, fixed, "1",
 		  "1 where the parameter was held fixed (not sampled)");
-	put_matrix(w, g, "draws", (size_t)res->n_draws, nf, res->draws, "see parameter_names",
+	put_matrix(w, g, "draws", (size_t)est->n_draws, nf, est->draws, "see parameter_names",
 		   "posterior draws of every parameter (rows: draws); see the attribute "
 		   "'source'");
 	hid_t dd = H5Dopen2(g, "draws", H5P_DEFAULT);
 	if (dd >= 0) {
 		xf_h5_attr_str(w, dd, "source",
-			       res->check.corrected
+			       app->check->corrected
 				       ? "importance_resampled: a systematic resample of "
 					 "consensus_check/u by its PSIS weights (the corrected "
 					 "posterior); the consensus draws are /cmc/consensus/draws"
@@ -126,16 +127,16 @@ static void string_scale(h5w *w, hid_t grp, const char *name, int n, const char 
 
 /* The scales of /cmc's dimensions (adr/0060): what each axis of its datasets runs over.
  * Written before the datasets that use them; the per-angle ones use /phi_deg. */
-static void cmc_scales(h5w *w, hid_t g, const xf_cmc_result *res)
+static void cmc_scales(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	int nt = res->n_theta;
+	int nt = app->n_theta;
 	const char **names = malloc(sizeof(char *) * (size_t)(nt + 1));
 	if (!names) {
 		xf_h5_fail(w, "/cmc/coordinate");
 		return;
 	}
 	for (int m = 0; m < nt; m++)
-		names[m] = res->names[res->theta[m]];
+		names[m] = est->names[app->theta[m]];
 	names[nt] = "log_sigma";
 	string_scale(w, g, "sampled_parameter", nt, names,
 		     "the sampled parameters (axes of the sampler's-space arrays)");
@@ -144,15 +145,15 @@ static void cmc_scales(h5w *w, hid_t g, const xf_cmc_result *res)
 	free(names);
 	static const char *const stats[] = { "mean", "sd", "median", "q05", "q95" };
 	string_scale(w, g, "statistic", 5, stats, "columns of the summary tables");
-	xf_h5_index_scale(w, g, "draw", (size_t)res->n_draws, "index of a combined draw");
-	xf_h5_index_scale(w, g, "shard", (size_t)res->n_shards, "index of a shard");
-	xf_h5_index_scale(w, g, "chain", (size_t)res->n_chains, "index of a chain of a shard");
-	xf_h5_index_scale(w, g, "sample", (size_t)res->n_samples,
+	xf_h5_index_scale(w, g, "draw", (size_t)est->n_draws, "index of a combined draw");
+	xf_h5_index_scale(w, g, "shard", (size_t)app->n_shards, "index of a shard");
+	xf_h5_index_scale(w, g, "chain", (size_t)app->n_chains, "index of a chain of a shard");
+	xf_h5_index_scale(w, g, "sample", (size_t)app->n_samples,
 			  "index of a draw within a shard's chain");
 }
 
 /* Attach every /cmc dataset's axes to its scales (netCDF/xarray name them). */
-static void cmc_dims(h5w *w, hid_t g, const xf_cmc_result *res)
+static void cmc_dims(h5w *w, hid_t g, const xf_cmc_appendix *app)
 {
 	static const char *const by_param[] = { "fixed", "parameter_units" };
 	static const char *const by_angle[] = { "per_angle_contrast", "per_angle_contrast_sd",
@@ -164,7 +165,7 @@ static void cmc_dims(h5w *w, hid_t g, const xf_cmc_result *res)
 	xf_h5_dims(w, g, "covariance", "parameter_names", "parameter_names", NULL);
 	for (size_t k = 0; k < sizeof by_angle / sizeof by_angle[0]; k++)
 		xf_h5_dims(w, g, by_angle[k], "/phi_deg", NULL);
-	if (res->gp_mean) {
+	if (app->gp_mean) {
 		xf_h5_dims(w, g, "gaussian_product_mean", "sampled_parameter", NULL);
 		xf_h5_dims(w, g, "gaussian_product_cov", "sampled_parameter", "sampled_parameter",
 			   NULL);
@@ -174,10 +175,10 @@ static void cmc_dims(h5w *w, hid_t g, const xf_cmc_result *res)
 }
 
 /* Per-shard diagnostics as columns, and the combination's inputs. */
-static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
+static void shard_tables(h5w *w, hid_t g, const xf_cmc_appendix *app)
 {
-	long k = res->n_shards;
-	size_t nt = (size_t)res->n_theta;
+	long k = app->n_shards;
+	size_t nt = (size_t)app->n_theta;
 	double *col = malloc(sizeof(double) * (size_t)k * (nt * nt + nt + 1));
 	if (!col) {
 		xf_h5_fail(w, "/cmc/shards");
@@ -205,9 +206,9 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 	};
 	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
 		for (long s = 0; s < k; s++) {
-			const char *base = (const char *)&res->shards[s];
+			const char *base = (const char *)&app->shards[s];
 			col[s] = !strcmp(cols[c].name, "kept")
-					 ? (double)res->shards[s].kept
+					 ? (double)app->shards[s].kept
 					 : *(const double *)(base + cols[c].off);
 		}
 		xf_h5_put_vec(w, g, cols[c].name, (size_t)k, col, "1", cols[c].desc);
@@ -215,14 +216,14 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 	for (long s = 0; s < k; s++)
 		for (size_t m = 0; m < nt; m++)
 			col[(size_t)s * nt + m] =
-				res->shards[s].u_mean ? res->shards[s].u_mean[m] : NAN;
+				app->shards[s].u_mean ? app->shards[s].u_mean[m] : NAN;
 	put_matrix(w, g, "u_mean", (size_t)k, nt, col, "1",
 		   "each shard's mean of the sampled parameters in the sampler's space");
 	hsize_t d3[3] = { (hsize_t)k, nt, nt };
 	for (long s = 0; s < k; s++)
 		for (size_t m = 0; m < nt * nt; m++)
 			col[(size_t)s * nt * nt + m] =
-				res->shards[s].u_cov ? res->shards[s].u_cov[m] : NAN;
+				app->shards[s].u_cov ? app->shards[s].u_cov[m] : NAN;
 	xf_h5_put(w, g, "u_cov", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 3, d3, col, "1",
 		  "each shard's covariance in the sampler's space (the combination's W_s^-1)");
 	free(col);
@@ -235,11 +236,11 @@ static void shard_tables(h5w *w, hid_t g, const xf_cmc_result *res)
 
 /* Every shard's draws into one (K, chains, draws, dim) dataset, shard by shard: in the
  * sampler's space, and (physical) mapped to the parameters' units with sigma last. */
-static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
+static void shard_draws(h5w *w, hid_t g, const xf_cmc_appendix *app, int physical)
 {
 	const char *name = physical ? "shard_draws_physical" : "shard_draws";
-	int dim = res->n_theta + 1;
-	hsize_t dims[4] = { (hsize_t)res->n_shards, (hsize_t)res->n_chains, (hsize_t)res->n_samples,
+	int dim = app->n_theta + 1;
+	hsize_t dims[4] = { (hsize_t)app->n_shards, (hsize_t)app->n_chains, (hsize_t)app->n_samples,
 			    (hsize_t)dim };
 	hid_t space = H5Screate_simple(4, dims, NULL);
 	hid_t dcpl = H5Pcopy(w->dcpl);
@@ -267,22 +268,21 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
 			       "every shard's draws in the sampler's space: logit of each sampled "
 			       "parameter within its bounds, then log sigma (shards, chains, "
 			       "draws, coordinates); NaN for a shard that could not be sampled");
-	for (long s = 0; s < res->n_shards && !w->failed; s++) {
+	for (long s = 0; s < app->n_shards && !w->failed; s++) {
 		double *draws = NULL;
 		int nc, nd, dd;
 		xf_error e = { 0 };
 		size_t n = (size_t)dims[1] * dims[2] * (size_t)dim;
-		int have = !res->shards[s].failed &&
-			   xf_cmc_shard_draws(res, s, &draws, &nc, &nd, &dd, &e) == 0 &&
-			   nc == (int)dims[1] && nd == (int)dims[2] && dd == dim;
+		int have =
+			!app->shards[s].failed &&
+			app->shard_draws(app->store, s, physical, &draws, &nc, &nd, &dd, &e) == 0 &&
+			nc == (int)dims[1] && nd == (int)dims[2] && dd == dim;
 		if (!have) {
 			free(draws);
 			draws = malloc(sizeof(double) * n);
 			for (size_t q = 0; draws && q < n; q++)
 				draws[q] = NAN;
 		}
-		for (size_t q = 0; have && physical && q < n; q += (size_t)dim)
-			xf_cmc_result_to_physical(res, draws + q, draws + q);
 		hsize_t start[4] = { (hsize_t)s, 0, 0, 0 };
 		hid_t mem = H5Screate_simple(4, chunk, NULL);
 		H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, chunk, NULL);
@@ -297,12 +297,12 @@ static void shard_draws(h5w *w, hid_t g, const xf_cmc_result *res, int physical)
 
 /* The self-check: its numbers, its points and weights (so anyone can recompute), and the
  * plain consensus posterior when the corrected one was published (adr/0039). */
-static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_cmc_check *c,
-			   const char *name)
+static void check_group_of(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app,
+			   const xf_cmc_check *c, const char *name)
 {
 	if (!c->done)
 		return;
-	int consensus = c == &res->check;
+	int consensus = c == app->check;
 	hid_t cg = H5Gcreate2(g, name, H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
 	if (cg < 0) {
 		xf_h5_fail(w, name);
@@ -382,12 +382,12 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 	xf_h5_dims(w, cg, "axis_drops", "side", NULL);
 	xf_h5_dims(w, cg, "passed", "check", NULL);
 	xf_h5_dims(w, cg, "u", "point",
-		   c->dim == res->n_theta ? "/cmc/sampled_parameter" : "/cmc/coordinate", NULL);
+		   c->dim == app->n_theta ? "/cmc/sampled_parameter" : "/cmc/coordinate", NULL);
 	xf_h5_dims(w, cg, "log_weights", "point", NULL);
 	H5Gclose(cg);
 	if (!c->corrected || !consensus)
 		return;
-	size_t nf = (size_t)res->n_params;
+	size_t nf = (size_t)est->n_params;
 	double *summary = malloc(sizeof(double) * nf * 5);
 	hid_t pg = H5Gcreate2(g, "consensus", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
 	if (!summary || pg < 0) {
@@ -401,7 +401,7 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 		const double row[5] = { c->mean[k], c->sd[k], c->median[k], c->q05[k], c->q95[k] };
 		memcpy(summary + k * 5, row, sizeof row);
 	}
-	put_matrix(w, pg, "draws", (size_t)res->n_draws, nf, c->draws, "see parameter_names",
+	put_matrix(w, pg, "draws", (size_t)est->n_draws, nf, c->draws, "see parameter_names",
 		   "the plain consensus draws (what /cmc/draws would be without the "
 		   "correction)");
 	put_matrix(w, pg, "summary", nf, 5, summary, "see parameter_names",
@@ -413,15 +413,15 @@ static void check_group_of(h5w *w, hid_t g, const xf_cmc_result *res, const xf_c
 	free(summary);
 }
 
-static void check_group(h5w *w, hid_t g, const xf_cmc_result *res)
+static void check_group(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	check_group_of(w, g, res, &res->check, "consensus_check");
-	if (res->approx.done)
-		check_group_of(w, g, res, &res->approx, "importance_check");
+	check_group_of(w, g, est, app, app->check, "consensus_check");
+	if (app->approx->done)
+		check_group_of(w, g, est, app, app->approx, "importance_check");
 }
 
-int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       const xf_estimate *est, xf_error *err)
+int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_estimate *est,
+		       const xf_cmc_appendix *app, xf_error *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	h5w w;
@@ -430,56 +430,54 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_cmc_resul
 		return rc;
 	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
 	xf_h5_attr_str(&w, w.file, "method", "cmc");
-	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(res->mode));
+	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(est->grid.mode));
 	xf_h5_data_group(&w, ds);
 	hid_t g = xf_h5_group(&w, "/cmc");
 	if (g >= 0) {
-		xf_h5_attr_str(&w, g, "status", xf_fit_status_name(res->status));
-		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(res->quality.overall));
+		xf_h5_attr_str(&w, g, "status", xf_fit_status_name(est->status));
+		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(est->quality.overall));
 		xf_h5_attr_str(&w, g, "combination_method",
-			       xf_combination_rule_name(res->combination));
+			       xf_combination_rule_name(app->combination));
 		xf_h5_attr_str(&w, g, "per_angle_mode",
-			       xf_scaling_mode_used_name(res->scaling_mode));
+			       xf_scaling_mode_used_name(est->scaling_mode));
 		xf_h5_attr_str(&w, g, "posterior",
-			       res->route == XF_POSTERIOR_ROUTE_IMPORTANCE
+			       est->route == XF_POSTERIOR_ROUTE_IMPORTANCE
 				       ? "importance_sampled_exact"
-			       : res->n_shards == 1   ? "exact_nuts"
-			       : res->check.corrected ? "importance_weighted"
-						      : "consensus");
-		xf_h5_attr_str(&w, g, "route", xf_posterior_route_name(res->route));
-		char how[512];
-		xf_cmc_route_describe(res, how, sizeof how);
-		xf_h5_attr_str(&w, g, "route_description", how);
+			       : app->n_shards == 1    ? "exact_nuts"
+			       : app->check->corrected ? "importance_weighted"
+						       : "consensus");
+		xf_h5_attr_str(&w, g, "route", xf_posterior_route_name(est->route));
+		xf_h5_attr_str(&w, g, "route_description", app->route_text);
 		if (est) /* for `xpcsfit plot DIR` (adr/0059) */
 			xf_h5_model_grid(&w, g, est, ds);
-		cmc_scales(&w, g, res);
-		posterior(&w, g, res);
+		cmc_scales(&w, g, est, app);
+		posterior(&w, g, est, app);
 		xf_h5_nexus(&w, ds, est, g);
-		if (res->gp_mean) {
+		if (app->gp_mean) {
 			xf_h5_put_vec(
-				&w, g, "gaussian_product_mean", (size_t)res->n_theta, res->gp_mean,
+				&w, g, "gaussian_product_mean", (size_t)app->n_theta, app->gp_mean,
 				"1",
 				"mean of the product of the kept shards' Gaussians (sampler's "
 				"space)");
-			put_matrix(&w, g, "gaussian_product_cov", (size_t)res->n_theta,
-				   (size_t)res->n_theta, res->gp_cov, "1", "its covariance");
+			put_matrix(&w, g, "gaussian_product_cov", (size_t)app->n_theta,
+				   (size_t)app->n_theta, app->gp_cov, "1", "its covariance");
 		}
 		hid_t sg = H5Gcreate2(g, "shards", H5P_DEFAULT, w.gcpl, H5P_DEFAULT);
 		if (sg >= 0) {
 			xf_h5_nx_class(&w, sg, "NXcollection");
-			shard_tables(&w, sg, res);
+			shard_tables(&w, sg, app);
 			H5Gclose(sg);
 		} else {
 			xf_h5_fail(&w, "/cmc/shards");
 		}
-		shard_draws(&w, g, res, 0);
-		shard_draws(&w, g, res, 1);
-		check_group(&w, g, res);
-		xf_cmc_sensitivity_h5(&w, g, res);
-		xf_cmc_prior_vs_nlsq_h5(&w, g, res);
-		xf_cmc_beyond_h5(&w, g, res);
-		xf_cmc_posterior_diag_h5(&w, g, res);
-		cmc_dims(&w, g, res);
+		shard_draws(&w, g, app, 0);
+		shard_draws(&w, g, app, 1);
+		check_group(&w, g, est, app);
+		xf_cmc_sensitivity_h5(&w, g, est, app);
+		xf_cmc_prior_vs_nlsq_h5(&w, g, est, app);
+		xf_cmc_beyond_h5(&w, g, est, app);
+		xf_cmc_posterior_diag_h5(&w, g, est, app);
+		cmc_dims(&w, g, app);
 		H5Gclose(g);
 	}
 	return xf_h5_close(&w, tmp, path);

@@ -16,14 +16,14 @@
 
 /* v, or NaN (null) when there is no combined posterior: summaries of zero draws are not
  * numbers, whatever the summarizing code left in them. */
-static double drawn(const xf_cmc_result *res, double v)
+static double drawn(const xf_estimate *est, double v)
 {
-	return res->n_draws > 0 ? v : NAN;
+	return est->n_draws > 0 ? v : NAN;
 }
 
-static cJSON *drawn_numbers(const xf_cmc_result *res, const double *v, int n)
+static cJSON *drawn_numbers(const xf_estimate *est, const double *v, int n)
 {
-	if (res->n_draws > 0)
+	if (est->n_draws > 0)
 		return xf_json_numbers(v, n);
 	cJSON *arr = cJSON_CreateArray();
 	for (int k = 0; k < n; k++)
@@ -34,77 +34,78 @@ static cJSON *drawn_numbers(const xf_cmc_result *res, const double *v, int n)
 /* One parameter's summary: "value"/"uncertainty" are the names NLSQ's parameters.json
  * uses (adr/0062: the posterior mean and sd), "mean"/"std" the same numbers under the
  * names earlier versions wrote, then the median and the 5 %/95 % quantiles. */
-static cJSON *summary_entry(const xf_cmc_result *res, int k, const double *mean, const double *sd,
+static cJSON *summary_entry(const xf_estimate *est, int k, const double *mean, const double *sd,
 			    const double *median, const double *q05, const double *q95)
 {
 	cJSON *p = cJSON_CreateObject();
-	if (res->is_fixed[k]) {
-		cJSON_AddItemToObject(p, "value", xf_json_num(res->n_draws ? res->draws[k] : NAN));
+	if (est->is_fixed[k]) {
+		cJSON_AddItemToObject(p, "value", xf_json_num(est->n_draws ? est->draws[k] : NAN));
 		cJSON_AddNullToObject(p, "uncertainty");
 		cJSON_AddTrueToObject(p, "fixed");
 		return p;
 	}
-	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(res, mean[k])));
-	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(res, sd[k])));
-	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, mean[k])));
-	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, sd[k])));
-	cJSON_AddItemToObject(p, "median", xf_json_num(drawn(res, median[k])));
-	cJSON_AddItemToObject(p, "q05", xf_json_num(drawn(res, q05[k])));
-	cJSON_AddItemToObject(p, "q95", xf_json_num(drawn(res, q95[k])));
+	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(est, mean[k])));
+	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(est, sd[k])));
+	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(est, mean[k])));
+	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(est, sd[k])));
+	cJSON_AddItemToObject(p, "median", xf_json_num(drawn(est, median[k])));
+	cJSON_AddItemToObject(p, "q05", xf_json_num(drawn(est, q05[k])));
+	cJSON_AddItemToObject(p, "q95", xf_json_num(drawn(est, q95[k])));
 	return p;
 }
 
 /* homodyne's scalar contrast/offset: the mean over angles, sd = RMS of the angles' sds
  * (value/uncertainty, and mean/std as for every parameter) */
-static cJSON *angle_mean(const xf_cmc_result *res, const double *v, const double *sd, int n)
+static cJSON *angle_mean(const xf_estimate *est, const double *v, const double *sd, int n)
 {
 	double m, s;
 	xf_io_cmc_angle_mean(v, sd, n, &m, &s);
 	cJSON *p = cJSON_CreateObject();
-	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(res, m)));
-	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(res, s)));
-	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(res, m)));
-	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(res, s)));
+	cJSON_AddItemToObject(p, "value", xf_json_num(drawn(est, m)));
+	cJSON_AddItemToObject(p, "uncertainty", xf_json_num(drawn(est, s)));
+	cJSON_AddItemToObject(p, "mean", xf_json_num(drawn(est, m)));
+	cJSON_AddItemToObject(p, "std", xf_json_num(drawn(est, s)));
 	return p;
 }
 
-static cJSON *parameters_object(const xf_cmc_result *res, int physical_only, int plain)
+static cJSON *parameters_object(const xf_estimate *est, const xf_cmc_appendix *app,
+				int physical_only, int plain)
 {
-	const xf_cmc_check *c = &res->check;
+	const xf_cmc_check *c = app->check;
 	cJSON *obj = cJSON_CreateObject();
-	int k0 = physical_only ? 0 : res->n_phys, k1 = physical_only ? res->n_phys : res->n_params;
+	int k0 = physical_only ? 0 : est->n_phys, k1 = physical_only ? est->n_phys : est->n_params;
 	for (int k = k0; k < k1; k++)
 		cJSON_AddItemToObject(
-			obj, res->names[k],
-			plain ? summary_entry(res, k, c->mean, c->sd, c->median, c->q05, c->q95)
-			      : summary_entry(res, k, res->mean, res->sd, res->median, res->q05,
-					      res->q95));
+			obj, est->names[k],
+			plain ? summary_entry(est, k, c->mean, c->sd, c->median, c->q05, c->q95)
+			      : summary_entry(est, k, est->values, est->sd, est->median, est->q05,
+					      est->q95));
 	if (physical_only && !plain) {
 		cJSON_AddItemToObject(obj, "contrast",
-				      angle_mean(res, res->contrast, res->contrast_sd, res->n_phi));
+				      angle_mean(est, est->contrast, est->contrast_sd, est->n_phi));
 		cJSON_AddItemToObject(obj, "offset",
-				      angle_mean(res, res->offset, res->offset_sd, res->n_phi));
+				      angle_mean(est, est->offset, est->offset_sd, est->n_phi));
 	}
 	return obj;
 }
 
-static cJSON *per_angle_object(const xf_cmc_result *res)
+static cJSON *per_angle_object(const xf_estimate *est)
 {
 	cJSON *pa = cJSON_CreateObject();
-	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(res->phi_deg, res->n_phi));
+	cJSON_AddItemToObject(pa, "phi_deg", xf_json_numbers(est->phi_deg, est->n_phi));
 	/* *_uncertainty as NLSQ names them; *_std the same numbers (earlier versions) */
-	cJSON_AddItemToObject(pa, "contrast", drawn_numbers(res, res->contrast, res->n_phi));
+	cJSON_AddItemToObject(pa, "contrast", drawn_numbers(est, est->contrast, est->n_phi));
 	cJSON_AddItemToObject(pa, "contrast_uncertainty",
-			      drawn_numbers(res, res->contrast_sd, res->n_phi));
-	cJSON_AddItemToObject(pa, "contrast_std", drawn_numbers(res, res->contrast_sd, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset", drawn_numbers(res, res->offset, res->n_phi));
+			      drawn_numbers(est, est->contrast_sd, est->n_phi));
+	cJSON_AddItemToObject(pa, "contrast_std", drawn_numbers(est, est->contrast_sd, est->n_phi));
+	cJSON_AddItemToObject(pa, "offset", drawn_numbers(est, est->offset, est->n_phi));
 	cJSON_AddItemToObject(pa, "offset_uncertainty",
-			      drawn_numbers(res, res->offset_sd, res->n_phi));
-	cJSON_AddItemToObject(pa, "offset_std", drawn_numbers(res, res->offset_sd, res->n_phi));
+			      drawn_numbers(est, est->offset_sd, est->n_phi));
+	cJSON_AddItemToObject(pa, "offset_std", drawn_numbers(est, est->offset_sd, est->n_phi));
 	return pa;
 }
 
-static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
+static cJSON *shard_entry(const xf_estimate *est, const xf_cmc_appendix *app, const xf_cmc_shard *s)
 {
 	cJSON *e = cJSON_CreateObject();
 	cJSON_AddItemToObject(e, "id", xf_json_int(s->id));
@@ -130,11 +131,11 @@ static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
 	cJSON *ess = cJSON_CreateObject(), *rhat = cJSON_CreateObject(),
 	      *mean = cJSON_CreateObject();
 	cJSON *skew = cJSON_CreateObject();
-	for (int m = 0; m <= res->n_theta; m++) {
-		const char *name = m < res->n_theta ? res->names[res->theta[m]] : "sigma";
+	for (int m = 0; m <= app->n_theta; m++) {
+		const char *name = m < app->n_theta ? est->names[app->theta[m]] : "sigma";
 		cJSON_AddItemToObject(ess, name, xf_json_num(s->ess_bulk[m]));
 		cJSON_AddItemToObject(rhat, name, xf_json_num(s->rhat[m]));
-		if (m < res->n_theta) {
+		if (m < app->n_theta) {
 			cJSON_AddItemToObject(mean, name, xf_json_num(s->mean[m]));
 			cJSON_AddItemToObject(skew, name, xf_json_num(s->skew[m]));
 		}
@@ -146,13 +147,13 @@ static cJSON *shard_entry(const xf_cmc_result *res, const xf_cmc_shard *s)
 	return e;
 }
 
-static cJSON *shards_object(const xf_cmc_result *res)
+static cJSON *shards_object(const xf_cmc_appendix *app)
 {
 	cJSON *obj = cJSON_CreateObject(), *excluded = cJSON_CreateArray();
 	double rhat = 0.0, ess_bulk = INFINITY, ess_tail = INFINITY, div = 0.0;
 	long n_ok = 0, n_div = 0;
-	for (long s = 0; s < res->n_shards; s++) {
-		const xf_cmc_shard *sh = &res->shards[s];
+	for (long s = 0; s < app->n_shards; s++) {
+		const xf_cmc_shard *sh = &app->shards[s];
 		if (!sh->kept) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddItemToObject(e, "id", xf_json_int(s));
@@ -168,10 +169,10 @@ static cJSON *shards_object(const xf_cmc_result *res)
 		n_div += sh->divergences;
 		n_ok++;
 	}
-	cJSON_AddItemToObject(obj, "planned", xf_json_int(res->n_shards));
-	cJSON_AddItemToObject(obj, "kept", xf_json_int(res->n_kept));
+	cJSON_AddItemToObject(obj, "planned", xf_json_int(app->n_shards));
+	cJSON_AddItemToObject(obj, "kept", xf_json_int(app->n_kept));
 	cJSON_AddItemToObject(obj, "kept_fraction",
-			      xf_json_num((double)res->n_kept / (double)res->n_shards));
+			      xf_json_num((double)app->n_kept / (double)app->n_shards));
 	cJSON_AddItemToObject(obj, "excluded", excluded);
 	cJSON_AddItemToObject(obj, "max_rhat", xf_json_num(n_ok ? rhat : NAN));
 	cJSON_AddItemToObject(obj, "min_ess_bulk", xf_json_num(n_ok ? ess_bulk : NAN));
@@ -185,7 +186,8 @@ static cJSON *shards_object(const xf_cmc_result *res)
  * published, and the plain consensus summaries when the corrected ones replaced them. */
 /* A check against the exact posterior: the consensus self-check (consensus, with the
  * plain consensus summaries) or the importance route's (adr/0045). */
-static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, int consensus)
+static cJSON *check_object_of(const xf_estimate *est, const xf_cmc_appendix *app,
+			      const xf_cmc_check *c, int consensus)
 {
 	if (!c->done)
 		return cJSON_CreateNull();
@@ -204,9 +206,9 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	cJSON_AddItemToObject(axis, "axis", xf_json_int(c->axis));
 	cJSON_AddItemToObject(axis, "drop_plus", xf_json_num(c->axis_drop_plus));
 	cJSON_AddItemToObject(axis, "drop_minus", xf_json_num(c->axis_drop_minus));
-	if (c->axis_param >= 0 && c->axis_param < res->n_theta)
+	if (c->axis_param >= 0 && c->axis_param < app->n_theta)
 		cJSON_AddStringToObject(axis, "largest_loading",
-					res->names[res->theta[c->axis_param]]);
+					est->names[app->theta[c->axis_param]]);
 	else
 		cJSON_AddNullToObject(axis, "largest_loading");
 	if (c->tail_axis >= 0) { /* the route's tail probe (adr/0085), part of this gate */
@@ -250,22 +252,23 @@ static cJSON *check_object_of(const xf_cmc_result *res, const xf_cmc_check *c, i
 	if (!consensus) {
 		cJSON_AddItemToObject(obj, "rounds", xf_json_int(c->rounds));
 		cJSON_AddItemToObject(obj, "prior_start_round", xf_json_int(c->prior_start));
-		if (c->ridge_param >= 0 && c->ridge_param < res->n_theta) /* adr/0099 */
+		if (c->ridge_param >= 0 && c->ridge_param < app->n_theta) /* adr/0099 */
 			cJSON_AddStringToObject(obj, "ridge_param",
-						res->names[res->theta[c->ridge_param]]);
+						est->names[app->theta[c->ridge_param]]);
 		else
 			cJSON_AddNullToObject(obj, "ridge_param");
 		cJSON_AddItemToObject(obj, "min_ess", xf_json_num(c->min_ess));
 		cJSON_AddItemToObject(obj, "coordinate_ess_min", xf_json_num(c->ess_coord_min));
 		cJSON_AddStringToObject(obj, "coordinate_ess_min_of",
-					c->ess_coord >= 0 && c->ess_coord < res->n_theta
-						? res->names[res->theta[c->ess_coord]]
+					c->ess_coord >= 0 && c->ess_coord < app->n_theta
+						? est->names[app->theta[c->ess_coord]]
 						: "sigma");
 		return obj;
 	}
 	cJSON_AddItemToObject(obj, "sigma", xf_json_num(c->sigma));
 	cJSON_AddItemToObject(obj, "consensus_summaries",
-			      c->corrected ? parameters_object(res, 1, 1) : cJSON_CreateNull());
+			      c->corrected ? parameters_object(est, app, 1, 1)
+					   : cJSON_CreateNull());
 	return obj;
 }
 
@@ -279,89 +282,88 @@ static cJSON *quality_object(const xf_quality *q)
 	return obj;
 }
 
-static cJSON *check_object(const xf_cmc_result *res)
+static cJSON *check_object(const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	return check_object_of(res, &res->check, 1);
+	return check_object_of(est, app, app->check, 1);
 }
 
 /* How the posterior was reached (adr/0045): the route, why NUTS when the importance
  * check failed, that check's numbers and σ's posterior (importance); each stage's time
  * is in timing_s. */
-static cJSON *route_object(const xf_cmc_result *res)
+static cJSON *route_object(const xf_estimate *est, const xf_cmc_appendix *app)
 {
 	cJSON *obj = cJSON_CreateObject();
-	char how[512];
-	xf_cmc_route_describe(res, how, sizeof how);
-	cJSON_AddStringToObject(obj, "route", xf_posterior_route_name(res->route));
-	cJSON_AddStringToObject(obj, "description", how);
-	if (res->route_note[0])
-		cJSON_AddStringToObject(obj, "note", res->route_note);
+	cJSON_AddStringToObject(obj, "route", xf_posterior_route_name(est->route));
+	cJSON_AddStringToObject(obj, "description", app->route_text);
+	if (app->route_note[0])
+		cJSON_AddStringToObject(obj, "note", app->route_note);
 	else
 		cJSON_AddNullToObject(obj, "note");
-	cJSON_AddItemToObject(obj, "importance_check", check_object_of(res, &res->approx, 0));
-	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
+	cJSON_AddItemToObject(obj, "importance_check", check_object_of(est, app, app->approx, 0));
+	if (est->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
 		cJSON *sg = cJSON_CreateObject();
-		cJSON_AddItemToObject(sg, "value", xf_json_num(res->sigma_mean));
-		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(res->sigma_sd));
-		cJSON_AddItemToObject(sg, "mean", xf_json_num(res->sigma_mean));
-		cJSON_AddItemToObject(sg, "std", xf_json_num(res->sigma_sd));
+		cJSON_AddItemToObject(sg, "value", xf_json_num(app->sigma_mean));
+		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(app->sigma_sd));
+		cJSON_AddItemToObject(sg, "mean", xf_json_num(app->sigma_mean));
+		cJSON_AddItemToObject(sg, "std", xf_json_num(app->sigma_sd));
 		cJSON_AddItemToObject(obj, "sigma", sg);
 	}
 	return obj;
 }
 
-static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_cmc_result *res)
+static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_estimate *est,
+		    const xf_cmc_appendix *app)
 {
 	cJSON *root = cJSON_CreateObject();
-	const char *status = xf_fit_status_name(res->status);
+	const char *status = xf_fit_status_name(est->status);
 	cJSON_AddStringToObject(root, "method", "cmc");
-	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(res->mode));
+	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
 	cJSON_AddStringToObject(root, "status", status);
 	cJSON_AddStringToObject(root, "convergence_status",
-				res->status == XF_STATUS_CONVERGED ? "converged" : "failed");
-	cJSON_AddItemToObject(root, "quality", quality_object(&res->quality));
-	cJSON_AddItemToObject(root, "parameters", parameters_object(res, 1, 0));
-	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(res, 0, 0));
+				est->status == XF_STATUS_CONVERGED ? "converged" : "failed");
+	cJSON_AddItemToObject(root, "quality", quality_object(&est->quality));
+	cJSON_AddItemToObject(root, "parameters", parameters_object(est, app, 1, 0));
+	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(est, app, 0, 0));
 	cJSON_AddItemToObject(root, "parameter_units",
-			      xf_json_parameter_units(res->names, res->n_phys, res->n_params));
-	cJSON_AddItemToObject(root, "per_angle", per_angle_object(res));
+			      xf_json_parameter_units(est->names, est->n_phys, est->n_params));
+	cJSON_AddItemToObject(root, "per_angle", per_angle_object(est));
 	cJSON_AddStringToObject(root, "per_angle_mode",
-				xf_scaling_mode_used_name(res->scaling_mode));
+				xf_scaling_mode_used_name(est->scaling_mode));
 	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
 	cJSON *comb = cJSON_CreateObject();
-	cJSON_AddStringToObject(comb, "method", xf_combination_rule_name(res->combination));
-	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(res->temper));
-	cJSON_AddItemToObject(comb, "n_draws", xf_json_int(res->n_draws));
+	cJSON_AddStringToObject(comb, "method", xf_combination_rule_name(app->combination));
+	cJSON_AddItemToObject(comb, "prior_exponent", xf_json_num(app->temper));
+	cJSON_AddItemToObject(comb, "n_draws", xf_json_int(est->n_draws));
 	cJSON_AddItemToObject(root, "combination", comb);
-	cJSON_AddItemToObject(root, "shards", shards_object(res));
-	cJSON_AddItemToObject(root, "posterior_route", route_object(res));
-	cJSON_AddItemToObject(root, "consensus_check", check_object(res));
-	cJSON_AddItemToObject(root, "prior_sensitivity", xf_cmc_sensitivity_json(res));
-	cJSON_AddItemToObject(root, "prior_vs_nlsq", xf_cmc_prior_vs_nlsq_json(res));
-	cJSON_AddItemToObject(root, "beyond_draws", xf_cmc_beyond_json(res));
-	cJSON_AddItemToObject(root, "posterior_diagnostics", xf_cmc_posterior_diag_json(res));
+	cJSON_AddItemToObject(root, "shards", shards_object(app));
+	cJSON_AddItemToObject(root, "posterior_route", route_object(est, app));
+	cJSON_AddItemToObject(root, "consensus_check", check_object(est, app));
+	cJSON_AddItemToObject(root, "prior_sensitivity", xf_cmc_sensitivity_json(est, app));
+	cJSON_AddItemToObject(root, "prior_vs_nlsq", xf_cmc_prior_vs_nlsq_json(est, app));
+	cJSON_AddItemToObject(root, "beyond_draws", xf_cmc_beyond_json(est, app));
+	cJSON_AddItemToObject(root, "posterior_diagnostics", xf_cmc_posterior_diag_json(est, app));
 	cJSON *sh = cJSON_CreateArray();
-	for (long s = 0; s < res->n_shards; s++)
-		cJSON_AddItemToArray(sh, shard_entry(res, &res->shards[s]));
+	for (long s = 0; s < app->n_shards; s++)
+		cJSON_AddItemToArray(sh, shard_entry(est, app, &app->shards[s]));
 	cJSON_AddItemToObject(root, "shard_diagnostics", sh);
 	cJSON *sampler = cJSON_CreateObject();
-	cJSON_AddItemToObject(sampler, "chains", xf_json_int(res->n_chains));
-	cJSON_AddItemToObject(sampler, "warmup", xf_json_int(res->n_warmup));
-	cJSON_AddItemToObject(sampler, "samples", xf_json_int(res->n_samples));
+	cJSON_AddItemToObject(sampler, "chains", xf_json_int(app->n_chains));
+	cJSON_AddItemToObject(sampler, "warmup", xf_json_int(app->n_warmup));
+	cJSON_AddItemToObject(sampler, "samples", xf_json_int(app->n_samples));
 	cJSON_AddItemToObject(sampler, "max_tree_depth", xf_json_int(info->max_tree_depth));
-	cJSON_AddItemToObject(sampler, "target_accept_prob", xf_json_num(res->target_accept));
+	cJSON_AddItemToObject(sampler, "target_accept_prob", xf_json_num(app->target_accept));
 	cJSON_AddBoolToObject(sampler, "dense_mass", info->dense_mass);
-	cJSON_AddItemToObject(sampler, "seed", xf_json_u64(res->seed));
-	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(res->grad_evals));
+	cJSON_AddItemToObject(sampler, "seed", xf_json_u64(app->seed));
+	cJSON_AddItemToObject(sampler, "gradient_evaluations", xf_json_int(app->grad_evals));
 	cJSON_AddBoolToObject(sampler, "nlsq_informed_priors", info->nlsq_informed_priors);
 	cJSON_AddItemToObject(root, "sampler", sampler);
 	cJSON *timing = cJSON_CreateObject();
-	cJSON_AddItemToObject(timing, "importance_route", xf_json_num(res->time_approx_s));
-	cJSON_AddItemToObject(timing, "nuts", xf_json_num(res->time_nuts_s));
-	cJSON_AddItemToObject(timing, "sampling", xf_json_num(res->time_sampling_s));
-	cJSON_AddItemToObject(timing, "combine", xf_json_num(res->time_combine_s));
-	cJSON_AddItemToObject(timing, "beyond_draws", xf_json_num(res->beyond.wall_s));
-	cJSON_AddItemToObject(timing, "total", xf_json_num(res->time_total_s));
+	cJSON_AddItemToObject(timing, "importance_route", xf_json_num(app->time_approx_s));
+	cJSON_AddItemToObject(timing, "nuts", xf_json_num(app->time_nuts_s));
+	cJSON_AddItemToObject(timing, "sampling", xf_json_num(app->time_sampling_s));
+	cJSON_AddItemToObject(timing, "combine", xf_json_num(app->time_combine_s));
+	cJSON_AddItemToObject(timing, "beyond_draws", xf_json_num(app->beyond->wall_s));
+	cJSON_AddItemToObject(timing, "total", xf_json_num(app->time_total_s));
 	cJSON_AddItemToObject(root, "timing_s", timing);
 	xf_json_add_timings(root);
 	xf_json_add_provenance(root, info, ds);
@@ -372,7 +374,7 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_c
 }
 
 int xf_io_write_cmc_json(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-			 const xf_cmc_result *res, xf_error *err)
+			 const xf_estimate *est, const xf_cmc_appendix *app, xf_error *err)
 {
-	return xf_json_write(dir, "parameters.json", build(info, ds, res), err);
+	return xf_json_write(dir, "parameters.json", build(info, ds, est, app), err);
 }

@@ -27,15 +27,15 @@
 	"Gaussian product would pull the posterior >= 1 NLSQ sd, |nlsq - mu| * s / (s^2 + "        \
 	"sigma^2)"
 
-static cJSON *param_entry(const xf_cmc_result *res, int k)
+static cJSON *param_entry(const xf_cmc_appendix *app, int k)
 {
-	const xf_cmc_sensitivity *s = &res->sensitivity;
+	const xf_cmc_sensitivity *s = app->sensitivity;
 	cJSON *e = cJSON_CreateObject(), *prior = cJSON_CreateObject();
 	cJSON_AddStringToObject(prior, "type", "TruncatedNormal");
 	cJSON_AddItemToObject(prior, "mu", xf_json_num(s->prior_mu[k]));
 	cJSON_AddItemToObject(prior, "sigma", xf_json_num(s->prior_sigma[k]));
-	cJSON_AddItemToObject(prior, "lower", xf_json_num(res->lower[k]));
-	cJSON_AddItemToObject(prior, "upper", xf_json_num(res->upper[k]));
+	cJSON_AddItemToObject(prior, "lower", xf_json_num(app->lower[k]));
+	cJSON_AddItemToObject(prior, "upper", xf_json_num(app->upper[k]));
 	cJSON_AddItemToObject(e, "prior", prior);
 	cJSON_AddItemToObject(e, "prior_sensitivity", xf_json_num(s->prior[k]));
 	cJSON_AddItemToObject(e, "likelihood_sensitivity", xf_json_num(s->lik[k]));
@@ -51,9 +51,9 @@ static cJSON *param_entry(const xf_cmc_result *res, int k)
 	return e;
 }
 
-cJSON *xf_cmc_sensitivity_json(const xf_cmc_result *res)
+cJSON *xf_cmc_sensitivity_json(const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_sensitivity *s = &res->sensitivity;
+	const xf_cmc_sensitivity *s = app->sensitivity;
 	if (!s->done)
 		return cJSON_CreateNull();
 	cJSON *obj = cJSON_CreateObject(), *params = cJSON_CreateObject();
@@ -69,17 +69,17 @@ cJSON *xf_cmc_sensitivity_json(const xf_cmc_result *res)
 		cJSON_AddStringToObject(obj, "note", XF_PSENS_NO_LIK);
 	cJSON_AddItemToObject(obj, "khat_prior", xf_json_num(s->khat_prior));
 	cJSON_AddItemToObject(obj, "khat_likelihood", xf_json_num(s->khat_lik));
-	for (int m = 0; m < res->n_theta; m++)
-		cJSON_AddItemToObject(params, res->names[res->theta[m]],
-				      param_entry(res, res->theta[m]));
+	for (int m = 0; m < app->n_theta; m++)
+		cJSON_AddItemToObject(params, est->names[app->theta[m]],
+				      param_entry(app, app->theta[m]));
 	cJSON_AddItemToObject(obj, "parameters", params);
 	return obj;
 }
 
-void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res)
+void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_sensitivity *s = &res->sensitivity;
-	size_t nf = (size_t)res->n_params;
+	const xf_cmc_sensitivity *s = app->sensitivity;
+	size_t nf = (size_t)est->n_params;
 	if (!s->done)
 		return;
 	hid_t sg = H5Gcreate2(g, "prior_sensitivity", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
@@ -117,7 +117,7 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 	xf_h5_put_vec(w, sg, "prior_pull", nf, s->pull, "1",
 		      "log prior density at the posterior mean minus at the NLSQ value");
 	xf_h5_put_vec(w, sg, "flagged", nf, flag, "1", "1: a quality reason names this parameter");
-	xf_h5_put_strings(w, sg, "diagnosis", res->n_params, s->diagnosis,
+	xf_h5_put_strings(w, sg, "diagnosis", est->n_params, s->diagnosis,
 			  "per parameter: -, prior-data conflict, strong prior / weak "
 			  "likelihood, ...");
 	free(flag);
@@ -144,18 +144,18 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
+void xf_cmc_sensitivity_report(xf_report *r, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_sensitivity *s = &res->sensitivity;
-	const xf_cmc_prior_vs_nlsq *pv = &res->prior_vs_nlsq;
+	const xf_cmc_sensitivity *s = app->sensitivity;
+	const xf_cmc_prior_vs_nlsq *pv = app->prior_vs_nlsq;
 	char sens[256] = "", gap[256] = "", far[256] = "";
 	/* the priors named before sampling (adr/0080) */
-	for (int m = 0; pv->done && m < res->n_theta; m++) {
-		int k = res->theta[m];
+	for (int m = 0; pv->done && m < app->n_theta; m++) {
+		int k = app->theta[m];
 		double a = pv->nlsq_sd_away[k];
 		if (pv->conflict[k])
 			append(far, sizeof far, "%s%s %.*f NLSQ sd from its prior's mean",
-			       *far ? ", " : "", res->names[k], a < 10.0 ? 1 : 0, a);
+			       *far ? ", " : "", est->names[k], a < 10.0 ? 1 : 0, a);
 	}
 	if (*far)
 		xf_report_add(r, XF_REPORT_FIT, "prior far from the data (before sampling)", "%s",
@@ -166,15 +166,15 @@ void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
 		xf_report_add(r, XF_REPORT_FIT, "prior sensitivity", "not computed");
 		return;
 	}
-	for (int m = 0; m < res->n_theta && res->theta[m] < res->n_phys; m++) {
-		int k = res->theta[m];
+	for (int m = 0; m < app->n_theta && app->theta[m] < est->n_phys; m++) {
+		int k = app->theta[m];
 		const char *sep = m ? ", " : "";
 		if (s->likelihood_measured)
-			append(sens, sizeof sens, "%s%s %.3f/%.3f", sep, res->names[k], s->prior[k],
+			append(sens, sizeof sens, "%s%s %.3f/%.3f", sep, est->names[k], s->prior[k],
 			       s->lik[k]);
 		else
-			append(sens, sizeof sens, "%s%s %.3f", sep, res->names[k], s->prior[k]);
-		append(gap, sizeof gap, "%s%s %+.1f sd", sep, res->names[k], s->gap[k]);
+			append(sens, sizeof sens, "%s%s %.3f", sep, est->names[k], s->prior[k]);
+		append(gap, sizeof gap, "%s%s %+.1f sd", sep, est->names[k], s->gap[k]);
 	}
 	xf_report_add(r, XF_REPORT_FIT,
 		      s->likelihood_measured ? "prior sensitivity (prior/likelihood)"
@@ -183,16 +183,16 @@ void xf_cmc_sensitivity_report(xf_report *r, const xf_cmc_result *res)
 	xf_report_add(r, XF_REPORT_FIT, "posterior − NLSQ", "%s", gap);
 }
 
-cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
+cJSON *xf_cmc_prior_vs_nlsq_json(const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_prior_vs_nlsq *p = &res->prior_vs_nlsq;
+	const xf_cmc_prior_vs_nlsq *p = app->prior_vs_nlsq;
 	if (!p->done)
 		return cJSON_CreateNull();
 	cJSON *obj = cJSON_CreateObject(), *params = cJSON_CreateObject();
 	cJSON_AddStringToObject(obj, "rule", XF_PRIOR_VS_NLSQ_RULE);
 	cJSON_AddItemToObject(obj, "conflicts", xf_json_int(p->n_conflicts));
-	for (int m = 0; m < res->n_theta; m++) {
-		int k = res->theta[m];
+	for (int m = 0; m < app->n_theta; m++) {
+		int k = app->theta[m];
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddItemToObject(e, "prior_mu", xf_json_num(p->prior_mu[k]));
 		cJSON_AddItemToObject(e, "prior_sigma", xf_json_num(p->prior_sigma[k]));
@@ -204,7 +204,7 @@ cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
 		cJSON_AddItemToObject(e, "width_ratio", xf_json_num(p->width_ratio[k]));
 		cJSON_AddItemToObject(e, "expected_pull_sd", xf_json_num(p->shift_sd[k]));
 		cJSON_AddBoolToObject(e, "conflict", p->conflict[k]);
-		cJSON_AddItemToObject(params, res->names[k], e);
+		cJSON_AddItemToObject(params, est->names[k], e);
 	}
 	cJSON_AddItemToObject(obj, "parameters", params);
 	return obj;
@@ -215,9 +215,9 @@ cJSON *xf_cmc_prior_vs_nlsq_json(const xf_cmc_result *res)
 	"posterior's slices, scaled by the draws' density at their 5 %/95 % quantile; "            \
 	"flagged when above 0.01 or when it widens the sd by more than 5 %"
 
-cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
+cJSON *xf_cmc_beyond_json(const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_beyond *t = &res->beyond;
+	const xf_cmc_beyond *t = app->beyond;
 	if (!t->done)
 		return cJSON_CreateNull();
 	cJSON *obj = cJSON_CreateObject(), *params = cJSON_CreateObject();
@@ -229,9 +229,9 @@ cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
 		"sd by more than 5 %");
 	cJSON_AddItemToObject(obj, "flagged", xf_json_int(t->n_flagged));
 	cJSON_AddItemToObject(obj, "passes", xf_json_int(t->passes));
-	for (int m = 0; m < res->n_theta; m++) {
-		int k = res->theta[m];
-		if (k >= res->n_phys) /* the scaling: not probed */
+	for (int m = 0; m < app->n_theta; m++) {
+		int k = app->theta[m];
+		if (k >= est->n_phys) /* the scaling: not probed */
 			continue;
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddItemToObject(e, "mass_beyond_draws", xf_json_num(t->mass[k]));
@@ -241,16 +241,16 @@ cJSON *xf_cmc_beyond_json(const xf_cmc_result *res)
 		cJSON_AddItemToObject(e, "calibration", xf_json_num(t->calib[k]));
 		cJSON_AddBoolToObject(e, "flagged", t->flagged[k]);
 		cJSON_AddItemToObject(e, "sides_judged", xf_json_int(t->sides[k]));
-		cJSON_AddItemToObject(params, res->names[k], e);
+		cJSON_AddItemToObject(params, est->names[k], e);
 	}
 	cJSON_AddItemToObject(obj, "parameters", params);
 	return obj;
 }
 
-void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res)
+void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_prior_vs_nlsq *p = &res->prior_vs_nlsq;
-	size_t nf = (size_t)res->n_params;
+	const xf_cmc_prior_vs_nlsq *p = app->prior_vs_nlsq;
+	size_t nf = (size_t)est->n_params;
 	if (!p->done)
 		return;
 	hid_t sg = H5Gcreate2(g, "prior_vs_nlsq", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
@@ -297,10 +297,10 @@ void xf_cmc_prior_vs_nlsq_h5(h5w *w, hid_t g, const xf_cmc_result *res)
 	H5Gclose(sg);
 }
 
-void xf_cmc_beyond_h5(h5w *w, hid_t g, const xf_cmc_result *res)
+void xf_cmc_beyond_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
 {
-	const xf_cmc_beyond *t = &res->beyond;
-	size_t nf = (size_t)res->n_params;
+	const xf_cmc_beyond *t = app->beyond;
+	size_t nf = (size_t)est->n_params;
 	if (!t->done)
 		return;
 	hid_t sg = H5Gcreate2(g, "beyond_draws", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);

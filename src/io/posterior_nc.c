@@ -98,18 +98,18 @@ static int index_dim(ncw *w, int id, const char *name, size_t n, const char *des
 	return dim;
 }
 
-static const char *units_of(const xf_cmc_result *res, int k)
+static const char *units_of(const xf_estimate *est, int k)
 {
-	return k < res->n_phys && k < XF_N_PHYS ? xf_param_units[k] : "1";
+	return k < est->n_phys && k < XF_N_PHYS ? xf_param_units[k] : "1";
 }
 
-static void posterior_group(ncw *w, int root, const xf_cmc_result *res,
+static void posterior_group(ncw *w, int root, const xf_estimate *est,
 			    const xf_cmc_posterior_diag *d)
 {
 	int g = group(w, root, "posterior", d);
 	int dims[2] = { index_dim(w, g, "chain", (size_t)d->n_chains, "chain index"),
 			index_dim(w, g, "draw", (size_t)d->n_draws, "draw index within a chain") };
-	size_t n = (size_t)res->n_draws, nf = (size_t)res->n_params;
+	size_t n = (size_t)est->n_draws, nf = (size_t)est->n_params;
 	double *x = malloc(sizeof(double) * (n ? n : 1));
 	char fixed[1024] = "";
 	if (!x) {
@@ -117,15 +117,15 @@ static void posterior_group(ncw *w, int root, const xf_cmc_result *res,
 		return;
 	}
 	for (size_t k = 0; k < nf && !w->failed; k++) {
-		if (res->is_fixed[k]) {
+		if (est->is_fixed[k]) {
 			size_t len = strlen(fixed);
 			snprintf(fixed + len, sizeof fixed - len, "%s%s = %.17g", len ? ", " : "",
-				 res->names[k], n ? res->draws[k] : NAN);
+				 est->names[k], n ? est->draws[k] : NAN);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) /* rows chain-major: (chain, draw) as stored */
-			x[i] = res->draws[i * nf + k];
-		var(w, g, res->names[k], NC_DOUBLE, 2, dims, x, units_of(res, (int)k),
+			x[i] = est->draws[i * nf + k];
+		var(w, g, est->names[k], NC_DOUBLE, 2, dims, x, units_of(est, (int)k),
 		    "posterior draws in physical units (see the group's layout and note)");
 	}
 	free(x);
@@ -133,11 +133,12 @@ static void posterior_group(ncw *w, int root, const xf_cmc_result *res,
 }
 
 /* the exact NUTS chains: shard 0's statistics, in ArviZ's names */
-static void nuts_stats(ncw *w, int g, const int *dims, const xf_cmc_result *res)
+static void nuts_stats(ncw *w, int g, const int *dims, const xf_estimate *est,
+		       const xf_cmc_appendix *app)
 {
 	xf_cmc_shard_stats st;
 	xf_error e = { 0 };
-	if (xf_cmc_shard_stats_load(res, 0, &st, &e) != 0) {
+	if (app->shard_stats(app->store, 0, &st, &e) != 0) {
 		text(w, g, NC_GLOBAL, "missing", e.msg);
 		return;
 	}
@@ -146,7 +147,7 @@ static void nuts_stats(ncw *w, int g, const int *dims, const xf_cmc_result *res)
 	long long *depth = malloc(sizeof *depth * (n ? n : 1)),
 		  *steps = malloc(sizeof *steps * (n ? n : 1));
 	signed char *div = malloc(n ? n : 1);
-	if (!step || !depth || !steps || !div || st.n_chains * st.n_draws != res->n_draws) {
+	if (!step || !depth || !steps || !div || st.n_chains * st.n_draws != est->n_draws) {
 		ok(w, NC_ENOMEM, "sample_stats");
 	} else {
 		for (size_t i = 0; i < n; i++) {
@@ -178,20 +179,21 @@ static void nuts_stats(ncw *w, int g, const int *dims, const xf_cmc_result *res)
 }
 
 /* the consensus of the shards' chains: a draw diverged when any kept shard's did */
-static void consensus_stats(ncw *w, int g, const int *dims, const xf_cmc_result *res)
+static void consensus_stats(ncw *w, int g, const int *dims, const xf_estimate *est,
+			    const xf_cmc_appendix *app)
 {
-	size_t n = (size_t)res->n_draws;
+	size_t n = (size_t)est->n_draws;
 	signed char *div = calloc(n ? n : 1, 1);
 	if (!div) {
 		ok(w, NC_ENOMEM, "sample_stats");
 		return;
 	}
-	for (long s = 0; s < res->n_shards && !w->failed; s++) {
+	for (long s = 0; s < app->n_shards && !w->failed; s++) {
 		xf_cmc_shard_stats st;
 		xf_error e = { 0 };
-		if (!res->shards[s].kept)
+		if (!app->shards[s].kept)
 			continue;
-		if (xf_cmc_shard_stats_load(res, s, &st, &e) != 0) {
+		if (app->shard_stats(app->store, s, &st, &e) != 0) {
 			text(w, g, NC_GLOBAL, "missing", e.msg);
 			free(div);
 			return;
@@ -210,7 +212,7 @@ static void consensus_stats(ncw *w, int g, const int *dims, const xf_cmc_result 
 	free(div);
 }
 
-static void sample_stats_group(ncw *w, int root, const xf_cmc_result *res,
+static void sample_stats_group(ncw *w, int root, const xf_estimate *est, const xf_cmc_appendix *app,
 			       const xf_cmc_posterior_diag *d)
 {
 	int g = group(w, root, "sample_stats", d);
@@ -219,15 +221,15 @@ static void sample_stats_group(ncw *w, int root, const xf_cmc_result *res,
 	if (w->failed)
 		return;
 	if (!strcmp(d->layout, "nuts_chains")) {
-		nuts_stats(w, g, dims, res);
+		nuts_stats(w, g, dims, est, app);
 		return;
 	}
 	if (!strcmp(d->layout, "consensus_chains")) {
-		consensus_stats(w, g, dims, res);
+		consensus_stats(w, g, dims, est, app);
 		return;
 	}
 	const xf_cmc_check *c =
-		res->route == XF_POSTERIOR_ROUTE_IMPORTANCE ? &res->approx : &res->check;
+		est->route == XF_POSTERIOR_ROUTE_IMPORTANCE ? app->approx : app->check;
 	if (!strcmp(d->layout, "resampled") && c->done) {
 		text(w, g, NC_GLOBAL, "resampling",
 		     "systematic resampling of the importance points by their Pareto-smoothed "
@@ -260,13 +262,12 @@ static void observed_group(ncw *w, int root, const xf_dataset *ds, const xf_cmc_
 	text(w, g, NC_GLOBAL, "results_file", "results.h5");
 }
 
-static void summary_group(ncw *w, int root, const xf_cmc_result *res,
-			  const xf_cmc_posterior_diag *d)
+static void summary_group(ncw *w, int root, const xf_estimate *est, const xf_cmc_posterior_diag *d)
 {
 	int g = group(w, root, "summary", d);
-	int nf = res->n_params, n = 0, dim;
+	int nf = est->n_params, n = 0, dim;
 	for (int k = 0; k < nf; k++)
-		n += !res->is_fixed[k];
+		n += !est->is_fixed[k];
 	if (w->failed || ok(w, nc_def_dim(g, "parameter", (size_t)n, &dim), "parameter"))
 		return;
 	const char **names = malloc(sizeof(char *) * (size_t)(n ? n : 1) * 2);
@@ -277,7 +278,7 @@ static void summary_group(ncw *w, int root, const xf_cmc_result *res,
 		ok(w, NC_ENOMEM, "summary");
 		return;
 	}
-	const double *src[7] = { res->mean,   d->mcse_mean, res->sd, d->mcse_sd,
+	const double *src[7] = { est->values, d->mcse_mean, est->sd, d->mcse_sd,
 				 d->ess_bulk, d->ess_tail,  d->rhat };
 	static const char *const col_names[7] = { "mean",     "mcse_mean", "sd",   "mcse_sd",
 						  "ess_bulk", "ess_tail",  "r_hat" };
@@ -292,12 +293,12 @@ static void summary_group(ncw *w, int root, const xf_cmc_result *res,
 		"rank-normalised split R-hat (Vehtari et al. 2021)"
 	};
 	for (int k = 0, j = 0; k < nf; k++) {
-		if (res->is_fixed[k])
+		if (est->is_fixed[k])
 			continue;
-		names[j] = res->names[k];
-		names[n + j] = units_of(res, k);
+		names[j] = est->names[k];
+		names[n + j] = units_of(est, k);
 		for (int c = 0; c < 7; c++)
-			col[c * n + j] = res->n_draws > 0 ? src[c][k] : NAN;
+			col[c * n + j] = est->n_draws > 0 ? src[c][k] : NAN;
 		j++;
 	}
 	var(w, g, "parameter", NC_STRING, 1, &dim, names, NULL, "the sampled parameters");
@@ -309,15 +310,13 @@ static void summary_group(ncw *w, int root, const xf_cmc_result *res,
 	free(col);
 }
 
-int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc_result *res,
-			     xf_error *err)
+int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_estimate *est,
+			     const xf_cmc_appendix *app, xf_error *err)
 {
 	char path[PATH_MAX];
 	if (xf_path_join(path, sizeof path, dir, "posterior.nc", err) != 0)
 		return err->code;
-	xf_cmc_posterior_diag d;
-	if (xf_cmc_posterior_diagnostics(res, &d) != 0)
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the posterior diagnostics");
+	const xf_cmc_posterior_diag *d = &app->diag;
 	ncw w = { 0, path, err };
 	int root;
 	/* built in memory, then written by our own atomic writer: libnetcdf would open the
@@ -325,7 +324,6 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc
 	 * and cannot be turned off once HDF5 has started (adr/0056) */
 	int st = nc_create_mem("posterior.nc", NC_NETCDF4, 1 << 16, &root);
 	if (st != NC_NOERR) {
-		xf_cmc_posterior_diag_free(&d);
 		return xf_fail(err, XF_ERR_NOMEM, "cannot build the file in memory (%s), %s",
 			       nc_strerror(st), path);
 	}
@@ -333,16 +331,15 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_cmc
 	text(&w, root, NC_GLOBAL, "inference_library", "xpcsfit");
 	text(&w, root, NC_GLOBAL, "inference_library_version", XPCSFIT_VERSION);
 	text(&w, root, NC_GLOBAL, "method", "cmc");
-	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(res->mode));
-	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(res->route));
-	text(&w, root, NC_GLOBAL, "combination_method", xf_combination_rule_name(res->combination));
-	text(&w, root, NC_GLOBAL, "layout", d.layout);
-	text(&w, root, NC_GLOBAL, "note", d.note);
-	posterior_group(&w, root, res, &d);
-	sample_stats_group(&w, root, res, &d);
-	observed_group(&w, root, ds, &d);
-	summary_group(&w, root, res, &d);
-	xf_cmc_posterior_diag_free(&d);
+	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(est->grid.mode));
+	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(est->route));
+	text(&w, root, NC_GLOBAL, "combination_method", xf_combination_rule_name(app->combination));
+	text(&w, root, NC_GLOBAL, "layout", d->layout);
+	text(&w, root, NC_GLOBAL, "note", d->note);
+	posterior_group(&w, root, est, d);
+	sample_stats_group(&w, root, est, app, d);
+	observed_group(&w, root, ds, d);
+	summary_group(&w, root, est, d);
 	NC_memio mem = { 0 };
 	st = nc_close_memio(root, &mem);
 	if (!w.failed)

@@ -6,11 +6,11 @@
 #define XPCSFIT_IO_REPORT_HTML_H
 
 #include "io/html_text.h"
-#include "xpcsfit/cmc.h"
+#include "xpcsfit/cmc_appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/appendix.h"
-#include "xpcsfit/estimate.h"
 #include "xpcsfit/results.h"
 
 #define XF_REPORT_MAX_ROWS 16 /* rows of one summary section; more are dropped */
@@ -87,6 +87,7 @@ int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_da
 			const xf_estimate *est, const xf_nlsq_appendix *app, const double *slot_q,
 			int with_plots, xf_error *err);
 int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-		       const xf_cmc_result *res, int with_plots, xf_error *err);
+		       const xf_estimate *est, const xf_cmc_appendix *app, int with_plots,
+		       xf_error *err);
 
 #endif

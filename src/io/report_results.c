@@ -144,80 +144,81 @@ int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_da
 }
 
 int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dataset *ds,
-		       const xf_cmc_result *res, int with_plots, xf_error *err)
+		       const xf_estimate *est, const xf_cmc_appendix *app, int with_plots,
+		       xf_error *err)
 {
-	xf_report_param *p = alloc_params(res->n_phys, err);
+	xf_report_param *p = alloc_params(est->n_phys, err);
 	if (!p)
 		return err->code;
-	int drawn = res->n_draws > 0, n = 0;
-	for (int k = 0; k < res->n_phys && k < res->n_params; k++) {
-		int fixed = res->is_fixed[k];
-		p[n] = (xf_report_param){ .name = res->names[k],
+	int drawn = est->n_draws > 0, n = 0;
+	for (int k = 0; k < est->n_phys && k < est->n_params; k++) {
+		int fixed = est->is_fixed[k];
+		p[n] = (xf_report_param){ .name = est->names[k],
 					  .value = !drawn  ? NAN
-						   : fixed ? res->draws[k]
-							   : res->mean[k],
-					  .unc = drawn ? res->sd[k] : NAN,
+						   : fixed ? est->draws[k]
+							   : est->values[k],
+					  .unc = drawn ? xf_cmc_file_sd(est->is_fixed[k],
+									est->n_draws, est->sd[k])
+						       : NAN,
 					  .fixed = fixed,
 					  .has_interval = drawn,
-					  .lo = drawn ? res->q05[k] : NAN,
-					  .hi = drawn ? res->q95[k] : NAN };
+					  .lo = drawn ? est->q05[k] : NAN,
+					  .hi = drawn ? est->q95[k] : NAN };
 		label_row(&p[n++]);
 	}
-	xf_io_cmc_angle_mean(res->contrast, res->contrast_sd, res->n_phi, &p[n].value, &p[n].unc);
-	summary_row(&p[n++], "contrast", res->scaling_mode, res->n_phi);
-	xf_io_cmc_angle_mean(res->offset, res->offset_sd, res->n_phi, &p[n].value, &p[n].unc);
-	summary_row(&p[n++], "offset", res->scaling_mode, res->n_phi);
+	xf_io_cmc_angle_mean(est->contrast, est->contrast_sd, est->n_phi, &p[n].value, &p[n].unc);
+	summary_row(&p[n++], "contrast", est->scaling_mode, est->n_phi);
+	xf_io_cmc_angle_mean(est->offset, est->offset_sd, est->n_phi, &p[n].value, &p[n].unc);
+	summary_row(&p[n++], "offset", est->scaling_mode, est->n_phi);
 	for (int k = n - 2; !drawn && k < n; k++)
 		p[k].value = p[k].unc = NAN;
 	xf_report r = { .method = "cmc",
-			.status = res->status,
-			.quality = &res->quality,
+			.status = est->status,
+			.quality = &est->quality,
 			.value_head = "posterior mean",
 			.unc_head = "posterior sd",
 			.interval_head = "5–95 % interval",
 			.n_params = n,
 			.params = p };
-	char how[512];
-	xf_cmc_route_describe(res, how, sizeof how);
-	xf_report_add(&r, XF_REPORT_FIT, "route", "%s", how);
-	if (res->n_shards > 1) {
+	xf_report_add(&r, XF_REPORT_FIT, "route", "%s", app->route_text);
+	if (app->n_shards > 1) {
 		xf_report_add(&r, XF_REPORT_FIT, "combination", "%s",
-			      xf_combination_rule_name(res->combination));
-		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", res->n_kept,
-			      res->n_shards);
+			      xf_combination_rule_name(app->combination));
+		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", app->n_kept,
+			      app->n_shards);
 	}
-	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
+	if (est->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
 		xf_report_add(&r, XF_REPORT_FIT, "draws",
-			      "%d, resampled from %d weighted points of the check", res->n_draws,
-			      res->approx.m);
+			      "%d, resampled from %d weighted points of the check", est->n_draws,
+			      app->approx->m);
 	} else {
-		xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", res->n_draws);
+		xf_report_add(&r, XF_REPORT_FIT, "combined draws", "%d", est->n_draws);
 		xf_report_add(&r, XF_REPORT_FIT, "chains, warmup, samples", "%d, %d, %d",
-			      res->n_chains, res->n_warmup, res->n_samples);
+			      app->n_chains, app->n_warmup, app->n_samples);
 	}
 	/* the self-check against the full-data posterior (docs/cmc.md) */
-	if (!res->check.done && res->n_shards > 1)
+	if (!app->check->done && app->n_shards > 1)
 		xf_report_add(&r, XF_REPORT_FIT, "consensus check", "not run");
-	else if (res->check.done)
+	else if (app->check->done)
 		xf_report_add(
 			&r, XF_REPORT_FIT, "consensus check",
 			"Pareto k %.3g, M %d, IS-ESS %.0f (%.3f of M; Gaussian target "
 			"%.3f), axis deviation %.3g (axis %d), seed %llu: %s",
-			res->check.khat, res->check.m, res->check.ess,
-			res->check.ess / res->check.m, res->check.ess_ref, res->check.axis_dev,
-			res->check.axis, (unsigned long long)res->check.seed,
-			res->check.corrected ? "passed; posterior and draws importance-corrected"
-					     : "failed; summaries are the plain consensus");
-	xf_cmc_sensitivity_report(&r, res);
-	add_config(&r, res->mode, res->scaling_mode, info->per_angle_mode);
-	if (res->approx.done)
+			app->check->khat, app->check->m, app->check->ess,
+			app->check->ess / app->check->m, app->check->ess_ref, app->check->axis_dev,
+			app->check->axis, (unsigned long long)app->check->seed,
+			app->check->corrected ? "passed; posterior and draws importance-corrected"
+					      : "failed; summaries are the plain consensus");
+	xf_cmc_sensitivity_report(&r, est, app);
+	add_config(&r, est->grid.mode, est->scaling_mode, info->per_angle_mode);
+	if (app->approx->done)
 		xf_report_add(&r, XF_REPORT_TIMING, "importance route", "%.3f s",
-			      res->time_approx_s);
-	if (res->time_nuts_s > 0.0)
-		xf_report_add(&r, XF_REPORT_TIMING, "exact NUTS", "%.3f s", res->time_nuts_s);
-	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", res->time_sampling_s);
-	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", res->time_combine_s);
-	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", res->time_total_s);
+			      app->time_approx_s);
+	if (app->time_nuts_s > 0.0)
+		xf_report_add(&r, XF_REPORT_TIMING, "exact NUTS", "%.3f s", app->time_nuts_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "sampling", "%.3f s", app->time_sampling_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "combination", "%.3f s", app->time_combine_s);
+	xf_report_add(&r, XF_REPORT_TIMING, "total", "%.3f s", app->time_total_s);
 	int rc = xf_report_html_write(dir, &r, info, ds, with_plots, err);
 	free(p);
 	return rc;

@@ -34,25 +34,25 @@ void xf_ring_record_fill(xf_ring_record *rec, const xf_estimate *est, const xf_n
 	}
 }
 
-void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res)
+void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_estimate *est)
 {
 	rec->written = 1;
 	rec->posterior = 1;
-	rec->failed = res->status != XF_STATUS_CONVERGED;
-	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(res->status));
+	rec->failed = est->status != XF_STATUS_CONVERGED;
+	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(est->status));
 	snprintf(rec->quality, sizeof rec->quality, "%s",
-		 xf_quality_level_name(res->quality.overall));
+		 xf_quality_level_name(est->quality.overall));
 	rec->chi_squared = rec->reduced_chi_squared = rec->residual_sd = NAN;
 	rec->n_points = 0;
-	rec->iterations = res->n_draws;
-	rec->n_phys = res->n_phys < XF_N_PHYS ? res->n_phys : XF_N_PHYS;
+	rec->iterations = est->n_draws;
+	rec->n_phys = est->n_phys < XF_N_PHYS ? est->n_phys : XF_N_PHYS;
 	for (int k = 0; k < rec->n_phys; k++) {
-		int drawn = res->n_draws > 0;
-		rec->names[k] = strdup(res->names[k]);
-		rec->is_fixed[k] = res->is_fixed[k];
+		int drawn = est->n_draws > 0;
+		rec->names[k] = strdup(est->names[k]);
+		rec->is_fixed[k] = est->is_fixed[k];
 		/* as cmc_json.c writes them: a fixed parameter's value, else mean and sd */
-		rec->values[k] = !drawn ? NAN : res->is_fixed[k] ? res->draws[k] : res->mean[k];
-		rec->uncertainties[k] = !drawn || res->is_fixed[k] ? NAN : res->sd[k];
+		rec->values[k] = !drawn ? NAN : est->is_fixed[k] ? est->draws[k] : est->values[k];
+		rec->uncertainties[k] = !drawn || est->is_fixed[k] ? NAN : est->sd[k];
 	}
 }
 

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 #include "xpcsfit/error.h"
-#include "xpcsfit/cmc.h"
-#include "xpcsfit/appendix.h"
+#include "xpcsfit/cmc_appendix.h"
 #include "xpcsfit/estimate.h"
+#include "xpcsfit/appendix.h"
 #include "xpcsfit/params.h"
 #include "plot/plot_rings.h"
 
@@ -17,7 +17,7 @@
 void xf_ring_record_fill(xf_ring_record *rec, const xf_estimate *est, const xf_nlsq_appendix *app);
 /* The same from a ring's posterior: the values and uncertainties of its parameters.json
  * (posterior mean and sd; a fixed parameter's value), no χ² (NaN), n_points 0. */
-void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_cmc_result *res);
+void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_estimate *est);
 void xf_ring_record_free(xf_ring_record *rec);
 
 /* rec[r].folder of the rings at rec[r].q_per_A (ascending): "q_" and q in 1/Å in fixed-point

@@ -30,43 +30,43 @@ static int keep_first(int rc, int next)
 
 /* The angle pages and overview.png through the fit pages' drawing code, the model at
  * the estimate (the posterior mean, its sd; NaN for fixed parameters). */
-static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
-		       const xf_estimate *est, xf_error *err)
+static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
+		       const xf_cmc_appendix *app, xf_error *err)
 {
-	if (res->n_phi != ds->n_phi || est->n_phi != ds->n_phi)
+	if (est->n_phi != ds->n_phi || est->n_phi != ds->n_phi)
 		return xf_fail(err, XF_ERR_DATA, "result has %d angles but the data %d, %s",
-			       res->n_phi, ds->n_phi, plots_dir);
+			       est->n_phi, ds->n_phi, plots_dir);
 	xf_plot_model_ctx ctx = { ds, est };
 	const char *units[XF_N_BOUND_SLOTS];
 	for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
-		units[k] = k < res->n_phys ? xf_param_units[k] : "";
-	char reasons[XF_QUALITY_MAX_REASONS * sizeof res->quality.reasons[0]];
-	xf_plot_join_reasons(&res->quality, reasons, sizeof reasons);
+		units[k] = k < est->n_phys ? xf_param_units[k] : "";
+	char reasons[XF_QUALITY_MAX_REASONS * sizeof est->quality.reasons[0]];
+	xf_plot_join_reasons(&est->quality, reasons, sizeof reasons);
 	char kept[96], run0[256], run1[256];
 	/* the title's parenthesis: a run of one shard or the importance route has no shards
 	 * to speak of (issue 34) */
-	if (res->n_shards > 1)
-		snprintf(kept, sizeof kept, "%ld of %ld shards kept", res->n_kept, res->n_shards);
+	if (app->n_shards > 1)
+		snprintf(kept, sizeof kept, "%ld of %ld shards kept", app->n_kept, app->n_shards);
 	else
 		snprintf(kept, sizeof kept, "%s",
-			 res->n_shards == 0 ? "importance sampling" : "exact NUTS");
-	if (res->n_shards == 0) { /* the importance route (adr/0045) */
+			 app->n_shards == 0 ? "importance sampling" : "exact NUTS");
+	if (app->n_shards == 0) { /* the importance route (adr/0045) */
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by importance sampling",
-			 xf_fit_status_name(res->status));
+			 xf_fit_status_name(est->status));
 		snprintf(run1, sizeof run1,
-			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", res->n_draws,
-			 res->approx.m, res->approx.khat, res->approx.ess);
-	} else if (res->n_shards == 1) {
+			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", est->n_draws,
+			 app->approx->m, app->approx->khat, app->approx->ess);
+	} else if (app->n_shards == 1) {
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by NUTS",
-			 xf_fit_status_name(res->status));
-		snprintf(run1, sizeof run1, "%d draws;  %d chains × %d (+%d warmup)", res->n_draws,
-			 res->n_chains, res->n_samples, res->n_warmup);
+			 xf_fit_status_name(est->status));
+		snprintf(run1, sizeof run1, "%d draws;  %d chains × %d (+%d warmup)", est->n_draws,
+			 app->n_chains, app->n_samples, app->n_warmup);
 	} else {
-		snprintf(run0, sizeof run0, "status: %s,  %s (%s)", xf_fit_status_name(res->status),
-			 kept, xf_combination_rule_name(res->combination));
+		snprintf(run0, sizeof run0, "status: %s,  %s (%s)", xf_fit_status_name(est->status),
+			 kept, xf_combination_rule_name(app->combination));
 		snprintf(run1, sizeof run1,
-			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", res->n_draws,
-			 res->n_chains, res->n_samples, res->n_warmup);
+			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", est->n_draws,
+			 app->n_chains, app->n_samples, app->n_warmup);
 	}
 	xf_plot_src src = {
 		.n_phi = ds->n_phi,
@@ -75,18 +75,18 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_cmc
 		.dt_s = ds->dt_s,
 		.q = ds->q,
 		.slot_q = est->slot_q,
-		.mode_name = xf_mode_name(res->mode),
-		.status = xf_fit_status_name(res->status),
+		.mode_name = xf_mode_name(est->grid.mode),
+		.status = xf_fit_status_name(est->status),
 		.stop_reason = kept,
-		.quality = xf_quality_level_name(res->quality.overall),
+		.quality = xf_quality_level_name(est->quality.overall),
 		.quality_reasons = reasons,
 		.chi_squared = NAN,
 		.reduced_chi_squared = NAN,
 		.residual_sd = NAN,
 		.n_points = (long long)ds->n_points,
-		.n_params = res->n_params,
-		.n_phys = res->n_phys,
-		.names = res->names,
+		.n_params = est->n_params,
+		.n_phys = est->n_phys,
+		.names = est->names,
 		.units = units, /* read for the n_phys physical parameters only */
 		.values = est->values,
 		.uncertainties = est->sd,
@@ -116,22 +116,22 @@ static int worse(double a, double b)
 }
 
 /* The shards to draw, in drawing order (see XF_PLOT_CMC_MAX_SHARDS). */
-static int pick_shards(const xf_cmc_result *res, long *pick)
+static int pick_shards(const xf_cmc_appendix *app, long *pick)
 {
 	int n = 0;
-	if (res->n_shards > 0 && !res->shards[0].failed)
+	if (app->n_shards > 0 && !app->shards[0].failed)
 		pick[n++] = 0;
 	int any_excluded = 0;
 	while (n < XF_PLOT_CMC_MAX_SHARDS) {
 		long best = -1;
-		for (long s = 1; s < res->n_shards; s++) {
-			const xf_cmc_shard *sh = &res->shards[s];
+		for (long s = 1; s < app->n_shards; s++) {
+			const xf_cmc_shard *sh = &app->shards[s];
 			int taken = 0;
 			for (int k = 0; k < n; k++)
 				taken |= pick[k] == s;
 			if (taken || sh->kept || sh->failed)
 				continue;
-			if (best < 0 || worse(sh->rhat_max, res->shards[best].rhat_max))
+			if (best < 0 || worse(sh->rhat_max, app->shards[best].rhat_max))
 				best = s;
 		}
 		if (best < 0)
@@ -141,42 +141,42 @@ static int pick_shards(const xf_cmc_result *res, long *pick)
 	}
 	if (!any_excluded && n < XF_PLOT_CMC_MAX_SHARDS) {
 		long worst = -1;
-		for (long s = 1; s < res->n_shards; s++)
-			if (!res->shards[s].failed &&
+		for (long s = 1; s < app->n_shards; s++)
+			if (!app->shards[s].failed &&
 			    (worst < 0 ||
-			     worse(res->shards[s].rhat_max, res->shards[worst].rhat_max)))
+			     worse(app->shards[s].rhat_max, app->shards[worst].rhat_max)))
 				worst = s;
 		if (worst > 0 &&
-		    (n == 0 || worse(res->shards[worst].rhat_max, res->shards[0].rhat_max)))
+		    (n == 0 || worse(app->shards[worst].rhat_max, app->shards[0].rhat_max)))
 			pick[n++] = worst;
 	}
 	return n;
 }
 
 /* One shard's trace and rank pages from its stored draws. */
-static int draw_shard(const char *plots_dir, const xf_cmc_result *res, long s, const double *lower,
-		      const double *upper, xf_error *err)
+static int draw_shard(const char *plots_dir, const xf_estimate *est, const xf_cmc_appendix *app,
+		      long s, const double *lower, const double *upper, xf_error *err)
 {
-	const xf_cmc_shard *sh = &res->shards[s];
+	const xf_cmc_shard *sh = &app->shards[s];
 	double *draws = NULL;
 	int nc = 0, nd = 0, dim = 0;
-	if (xf_cmc_shard_draws(res, sh->id, &draws, &nc, &nd, &dim, err) != 0)
+	if (app->shard_draws(app->store, sh->id, 0, &draws, &nc, &nd, &dim, err) != 0)
 		return err->code;
-	int nt = res->n_theta;
+	int nt = app->n_theta;
 	if (dim != nt + 1 || nc < 1 || nd < 1) {
 		free(draws);
 		return xf_fail(err, XF_ERR_DATA, "shard %ld: draws of %d coordinates for %d, %s",
-			       sh->id, dim, nt + 1, res->shard_dir);
+			       sh->id, dim, nt + 1, app->shard_dir);
 	}
 	/* panels: physical parameters, σ, then the per-angle ones up to the cap */
 	int order[XF_PLOT_CMC_MAX_PANELS], n_panels = 0;
 	for (int m = 0; m < nt && n_panels < XF_PLOT_CMC_MAX_PANELS; m++)
-		if (res->theta[m] < res->n_phys)
+		if (app->theta[m] < est->n_phys)
 			order[n_panels++] = m;
 	if (n_panels < XF_PLOT_CMC_MAX_PANELS)
 		order[n_panels++] = nt;
 	for (int m = 0; m < nt && n_panels < XF_PLOT_CMC_MAX_PANELS; m++)
-		if (res->theta[m] >= res->n_phys)
+		if (app->theta[m] >= est->n_phys)
 			order[n_panels++] = m;
 	size_t per = (size_t)nc * nd;
 	double *values = malloc(sizeof(double) * per * n_panels);
@@ -190,8 +190,8 @@ static int draw_shard(const char *plots_dir, const xf_cmc_result *res, long s, c
 		goto out;
 	}
 	for (int p = 0; p < n_panels; p++) {
-		int m = order[p], k = m < nt ? res->theta[m] : -1;
-		names[p] = k >= 0 ? res->names[k] : "σ (noise of c2)";
+		int m = order[p], k = m < nt ? app->theta[m] : -1;
+		names[p] = k >= 0 ? est->names[k] : "σ (noise of c2)";
 		rhat[p] = sh->rhat ? sh->rhat[m] : NAN;
 		ess[p] = sh->ess_bulk ? sh->ess_bulk[m] : NAN;
 		for (size_t g = 0; g < per; g++) {
@@ -238,8 +238,8 @@ out:
 	return rc;
 }
 
-int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_cmc_result *res,
-			 const xf_estimate *est, int dpi, xf_error *err)
+int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
+			 const xf_cmc_appendix *app, int dpi, xf_error *err)
 {
 	if (xf_mkdir_here(plots_dir, err) != 0)
 		return err->code;
@@ -247,18 +247,18 @@ int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_c
 	xf_error e = { 0 };
 	int rc = 0;
 	char path[PATH_MAX];
-	if (ds && est && res->n_draws > 0) /* no posterior mean: no model over the data */
-		rc = keep_first(rc, draw_angles(plots_dir, ds, res, est, rc ? &e : err));
+	if (ds && est && est->n_draws > 0) /* no posterior mean: no model over the data */
+		rc = keep_first(rc, draw_angles(plots_dir, ds, est, app, rc ? &e : err));
 	if (xf_path_join(path, sizeof path, plots_dir, "corner.png", err) != 0)
 		return err->code;
-	rc = keep_first(rc, xf_plot_cmc_corner(path, res, rc ? &e : err));
+	rc = keep_first(rc, xf_plot_cmc_corner(path, est, app, rc ? &e : err));
 	if (xf_path_join(path, sizeof path, plots_dir, "forest.png", err) != 0)
 		return err->code;
-	rc = keep_first(rc, xf_plot_cmc_forest(path, res, rc ? &e : err));
+	rc = keep_first(rc, xf_plot_cmc_forest(path, est, app, rc ? &e : err));
 	long pick[XF_PLOT_CMC_MAX_SHARDS];
-	int n_pick = pick_shards(res, pick);
+	int n_pick = pick_shards(app, pick);
 	for (int k = 0; k < n_pick; k++)
-		rc = keep_first(rc, draw_shard(plots_dir, res, pick[k], res->lower, res->upper,
+		rc = keep_first(rc, draw_shard(plots_dir, est, app, pick[k], app->lower, app->upper,
 					       rc ? &e : err));
 	return rc;
 }

@@ -5,7 +5,8 @@
 #define XPCSFIT_PLOT_CMC_H
 
 #include <stddef.h>
-#include "xpcsfit/cmc.h"
+#include "xpcsfit/cmc_appendix.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/error.h"
 
 /* page widths in pixels (heights follow the number of panels) */
@@ -40,11 +41,13 @@ int xf_plot_cmc_trace(const char *path, const xf_plot_chains *c, xf_error *err);
 int xf_plot_cmc_rank(const char *path, const xf_plot_chains *c, xf_error *err);
 
 /* corner.png: pairs of the free physical parameters from the combined draws. */
-int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err);
+int xf_plot_cmc_corner(const char *path, const xf_estimate *est, const xf_cmc_appendix *app,
+		       xf_error *err);
 
 /* forest.png: each shard's mean ± sd per sampled physical parameter and σ, excluded and
  * failed shards marked and listed, the combined mean ± sd as a band. */
-int xf_plot_cmc_forest(const char *path, const xf_cmc_result *res, xf_error *err);
+int xf_plot_cmc_forest(const char *path, const xf_estimate *est, const xf_cmc_appendix *app,
+		       xf_error *err);
 
 /* "D0 (Å²/s#u1+α#d)": the homodyne name with its unit in PLplot text, for axis labels */
 void xf_plot_cmc_label(char *buf, size_t size, const char *name);

@@ -23,7 +23,8 @@
 #define MAX_BINS   40
 
 typedef struct corner {
-	const xf_cmc_result *res;
+	const xf_estimate *est;
+	const xf_cmc_appendix *app;
 	int n;		    /* panels per side */
 	int idx[XF_N_PHYS]; /* parameter index of each */
 	double lo[XF_N_PHYS], hi[XF_N_PHYS];
@@ -33,15 +34,15 @@ typedef struct corner {
 
 static double draw_of(const corner *c, int g, int p)
 {
-	return c->res->draws[(size_t)g * c->res->n_params + c->idx[p]];
+	return c->est->draws[(size_t)g * c->est->n_params + c->idx[p]];
 }
 
 /* the plain consensus draws: the red ellipses (the published draws are the corrected
  * posterior's resample when the self-check passed) */
 static double plain_of(const corner *c, int g, int p)
 {
-	const double *d = c->res->check.corrected ? c->res->check.draws : c->res->draws;
-	return d[(size_t)g * c->res->n_params + c->idx[p]];
+	const double *d = c->app->check->corrected ? c->app->check->draws : c->est->draws;
+	return d[(size_t)g * c->est->n_params + c->idx[p]];
 }
 
 static void viewport(const corner *c, int row, int col)
@@ -78,8 +79,9 @@ static void mean_sd_lines(double m, double s, int colour, double height)
 
 static void diagonal(const corner *c, int p)
 {
-	const xf_cmc_result *res = c->res;
-	int nd = res->n_draws, bins = nd / 30;
+	const xf_estimate *est = c->est;
+	const xf_cmc_appendix *app = c->app;
+	int nd = est->n_draws, bins = nd / 30;
 	bins = bins < 8 ? 8 : bins > MAX_BINS ? MAX_BINS : bins;
 	int count[MAX_BINS] = { 0 }, top = 1;
 	double w = (c->hi[p] - c->lo[p]) / bins;
@@ -101,9 +103,10 @@ static void diagonal(const corner *c, int p)
 	}
 	/* the reported mean and ± sd; when the self-check corrected them, the corrected
 	 * ones in green over the plain consensus ones in red, so the difference shows */
-	double m = res->mean[c->idx[p]], s = res->sd[c->idx[p]];
-	if (res->check.corrected) {
-		mean_sd_lines(res->check.mean[c->idx[p]], res->check.sd[c->idx[p]],
+	double m = est->values[c->idx[p]],
+	       s = xf_cmc_file_sd(est->is_fixed[c->idx[p]], est->n_draws, est->sd[c->idx[p]]);
+	if (app->check->corrected) {
+		mean_sd_lines(app->check->mean[c->idx[p]], app->check->sd[c->idx[p]],
 			      XF_PLOT_CMC_COLOUR0 + 3, 1.15 * top);
 		mean_sd_lines(m, s, XF_PLOT_CMC_COLOUR0 + 2, 1.15 * top);
 	} else {
@@ -117,7 +120,7 @@ static void diagonal(const corner *c, int p)
 	char value[2 * XF_NUM_TEXT]; /* to the precision s supports (adr/0062) */
 	xf_num_pm(m, s, " ± ", value, sizeof value);
 	xf_plot_text(0.9);
-	xf_pl_mtex("t", 2.1, 0.5, 0.5, res->names[c->idx[p]]);
+	xf_pl_mtex("t", 2.1, 0.5, 0.5, est->names[c->idx[p]]);
 	xf_pl_mtex("t", 0.6, 0.5, 0.5, value);
 }
 
@@ -139,7 +142,7 @@ static void ellipse(double mx, double my, double sxx, double syy, double sxy, do
 
 static void pair(const corner *c, int row, int col)
 {
-	int nd = c->res->n_draws, stride = nd > MAX_POINTS ? (nd + MAX_POINTS - 1) / MAX_POINTS : 1;
+	int nd = c->est->n_draws, stride = nd > MAX_POINTS ? (nd + MAX_POINTS - 1) / MAX_POINTS : 1;
 	int np = (nd + stride - 1) / stride;
 	double *x = malloc(sizeof(double) * (size_t)(np ? np : 1));
 	double *y = malloc(sizeof(double) * (size_t)(np ? np : 1));
@@ -164,9 +167,9 @@ static void pair(const corner *c, int row, int col)
 	plwidth(1.5);
 	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 1.0);
 	ellipse(c->mean[col], c->mean[row], sxx, syy, sxy, 2.0);
-	if (c->res->check.corrected) { /* the corrected (exact-posterior) covariance */
-		const double *cov = c->res->cov, *mean = c->res->mean;
-		int n = c->res->n_params, i = c->idx[col], j = c->idx[row];
+	if (c->app->check->corrected) { /* the corrected (exact-posterior) covariance */
+		const double *cov = c->est->covariance, *mean = c->est->values;
+		int n = c->est->n_params, i = c->idx[col], j = c->idx[row];
 		plcol0(XF_PLOT_CMC_COLOUR0 + 2);
 		ellipse(mean[i], mean[j], cov[i * n + i], cov[j * n + j], cov[j * n + i], 1.0);
 		ellipse(mean[i], mean[j], cov[i * n + i], cov[j * n + j], cov[j * n + i], 2.0);
@@ -189,51 +192,52 @@ static void pair(const corner *c, int row, int col)
 static void draw_corner(void *ctx)
 {
 	corner *c = ctx;
-	const xf_cmc_result *res = c->res;
+	const xf_estimate *est = c->est;
+	const xf_cmc_appendix *app = c->app;
 	xf_plot_cmc_colours();
 	pladv(0);
 	plvpor(0.0, 1.0, 0.0, 1.0);
 	plwind(0.0, c->width, 0.0, c->height);
 	plcol0(1);
 	char line[512];
-	int exact = res->n_shards <= 1; /* NUTS on every point, or the importance route */
+	int exact = app->n_shards <= 1; /* NUTS on every point, or the importance route */
 	snprintf(line, sizeof line, "%s posterior, %s: pairs of the physical parameters",
-		 exact ? "Exact" : "CMC", xf_mode_name(res->mode));
+		 exact ? "Exact" : "CMC", xf_mode_name(est->grid.mode));
 	xf_plot_text(1.4);
 	xf_pl_ptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
-	if (res->n_shards == 0) /* the importance route (adr/0045) */
+	if (app->n_shards == 0) /* the importance route (adr/0045) */
 		snprintf(line, sizeof line,
 			 "%d draws of the full-data posterior: importance-resampled from %d "
 			 "points, checked (k̂ = %.2f, IS-ESS %.0f)",
-			 res->n_draws, res->approx.m, res->approx.khat, res->approx.ess);
-	else if (res->n_shards == 1) /* K = 1: nothing was combined */
+			 est->n_draws, app->approx->m, app->approx->khat, app->approx->ess);
+	else if (app->n_shards == 1) /* K = 1: nothing was combined */
 		snprintf(line, sizeof line,
 			 "%d draws of the full-data posterior: NUTS on every point, %d chains",
-			 res->n_draws, res->n_chains);
+			 est->n_draws, app->n_chains);
 	else
-		snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", res->n_draws,
-			 res->check.corrected ? "corrected (importance-resampled)" : "combined",
-			 res->n_kept, res->n_shards, xf_combination_rule_name(res->combination));
-	if (res->check.corrected)
+		snprintf(line, sizeof line, "%d %s draws from %ld of %ld shards (%s)", est->n_draws,
+			 app->check->corrected ? "corrected (importance-resampled)" : "combined",
+			 app->n_kept, app->n_shards, xf_combination_rule_name(app->combination));
+	if (app->check->corrected)
 		snprintf(legend, sizeof legend,
 			 "red: the consensus draws' mean ± sd, 1σ and 2σ ellipses;  green: "
 			 "corrected to the full-data posterior (self-check k̂ = %.2f), reported",
-			 res->check.khat);
+			 app->check->khat);
 	else
 		snprintf(legend, sizeof legend,
 			 "red: mean ± sd, 1σ and 2σ ellipses of the draws' covariance%s",
-			 res->check.done ? ";  self-check failed: NOT the full-data posterior"
-					 : "");
+			 app->check->done ? ";  self-check failed: NOT the full-data posterior"
+					  : "");
 	xf_plot_text(0.95);
 	xf_pl_ptex(c->width / 2.0, c->height - 110, 1.0, 0.0, 0.5, legend);
 	xf_pl_ptex(c->width / 2.0, c->height - 78, 1.0, 0.0, 0.5, line);
 	char fixed[256] = "";
-	for (int k = 0; k < res->n_phys; k++)
-		if (res->is_fixed[k])
+	for (int k = 0; k < est->n_phys; k++)
+		if (est->is_fixed[k])
 			snprintf(fixed + strlen(fixed), sizeof fixed - strlen(fixed), "%s%s = %.4g",
-				 *fixed ? ", " : "fixed, not sampled: ", res->names[k],
-				 res->mean[k]);
+				 *fixed ? ", " : "fixed, not sampled: ", est->names[k],
+				 est->values[k]);
 	if (*fixed)
 		xf_pl_ptex(c->width / 2.0, c->height - 140, 1.0, 0.0, 0.5, fixed);
 	for (int row = 0; row < c->n; row++) {
@@ -249,13 +253,13 @@ static void draw_corner(void *ctx)
 	double scale = 1.0, room = 0.95 * (c->cell - GAP_PX);
 	for (int p = 0; p < c->n; p++) {
 		char label[128];
-		xf_plot_cmc_symbol_label(label, sizeof label, res->names[c->idx[p]]);
+		xf_plot_cmc_symbol_label(label, sizeof label, est->names[c->idx[p]]);
 		double w = xf_plot_text_width_px(label, 1.0);
 		scale = w > room && room / w < scale ? room / w : scale;
 	}
 	for (int p = 0; p < c->n; p++) {
 		char label[128];
-		xf_plot_cmc_symbol_label(label, sizeof label, res->names[c->idx[p]]);
+		xf_plot_cmc_symbol_label(label, sizeof label, est->names[c->idx[p]]);
 		xf_plot_text(scale);
 		viewport(c, c->n - 1, p);
 		xf_pl_mtex("b", (stagger && p % 2 ? 4.9 : 3.2) * 0.95 / scale, 0.5, 0.5, label);
@@ -269,16 +273,18 @@ static void draw_corner(void *ctx)
 
 static void draw_empty(void *ctx)
 {
-	const xf_cmc_result *res = ctx;
+	const corner *c = ctx;
+	const xf_estimate *est = c->est;
+	const xf_cmc_appendix *app = c->app;
 	char line[256];
-	if (res->n_draws < 2 && res->n_shards <= 1) /* one shard: none to speak of */
+	if (est->n_draws < 2 && app->n_shards <= 1) /* one shard: none to speak of */
 		snprintf(line, sizeof line, "no posterior: %s (see run.log)",
-			 xf_fit_status_name(res->status));
-	else if (res->n_draws < 2)
+			 xf_fit_status_name(est->status));
+	else if (est->n_draws < 2)
 		snprintf(line, sizeof line,
 			 "no combined posterior: %ld of %ld shards kept (see forest.png and "
 			 "parameters.json \"shards\")",
-			 res->n_kept, res->n_shards);
+			 app->n_kept, app->n_shards);
 	else
 		snprintf(line, sizeof line, "%s", "every physical parameter is fixed: no pairs");
 	xf_plot_cmc_colours();
@@ -292,16 +298,17 @@ static void draw_empty(void *ctx)
 	xf_pl_ptex(0.5, 0.4, 1.0, 0.0, 0.5, line);
 }
 
-int xf_plot_cmc_corner(const char *path, const xf_cmc_result *res, xf_error *err)
+int xf_plot_cmc_corner(const char *path, const xf_estimate *est, const xf_cmc_appendix *app,
+		       xf_error *err)
 {
-	corner c = { .res = res };
-	for (int k = 0; k < res->n_phys && k < XF_N_PHYS; k++)
-		if (!res->is_fixed[k])
+	corner c = { .est = est, .app = app };
+	for (int k = 0; k < est->n_phys && k < XF_N_PHYS; k++)
+		if (!est->is_fixed[k])
 			c.idx[c.n++] = k;
-	if (c.n == 0 || res->n_draws < 2)
+	if (c.n == 0 || est->n_draws < 2)
 		/* a page that says why, rather than a missing file that looks like a bug */
-		return xf_pl_file(path, XF_PLOT_CMC_W, 400, draw_empty, (void *)res, err);
-	int nd = res->n_draws;
+		return xf_pl_file(path, XF_PLOT_CMC_W, 400, draw_empty, &c, err);
+	int nd = est->n_draws;
 	for (int p = 0; p < c.n; p++) {
 		double lo = INFINITY, hi = -INFINITY, sum = 0.0;
 		for (int g = 0; g < nd; g++) {

@@ -30,17 +30,18 @@
 #define FAILED_COLOUR	(XF_PLOT_CMC_COLOUR0 + 7)
 
 typedef struct forest {
-	const xf_cmc_result *res;
+	const xf_estimate *est;
+	const xf_cmc_appendix *app;
 	int n_cols;
-	int theta_pos[XF_N_PHYS + 1]; /* position in res->theta of each column; −1: σ */
+	int theta_pos[XF_N_PHYS + 1]; /* position in app->theta of each column; −1: σ */
 	int shard_px, panels_px, n_listed, width, height;
 } forest;
 
-static int n_excluded(const xf_cmc_result *res)
+static int n_excluded(const xf_cmc_appendix *app)
 {
 	int n = 0;
-	for (long s = 0; s < res->n_shards; s++)
-		n += !res->shards[s].kept;
+	for (long s = 0; s < app->n_shards; s++)
+		n += !app->shards[s].kept;
 	return n;
 }
 
@@ -54,27 +55,28 @@ static void value_of(const forest *f, const xf_cmc_shard *sh, int col, double *m
 /* y of shard s: shard 0 at the top */
 static double shard_y(const forest *f, long s)
 {
-	return (double)(f->res->n_shards - 1 - s);
+	return (double)(f->app->n_shards - 1 - s);
 }
 
 static void column(const forest *f, int col)
 {
-	const xf_cmc_result *res = f->res;
-	long k = res->n_shards;
+	const xf_estimate *est = f->est;
+	const xf_cmc_appendix *app = f->app;
+	long k = app->n_shards;
 	double lo = INFINITY, hi = -INFINITY;
 	for (long s = 0; s < k; s++) {
 		double m, sd;
-		value_of(f, &res->shards[s], col, &m, &sd);
+		value_of(f, &app->shards[s], col, &m, &sd);
 		if (!isfinite(m))
 			continue;
 		sd = isfinite(sd) ? sd : 0.0;
 		lo = m - sd < lo ? m - sd : lo;
 		hi = m + sd > hi ? m + sd : hi;
 	}
-	int t = f->theta_pos[col], p = t >= 0 ? res->theta[t] : -1;
-	if (p >= 0 && isfinite(res->mean[p])) {
-		lo = res->mean[p] < lo ? res->mean[p] : lo;
-		hi = res->mean[p] > hi ? res->mean[p] : hi;
+	int t = f->theta_pos[col], p = t >= 0 ? app->theta[t] : -1;
+	if (p >= 0 && isfinite(est->values[p])) {
+		lo = est->values[p] < lo ? est->values[p] : lo;
+		hi = est->values[p] > hi ? est->values[p] : hi;
 	}
 	if (!(lo <= hi)) {
 		lo = 0.0;
@@ -89,8 +91,11 @@ static void column(const forest *f, int col)
 	       1.0 - (double)(HEADER_PX + f->panels_px) / f->height,
 	       1.0 - (double)HEADER_PX / f->height);
 	plwind(lo, hi, -0.7, k - 0.3);
-	if (p >= 0 && isfinite(res->mean[p])) {
-		double m = res->mean[p], s = isfinite(res->sd[p]) ? res->sd[p] : 0.0;
+	if (p >= 0 && isfinite(est->values[p])) {
+		double m = est->values[p],
+		       s = isfinite(xf_cmc_file_sd(est->is_fixed[p], est->n_draws, est->sd[p]))
+				   ? xf_cmc_file_sd(est->is_fixed[p], est->n_draws, est->sd[p])
+				   : 0.0;
 		double bx[4] = { m - s, m + s, m + s, m - s },
 		       by[4] = { -0.7, -0.7, k - 0.3, k - 0.3 };
 		plscol0(15, 205, 205, 205);
@@ -102,7 +107,7 @@ static void column(const forest *f, int col)
 	}
 	xf_plot_text(k > 40 ? 0.5 : 0.8);
 	for (long s = 0; s < k; s++) {
-		const xf_cmc_shard *sh = &res->shards[s];
+		const xf_cmc_shard *sh = &app->shards[s];
 		double m, sd, y = shard_y(f, s);
 		value_of(f, sh, col, &m, &sd);
 		if (sh->failed || !isfinite(m)) {
@@ -123,7 +128,7 @@ static void column(const forest *f, int col)
 	xf_plot_cmc_axis(1, "bcnst", lo, hi, col_w - COL_GAP_PX);
 	plbox("", 0.0, 0, "bc", 0.0, 0);
 	char label[128];
-	xf_plot_cmc_label(label, sizeof label, t >= 0 ? res->names[p] : "σ (shard noise)");
+	xf_plot_cmc_label(label, sizeof label, t >= 0 ? est->names[p] : "σ (shard noise)");
 	xf_plot_text(1.0);
 	xf_pl_mtex("b", 3.2, 0.5, 0.5, label);
 	/* shard names left of the first column, thinned so they never overlap */
@@ -132,8 +137,8 @@ static void column(const forest *f, int col)
 		xf_plot_text(0.8);
 		for (long s = 0; s < k; s += every) {
 			char name[32];
-			snprintf(name, sizeof name, "shard %ld", res->shards[s].id);
-			plcol0(res->shards[s].kept ? 1 : EXCLUDED_COLOUR);
+			snprintf(name, sizeof name, "shard %ld", app->shards[s].id);
+			plcol0(app->shards[s].kept ? 1 : EXCLUDED_COLOUR);
 			xf_pl_mtex("lv", 0.8, (shard_y(f, s) + 0.7) / (double)k, 1.0, name);
 		}
 		plcol0(1);
@@ -143,7 +148,8 @@ static void column(const forest *f, int col)
 static void draw_forest(void *ctx)
 {
 	forest *f = ctx;
-	const xf_cmc_result *res = f->res;
+	const xf_estimate *est = f->est;
+	const xf_cmc_appendix *app = f->app;
 	xf_plot_cmc_colours();
 	pladv(0);
 	plvpor(0.0, 1.0, 0.0, 1.0);
@@ -151,20 +157,20 @@ static void draw_forest(void *ctx)
 	plcol0(1);
 	char line[512];
 	snprintf(line, sizeof line, "CMC shards, %s: posterior mean ± sd of each shard",
-		 xf_mode_name(res->mode));
+		 xf_mode_name(est->grid.mode));
 	xf_plot_text(1.4);
 	xf_pl_ptex(f->width / 2.0, f->height - 40, 1.0, 0.0, 0.5, line);
 	/* the self-check's verdict belongs next to the shards it judges */
 	char check[160] = "";
-	if (res->check.done)
-		snprintf(check, sizeof check, "  Self-check k̂ = %.2f: %s.", res->check.khat,
-			 res->check.corrected ? "band corrected to the full-data posterior"
-					      : "NOT the full-data posterior (self-check failed)");
+	if (app->check->done)
+		snprintf(check, sizeof check, "  Self-check k̂ = %.2f: %s.", app->check->khat,
+			 app->check->corrected ? "band corrected to the full-data posterior"
+					       : "NOT the full-data posterior (self-check failed)");
 	snprintf(line, sizeof line,
 		 "%ld of %ld shards kept (%s).  Grey band: the combined posterior mean ± sd; "
 		 "a shard alone is about √K = %.1f times wider.%s",
-		 res->n_kept, res->n_shards, xf_combination_rule_name(res->combination),
-		 sqrt((double)res->n_shards), check);
+		 app->n_kept, app->n_shards, xf_combination_rule_name(app->combination),
+		 sqrt((double)app->n_shards), check);
 	xf_plot_text(0.95);
 	xf_pl_ptex(f->width / 2.0, f->height - 78, 1.0, 0.0, 0.5, line);
 	/* key */
@@ -183,14 +189,14 @@ static void draw_forest(void *ctx)
 	plwind(0.0, f->width, 0.0, f->height);
 	xf_plot_text(0.9);
 	double ly = f->height - HEADER_PX - f->panels_px - AXIS_PX - 10;
-	int shown = 0, n_ex = n_excluded(res);
+	int shown = 0, n_ex = n_excluded(app);
 	if (n_ex > 0) {
 		plcol0(1);
 		xf_pl_ptex(LEFT_PX, ly, 1.0, 0.0, 0.0, "Excluded from the combination:");
 		ly -= LINE_PX;
 	}
-	for (long s = 0; s < res->n_shards && shown < f->n_listed; s++) {
-		const xf_cmc_shard *sh = &res->shards[s];
+	for (long s = 0; s < app->n_shards && shown < f->n_listed; s++) {
+		const xf_cmc_shard *sh = &app->shards[s];
 		if (sh->kept)
 			continue;
 		snprintf(line, sizeof line, "shard %ld%s: %s", sh->id,
@@ -209,22 +215,23 @@ static void draw_forest(void *ctx)
 	}
 }
 
-int xf_plot_cmc_forest(const char *path, const xf_cmc_result *res, xf_error *err)
+int xf_plot_cmc_forest(const char *path, const xf_estimate *est, const xf_cmc_appendix *app,
+		       xf_error *err)
 {
-	forest f = { .res = res };
-	if (res->n_shards < 1 || !res->shards)
+	forest f = { .est = est, .app = app };
+	if (app->n_shards < 1 || !app->shards)
 		return 0;
-	for (int t = 0; t < res->n_theta && f.n_cols < XF_N_PHYS; t++)
-		if (res->theta[t] < res->n_phys)
+	for (int t = 0; t < app->n_theta && f.n_cols < XF_N_PHYS; t++)
+		if (app->theta[t] < est->n_phys)
 			f.theta_pos[f.n_cols++] = t;
 	f.theta_pos[f.n_cols++] = -1; /* σ: not combined, but its spread flags odd shards */
-	long k = res->n_shards;
+	long k = app->n_shards;
 	f.shard_px = (int)(PANELS_PX / k);
 	f.shard_px = f.shard_px > MAX_SHARD_PX	 ? MAX_SHARD_PX
 		     : f.shard_px < MIN_SHARD_PX ? MIN_SHARD_PX
 						 : f.shard_px;
 	f.panels_px = (int)(f.shard_px * k) + 20;
-	int n_ex = n_excluded(res);
+	int n_ex = n_excluded(app);
 	f.n_listed = n_ex < MAX_LISTED ? n_ex : MAX_LISTED;
 	int list_lines = n_ex ? 1 + f.n_listed + (n_ex > f.n_listed) : 0;
 	f.width = XF_PLOT_CMC_W;

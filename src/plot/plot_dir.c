@@ -654,65 +654,74 @@ static int summary_columns(h5_result *r, const char *name, double **mean, double
  * which results.h5 does not keep: they stay as the run drew them. */
 static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 {
-	xf_cmc_result res;
-	memset(&res, 0, sizeof res);
+	xf_estimate est;
+	xf_cmc_appendix app;
+	xf_cmc_check check, approx;
+	memset(&est, 0, sizeof est);
+	memset(&app, 0, sizeof app);
+	memset(&check, 0, sizeof check);
+	memset(&approx, 0, sizeof approx);
+	app.check = &check;
+	app.approx = &approx;
 	size_t n = 0, nc = 0, p = (size_t)r->n_params, nk = 0;
 	hsize_t dims[4] = { 0, 0, 0, 0 };
-	res.mode = r->mode_id;
-	res.n_params = r->n_params;
-	res.n_phys = r->n_phys;
-	res.names = r->names;
-	res.is_fixed = r->is_fixed;
-	res.mean = r->values;
-	res.sd = r->unc;
-	if (xf_combination_rule_parse(r->combination, &res.combination))
-		res.combination = XF_COMBINE_N; /* not one we know: named "" */
-	res.draws = read_doubles(r, "/cmc/draws", &n, err);
-	res.cov = res.draws ? read_doubles(r, "/cmc/covariance", &nc, err) : NULL;
-	int rc = res.draws && res.cov && nc == p * p && p > 0 ? 0 : -1;
-	res.n_draws = (int)(p ? n / p : 0);
+	est.method = XF_METHOD_CMC;
+	est.grid.mode = r->mode_id;
+	est.n_params = r->n_params;
+	est.n_phys = r->n_phys;
+	est.names = r->names;
+	est.is_fixed = r->is_fixed;
+	est.values = r->values;
+	est.sd = r->unc;
+	if (xf_combination_rule_parse(r->combination, &app.combination))
+		app.combination = XF_COMBINE_N; /* not one we know: named "" */
+	double *draws = read_doubles(r, "/cmc/draws", &n, err);
+	est.draws = draws;
+	est.covariance = draws ? read_doubles(r, "/cmc/covariance", &nc, err) : NULL;
+	int rc = draws && est.covariance && nc == p * p && p > 0 ? 0 : -1;
+	est.n_draws = (int)(p ? n / p : 0);
 	double *kept = exists(r->file, "/cmc/shards/kept")
 			       ? read_doubles(r, "/cmc/shards/kept", &nk, err)
 			       : NULL;
-	res.n_shards = (long)nk;
+	app.n_shards = (long)nk;
 	for (size_t k = 0; kept && k < nk; k++)
-		res.n_kept += kept[k] != 0.0;
+		app.n_kept += kept[k] != 0.0;
 	free(kept);
 	if (dataset_dims(r, "/cmc/shard_draws", dims) == 4)
-		res.n_chains = (int)dims[1];
+		app.n_chains = (int)dims[1];
 	if (rc == 0 && exists(r->file, "/cmc/consensus_check")) {
 		hid_t g = H5Gopen2(r->file, "/cmc/consensus_check", H5P_DEFAULT);
 		char *published = read_attr(g, "published");
 		H5Gclose(g);
-		res.check.done = 1;
-		res.check.khat = read_scalar(r, "/cmc/consensus_check/khat");
-		res.check.corrected = !strcmp(published, "importance_weighted");
+		check.done = 1;
+		check.khat = read_scalar(r, "/cmc/consensus_check/khat");
+		check.corrected = !strcmp(published, "importance_weighted");
 		free(published);
 	}
-	if (rc == 0 && res.check.corrected) {
-		res.check.draws = read_doubles(r, "/cmc/consensus/draws", &n, err);
-		rc = res.check.draws && n == (size_t)res.n_draws * p
-			     ? summary_columns(r, "/cmc/consensus/summary", &res.check.mean,
-					       &res.check.sd, err)
+	if (rc == 0 && check.corrected) {
+		check.draws = read_doubles(r, "/cmc/consensus/draws", &n, err);
+		rc = check.draws && n == (size_t)est.n_draws * p
+			     ? summary_columns(r, "/cmc/consensus/summary", &check.mean, &check.sd,
+					       err)
 			     : -1;
 	}
 	if (rc == 0 && exists(r->file, "/cmc/importance_check")) {
-		res.approx.done = 1;
-		res.approx.m = (int)read_scalar(r, "/cmc/importance_check/M");
-		res.approx.khat = read_scalar(r, "/cmc/importance_check/khat");
-		res.approx.ess = read_scalar(r, "/cmc/importance_check/is_ess");
+		approx.done = 1;
+		approx.m = (int)read_scalar(r, "/cmc/importance_check/M");
+		approx.khat = read_scalar(r, "/cmc/importance_check/khat");
+		approx.ess = read_scalar(r, "/cmc/importance_check/is_ess");
 	}
 	char path[PATH_MAX];
 	if (rc != 0)
 		rc = xf_fail(err, XF_ERR_DATA, "cannot read the posterior draws, %s", r->path);
 	else if ((rc = xf_mkdir_here(plots, err)) == 0 &&
 		 (rc = xf_path_join(path, sizeof path, plots, "corner.png", err)) == 0)
-		rc = xf_plot_cmc_corner(path, &res, err);
-	free(res.draws);
-	free(res.cov);
-	free(res.check.draws);
-	free(res.check.mean);
-	free(res.check.sd);
+		rc = xf_plot_cmc_corner(path, &est, &app, err);
+	free(draws);
+	free(est.covariance);
+	free(check.draws);
+	free(check.mean);
+	free(check.sd);
 	return rc;
 }
 
