@@ -25,7 +25,7 @@ typedef struct fake {
 	xf_cmc_shard shard;
 	double prior[1], lik[1], mu[1], sigma[1], nlsq[1], nlsq_sd[1], gap[1], pull[1];
 	double mean[1], sd[1];
-	const char *diag[1];
+	xf_prior_diagnosis diag[1];
 	int flagged[1];
 	double p_mu[1], p_sigma[1], p_nlsq[1], p_nlsq_sd[1], away[1], p_away[1], logd[1];
 	double ratio[1], shift[1];

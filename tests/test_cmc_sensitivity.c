@@ -116,7 +116,8 @@ static void test_conjugate_normal(void **state)
 		if (!(fabs(sp - ep) < 0.03 * ep + 0.002 && fabs(sl - el) < 0.03 * el + 0.002))
 			fail_msg("case %zu: prior %.4f vs %.4f, likelihood %.4f vs %.4f", c, sp, ep,
 				 sl, el);
-		assert_string_equal(xf_psens_diagnosis(sp, sl), k->diagnosis);
+		assert_string_equal(xf_prior_diagnosis_name(xf_psens_diagnosis(sp, sl)),
+				    k->diagnosis);
 	}
 	free(x);
 	free(lp);
@@ -179,10 +180,12 @@ static void test_cjs_properties(void **state)
 static void test_diagnosis(void **state)
 {
 	(void)state;
-	assert_string_equal(xf_psens_diagnosis(0.2, NAN),
+	assert_int_equal(xf_psens_diagnosis(0.2, NAN), XF_PRIOR_DIAG_UNMEASURED);
+	assert_string_equal(xf_prior_diagnosis_name(XF_PRIOR_DIAG_UNMEASURED),
 			    "prior sensitive (likelihood not measured)");
-	assert_string_equal(xf_psens_diagnosis(0.01, NAN), "-");
-	assert_string_equal(xf_psens_diagnosis(0.01, 0.3), "-");
+	assert_int_equal(xf_psens_diagnosis(0.01, NAN), XF_PRIOR_DIAG_NONE);
+	assert_int_equal(xf_psens_diagnosis(0.01, 0.3), XF_PRIOR_DIAG_NONE);
+	assert_string_equal(xf_prior_diagnosis_name(XF_PRIOR_DIAG_NONE), "-");
 }
 
 int main(void)

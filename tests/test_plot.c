@@ -114,7 +114,7 @@ static void test_large_single_angle(void **state)
 	res.offset_unc = &offset_unc;
 	res.status = XF_STATUS_CONVERGED;
 	res.stop_reason = "ftol";
-	res.sigma_rule = "residual_variance";
+	res.sigma_rule = XF_SIGMA_RESIDUAL_VARIANCE;
 	res.n_points = ds.n_points;
 	res.reduced_chi_squared = 1.0;
 
@@ -230,7 +230,8 @@ static void test_overview_legend_clear(void **state)
 			    .mode_name = "static",
 			    .status = "converged",
 			    .stop_reason = "ftol",
-			    .quality = "good",
+			    .quality_known = 1,
+			    .quality = XF_QUALITY_GOOD,
 			    .quality_reasons = "",
 			    .chi_squared = 1.0,
 			    .reduced_chi_squared = 1.0,

@@ -160,7 +160,7 @@ static void build_fixture(fixture *f, xf_mode mode)
 	r->cov_rank = n - 1;
 	r->status = XF_STATUS_CONVERGED;
 	r->stop_reason = "xtol";
-	r->sigma_rule = "residual_variance";
+	r->sigma_rule = XF_SIGMA_RESIDUAL_VARIANCE;
 	r->sigma = 1.0;
 	f->at_bounds[0] = "alpha";
 	r->n_at_bounds = 1;
@@ -625,7 +625,7 @@ static void test_json_sigma_given_and_failed(void **state)
 	(void)state;
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
-	f.res.sigma_rule = "given";
+	f.res.sigma_rule = XF_SIGMA_GIVEN;
 	f.res.residual_sd = NAN;
 	f.res.status = XF_STATUS_FAILED;
 	f.res.stop_reason = "non_finite";

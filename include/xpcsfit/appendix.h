@@ -27,6 +27,15 @@ typedef struct xf_nlsq_search {
 	double estimate[XF_N_PHYS]; /* the data-driven start estimate */
 } xf_nlsq_search;
 
+/* How the fit's σ was had (the files' "sigma_rule": xf_sigma_rule_name) */
+typedef enum xf_sigma_rule {
+	XF_SIGMA_UNSET = 0,	    /* "": no fit ran */
+	XF_SIGMA_GIVEN,		    /* "given": the data's own uncertainties */
+	XF_SIGMA_RESIDUAL_VARIANCE, /* "residual_variance": χ²/(n − p) scales the covariance */
+} xf_sigma_rule;
+
+const char *xf_sigma_rule_name(xf_sigma_rule r);
+
 typedef struct xf_nlsq_appendix {
 	double chi_squared;	    /* Σ r² with r = (data − model)/σ (the loss's cost) */
 	double reduced_chi_squared; /* χ²/(n − p) */
@@ -36,8 +45,8 @@ typedef struct xf_nlsq_appendix {
 	int iterations;
 	const char *stop_reason; /* xf_stop_reason_name() */
 	xf_nlsq_search search;
-	const char *sigma_rule; /* "given" | "residual_variance" */
-	double sigma;		/* σ used (1 when not given) */
+	xf_sigma_rule sigma_rule;
+	double sigma; /* σ used (1 when not given) */
 	int n_at_bounds;
 	char *const *at_bounds; /* names of parameters stuck at a bound */
 	int n_starts_run;	/* multi-start: starts run (1 without) */

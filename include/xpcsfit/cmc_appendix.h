@@ -98,6 +98,19 @@ typedef struct xf_cmc_check {
 	double *draws;				/* [n_draws][n_params] its draws */
 } xf_cmc_check;
 
+/* A parameter's verdict from prior sensitivity (priorsense's diagnosis, adr/0040, 0095): what
+ * the files print is xf_prior_diagnosis_name's text. */
+typedef enum xf_prior_diagnosis {
+	XF_PRIOR_DIAG_NONE = 0,	  /* "-": the prior does not decide it */
+	XF_PRIOR_DIAG_UNMEASURED, /* prior sensitive, the likelihood's side not measured */
+	XF_PRIOR_DIAG_CONFLICT,	  /* prior-data conflict: sensitive to both */
+	XF_PRIOR_DIAG_STRONG,	  /* strong prior / weak likelihood */
+	XF_PRIOR_DIAG_AGREEING,	  /* informative prior, agreeing with the data */
+	XF_PRIOR_DIAG_PULLS,	  /* the prior pulls the posterior away from NLSQ */
+} xf_prior_diagnosis;
+
+const char *xf_prior_diagnosis_name(xf_prior_diagnosis d);
+
 /* Prior sensitivity of the result (cmc.md "Prior sensitivity on every result",
  * adr/0040): power-scaling of the prior and the likelihood on the draws, and the
  * posterior against NLSQ. Arrays [n_params]; NaN where not measured (a fixed
@@ -119,10 +132,10 @@ typedef struct xf_cmc_sensitivity {
 	 * bound (its sd there is the curvature of a clipped fit), 2 an sd wider than a
 	 * quarter of the bounds (the data do not confine it) */
 	int *nlsq_edge;
-	double *gap;		/* (mean − NLSQ) / max(sd, NLSQ sd) */
-	double *pull;		/* prior log density gained from NLSQ to the mean */
-	const char **diagnosis; /* "-", "prior-data conflict", ... */
-	int *flagged;		/* 1: a quality reason names this parameter */
+	double *gap;		       /* (mean − NLSQ) / max(sd, NLSQ sd) */
+	double *pull;		       /* prior log density gained from NLSQ to the mean */
+	xf_prior_diagnosis *diagnosis; /* [n_params] */
+	int *flagged;		       /* 1: a quality reason names this parameter */
 } xf_cmc_sensitivity;
 
 /* Each prior against the NLSQ result, before any sampling (cmc.md "A prior far from the
@@ -159,6 +172,17 @@ typedef struct xf_cmc_beyond {
 			   * converge or whose calibration lies outside [0.2, 5] */
 } xf_cmc_beyond;
 
+/* What a chain of the published posterior is (its "layout" in the files) */
+typedef enum xf_chain_layout {
+	XF_CHAINS_NUTS = 0,    /* nuts_chains: the exact NUTS chains on every point */
+	XF_CHAINS_CONSENSUS,   /* consensus_chains: the shards' chains combined draw by draw */
+	XF_CHAINS_RESAMPLED,   /* resampled: draws resampled by their importance weights */
+	XF_CHAINS_INDEPENDENT, /* independent: draws of a Gaussian, one chain */
+	XF_CHAINS_POOLED,      /* pooled: every chain's draws as one */
+} xf_chain_layout;
+
+const char *xf_chain_layout_name(xf_chain_layout l);
+
 /* The published posterior as chains and its per-parameter diagnostics (adr/0061): the
  * draws res->draws are n_chains × n_draws rows, chain-major; markov 1 when each chain is
  * a Markov chain (the exact NUTS chains, or the consensus of the shards' chains), 0 for
@@ -167,9 +191,8 @@ typedef struct xf_cmc_beyond {
 typedef struct xf_cmc_posterior_diag {
 	int n_chains, n_draws;
 	int markov;
-	const char *layout; /* nuts_chains | consensus_chains | resampled | independent |
-			       pooled */
-	const char *note;   /* one sentence: what a chain is */
+	xf_chain_layout layout;
+	const char *note; /* one sentence: what a chain is */
 	double *rhat, *ess_bulk, *ess_tail, *mcse_mean, *mcse_sd; /* [n_params] */
 } xf_cmc_posterior_diag;
 

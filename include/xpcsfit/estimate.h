@@ -19,6 +19,9 @@ typedef enum xf_method {
 	XF_METHOD_CMC,
 } xf_method;
 
+/* "nlsq", "cmc": the method's name in the files, and its folder's */
+const char *xf_method_name(xf_method m);
+
 /* How the posterior was reached (cmc.md; adr/0045), as results name it
  * (xf_posterior_route_name): NONE before a route ended (a run that failed first). */
 typedef enum xf_posterior_route {

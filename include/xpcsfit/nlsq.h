@@ -59,8 +59,8 @@ typedef struct xf_nlsq_result {
 	const char *stop_reason; /* xf_stop_reason_name() */
 	xf_quality quality;
 	xf_nlsq_search search;
-	const char *sigma_rule; /* "given" | "residual_variance" */
-	double sigma;		/* σ used (1 when not given) */
+	xf_sigma_rule sigma_rule;
+	double sigma; /* σ used (1 when not given) */
 	int n_at_bounds;
 	char **at_bounds; /* names of parameters stuck at a bound */
 	int n_starts_run; /* multi-start: starts run (1 without) */

@@ -14,6 +14,8 @@ typedef enum xf_quality_level {
 
 /* "good" | "marginal" | "poor" */
 const char *xf_quality_level_name(xf_quality_level q);
+/* The grade a file names; 0, or -1 (q untouched) for a name that is none */
+int xf_quality_level_parse(const char *name, xf_quality_level *q);
 
 /* A result's verdict on itself (docs/nlsq.md "Status and quality", docs/cmc.md). Failed
  * is zero: a result nobody filled in is not usable. */

@@ -13,10 +13,10 @@
 #include "xpcsfit/outputs.h"
 #include "xpcsfit/results.h"
 
-/* What the result files of `method` ("nlsq" | "cmc") record about a run with cfg. The
+/* What the result files of `method` record about a run with cfg. The
  * overrides point into cfg (info->overrides is allocated: free it with
  * xf_output_info_free). Returns 0 or XF_ERR_NOMEM. */
-int xf_output_info_from_config(const xf_config *cfg, const char *method, xf_output_info *info,
+int xf_output_info_from_config(const xf_config *cfg, xf_method method, xf_output_info *info,
 			       xf_error *err);
 void xf_output_info_free(xf_output_info *info);
 

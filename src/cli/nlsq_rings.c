@@ -87,7 +87,7 @@ static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mo
 /* What a per-ring run writes: the NLSQ side (nlsq, fit without --nlsq) and the CMC side
  * (cmc, fit), each a top folder with its rings' records. */
 typedef struct ring_side {
-	const char *method; /* "nlsq" | "cmc" */
+	xf_method method;
 	int on;
 	xf_rundir top;
 	xf_ring_record *rec; /* [n] */
@@ -151,7 +151,8 @@ static int write_summary(ring_side *side, xf_mode mode, int n, int plots)
 {
 	xf_error err = { 0 };
 	const char *dir = side->top.dir;
-	int rc = xf_rings_write_summary(dir, side->method, xf_mode_name(mode), side->rec, n, &err);
+	int rc = xf_rings_write_summary(dir, xf_method_name(side->method), xf_mode_name(mode),
+					side->rec, n, &err);
 	if (rc)
 		return xf_cli_error(err.code ? err.code : XF_ERR_IO, "%s", err.msg);
 	if (plots) {
@@ -306,10 +307,10 @@ static int claim_side(const xf_cli_job *job, ring_side *side, const double *q, i
 	xf_ring_folder_names(side->rec, n);
 	for (int r = 0; r < n; r++)
 		keep[r] = side->rec[r].folder;
-	int rc = xf_cli_check_out(job->out, side->method, replace, hint);
+	int rc = xf_cli_check_out(job->out, xf_method_name(side->method), replace, hint);
 	if (!rc)
-		rc = xf_cli_claim_keep(&side->top, job->out, side->method, replace, hint,
-				       job->command, keep, n);
+		rc = xf_cli_claim_keep(&side->top, job->out, xf_method_name(side->method), replace,
+				       hint, job->command, keep, n);
 	free(keep);
 	return rc;
 }
@@ -338,9 +339,9 @@ int xf_cli_run_rings(const xf_cli_job *job, int *handled)
 	ring_side nl, cm;
 	memset(&nl, 0, sizeof nl);
 	memset(&cm, 0, sizeof cm);
-	nl.method = "nlsq";
+	nl.method = XF_METHOD_NLSQ;
 	nl.on = is_nlsq || !job->nlsq;
-	cm.method = "cmc";
+	cm.method = XF_METHOD_CMC;
 	cm.on = !is_nlsq;
 	int replace = job->force || (!is_nlsq && job->resume);
 	const char *hint = is_nlsq ? "--force" : "--force (or --resume)";

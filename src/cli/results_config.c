@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int xf_output_info_from_config(const xf_config *cfg, const char *method, xf_output_info *info,
+int xf_output_info_from_config(const xf_config *cfg, xf_method method, xf_output_info *info,
 			       xf_error *err)
 {
 	memset(info, 0, sizeof *info);
 	if (!cfg)
 		return 0;
-	int cmc = method && !strcmp(method, "cmc");
+	int cmc = method == XF_METHOD_CMC;
 	info->config_path = cfg->source_path;
 	info->plot_dpi = cfg->plot_dpi;
 	info->plot_all_angles = cfg->plot_all_angles;
@@ -56,7 +56,7 @@ static int nlsq_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq
 		xf_estimate_free(est);
 		return err->code;
 	}
-	if (xf_output_info_from_config(cfg, "nlsq", info, err) != 0) {
+	if (xf_output_info_from_config(cfg, XF_METHOD_NLSQ, info, err) != 0) {
 		xf_estimate_free(est);
 		return err->code;
 	}
@@ -154,7 +154,7 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 			 const xf_output_options *opt, xf_error *err)
 {
 	xf_output_info info;
-	if (xf_output_info_from_config(cfg, "cmc", &info, err) != 0)
+	if (xf_output_info_from_config(cfg, XF_METHOD_CMC, &info, err) != 0)
 		return err->code;
 	int rc = xf_outputs_write_cmc(dir, &info, ds, est, app, opt, err);
 	xf_output_info_free(&info);

@@ -26,23 +26,23 @@ static void layout(const xf_cmc_result *res, xf_cmc_posterior_diag *d)
 	d->n_draws = res->n_draws;
 	d->markov = 0;
 	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE || res->check.corrected) {
-		d->layout = "resampled";
+		d->layout = XF_CHAINS_RESAMPLED;
 		d->note = "independent draws: a systematic resample of importance-sampling "
 			  "points by their Pareto-smoothed weights (repeated points adjacent); "
 			  "one chain; the importance check's IS-ESS is in results.h5";
 	} else if (!consensus) {
-		d->layout = "independent";
+		d->layout = XF_CHAINS_INDEPENDENT;
 		d->note = "independent draws of the combined Gaussian (the combination rule "
 			  "draws them); one chain";
 	} else if (!chains) {
-		d->layout = "pooled";
+		d->layout = XF_CHAINS_POOLED;
 		d->note = "the shards' chains had different lengths: the draws are pooled as "
 			  "one chain";
 	} else {
 		d->n_chains = res->n_chains;
 		d->n_draws = res->n_samples;
 		d->markov = 1;
-		d->layout = res->n_shards == 1 ? "nuts_chains" : "consensus_chains";
+		d->layout = res->n_shards == 1 ? XF_CHAINS_NUTS : XF_CHAINS_CONSENSUS;
 		d->note = res->n_shards == 1
 				  ? "the NUTS chains of the exact posterior"
 				  : "chain c, draw i: the consensus of every kept shard's draw i "

@@ -134,9 +134,10 @@ int xf_cmc_prior_blame(const xf_cmc_result *res, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int k = 0; p->done && k < res->n_params && used + 1 < size; k++) {
 		int before = p->conflict[k];
-		const char *diag = s->done && s->diagnosis ? s->diagnosis[k] : "-";
-		int conflict = !strcmp(diag, "prior-data conflict");
-		int strong = !strcmp(diag, "strong prior / weak likelihood");
+		xf_prior_diagnosis diag =
+			s->done && s->diagnosis ? s->diagnosis[k] : XF_PRIOR_DIAG_NONE;
+		int conflict = diag == XF_PRIOR_DIAG_CONFLICT;
+		int strong = diag == XF_PRIOR_DIAG_STRONG;
 		if (!before && !conflict && !strong)
 			continue;
 		char who[160], far[64] = "", a[32];

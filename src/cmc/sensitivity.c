@@ -95,13 +95,13 @@ int xf_powerscale_sensitivity(const double *draws, int n, int stride, const int 
 	return 0;
 }
 
-const char *xf_psens_diagnosis(double prior, double lik)
+xf_prior_diagnosis xf_psens_diagnosis(double prior, double lik)
 {
 	int p = prior >= XF_PSENS_THRESHOLD;
 	if (p && isnan(lik))
-		return "prior sensitive (likelihood not measured)";
+		return XF_PRIOR_DIAG_UNMEASURED;
 	int l = lik >= XF_PSENS_THRESHOLD;
-	return p && l ? "prior-data conflict" : p ? "strong prior / weak likelihood" : "-";
+	return p && l ? XF_PRIOR_DIAG_CONFLICT : p ? XF_PRIOR_DIAG_STRONG : XF_PRIOR_DIAG_NONE;
 }
 
 static double log_sigmoid(double u)
@@ -145,7 +145,7 @@ static int alloc_sens(xf_cmc_sensitivity *s, int nf)
 	s->nlsq_edge = calloc(n, sizeof(int));
 	s->gap = malloc(sizeof(double) * n);
 	s->pull = malloc(sizeof(double) * n);
-	s->diagnosis = malloc(sizeof(char *) * n);
+	s->diagnosis = malloc(sizeof(xf_prior_diagnosis) * n);
 	s->flagged = calloc(n, sizeof(int));
 	s->mean = malloc(sizeof(double) * n);
 	s->sd = malloc(sizeof(double) * n);
@@ -217,7 +217,7 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 {
 	xf_cmc_sensitivity *s = &res->sensitivity;
 	for (int k = 0; k < res->n_params; k++) {
-		s->diagnosis[k] = "-";
+		s->diagnosis[k] = XF_PRIOR_DIAG_NONE;
 		nlsq_of(r->nlsq, res->names[k], &s->nlsq[k], &s->nlsq_sd[k]);
 		s->nlsq_edge[k] = nlsq_edge(&r->pr, k, s->nlsq[k], s->nlsq_sd[k]);
 		double z_nlsq = (s->nlsq[k] - s->prior_mu[k]) / s->prior_sigma[k];
@@ -232,13 +232,13 @@ static void judge_params(const cmc_run *r, xf_cmc_result *res)
 		if (!data_says(s, k, &dv, &dsd))
 			z_gap = (dv - s->prior_mu[k]) /
 				sqrt(dsd * dsd + s->prior_sigma[k] * s->prior_sigma[k]);
-		if (!strcmp(s->diagnosis[k], "prior-data conflict") && isfinite(z_gap) &&
+		if (s->diagnosis[k] == XF_PRIOR_DIAG_CONFLICT && isfinite(z_gap) &&
 		    fabs(z_gap) < XF_PRIOR_AGREE_Z)
-			s->diagnosis[k] = "informative prior, agreeing with the data";
+			s->diagnosis[k] = XF_PRIOR_DIAG_AGREEING;
 		int decides = s->prior[k] >= XF_PSENS_THRESHOLD;
 		int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
 		if (pulls && !decides)
-			s->diagnosis[k] = "prior pulls the posterior away from NLSQ";
+			s->diagnosis[k] = XF_PRIOR_DIAG_PULLS;
 		s->flagged[k] = decides || pulls;
 	}
 }
@@ -357,13 +357,14 @@ done:
 static void heading(const xf_cmc_result *res, int k, char *buf, size_t size)
 {
 	const xf_cmc_sensitivity *s = &res->sensitivity;
-	const char *d = s->diagnosis[k], *name = res->names[k];
+	xf_prior_diagnosis d = s->diagnosis[k];
+	const char *name = res->names[k];
 	int pulls = fabs(s->gap[k]) > XF_PRIOR_GAP_MAX && s->pull[k] > XF_PRIOR_PULL_MIN;
-	if (!strcmp(d, "prior-data conflict"))
+	if (d == XF_PRIOR_DIAG_CONFLICT)
 		snprintf(buf, size, "prior-data conflict on %s", name);
-	else if (!strcmp(d, "informative prior, agreeing with the data"))
+	else if (d == XF_PRIOR_DIAG_AGREEING)
 		snprintf(buf, size, "informative prior on %s (agreeing with the data)", name);
-	else if (!strcmp(d, "strong prior / weak likelihood"))
+	else if (d == XF_PRIOR_DIAG_STRONG)
 		snprintf(buf, size, "strong prior / weak likelihood on %s", name);
 	else if (s->prior[k] >= s->threshold && pulls) /* K > 1: the gap stands in for it */
 		snprintf(buf, size, "prior-data conflict on %s", name);

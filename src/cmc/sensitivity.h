@@ -44,7 +44,7 @@ int xf_powerscale_sensitivity(const double *draws, int n, int stride, const int 
 /* priorsense's diagnosis from the two sensitivities: "prior-data conflict" (both above
  * the threshold), "strong prior / weak likelihood" (prior only), "-" (neither, or the
  * likelihood only: the data decide). lik NaN: not measured (the prior alone decides). */
-const char *xf_psens_diagnosis(double prior, double lik);
+xf_prior_diagnosis xf_psens_diagnosis(double prior, double lik);
 
 /* Fill res->sensitivity for the result of run r (after the self-check: res->draws and
  * the summaries are the published ones). K = 1: the shard's draws give the log

@@ -43,6 +43,11 @@ int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf
 	return 0;
 }
 
+const char *xf_method_name(xf_method m)
+{
+	return m == XF_METHOD_CMC ? "cmc" : "nlsq";
+}
+
 const char *xf_posterior_route_name(xf_posterior_route route)
 {
 	switch (route) {

@@ -14,6 +14,16 @@ const char *xf_quality_level_name(xf_quality_level q)
 	return q == XF_QUALITY_GOOD ? "good" : q == XF_QUALITY_MARGINAL ? "marginal" : "poor";
 }
 
+int xf_quality_level_parse(const char *name, xf_quality_level *q)
+{
+	for (int k = XF_QUALITY_GOOD; name && k <= XF_QUALITY_POOR; k++)
+		if (!strcmp(name, xf_quality_level_name((xf_quality_level)k))) {
+			*q = (xf_quality_level)k;
+			return 0;
+		}
+	return -1;
+}
+
 static const char *const status_names[XF_STATUS_N] = {
 	[XF_STATUS_FAILED] = "failed",
 	[XF_STATUS_CONVERGED] = "converged",

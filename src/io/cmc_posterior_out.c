@@ -13,7 +13,7 @@ cJSON *xf_cmc_posterior_diag_json(const xf_estimate *est, const xf_cmc_appendix 
 {
 	const xf_cmc_posterior_diag *d = &app->diag;
 	cJSON *obj = cJSON_CreateObject();
-	cJSON_AddStringToObject(obj, "layout", d->layout);
+	cJSON_AddStringToObject(obj, "layout", xf_chain_layout_name(d->layout));
 	cJSON_AddStringToObject(obj, "note", d->note);
 	cJSON_AddItemToObject(obj, "chains", xf_json_int(d->n_chains));
 	cJSON_AddItemToObject(obj, "draws_per_chain", xf_json_int(d->n_draws));
@@ -45,7 +45,7 @@ void xf_cmc_posterior_diag_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_
 		xf_h5_fail(w, "/cmc/posterior_diagnostics");
 	else {
 		xf_h5_nx_class(w, pg, "NXcollection");
-		xf_h5_attr_str(w, pg, "layout", d->layout);
+		xf_h5_attr_str(w, pg, "layout", xf_chain_layout_name(d->layout));
 		xf_h5_attr_str(w, pg, "note", d->note);
 		xf_h5_put_i64(w, pg, "chains", d->n_chains, "chains of the published draws");
 		xf_h5_put_i64(w, pg, "draws_per_chain", d->n_draws, "draws of each chain");

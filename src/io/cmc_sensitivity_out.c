@@ -39,7 +39,7 @@ static cJSON *param_entry(const xf_cmc_appendix *app, int k)
 	cJSON_AddItemToObject(e, "prior", prior);
 	cJSON_AddItemToObject(e, "prior_sensitivity", xf_json_num(s->prior[k]));
 	cJSON_AddItemToObject(e, "likelihood_sensitivity", xf_json_num(s->lik[k]));
-	cJSON_AddStringToObject(e, "diagnosis", s->diagnosis[k]);
+	cJSON_AddStringToObject(e, "diagnosis", xf_prior_diagnosis_name(s->diagnosis[k]));
 	/* the draws judged: the posterior's, or a failed run's (failed_run) */
 	cJSON_AddItemToObject(e, "posterior_mean", xf_json_num(s->mean[k]));
 	cJSON_AddItemToObject(e, "posterior_std", xf_json_num(s->sd[k]));
@@ -84,15 +84,19 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc
 		return;
 	hid_t sg = H5Gcreate2(g, "prior_sensitivity", H5P_DEFAULT, w->gcpl, H5P_DEFAULT);
 	double *flag = malloc(sizeof(double) * nf);
-	if (sg < 0 || !flag) {
+	const char **diagnosis = malloc(sizeof(char *) * nf);
+	if (sg < 0 || !flag || !diagnosis) {
 		if (sg >= 0)
 			H5Gclose(sg);
 		free(flag);
+		free(diagnosis);
 		xf_h5_fail(w, "/cmc/prior_sensitivity");
 		return;
 	}
-	for (size_t k = 0; k < nf; k++)
+	for (size_t k = 0; k < nf; k++) {
 		flag[k] = s->flagged[k];
+		diagnosis[k] = xf_prior_diagnosis_name(s->diagnosis[k]);
+	}
 	xf_h5_attr_str(w, sg, "method", XF_PSENS_METHOD);
 	if (!s->likelihood_measured)
 		xf_h5_attr_str(w, sg, "note", XF_PSENS_NO_LIK);
@@ -117,10 +121,11 @@ void xf_cmc_sensitivity_h5(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc
 	xf_h5_put_vec(w, sg, "prior_pull", nf, s->pull, "1",
 		      "log prior density at the posterior mean minus at the NLSQ value");
 	xf_h5_put_vec(w, sg, "flagged", nf, flag, "1", "1: a quality reason names this parameter");
-	xf_h5_put_strings(w, sg, "diagnosis", est->n_params, s->diagnosis,
+	xf_h5_put_strings(w, sg, "diagnosis", est->n_params, diagnosis,
 			  "per parameter: -, prior-data conflict, strong prior / weak "
 			  "likelihood, ...");
 	free(flag);
+	free(diagnosis);
 	static const char *const by_param[] = { "prior",   "likelihood", "prior_mu", "prior_sigma",
 						"nlsq",	   "nlsq_std",	 "gap_sd",   "prior_pull",
 						"flagged", "diagnosis" };

@@ -41,10 +41,16 @@ void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_da
 void xf_json_add_timings(cJSON *root);
 /* The run's overrides as [{option, key, value}, ...] ([] when none). */
 cJSON *xf_json_overrides(const xf_output_info *info);
+/* What became of a result's plots */
+typedef enum xf_plots_outcome {
+	XF_PLOTS_UNSAID = 0, /* no "outputs" object (a parameters.json written on its own) */
+	XF_PLOTS_WRITTEN,
+	XF_PLOTS_SKIPPED, /* --no-plots */
+	XF_PLOTS_FAILED,  /* then status "partial" and the reason */
+} xf_plots_outcome;
 /* What the next parameters.json says under "outputs" (docs/outputs.md): plots "written",
- * "skipped" (--no-plots) or "failed" (then status "partial" and the reason); NULL plots:
- * no "outputs" object (a parameters.json written on its own). */
-void xf_json_set_outputs(const char *plots, const char *plots_error);
+ * "skipped" or "failed". */
+void xf_json_set_outputs(xf_plots_outcome plots, const char *plots_error);
 /* Print root (deleted here; NULL means out of memory) with a trailing newline and write it
  * atomically as dir/name. Returns 0 or an error code. */
 int xf_json_write(const char *dir, const char *name, cJSON *root, xf_error *err);

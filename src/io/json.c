@@ -108,11 +108,11 @@ void xf_io_cmc_angle_mean(const double *v, const double *sd, int n, double *mean
 
 /* what the result writer (results.c) reports about the files of this run */
 static struct {
-	const char *plots; /* "written", "skipped", "failed"; NULL: not set */
+	xf_plots_outcome plots;
 	char plots_error[512];
 } outputs;
 
-void xf_json_set_outputs(const char *plots, const char *plots_error)
+void xf_json_set_outputs(xf_plots_outcome plots, const char *plots_error)
 {
 	outputs.plots = plots;
 	snprintf(outputs.plots_error, sizeof outputs.plots_error, "%s",
@@ -140,11 +140,12 @@ void xf_json_add_timings(cJSON *root)
 
 void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_dataset *ds)
 {
-	if (outputs.plots) {
+	if (outputs.plots != XF_PLOTS_UNSAID) {
+		static const char *const plots_name[] = { "", "written", "skipped", "failed" };
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "status",
-					strcmp(outputs.plots, "failed") ? "complete" : "partial");
-		cJSON_AddStringToObject(o, "plots", outputs.plots);
+					outputs.plots == XF_PLOTS_FAILED ? "partial" : "complete");
+		cJSON_AddStringToObject(o, "plots", plots_name[outputs.plots]);
 		cJSON_AddStringToObject(o, "report", "report.html");
 		if (outputs.plots_error[0])
 			cJSON_AddStringToObject(o, "plots_error", outputs.plots_error);

@@ -200,12 +200,12 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_e
 	cJSON_AddStringToObject(root, "loss", info->loss ? info->loss : "linear");
 	if (!info->loss_linear)
 		cJSON_AddItemToObject(root, "f_scale", xf_json_num(info->f_scale));
-	int sigma_given = app->sigma_rule && !strcmp(app->sigma_rule, "given");
+	int sigma_given = app->sigma_rule == XF_SIGMA_GIVEN;
 	if (!sigma_given)
 		cJSON_AddItemToObject(root, "residual_sd", xf_json_num(app->residual_sd));
 	cJSON_AddItemToObject(root, "n_points", xf_json_int((long long)app->n_points));
 	cJSON_AddItemToObject(root, "n_free_parameters", xf_json_int(app->n_free));
-	cJSON_AddStringToObject(root, "sigma_rule", app->sigma_rule ? app->sigma_rule : "");
+	cJSON_AddStringToObject(root, "sigma_rule", xf_sigma_rule_name(app->sigma_rule));
 	cJSON_AddItemToObject(root, "sigma", xf_json_num(app->sigma));
 	cJSON_AddStringToObject(root, "stop_reason", app->stop_reason ? app->stop_reason : "");
 	cJSON_AddItemToObject(root, "iterations", xf_json_int(app->iterations));

@@ -60,7 +60,7 @@ static int group(ncw *w, int root, const char *name, const xf_cmc_posterior_diag
 	int id = -1;
 	if (ok(w, nc_def_grp(root, name, &id), name))
 		return -1;
-	text(w, id, NC_GLOBAL, "layout", d->layout);
+	text(w, id, NC_GLOBAL, "layout", xf_chain_layout_name(d->layout));
 	text(w, id, NC_GLOBAL, "note", d->note);
 	return id;
 }
@@ -220,17 +220,17 @@ static void sample_stats_group(ncw *w, int root, const xf_estimate *est, const x
 			index_dim(w, g, "draw", (size_t)d->n_draws, "draw index within a chain") };
 	if (w->failed)
 		return;
-	if (!strcmp(d->layout, "nuts_chains")) {
+	if (d->layout == XF_CHAINS_NUTS) {
 		nuts_stats(w, g, dims, est, app);
 		return;
 	}
-	if (!strcmp(d->layout, "consensus_chains")) {
+	if (d->layout == XF_CHAINS_CONSENSUS) {
 		consensus_stats(w, g, dims, est, app);
 		return;
 	}
 	const xf_cmc_check *c =
 		est->route == XF_POSTERIOR_ROUTE_IMPORTANCE ? app->approx : app->check;
-	if (!strcmp(d->layout, "resampled") && c->done) {
+	if (d->layout == XF_CHAINS_RESAMPLED && c->done) {
 		text(w, g, NC_GLOBAL, "resampling",
 		     "systematic resampling of the importance points by their Pareto-smoothed "
 		     "weights: the draws carry equal weight; the points and log-weights are in "
@@ -334,7 +334,7 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_est
 	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(est->grid.mode));
 	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(est->route));
 	text(&w, root, NC_GLOBAL, "combination_method", xf_combination_rule_name(app->combination));
-	text(&w, root, NC_GLOBAL, "layout", d->layout);
+	text(&w, root, NC_GLOBAL, "layout", xf_chain_layout_name(d->layout));
 	text(&w, root, NC_GLOBAL, "note", d->note);
 	posterior_group(&w, root, est, d);
 	sample_stats_group(&w, root, est, app, d);

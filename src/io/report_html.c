@@ -405,9 +405,9 @@ int xf_report_html_write(const char *dir, const xf_report *r, const xf_output_in
 		return err->code;
 	xf_html h = { 0 };
 	char title[64];
-	snprintf(title, sizeof title, "xpcsfit %s report", r->method);
+	snprintf(title, sizeof title, "xpcsfit %s report", xf_method_name(r->method));
 	xf_report_html_begin(&h, title);
-	xf_html_putf(&h, "<h1>xpcsfit %s result</h1>\n", r->method);
+	xf_html_putf(&h, "<h1>xpcsfit %s result</h1>\n", xf_method_name(r->method));
 	put_status(&h, r);
 	put_params(&h, r);
 	/* a joint fit over q rings: each ring's numbers (report_rings.c, adr/0066) */

@@ -42,7 +42,7 @@ typedef enum xf_report_section {
 } xf_report_section;
 
 typedef struct xf_report {
-	const char *method; /* "nlsq" | "cmc" */
+	xf_method method;
 	xf_fit_status status;
 	const xf_quality *quality;
 	const char *value_head, *unc_head; /* column heads of the parameter table */

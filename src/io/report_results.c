@@ -109,14 +109,14 @@ int xf_report_html_nlsq(const char *dir, const xf_output_info *info, const xf_da
 	xf_io_angle_summary(est->offset, est->offset_sd, est->n_phi, &p[n].value, &p[n].unc);
 	summary_row(&p[n++], "offset", est->scaling_mode, est->n_phi);
 	n = add_coefficients(est, slot_q, p, n);
-	xf_report r = { .method = "nlsq",
+	xf_report r = { .method = XF_METHOD_NLSQ,
 			.status = est->status,
 			.quality = &est->quality,
 			.value_head = "value",
 			.unc_head = "uncertainty (1 sd)",
 			.n_params = n,
 			.params = p };
-	int sigma_given = app->sigma_rule && !strcmp(app->sigma_rule, "given");
+	int sigma_given = app->sigma_rule == XF_SIGMA_GIVEN;
 	xf_report_add(&r, XF_REPORT_FIT, "stop reason", "%s",
 		      app->stop_reason ? app->stop_reason : "-");
 	xf_report_add(&r, XF_REPORT_FIT, "iterations", "%d", app->iterations);
@@ -172,7 +172,7 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 	summary_row(&p[n++], "offset", est->scaling_mode, est->n_phi);
 	for (int k = n - 2; !drawn && k < n; k++)
 		p[k].value = p[k].unc = NAN;
-	xf_report r = { .method = "cmc",
+	xf_report r = { .method = XF_METHOD_CMC,
 			.status = est->status,
 			.quality = &est->quality,
 			.value_head = "posterior mean",

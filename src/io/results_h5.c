@@ -315,7 +315,7 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_estimate *est
 		return -1;
 	xf_h5_attr_str(w, g, "status", xf_fit_status_name(est->status));
 	xf_h5_attr_str(w, g, "stop_reason", app->stop_reason ? app->stop_reason : "");
-	xf_h5_attr_str(w, g, "sigma_rule", app->sigma_rule ? app->sigma_rule : "");
+	xf_h5_attr_str(w, g, "sigma_rule", xf_sigma_rule_name(app->sigma_rule));
 	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(est->grid.mode));
 	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(est->scaling_mode));
 	xf_h5_attr_str(w, g, "surfaces",

@@ -109,7 +109,7 @@ static int fill_result(const xf_fit_ctx *ctx, const xf_fit_point *best, xf_nlsq_
 	double dof = (double)res->n_points - n_free;
 	res->reduced_chi_squared = dof > 0 ? best->chi2 / dof : NAN;
 	res->sigma = pr->sigma;
-	res->sigma_rule = pr->has_sigma ? "given" : "residual_variance";
+	res->sigma_rule = pr->has_sigma ? XF_SIGMA_GIVEN : XF_SIGMA_RESIDUAL_VARIANCE;
 	res->residual_sd = pr->has_sigma ? NAN : sqrt(res->reduced_chi_squared);
 	res->iterations = ctx->full_iterations;
 	res->stop_reason = xf_stop_reason_name(best->stop);

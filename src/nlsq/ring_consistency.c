@@ -74,7 +74,7 @@ static void judge(const xf_nlsq_result *own, const xf_nlsq_result *others, doubl
 {
 	double apart = others->chi_squared + own->chi_squared;
 	double dof = (double)(others->n_points + own->n_points) - others->n_free - own->n_free;
-	int given = others->sigma_rule && !strcmp(others->sigma_rule, "given");
+	int given = others->sigma_rule == XF_SIGMA_GIVEN;
 	double s2 = given ? 1.0 : apart / fmax(1.0, dof);
 	double e = (chi2_set - apart) / s2;
 	/* two optimisers' tolerances: a set can end a hair below its parts */

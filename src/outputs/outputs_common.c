@@ -40,16 +40,16 @@ int xf_outputs_write_rest(const char *dir, int write_plots, xf_outputs_plot_fn d
 			  xf_error *err)
 {
 	xf_error plot_err = { 0 };
-	const char *plots = "skipped";
+	xf_plots_outcome plots = XF_PLOTS_SKIPPED;
 	if (write_plots) {
 		char path[PATH_MAX];
 		if (xf_path_join(path, sizeof path, dir, "plots", err) != 0)
 			return err->code;
 		xf_phase("plots", 0);
 		xf_profile_phase("plots");
-		plots = "written";
+		plots = XF_PLOTS_WRITTEN;
 		if (draw(path, ctx, &plot_err) != 0) {
-			plots = "failed";
+			plots = XF_PLOTS_FAILED;
 			xf_warn("plots not written: %s", plot_err.msg);
 		}
 	}
@@ -60,7 +60,7 @@ int xf_outputs_write_rest(const char *dir, int write_plots, xf_outputs_plot_fn d
 	int rc = write_report(dir, ctx, write_plots, err);
 	if (rc == 0)
 		rc = write_json(dir, ctx, write_plots, err);
-	xf_json_set_outputs(NULL, NULL);
+	xf_json_set_outputs(XF_PLOTS_UNSAID, NULL);
 	if (rc)
 		return rc;
 	if (plot_err.code)

@@ -44,16 +44,17 @@ static void put_param_head(xf_html *h, const char *name)
 	}
 }
 
-static void put_intro(xf_html *h, const char *method, const char *mode_name,
-		      const xf_ring_record *r, int n)
+static void put_intro(xf_html *h, xf_method method, const char *mode_name, const xf_ring_record *r,
+		      int n)
 {
 	int converged = 0;
 	for (int i = 0; i < n; i++)
 		converged += r[i].written && !r[i].failed;
-	xf_html_putf(h, "<h1>xpcsfit %s: parameters against q</h1>\n<table>\n", method);
+	xf_html_putf(h, "<h1>xpcsfit %s: parameters against q</h1>\n<table>\n",
+		     xf_method_name(method));
 	xf_html_putf(h, "<tr><th>rings</th><td class=\"%s\">%d of %d %s</td></tr>\n",
 		     converged == n ? "good" : "failed", converged, n,
-		     !strcmp(method, "cmc") ? "converged (posterior)" : "converged");
+		     method == XF_METHOD_CMC ? "converged (posterior)" : "converged");
 	xf_html_put(h, "<tr><th>mode</th><td>");
 	xf_html_text(h, mode_name);
 	xf_html_put(h, "</td></tr>\n<tr><th>how</th><td>each ring fitted on its own, as a run "
@@ -211,14 +212,14 @@ static int put_plot(xf_html *h, const char *dir, int with_plot, xf_error *err)
 					err);
 }
 
-int xf_rings_write_report(const char *dir, const char *method, const char *mode_name,
+int xf_rings_write_report(const char *dir, xf_method method, const char *mode_name,
 			  const xf_ring_record *r, int n, int with_plot, xf_error *err)
 {
 	char path[PATH_MAX], title[64];
 	if (xf_path_join(path, sizeof path, dir, "report.html", err) != 0)
 		return err->code;
-	snprintf(title, sizeof title, "xpcsfit %s: parameters against q", method);
-	int posterior = !strcmp(method, "cmc");
+	snprintf(title, sizeof title, "xpcsfit %s: parameters against q", xf_method_name(method));
+	int posterior = method == XF_METHOD_CMC;
 	xf_html h = { 0 };
 	xf_report_html_begin(&h, title);
 	put_intro(&h, method, mode_name, r, n);

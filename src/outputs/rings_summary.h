@@ -35,7 +35,7 @@ int xf_rings_write_summary(const char *dir, const char *method, const char *mode
  * embedded when with_plot and it is there, and a row per ring (q, status, quality, χ²ᵣ
  * for NLSQ, each free parameter ± sd) linking the ring's own q_<q>/report.html; a
  * ring that failed is shown failed. The numbers are those of rings.json. */
-int xf_rings_write_report(const char *dir, const char *method, const char *mode_name,
+int xf_rings_write_report(const char *dir, xf_method method, const char *mode_name,
 			  const xf_ring_record *r, int n, int with_plot, xf_error *err);
 
 /* dir/params_vs_q.png of a joint fit (adr/0066): each ring's own fit ± sd from the

@@ -328,9 +328,9 @@ static void text_panel(const xf_plot_src *src, double x0, double x1, double y0, 
  * with its reasons after it, wrapped over at most two lines. */
 static void quality_banner(const xf_plot_src *src)
 {
-	if (!src->quality)
+	if (!src->quality_known)
 		return;
-	int good = !strcmp(src->quality, "good"), poor = !strcmp(src->quality, "poor");
+	int good = src->quality == XF_QUALITY_GOOD, poor = src->quality == XF_QUALITY_POOR;
 	unsigned char r = good	 ? 30
 			  : poor ? 200
 				 : 220,
@@ -341,7 +341,7 @@ static void quality_banner(const xf_plot_src *src)
 			  : poor ? 30
 				 : 0;
 	char text[2 * XF_PLOT_QUALITY_CHARS + 64];
-	int len = snprintf(text, sizeof text, "quality: %s", src->quality);
+	int len = snprintf(text, sizeof text, "quality: %s", xf_quality_level_name(src->quality));
 	const char *reasons = src->quality_reasons ? src->quality_reasons : "";
 	if (*reasons)
 		len += snprintf(text + len, sizeof text - (size_t)len, " — ");

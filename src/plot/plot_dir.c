@@ -762,6 +762,8 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 	if (rc == 0 && r.cmc)
 		cmc_text(&r, kept, sizeof kept, run0, sizeof run0);
 	if (rc == 0) {
+		xf_quality_level grade = XF_QUALITY_MARGINAL;
+		int graded = xf_quality_level_parse(r.quality, &grade) == 0;
 		xf_plot_src src = {
 			.n_phi = r.n_phi,
 			.phi_deg = r.phi_deg,
@@ -772,7 +774,8 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 			.mode_name = r.mode,
 			.status = r.status,
 			.stop_reason = r.stop_reason,
-			.quality = r.quality,
+			.quality_known = graded,
+			.quality = grade,
 			.quality_reasons = r.quality_reasons,
 			.chi_squared = r.chi2,
 			.reduced_chi_squared = r.red_chi2,

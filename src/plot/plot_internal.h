@@ -31,7 +31,8 @@ typedef struct xf_plot_src {
 	const double *slot_q;
 	const char *mode_name; /* "static" | "laminar_flow" */
 	const char *status, *stop_reason;
-	const char *quality;	     /* "good" | "marginal" | "poor" (NULL: not known) */
+	int quality_known; /* 0: no grade to show */
+	xf_quality_level quality;
 	const char *quality_reasons; /* one reason per line, or "" */
 	double chi_squared, reduced_chi_squared;
 	double residual_sd; /* σ not given: √(reduced χ²), shown instead of it; else NaN */
