@@ -1,12 +1,14 @@
 /* interrupt.c — SIGINT/SIGTERM handling, phases and helper processes (interrupt.h).
  * Everything the handler touches is prepared beforehand in static storage, and the
- * handler only calls async-signal-safe functions (write, open, kill, alarm, _exit). */
+ * handler only calls async-signal-safe functions (write, open, kill, alarm, _exit,
+ * pthread_self, pthread_kill), and only in the main thread. */
 #include "util/interrupt.h"
 #include "xpcsfit/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,9 @@ static int record_off; /* xpcsfit-mpi: a rank other than 0 records nothing */
 /* where the line goes: fd 2, or the real stderr while fd 2 stands for something else
  * (a PLplot session's capture, plsession.c): a line written to fd 2 then would be lost */
 static volatile sig_atomic_t line_fd = 2;
+/* the thread that installed the handlers: the only one that runs them (forward_to_main) */
+static pthread_t main_thread;
+static volatile sig_atomic_t main_known;
 
 static void put(int fd, const char *s)
 {
@@ -132,8 +137,25 @@ static void stop_now(void)
 	_exit(128 + sig);
 }
 
+/* A process-directed signal goes to any thread that does not block it: while the main
+ * thread blocks it (xf_interrupt_unmark), to a thread a library started with the signals
+ * open (OpenBLAS starts its pool before main). The handler there ran beside the main
+ * thread's critical section and said "marked incomplete" of a folder completed a moment
+ * later (test_plot_signals, --threads 1, on a loaded machine). Such a thread hands the
+ * signal on to the main thread, which takes it once its critical section ends. 1 when
+ * handed on. */
+static int forward_to_main(int sig)
+{
+	if (!main_known || pthread_equal(pthread_self(), main_thread))
+		return 0;
+	pthread_kill(main_thread, sig);
+	return 1;
+}
+
 static void on_signal(int sig)
 {
+	if (forward_to_main(sig))
+		return;
 	if (got_signal) /* a second signal: stop whatever the phase */
 		stop_now();
 	got_signal = sig;
@@ -146,7 +168,8 @@ static void on_signal(int sig)
 
 static void on_alarm(int sig)
 {
-	(void)sig;
+	if (forward_to_main(sig))
+		return;
 	stop_now();
 }
 
@@ -168,6 +191,8 @@ static void record_setup(void)
 
 void xf_signals_install(void)
 {
+	main_thread = pthread_self();
+	main_known = 1;
 	record_setup();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

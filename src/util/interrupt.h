@@ -14,7 +14,8 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-/* Install the SIGINT/SIGTERM handlers (main, before anything else). */
+/* Install the SIGINT/SIGTERM handlers (main, before anything else). The calling thread
+ * is the one that runs them: another thread that takes a signal hands it on. */
 void xf_signals_install(void);
 
 /* pthread_create for the program's own threads (the virtual-device pool): the thread
