@@ -18,6 +18,7 @@ FLOORS = [
     ["mpi"],
     ["cli", "gpu/tool"],
     ["config"],
+    ["services"],  # what a command runs, from the request and options (adr/0111)
     ["outputs"],
     ["io", "plot"],
     ["surface"],
@@ -63,7 +64,7 @@ PUBLIC = {
 # config/ itself. data/ and likelihood/ joined with the problem request, nlsq/ and cmc/
 # when their option structs moved to options.h (adr/0043).
 CONFIG_HEADER = "xpcsfit/config.h"
-CONFIG_FREE = ["outputs", "io", "plot", "surface", "cmc", "nlsq", "likelihood", "gpu", "data",
+CONFIG_FREE = ["services", "outputs", "io", "plot", "surface", "cmc", "nlsq", "likelihood", "gpu", "data",
                "vdev", "device", "estimate", "model", "simd", "util"]
 
 # The result files take a method's estimate and appendix (estimate.h, appendix.h,

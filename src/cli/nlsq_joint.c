@@ -1,9 +1,11 @@
 /* nlsq_joint.c — `xpcsfit nlsq --joint` (adr/0066): one NLSQ fit over the selected q
  * rings with shared physical parameters (the rings' angles side by side, adr/0064),
  * written to DIR/nlsq_joint/ with the plots and surfaces of one ring's folder (each angle
- * slot drawn at its ring's q, adr/0068); parameters.json's "rings" holds each ring's χ² and Fisher
- * information share at the joint estimate, each ring's own fit, and the leave-one-out
- * consistency check that flags outlier rings. */
+ * slot drawn at its ring's q, adr/0068); parameters.json's "rings" holds each ring's χ²
+ * and Fisher information share at the joint estimate, each ring's own fit, and the
+ * leave-one-out consistency check that flags outlier rings. The rings' fits and checks
+ * are the service's (services/joint_rings.c, adr/0111); this file builds the request
+ * once, runs the joint fit and the service, prints and writes. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,8 +15,8 @@
 #include "cli/cli_internal.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"
-#include "nlsq/ring_consistency.h"
 #include "outputs/rings_summary.h"
+#include "services/joint_rings.h"
 #include "util/interrupt.h"
 #include "util/rundir.h"
 #include "util/verbosity.h"
@@ -25,243 +27,22 @@
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/results_config.h"
 
-/* |Δ| / sqrt(sd_ring² + sd_others²) above which a ring disagrees with the others */
-#define XF_JOINT_FLAG_Z 3.0
-/* A ring whose largest information share over the free physical parameters is below
- * this, and below a tenth of an equal share (1/n_rings), informs none of them (issue 26:
- * a ring whose correlation hardly changes over the frame window, measured 1e-5) */
-#define XF_JOINT_UNINFORMED_SHARE 0.01
-/* |correlation| of a ring's contrast and offset beyond which the data do not tell them
- * apart (c2 ≈ offset + contrast when g1 barely decays) */
-#define XF_JOINT_PAIR_CORR 0.99
-
 typedef struct joint_run {
 	const xf_config *cfg;
+	xf_request base; /* the request of one ring, built once */
 	const xf_dataset *rings;
 	int n_rings;
 	int threads;
 } joint_run;
 
-/* NLSQ of the rings with use[k] set: one ring as its own problem (the exact fit of
- * `nlsq` on it), several side by side with slot_q. Quiet: no progress lines. */
-static int fit_subset(const joint_run *jr, const int *use, xf_nlsq_result *res, xf_error *err)
-{
-	xf_dataset *sub = malloc(sizeof *sub * (size_t)jr->n_rings);
-	if (!sub)
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory for %d rings", jr->n_rings);
-	int n = 0;
-	for (int k = 0; k < jr->n_rings; k++)
-		if (use[k])
-			sub[n++] = jr->rings[k]; /* shallow: the join borrows the maps */
-	xf_request req;
-	xf_request_from_config(jr->cfg, &req);
-	memset(res, 0, sizeof *res);
-	int rc;
-	if (n == 1) {
-		rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &sub[0], jr->threads, NULL, NULL, res, err);
-	} else {
-		xf_dataset joint;
-		double *slot_q = NULL;
-		rc = xf_dataset_join_rings(sub, n, &joint, &slot_q, err);
-		if (!rc) {
-			req.n_slot_q = joint.n_phi;
-			req.slot_q = slot_q;
-			rc = xf_nlsq_fit(&req, &jr->cfg->nlsq, &joint, jr->threads, NULL, NULL, res,
-					 err);
-			xf_dataset_free_joined(&joint);
-		}
-		free(slot_q);
-	}
-	free(sub);
-	return rc;
-}
-
-typedef struct ring_check {
-	xf_ring_test t; /* the consistency check (adr/0074) */
-	int usable;	/* its own fit is a measurement (not failed, not a ridge) */
-	/* its largest information share over the free physical parameters, which one, and
-	 * whether that says it informs none of them */
-	double top_share;
-	int top_param;
-	int uninformed;
-	double pair_corr; /* largest |corr(contrast, offset)| of its slots at the joint fit */
-} ring_check;
-
-static int fit_subset_cb(void *ctx, const int *use, xf_nlsq_result *res, xf_error *err)
-{
-	return fit_subset(ctx, use, res, err);
-}
-
-/* The consistency check (src/nlsq/ring_consistency.c, adr/0074): each usable ring judged
- * by the χ² increase when it must share the others' physical parameters, the worst
- * removed while its p-value is below the false-alarm rate over the rings judged, until
- * they agree or two rings are left (two rings can disagree, but not say which is off:
- * *pair_z is then their largest sd distance, nothing flagged). A ring whose own fit
- * failed or ended on a ridge is no measurement to compare (adr/0066 addendum): it takes
- * no part in the check, as neither the judged ring nor one of the others. */
-static int check_rings(const joint_run *jr, const xf_nlsq_result *own, ring_check *chk,
-		       double *pair_z, int *pair_param, xf_error *err)
-{
-	int n = jr->n_rings;
-	int *active = malloc(sizeof(int) * (size_t)n);
-	xf_ring_test *test = malloc(sizeof *test * (size_t)n);
-	int rc = !active || !test ? xf_fail(err, XF_ERR_NOMEM, "out of memory for the ring check")
-				  : 0;
-	/* the fits that follow are collective: every rank goes on, or none (xpcsfit/dist.h) */
-	if ((rc = xf_dist_agree(rc, err))) {
-		free(active);
-		free(test);
-		return rc;
-	}
-	int n_usable = 0;
-	for (int k = 0; k < n; k++)
-		n_usable += active[k] = chk[k].usable;
-	*pair_z = NAN;
-	*pair_param = -1;
-	rc = xf_ring_consistency(n, own, active, fit_subset_cb, (void *)jr, test, err);
-	for (int k = 0; k < n; k++)
-		chk[k].t = test[k];
-	for (int round = 1; !rc && round <= n; round++)
-		for (int k = 0; k < n; k++)
-			if (chk[k].t.flagged && chk[k].t.round == round)
-				xf_warn("ring q %.6g 1/A disagrees with the other rings: sharing "
-					"their parameters raises chi2 by %.1f noise units (p %.2g, "
-					"%d parameters; largest difference %s, %.1f sd) (round "
-					"%d); "
-					"removed from the check",
-					jr->rings[k].q, chk[k].t.excess, chk[k].t.p_value,
-					chk[k].t.df,
-					chk[k].t.param >= 0 ? own[k].names[chk[k].t.param] : "none",
-					chk[k].t.z, round);
-	if (!rc && n_usable == 2) {
-		int a = -1, b = -1;
-		for (int k = 0; k < n; k++)
-			if (chk[k].usable)
-				*(a < 0 ? &a : &b) = k;
-		*pair_z = xf_ring_max_sd(&own[a], &own[b], pair_param);
-	}
-	free(active);
-	free(test);
-	return rc;
-}
-
-/* Columns of the joint problem's coefficients (of one quantity) that ring k's slots use,
- * in order: the joint basis is block-diagonal over the rings (adr/0064). */
-static int ring_coefs(const xf_problem *pj, int k, int *cols)
-{
-	int n = 0;
-	for (int c = 0; c < pj->n_basis; c++)
-		for (int s = pj->ring_first[k]; s < pj->ring_first[k + 1]; s++)
-			if (pj->basis[(size_t)s * (size_t)pj->n_basis + (size_t)c] != 0.0) {
-				cols[n++] = c;
-				break;
-			}
-	return n;
-}
-
-/* Ring k's χ² (Σ((data − model)/σ)², linear) and the diagonal of its JᵀJ over the
- * physical parameters at the joint estimate xj: ring k's own problem at the joint
- * values (its scaling coefficients taken from the joint ones). NaN where the layouts do
- * not match (a per-angle mode that a ring alone would not use). */
-static void ring_information(const xf_config *cfg, const xf_dataset *ring, const xf_problem *pj,
-			     int k, const double *xj, double *chi2, double *info_diag)
-{
-	xf_request req;
-	xf_request_from_config(cfg, &req);
-	xf_problem pr;
-	xf_error err = { 0 };
-	xf_pairset ps;
-	*chi2 = NAN;
-	for (int p = 0; p < pj->n_phys; p++)
-		info_diag[p] = NAN;
-	if (xf_problem_build(&pr, &req, ring, &err))
-		return;
-	int *cols = malloc(sizeof(int) * (size_t)(pj->n_basis + 1));
-	double *x = malloc(sizeof(double) * (size_t)pr.n_full);
-	double *jtj = malloc(sizeof(double) * (size_t)pr.n_full * (size_t)pr.n_full);
-	double *b = malloc(sizeof(double) * (size_t)pr.n_full); /* a JᵀJ pass fills b too */
-	xf_lik *lik = NULL;
-	if (cols && x && jtj && b && ring_coefs(pj, k, cols) == pr.n_basis &&
-	    !xf_pairset_all(&ps, ring->n_frames)) {
-		memcpy(x, xj, sizeof(double) * (size_t)pr.n_phys);
-		for (int c = 0; c < pr.n_basis; c++) {
-			x[pr.n_phys + c] = xj[pj->n_phys + cols[c]];
-			x[pr.n_phys + pr.n_basis + c] = xj[pj->n_phys + pj->n_basis + cols[c]];
-		}
-		lik = xf_lik_create(&pr, &ps, NULL, &err);
-		xf_lik_out out = { 0 };
-		out.jtj = jtj;
-		out.b = b;
-		if (lik && xf_lik_eval(lik, x, &out) == 0) {
-			*chi2 = out.chi2;
-			for (int p = 0; p < pr.n_phys; p++)
-				info_diag[p] = jtj[(size_t)p * (size_t)pr.n_full + (size_t)p];
-		}
-		xf_lik_destroy(lik);
-		xf_pairset_free(&ps);
-	}
-	free(cols);
-	free(x);
-	free(jtj);
-	free(b);
-	xf_problem_free(&pr);
-}
-
-/* The largest |correlation| of ring k's contrast and offset coefficients in the joint
- * covariance (NaN when none is free). */
-static double pair_correlation(const xf_nlsq_result *res, const xf_problem *pj, int k)
-{
-	int *cols = malloc(sizeof(int) * (size_t)(pj->n_basis + 1));
-	double worst = NAN;
-	int m = cols ? ring_coefs(pj, k, cols) : 0, n = res->n_params;
-	for (int j = 0; j < m; j++) {
-		size_t c = (size_t)(pj->n_phys + cols[j]),
-		       o = (size_t)(pj->n_phys + pj->n_basis + cols[j]);
-		if ((int)o >= n)
-			break;
-		double r = res->covariance[c * (size_t)n + o] /
-			   sqrt(res->covariance[c * (size_t)n + c] *
-				res->covariance[o * (size_t)n + o]);
-		if (isfinite(r) && !(fabs(r) <= worst))
-			worst = fabs(r);
-	}
-	free(cols);
-	return worst;
-}
-
-/* Each ring's largest information share over the free physical parameters, whether it
- * informs none of them, and its contrast-offset correlation. */
-static void judge_information(const joint_run *jr, const xf_nlsq_result *res, const xf_problem *pj,
-			      const double *info, ring_check *chk)
-{
-	int n = jr->n_rings, np = res->n_phys;
-	double limit = fmin(XF_JOINT_UNINFORMED_SHARE, 0.1 / n);
-	for (int k = 0; k < n; k++) {
-		chk[k].top_share = NAN;
-		chk[k].top_param = -1;
-		for (int p = 0; p < np; p++) {
-			if (res->is_fixed[p])
-				continue;
-			double sum = 0.0;
-			for (int j = 0; j < n; j++) /* ring order: fixed bits */
-				sum += info[(size_t)j * (size_t)np + (size_t)p];
-			double v = info[(size_t)k * (size_t)np + (size_t)p] / sum;
-			if (isfinite(v) && !(v <= chk[k].top_share)) {
-				chk[k].top_share = v;
-				chk[k].top_param = p;
-			}
-		}
-		chk[k].uninformed = n > 1 && chk[k].top_share < limit;
-		chk[k].pair_corr = pair_correlation(res, pj, k);
-	}
-}
-
 /* The "rings" member of parameters.json (docs/outputs.md). */
-static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
-			   const xf_nlsq_result *own, const ring_check *chk, const double *chi2,
-			   const double *info, double pair_z, int pair_param)
+static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res, const xf_joint_rings *jg)
 {
 	int n = jr->n_rings, np = res->n_phys;
+	const xf_nlsq_result *own = jg->own;
+	const xf_joint_ring_check *chk = jg->chk;
+	const double *chi2 = jg->chi2, *info = jg->info, pair_z = jg->pair_z;
+	int pair_param = jg->pair_param;
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "mode", "joint");
 	cJSON_AddItemToObject(root, "n_rings", xf_json_int(n));
@@ -336,28 +117,14 @@ static cJSON *rings_object(const joint_run *jr, const xf_nlsq_result *res,
 	return root;
 }
 
-/* The one line that names a ring informing no physical parameter and what to do. */
-static void uninformed_text(const joint_run *jr, const xf_nlsq_result *own, const ring_check *chk,
-			    int k, char *buf, size_t size)
-{
-	/* one quality reason (320 bytes): the share per parameter and the correlation are
-	 * in parameters.json */
-	snprintf(buf, size,
-		 "ring q %.6g 1/A informs no physical parameter (largest information share "
-		 "%.2g)%s; own fit %s; it can be left out (wavevector_q list)",
-		 jr->rings[k].q, chk[k].top_share,
-		 chk[k].pair_corr > XF_JOINT_PAIR_CORR
-			 ? ": its contrast and offset are not told apart"
-			 : "",
-		 xf_fit_status_name(own[k].status));
-}
-
 /* Console and run.log: each ring's share and check, the flagged rings. */
-static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf_nlsq_result *own,
-			const ring_check *chk, const double *chi2, const double *info,
-			double pair_z, int pair_param)
+static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf_joint_rings *jg)
 {
 	int n = jr->n_rings, np = res->n_phys, n_flagged = 0;
+	const xf_nlsq_result *own = jg->own;
+	const xf_joint_ring_check *chk = jg->chk;
+	const double *chi2 = jg->chi2, *info = jg->info, pair_z = jg->pair_z;
+	int pair_param = jg->pair_param;
 	for (int k = 0; k < n; k++) {
 		char line[512];
 		int len = snprintf(line, sizeof line, "ring q %.6g 1/A: %d angles, chi2 %.6g",
@@ -400,7 +167,7 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 		if (!chk[k].uninformed)
 			continue;
 		char why[320];
-		uninformed_text(jr, own, chk, k, why, sizeof why);
+		xf_joint_uninformed_text(jg, jr->rings, k, why, sizeof why);
 		xf_warn("%s", why);
 	}
 	int pair_off = pair_param >= 0 && pair_z > XF_JOINT_FLAG_Z;
@@ -415,38 +182,6 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 			printf("rings agree: no ring's chi2 rises beyond chance when it shares "
 			       "the others' parameters (false-alarm rate %g)\n",
 			       XF_RING_FALSE_ALARM);
-	}
-}
-
-/* Quality: marginal when a ring is flagged (or two rings disagree), the first reason. */
-static void mark_quality(const joint_run *jr, xf_nlsq_result *res, const xf_nlsq_result *own,
-			 const ring_check *chk, double pair_z)
-{
-	for (int k = 0; k < jr->n_rings; k++) {
-		if (!chk[k].uninformed)
-			continue;
-		char why[320];
-		uninformed_text(jr, own, chk, k, why, sizeof why);
-		if (res->quality.overall < XF_QUALITY_MARGINAL)
-			res->quality.overall = XF_QUALITY_MARGINAL;
-		xf_quality_add_reason(&res->quality, "%s", why);
-	}
-	for (int k = 0; k < jr->n_rings; k++) {
-		if (!chk[k].t.flagged)
-			continue;
-		if (res->quality.overall < XF_QUALITY_MARGINAL)
-			res->quality.overall = XF_QUALITY_MARGINAL;
-		xf_quality_add_reason(&res->quality,
-				      "ring q %.6g 1/A disagrees with the other rings' joint fit "
-				      "(chi2 +%.1f noise units, p %.2g): the rings may not share "
-				      "these parameters",
-				      jr->rings[k].q, chk[k].t.excess, chk[k].t.p_value);
-	}
-	if (pair_z > XF_JOINT_FLAG_Z) {
-		if (res->quality.overall < XF_QUALITY_MARGINAL)
-			res->quality.overall = XF_QUALITY_MARGINAL;
-		xf_quality_add_reason(&res->quality, "the two rings disagree (%.1f sd apart)",
-				      pair_z);
 	}
 }
 
@@ -465,71 +200,24 @@ static void plot_joint(const char *dir, const char *rings_json, const xf_config 
 	xf_estimate_free(&est);
 }
 
-/* The fits behind "rings": each ring alone, the check, each ring's share. JSON text in
- * *json (malloc'ed). */
+/* The fits behind "rings" (services/joint_rings.c: each ring alone, the check, each
+ * ring's share; res's quality marked), printed, and as JSON text in *json (malloc'ed). */
 static int rings_report(const joint_run *jr, xf_nlsq_result *res, const double *slot_q,
 			const xf_dataset *joint, char **json, xf_error *err)
 {
-	int n = jr->n_rings, np = res->n_phys, rc = 0;
-	xf_nlsq_result *own = calloc((size_t)n, sizeof *own);
-	ring_check *chk = calloc((size_t)n, sizeof *chk);
-	int *use = calloc((size_t)n, sizeof *use);
-	double *chi2 = malloc(sizeof(double) * (size_t)n);
-	double *info = malloc(sizeof(double) * (size_t)n * (size_t)np);
+	xf_joint_rings jg;
 	*json = NULL;
-	if (!own || !chk || !use || !chi2 || !info)
-		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for %d rings", n);
-	rc = xf_dist_agree(rc, err); /* the rings' fits are collective */
-	for (int k = 0; k < n && !rc; k++) {
-		xf_say(XF_VERB_NORMAL, "joint: fitting ring q %.6g 1/A alone (%d of %d)",
-		       jr->rings[k].q, k + 1, n);
-		memset(use, 0, sizeof(int) * (size_t)n);
-		use[k] = 1;
-		rc = fit_subset(jr, use, &own[k], err);
-		chk[k].t.param = -1;
-		chk[k].top_param = -1;
-		chk[k].usable = !rc && !xf_fit_status_failed(own[k].status);
-	}
-	double pair_z = NAN;
-	int pair_param = -1;
+	int rc = xf_joint_rings_judge(&jr->base, &jr->cfg->nlsq, jr->rings, jr->n_rings, joint,
+				      slot_q, jr->threads, res, &jg, err);
 	if (!rc) {
-		xf_say(XF_VERB_NORMAL, "joint: leave-one-out check of %d rings", n);
-		rc = check_rings(jr, own, chk, &pair_z, &pair_param, err);
-	}
-	if (!rc) {
-		xf_request req;
-		xf_request_from_config(jr->cfg, &req);
-		req.n_slot_q = joint->n_phi;
-		req.slot_q = slot_q;
-		xf_problem pj;
-		rc = xf_problem_build(&pj, &req, joint, err);
-		if (!rc && pj.n_full != res->n_params)
-			rc = xf_fail(err, XF_ERR_DATA, "joint fit: %d parameters, problem %d",
-				     res->n_params, pj.n_full);
-		for (int k = 0; k < n && !rc; k++)
-			ring_information(jr->cfg, &jr->rings[k], &pj, k, res->values, &chi2[k],
-					 &info[(size_t)k * (size_t)np]);
-		if (!rc) {
-			judge_information(jr, res, &pj, info, chk);
-			xf_problem_free(&pj);
-		}
-	}
-	if (!rc) {
-		mark_quality(jr, res, own, chk, pair_z);
-		print_rings(jr, res, own, chk, chi2, info, pair_z, pair_param);
-		cJSON *obj = rings_object(jr, res, own, chk, chi2, info, pair_z, pair_param);
+		print_rings(jr, res, &jg);
+		cJSON *obj = rings_object(jr, res, &jg);
 		*json = cJSON_PrintUnformatted(obj);
 		cJSON_Delete(obj);
 		if (!*json)
 			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory for the rings' record");
 	}
-	for (int k = 0; own && k < n; k++)
-		xf_nlsq_result_free(&own[k]);
-	free(own);
-	free(chk);
-	free(use);
-	free(chi2);
-	free(info);
+	xf_joint_rings_free(&jg);
 	return rc;
 }
 
@@ -559,8 +247,7 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 	       "nlsq joint fit of %d rings on %zu points (%d angle slots x %d "
 	       "frames), %d free parameters, %d virtual devices",
 	       jr->n_rings, joint.n_points, joint.n_phi, joint.n_frames, p_free, jr->threads);
-	xf_request req;
-	xf_request_from_config(jr->cfg, &req);
+	xf_request req = jr->base;
 	req.n_slot_q = joint.n_phi;
 	req.slot_q = slot_q;
 	xf_phase("fit", 1);
@@ -666,7 +353,8 @@ int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, do
 	/* plots and surfaces as for one ring, each angle slot at its ring's q (adr/0068):
 	 * slot_q is set once the rings are joined */
 	xf_output_options oopt = { xf_cli_surfaces(job, cfg), job->plots, threads, NULL, NULL };
-	joint_run jr = { cfg, rings, n_rings, threads };
+	joint_run jr = { .cfg = cfg, .rings = rings, .n_rings = n_rings, .threads = threads };
+	xf_request_from_config(cfg, &jr.base);
 	rc = joint_fit_and_write(&jr, job, &oopt, t_start, xf_cli_now_s());
 	if (job->written && !rc)
 		*job->written = 1;
