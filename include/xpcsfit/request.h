@@ -10,6 +10,7 @@
 #ifndef XPCSFIT_REQUEST_H
 #define XPCSFIT_REQUEST_H
 
+#include "xpcsfit/model.h"
 #include "xpcsfit/params.h"
 
 typedef struct xf_request {
@@ -54,5 +55,9 @@ typedef struct xf_request {
  * default bounds and priors (xf_bounds_default), every start in the middle of its bounds,
  * nothing fixed (model/request.c). */
 void xf_request_defaults(xf_request *req, xf_mode mode);
+
+/* The model grid of the request on a dataset's frames (n_frames, dt_s) at q: its mode,
+ * shear model and gap (the grid a result's surfaces and plots are drawn on). */
+xf_model_grid xf_request_grid(const xf_request *req, int n_frames, double dt_s, double q);
 
 #endif

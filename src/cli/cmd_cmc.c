@@ -16,6 +16,7 @@
 #include "cli/constants.h"
 #include "cli/overrides.h"
 #include "outputs/rings_summary.h"
+#include "services/posterior.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
 #include "xpcsfit/cmc.h"
@@ -313,12 +314,13 @@ static void print_summary(const char *dir, const xf_estimate *est, const xf_cmc_
 	xf_cli_print_results_line(dir);
 }
 
-/* The result written once as its estimate and appendix: the files, the summary printed,
- * and rec (a ring's summary row; NULL: none) filled once the folder is complete.
+/* The posterior written from its estimate and appendix (services/posterior.c): the
+ * files, the summary printed, and rec (a ring's summary row; NULL: none) filled once the
+ * folder is complete.
  * rings_json, slot_q: a joint posterior's "rings" member and q per angle slot (NULL: one
  * ring) */
 static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
-		     const xf_dataset *ds, const xf_cmc_result *res, int threads, xf_rundir *rd,
+		     const xf_dataset *ds, const xf_posterior *post, int threads, xf_rundir *rd,
 		     const char *rings_json, const double *slot_q, xf_ring_record *rec)
 {
 	xf_error err = { 0 };
@@ -327,11 +329,9 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5, parameters.json%s)", dir,
 		       o->plots ? ", plots" : "");
-	xf_estimate est;
-	xf_cmc_appendix app;
-	if (xf_results_cmc_estimate(cfg, ds, res, slot_q, &est, &app, &err) != 0)
-		return xf_cli_error(err.code, "%s", err.msg);
-	int wrc = xf_results_write_cmc(dir, cfg, ds, &est, &app, &oopt, &err);
+	const xf_estimate *est = &post->est;
+	const xf_cmc_appendix *app = &post->app;
+	int wrc = xf_results_write_cmc(dir, cfg, ds, est, app, &oopt, &err);
 	int rc;
 	if (wrc || xf_rundir_complete(rd, &err)) {
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
@@ -339,18 +339,17 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 		if (o->written)
 			*o->written = 1;
 		if (rec)
-			xf_ring_record_fill_cmc(rec, &est);
-		print_summary(dir, &est, &app);
-		rc = est.status != XF_STATUS_CONVERGED ? XF_ERR_DATA : 0;
+			xf_ring_record_fill_cmc(rec, est);
+		print_summary(dir, est, app);
+		rc = est->status != XF_STATUS_CONVERGED ? XF_ERR_DATA : 0;
 		if (rc)
 			xf_cli_error(rc,
 				     "the posterior is not trustworthy (%s), results are marked "
 				     "failed, in %s",
-				     est.quality.n_reasons ? est.quality.reasons[0] : "see run.log",
+				     est->quality.n_reasons ? est->quality.reasons[0]
+							    : "see run.log",
 				     dir);
 	}
-	xf_estimate_free(&est);
-	xf_cmc_appendix_free(&app);
 	return rc;
 }
 
@@ -449,12 +448,13 @@ static int joint_refusals(const xf_cli_job *o)
 static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, double t_start)
 {
 	xf_estimate nlsq; /* the joint NLSQ fit's, read back */
-	xf_cmc_result res;
+	xf_posterior post;
 	xf_error err = { 0 };
 	joint_data jd;
 	xf_rundir rd;
+	xf_request req; /* the joint layout: a q per angle slot (adr/0064), built once */
 	memset(&nlsq, 0, sizeof nlsq);
-	memset(&res, 0, sizeof res);
+	memset(&post, 0, sizeof post);
 	memset(&jd, 0, sizeof jd);
 	int rc = joint_refusals(o);
 	if (!rc && !o->nlsq && (rc = joint_nlsq_first(o, cfg, &threads, t_start)))
@@ -468,7 +468,6 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	rc = xf_cli_agree(
 		read_nlsq(o->nlsq ? o->nlsq : o->out, "nlsq_joint", cfg, &jd.joint, &nlsq));
 	if (!rc) {
-		xf_request req;
 		xf_request_from_config(cfg, &req);
 		req.n_slot_q = jd.joint.n_phi;
 		req.slot_q = jd.slot_q;
@@ -481,15 +480,11 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 	char shards[PATH_MAX + 16];
 	if (claimed) {
 		snprintf(shards, sizeof shards, "%s/shards", rd.dir);
-		xf_request req; /* the joint layout: a q per angle slot (adr/0064) */
-		xf_request_from_config(cfg, &req);
-		req.n_slot_q = jd.joint.n_phi;
-		req.slot_q = jd.slot_q;
 		xf_phase("sample", 1);
 		progress_state ps = { xf_progress_tty(), o->resume, 0,	       -1.0, shards,
 				      &jd.joint,	 threads,   jd.n_rings };
-		rc = xf_cmc_run(&req, &cfg->cmc, &jd.joint, &nlsq, threads, shards, o->resume,
-				show_progress, &ps, &res, &err);
+		rc = xf_posterior_run(&req, &cfg->cmc, &jd.joint, &nlsq, threads, shards, o->resume,
+				      show_progress, &ps, &post, &err);
 		if (ps.tty && ps.reported)
 			fputc('\n', stderr);
 		if (rc) {
@@ -497,15 +492,15 @@ static int run_cmc_joint(const xf_cli_job *o, xf_config *cfg, int threads, doubl
 		} else if (xf_dist_is_root()) {
 			/* several ranks: rank 0 alone holds the combined result and writes it */
 			char *rings = joint_rings_json(jd.rings, jd.n_rings);
-			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &res, threads, &rd, rings,
-					       jd.slot_q, NULL)
+			rc = rings ? write_cmc(rd.dir, o, cfg, &jd.joint, &post, threads, &rd,
+					       rings, jd.slot_q, NULL)
 				   : xf_cli_error(XF_ERR_NOMEM, "out of memory for the rings");
 			free(rings);
 		}
 		rc = xf_cli_agree(rc);
 		xf_rundir_release(&rd);
 	}
-	xf_cmc_result_free(&res);
+	xf_posterior_free(&post);
 	xf_estimate_free(&nlsq);
 	joint_free(&jd);
 	xf_config_free(cfg);
@@ -569,11 +564,11 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	xf_config cfg;
 	xf_dataset ds;
 	xf_estimate nlsq; /* the warm start: the NLSQ fit's estimate */
-	xf_cmc_result res;
+	xf_posterior post;
 	xf_error err = { 0 };
 	int threads = o.threads;
 	memset(&nlsq, 0, sizeof nlsq);
-	memset(&res, 0, sizeof res);
+	memset(&post, 0, sizeof post);
 	const char *hint = "--force (or --resume)";
 	int replace = o.force || o.resume;
 	memset(&ds, 0, sizeof ds);
@@ -621,8 +616,8 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads, 1 };
-	rc = xf_cmc_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress, &ps,
-			&res, &err);
+	rc = xf_posterior_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress,
+			      &ps, &post, &err);
 	if (ps.tty && ps.reported)
 		fputc('\n', stderr);
 	if (rc) {
@@ -631,7 +626,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 	/* several ranks: rank 0 alone holds the combined result and writes it */
 	if (xf_dist_is_root())
-		rc = write_cmc(dir, &o, &cfg, &ds, &res, threads, &rd, NULL, NULL, cmc_rec);
+		rc = write_cmc(dir, &o, &cfg, &ds, &post, threads, &rd, NULL, NULL, cmc_rec);
 	rc = xf_cli_agree(rc);
 	if (cmc_rec && xf_dist_ranks() > 1) {
 		int src = share_ring_outcome(cmc_rec);
@@ -639,7 +634,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	}
 done:
 	xf_rundir_release(&rd);
-	xf_cmc_result_free(&res);
+	xf_posterior_free(&post);
 	xf_estimate_free(&nlsq);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);

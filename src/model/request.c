@@ -23,3 +23,15 @@ void xf_request_defaults(xf_request *req, xf_mode mode)
 	for (int k = 0; k < XF_N_PHYS; k++)
 		req->start[k] = 0.5 * (req->bounds[k].lower + req->bounds[k].upper);
 }
+
+xf_model_grid xf_request_grid(const xf_request *req, int n_frames, double dt_s, double q)
+{
+	return (xf_model_grid){
+		.mode = req->mode,
+		.shear_model = req->shear_model,
+		.n_frames = n_frames,
+		.dt_s = dt_s,
+		.q = q,
+		.gap_A = req->gap_A,
+	};
+}
