@@ -39,8 +39,8 @@ static void make_rings(xf_dataset *rings, int n, double d0_last)
 		double theta[7] = { 3000.0, -1.2, 0.0, 0.0, 0.0, 0.0, 0.0 };
 		if (k == n - 1)
 			theta[0] *= d0_last;
-		xf_model_grid g = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, N_FRAMES, 0.001, ring_q[k],
-				    2e6 };
+		xf_model_grid g = { XF_MODE_STATIC, XF_SHEAR_HOMODYNE, N_FRAMES,
+				    0.001,	    ring_q[k],	       2e6 };
 		double phi[N_ANGLES], con[N_ANGLES], off[N_ANGLES];
 		for (int a = 0; a < N_ANGLES; a++) {
 			phi[a] = -40.0 + 45.0 * a;
