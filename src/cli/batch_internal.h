@@ -24,12 +24,25 @@ typedef struct xf_batch_input {
 	int joint; /* optimization.rings: joint: results in nlsq_joint/ (and cmc_joint/) */
 } xf_batch_input;
 
+/* What a batch runs on each file (--method): NLSQ alone, or the posterior after it */
+typedef enum xf_batch_method {
+	XF_BATCH_NLSQ = 0,
+	XF_BATCH_CMC,
+	XF_BATCH_FIT,
+} xf_batch_method;
+
+/* "nlsq", "cmc", "fit": the option's word, the command run, the record's "method" */
+const char *xf_batch_method_name(xf_batch_method m);
+/* The method a word names; 0, or -1 (m untouched) for a word that is none */
+int xf_batch_method_parse(const char *word, xf_batch_method *m);
+
 typedef struct xf_batch {
-	const char *config; /* --config */
-	const char *out;    /* --out */
-	const char *method; /* "nlsq" (default), "cmc" or "fit" */
-	const char *list;   /* --list FILE, NULL when none */
-	const char *csv;    /* --overrides CSV, NULL when none */
+	const char *config;	 /* --config */
+	const char *out;	 /* --out */
+	const char *method_word; /* --method as given (default "nlsq") */
+	xf_batch_method method;	 /* what it names */
+	const char *list;	 /* --list FILE, NULL when none */
+	const char *csv;	 /* --overrides CSV, NULL when none */
 	int resume, force, plots, threads;
 	int strict;	 /* --strict: the config must use every key (checked before any file) */
 	int task, tasks; /* --task K --tasks N; 0 and 1 without them */
@@ -124,7 +137,7 @@ void xf_batch_record_free(xf_batch_record *rec);
  * (optimization.nlsq.max_iterations 200 -> 300)", "rerun: previous run incomplete",
  * "rerun: input changed ..."), "" when there is no record (a first run). Returns 0 or
  * XF_ERR_NOMEM. */
-int xf_batch_rerun_reason(const char *dir, const char *method, int joint,
+int xf_batch_rerun_reason(const char *dir, xf_batch_method method, int joint,
 			  const xf_batch_record *now, int *skip, char *why, size_t size,
 			  xf_error *err);
 /* "<out>/<name>" into buf. */
@@ -144,7 +157,7 @@ const char *xf_batch_folder(const char *side, int joint);
 /* 1 when the method's result folders under dir hold whole results (no INCOMPLETE;
  * parameters.json present, or rings.json for a per-ring run, adr/0065); joint: the
  * folders of the joint fit. */
-int xf_batch_results_whole(const char *dir, const char *method, int joint);
+int xf_batch_results_whole(const char *dir, xf_batch_method method, int joint);
 
 /* batch_summary.c: <out>/batch_summary.csv and .json, one row per input, from what is on
  * disk (its record and parameters.json files), the rows kept in memory (adr/0073). */

@@ -60,7 +60,8 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 	xf_error why = { 0 };
 	/* as batch.json records it: UTF-8, a byte 0xFF as U+FFFD (adr/0075) */
 	xf_utf8_clean_to(in->abs_path, rec->input, sizeof rec->input);
-	snprintf(rec->method, sizeof rec->method, "%s", b->method);
+	const char *method = xf_batch_method_name(b->method);
+	snprintf(rec->method, sizeof rec->method, "%s", method);
 	rec->input_crc32[0] = '\0';
 	rec->input_bytes = 0;
 	rec->settings = NULL;
@@ -82,7 +83,7 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 		crc = xf_crc32(crc, key, strlen(key) + 1);
 		crc = xf_crc32(crc, o->value, strlen(o->value) + 1);
 	}
-	crc = xf_crc32(crc, b->method, strlen(b->method) + 1);
+	crc = xf_crc32(crc, method, strlen(method) + 1);
 	snprintf(rec->config_crc32, sizeof rec->config_crc32, "%08" PRIx32, crc);
 	return resolved_settings(b, in, rec, err);
 }
@@ -229,9 +230,24 @@ static int whole(const char *dir, const char *side, int joint)
 	return regular_file(sub, "parameters.json") || (!joint && regular_file(sub, "rings.json"));
 }
 
-int xf_batch_results_whole(const char *dir, const char *method, int joint)
+const char *xf_batch_method_name(xf_batch_method m)
 {
-	if (!strcmp(method, "nlsq"))
+	return m == XF_BATCH_CMC ? "cmc" : m == XF_BATCH_FIT ? "fit" : "nlsq";
+}
+
+int xf_batch_method_parse(const char *word, xf_batch_method *m)
+{
+	for (int k = XF_BATCH_NLSQ; word && k <= XF_BATCH_FIT; k++)
+		if (!strcmp(word, xf_batch_method_name((xf_batch_method)k))) {
+			*m = (xf_batch_method)k;
+			return 0;
+		}
+	return -1;
+}
+
+int xf_batch_results_whole(const char *dir, xf_batch_method method, int joint)
+{
+	if (method == XF_BATCH_NLSQ)
 		return whole(dir, "nlsq", joint);
 	return whole(dir, "nlsq", joint) && whole(dir, "cmc", joint);
 }
@@ -303,7 +319,7 @@ static void settings_diff(const char *dir, const char *now, char *why, size_t si
 		snprintf(why, size, "rerun: settings changed (%s, and %d more)", first, n - 1);
 }
 
-int xf_batch_rerun_reason(const char *dir, const char *method, int joint,
+int xf_batch_rerun_reason(const char *dir, xf_batch_method method, int joint,
 			  const xf_batch_record *now, int *skip, char *why, size_t size,
 			  xf_error *err)
 {

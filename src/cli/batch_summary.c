@@ -219,7 +219,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summar
 		return err->code;
 	if (!whole || !rec->results)
 		return 0; /* a failure that left no result of its own: its message only */
-	const char *side = strcmp(b->method, "nlsq") ? "cmc" : "nlsq";
+	const char *side = b->method == XF_BATCH_NLSQ ? "nlsq" : "cmc";
 	if (per_ring(dir, side)) { /* a row per file: the rings are in the file's table */
 		snprintf(rings, sizeof rings, "%s/%s/rings.csv", in->name, side);
 		return keep(&r->rings, rings, err);
@@ -231,7 +231,7 @@ static int read_row(const xf_batch *b, const xf_batch_input *in, xf_batch_summar
 			return err->code;
 	}
 	cJSON *nlsq = read_json(dir, xf_batch_folder("nlsq", in->joint), err);
-	cJSON *final = strcmp(b->method, "nlsq") && !err->code
+	cJSON *final = b->method != XF_BATCH_NLSQ && !err->code
 			       ? read_json(dir, xf_batch_folder("cmc", in->joint), err)
 			       : NULL;
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(nlsq, "data");
@@ -412,7 +412,7 @@ int xf_batch_summary_write(const xf_batch *b, xf_batch_summary *s, size_t *n_ok,
 			cJSON_AddItemToArray(files, o);
 	}
 	cJSON_AddStringToObject(root, "config", b->config);
-	cJSON_AddStringToObject(root, "method", b->method);
+	cJSON_AddStringToObject(root, "method", xf_batch_method_name(b->method));
 	cJSON_AddItemToObject(root, "n_files", xf_json_int((long long)b->n));
 	cJSON_AddItemToObject(root, "n_ok", xf_json_int((long long)ok));
 	cJSON_AddItemToObject(root, "n_failed", xf_json_int((long long)failed));

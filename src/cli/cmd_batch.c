@@ -97,7 +97,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 	};
 	long task = -1, tasks = -1;
 	int c;
-	b->method = "nlsq";
+	b->method_word = "nlsq";
 	b->plots = 1;
 	b->max_runs = -1;
 	opterr = 0;
@@ -111,7 +111,7 @@ static int parse(int argc, char **argv, xf_batch *b)
 		case 'o': b->out = optarg; break;
 		case 'l': b->list = optarg; break;
 		case 'O': b->csv = optarg; break;
-		case 'm': b->method = optarg; break;
+		case 'm': b->method_word = optarg; break;
 		case 'r': b->resume = 1; break;
 		case 'f': b->force = 1; break;
 		case 's': b->strict = 1; break;
@@ -146,10 +146,10 @@ static int parse(int argc, char **argv, xf_batch *b)
 				    b->config ? "--out" : "--config");
 	if (!b->out[0])
 		return xf_cli_error(XF_ERR_CONFIG, "--out is empty: give a folder name");
-	if (strcmp(b->method, "nlsq") && strcmp(b->method, "cmc") && strcmp(b->method, "fit"))
+	if (xf_batch_method_parse(b->method_word, &b->method))
 		return xf_cli_error(XF_ERR_CONFIG,
 				    "--method: '%s' is not allowed (must be nlsq, cmc or fit)",
-				    b->method);
+				    b->method_word);
 	if (xf_cli_resume_force("batch", b->resume, b->force))
 		return XF_ERR_CONFIG;
 	if ((task < 0) != (tasks < 0))
@@ -228,7 +228,7 @@ static int check_configs(xf_batch *b)
  * unless --resume or --force. 0 or the exit code. */
 static int check_folders(xf_batch *b)
 {
-	int n_methods = strcmp(b->method, "nlsq") ? 2 : 1;
+	int n_methods = b->method == XF_BATCH_NLSQ ? 1 : 2;
 	xf_error err = { 0 };
 	/* XPCSFIT_DEVICE* are the same for every file's nlsq: a bad value is refused once,
 	 * before a record or the summary is written, not as N failed files */
@@ -284,7 +284,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	char prefix[PATH_MAX + 4];
 	int written = 0;
 	xf_cli_job job;
-	xf_cli_job_init(&job, b->method);
+	xf_cli_job_init(&job, xf_batch_method_name(b->method));
 	job.config = b->config;
 	job.overrides = in->overrides;
 	job.n_overrides = in->n_overrides;
@@ -306,7 +306,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	xf_no_memory_reset(); /* an earlier file's allocation failure is not this one's */
 	xf_cli_error_prefix(prefix);
 	double t0 = xf_cli_now_s();
-	int rc = strcmp(b->method, "nlsq") ? xf_cli_run_cmc(&job) : xf_cli_run_nlsq(&job);
+	int rc = b->method == XF_BATCH_NLSQ ? xf_cli_run_nlsq(&job) : xf_cli_run_cmc(&job);
 	rec->wall_s = xf_cli_now_s() - t0;
 	rec->status = rc ? XF_BATCH_FAILED : XF_BATCH_OK;
 	snprintf(rec->message, sizeof rec->message, "%s", rc ? xf_cli_last_error() : "");

@@ -11,8 +11,8 @@ int xf_posterior_run(const xf_request *req, const xf_cmc_options *o, const xf_da
 		     xf_error *err)
 {
 	memset(post, 0, sizeof *post);
-	int rc = xf_cmc_run(req, o, ds, warm, n_threads, shard_dir, resume, progress,
-			    progress_ctx, &post->res, err);
+	int rc = xf_cmc_run(req, o, ds, warm, n_threads, shard_dir, resume, progress, progress_ctx,
+			    &post->res, err);
 	/* several ranks: rank 0 alone holds the combined result */
 	if (rc || !xf_dist_is_root())
 		return rc;
