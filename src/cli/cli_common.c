@@ -315,10 +315,10 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 	xf_cli_print_results_line(dir);
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
-			      xf_rundir *rd, int threads, const xf_output_options *oopt,
-			      const char *command, double t_start, double t_loaded,
-			      xf_nlsq_result *res);
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
+			      const xf_nlsq_options *nopt, const xf_dataset *ds, xf_rundir *rd,
+			      int threads, const xf_output_options *oopt, const char *command,
+			      double t_start, double t_loaded, xf_nlsq_result *res);
 
 int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
 {
@@ -366,14 +366,6 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 	return xf_cli_claim_keep(rd, out, method, replace, hint, command, NULL, 0);
 }
 
-int xf_cli_nlsq_step(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
-		     const char *out, int threads, const xf_output_options *oopt, int replace,
-		     const char *command, double t_start, double t_loaded, xf_nlsq_result *res)
-{
-	return xf_cli_nlsq_step_in(cfg, req, ds, out, "nlsq", threads, oopt, replace, command,
-				   t_start, t_loaded, res);
-}
-
 void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, const xf_dataset *ds,
 			     const xf_nlsq_result *res)
 {
@@ -389,8 +381,8 @@ void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, c
 	xf_estimate_free(&est);
 }
 
-int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
-			const char *out, const char *method_dir, int threads,
+int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_nlsq_options *nopt,
+			const xf_dataset *ds, const char *out, const char *method_dir, int threads,
 			const xf_output_options *oopt, int replace, const char *command,
 			double t_start, double t_loaded, xf_nlsq_result *res)
 {
@@ -402,7 +394,8 @@ int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_da
 	if ((rc = xf_cli_agree(rc)) ||
 	    (rc = xf_cli_claim(&rd, out, method_dir, replace, "--force", command)))
 		return rc;
-	rc = nlsq_fit_and_write(cfg, req, ds, &rd, threads, oopt, command, t_start, t_loaded, res);
+	rc = nlsq_fit_and_write(cfg, req, nopt, ds, &rd, threads, oopt, command, t_start, t_loaded,
+				res);
 	xf_rundir_release(&rd);
 	return rc;
 }
@@ -422,10 +415,10 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 	return rc;
 }
 
-static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const xf_dataset *ds,
-			      xf_rundir *rd, int threads, const xf_output_options *oopt,
-			      const char *command, double t_start, double t_loaded,
-			      xf_nlsq_result *res)
+static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
+			      const xf_nlsq_options *nopt, const xf_dataset *ds, xf_rundir *rd,
+			      int threads, const xf_output_options *oopt, const char *command,
+			      double t_start, double t_loaded, xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
@@ -439,7 +432,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0, 0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	int rc = xf_nlsq_fit(req, &cfg->nlsq, ds, threads, xf_cli_nlsq_progress, &ps, res, &err);
+	int rc = xf_nlsq_fit(req, nopt, ds, threads, xf_cli_nlsq_progress, &ps, res, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)
@@ -456,7 +449,7 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req, const
 	res->time_total_s = t_fit - t_start;
 	if (res->status == XF_STATUS_MAX_ITERATIONS)
 		xf_warn("nlsq stopped at max_iterations (%d) before converging",
-			cfg->nlsq.max_iterations);
+			nopt->max_iterations);
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "writing %s/ (results.h5%s%s)", dir,
 		       oopt->write_surfaces ? " with surfaces" : "",

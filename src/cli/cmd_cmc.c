@@ -145,8 +145,8 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		xf_nlsq_result fit;
 		memset(&fit, 0, sizeof fit);
 		int rc = xf_cli_nlsq_step_in(
-			cfg, req, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
-			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
+			cfg, req, &cfg->nlsq, ds, o->out, o->method_dir ? o->method_dir : "nlsq",
+			threads, &oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
 		/* filled: the folder was written; a fit that did not converge was a warning
 		 * there, and CMC starts from it */
 		if (fit.n_params) {

@@ -77,16 +77,17 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	}
 	if ((rc = xf_cli_load_data(job, &cfg, &ds)))
 		return rc;
-	cfg.nlsq.device = device.device;
-	cfg.nlsq.device_threshold = device.device_threshold;
-	cfg.nlsq.device_fp32 = device.device_fp32;
+	xf_nlsq_options nopt = cfg.nlsq; /* with this run's device (the config is not edited) */
+	nopt.device = device.device;
+	nopt.device_threshold = device.device_threshold;
+	nopt.device_fp32 = device.device_fp32;
 	oopt.threads = threads;
 	oopt.write_surfaces = xf_cli_surfaces(job, &cfg);
 	memset(&res, 0, sizeof res);
 	xf_request req; /* the config read once for the fit (adr/0043) */
 	xf_request_from_config(&cfg, &req);
-	rc = xf_cli_nlsq_step_in(&cfg, &req, &ds, job->out, method_dir, threads, &oopt, job->force,
-				 job->command, t_start, xf_cli_now_s(), &res);
+	rc = xf_cli_nlsq_step_in(&cfg, &req, &nopt, &ds, job->out, method_dir, threads, &oopt,
+				 job->force, job->command, t_start, xf_cli_now_s(), &res);
 	/* the step leaves res filled only once the folder is whole */
 	if (job->written && res.n_params)
 		*job->written = 1;
