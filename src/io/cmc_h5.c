@@ -428,10 +428,7 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_estimate 
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
 	if (rc)
 		return rc;
-	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
-	xf_h5_attr_str(&w, w.file, "method", "cmc");
-	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(est->grid.mode));
-	xf_h5_data_group(&w, ds);
+	xf_h5_result_head(&w, ds, est);
 	hid_t g = xf_h5_group(&w, "/cmc");
 	if (g >= 0) {
 		xf_h5_attr_str(&w, g, "status", xf_fit_status_name(est->status));

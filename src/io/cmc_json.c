@@ -272,16 +272,6 @@ static cJSON *check_object_of(const xf_estimate *est, const xf_cmc_appendix *app
 	return obj;
 }
 
-static cJSON *quality_object(const xf_quality *q)
-{
-	cJSON *obj = cJSON_CreateObject(), *reasons = cJSON_CreateArray();
-	for (int k = 0; k < q->n_reasons; k++)
-		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
-	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
-	cJSON_AddItemToObject(obj, "reasons", reasons);
-	return obj;
-}
-
 static cJSON *check_object(const xf_estimate *est, const xf_cmc_appendix *app)
 {
 	return check_object_of(est, app, app->check, 1);
@@ -314,14 +304,8 @@ static cJSON *route_object(const xf_estimate *est, const xf_cmc_appendix *app)
 static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_estimate *est,
 		    const xf_cmc_appendix *app)
 {
-	cJSON *root = cJSON_CreateObject();
-	const char *status = xf_fit_status_name(est->status);
-	cJSON_AddStringToObject(root, "method", "cmc");
-	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
-	cJSON_AddStringToObject(root, "status", status);
-	cJSON_AddStringToObject(root, "convergence_status",
-				est->status == XF_STATUS_CONVERGED ? "converged" : "failed");
-	cJSON_AddItemToObject(root, "quality", quality_object(&est->quality));
+	cJSON *root = xf_json_result_head(est);
+	cJSON_AddItemToObject(root, "quality", xf_json_quality(&est->quality));
 	cJSON_AddItemToObject(root, "parameters", parameters_object(est, app, 1, 0));
 	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(est, app, 0, 0));
 	cJSON_AddItemToObject(root, "parameter_units",

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/error.h"
+#include "xpcsfit/estimate.h"
 
 typedef struct h5w {
 	hid_t file;
@@ -58,5 +59,8 @@ int xf_h5_nx_class(h5w *w, hid_t obj, const char *nx_class);
 int xf_h5_root_coords(h5w *w, const xf_dataset *ds);
 /* /data: angles, frame times, q, dt and where they came from */
 int xf_h5_data_group(h5w *w, const xf_dataset *ds);
+/* The head of either method's results.h5, written once for both: the root's creator,
+ * method and analysis_mode, then /data (xf_h5_data_group) */
+int xf_h5_result_head(h5w *w, const xf_dataset *ds, const xf_estimate *est);
 
 #endif

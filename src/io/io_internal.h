@@ -39,6 +39,12 @@ void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_da
 /* --profile: "timings": {"phases": {name: {"wall_s", "peak_rss_mib"}, ...}, "total_s"}
  * (docs/outputs.md), the phases up to this file's writing; nothing without --profile. */
 void xf_json_add_timings(cJSON *root);
+/* The head of either method's parameters.json, written once for both: method,
+ * analysis_mode, status and homodyne's convergence_status ("converged", "max_iter",
+ * "failed"). NULL: out of memory. */
+cJSON *xf_json_result_head(const xf_estimate *est);
+/* quality's grade and reasons; a method adds its own checks to it */
+cJSON *xf_json_quality(const xf_quality *q);
 /* The run's overrides as [{option, key, value}, ...] ([] when none). */
 cJSON *xf_json_overrides(const xf_output_info *info);
 /* What became of a result's plots */

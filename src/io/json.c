@@ -138,6 +138,36 @@ void xf_json_add_timings(cJSON *root)
 	cJSON_AddItemToObject(root, "timings", t);
 }
 
+/* homodyne's convergence_status names */
+static const char *convergence_status(xf_fit_status status)
+{
+	if (status == XF_STATUS_CONVERGED)
+		return "converged";
+	if (status == XF_STATUS_MAX_ITERATIONS)
+		return "max_iter";
+	return "failed";
+}
+
+cJSON *xf_json_result_head(const xf_estimate *est)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "method", xf_method_name(est->method));
+	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
+	cJSON_AddStringToObject(root, "status", xf_fit_status_name(est->status));
+	cJSON_AddStringToObject(root, "convergence_status", convergence_status(est->status));
+	return root;
+}
+
+cJSON *xf_json_quality(const xf_quality *q)
+{
+	cJSON *obj = cJSON_CreateObject(), *reasons = cJSON_CreateArray();
+	for (int k = 0; k < q->n_reasons; k++)
+		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
+	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
+	cJSON_AddItemToObject(obj, "reasons", reasons);
+	return obj;
+}
+
 void xf_json_add_provenance(cJSON *root, const xf_output_info *info, const xf_dataset *ds)
 {
 	if (outputs.plots != XF_PLOTS_UNSAID) {

@@ -15,16 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* homodyne's convergence_status names */
-static const char *convergence_status(xf_fit_status status)
-{
-	if (status == XF_STATUS_CONVERGED)
-		return "converged";
-	if (status == XF_STATUS_MAX_ITERATIONS)
-		return "max_iter";
-	return "failed";
-}
-
 static cJSON *parameter_entry(double value, double unc, int fixed)
 {
 	cJSON *p = cJSON_CreateObject();
@@ -138,12 +128,7 @@ static cJSON *identified_object(const xf_identified *id)
 static cJSON *quality_object(const xf_estimate *est)
 {
 	const xf_quality *q = &est->quality;
-	cJSON *obj = cJSON_CreateObject();
-	cJSON *reasons = cJSON_CreateArray();
-	for (int k = 0; k < q->n_reasons; k++)
-		cJSON_AddItemToArray(reasons, cJSON_CreateString(q->reasons[k]));
-	cJSON_AddStringToObject(obj, "overall", xf_quality_level_name(q->overall));
-	cJSON_AddItemToObject(obj, "reasons", reasons);
+	cJSON *obj = xf_json_quality(q);
 	cJSON *checks = cJSON_CreateObject();
 	cJSON_AddItemToObject(checks, "distance_to_optimum_se", xf_json_num(q->distance_se));
 	cJSON_AddBoolToObject(checks, "all_parameters_informed", q->all_informed);
@@ -188,12 +173,7 @@ static cJSON *search_object(const xf_estimate *est, const xf_nlsq_appendix *app)
 static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_estimate *est,
 		    const xf_nlsq_appendix *app)
 {
-	cJSON *root = cJSON_CreateObject();
-	const char *status = xf_fit_status_name(est->status);
-	cJSON_AddStringToObject(root, "method", "nlsq");
-	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
-	cJSON_AddStringToObject(root, "status", status);
-	cJSON_AddStringToObject(root, "convergence_status", convergence_status(est->status));
+	cJSON *root = xf_json_result_head(est);
 	cJSON_AddItemToObject(root, "chi_squared", xf_json_num(app->chi_squared));
 	cJSON_AddItemToObject(root, "reduced_chi_squared", xf_json_num(app->reduced_chi_squared));
 	/* the cost chi_squared is: Σ r² for linear, f_scale²·Σρ((r/f_scale)²) otherwise */

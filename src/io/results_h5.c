@@ -368,10 +368,7 @@ int xf_io_write_nlsq_h5(const char *dir, const xf_dataset *ds, const xf_estimate
 	int rc = xf_h5_open(&w, dir, "results.h5", path, tmp, sizeof path, err);
 	if (rc)
 		return rc;
-	xf_h5_attr_str(&w, w.file, "creator", "xpcsfit " XPCSFIT_VERSION);
-	xf_h5_attr_str(&w, w.file, "method", "nlsq");
-	xf_h5_attr_str(&w, w.file, "analysis_mode", xf_mode_name(est->grid.mode));
-	xf_h5_data_group(&w, ds);
+	xf_h5_result_head(&w, ds, est);
 	write_nlsq_group(&w, ds, est, app, plot_dpi, surface_threads, sink);
 	return xf_h5_close(&w, tmp, path);
 }
