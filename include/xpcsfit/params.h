@@ -85,6 +85,24 @@ void xf_bound_default_prior(xf_bound *b);
 /* Every slot's default bounds (model.md table) with that prior */
 void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS]);
 
+/* A model's record (model/params.c, adr/0113): what the code asks of a model rather than
+ * which one it is. Its physical parameters are the first n_phys of the table above. */
+typedef struct xf_model_record {
+	xf_mode mode;
+	const char *name; /* the name results carry: "static", "laminar_flow" */
+	int n_phys;	  /* 3 (D0, alpha, D_offset), 7 (and the shear terms) */
+	/* 1: c2 depends on the angle through the shear terms, and the stator–rotor gap
+	 * is read */
+	int shear;
+} xf_model_record;
+
+const xf_model_record *xf_model_record_of(xf_mode mode);
+/* Every name a config, an option or a result file may give a model, NULL-terminated
+ * (homodyne's "static_isotropic" and "static_anisotropic" are static here, model.md),
+ * and the mode each names: the config reader's choices and xf_mode_parse read these. */
+extern const char *const xf_mode_names[];
+extern const xf_mode xf_mode_named[];
+
 /* Number of physical parameters of a mode: 3 static, 7 laminar_flow. */
 int xf_mode_n_phys(xf_mode mode);
 const char *xf_mode_name(xf_mode mode);

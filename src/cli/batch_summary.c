@@ -124,11 +124,12 @@ static double number(const cJSON *obj, const char *key)
 /* n_params names: the mode's physical parameters, then contrast and offset */
 static int param_names(const xf_batch *b, const char **names)
 {
-	int mode = XF_MODE_STATIC;
+	int n = 0; /* the widest model's parameters: every file's have a column */
 	for (size_t k = 0; k < b->n; k++)
-		if (b->inputs[k].mode == XF_MODE_LAMINAR)
-			mode = XF_MODE_LAMINAR;
-	int n = xf_mode_n_phys((xf_mode)mode);
+		if (xf_mode_n_phys(b->inputs[k].mode) > n)
+			n = xf_mode_n_phys(b->inputs[k].mode);
+	if (b->n == 0)
+		n = xf_mode_n_phys(XF_MODE_STATIC);
 	for (int k = 0; k < n; k++)
 		names[k] = xf_param_names[k];
 	names[n] = "contrast";

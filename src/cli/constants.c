@@ -42,7 +42,7 @@ void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds, xf_cons
 			 origin_of(cfg, "analyzer_parameters.dt", o, sizeof o));
 	else
 		snprintf(out->dt, sizeof out->dt, "%s", ds->dt_source);
-	if (cfg->mode != XF_MODE_LAMINAR)
+	if (!xf_model_record_of(cfg->mode)->shear)
 		snprintf(out->gap, sizeof out->gap, "not used in static mode");
 	else if (cfg->has_gap)
 		snprintf(out->gap, sizeof out->gap,
@@ -73,7 +73,7 @@ void xf_cli_print_constants(const xf_config *cfg, const xf_dataset *ds)
 					ds->phi_deg[a]);
 	xf_say(XF_VERB_NORMAL, "q = %.6g 1/A (%s)", ds->q, s.q);
 	xf_say(XF_VERB_NORMAL, "dt = %.6g s (%s)", ds->dt_s, s.dt);
-	if (cfg->mode == XF_MODE_LAMINAR)
+	if (xf_model_record_of(cfg->mode)->shear)
 		xf_say(XF_VERB_NORMAL, "gap = %.6g A (%s)", cfg->gap_A, s.gap);
 	xf_say(XF_VERB_NORMAL, "angles = %s deg (%s)", list, s.angles);
 	xf_info("constants: q = %.6g 1/A (%s); dt = %.6g s (%s); gap = %.6g A (%s); angles = "

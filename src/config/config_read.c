@@ -40,17 +40,6 @@ static const char *const top_known[] = {
 	NULL,
 };
 
-/* the two homodyne static names behave as static here (model.md) */
-static const char *const mode_names[] = {
-	"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
-};
-static const xf_mode mode_values[] = {
-	XF_MODE_STATIC,
-	XF_MODE_LAMINAR,
-	XF_MODE_STATIC,
-	XF_MODE_STATIC,
-};
-
 /* parameter_space.model: homodyne's other place for the mode. Its short example configs
  * (homodyne_config_*.yaml) carry no analysis_mode at all, only this key. */
 static int read_space_model(const xf_cfg_reader *r, const xf_ynode *root, int *index, int *given)
@@ -59,13 +48,13 @@ static int read_space_model(const xf_cfg_reader *r, const xf_ynode *root, int *i
 	*given = 0;
 	if (!space || space->kind != XF_YNODE_MAPPING)
 		return 0; /* a bad parameter_space is reported by its own reader */
-	return xf_cfg_choice(r, space, "parameter_space", "model", mode_names, index, given);
+	return xf_cfg_choice(r, space, "parameter_space", "model", xf_mode_names, index, given);
 }
 
 int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	int index = 0, given = 0, model_index = 0, model_given = 0;
-	int rc = xf_cfg_choice(r, root, "", "analysis_mode", mode_names, &index, &given);
+	int rc = xf_cfg_choice(r, root, "", "analysis_mode", xf_mode_names, &index, &given);
 	if (rc)
 		return rc;
 	if (given) {
@@ -74,13 +63,13 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 		const xf_ynode *space = xf_ynode_get(root, "parameter_space");
 		const xf_ynode *model = xf_ynode_get(space, "model");
 		xf_ynode_mark_used(model); /* checked against analysis_mode below */
-		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && mode_names[k]; k++)
-			if (strcmp(model->text, mode_names[k]) == 0 &&
-			    mode_values[k] != mode_values[index])
+		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && xf_mode_names[k]; k++)
+			if (strcmp(model->text, xf_mode_names[k]) == 0 &&
+			    xf_mode_named[k] != xf_mode_named[index])
 				xf_warn("parameter_space.model '%s' disagrees with analysis_mode "
 					"'%s'; using analysis_mode, in %s:%d",
-					model->text, mode_names[index], r->file, model->line);
-		cfg->mode = mode_values[index];
+					model->text, xf_mode_names[index], r->file, model->line);
+		cfg->mode = xf_mode_named[index];
 		return 0;
 	}
 	rc = read_space_model(r, root, &model_index, &model_given);
@@ -93,9 +82,9 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 			       "parameter_space.model is also accepted), in %s",
 			       r->file);
 	xf_warn("analysis_mode is missing; using parameter_space.model '%s' as the mode, in %s:%d",
-		mode_names[model_index], r->file,
+		xf_mode_names[model_index], r->file,
 		xf_ynode_key_line(xf_ynode_get(root, "parameter_space"), "model"));
-	cfg->mode = mode_values[model_index];
+	cfg->mode = xf_mode_named[model_index];
 	return 0;
 }
 
@@ -513,7 +502,7 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_collect_unused(r, root, cfg)) ||
 	    (rc = xf_cfg_collect_settings(r, root, cfg)))
 		return rc;
-	if (cfg->mode == XF_MODE_LAMINAR && !cfg->has_gap)
+	if (xf_model_record_of(cfg->mode)->shear && !cfg->has_gap)
 		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "
 			"uses the default %g A (200 um); set the gap of your cell, in %s",
 			cfg->gap_A, r->file);

@@ -34,30 +34,37 @@ const double xf_param_template_value[XF_N_PHYS] = { 1e3, 0.5, 10.0, 0.01, 0.5, 0
 const double xf_param_template_prior_mu[XF_N_PHYS] = { 5e4, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0 };
 const double xf_param_template_prior_sigma[XF_N_PHYS] = { 1e5, 4.0, 2e5, 0.5, 4.0, 0.2, 20.0 };
 
+/* The models, by mode */
+static const xf_model_record models[] = {
+	[XF_MODE_STATIC] = { XF_MODE_STATIC, "static", 3, 0 },
+	[XF_MODE_LAMINAR] = { XF_MODE_LAMINAR, "laminar_flow", 7, 1 },
+};
+
+const char *const xf_mode_names[] = {
+	"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
+};
+const xf_mode xf_mode_named[] = { XF_MODE_STATIC, XF_MODE_LAMINAR, XF_MODE_STATIC, XF_MODE_STATIC };
+
+const xf_model_record *xf_model_record_of(xf_mode mode)
+{
+	return (unsigned)mode < sizeof models / sizeof models[0] ? &models[mode] : &models[0];
+}
+
 int xf_mode_n_phys(xf_mode mode)
 {
-	return mode == XF_MODE_LAMINAR ? 7 : 3;
+	return xf_model_record_of(mode)->n_phys;
 }
 
 const char *xf_mode_name(xf_mode mode)
 {
-	return mode == XF_MODE_LAMINAR ? "laminar_flow" : "static";
+	return xf_model_record_of(mode)->name;
 }
 
 int xf_mode_parse(const char *name, xf_mode *mode)
 {
-	static const struct {
-		const char *name;
-		xf_mode mode;
-	} names[] = {
-		{ "static", XF_MODE_STATIC },
-		{ "laminar_flow", XF_MODE_LAMINAR },
-		{ "static_isotropic", XF_MODE_STATIC },
-		{ "static_anisotropic", XF_MODE_STATIC },
-	};
-	for (size_t k = 0; name && k < sizeof names / sizeof names[0]; k++)
-		if (!strcmp(name, names[k].name)) {
-			*mode = names[k].mode;
+	for (size_t k = 0; name && xf_mode_names[k]; k++)
+		if (!strcmp(name, xf_mode_names[k])) {
+			*mode = xf_mode_named[k];
 			return 0;
 		}
 	return -1;
