@@ -138,6 +138,16 @@ def main():
                       f"{n}: /cmc/consensus/draws are the consensus summaries' draws")
         else:
             check(src.startswith("consensus"), f"draws source {src}")
+    # `xpcsfit plot DIR` on a results.h5 whose self-check lost its "published" attribute
+    # (an older or edited file): the corner is redrawn from the consensus draws, no crash
+    bare = os.path.join(TMP, "bare")
+    shutil.rmtree(bare, ignore_errors=True)
+    shutil.copytree(os.path.join(d, "cmc"), bare)
+    with h5py.File(os.path.join(bare, "results.h5"), "r+") as h:
+        del h["/cmc/consensus_check"].attrs["published"]
+    r = run("plot", bare)
+    check(r.returncode == 0 and os.path.exists(os.path.join(bare, "plots", "corner.png")),
+          f"plot DIR without 'published': exit {r.returncode}: {r.stderr[-300:]}")
     print(f"self-check: {time.time() - t0:.1f} s")
     return summary()
 

@@ -124,12 +124,11 @@ static double number(const cJSON *obj, const char *key)
 /* n_params names: the mode's physical parameters, then contrast and offset */
 static int param_names(const xf_batch *b, const char **names)
 {
-	int n = 0; /* the widest model's parameters: every file's have a column */
+	/* the widest model's parameters: every file's have a column */
+	int n = xf_mode_n_phys(XF_MODE_STATIC);
 	for (size_t k = 0; k < b->n; k++)
 		if (xf_mode_n_phys(b->inputs[k].mode) > n)
 			n = xf_mode_n_phys(b->inputs[k].mode);
-	if (b->n == 0)
-		n = xf_mode_n_phys(XF_MODE_STATIC);
 	for (int k = 0; k < n; k++)
 		names[k] = xf_param_names[k];
 	names[n] = "contrast";

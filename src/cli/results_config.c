@@ -4,6 +4,7 @@
  * estimate. outputs/, io/ and plot/ below take those and never read the config. */
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results_config.h"
+#include "services/posterior.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,14 +140,7 @@ int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf
 	grid.mode = res->mode;
 	if (ds)
 		grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	if (xf_estimate_from_cmc(res, &grid, est, err) != 0)
-		return err->code;
-	if (xf_estimate_set_slot_q(est, slot_q, err) != 0 ||
-	    xf_cmc_appendix_of(res, app, err) != 0) {
-		xf_estimate_free(est);
-		return err->code;
-	}
-	return 0;
+	return xf_posterior_estimate(res, &grid, slot_q, est, app, err);
 }
 
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,

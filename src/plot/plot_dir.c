@@ -695,7 +695,7 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 		H5Gclose(g);
 		check.done = 1;
 		check.khat = read_scalar(r, "/cmc/consensus_check/khat");
-		check.corrected = !strcmp(published, "importance_weighted");
+		check.corrected = published && !strcmp(published, "importance_weighted");
 		free(published);
 	}
 	if (rc == 0 && check.corrected) {

@@ -17,14 +17,22 @@ int xf_posterior_run(const xf_request *req, const xf_cmc_options *o, const xf_da
 	if (rc || !xf_dist_is_root())
 		return rc;
 	xf_model_grid grid = xf_request_grid(req, ds->n_frames, ds->dt_s, ds->q);
-	if (xf_estimate_from_cmc(&post->res, &grid, &post->est, err) != 0)
+	if (xf_posterior_estimate(&post->res, &grid, req->n_slot_q > 0 ? req->slot_q : NULL,
+				  &post->est, &post->app, err))
 		return err->code;
-	if (xf_estimate_set_slot_q(&post->est, req->n_slot_q > 0 ? req->slot_q : NULL, err) ||
-	    xf_cmc_appendix_of(&post->res, &post->app, err)) {
-		xf_estimate_free(&post->est);
+	post->published = 1;
+	return 0;
+}
+
+int xf_posterior_estimate(const xf_cmc_result *res, const xf_model_grid *grid, const double *slot_q,
+			  xf_estimate *est, xf_cmc_appendix *app, xf_error *err)
+{
+	if (xf_estimate_from_cmc(res, grid, est, err) != 0)
+		return err->code;
+	if (xf_estimate_set_slot_q(est, slot_q, err) || xf_cmc_appendix_of(res, app, err)) {
+		xf_estimate_free(est);
 		return err->code;
 	}
-	post->published = 1;
 	return 0;
 }
 

@@ -29,4 +29,10 @@ int xf_posterior_run(const xf_request *req, const xf_cmc_options *o, const xf_da
 		     xf_error *err);
 void xf_posterior_free(xf_posterior *post);
 
+/* A run's result as the files read it: its estimate on grid (slot_q: a q per angle slot,
+ * or NULL) and its appendix, which borrows from res. 0 or the error's code, nothing held
+ * then. */
+int xf_posterior_estimate(const xf_cmc_result *res, const xf_model_grid *grid, const double *slot_q,
+			  xf_estimate *est, xf_cmc_appendix *app, xf_error *err);
+
 #endif
