@@ -144,6 +144,21 @@ typedef struct xf_combination {
 
 void xf_combination_free(xf_combination *c);
 
+/* A combination rule's record (combine.c, adr/0114): what xf_cmc_combine and the
+ * posterior's diagnostics ask of a rule instead of which one it is. */
+typedef struct xf_combine_job xf_combine_job;
+typedef struct xf_combine_record {
+	xf_combination_rule rule;
+	int screens_outliers; /* shards whose mean is an outlier are left out first */
+	/* 1: the combined draws are the shards' own draws, reweighted (consensus), so the
+	 * shards' chains carry over; 0: independent draws of a Gaussian */
+	int from_shard_draws;
+	int (*draw)(const xf_combine_job *job, xf_error *err);
+} xf_combine_record;
+
+/* The record of a rule; NULL for a number that is none. */
+const xf_combine_record *xf_combine_record_of(xf_combination_rule rule);
+
 /* Combine the kept shards (shards[s].kept) with `method` (cmc.md "Combination":
  * consensus_mc, robust_consensus_mc, gaussian_product, homodyne_marginal): the robust
  * rule first excludes shards whose mean is an outlier (modified z-score > 3.5 in any

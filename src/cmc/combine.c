@@ -233,15 +233,95 @@ static void marginal_product(int nt, const xf_cmc_shard *shards, long n_shards, 
 	}
 }
 
+/* What a rule's drawing function is given: the kept shards with their precisions W_s,
+ * the Gaussian product already in out->gp_mean/gp_cov. */
+struct xf_combine_job {
+	int nt;
+	xf_cmc_shard *shards;
+	long n_shards;
+	const double *w; /* W_s, n_shards × nt² */
+	xf_shard_loader load;
+	void *load_ctx;
+	uint64_t seed;
+	xf_combination *out;
+};
+
+static int draw_consensus(const xf_combine_job *j, xf_error *err)
+{
+	return consensus_draws(j->nt, j->shards, j->n_shards, j->w, j->load, j->load_ctx, j->out,
+			       err);
+}
+
+/* The Gaussian rules draw as many points as the first kept shard holds. */
+static int first_kept_count(const xf_combine_job *j, int *g_count, xf_error *err)
+{
+	*g_count = 0;
+	for (long s = 0; s < j->n_shards && *g_count == 0; s++)
+		if (j->shards[s].kept) {
+			xf_shard_draws d;
+			int rc = j->load(j->load_ctx, s, &d, err);
+			if (rc)
+				return rc;
+			*g_count = d.n_chains * d.n_draws;
+			xf_shard_draws_free(&d);
+		}
+	return 0;
+}
+
+static int draw_gaussian_product(const xf_combine_job *j, xf_error *err)
+{
+	int g_count, rc = first_kept_count(j, &g_count, err);
+	return rc ? rc
+		  : gaussian_draws(j->nt, j->out->gp_mean, j->out->gp_cov, 0, g_count, j->seed,
+				   j->out, err);
+}
+
+static int draw_marginal_product(const xf_combine_job *j, xf_error *err)
+{
+	int g_count, rc = first_kept_count(j, &g_count, err);
+	if (rc)
+		return rc;
+	size_t nt = (size_t)j->nt;
+	double *mean = malloc(sizeof(double) * nt), *cov = malloc(sizeof(double) * nt * nt);
+	if (!mean || !cov)
+		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
+	else {
+		marginal_product(j->nt, j->shards, j->n_shards, mean, cov);
+		rc = gaussian_draws(j->nt, mean, cov, 1, g_count, j->seed, j->out, err);
+	}
+	free(mean);
+	free(cov);
+	return rc;
+}
+
+/* The rules' records (adr/0114), indexed by the rule; their names are in model/options.c,
+ * where the config reader finds them. A new rule is a drawing function and one row. */
+static const xf_combine_record records[XF_COMBINE_N] = {
+	[XF_COMBINE_ROBUST_CONSENSUS] = { XF_COMBINE_ROBUST_CONSENSUS, 1, 1, draw_consensus },
+	[XF_COMBINE_CONSENSUS] = { XF_COMBINE_CONSENSUS, 0, 1, draw_consensus },
+	[XF_COMBINE_GAUSSIAN_PRODUCT] = { XF_COMBINE_GAUSSIAN_PRODUCT, 0, 0,
+					  draw_gaussian_product },
+	[XF_COMBINE_MARGINAL_PRODUCT] = { XF_COMBINE_MARGINAL_PRODUCT, 0, 0,
+					  draw_marginal_product },
+};
+
+const xf_combine_record *xf_combine_record_of(xf_combination_rule rule)
+{
+	return rule >= 0 && rule < XF_COMBINE_N ? &records[rule] : NULL;
+}
+
 int xf_cmc_combine(xf_combination_rule rule, int n_theta, xf_cmc_shard *shards, long n_shards,
 		   xf_shard_loader load, void *load_ctx, uint64_t seed, xf_combination *out,
 		   xf_error *err)
 {
+	const xf_combine_record *how = xf_combine_record_of(rule);
 	int nt = n_theta, rc = 0;
 	size_t nn = (size_t)nt * nt;
 	memset(out, 0, sizeof *out);
 	out->n_theta = nt;
-	if (rule == XF_COMBINE_ROBUST_CONSENSUS && screen_outliers(nt, shards, n_shards))
+	if (!how)
+		return xf_fail(err, XF_ERR_CONFIG, "no combination rule numbered %d", (int)rule);
+	if (how->screens_outliers && screen_outliers(nt, shards, n_shards))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory screening shards");
 	double *w = malloc(sizeof(double) * nn * (size_t)n_shards);
 	double *wmu = malloc(sizeof(double) * (size_t)nt);
@@ -253,7 +333,6 @@ int xf_cmc_combine(xf_combination_rule rule, int n_theta, xf_cmc_shard *shards, 
 	}
 	precisions(nt, shards, n_shards, w, out->gp_cov, wmu);
 	long kept = 0;
-	int g_count = 0;
 	for (long s = 0; s < n_shards; s++)
 		kept += shards[s].kept;
 	if (kept == 0) {
@@ -267,33 +346,8 @@ int xf_cmc_combine(xf_combination_rule rule, int n_theta, xf_cmc_shard *shards, 
 		goto done;
 	}
 	mat_vec(out->gp_cov, wmu, out->gp_mean, nt);
-	if (rule == XF_COMBINE_CONSENSUS || rule == XF_COMBINE_ROBUST_CONSENSUS) {
-		rc = consensus_draws(nt, shards, n_shards, w, load, load_ctx, out, err);
-		goto done;
-	}
-	/* the Gaussian rules draw as many points as the first kept shard holds */
-	for (long s = 0; s < n_shards && g_count == 0; s++)
-		if (shards[s].kept) {
-			xf_shard_draws d;
-			if ((rc = load(load_ctx, s, &d, err)))
-				goto done;
-			g_count = d.n_chains * d.n_draws;
-			xf_shard_draws_free(&d);
-		}
-	if (rule == XF_COMBINE_MARGINAL_PRODUCT) {
-		double *mean = malloc(sizeof(double) * (size_t)nt),
-		       *cov = malloc(sizeof(double) * nn);
-		if (!mean || !cov)
-			rc = xf_fail(err, XF_ERR_NOMEM, "out of memory combining shards");
-		else {
-			marginal_product(nt, shards, n_shards, mean, cov);
-			rc = gaussian_draws(nt, mean, cov, 1, g_count, seed, out, err);
-		}
-		free(mean);
-		free(cov);
-	} else {
-		rc = gaussian_draws(nt, out->gp_mean, out->gp_cov, 0, g_count, seed, out, err);
-	}
+	xf_combine_job job = { nt, shards, n_shards, w, load, load_ctx, seed, out };
+	rc = how->draw(&job, err);
 done:
 	free(w);
 	free(wmu);

@@ -19,8 +19,8 @@
 
 static void layout(const xf_cmc_result *res, xf_cmc_posterior_diag *d)
 {
-	int consensus = res->combination == XF_COMBINE_CONSENSUS ||
-			res->combination == XF_COMBINE_ROBUST_CONSENSUS;
+	const xf_combine_record *rule = xf_combine_record_of(res->combination);
+	int consensus = rule && rule->from_shard_draws;
 	int chains = res->n_chains > 0 && res->n_draws == res->n_chains * res->n_samples;
 	d->n_chains = res->n_draws > 0 ? 1 : 0;
 	d->n_draws = res->n_draws;
