@@ -234,13 +234,13 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 		if (__builtin_cpu_supports("avx512f"))
 			builds[2] = xf_pass_laminar_avx512;
 #endif
-		void (*chosen)(xf_lik *, int) = lj->laminar_block;
+		void (*chosen)(xf_lik *, int) = lj->model_block;
 		for (int k = 0; k < 3 && mode == XF_MODE_LAMINAR && loss == XF_LOSS_LINEAR; k++) {
 			if (!builds[k])
 				continue;
 			double hk[NF_MAX * NF_MAX], bk[NF_MAX];
 			xf_lik_out ok = { 0.0, level == 2 ? hk : NULL, level ? bk : NULL, 0.0 };
-			lj->laminar_block = builds[k];
+			lj->model_block = builds[k];
 			assert_int_equal(xf_lik_eval(lj, xj, &ok), 0);
 			assert_bits(ok.chi2, oj.chi2, "chi2 (kernel build)", k);
 			if (level)
@@ -248,7 +248,7 @@ static void check_sum_of_rings(int n_rings, xf_mode mode, xf_shear_model shear, 
 			if (level == 2)
 				assert_memory_equal(hk, hj, sizeof(double) * nf * nf);
 		}
-		lj->laminar_block = chosen;
+		lj->model_block = chosen;
 		/* the batch sweep (pass_batch.c) at this point: the same bits */
 		double swept[2], xs[2 * NF_MAX];
 		memcpy(xs, xj, sizeof(double) * nf);

@@ -51,7 +51,8 @@ typedef struct xf_problem {
 	const xf_dataset *ds;
 	xf_model_grid grid;
 	xf_mode mode;
-	int n_phys; /* 3 static, 7 laminar_flow */
+	const xf_model_record *model; /* what the model has (params.h) */
+	int n_phys;		      /* 3 static, 7 laminar_flow */
 	int n_phi;
 	const xf_scaling_type *scaling; /* the per-angle mode actually used */
 	int n_basis;			/* coefficients per scaling quantity */

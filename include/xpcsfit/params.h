@@ -94,9 +94,20 @@ typedef struct xf_model_record {
 	/* 1: c2 depends on the angle through the shear terms, and the stator–rotor gap
 	 * is read */
 	int shear;
+	/* 1: each angle has its own contrast and offset unless anti_degeneracy.enable
+	 * (homodyne's static; nlsq.md), whatever per_angle_mode says */
+	int scaling_individual_by_default;
+	/* NUTS's target acceptance when the config gives none, and the floor under a given
+	 * one (0: none); adr/0041 */
+	double nuts_accept_default, nuts_accept_floor;
 } xf_model_record;
 
 const xf_model_record *xf_model_record_of(xf_mode mode);
+/* The model a config or a result file that names none is (static, spec/config.md). */
+const xf_model_record *xf_model_default(void);
+/* The registered models, in mode order: xf_model_at(k) for k < xf_model_count(). */
+int xf_model_count(void);
+const xf_model_record *xf_model_at(int k);
 /* Every name a config, an option or a result file may give a model, NULL-terminated
  * (homodyne's "static_isotropic" and "static_anisotropic" are static here, model.md),
  * and the mode each names: the config reader's choices and xf_mode_parse read these. */

@@ -125,7 +125,7 @@ static double number(const cJSON *obj, const char *key)
 static int param_names(const xf_batch *b, const char **names)
 {
 	/* the widest model's parameters: every file's have a column */
-	int n = xf_mode_n_phys(XF_MODE_STATIC);
+	int n = xf_model_default()->n_phys;
 	for (size_t k = 0; k < b->n; k++)
 		if (xf_mode_n_phys(b->inputs[k].mode) > n)
 			n = xf_mode_n_phys(b->inputs[k].mode);

@@ -26,12 +26,7 @@
 #include "util/interrupt.h"
 #include "xpcsfit/rng.h"
 
-#define XF_CMC_RETRIES	  2    /* a non-finite start is retried with the next streams */
-#define XF_LAMINAR_ACCEPT 0.90 /* the floor of target_accept_prob for laminar flow */
-/* target_accept_prob when the config leaves it out: the lowest value with no divergence
- * on any measured run, one step of margin above it (adr/0041) */
-#define XF_STATIC_ACCEPT_DEFAULT  0.99
-#define XF_LAMINAR_ACCEPT_DEFAULT 0.98
+#define XF_CMC_RETRIES 2 /* a non-finite start is retried with the next streams */
 /* chains start this many metric sds apart: a draw from N(0, jitter² · initial metric),
  * correlated as the metric is (adr/0079: independent per-coordinate jitter put the
  * starts far off a ridge's narrow direction) */
@@ -869,11 +864,12 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	r->max_depth = o->max_tree_depth;
 	r->dense = o->dense_mass;
 	r->target_accept = o->target_accept_prob;
+	/* the model's default when the config leaves it out, and its floor (adr/0041) */
+	const xf_model_record *model = xf_model_record_of(req->mode);
 	if (!(r->target_accept > 0.0))
-		r->target_accept = req->mode == XF_MODE_LAMINAR ? XF_LAMINAR_ACCEPT_DEFAULT
-								: XF_STATIC_ACCEPT_DEFAULT;
-	if (req->mode == XF_MODE_LAMINAR && r->target_accept < XF_LAMINAR_ACCEPT)
-		r->target_accept = XF_LAMINAR_ACCEPT;
+		r->target_accept = model->nuts_accept_default;
+	if (r->target_accept < model->nuts_accept_floor)
+		r->target_accept = model->nuts_accept_floor;
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
 	if ((rc = check_shards(o, ds, err)))
 		return rc;

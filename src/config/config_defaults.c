@@ -15,7 +15,7 @@ void xf_cfg_default_prior(xf_bound *b)
 void xf_config_defaults(xf_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cfg->mode = XF_MODE_STATIC;
+	cfg->mode = xf_model_default()->mode;
 	cfg->has_dt = 0;
 	cfg->dt_s = 0;
 	cfg->start_frame = 1;

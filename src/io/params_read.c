@@ -136,7 +136,7 @@ int xf_results_read_nlsq(const char *dir, xf_estimate *e, xf_nlsq_origin *origin
 		rc = bad(err, path, "no method nlsq, analysis_mode, per_angle_mode or data");
 		goto done;
 	}
-	xf_mode fit_mode = XF_MODE_STATIC; /* a name that is none: as before, static */
+	xf_mode fit_mode = xf_model_default()->mode; /* a name that is none: static */
 	xf_mode_parse(mode->valuestring, &fit_mode);
 	if ((rc = read_fit(root, path, fit_mode, e, err)))
 		goto done;

@@ -17,17 +17,7 @@ void xf_pass_run_block(void *ctx, int block)
 		xf_pass_block_robust(lik, block);
 		return;
 	}
-	if (lik->pr->mode == XF_MODE_LAMINAR) {
-		lik->laminar_block(lik, block);
-		return;
-	}
-	switch (lik->level) {
-	case XF_PASS_HESSIAN: xf_pass_block_hessian(lik, block); break;
-	case XF_PASS_GRADIENT: xf_pass_block_gradient(lik, block); break;
-	case XF_PASS_SCALING: xf_pass_block_scaling(lik, block); break;
-	case XF_PASS_COLLAPSE: xf_pass_block_collapse(lik, block); break;
-	default: xf_pass_block_value(lik, block);
-	}
+	lik->model_block(lik, block);
 }
 
 void xf_accum_add(const xf_problem *pr, xf_accum *total, const xf_accum *a)
@@ -245,9 +235,10 @@ int xf_lik_angle_sums(const xf_lik *lik, double *gg, double *dg)
 int xf_pass_phase_alloc(xf_lik *lik)
 {
 	size_t n = (size_t)lik->pr->n_phi * (size_t)lik->pr->ds->n_frames;
-	lik->phase_sin = lik->pr->mode == XF_MODE_LAMINAR ? malloc(sizeof(double) * n) : NULL;
-	lik->phase_cos = lik->pr->mode == XF_MODE_LAMINAR ? malloc(sizeof(double) * n) : NULL;
-	return lik->pr->mode == XF_MODE_LAMINAR && (!lik->phase_sin || !lik->phase_cos) ? -1 : 0;
+	const int shear = lik->pr->model->shear;
+	lik->phase_sin = shear ? malloc(sizeof(double) * n) : NULL;
+	lik->phase_cos = shear ? malloc(sizeof(double) * n) : NULL;
+	return shear && (!lik->phase_sin || !lik->phase_cos) ? -1 : 0;
 }
 
 /* Each slot's shear phase at each frame, θ_p(k) = a·(s·C^γ_k)·cos_p (a = π for
@@ -278,14 +269,14 @@ void xf_pass_prepare(xf_lik *lik, const double *x)
 	const xf_problem *pr = lik->pr;
 	xf_frames_compute(&lik->frames, &pr->grid, x);
 	xf_problem_scaling(pr, x, lik->contrast, lik->offset);
-	if (pr->mode == XF_MODE_LAMINAR)
-		for (int p = 0; p < pr->n_phi; p++) {
-			double angle = (x[XF_P_PHI0] - lik->ds->phi_deg[p]) * XF_DEG2RAD;
-			lik->cos_a[p] = cos(angle);
-			lik->sin_a[p] = sin(angle);
-		}
-	if (pr->mode == XF_MODE_LAMINAR)
-		phase_tables(lik);
+	if (!pr->model->shear)
+		return;
+	for (int p = 0; p < pr->n_phi; p++) {
+		double angle = (x[XF_P_PHI0] - lik->ds->phi_deg[p]) * XF_DEG2RAD;
+		lik->cos_a[p] = cos(angle);
+		lik->sin_a[p] = sin(angle);
+	}
+	phase_tables(lik);
 }
 
 int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out)
@@ -419,15 +410,15 @@ xf_lik *xf_lik_create(const xf_problem *pr, const xf_pairset *ps, xf_pool *pool,
 	lik->ps = ps;
 	lik->pool = pool;
 	lik->n_points = ps->n_pairs * na;
-	lik->laminar_block = xf_pass_laminar_select();
+	lik->model_block = xf_pass_kernel_of(pr->mode);
 	lik->contrast = malloc(sizeof(double) * na);
 	lik->offset = malloc(sizeof(double) * na);
 	lik->cos_a = malloc(sizeof(double) * na);
 	lik->sin_a = malloc(sizeof(double) * na);
-	if (!lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a ||
+	if (!lik->model_block || !lik->contrast || !lik->offset || !lik->cos_a || !lik->sin_a ||
 	    xf_pass_phase_alloc(lik) || gather(lik) || make_blocks(lik) ||
 	    xf_pass_alloc_slots(lik) ||
-	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->mode == XF_MODE_LAMINAR)) {
+	    xf_frames_alloc(&lik->frames, pr->ds->n_frames, pr->model->shear)) {
 		xf_lik_destroy(lik);
 		xf_fail(err, XF_ERR_NOMEM,
 			"out of memory setting up the likelihood (%d angles, %zu pairs)", pr->n_phi,

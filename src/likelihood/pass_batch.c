@@ -46,8 +46,7 @@ static int batch_alloc(xf_lik *lik)
 		memset(&b->frames, 0, sizeof b->frames);
 		if (!b->contrast || !b->offset || !b->cos_a || !b->sin_a ||
 		    xf_pass_phase_alloc(b) || xf_pass_alloc_slots(b) ||
-		    xf_frames_alloc(&b->frames, lik->pr->ds->n_frames,
-				    lik->pr->mode == XF_MODE_LAMINAR))
+		    xf_frames_alloc(&b->frames, lik->pr->ds->n_frames, lik->pr->model->shear))
 			return -1; /* what was allocated is freed by xf_pass_batch_free */
 	}
 	return 0;

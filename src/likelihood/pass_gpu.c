@@ -81,7 +81,7 @@ int xf_pass_gpu_run(xf_lik *lik, xf_accum *total)
 {
 	const xf_problem *pr = lik->pr;
 	size_t na = (size_t)pr->n_phi;
-	if (pr->mode != XF_MODE_LAMINAR)
+	if (!pr->model->shear)
 		for (size_t p = 0; p < na; p++) {
 			lik->cos_a[p] = 1.0; /* not read by the static kernel */
 			lik->sin_a[p] = 0.0;

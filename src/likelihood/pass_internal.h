@@ -72,8 +72,8 @@ struct xf_lik {
 	 * order (and a run of pairs by one vector load) instead of jumping through the
 	 * triangles (NULL for the set of every pair) */
 	double *gathered;
-	/* the laminar block kernel of every linear-loss level, for this CPU (pass_laminar.c) */
-	void (*laminar_block)(struct xf_lik *lik, int block);
+	/* the model's block kernel of every linear-loss level, for this CPU (pass_kernels.c) */
+	void (*model_block)(struct xf_lik *lik, int block);
 	/* robust loss of the passes (xf_lik_set_loss); linear runs the kernels above */
 	xf_loss loss;
 	double f_scale;
@@ -228,7 +228,11 @@ void xf_pass_block_value(xf_lik *lik, int block);
 void xf_pass_laminar_generic(xf_lik *lik, int block);
 void xf_pass_laminar_avx2(xf_lik *lik, int block);
 void xf_pass_laminar_avx512(xf_lik *lik, int block);
-void (*xf_pass_laminar_select(void))(xf_lik *lik, int block);
+typedef void (*xf_pass_block_fn)(xf_lik *lik, int block);
+xf_pass_block_fn xf_pass_laminar_select(void);
+/* The model's block kernel of every linear-loss level on this CPU (pass_kernels.c), NULL
+ * for a mode with none registered. */
+xf_pass_block_fn xf_pass_kernel_of(xf_mode mode);
 /* The pass on the GPU into total (pass_gpu.c): 0, or −1 when it did not run there (the
  * GPU is then dropped, with one line on stderr, and the CPU takes this and every later
  * pass: the same sums up to the order of addition). */

@@ -10,7 +10,7 @@
 
 /* XPCSFIT_KERNEL=generic|avx2|avx512 forces a build (tests compare their bits); unset or
  * unknown: the widest this CPU runs. */
-void (*xf_pass_laminar_select(void))(xf_lik *lik, int block)
+xf_pass_block_fn xf_pass_laminar_select(void)
 {
 	const char *want = getenv("XPCSFIT_KERNEL");
 	if (want && !strcmp(want, "generic"))

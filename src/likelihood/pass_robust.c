@@ -77,7 +77,7 @@ void xf_pass_block_robust(xf_lik *lik, int block)
 	xf_accum *acc = &lik->slots[block];
 	const size_t n = (size_t)lik->ds->n_frames;
 	const int n_phys = lik->pr->n_phys;
-	const int laminar = lik->pr->mode == XF_MODE_LAMINAR;
+	const int laminar = lik->pr->model->shear;
 	const int shared = lik->pr->scaling->shared_row;
 	const double s = lik->pr->sigma * lik->f_scale;
 	int i, j;

@@ -16,7 +16,7 @@
 static xf_scaling_mode choose_scaling(const xf_request *req, int n_phi)
 {
 	xf_scaling_mode m = req->per_angle_mode;
-	if (req->mode == XF_MODE_STATIC && !req->anti_degeneracy)
+	if (xf_model_record_of(req->mode)->scaling_individual_by_default && !req->anti_degeneracy)
 		return XF_SCALING_INDIVIDUAL;
 	if (m == XF_SCALING_AUTO)
 		return n_phi >= req->constant_scaling_threshold ? XF_SCALING_AUTO
@@ -232,6 +232,7 @@ int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds
 			       ds->n_frames);
 	pr->ds = ds;
 	pr->mode = req->mode;
+	pr->model = xf_model_record_of(req->mode);
 	pr->grid = (xf_model_grid){ req->mode, req->shear_model, ds->n_frames, ds->dt_s,
 				    ds->q,     req->gap_A };
 	pr->n_phys = xf_mode_n_phys(req->mode);

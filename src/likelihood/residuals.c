@@ -25,7 +25,7 @@ static int walk_points(const xf_problem *pr, const walk_range *wr, const double 
 {
 	const xf_pairset *ps = wr->ps;
 	const xf_dataset *ds = pr->ds;
-	int n = ds->n_frames, n_phi = pr->n_phi, laminar = pr->mode == XF_MODE_LAMINAR;
+	int n = ds->n_frames, n_phi = pr->n_phi, laminar = pr->model->shear;
 	assert(n_phi > 0 && n >= 3);
 	xf_frames f;
 	double *con = malloc(sizeof(double) * (size_t)n_phi);

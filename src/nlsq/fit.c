@@ -297,7 +297,7 @@ static void log_estimate(const xf_problem *pr, const double *estimate)
 {
 	xf_info("nlsq: start estimated from the data: D0 %.4g, alpha %.4g, D_offset %.4g",
 		estimate[XF_P_D0], estimate[XF_P_ALPHA], estimate[XF_P_D_OFFSET]);
-	if (pr->mode == XF_MODE_LAMINAR)
+	if (pr->model->shear)
 		xf_info("nlsq: estimated shear: gamma_dot_t0 %.4g, beta %.4g, "
 			"gamma_dot_t_offset %.4g, phi0 %.4g",
 			estimate[XF_P_GAMMA_DOT_T0], estimate[XF_P_BETA],

@@ -192,7 +192,7 @@ int xf_fit_phi0_profile(xf_fit_ctx *ctx, xf_fit_point *best)
 	int nf = pr->n_full, rc = 0;
 	best->basin_drop = 0.0;
 	/* only a laminar end point that would be called converged, with φ0 free */
-	if (!ctx->opt->phi0_profile || pr->mode != XF_MODE_LAMINAR || pr->fixed[XF_P_PHI0] ||
+	if (!ctx->opt->phi0_profile || !pr->model->shear || pr->fixed[XF_P_PHI0] ||
 	    !xf_fit_ended_converged(pr, best) || !isfinite(best->chi2) ||
 	    !(pr->upper[XF_P_PHI0] > pr->lower[XF_P_PHI0]))
 		return 0;

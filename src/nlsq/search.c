@@ -235,7 +235,7 @@ static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_l
 	}
 	if (add_candidate(cl, pr, "estimate", estimate))
 		return -1;
-	int S = o->search_spread, laminar = pr->mode == XF_MODE_LAMINAR;
+	int S = o->search_spread, laminar = pr->model->shear;
 	int n_alpha = laminar ? 1 : 2;
 	for (int dd = -S; dd <= S; dd++)
 		for (int dg = laminar ? -S : 0; dg <= (laminar ? S : 0); dg++)
@@ -293,8 +293,7 @@ static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 		return 1;
 	if (block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_D0))
 		return 1;
-	return pr->mode == XF_MODE_LAMINAR &&
-	       block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_GAMMA_DOT_T0);
+	return pr->model->shear && block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_GAMMA_DOT_T0);
 }
 
 /* The model is linear in the scaling coefficients: with the physics held, one
@@ -345,7 +344,7 @@ static int prepare_start(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 		}
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,
 					XF_P_GAMMA_DOT_T_OFFSET };
-		for (int q = 0; q < (pr->mode == XF_MODE_LAMINAR ? 4 : 2); q++) {
+		for (int q = 0; q < (pr->model->shear ? 4 : 2); q++) {
 			int k = slower[q];
 			if (pr->fixed[k])
 				continue;
@@ -699,7 +698,7 @@ int xf_fit_single_path(xf_fit_ctx *ctx, const double *start, xf_fit_point *best,
 	snprintf(ctx->search.chosen, sizeof ctx->search.chosen, "config");
 	ctx->search.n_candidates = 1;
 	ctx->search.n_refined = 1;
-	int hierarchical = ctx->opt->hierarchical && pr->mode == XF_MODE_LAMINAR && pr->n_basis > 0;
+	int hierarchical = ctx->opt->hierarchical && pr->model->shear && pr->n_basis > 0;
 	int bad = hierarchical ? hierarchical_path(ctx, start, mask, best)
 			       : direct_path(ctx, start, mask, best);
 	/* held scaling can be poor (a short window that never decays to the baseline) and

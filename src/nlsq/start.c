@@ -325,7 +325,7 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 	lag_means lm = { 0 };
 	int n_phi = pr->n_phi;
 	double phi0 = pr->start[XF_P_PHI0 < pr->n_phys ? XF_P_PHI0 : 0];
-	if (pr->mode != XF_MODE_LAMINAR)
+	if (!pr->model->shear)
 		phi0 = 0.0;
 	assert(n_phi > 0);
 	/* three weights per angle: |cos(φ0 − φ)|, the reference group, one angle alone */
@@ -338,9 +338,8 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 	double *abs_cos = work, *w_ref = work + n_phi, *w_one = work + 2 * (size_t)n_phi;
 	double min_cos = 2.0;
 	for (int a = 0; a < n_phi; a++) {
-		abs_cos[a] = pr->mode == XF_MODE_LAMINAR
-				     ? fabs(cos((phi0 - pr->ds->phi_deg[a]) * XF_DEG2RAD))
-				     : 0.0;
+		abs_cos[a] = pr->model->shear ? fabs(cos((phi0 - pr->ds->phi_deg[a]) * XF_DEG2RAD))
+					      : 0.0;
 		min_cos = fmin(min_cos, abs_cos[a]);
 	}
 	for (int a = 0; a < n_phi; a++)
@@ -348,7 +347,7 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 	for (int k = 0; k < XF_N_PHYS; k++)
 		theta[k] = 0.0;
 	estimate_diffusion(pr, &lm, w_ref, &theta[XF_P_D0], &theta[XF_P_ALPHA]);
-	if (pr->mode == XF_MODE_LAMINAR) {
+	if (pr->model->shear) {
 		estimate_shear(pr, &lm, w_ref, abs_cos, w_one, &theta[XF_P_GAMMA_DOT_T0],
 			       &theta[XF_P_BETA]);
 		theta[XF_P_PHI0] = phi0;

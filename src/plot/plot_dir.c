@@ -333,7 +333,7 @@ static void load_run(h5_result *r)
 		free(r->mode);
 		r->mode = read_attr(r->file, "analysis_mode");
 	}
-	r->mode_id = XF_MODE_STATIC;
+	r->mode_id = xf_model_default()->mode;
 	xf_mode_parse(r->mode, &r->mode_id);
 	r->n_phys = xf_mode_n_phys(r->mode_id);
 	if (r->n_phys > r->n_params)

@@ -9,9 +9,9 @@
 int tool_params_init(const tool_case *c, tool_params *t)
 {
 	int na = c->pr.n_phi;
+	const int shear = xf_model_record_of(c->pr.mode)->shear;
 	t->store = malloc(sizeof(double) * 4 * (size_t)na);
-	if (!t->store ||
-	    xf_frames_alloc(&t->frames, c->ds.n_frames, c->pr.mode == XF_MODE_LAMINAR)) {
+	if (!t->store || xf_frames_alloc(&t->frames, c->ds.n_frames, shear)) {
 		free(t->store);
 		return -1;
 	}
@@ -19,9 +19,7 @@ int tool_params_init(const tool_case *c, tool_params *t)
 	double *con = t->store, *off = con + na, *cs = off + na, *sn = cs + na;
 	xf_problem_scaling(&c->pr, c->x, con, off);
 	for (int p = 0; p < na; p++) {
-		double a = c->pr.mode == XF_MODE_LAMINAR
-				   ? (c->x[XF_P_PHI0] - c->ds.phi_deg[p]) * XF_DEG2RAD
-				   : 0.0;
+		double a = shear ? (c->x[XF_P_PHI0] - c->ds.phi_deg[p]) * XF_DEG2RAD : 0.0;
 		cs[p] = cos(a);
 		sn[p] = sin(a);
 	}
