@@ -87,6 +87,7 @@ void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS]);
 
 /* A model's record (model/params.c, adr/0113): what the code asks of a model rather than
  * which one it is. Its physical parameters are the first n_phys of the table above. */
+struct xf_model_grid; /* model.h */
 typedef struct xf_model_record {
 	xf_mode mode;
 	const char *name; /* the name results carry: "static", "laminar_flow" */
@@ -100,6 +101,15 @@ typedef struct xf_model_record {
 	/* NUTS's target acceptance when the config gives none, and the floor under a given
 	 * one (0: none); adr/0041 */
 	double nuts_accept_default, nuts_accept_floor;
+	/* A model given by its point function (adr/0116; NULL for static and laminar_flow,
+	 * whose kernels are written out): g1 of frames (i, j), i < j, at angle phi_deg for
+	 * theta (its n_phys parameters), and ∂g1/∂θ into dg1[n_phys] when dg1 is not NULL.
+	 * The likelihood's generic kernel, the model's c2 (model.h) and so simulation,
+	 * surfaces and fits evaluate it point by point. */
+	double (*g1)(const struct xf_model_grid *grid, const double *theta, double phi_deg, int i,
+		     int j, double *dg1);
+	/* its parameters' names ([n_phys]); NULL: the first n_phys of xf_param_names */
+	const char *const *param_names;
 } xf_model_record;
 
 const xf_model_record *xf_model_record_of(xf_mode mode);
@@ -108,6 +118,14 @@ const xf_model_record *xf_model_default(void);
 /* The registered models, in mode order: xf_model_at(k) for k < xf_model_count(). */
 int xf_model_count(void);
 const xf_model_record *xf_model_at(int k);
+/* Register a model given by its point function (record->g1 set, 1 ≤ n_phys ≤ 7, a name
+ * no model has): a copy is kept and its mode, the next free one, returned; −1 when the
+ * record is not such a model or XF_MODELS_MAX are registered. Registration is done once,
+ * before any run starts (not thread-safe). */
+#define XF_MODELS_MAX 8
+xf_mode xf_model_register(const xf_model_record *record);
+/* The name of parameter k (< n_phys) of a model: its own, else xf_param_names[k]. */
+const char *xf_model_param_name(const xf_model_record *model, int k);
 /* Every name a config, an option or a result file may give a model, NULL-terminated
  * (homodyne's "static_isotropic" and "static_anisotropic" are static here, model.md),
  * and the mode each names: the config reader's choices and xf_mode_parse read these. */

@@ -13,6 +13,8 @@
 void xf_pass_run_block(void *ctx, int block)
 {
 	xf_lik *lik = ctx;
+	/* robust losses are the written-out kernels' (a point model's is refused at
+	 * xf_lik_set_loss) */
 	if (lik->loss != XF_LOSS_LINEAR) {
 		xf_pass_block_robust(lik, block);
 		return;
@@ -267,7 +269,9 @@ static void phase_tables(xf_lik *lik)
 void xf_pass_prepare(xf_lik *lik, const double *x)
 {
 	const xf_problem *pr = lik->pr;
-	xf_frames_compute(&lik->frames, &pr->grid, x);
+	lik->x = x;
+	if (!pr->model->g1) /* a point model's kernel needs no frame integrals */
+		xf_frames_compute(&lik->frames, &pr->grid, x);
 	xf_problem_scaling(pr, x, lik->contrast, lik->offset);
 	if (!pr->model->shear)
 		return;
@@ -453,6 +457,8 @@ void xf_lik_destroy(xf_lik *lik)
 void xf_lik_set_loss(xf_lik *lik, xf_loss loss, double f_scale)
 {
 	assert(f_scale > 0.0);
+	/* a model given by its point function has the least-squares kernel only */
+	assert(loss == XF_LOSS_LINEAR || !lik->pr->model->g1);
 	lik->loss = loss;
 	lik->f_scale = f_scale;
 }

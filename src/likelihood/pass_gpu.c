@@ -55,6 +55,9 @@ int xf_lik_use_gpu(xf_lik *lik, int fp32, int max_devices, xf_error *err)
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "--device gpu: only the least-squares loss in one process runs "
 			       "on a GPU");
+	if (lik->pr->model->g1) /* the device has the written-out kernels only (adr/0116) */
+		return xf_fail(err, XF_ERR_CONFIG, "--device gpu: model %s runs on the CPU only",
+			       lik->pr->model->name);
 	if (lik->pr->n_rings > 1) /* the device kernel has one q (adr/0064) */
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "--device gpu: a joint fit over %d q rings runs on the CPU only",

@@ -72,6 +72,9 @@ struct xf_lik {
 	 * order (and a run of pairs by one vector load) instead of jumping through the
 	 * triangles (NULL for the set of every pair) */
 	double *gathered;
+	/* the point of the running pass (xf_pass_prepare): a model given by its point
+	 * function reads it (pass_point.c) */
+	const double *x;
 	/* the model's block kernel of every linear-loss level, for this CPU (pass_kernels.c) */
 	void (*model_block)(struct xf_lik *lik, int block);
 	/* robust loss of the passes (xf_lik_set_loss); linear runs the kernels above */
@@ -230,9 +233,12 @@ void xf_pass_laminar_avx2(xf_lik *lik, int block);
 void xf_pass_laminar_avx512(xf_lik *lik, int block);
 typedef void (*xf_pass_block_fn)(xf_lik *lik, int block);
 xf_pass_block_fn xf_pass_laminar_select(void);
-/* The model's block kernel of every linear-loss level on this CPU (pass_kernels.c), NULL
- * for a mode with none registered. */
+/* The model's block kernel of every linear-loss level on this CPU (pass_kernels.c): its
+ * written-out kernel, else the point kernel for a model given by its point function,
+ * else NULL. */
 xf_pass_block_fn xf_pass_kernel_of(xf_mode mode);
+/* Every level of a model given by its point function (pass_point.c, adr/0116). */
+void xf_pass_block_point(xf_lik *lik, int block);
 /* The pass on the GPU into total (pass_gpu.c): 0, or −1 when it did not run there (the
  * GPU is then dropped, with one line on stderr, and the CPU takes this and every later
  * pass: the same sums up to the order of addition). */

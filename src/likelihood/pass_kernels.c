@@ -1,8 +1,9 @@
 /* pass_kernels.c — the models' block kernels at the likelihood's floor (adr/0115): for
  * each model, the kernel of every linear-loss level chosen for this CPU. The model record
- * (model/params.c) sits below this floor and cannot point up to its kernels, so they are
- * registered here, one row per model; pass.c runs the one chosen at set-up and asks no
- * model which it is. */
+ * (model/params.c) sits below this floor and cannot point up to its kernels, so the
+ * written-out ones are registered here, one row per model; a model given by its point
+ * function (adr/0116) runs the point kernel (pass_point.c) with no row here. pass.c runs
+ * the one chosen at set-up and asks no model which it is. */
 #include "likelihood/pass_internal.h"
 
 /* Static: one kernel per level (pass_hessian.c, pass_gradient.c); its builds are the
@@ -37,5 +38,6 @@ xf_pass_block_fn xf_pass_kernel_of(xf_mode mode)
 	for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
 		if (kernels[k].mode == mode)
 			return kernels[k].select();
-	return NULL;
+	const xf_model_record *model = xf_model_at((int)mode);
+	return model && model->g1 ? xf_pass_block_point : NULL;
 }

@@ -256,7 +256,7 @@ int xf_problem_build(xf_problem *pr, const xf_request *req, const xf_dataset *ds
 	}
 	for (int k = 0; k < pr->n_phys; k++) {
 		const xf_bound *b = &req->bounds[k];
-		pr->names[k] = strdup(xf_param_names[k]);
+		pr->names[k] = strdup(xf_model_param_name(pr->model, k));
 		pr->lower[k] = b->lower;
 		pr->upper[k] = b->upper;
 		pr->prior_mu[k] = b->prior_mu;

@@ -34,11 +34,10 @@ const double xf_param_template_value[XF_N_PHYS] = { 1e3, 0.5, 10.0, 0.01, 0.5, 0
 const double xf_param_template_prior_mu[XF_N_PHYS] = { 5e4, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0 };
 const double xf_param_template_prior_sigma[XF_N_PHYS] = { 1e5, 4.0, 2e5, 0.5, 4.0, 0.2, 20.0 };
 
-/* The models, by mode */
 /* The models' records, in mode order. NUTS's target acceptance (adr/0041): the lowest
  * value with no divergence on any measured run, one step of margin above it; laminar
  * flow's curved posteriors need at least 0.90 whatever a config says. */
-static const xf_model_record models[] = {
+static const xf_model_record builtin[] = {
 	[XF_MODE_STATIC] = { .mode = XF_MODE_STATIC,
 			     .name = "static",
 			     .n_phys = 3,
@@ -54,31 +53,68 @@ static const xf_model_record models[] = {
 			      .nuts_accept_default = 0.98,
 			      .nuts_accept_floor = 0.90 },
 };
-#define N_MODELS ((int)(sizeof models / sizeof models[0]))
+#define N_BUILTIN ((int)(sizeof builtin / sizeof builtin[0]))
+
+/* Models given by their point function (xf_model_register, adr/0116), modes N_BUILTIN on */
+static xf_model_record registered[XF_MODELS_MAX - N_BUILTIN];
+static int n_registered;
 
 const char *const xf_mode_names[] = {
 	"static", "laminar_flow", "static_isotropic", "static_anisotropic", NULL,
 };
 const xf_mode xf_mode_named[] = { XF_MODE_STATIC, XF_MODE_LAMINAR, XF_MODE_STATIC, XF_MODE_STATIC };
 
+const xf_model_record *xf_model_at(int k)
+{
+	if (k >= 0 && k < N_BUILTIN)
+		return &builtin[k];
+	if (k >= N_BUILTIN && k < N_BUILTIN + n_registered)
+		return &registered[k - N_BUILTIN];
+	return NULL;
+}
+
 const xf_model_record *xf_model_record_of(xf_mode mode)
 {
-	return (unsigned)mode < (unsigned)N_MODELS ? &models[mode] : &models[0];
+	const xf_model_record *m = xf_model_at((int)mode);
+	return m ? m : &builtin[0];
 }
 
 const xf_model_record *xf_model_default(void)
 {
-	return &models[XF_MODE_STATIC];
+	return &builtin[XF_MODE_STATIC];
 }
 
 int xf_model_count(void)
 {
-	return N_MODELS;
+	return N_BUILTIN + n_registered;
 }
 
-const xf_model_record *xf_model_at(int k)
+static const xf_model_record *model_named(const char *name)
 {
-	return k >= 0 && k < N_MODELS ? &models[k] : NULL;
+	for (int k = 0; name && k < xf_model_count(); k++)
+		if (!strcmp(xf_model_at(k)->name, name))
+			return xf_model_at(k);
+	return NULL;
+}
+
+xf_mode xf_model_register(const xf_model_record *record)
+{
+	xf_mode known;
+	if (!record || !record->g1 || !record->name || record->n_phys < 1 ||
+	    record->n_phys > XF_N_PHYS || model_named(record->name) ||
+	    xf_mode_parse(record->name, &known) == 0 || n_registered >= XF_MODELS_MAX - N_BUILTIN)
+		return (xf_mode)-1;
+	xf_model_record *m = &registered[n_registered];
+	*m = *record;
+	m->mode = (xf_mode)(N_BUILTIN + n_registered);
+	m->shear = 0; /* the shear terms are the laminar kernel's */
+	n_registered++;
+	return m->mode;
+}
+
+const char *xf_model_param_name(const xf_model_record *model, int k)
+{
+	return model->param_names ? model->param_names[k] : xf_param_names[k];
 }
 
 int xf_mode_n_phys(xf_mode mode)
@@ -96,6 +132,12 @@ int xf_mode_parse(const char *name, xf_mode *mode)
 	for (size_t k = 0; name && xf_mode_names[k]; k++)
 		if (!strcmp(name, xf_mode_names[k])) {
 			*mode = xf_mode_named[k];
+			return 0;
+		}
+	/* a registered model by its own name (not a config's choice: adr/0116) */
+	for (int k = N_BUILTIN; name && k < xf_model_count(); k++)
+		if (!strcmp(name, xf_model_at(k)->name)) {
+			*mode = xf_model_at(k)->mode;
 			return 0;
 		}
 	return -1;
