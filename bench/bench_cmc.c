@@ -13,6 +13,7 @@
 #include "synth.h"
 #include "xpcsfit/nlsq.h"
 #include "cli/request_build.h"
+#include "services/nlsq.h"
 #include "xpcsfit/results_config.h"
 
 static double now_s(void)
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 	       "(%s)\n",
 	       n_phi, n_frames, ds.n_points, now_s() - t0, xf_fit_status_name(nlsq.status));
 	xf_estimate warm; /* what the shards start from */
-	if (xf_results_nlsq_estimate(&cfg, &ds, &nlsq, &warm, &err)) {
+	if (xf_nlsq_estimate(&nlsq, &req, &ds, NULL, &warm, &err)) {
 		fprintf(stderr, "nlsq: %s\n", err.msg);
 		return 1;
 	}

@@ -78,6 +78,16 @@ static void toy_request(xf_request *req)
 	req->per_angle_mode = XF_SCALING_INDIVIDUAL; /* the angles' own contrasts below */
 }
 
+/* A matrix of the toy model at Γ = GAMMA with noise of sd noise (seed), and its request */
+static void toy_data(double noise, uint64_t seed, xf_dataset *ds, xf_request *req)
+{
+	xf_model_grid g = toy_grid();
+	double theta[XF_N_PHYS] = { GAMMA };
+	assert_int_equal(
+		xf_synth_dataset(&g, theta, N_PHI, phi_deg, contrast, offset, noise, seed, ds), 0);
+	toy_request(req);
+}
+
 static void test_registered(void **state)
 {
 	(void)state;
@@ -139,13 +149,9 @@ static double rel(double a, double b)
 static void test_pass_against_sums(void **state)
 {
 	(void)state;
-	xf_model_grid g = toy_grid();
-	double theta[XF_N_PHYS] = { GAMMA };
 	xf_dataset ds;
-	assert_int_equal(
-		xf_synth_dataset(&g, theta, N_PHI, phi_deg, contrast, offset, 1e-3, 5, &ds), 0);
 	xf_request req;
-	toy_request(&req);
+	toy_data(1e-3, 5, &ds, &req);
 	xf_problem pr;
 	xf_error err = { 0 };
 	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
@@ -240,13 +246,9 @@ static void test_pass_against_sums(void **state)
 static void test_nlsq_recovers_gamma(void **state)
 {
 	(void)state;
-	xf_model_grid g = toy_grid();
-	double theta[XF_N_PHYS] = { GAMMA };
 	xf_dataset ds;
-	assert_int_equal(
-		xf_synth_dataset(&g, theta, N_PHI, phi_deg, contrast, offset, 2e-3, 9, &ds), 0);
 	xf_request req;
-	toy_request(&req);
+	toy_data(2e-3, 9, &ds, &req);
 	xf_nlsq_options opt;
 	xf_nlsq_options_defaults(&opt);
 	opt.start_search = 0; /* the search spreads the built-in models' scales */

@@ -25,6 +25,8 @@
 #include "util/files.h"
 #include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
+#include "cli/request_build.h"
+#include "services/nlsq.h"
 
 #define N_PHI	 3
 #define N_FRAMES 40
@@ -279,11 +281,27 @@ static void assert_png(const char *path)
 		fail_msg("plot %s is suspiciously small (%ld bytes)", path, file_size(path));
 }
 
+/* The fixture's folder as the command line writes it: the estimate on the request's grid
+ * (the NLSQ service's) and the appendix. */
+static int write_nlsq(const char *dir, fixture *f, const xf_output_options *opt, xf_error *err)
+{
+	xf_request req;
+	xf_estimate est;
+	xf_nlsq_appendix app;
+	xf_request_from_config(&f->cfg, &req);
+	if (xf_nlsq_estimate(&f->res, &req, &f->ds, NULL, &est, err))
+		return err->code;
+	xf_nlsq_appendix_of(&f->res, &app);
+	int rc = xf_results_write_nlsq(dir, &f->cfg, &f->ds, &est, &app, opt, err);
+	xf_estimate_free(&est);
+	return rc;
+}
+
 static void write_all(fixture *f, const char *dir, int surfaces, int plots)
 {
 	xf_output_options opt = { surfaces, plots, 1, NULL, NULL };
 	xf_error err = { 0 };
-	int rc = xf_results_write_nlsq(dir, &f->cfg, &f->ds, &f->res, &opt, &err);
+	int rc = write_nlsq(dir, f, &opt, &err);
 	if (rc != 0)
 		fail_msg("write failed: %s", err.msg);
 }
@@ -766,8 +784,7 @@ static void test_atomic_errors(void **state)
 	fixture f;
 	build_fixture(&f, XF_MODE_STATIC);
 	xf_output_options opt = { 1, 1, 1, NULL, NULL };
-	assert_int_equal(xf_results_write_nlsq(target, &f.cfg, &f.ds, &f.res, &opt, &err),
-			 XF_ERR_IO);
+	assert_int_equal(write_nlsq(target, &f, &opt, &err), XF_ERR_IO);
 	assert_non_null(strstr(err.msg, target));
 	xf_error_clear(&err);
 	assert_int_equal(xf_results_write_nlsq_h5(target, &f.cfg, &f.ds, &f.res, 1, &err),

@@ -155,10 +155,4 @@ double xf_config_start_value(const xf_config *cfg, int k);
  * nonzero on a write failure. */
 int xf_config_write_template(xf_mode mode, FILE *out);
 
-/* The model grid of a run from cfg's geometry (NULL: the defaults) and the data's N, dt
- * and q: the one place outside the fit that turns the config into geometry; the
- * estimate carries the result to the surfaces and plots (adr/0044). */
-xf_model_grid xf_config_model_grid(const xf_config *cfg, xf_mode mode, int n_frames, double dt_s,
-				   double q);
-
 #endif

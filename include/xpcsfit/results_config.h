@@ -1,6 +1,7 @@
 /* results_config.h — result files and plots from a loaded config: the CLI's adapters
  * (src/cli/results_config.c, floor cli, adr/0044). They turn the config into what the
- * layers below take — the model grid (xf_config_model_grid), the method's estimate, the
+ * layers below take — the request (xf_request_from_config), from which the services make
+ * each method's estimate on its grid (services/nlsq.h, services/posterior.h), and the
  * run's xf_output_info — and call outputs/, io/ and plot/, which never read the config. */
 #ifndef XPCSFIT_RESULTS_CONFIG_H
 #define XPCSFIT_RESULTS_CONFIG_H
@@ -20,11 +21,13 @@ int xf_output_info_from_config(const xf_config *cfg, xf_method method, xf_output
 			       xf_error *err);
 void xf_output_info_free(xf_output_info *info);
 
-/* The whole result directory of an NLSQ fit / a CMC run (outputs.h); a joint fit over q
- * rings (ds: the rings joined, adr/0066) gives opt->slot_q, the model grid of each angle
- * slot at its ring's q (adr/0068), and opt->rings_json. */
+/* The whole result directory of an NLSQ fit from its estimate and appendix (the service's,
+ * services/nlsq.h) / of a CMC run (outputs.h); cfg gives only what the files record of the
+ * run (xf_output_info). A joint fit over q rings (ds: the rings joined, adr/0066) has its
+ * estimate's slots at their rings' q (adr/0068) and gives opt->rings_json. */
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err);
+			  const xf_estimate *est, const xf_nlsq_appendix *app,
+			  const xf_output_options *opt, xf_error *err);
 /* A CMC result sampled on ds with cfg as its estimate and appendix (once per run; ds
  * NULL: no geometry, for plots of the draws alone), its slots at slot_q (NULL: ds->q).
  * 0, or an error code with nothing to free; else free est and app (res must outlive
@@ -43,10 +46,6 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 /* xf_io_check_nlsq against cfg's analysis mode */
 int xf_results_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err);
-/* An NLSQ result fitted to ds with cfg as its estimate on the config's model grid (the
- * warm start of CMC); 0 or an error code (nothing to free then). */
-int xf_results_nlsq_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-			     xf_estimate *est, xf_error *err);
 /* The plots alone (plot.h): an NLSQ result's pages drawn by `workers` processes (≤ 1:
  * this one), a CMC result's (ds NULL: no angle pages) */
 int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,

@@ -23,12 +23,11 @@
 #include "xpcsfit/dist.h"
 #include "xpcsfit/params.h"
 #include "xpcsfit/vdev.h"
+#include "util/clock.h"
 
 double xf_cli_now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	return xf_monotonic_s();
 }
 
 int xf_cli_agree(int rc)
@@ -318,7 +317,7 @@ static void print_summary(const char *dir, const xf_config *cfg, const xf_nlsq_r
 static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
 			      const xf_nlsq_options *nopt, const xf_dataset *ds, xf_rundir *rd,
 			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res);
+			      double t_start, double t_loaded, xf_nlsq_fitted *fit);
 
 int xf_cli_out_dir(char *buf, size_t size, const char *out, const char *method)
 {
@@ -366,25 +365,10 @@ int xf_cli_claim(xf_rundir *rd, const char *out, const char *method, int replace
 	return xf_cli_claim_keep(rd, out, method, replace, hint, command, NULL, 0);
 }
 
-void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res)
-{
-	xf_estimate est;
-	xf_nlsq_appendix app;
-	xf_error err = { 0 };
-	if (xf_results_nlsq_estimate(cfg, ds, res, &est, &err)) {
-		xf_warn("the ring's summary row is missing: %s", err.msg);
-		return;
-	}
-	xf_nlsq_appendix_of(res, &app);
-	xf_ring_record_fill(rec, &est, &app);
-	xf_estimate_free(&est);
-}
-
 int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_nlsq_options *nopt,
 			const xf_dataset *ds, const char *out, const char *method_dir, int threads,
 			const xf_output_options *oopt, int replace, const char *command,
-			double t_start, double t_loaded, xf_nlsq_result *res)
+			double t_start, double t_loaded, xf_nlsq_fitted *fit)
 {
 	xf_rundir rd;
 	xf_error err = { 0 };
@@ -395,22 +379,22 @@ int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_nl
 	    (rc = xf_cli_claim(&rd, out, method_dir, replace, "--force", command)))
 		return rc;
 	rc = nlsq_fit_and_write(cfg, req, nopt, ds, &rd, threads, oopt, command, t_start, t_loaded,
-				res);
+				fit);
 	xf_rundir_release(&rd);
 	return rc;
 }
 
-/* The results; a band (adr/0027) reads the whole window again for the surfaces and the
- * plots, after the fit (rank 0 only), and not at all without them. */
+/* The results from the fit's estimate; a band (adr/0027) reads the whole window again for
+ * the surfaces and the plots, after the fit (rank 0 only), and not at all without them. */
 static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-		      const xf_nlsq_result *res, const xf_output_options *oopt, xf_error *err)
+		      const xf_nlsq_fitted *fit, const xf_output_options *oopt, xf_error *err)
 {
 	if (!ds->band || !(oopt->write_surfaces || oopt->write_plots))
-		return xf_results_write_nlsq(dir, cfg, ds, res, oopt, err);
+		return xf_results_write_nlsq(dir, cfg, ds, &fit->est, &fit->app, oopt, err);
 	xf_dataset whole;
 	int rc = xf_cli_dataset_load(cfg, ds->path, &whole, err);
 	if (!rc)
-		rc = xf_results_write_nlsq(dir, cfg, &whole, res, oopt, err);
+		rc = xf_results_write_nlsq(dir, cfg, &whole, &fit->est, &fit->app, oopt, err);
 	xf_dataset_free(&whole);
 	return rc;
 }
@@ -418,7 +402,7 @@ static int write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *d
 static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
 			      const xf_nlsq_options *nopt, const xf_dataset *ds, xf_rundir *rd,
 			      int threads, const xf_output_options *oopt, const char *command,
-			      double t_start, double t_loaded, xf_nlsq_result *res)
+			      double t_start, double t_loaded, xf_nlsq_fitted *fit)
 {
 	xf_error err = { 0 };
 	const char *dir = rd->dir;
@@ -432,21 +416,19 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
 	xf_cli_progress_state ps = { xf_progress_tty(), xf_cli_now_s(), -1.0, 0 };
 	xf_phase("fit", 1);
 	xf_profile_phase("fit");
-	int rc = xf_nlsq_fit(req, nopt, ds, threads, xf_cli_nlsq_progress, &ps, res, &err);
+	int rc = xf_nlsq_run(req, nopt, ds, threads, xf_cli_nlsq_progress, &ps, t_start, t_loaded,
+			     fit, &err);
 	if (ps.tty)
 		fputc('\n', stderr);
 	if (rc)
 		rc = xf_cli_error(err.code, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
-		xf_nlsq_result_free(res);
+		xf_nlsq_fitted_free(fit);
 		return rc;
 	}
+	const xf_nlsq_result *res = &fit->res;
 	xf_phase("results", 0);
 	xf_profile_phase("writing");
-	double t_fit = xf_cli_now_s();
-	res->time_load_s = t_loaded - t_start;
-	res->time_fit_s = t_fit - t_loaded;
-	res->time_total_s = t_fit - t_start;
 	if (res->status == XF_STATUS_MAX_ITERATIONS)
 		xf_warn("nlsq stopped at max_iterations (%d) before converging",
 			nopt->max_iterations);
@@ -455,10 +437,10 @@ static int nlsq_fit_and_write(const xf_config *cfg, const xf_request *req,
 		       oopt->write_surfaces ? " with surfaces" : "",
 		       oopt->write_plots ? ", parameters.json, plots" : ", parameters.json");
 	if (xf_dist_is_root() &&
-	    (write_nlsq(dir, cfg, ds, res, oopt, &err) || xf_rundir_complete(rd, &err)))
+	    (write_nlsq(dir, cfg, ds, fit, oopt, &err) || xf_rundir_complete(rd, &err)))
 		rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 	if ((rc = xf_cli_agree(rc))) {
-		xf_nlsq_result_free(res);
+		xf_nlsq_fitted_free(fit);
 		return rc;
 	}
 	/* the folder is complete: a signal from here on says so (util/interrupt.h) */

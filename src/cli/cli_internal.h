@@ -10,6 +10,7 @@
 #include "xpcsfit/results_config.h"
 #include "xpcsfit/results.h"
 #include "cli/request_build.h"
+#include "services/nlsq.h"
 #include "util/rundir.h"
 
 /* One fitting run as `xpcsfit nlsq|cmc|fit` does it, without the option parsing: what
@@ -175,20 +176,17 @@ int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, x
 void xf_cli_remove_stale_rings(const xf_rundir *top, const char *const *keep, int n_keep,
 			       const char *command);
 
-/* rec (outputs/rings_summary.h) filled from an NLSQ fit written for one ring, ds with cfg;
- * out of memory: a warning, rec left unwritten */
-void xf_cli_ring_record_nlsq(struct xf_ring_record *rec, const xf_config *cfg, const xf_dataset *ds,
-			     const xf_nlsq_result *res);
 /* NLSQ of req (built from cfg once by the caller, xf_request_from_config) with the
  * options nopt (the config's, with the run's device: the config is not edited) on ds,
  * <out>/<method_dir>/ claimed (replace: a finished result there may be replaced; a
  * ring's folder is "nlsq/q_0.0054"), fitted, written (cfg: what the files record of the
- * run), marked complete, the summary printed. Returns the exit code (0, or 1 for a fit
- * that did not converge, whose files are still written) and leaves the result in res
- * (the caller frees it), or an error code with nothing in res. */
+ * run), marked complete, the summary printed, by the NLSQ service (services/nlsq.h).
+ * Returns the exit code (0, or 1 for a fit that did not converge, whose files are still
+ * written) and leaves the fit, its estimate and appendix in fit (the caller frees it:
+ * xf_nlsq_fitted_free), or an error code with nothing in fit. */
 int xf_cli_nlsq_step_in(const xf_config *cfg, const xf_request *req, const xf_nlsq_options *nopt,
 			const xf_dataset *ds, const char *out, const char *method_dir, int threads,
 			const xf_output_options *oopt, int replace, const char *command,
-			double t_start, double t_loaded, xf_nlsq_result *res);
+			double t_start, double t_loaded, xf_nlsq_fitted *fit);
 
 #endif

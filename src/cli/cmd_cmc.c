@@ -142,25 +142,22 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 			xf_say(XF_VERB_NORMAL, "%s: fitting NLSQ first (the warm start of CMC)",
 			       cmd);
 		xf_output_options oopt = { xf_cli_surfaces(o, cfg), o->plots, threads, NULL, NULL };
-		xf_nlsq_result fit;
+		xf_nlsq_fitted fit;
 		memset(&fit, 0, sizeof fit);
 		int rc = xf_cli_nlsq_step_in(
 			cfg, req, &cfg->nlsq, ds, o->out, o->method_dir ? o->method_dir : "nlsq",
 			threads, &oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
-		/* filled: the folder was written; a fit that did not converge was a warning
-		 * there, and CMC starts from it */
-		if (fit.n_params) {
+		/* published: the folder was written; a fit that did not converge was a
+		 * warning there, and CMC starts from it */
+		if (fit.published) {
 			xf_error err = { 0 };
-			rc = xf_results_nlsq_estimate(cfg, ds, &fit, nlsq, &err)
+			rc = xf_nlsq_estimate(&fit.res, req, ds, NULL, nlsq, &err)
 				     ? xf_cli_error(err.code, "%s", err.msg)
 				     : 0;
-			if (!rc && rec) { /* the ring's row from the same estimate */
-				xf_nlsq_appendix app;
-				xf_nlsq_appendix_of(&fit, &app);
-				xf_ring_record_fill(rec, nlsq, &app);
-			}
+			if (!rc && rec) /* the ring's row from the same estimate */
+				xf_ring_record_fill(rec, &fit.est, &fit.app);
 		}
-		xf_nlsq_result_free(&fit);
+		xf_nlsq_fitted_free(&fit);
 		return rc;
 	}
 	/* every rank reads the NLSQ result (the same path on every node, adr/0022) */

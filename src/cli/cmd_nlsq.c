@@ -62,7 +62,7 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	double t_start = xf_cli_now_s();
 	xf_config cfg;
 	xf_dataset ds;
-	xf_nlsq_result res;
+	xf_nlsq_fitted fit;
 	xf_nlsq_options device; /* the device fields only */
 	if ((rc = xf_cli_device(job->device, &device)))
 		return rc;
@@ -83,17 +83,17 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	nopt.device_fp32 = device.device_fp32;
 	oopt.threads = threads;
 	oopt.write_surfaces = xf_cli_surfaces(job, &cfg);
-	memset(&res, 0, sizeof res);
+	memset(&fit, 0, sizeof fit);
 	xf_request req; /* the config read once for the fit (adr/0043) */
 	xf_request_from_config(&cfg, &req);
 	rc = xf_cli_nlsq_step_in(&cfg, &req, &nopt, &ds, job->out, method_dir, threads, &oopt,
-				 job->force, job->command, t_start, xf_cli_now_s(), &res);
-	/* the step leaves res filled only once the folder is whole */
-	if (job->written && res.n_params)
+				 job->force, job->command, t_start, xf_cli_now_s(), &fit);
+	/* the step leaves the fit published only once the folder is whole */
+	if (job->written && fit.published)
 		*job->written = 1;
-	if (rec && res.n_params)
-		xf_cli_ring_record_nlsq(rec, &cfg, &ds, &res);
-	xf_nlsq_result_free(&res);
+	if (rec && fit.published) /* the ring's row from the files' estimate */
+		xf_ring_record_fill(rec, &fit.est, &fit.app);
+	xf_nlsq_fitted_free(&fit);
 	xf_dataset_free(&ds);
 	xf_config_free(&cfg);
 	return rc;

@@ -185,14 +185,30 @@ static void print_rings(const joint_run *jr, const xf_nlsq_result *res, const xf
 	}
 }
 
-/* params_vs_q.png of the joint fit res on joint (the rings side by side) with cfg: each
+/* The joint fit's folder from its estimate on req's grid, each slot at its ring's q
+ * (slot_q, adr/0068); cfg: what the files record of the run. */
+static int write_joint(const char *dir, const xf_config *cfg, const xf_request *req,
+		       const xf_dataset *joint, const double *slot_q, const xf_nlsq_result *res,
+		       const xf_output_options *oopt, xf_error *err)
+{
+	xf_estimate est;
+	xf_nlsq_appendix app;
+	if (xf_nlsq_estimate(res, req, joint, slot_q, &est, err))
+		return err->code;
+	xf_nlsq_appendix_of(res, &app);
+	int rc = xf_results_write_nlsq(dir, cfg, joint, &est, &app, oopt, err);
+	xf_estimate_free(&est);
+	return rc;
+}
+
+/* params_vs_q.png of the joint fit res on joint (the rings side by side) with req: each
  * ring's own fit from rings_json, the joint values as the band; never fatal */
-static void plot_joint(const char *dir, const char *rings_json, const xf_config *cfg,
+static void plot_joint(const char *dir, const char *rings_json, const xf_request *req,
 		       const xf_dataset *joint, const xf_nlsq_result *res)
 {
 	xf_estimate est;
 	xf_error err = { 0 };
-	if (xf_results_nlsq_estimate(cfg, joint, res, &est, &err)) {
+	if (xf_nlsq_estimate(res, req, joint, NULL, &est, &err)) {
 		xf_warn("params_vs_q.png not drawn: %s", err.msg);
 		return;
 	}
@@ -277,9 +293,9 @@ static int joint_fit_and_write(const joint_run *jr, const xf_cli_job *job, xf_ou
 			/* several ranks: each holds the same result, rank 0 alone writes it; the
 			 * joint params_vs_q.png before report.html, which embeds it */
 			if (job->plots && xf_dist_is_root())
-				plot_joint(rd.dir, rings_json, jr->cfg, &joint, &res);
+				plot_joint(rd.dir, rings_json, &req, &joint, &res);
 			if (xf_dist_is_root() &&
-			    (xf_results_write_nlsq(rd.dir, jr->cfg, &joint, &res, oopt, &err) ||
+			    (write_joint(rd.dir, jr->cfg, &req, &joint, slot_q, &res, oopt, &err) ||
 			     xf_rundir_complete(&rd, &err)))
 				rc = xf_cli_error(err.code ? err.code : XF_ERR_DATA, "%s", err.msg);
 			rc = xf_cli_agree(rc);

@@ -4,6 +4,7 @@
 #include "xpcsfit/results_config.h"
 
 #include <string.h>
+#include "services/nlsq.h"
 
 void xf_request_from_config(const xf_config *cfg, xf_request *req)
 {
@@ -77,7 +78,7 @@ int xf_cli_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_res
 	xf_request req;
 	xf_estimate warm;
 	xf_request_from_config(cfg, &req);
-	if (xf_results_nlsq_estimate(cfg, ds, nlsq, &warm, err))
+	if (xf_nlsq_estimate(nlsq, &req, ds, NULL, &warm, err))
 		return err->code;
 	int rc = xf_cmc_run(&req, &cfg->cmc, ds, &warm, n_threads, shard_dir, resume, progress,
 			    progress_ctx, res, err);

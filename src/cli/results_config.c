@@ -1,9 +1,11 @@
 /* results_config.c — the CLI's adapters from a loaded config to the result layers
  * (results_config.h, adr/0044): the one place where the config becomes the model grid of
- * the outputs (xf_config_model_grid), the run's xf_output_info, and each method's
- * estimate. outputs/, io/ and plot/ below take those and never read the config. */
+ * the outputs (the request's, xf_request_grid), the run's xf_output_info, and each
+ * method's estimate (the services'). outputs/, io/ and plot/ below take those and never read the config. */
 #include "xpcsfit/plot.h"
 #include "xpcsfit/results_config.h"
+#include "cli/request_build.h"
+#include "services/nlsq.h"
 #include "services/posterior.h"
 
 #include <stdlib.h>
@@ -51,12 +53,10 @@ void xf_output_info_free(xf_output_info *info)
 static int nlsq_inputs(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
 		       const double *slot_q, xf_estimate *est, xf_output_info *info, xf_error *err)
 {
-	if (xf_results_nlsq_estimate(cfg, ds, res, est, err) != 0)
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	if (xf_nlsq_estimate(res, &req, ds, slot_q, est, err) != 0)
 		return err->code;
-	if (xf_estimate_set_slot_q(est, slot_q, err) != 0) {
-		xf_estimate_free(est);
-		return err->code;
-	}
 	if (xf_output_info_from_config(cfg, XF_METHOD_NLSQ, info, err) != 0) {
 		xf_estimate_free(est);
 		return err->code;
@@ -71,16 +71,14 @@ static void release(xf_estimate *est, xf_output_info *info)
 }
 
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, const xf_output_options *opt, xf_error *err)
+			  const xf_estimate *est, const xf_nlsq_appendix *app,
+			  const xf_output_options *opt, xf_error *err)
 {
-	xf_estimate est;
 	xf_output_info info;
-	if (nlsq_inputs(cfg, ds, res, opt ? opt->slot_q : NULL, &est, &info, err) != 0)
+	if (xf_output_info_from_config(cfg, XF_METHOD_NLSQ, &info, err) != 0)
 		return err->code;
-	xf_nlsq_appendix app;
-	xf_nlsq_appendix_of(res, &app);
-	int rc = xf_outputs_write_nlsq(dir, &info, ds, &est, &app, opt, err);
-	release(&est, &info);
+	int rc = xf_outputs_write_nlsq(dir, &info, ds, est, app, opt, err);
+	xf_output_info_free(&info);
 	return rc;
 }
 
@@ -138,8 +136,12 @@ int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf
 {
 	xf_model_grid grid = { 0 };
 	grid.mode = res->mode;
-	if (ds)
-		grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
+	xf_request req;
+	xf_request_from_config(cfg, &req);
+	if (ds) {
+		grid = xf_request_grid(&req, ds->n_frames, ds->dt_s, ds->q);
+		grid.mode = res->mode;
+	}
 	return xf_posterior_estimate(res, &grid, slot_q, est, app, err);
 }
 
@@ -167,13 +169,6 @@ int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *d
 	xf_estimate_free(&est);
 	xf_cmc_appendix_free(&app);
 	return rc;
-}
-
-int xf_results_nlsq_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *res,
-			     xf_estimate *est, xf_error *err)
-{
-	xf_model_grid grid = xf_config_model_grid(cfg, res->mode, ds->n_frames, ds->dt_s, ds->q);
-	return xf_estimate_from_nlsq(res, &grid, est, err) ? err->code : 0;
 }
 
 int xf_results_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o,

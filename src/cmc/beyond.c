@@ -21,6 +21,7 @@
 
 #include "cmc/beyond.h"
 #include "cmc/slice.h"
+#include "util/clock.h"
 
 #define XF_BEYOND_STEPS_MAX 24	 /* slices per side beyond the extreme */
 #define XF_BEYOND_GROWTH    1.5	 /* each step 1.5 × the last */
@@ -151,17 +152,10 @@ static int tail_alloc(xf_cmc_beyond *t, int nf)
 	return 0;
 }
 
-static double wall_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stride, double sigma,
 			xf_cmc_result *res, xf_error *err)
 {
-	const double t0 = wall_now_s();
+	const double t0 = xf_monotonic_s();
 	const xf_problem *pr = &r->pr;
 	xf_cmc_beyond *tl = &res->beyond;
 	int nt = r->n_theta, rc = 0;
@@ -212,7 +206,7 @@ int xf_cmc_beyond_probe(const cmc_run *r, const double *u_draws, int n, int stri
 	}
 	tl->done = 1;
 	tl->passes = p.passes;
-	tl->wall_s = wall_now_s() - t0;
+	tl->wall_s = xf_monotonic_s() - t0;
 	xf_info("cmc: beyond the draws: %d parameters with posterior mass the draws missed (%ld "
 		"passes, %.1f s)",
 		tl->n_flagged, p.passes, tl->wall_s);

@@ -28,20 +28,14 @@
 #include "cmc/route.h"
 #include "cmc/tmap.h"
 #include "xpcsfit/rng.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 /* Progress of the verification, about once a second: points evaluated of the current
  * batch (wall time decides only when to tell). */
 static void route_tick(void *ctx, long done, long total)
 {
 	cmc_run *r = ctx;
-	double now = now_s(), el = now - r->t0;
+	double now = xf_monotonic_s(), el = now - r->t0;
 	if (!r->progress || (done < total && now - r->last_report < 1.0))
 		return;
 	r->last_report = now;

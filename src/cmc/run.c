@@ -25,6 +25,7 @@
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "xpcsfit/rng.h"
+#include "util/clock.h"
 
 #define XF_CMC_RETRIES 2 /* a non-finite start is retried with the next streams */
 /* chains start this many metric sds apart: a draw from N(0, jitter² · initial metric),
@@ -37,13 +38,6 @@
  * posterior whose draws diverged sampled again; adr/0091: the slope piece read at NLSQ's
  * point) is not reused */
 #define XF_SAMPLER_REVISION 7
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* 1.4826·MAD of a shard's residuals at the NLSQ point: a robust noise scale. */
 static double shard_noise(const cmc_run *r, const xf_pairset *ps)
@@ -109,7 +103,7 @@ static void report(cmc_run *r)
 {
 	if (!r->progress)
 		return;
-	double now = now_s(), el = now - r->t0;
+	double now = xf_monotonic_s(), el = now - r->t0;
 	long todo = r->n_shards - r->shards_resumed;
 	if (r->only_shard >= 0)
 		todo = 1;
@@ -142,8 +136,8 @@ static void chain_tick(void *ctx, int sampling, int divergent)
 	r->warmup_done += !sampling;
 	r->last_sampling = sampling;
 	r->divergences += sampling && divergent;
-	xf_cmc_long_run_check(r, now_s() - r->t0);
-	if (now_s() - r->last_report >= 1.0)
+	xf_cmc_long_run_check(r, xf_monotonic_s() - r->t0);
+	if (xf_monotonic_s() - r->last_report >= 1.0)
 		report(r);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -936,7 +930,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	r.progress_ctx = progress_ctx;
 	r.dist = xf_dist_get();
 	int root = !r.dist || r.dist->rank == 0;
-	double t0 = now_s(), route_time = 0.0;
+	double t0 = xf_monotonic_s(), route_time = 0.0;
 	xf_cmc_route_out ro;
 	memset(&ro, 0, sizeof ro);
 	/* the layout first: a config error leaves nothing on disk. An MPI run agrees on
@@ -964,11 +958,11 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	rc = prepare_shards(&r, resume && !route, err);
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
-	double t_route = now_s();
+	double t_route = xf_monotonic_s();
 	if (route) {
 		r.t0 = t_route;
 		int rr = xf_cmc_route_importance(&r, res, r.init_cov, &ro, err);
-		route_time = now_s() - t_route;
+		route_time = xf_monotonic_s() - t_route;
 		if (rr == 0) {
 			r.route_draws = &ro.draws;
 			rc = xf_cmc_finish_route(&r, res, err);
@@ -986,7 +980,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	}
 	if ((rc = xf_cmc_dist_assign(&r, err)))
 		goto done;
-	r.t0 = now_s();
+	r.t0 = xf_monotonic_s();
 	report(&r);
 	rc = sample_shards(&r, err);
 	/* the finished shards reach rank 0's store even when a rank failed (--resume) */
@@ -998,13 +992,13 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	}
 	if ((rc = xf_dist_agree(rc, err)))
 		goto done;
-	double t_sampled = now_s();
+	double t_sampled = xf_monotonic_s();
 	if (root) {
 		if ((rc = xf_cmc_result_init(&r, res, err)) == 0 &&
 		    (rc = judge_shards(&r, res, err)) == 0)
 			rc = xf_cmc_finish(&r, res, load_shard, &r, err);
 		res->time_sampling_s = t_sampled - r.t0;
-		res->time_combine_s = now_s() - t_sampled;
+		res->time_combine_s = xf_monotonic_s() - t_sampled;
 		res->time_nuts_s = r.n_shards == 1 ? res->time_sampling_s : 0.0;
 		/* run.log only: resumed shards and other ranks' chains are not counted, so
 		 * parameters.json (the same bytes over ranks and resumes) does not say it */
@@ -1027,7 +1021,7 @@ finish:
 		res->time_approx_s = route_time;
 		if (!r.route_draws)
 			res->sigma_mean = res->sigma_sd = NAN;
-		res->time_total_s = now_s() - t0;
+		res->time_total_s = xf_monotonic_s() - t0;
 	}
 	rc = xf_dist_agree(rc, err);
 done:

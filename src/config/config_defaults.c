@@ -33,19 +33,6 @@ void xf_config_defaults(xf_config *cfg)
 	cfg->virtual_devices = 0;
 }
 
-xf_model_grid xf_config_model_grid(const xf_config *cfg, xf_mode mode, int n_frames, double dt_s,
-				   double q)
-{
-	return (xf_model_grid){
-		.mode = mode,
-		.shear_model = cfg ? cfg->shear_model : XF_SHEAR_HOMODYNE,
-		.n_frames = n_frames,
-		.dt_s = dt_s,
-		.q = q,
-		.gap_A = cfg ? cfg->gap_A : XF_DEFAULT_GAP_A,
-	};
-}
-
 void xf_config_free(xf_config *cfg)
 {
 	if (!cfg)

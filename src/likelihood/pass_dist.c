@@ -11,6 +11,7 @@
 
 #include "likelihood/pass_internal.h"
 #include "xpcsfit/dist.h"
+#include "util/clock.h"
 
 #define FIXED_FULL (2 + XF_N_PHYS * XF_N_PHYS + XF_N_PHYS) /* chi2, g1sq, hpp, bp */
 
@@ -111,13 +112,6 @@ int xf_lik_distribute(xf_lik *lik)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct offset_ctx {
 	xf_lik *lik;
 	xf_block_task run_block;
@@ -133,7 +127,7 @@ int xf_pass_dist_run(xf_lik *lik, xf_block_task run_block)
 {
 	const xf_dist *d = xf_dist_get();
 	offset_ctx o = { lik, run_block };
-	double t0 = now_s();
+	double t0 = xf_monotonic_s();
 	if (lik->pool)
 		xf_pool_run(lik->pool, lik->dist_count, run_own_block, &o);
 	else
@@ -145,10 +139,10 @@ int xf_pass_dist_run(xf_lik *lik, xf_block_task run_block)
 	for (int r = 0; r < lik->dist_ranks; r++)
 		lik->dist_counts[r] = (int)((size_t)lik->dist_blocks[r] * per);
 	xf_dist_count((double)((size_t)lik->dist_count * per * sizeof(double)), 1);
-	double t1 = now_s();
+	double t1 = xf_monotonic_s();
 	if (d->allgather_doubles(d->ctx, lik->dist_send, lik->dist_recv, lik->dist_counts))
 		return -1;
-	xf_dist_time(t1 - t0, now_s() - t1);
+	xf_dist_time(t1 - t0, xf_monotonic_s() - t1);
 	for (int blk = 0; blk < lik->n_blocks; blk++)
 		unpack(lik, lik->dist_recv + (size_t)blk * per, &lik->slots[blk]);
 	return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "util/clock.h"
 
 static int enabled;
 static double t_start, t_phase; /* clock at enable, at the current phase's start */
@@ -13,13 +14,6 @@ static int current = -1;	/* index into rows of the current phase */
 static int n_rows;
 static xf_profile_phase_row rows[XF_PROFILE_MAX_PHASES];
 static long children_kib; /* RUSAGE_CHILDREN max RSS when the current phase began */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* VmHWM of this process in KiB, -1 when /proc is not there */
 static long hwm_kib(void)
@@ -74,7 +68,7 @@ static void close_current(double t)
 void xf_profile_enable(void)
 {
 	enabled = 1;
-	t_start = t_phase = now_s();
+	t_start = t_phase = xf_monotonic_s();
 	current = -1;
 	n_rows = 0;
 }
@@ -88,7 +82,7 @@ void xf_profile_phase(const char *name)
 {
 	if (!enabled)
 		return;
-	double t = now_s();
+	double t = xf_monotonic_s();
 	close_current(t);
 	int k = 0;
 	while (k < n_rows && strcmp(rows[k].name, name))
@@ -108,7 +102,7 @@ void xf_profile_phase(const char *name)
 
 int xf_profile_snapshot(xf_profile_phase_row *out, int max, double *total_s)
 {
-	double t = now_s();
+	double t = xf_monotonic_s();
 	int n = n_rows < max ? n_rows : max;
 	for (int k = 0; k < n; k++) {
 		out[k] = rows[k];

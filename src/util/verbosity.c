@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/clock.h"
 
 static int level = XF_VERB_NORMAL;
 static int given;
@@ -68,19 +69,12 @@ int xf_progress_tty(void)
 	return level >= XF_VERB_NORMAL && isatty(STDERR_FILENO);
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void xf_progress_count(xf_count_progress *p, const char *what, int done, int total,
 		       const char *unit)
 {
 	if (!xf_progress_on() || stderr_errors_only)
 		return;
-	double now = mono_s();
+	double now = xf_monotonic_s();
 	if (!p->started) {
 		p->started = 1;
 		p->t0 = now;

@@ -7,12 +7,11 @@
 
 #include "gpu/tool/tool.h"
 #include "synth.h"
+#include "util/clock.h"
 
 double tool_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	return xf_monotonic_s();
 }
 
 /* The request of a config with every default (xf_request_defaults) and the starts at the

@@ -1,0 +1,11 @@
+/* clock.c — the monotonic wall clock (clock.h) */
+#include "util/clock.h"
+
+#include <time.h>
+
+double xf_monotonic_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
