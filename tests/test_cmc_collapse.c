@@ -14,18 +14,17 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/request_build.h"
+#include "fit_request.h"
 #include "cmc/collapse.h"
 #include "synth.h"
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 
 static const double truth[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
 
 typedef struct fixture {
 	xf_dataset ds;
-	xf_config cfg;
+	xf_request req;
 	xf_problem pr;
 	xf_pairset ps;
 	xf_lik *lik;
@@ -42,18 +41,11 @@ static void setup(fixture *f, xf_mode mode, xf_scaling_mode scaling, int n_phi, 
 	const double phi[5] = { -30, 0, 15, 60, 90 };
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	assert_int_equal(xf_synth_dataset(&g, truth, n_phi, phi, con, off, 2e-3, 5, &f->ds), 0);
-	xf_config_defaults(&f->cfg);
-	f->cfg.mode = mode;
-	f->cfg.has_dt = 1;
-	f->cfg.dt_s = g.dt_s;
-	f->cfg.nlsq.anti_degeneracy_enable = 1;
-	f->cfg.nlsq.per_angle_mode = scaling;
-	for (int k = 0; k < 7; k++) {
-		f->cfg.values[k] = truth[k];
-		f->cfg.value_given[k] = 1;
-	}
+	xf_test_request(&f->req, mode, truth);
+	f->req.anti_degeneracy = 1;
+	f->req.per_angle_mode = scaling;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&f->pr, &f->cfg, &f->ds, &err), 0);
+	assert_int_equal(xf_problem_build(&f->pr, &f->req, &f->ds, &err), 0);
 	assert_int_equal(f->pr.scaling->mode, scaling);
 	xf_pairset_all(&f->ps, f->ds.n_frames);
 	f->lik = xf_lik_create(&f->pr, &f->ps, NULL, &err);
@@ -86,7 +78,6 @@ static void teardown(fixture *f)
 	xf_lik_destroy(f->lik);
 	xf_pairset_free(&f->ps);
 	xf_problem_free(&f->pr);
-	xf_config_free(&f->cfg);
 	xf_synth_free(&f->ds);
 }
 

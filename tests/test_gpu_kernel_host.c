@@ -13,9 +13,8 @@
 #include "gpu/gpu.h"
 #include "gpu/slot.h"
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 static const double theta[7] = { 1200.0, -0.8, 3.0, 0.02, -0.3, 0.001, 10.0 };
 
@@ -61,19 +60,12 @@ static void check_sums(xf_mode mode)
 {
 	xf_dataset ds;
 	assert_int_equal(xf_synth_benchmark(50, 3, &ds), 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = mode;
-	cfg.has_dt = 1;
-	cfg.dt_s = 0.001;
 	const double truth[7] = XF_BENCH_TRUTH;
-	for (int k = 0; k < 7; k++) {
-		cfg.values[k] = truth[k];
-		cfg.value_given[k] = 1;
-	}
+	xf_request req;
+	xf_test_request(&req, mode, truth);
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	xf_pairset ps;
 	xf_pairset_all(&ps, ds.n_frames);
 	xf_lik *lik = xf_lik_create(&pr, &ps, NULL, &err);

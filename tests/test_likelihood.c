@@ -13,25 +13,18 @@
 
 #include "model/kernel.h"
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/rng.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
 
-static void laminar_config(xf_config *cfg, const xf_model_grid *g)
+/* The request of a fit of g's model from a fixed start, on g's shear model */
+static void laminar_request(xf_request *req, const xf_model_grid *g)
 {
-	xf_config_defaults(cfg);
-	cfg->mode = g->mode;
-	cfg->has_dt = 1;
-	cfg->dt_s = g->dt_s;
-	cfg->shear_model = g->shear_model;
 	const double start[7] = { 1000.0, -0.5, 10.0, 0.01, -0.2, 0.0, 0.0 };
-	for (int k = 0; k < 7; k++) {
-		cfg->values[k] = start[k];
-		cfg->value_given[k] = 1;
-	}
+	xf_test_request(req, g->mode, start);
+	req->shear_model = g->shear_model;
 }
 
 /* k-th pair of a pair set, the implicit one walked row by row. */
@@ -98,13 +91,13 @@ static void check_pass(xf_mode mode, xf_scaling_mode scaling, int n_threads, xf_
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 7, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.anti_degeneracy_enable = 1;
-	cfg.nlsq.per_angle_mode = scaling;
+	xf_request req;
+	laminar_request(&req, &g);
+	req.anti_degeneracy = 1;
+	req.per_angle_mode = scaling;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	assert_int_equal(pr.scaling->mode, scaling);
 	xf_pool *pool = xf_pool_create(n_threads);
 	xf_pairset ps;
@@ -166,7 +159,6 @@ static void check_pass(xf_mode mode, xf_scaling_mode scaling, int n_threads, xf_
 	xf_pairset_free(&ps);
 	xf_pool_destroy(pool);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -185,13 +177,12 @@ static void check_phase_regime(double gap_A, double gdot0, double x_min, double 
 	double truth[7] = { 1500.0, -0.8, 20.0, gdot0, -0.3, 0.0, 2.0 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 4, phi, con, off, 2e-3, 7, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.gap_A = gap_A;
-	cfg.has_gap = 1;
+	xf_request req;
+	laminar_request(&req, &g);
+	req.gap_A = gap_A;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	xf_pairset ps;
 	xf_pairset_all(&ps, ds.n_frames);
 	xf_lik *lik = xf_lik_create(&pr, &ps, NULL, &err);
@@ -248,7 +239,6 @@ static void check_phase_regime(double gap_A, double gdot0, double x_min, double 
 	xf_lik_destroy(lik);
 	xf_pairset_free(&ps);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -325,12 +315,12 @@ static void check_pass_bits(xf_scaling_mode scaling, xf_shear_model shear, size_
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 11, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.per_angle_mode = scaling;
+	xf_request req;
+	laminar_request(&req, &g);
+	req.per_angle_mode = scaling;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	xf_pairset ps;
 	if (sample)
 		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 5, XF_RNG_SCREEN), 0);
@@ -387,7 +377,6 @@ static void check_pass_bits(xf_scaling_mode scaling, xf_shear_model shear, size_
 	free(got);
 	xf_pairset_free(&ps);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -531,12 +520,12 @@ static void check_eval_values(xf_mode mode, size_t sample)
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 13, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	xf_request req;
+	laminar_request(&req, &g);
+	req.per_angle_mode = XF_SCALING_INDIVIDUAL;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	xf_pairset ps;
 	if (sample)
 		assert_int_equal(xf_pairset_sample(&ps, ds.n_frames, sample, 9, XF_RNG_SCREEN), 0);
@@ -613,7 +602,6 @@ static void check_eval_values(xf_mode mode, size_t sample)
 	free(x);
 	xf_pairset_free(&ps);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -638,12 +626,12 @@ static void check_eval_scaling(xf_mode mode, xf_scaling_mode smode)
 	const double con[5] = { 0.3, 0.25, 0.28, 0.31, 0.29 }, off[5] = { 1, 1.01, 0.99, 1, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 5, phi, con, off, 2e-3, 13, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.per_angle_mode = smode;
+	xf_request req;
+	laminar_request(&req, &g);
+	req.per_angle_mode = smode;
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
 	xf_pairset ps;
 	xf_pairset_all(&ps, ds.n_frames);
 	int nf = pr.n_full, np = pr.n_phys, ns = 2 * pr.n_basis;
@@ -704,7 +692,6 @@ static void check_eval_scaling(xf_mode mode, xf_scaling_mode smode)
 	free(bs);
 	xf_pairset_free(&ps);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 

@@ -11,28 +11,19 @@
 #include <cmocka.h>
 
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 static const double truth_laminar[7] = { 1500.0, -0.8, 20.0, 0.012, -0.3, 0.0005, 2.0 };
 
-static void laminar_config(xf_config *cfg, const xf_model_grid *g)
+/* A laminar fit on g's geometry from a fixed start, at most 200 iterations */
+static void laminar_fit(xf_test_fit *f, const xf_model_grid *g)
 {
-	xf_config_defaults(cfg);
-	cfg->mode = XF_MODE_LAMINAR;
-	cfg->has_dt = 1;
-	cfg->dt_s = g->dt_s;
-	cfg->has_q = 1;
-	cfg->wavevector_q = g->q;
-	cfg->gap_A = g->gap_A;
 	const double start[7] = { 1000.0, -0.5, 10.0, 0.01, -0.2, 0.0, 0.0 };
-	for (int k = 0; k < 7; k++) {
-		cfg->values[k] = start[k];
-		cfg->value_given[k] = 1;
-	}
-	cfg->nlsq.max_iterations = 200;
+	xf_test_fit_init(f, XF_MODE_LAMINAR, start);
+	f->req.gap_A = g->gap_A;
+	f->opt.max_iterations = 200;
 }
 
 /* Laminar data at φ = 0, 45, 90° (contrast 0.3, offset 1, noise 1e-3) on grid g. */
@@ -57,16 +48,16 @@ static void check_recovery(const double *truth, const double *start, xf_scaling_
 	const double noise = 1e-3;
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 6, phi, con, off, noise, 11, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.has_sigma = 1;
-	cfg.nlsq.sigma = noise;
-	cfg.nlsq.per_angle_mode = scaling;
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
+	fc.opt.has_sigma = 1;
+	fc.opt.sigma = noise;
+	fc.opt.per_angle_mode = scaling;
 	for (int k = 0; k < 7; k++)
-		cfg.values[k] = start[k];
+		fc.req.start[k] = start[k];
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &res, &err), 0);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	for (int k = 0; k < 7; k++) {
 		double z = (res.values[k] - truth[k]) / res.uncertainties[k];
@@ -82,7 +73,6 @@ static void check_recovery(const double *truth, const double *start, xf_scaling_
 	}
 	assert_string_equal(xf_sigma_rule_name(res.sigma_rule), "given");
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -106,15 +96,15 @@ static void test_determinism_threads(void **state)
 	xf_dataset ds;
 	three_angle_dataset(&g, 150, 5, &ds);
 	assert_true(ds.n_points > 3 * XF_PAIRS_PER_BLOCK); /* several blocks */
-	xf_config cfg;
-	laminar_config(&cfg, &g);
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
 	const int threads[4] = { 1, 2, 3, 8 };
 	xf_nlsq_result ref;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &ref, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &ref, &err), 0);
 	for (int t = 1; t < 4; t++) {
 		xf_nlsq_result res;
-		assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, threads[t], NULL, NULL, &res, &err), 0);
+		assert_int_equal(xf_test_fit_run(&fc, &ds, threads[t], &res, &err), 0);
 		assert_int_equal(res.iterations, ref.iterations);
 		assert_memory_equal(&res.chi_squared, &ref.chi_squared, sizeof(double));
 		assert_memory_equal(res.values, ref.values, sizeof(double) * ref.n_params);
@@ -123,7 +113,6 @@ static void test_determinism_threads(void **state)
 		xf_nlsq_result_free(&res);
 	}
 	xf_nlsq_result_free(&ref);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -135,17 +124,17 @@ static void test_bounds_and_status(void **state)
 	xf_model_grid g;
 	xf_dataset ds;
 	three_angle_dataset(&g, 60, 3, &ds);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.bounds[XF_P_D0].upper = 1200.0; /* truth 1500 lies outside */
-	cfg.is_fixed[XF_P_PHI0] = 1;
-	cfg.values[XF_P_PHI0] = 2.0;
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
+	fc.req.bounds[XF_P_D0].upper = 1200.0; /* truth 1500 lies outside */
+	fc.req.fixed[XF_P_PHI0] = 1;
+	fc.req.start[XF_P_PHI0] = 2.0;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &res, &err), 0);
 	for (int k = 0; k < res.n_phys; k++) {
-		assert_true(res.values[k] >= cfg.bounds[k].lower);
-		assert_true(res.values[k] <= cfg.bounds[k].upper);
+		assert_true(res.values[k] >= fc.req.bounds[k].lower);
+		assert_true(res.values[k] <= fc.req.bounds[k].upper);
 	}
 	assert_true(res.values[XF_P_D0] == 1200.0);
 	int found = 0;
@@ -158,15 +147,14 @@ static void test_bounds_and_status(void **state)
 	xf_nlsq_result_free(&res);
 
 	/* the budget caps iterations on all the data; a single path, no screening */
-	cfg.bounds[XF_P_D0].upper = 1e5;
-	cfg.nlsq.max_iterations = 1;
-	cfg.nlsq.hierarchical = 0;
-	cfg.nlsq.start_search = 0;
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
+	fc.req.bounds[XF_P_D0].upper = 1e5;
+	fc.opt.max_iterations = 1;
+	fc.opt.hierarchical = 0;
+	fc.opt.start_search = 0;
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &res, &err), 0);
 	assert_string_equal(xf_fit_status_name(res.status), "max_iterations");
 	assert_string_equal(res.stop_reason, "max_iterations");
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -179,17 +167,12 @@ static void test_static_residual_variance(void **state)
 	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.25 }, off[2] = { 1.0, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 2e-3, 9, &ds), 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_STATIC;
-	const double start[3] = { 1000.0, 0.0, 0.0 };
-	for (int k = 0; k < 3; k++) {
-		cfg.values[k] = start[k];
-		cfg.value_given[k] = 1;
-	}
+	const double start[7] = { 1000.0, 0.0, 0.0 }; /* static: the first 3 */
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_STATIC, start);
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &res, &err), 0);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	assert_string_equal(xf_sigma_rule_name(res.sigma_rule), "residual_variance");
 	assert_int_equal(res.n_params, 3 + 4); /* individual scaling for static */
@@ -197,7 +180,6 @@ static void test_static_residual_variance(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_true(fabs(res.values[k] - truth[k]) <= 4 * res.uncertainties[k]);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -212,18 +194,16 @@ static void test_no_floor_trap_from_middle_start(void **state)
 	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.25 }, off[2] = { 1.0, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 2e-3, 9, &ds), 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg); /* no start values: the middle of the bounds */
-	cfg.mode = XF_MODE_STATIC;
+	xf_test_fit fc; /* no start values: the middle of the bounds */
+	xf_test_fit_init(&fc, XF_MODE_STATIC, NULL);
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &res, &err), 0);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	assert_true(fabs(res.residual_sd - 2e-3) < 1e-4);
 	for (int k = 0; k < 3; k++)
 		assert_true(fabs(res.values[k] - truth[k]) <= 4 * res.uncertainties[k]);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -239,22 +219,21 @@ static void test_hierarchical_bad_scaling_start(void **state)
 	const double phi[3] = { 0, 45, 90 }, con[3] = { 0.3, 0.3, 0.3 }, off[3] = { 1, 1, 1 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 3, phi, con, off, 1e-3, 3, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
 	const double start[7] = { 1000, -0.6, 0.0, 0.01, 0.0, 0.0, 0.0 };
 	for (int k = 0; k < 7; k++)
-		cfg.values[k] = start[k];
-	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
-	cfg.nlsq.has_sigma = 1;
-	cfg.nlsq.sigma = 1e-3;
+		fc.req.start[k] = start[k];
+	fc.opt.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	fc.opt.has_sigma = 1;
+	fc.opt.sigma = 1e-3;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &res, &err), 0);
 	if (!(res.reduced_chi_squared < 1.1))
 		fail_msg("reduced chi2 %.3f: stuck in a wrong minimum", res.reduced_chi_squared);
 	assert_int_equal(res.n_at_bounds, 0);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -273,14 +252,14 @@ static void test_fourier_recovery(void **state)
 	}
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth_laminar, 7, phi, con, off, 1e-3, 21, &ds), 0);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.per_angle_mode = XF_SCALING_FOURIER;
-	cfg.nlsq.has_sigma = 1;
-	cfg.nlsq.sigma = 1e-3;
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
+	fc.opt.per_angle_mode = XF_SCALING_FOURIER;
+	fc.opt.has_sigma = 1;
+	fc.opt.sigma = 1e-3;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &res, &err), 0);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	assert_int_equal(res.n_params, 7 + 2 * 5);
 	assert_string_equal(res.names[7], "contrast_c0");
@@ -294,7 +273,6 @@ static void test_fourier_recovery(void **state)
 		assert_true(fabs(res.values[k] - truth_laminar[k]) <= 4 * res.uncertainties[k]);
 	assert_true(fabs(res.reduced_chi_squared - 1.0) < 0.05);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -306,24 +284,23 @@ static void test_multi_start(void **state)
 	xf_model_grid g;
 	xf_dataset ds;
 	three_angle_dataset(&g, 50, 2, &ds);
-	xf_config cfg;
-	laminar_config(&cfg, &g);
-	cfg.nlsq.multi_start = 1;
-	cfg.nlsq.n_starts = 4;
-	cfg.nlsq.max_iterations = 60;
+	xf_test_fit fc;
+	laminar_fit(&fc, &g);
+	fc.opt.multi_start = 1;
+	fc.opt.n_starts = 4;
+	fc.opt.max_iterations = 60;
 	xf_nlsq_result a, b, single;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &a, &err), 0);
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &b, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 2, &a, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &b, &err), 0);
 	assert_memory_equal(a.values, b.values, sizeof(double) * a.n_params);
-	cfg.nlsq.multi_start = 0;
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &single, &err), 0);
+	fc.opt.multi_start = 0;
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &single, &err), 0);
 	assert_int_equal(a.n_starts_run, single.n_starts_run + 3);
 	assert_true(a.chi_squared <= single.chi_squared * (1 + 1e-12));
 	xf_nlsq_result_free(&a);
 	xf_nlsq_result_free(&b);
 	xf_nlsq_result_free(&single);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 

@@ -10,9 +10,8 @@
 #include <cmocka.h>
 
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 #define N_REALISATIONS 30
 
@@ -30,18 +29,15 @@ static void test_pull_distribution(void **state)
 		xf_dataset ds;
 		assert_int_equal(xf_synth_dataset(&g, truth, 4, phi, con, off, noise, 100 + r, &ds),
 				 0);
-		xf_config cfg;
-		xf_config_defaults(&cfg);
-		cfg.mode = XF_MODE_LAMINAR;
-		for (int k = 0; k < 7; k++) {
-			cfg.values[k] = start[k];
-			cfg.value_given[k] = 1;
-		}
-		cfg.nlsq.has_sigma = 1;
-		cfg.nlsq.sigma = noise;
+		xf_request req; /* σ given: the data's noise */
+		xf_nlsq_options opt;
+		xf_test_request(&req, XF_MODE_LAMINAR, start);
+		xf_nlsq_options_defaults(&opt);
+		req.has_sigma = opt.has_sigma = 1;
+		req.sigma = opt.sigma = noise;
 		xf_nlsq_result res;
 		xf_error err = { 0 };
-		assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 2, NULL, NULL, &res, &err), 0);
+		assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 2, NULL, NULL, &res, &err), 0);
 		assert_string_equal(xf_fit_status_name(res.status), "converged");
 		for (int k = 0; k < 7; k++) {
 			double z = (res.values[k] - truth[k]) / res.uncertainties[k];
@@ -50,7 +46,6 @@ static void test_pull_distribution(void **state)
 		}
 		sum_red += res.reduced_chi_squared;
 		xf_nlsq_result_free(&res);
-		xf_config_free(&cfg);
 		xf_dataset_free(&ds);
 	}
 	for (int k = 0; k < 7; k++) {

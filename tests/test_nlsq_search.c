@@ -16,9 +16,8 @@
 #include "nlsq/lm.h"
 #include "nlsq/nlsq_internal.h"
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 /* Laminar data at the dt and q of homodyne's template, shear and diffusion both visible
  * within 300 frames. */
@@ -42,26 +41,19 @@ static void six_angles(xf_dataset *ds)
 	make_data(phi, 6, 300, 4, ds);
 }
 
-/* A config for the data: start values (NULL: values null), the search, the path. */
-static void config_for(xf_config *cfg, xf_mode mode, const double *start, int search,
-		       int hierarchical)
+/* A fit of the data: start values (NULL: the bounds' middles), the search, the path. */
+static void case_for(xf_test_fit *fc, xf_mode mode, const double *start, int search,
+		     int hierarchical)
 {
-	xf_config_defaults(cfg);
-	cfg->mode = mode;
-	cfg->has_dt = 1;
-	cfg->dt_s = 0.001;
-	for (int k = 0; k < XF_N_PHYS; k++) {
-		cfg->value_given[k] = start != NULL;
-		cfg->values[k] = start ? start[k] : 0.0;
-	}
-	cfg->nlsq.start_search = search;
-	cfg->nlsq.hierarchical = hierarchical;
+	xf_test_fit_init(fc, mode, start);
+	fc->opt.start_search = search;
+	fc->opt.hierarchical = hierarchical;
 }
 
-static void fit(const xf_config *cfg, const xf_dataset *ds, xf_nlsq_result *res)
+static void fit(const xf_test_fit *fc, const xf_dataset *ds, xf_nlsq_result *res)
 {
 	xf_error err = { 0 };
-	int rc = xf_cli_nlsq_fit(cfg, ds, 2, NULL, NULL, res, &err);
+	int rc = xf_test_fit_run(fc, ds, 2, res, &err);
 	if (rc)
 		fail_msg("fit failed: %s", err.msg);
 }
@@ -69,14 +61,13 @@ static void fit(const xf_config *cfg, const xf_dataset *ds, xf_nlsq_result *res)
 /* χ² of the fit started at the truth (one direct path): the optimum of the data. */
 static double optimum_chi2(xf_mode mode, const double *start, const xf_dataset *ds)
 {
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, mode, start, 0, 0);
-	fit(&cfg, ds, &res);
+	case_for(&fc, mode, start, 0, 0);
+	fit(&fc, ds, &res);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	double chi2 = res.chi_squared;
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	return chi2;
 }
 
@@ -95,11 +86,11 @@ static void test_estimate(void **state)
 	(void)state;
 	xf_dataset ds;
 	six_angles(&ds);
-	xf_config cfg;
-	config_for(&cfg, XF_MODE_LAMINAR, NULL, 1, 0);
+	xf_test_fit fc;
+	case_for(&fc, XF_MODE_LAMINAR, NULL, 1, 0);
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &fc.req, &ds, &err), 0);
 	double est[7], mean_g1sq;
 	assert_int_equal(xf_nlsq_estimate_start(&pr, est, &mean_g1sq), 0);
 	const double t_mid = 0.15; /* s */
@@ -113,7 +104,6 @@ static void test_estimate(void **state)
 	assert_true(fabs(est[1] - truth[1]) < 0.25 && fabs(est[4] - truth[4]) < 0.25);
 	assert_true(mean_g1sq > 0.05 && mean_g1sq < 1.0);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -126,18 +116,17 @@ static void test_estimate_static(void **state)
 	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.25 }, off[2] = { 1.0, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, th, 2, phi, con, off, 2e-3, 9, &ds), 0);
-	xf_config cfg;
-	config_for(&cfg, XF_MODE_STATIC, NULL, 1, 0);
+	xf_test_fit fc;
+	case_for(&fc, XF_MODE_STATIC, NULL, 1, 0);
 	xf_problem pr;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_problem_build(&pr, &cfg, &ds, &err), 0);
+	assert_int_equal(xf_problem_build(&pr, &fc.req, &ds, &err), 0);
 	double est[7], mean_g1sq;
 	assert_int_equal(xf_nlsq_estimate_start(&pr, est, &mean_g1sq), 0);
 	double d_true = th[0] * pow(3.0, th[1]) + th[2], d_est = est[0] * pow(3.0, est[1]) + est[2];
 	if (!(fabs(d_est / d_true - 1.0) < 0.3))
 		fail_msg("D(3 s) %.4g, truth %.4g", d_est, d_true);
 	xf_problem_free(&pr);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -154,10 +143,10 @@ static void test_wrong_minimum(void **state)
 	six_angles(&ds);
 	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
 	const double start[7] = { 1000.0, 0.5, 10.0, 0.1, 0.5, 0.0, 0.0 };
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
-	fit(&cfg, &ds, &res);
+	case_for(&fc, XF_MODE_LAMINAR, start, 0, 0);
+	fit(&fc, &ds, &res);
 	/* the trap is real (a restart off its bound lowered χ²), and left */
 	assert_true(res.search.n_bound_improved >= 1);
 	if (!(res.chi_squared <= best * (1 + 1e-6)))
@@ -166,15 +155,14 @@ static void test_wrong_minimum(void **state)
 	assert_int_equal(res.quality.overall, XF_QUALITY_MARGINAL);
 	assert_true(has_reason(&res, "single start"));
 	xf_nlsq_result_free(&res);
-	cfg.nlsq.start_search = 1;
-	fit(&cfg, &ds, &res);
+	fc.opt.start_search = 1;
+	fit(&fc, &ds, &res);
 	if (!(res.chi_squared <= best * (1 + 1e-6)))
 		fail_msg("search ended at chi2 %.10g, optimum %.10g", res.chi_squared, best);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	assert_int_equal(res.quality.overall, XF_QUALITY_GOOD);
 	assert_true(res.quality.distance_se <= XF_CONVERGED_SE);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -188,16 +176,15 @@ static void test_flat_start(void **state)
 	xf_dataset ds;
 	make_data(phi, 3, 300, 5, &ds);
 	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, XF_MODE_LAMINAR, homodyne_mid_bounds, 1, 1);
-	fit(&cfg, &ds, &res);
+	case_for(&fc, XF_MODE_LAMINAR, homodyne_mid_bounds, 1, 1);
+	fit(&fc, &ds, &res);
 	assert_true(res.search.n_replaced >= 1);
 	if (!(res.chi_squared <= best * (1 + 1e-6)))
 		fail_msg("chi2 %.10g, optimum %.10g", res.chi_squared, best);
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -209,12 +196,12 @@ static void test_values_null(void **state)
 	xf_dataset ds;
 	six_angles(&ds);
 	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result a, b;
 	xf_error err = { 0 };
-	config_for(&cfg, XF_MODE_LAMINAR, NULL, 1, 1);
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &a, &err), 0);
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 3, NULL, NULL, &b, &err), 0);
+	case_for(&fc, XF_MODE_LAMINAR, NULL, 1, 1);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &a, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 3, &b, &err), 0);
 	assert_true(a.chi_squared <= best * (1 + 1e-6));
 	assert_string_equal(xf_fit_status_name(a.status), "converged");
 	assert_true(a.iterations <= 10);
@@ -223,7 +210,6 @@ static void test_values_null(void **state)
 	assert_string_equal(a.search.chosen, b.search.chosen);
 	xf_nlsq_result_free(&a);
 	xf_nlsq_result_free(&b);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -243,25 +229,23 @@ static void test_iterations_against_paths(void **state)
 	for (int s = 0; s < 3; s++) {
 		int paths = 1 << 30;
 		for (int h = 0; h < 2; h++) {
-			xf_config cfg;
+			xf_test_fit fc;
 			xf_nlsq_result res;
-			config_for(&cfg, XF_MODE_LAMINAR, starts[s], 0, h);
-			fit(&cfg, &ds, &res);
+			case_for(&fc, XF_MODE_LAMINAR, starts[s], 0, h);
+			fit(&fc, &ds, &res);
 			if (res.chi_squared <= best * (1 + 1e-6) && res.iterations < paths)
 				paths = res.iterations;
 			xf_nlsq_result_free(&res);
-			xf_config_free(&cfg);
 		}
-		xf_config cfg;
+		xf_test_fit fc;
 		xf_nlsq_result res;
-		config_for(&cfg, XF_MODE_LAMINAR, starts[s], 1, 1);
-		fit(&cfg, &ds, &res);
+		case_for(&fc, XF_MODE_LAMINAR, starts[s], 1, 1);
+		fit(&fc, &ds, &res);
 		assert_true(res.chi_squared <= best * (1 + 1e-6));
 		if (!(res.iterations <= 1.5 * paths))
 			fail_msg("start %d: %d iterations, the better path %d", s, res.iterations,
 				 paths);
 		xf_nlsq_result_free(&res);
-		xf_config_free(&cfg);
 	}
 	xf_synth_free(&ds);
 }
@@ -395,24 +379,23 @@ static void test_stall_model(void **state)
 	six_angles(&ds);
 	double best = optimum_chi2(XF_MODE_LAMINAR, truth, &ds);
 	const double start[7] = { 100, 2.0, 0.0, 0.5, -2.0, 0.0, 0.0 };
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, XF_MODE_LAMINAR, start, 0, 0);
-	fit(&cfg, &ds, &res);
+	case_for(&fc, XF_MODE_LAMINAR, start, 0, 0);
+	fit(&fc, &ds, &res);
 	assert_true(res.chi_squared <= best * (1 + 1e-6));
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	xf_nlsq_result_free(&res);
-	cfg.nlsq.hierarchical = 1;
-	fit(&cfg, &ds, &res);
+	fc.opt.hierarchical = 1;
+	fit(&fc, &ds, &res);
 	assert_true(res.chi_squared <= best * (1 + 1e-6));
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	xf_nlsq_result_free(&res);
-	cfg.nlsq.start_search = 1;
-	fit(&cfg, &ds, &res);
+	fc.opt.start_search = 1;
+	fit(&fc, &ds, &res);
 	assert_true(res.chi_squared <= best * (1 + 1e-6));
 	assert_string_equal(xf_fit_status_name(res.status), "converged");
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -424,12 +407,12 @@ static void test_rank_deficient(void **state)
 	(void)state;
 	xf_dataset ds;
 	six_angles(&ds);
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, XF_MODE_LAMINAR, truth, 1, 1);
-	cfg.is_fixed[XF_P_BETA] = 1;
-	cfg.values[XF_P_BETA] = 0.0;
-	fit(&cfg, &ds, &res);
+	case_for(&fc, XF_MODE_LAMINAR, truth, 1, 1);
+	fc.req.fixed[XF_P_BETA] = 1;
+	fc.req.start[XF_P_BETA] = 0.0;
+	fit(&fc, &ds, &res);
 	assert_string_equal(xf_fit_status_name(res.status), "ridge");
 	assert_true(xf_fit_status_failed(res.status));
 	assert_int_equal(res.quality.overall, XF_QUALITY_POOR);
@@ -449,7 +432,6 @@ static void test_rank_deficient(void **state)
 	assert_true(isfinite(res.uncertainties[XF_P_D0]));
 	assert_false(res.quality.all_informed);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
@@ -464,16 +446,15 @@ static void test_not_informed(void **state)
 	const double th[7] = { 8000, -0.4, 50, 0.004, -0.2, 0.0003, 0.0 };
 	const double con[2] = { 0.3, 0.3 }, off[2] = { 1, 1 };
 	assert_int_equal(xf_synth_dataset(&g, th, 2, phi, con, off, 2e-3, 6, &ds), 0);
-	xf_config cfg;
+	xf_test_fit fc;
 	xf_nlsq_result res;
-	config_for(&cfg, XF_MODE_LAMINAR, th, 1, 1);
-	cfg.is_fixed[XF_P_PHI0] = 1;
-	fit(&cfg, &ds, &res);
+	case_for(&fc, XF_MODE_LAMINAR, th, 1, 1);
+	fc.req.fixed[XF_P_PHI0] = 1;
+	fit(&fc, &ds, &res);
 	assert_string_equal(xf_fit_status_name(res.status), "failed");
 	assert_true(has_reason(&res, "not informed by the data: gamma_dot_t0"));
 	assert_false(res.quality.all_informed);
 	xf_nlsq_result_free(&res);
-	xf_config_free(&cfg);
 	xf_synth_free(&ds);
 }
 
