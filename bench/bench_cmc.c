@@ -12,9 +12,8 @@
 #include "cmc/cmc_internal.h"
 #include "synth.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 #include "services/nlsq.h"
-#include "xpcsfit/results_config.h"
 
 static double now_s(void)
 {
@@ -33,22 +32,19 @@ int main(int argc, char **argv)
 	xf_dataset ds;
 	if (xf_synth_benchmark(n_frames, n_phi, &ds))
 		return 1;
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_LAMINAR;
+	double start[7];
+	for (int k = 0; k < 7; k++)
+		start[k] = truth[k] * 1.2;
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_LAMINAR, start);
 	/* shards of ~8 000 points, as the old auto made them (auto is now K = 1, adr/0042):
 	 * what one consensus shard costs */
-	cfg.cmc.max_points_per_shard = 8000;
-	for (int k = 0; k < 7; k++) {
-		cfg.values[k] = truth[k] * 1.2;
-		cfg.value_given[k] = 1;
-	}
+	fc.cmc.max_points_per_shard = 8000;
 	xf_error err = { 0 };
 	xf_nlsq_result nlsq;
-	xf_request req; /* built once: NLSQ and the shards use it */
-	xf_request_from_config(&cfg, &req);
+	xf_request req = xf_test_fit_request(&fc); /* built once: NLSQ and the shards use it */
 	double t0 = now_s();
-	if (xf_nlsq_fit(&req, &cfg.nlsq, &ds, threads, NULL, NULL, &nlsq, &err)) {
+	if (xf_nlsq_fit(&req, &fc.opt, &ds, threads, NULL, NULL, &nlsq, &err)) {
 		fprintf(stderr, "nlsq: %s\n", err.msg);
 		return 1;
 	}
@@ -69,7 +65,7 @@ int main(int argc, char **argv)
 	for (long id = 0; id < n_sampled; id++) {
 		xf_cmc_shard sh;
 		t0 = now_s();
-		if (xf_cmc_sample_one(&req, &cfg.cmc, &ds, &warm, threads, dir, id, &n_shards, &sh,
+		if (xf_cmc_sample_one(&req, &fc.cmc, &ds, &warm, threads, dir, id, &n_shards, &sh,
 				      &err)) {
 			fprintf(stderr, "cmc: %s\n", err.msg);
 			return 1;
@@ -81,8 +77,8 @@ int main(int argc, char **argv)
 			ess_per_s_min = ess_s;
 		printf("shard %ld of %ld: %zu points, %d chains x (%d + %d), dense, %d devices: "
 		       "wall %.2f s\n",
-		       id, n_shards, sh.n_points, cfg.cmc.num_chains, cfg.cmc.num_warmup,
-		       cfg.cmc.num_samples, threads, wall);
+		       id, n_shards, sh.n_points, fc.cmc.num_chains, fc.cmc.num_warmup,
+		       fc.cmc.num_samples, threads, wall);
 		printf("  gradient evaluations %ld (%.0f /s), %.1f Mpoints/s, mean tree depth "
 		       "%.2f, step size %.3f\n",
 		       sh.grad_evals, sh.grad_evals / wall,

@@ -21,7 +21,7 @@
 #include "synth.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 #define REPEATS 7
 
@@ -160,7 +160,7 @@ static double time_pass(xf_lik *lik, const double *x, int level, double *jtj, do
 }
 
 /* The three passes of one scaling mode, in seconds and as multiples of the limits. */
-static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int threads,
+static int bench_mode(const xf_test_fit *fc, const xf_dataset *ds, xf_pool *pool, int threads,
 		      double t_stream, double *t_model, double *c_model, double *t_hessian)
 {
 	xf_problem pr;
@@ -168,7 +168,8 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
 	xf_pairset all;
 	xf_pairset_all(&all, ds->n_frames);
 	xf_lik *lik = NULL;
-	if (xf_cli_problem_build(&pr, cfg, ds, &err) ||
+	xf_request req = xf_test_fit_request(fc);
+	if (xf_problem_build(&pr, &req, ds, &err) ||
 	    !(lik = xf_lik_create(&pr, &all, pool, &err))) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
@@ -268,7 +269,7 @@ static int bench_mode(xf_config *cfg, const xf_dataset *ds, xf_pool *pool, int t
  * truth and frames, individual scaling in both; the time of the joint pass ÷ the sum of the rings' (issue 26: ≈ 1). */
 #define N_RINGS	    4
 #define RING_ANGLES 6
-static int bench_rings(const xf_config *cfg, int n_frames, xf_pool *pool, int threads)
+static int bench_rings(const xf_test_fit *fc, int n_frames, xf_pool *pool, int threads)
 {
 	const double truth[7] = XF_BENCH_TRUTH;
 	xf_dataset ring[N_RINGS], joint;
@@ -276,10 +277,9 @@ static int bench_rings(const xf_config *cfg, int n_frames, xf_pool *pool, int th
 	xf_lik *lik[N_RINGS], *lj;
 	double slot_q[N_RINGS * RING_ANGLES], phi[RING_ANGLES], con[RING_ANGLES], off[RING_ANGLES];
 	xf_error err = { 0 };
-	xf_request req;
 	xf_pairset ps;
 	xf_pairset_all(&ps, n_frames);
-	xf_request_from_config(cfg, &req);
+	xf_request req = xf_test_fit_request(fc);
 	req.per_angle_mode = XF_SCALING_INDIVIDUAL; /* what a joint fit uses (adr/0064) */
 	for (int a = 0; a < RING_ANGLES; a++) {
 		phi[a] = -90.0 + 180.0 * a / RING_ANGLES;
@@ -348,20 +348,15 @@ int main(int argc, char **argv)
 	xf_dataset ds;
 	if (xf_synth_benchmark(n_frames, n_phi, &ds))
 		return 1;
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_LAMINAR;
 	const double start[7] = { 1500.0, -1.0, 0.0, 0.02, 0.0, 0.0, 0.0 };
-	for (int k = 0; k < 7; k++) {
-		cfg.values[k] = start[k];
-		cfg.value_given[k] = 1;
-	}
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_LAMINAR, start);
 	xf_error err = { 0 };
 	xf_pool *pool = xf_pool_create(threads);
 	if (!pool)
 		return 1;
 	if (rings_only) {
-		int rc = bench_rings(&cfg, n_frames, pool, threads);
+		int rc = bench_rings(&fc, n_frames, pool, threads);
 		xf_pool_destroy(pool);
 		xf_synth_free(&ds);
 		return rc;
@@ -373,23 +368,23 @@ int main(int argc, char **argv)
 	       t_individual = 0.0;
 	printf("limit, bare streaming read of the data (%.0f MB, %d threads): %.4f s, %.1f GB/s\n",
 	       bytes / 1e6, threads, t_stream, bytes / t_stream / 1e9);
-	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_auto))
+	if (bench_mode(&fc, &ds, pool, threads, t_stream, &t_model, &c_model, &t_auto))
 		return 1;
-	cfg.nlsq.per_angle_mode = XF_SCALING_INDIVIDUAL;
-	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_individual))
+	fc.opt.per_angle_mode = XF_SCALING_INDIVIDUAL;
+	if (bench_mode(&fc, &ds, pool, threads, t_stream, &t_model, &c_model, &t_individual))
 		return 1;
-	cfg.nlsq.per_angle_mode = XF_SCALING_AUTO;
+	fc.opt.per_angle_mode = XF_SCALING_AUTO;
 	printf("pass: %zu points, %d threads: %.4f s per JtJ pass (auto), individual/auto %.2f\n",
 	       ds.n_points, threads, t_auto, t_individual / t_auto);
 	/* the static kernel (pass_hessian.c, pass_gradient.c) on the same data and settings:
 	 * its multiples of the model limit are of the laminar model pass */
 	double t_static = 0.0;
-	cfg.mode = XF_MODE_STATIC;
+	fc.req.mode = XF_MODE_STATIC;
 	printf("static mode (the multiples of 'model' are of the laminar model pass):\n");
-	if (bench_mode(&cfg, &ds, pool, threads, t_stream, &t_model, &c_model, &t_static))
+	if (bench_mode(&fc, &ds, pool, threads, t_stream, &t_model, &c_model, &t_static))
 		return 1;
-	cfg.mode = XF_MODE_LAMINAR;
-	if (bench_rings(&cfg, n_frames, pool, threads))
+	fc.req.mode = XF_MODE_LAMINAR;
+	if (bench_rings(&fc, n_frames, pool, threads))
 		return 1;
 	xf_pool_destroy(pool);
 	struct rusage ru;
@@ -410,12 +405,12 @@ int main(int argc, char **argv)
 	for (int st = 0; st < 2; st++)
 		for (int sg = 0; sg < 3; sg++) {
 			for (int k = 0; k < 7; k++)
-				cfg.values[k] = starts[st][k];
-			cfg.nlsq.start_search = sg == 0;
-			cfg.nlsq.hierarchical = sg == 2;
+				fc.req.start[k] = starts[st][k];
+			fc.opt.start_search = sg == 0;
+			fc.opt.hierarchical = sg == 2;
 			xf_nlsq_result res;
 			double t0 = now_s();
-			if (xf_cli_nlsq_fit(&cfg, &ds, threads, NULL, NULL, &res, &err))
+			if (xf_test_fit_run(&fc, &ds, threads, &res, &err))
 				return 1;
 			double t_fit = now_s() - t0;
 			printf("fit from %s, %s: %s (%s), chi2 %.10g, %d iterations on all the "

@@ -28,11 +28,10 @@
 
 #include "synth.h"
 #include "xpcsfit/cmc.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/nlsq.h"
 #include "cmc/diagnostics.h"
 #include "xpcsfit/rng.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 #define XF_RNG_TEST_PRIOR 1000u /* stream of the SBC prior draws (test only) */
 #define SBC_L		  99	/* thinned draws per replicate: ranks 0..99 */
@@ -75,32 +74,32 @@ static void tn_moments(double mu, double s, double lo, double hi, double *mean, 
 	*sd = s * sqrt(1.0 + (a * pa - b * pb) / z - r * r);
 }
 
-static void set_bound(xf_config *cfg, int k, double lo, double hi, double mu, double sd)
+static void set_bound(xf_test_fit *f, int k, double lo, double hi, double mu, double sd)
 {
-	cfg->bounds[k] = (xf_bound){ lo, hi, mu, sd };
+	xf_test_fit_bound(f, k, (xf_bound){ lo, hi, mu, sd });
 }
 
 /* CMC options shared by every test: a result directory per run under XF_TMP. */
-static void cmc_options(xf_config *cfg, long shards, int chains, int warmup, int samples,
+static void cmc_options(xf_test_fit *f, long shards, int chains, int warmup, int samples,
 			uint64_t seed)
 {
-	cfg->cmc.num_shards = shards;
-	cfg->cmc.num_chains = chains;
-	cfg->cmc.num_warmup = warmup;
-	cfg->cmc.num_samples = samples;
-	cfg->cmc.seed = seed;
+	f->cmc.num_shards = shards;
+	f->cmc.num_chains = chains;
+	f->cmc.num_warmup = warmup;
+	f->cmc.num_samples = samples;
+	f->cmc.seed = seed;
 }
 
 /* NLSQ then CMC on ds; asserts that both produced a result. */
-static void fit(const xf_config *cfg, const xf_dataset *ds, const char *tag, xf_nlsq_result *nlsq,
+static void fit(const xf_test_fit *f, const xf_dataset *ds, const char *tag, xf_nlsq_result *nlsq,
 		xf_cmc_result *res)
 {
 	xf_error err = { 0 };
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s/%s", tmp_dir(), tag);
-	if (xf_cli_nlsq_fit(cfg, ds, N_THREADS, NULL, NULL, nlsq, &err))
+	if (xf_test_fit_run(f, ds, N_THREADS, nlsq, &err))
 		fail_msg("%s: NLSQ: %s", tag, err.msg);
-	if (xf_cli_cmc_run(cfg, ds, nlsq, N_THREADS, dir, 0, NULL, NULL, res, &err))
+	if (xf_test_posterior_run(f, ds, nlsq, N_THREADS, dir, res, &err))
 		fail_msg("%s: CMC: %s", tag, err.msg);
 }
 
@@ -166,29 +165,28 @@ static void sbc_replicate(int rep, int n_frames, int chains, int warmup, int sam
 	assert_int_equal(xf_synth_dataset(&g, theta, 1, &phi, &x[SBC_CONTRAST], &x[SBC_OFFSET],
 					  noise, 5000 + (uint64_t)rep, &ds),
 			 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_STATIC;
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_STATIC, NULL);
 	for (int k = 0; k < SBC_NP; k++)
-		set_bound(&cfg, sbc_slot[k], sbc_prior[k][0], sbc_prior[k][1], sbc_prior[k][2],
+		set_bound(&fc, sbc_slot[k], sbc_prior[k][0], sbc_prior[k][1], sbc_prior[k][2],
 			  sbc_prior[k][3]);
 	if (hold_doff) {
-		cfg.is_fixed[XF_P_D_OFFSET] = 1;
-		cfg.values[XF_P_D_OFFSET] = 0.0;
-		cfg.value_given[XF_P_D_OFFSET] = 1;
+		fc.req.fixed[XF_P_D_OFFSET] = 1;
+		fc.req.start[XF_P_D_OFFSET] = 0.0;
+		fc.req.value_given[XF_P_D_OFFSET] = 1;
 	}
 	for (int k = 0; k < 3; k++) { /* NLSQ starts at the prior means, not the truth */
 		if (k == SBC_DOFF && hold_doff)
 			continue;
-		cfg.values[k] = sbc_prior[k][2];
-		cfg.value_given[k] = 1;
+		fc.req.start[k] = sbc_prior[k][2];
+		fc.req.value_given[k] = 1;
 	}
-	cmc_options(&cfg, 1, chains, warmup, samples, 42 + (uint64_t)rep);
+	cmc_options(&fc, 1, chains, warmup, samples, 42 + (uint64_t)rep);
 	xf_nlsq_result nlsq;
 	xf_cmc_result res;
 	char tag[64];
 	snprintf(tag, sizeof tag, "sbc_%04d", rep);
-	fit(&cfg, &ds, tag, &nlsq, &res);
+	fit(&fc, &ds, tag, &nlsq, &res);
 	/* an excluded shard (K = 1: no draws) fails the SBC rather than dropping the
 	 * replicate, which would condition the ranks on the diagnostics */
 	if (res.n_draws < SBC_L || (res.n_shards > 0 && res.n_kept < 1))
@@ -238,7 +236,6 @@ static void sbc_replicate(int rep, int n_frames, int chains, int warmup, int sam
 	}
 	xf_cmc_result_free(&res);
 	xf_nlsq_result_free(&nlsq);
-	xf_config_free(&cfg);
 	xf_dataset_free(&ds);
 	*seconds = now_s() - t0;
 }
@@ -257,7 +254,7 @@ static double rank_chi2_p(const int *ranks, int n, int n_bins, double *chi2)
 }
 
 /* Full (XF_CAL_FULL=1): the shipped sampler (issue 22, "SBC at the defaults"): chains,
- * warmup and draws from xf_config_defaults (4 x (500 + 1500) today), target acceptance,
+ * warmup and draws from xf_cmc_options_defaults (4 x (500 + 1500) today), target acceptance,
  * dense mass and tree depth never set here, so the defaults calibrate whatever they are;
  * 500 replicates, 20 bins. One replicate takes about 1 s on the 2-core dev machine (load
  * ~5), so the 500 fit in the ~40 min budget with room to spare (measured: see
@@ -291,18 +288,17 @@ static void sbc_run(int n_frames, int n_rep_full, int n_rep_reduced, double min_
 	int full = full_mode();
 	/* full: the sampler exactly as shipped (chains, warmup, samples here; target
 	 * acceptance, dense mass and tree depth are never overridden), read from
-	 * xf_config_defaults so that a change of a default is what gets calibrated */
-	xf_config dflt;
-	xf_config_defaults(&dflt);
+	 * xf_cmc_options_defaults so that a change of a default is what gets calibrated */
+	xf_cmc_options dflt;
+	xf_cmc_options_defaults(&dflt);
 	int n_rep = (int)env_num("XF_SBC_REPS", full ? n_rep_full : n_rep_reduced);
-	int chains = full ? dflt.cmc.num_chains : 2;
-	int warmup = (int)env_num("XF_SBC_WARMUP", full ? dflt.cmc.num_warmup : 150);
-	int samples = (int)env_num("XF_SBC_SAMPLES", full ? dflt.cmc.num_samples : 396);
+	int chains = full ? dflt.num_chains : 2;
+	int warmup = (int)env_num("XF_SBC_WARMUP", full ? dflt.num_warmup : 150);
+	int samples = (int)env_num("XF_SBC_SAMPLES", full ? dflt.num_samples : 396);
 	/* 0: absent, the mode's default (static: 0.99, src/cmc/run.c, adr/0041) */
 	printf("SBC sampler: target_accept_prob %.2f (0: the static default), dense_mass %d, "
 	       "max_tree_depth %d\n",
-	       dflt.cmc.target_accept_prob, dflt.cmc.dense_mass, dflt.cmc.max_tree_depth);
-	xf_config_free(&dflt);
+	       dflt.target_accept_prob, dflt.dense_mass, dflt.max_tree_depth);
 	int n_bins = n_rep >= 200 ? 20 : 10; /* ≥ 8 expected per bin; bins divide 100 ranks */
 	int *ranks = malloc(sizeof(int) * (size_t)n_rep * (SBC_NP + 1));
 	int *col = malloc(sizeof(int) * (size_t)n_rep);
@@ -481,18 +477,17 @@ static int tempering_run(const double (*prior)[4], const char *tag, int *flagged
 		     con = 0.3, off = 1.0;
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, theta, 1, &phi, &con, &off, 0.01, 77, &ds), 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_STATIC;
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_STATIC, NULL);
 	for (int k = 0; k < TMP_NP; k++)
-		set_bound(&cfg, tmp_slot[k], prior[k][0], prior[k][1], prior[k][2], prior[k][3]);
-	cfg.nlsq.start_search = 0; /* the screening needs a model that moves */
-	cmc_options(&cfg, 4, 4, full ? 500 : 200, full ? 2000 : 600, 11);
+		set_bound(&fc, tmp_slot[k], prior[k][0], prior[k][1], prior[k][2], prior[k][3]);
+	fc.opt.start_search = 0; /* the screening needs a model that moves */
+	cmc_options(&fc, 4, 4, full ? 500 : 200, full ? 2000 : 600, 11);
 	if (full)
-		cfg.cmc.check_draws = 8000;
+		fc.cmc.check_draws = 8000;
 	xf_nlsq_result nlsq;
 	xf_cmc_result res;
-	fit(&cfg, &ds, tag, &nlsq, &res);
+	fit(&fc, &ds, tag, &nlsq, &res);
 	assert_int_equal(res.n_shards, 4);
 	double ess = 0.0;
 	if (res.check.done) {
@@ -533,7 +528,6 @@ static int tempering_run(const double (*prior)[4], const char *tag, int *flagged
 	int shard_failed = check_shards(&res, prior);
 	xf_cmc_result_free(&res);
 	xf_nlsq_result_free(&nlsq);
-	xf_config_free(&cfg);
 	xf_dataset_free(&ds);
 	if (shard_failed)
 		fail_msg("tempering (%s): %d shard marginals are not the prior^(1/K)", tag,
@@ -592,20 +586,15 @@ static int consensus_run(const struct consensus_case *cc)
 	int np = 0;
 	for (int r = 0; r < 3; r++) {
 		double t0 = now_s();
-		xf_config cfg;
-		xf_config_defaults(&cfg);
-		cfg.mode = XF_MODE_LAMINAR;
-		for (int k = 0; k < 7; k++) {
-			cfg.values[k] = cc->start[k];
-			cfg.value_given[k] = 1;
-		}
-		cmc_options(&cfg, ks[r], 4, (int)env_num("XF_CONS_WARMUP", cc->warmup),
+		xf_test_fit fc;
+		xf_test_fit_init(&fc, XF_MODE_LAMINAR, cc->start);
+		cmc_options(&fc, ks[r], 4, (int)env_num("XF_CONS_WARMUP", cc->warmup),
 			    (int)env_num("XF_CONS_SAMPLES", cc->samples), 5);
 		xf_nlsq_result nlsq;
 		xf_cmc_result res;
 		char tag[64];
 		snprintf(tag, sizeof tag, "%s_k%ld", cc->tag, ks[r]);
-		fit(&cfg, &ds, tag, &nlsq, &res);
+		fit(&fc, &ds, tag, &nlsq, &res);
 		/* K = 1: the default route, importance (no shards) or exact NUTS (one) */
 		if (ks[r] == 1)
 			assert_true(res.n_shards <= 1);
@@ -636,7 +625,6 @@ static int consensus_run(const struct consensus_case *cc)
 		}
 		xf_cmc_result_free(&res);
 		xf_nlsq_result_free(&nlsq);
-		xf_config_free(&cfg);
 	}
 	xf_dataset_free(&ds);
 	int failed = 0;

@@ -25,10 +25,9 @@
 #include "likelihood/pass_internal.h"
 #include "model/kernel.h"
 #include "synth.h"
-#include "xpcsfit/config.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
-#include "cli/request_build.h"
+#include "fit_request.h"
 
 #define MAX_RINGS 3
 #define K_ANGLES  3 /* angles per ring */
@@ -45,7 +44,7 @@ typedef struct rings {
 	xf_dataset joint; /* the slots of every ring, ring by ring */
 	double slot_q[MAX_RINGS * K_ANGLES];
 	xf_scaling_mode scaling; /* per-angle mode, applied within each ring */
-	xf_config cfg;
+	xf_test_fit fit;	 /* the request and NLSQ's options */
 } rings;
 
 static xf_model_grid ring_grid(const rings *r, int k)
@@ -74,20 +73,13 @@ static void rings_make(rings *r, int n_rings, xf_mode mode, xf_shear_model shear
 				 0);
 	}
 	assert_int_equal(xf_synth_join(n_rings, r->ring, &r->joint, r->slot_q), 0);
-	xf_config_defaults(&r->cfg);
-	r->cfg.mode = mode;
-	r->cfg.has_dt = 1;
-	r->cfg.dt_s = 0.001;
-	r->cfg.shear_model = shear;
-	r->cfg.nlsq.per_angle_mode = scaling;
-	r->cfg.nlsq.anti_degeneracy_enable = 1;
-	r->cfg.nlsq.constant_scaling_threshold = K_ANGLES;
-	r->cfg.nlsq.fourier_order = 1; /* 3 coefficients: every ring has 3 angles */
 	const double start[7] = { 1000.0, -0.5, 10.0, 0.01, -0.2, 0.0, 0.0 };
-	for (int k = 0; k < 7; k++) {
-		r->cfg.values[k] = start[k];
-		r->cfg.value_given[k] = 1;
-	}
+	xf_test_fit_init(&r->fit, mode, start);
+	r->fit.req.shear_model = shear;
+	r->fit.opt.per_angle_mode = scaling;
+	r->fit.opt.anti_degeneracy_enable = 1;
+	r->fit.opt.constant_scaling_threshold = K_ANGLES;
+	r->fit.opt.fourier_order = 1; /* 3 coefficients: every ring has 3 angles */
 }
 
 static void rings_free(rings *r)
@@ -95,15 +87,13 @@ static void rings_free(rings *r)
 	for (int k = 0; k < r->n_rings; k++)
 		xf_synth_free(&r->ring[k]);
 	xf_synth_free(&r->joint);
-	xf_config_free(&r->cfg);
 }
 
 /* The problem of one ring (slot_q NULL: the dataset's q) or of the joint slots. */
 static void problem(const rings *r, const xf_dataset *ds, const double *slot_q, xf_problem *pr)
 {
-	xf_request req;
 	xf_error err = { 0 };
-	xf_request_from_config(&r->cfg, &req);
+	xf_request req = xf_test_fit_request(&r->fit);
 	req.n_slot_q = slot_q ? ds->n_phi : 0;
 	req.slot_q = slot_q;
 	if (xf_problem_build(pr, &req, ds, &err))
@@ -419,8 +409,7 @@ static void test_one_ring_and_refusals(void **state)
 	double back[2 * K_ANGLES];
 	memcpy(back, r.slot_q, sizeof back);
 	back[2 * K_ANGLES - 1] = ring_q[0];
-	xf_request req;
-	xf_request_from_config(&r.cfg, &req);
+	xf_request req = xf_test_fit_request(&r.fit);
 	req.n_slot_q = 2 * K_ANGLES;
 	req.slot_q = back;
 	xf_problem pb;
@@ -489,16 +478,15 @@ static void check_joint_fit(xf_mode mode)
 {
 	rings r;
 	rings_make(&r, 3, mode, XF_SHEAR_HOMODYNE, XF_SCALING_INDIVIDUAL);
-	xf_request req;
+	xf_request req = xf_test_fit_request(&r.fit);
 	xf_error err = { 0 };
-	xf_request_from_config(&r.cfg, &req);
 	xf_nlsq_result joint, one[MAX_RINGS];
 	for (int k = 0; k < 3; k++)
-		if (xf_nlsq_fit(&req, &r.cfg.nlsq, &r.ring[k], 1, NULL, NULL, &one[k], &err))
+		if (xf_nlsq_fit(&req, &r.fit.opt, &r.ring[k], 1, NULL, NULL, &one[k], &err))
 			fail_msg("ring %d fit: %s", k, err.msg);
 	req.n_slot_q = r.joint.n_phi;
 	req.slot_q = r.slot_q;
-	if (xf_nlsq_fit(&req, &r.cfg.nlsq, &r.joint, 2, NULL, NULL, &joint, &err))
+	if (xf_nlsq_fit(&req, &r.fit.opt, &r.joint, 2, NULL, NULL, &joint, &err))
 		fail_msg("joint fit: %s", err.msg);
 	assert_false(xf_fit_status_failed(joint.status));
 	for (int m = 0; m < joint.n_phys; m++) {

@@ -21,8 +21,8 @@
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/plot.h"
-#include "cli/request_build.h"
-#include "xpcsfit/results_config.h"
+#include "fit_request.h"
+#include "services/posterior.h"
 
 static char tmp_root[1024];
 
@@ -89,6 +89,22 @@ static int file_exists(const char *dir, const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/* The result's pages as `xpcsfit cmc` draws them: its estimate on the request's grid
+ * (the posterior service's) and its appendix, at the default resolution. */
+static int plot_pages(const char *dir, const xf_request *req, const xf_dataset *ds,
+		      const xf_cmc_result *res, xf_error *err)
+{
+	xf_model_grid grid = xf_request_grid(req, ds->n_frames, ds->dt_s, ds->q);
+	xf_estimate est;
+	xf_cmc_appendix app;
+	if (xf_posterior_estimate(res, &grid, NULL, &est, &app, err))
+		return err->code;
+	int rc = xf_plot_cmc_estimate(dir, ds, &est, &app, 0, err);
+	xf_estimate_free(&est);
+	xf_cmc_appendix_free(&app);
+	return rc;
+}
+
 static void test_cmc_plots(void **state)
 {
 	(void)state;
@@ -97,30 +113,25 @@ static void test_cmc_plots(void **state)
 	const double phi[2] = { 0, 90 }, con[2] = { 0.2, 0.25 }, off[2] = { 1.0, 1.02 };
 	xf_dataset ds;
 	assert_int_equal(xf_synth_dataset(&g, truth, 2, phi, con, off, 2e-3, 9, &ds), 0);
-	xf_config cfg;
-	xf_config_defaults(&cfg);
-	cfg.mode = XF_MODE_STATIC;
-	const double start[3] = { 1800.0, 0.25, 40.0 };
-	for (int k = 0; k < 3; k++) {
-		cfg.values[k] = start[k];
-		cfg.value_given[k] = 1;
-	}
-	cfg.cmc.num_shards = 2;
-	cfg.cmc.num_warmup = 60;
-	cfg.cmc.num_samples = 50;
-	cfg.cmc.num_chains = 2;
-	cfg.cmc.max_tree_depth = 6;
+	const double start[7] = { 1800.0, 0.25, 40.0 }; /* static: the first 3 */
+	xf_test_fit fc;
+	xf_test_fit_init(&fc, XF_MODE_STATIC, start);
+	fc.cmc.num_shards = 2;
+	fc.cmc.num_warmup = 60;
+	fc.cmc.num_samples = 50;
+	fc.cmc.num_chains = 2;
+	fc.cmc.max_tree_depth = 6;
 	/* chains this short rarely pass R̂ < 1.1: keep every shard, exclude one below */
-	cfg.cmc.max_per_shard_rhat = 100.0;
-	cfg.cmc.max_divergence_rate = 1.0;
-	cfg.cmc.min_success_rate = 0.01;
+	fc.cmc.max_per_shard_rhat = 100.0;
+	fc.cmc.max_divergence_rate = 1.0;
+	fc.cmc.min_success_rate = 0.01;
 	xf_nlsq_result nlsq;
 	xf_error err = { 0 };
-	assert_int_equal(xf_cli_nlsq_fit(&cfg, &ds, 1, NULL, NULL, &nlsq, &err), 0);
+	assert_int_equal(xf_test_fit_run(&fc, &ds, 1, &nlsq, &err), 0);
 	char shard_dir[1200];
 	snprintf(shard_dir, sizeof shard_dir, "%s/shards", tmp_root);
 	xf_cmc_result res;
-	if (xf_cli_cmc_run(&cfg, &ds, &nlsq, 1, shard_dir, 0, NULL, NULL, &res, &err) != 0)
+	if (xf_test_posterior_run(&fc, &ds, &nlsq, 1, shard_dir, &res, &err) != 0)
 		fail_msg("cmc failed: %s", err.msg);
 	assert_int_equal(res.n_shards, 2);
 	/* shard 1 as if its diagnostics had been bad: its pages must be drawn and it must
@@ -132,9 +143,9 @@ static void test_cmc_plots(void **state)
 	char dir_a[1200], dir_b[1200];
 	snprintf(dir_a, sizeof dir_a, "%s/a/plots", tmp_root);
 	snprintf(dir_b, sizeof dir_b, "%s/b/plots", tmp_root);
-	if (xf_plot_cmc(dir_a, &cfg, &ds, &res, &err) != 0)
+	if (plot_pages(dir_a, &fc.req, &ds, &res, &err) != 0)
 		fail_msg("plot failed: %s", err.msg);
-	if (xf_plot_cmc(dir_b, &cfg, &ds, &res, &err) != 0)
+	if (plot_pages(dir_b, &fc.req, &ds, &res, &err) != 0)
 		fail_msg("plot failed: %s", err.msg);
 
 	const char *pages[] = {

@@ -28,13 +28,6 @@ void xf_output_info_free(xf_output_info *info);
 int xf_results_write_nlsq(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			  const xf_estimate *est, const xf_nlsq_appendix *app,
 			  const xf_output_options *opt, xf_error *err);
-/* A CMC result sampled on ds with cfg as its estimate and appendix (once per run; ds
- * NULL: no geometry, for plots of the draws alone), its slots at slot_q (NULL: ds->q).
- * 0, or an error code with nothing to free; else free est and app (res must outlive
- * them). */
-int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
-			    const double *slot_q, xf_estimate *est, xf_cmc_appendix *app,
-			    xf_error *err);
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
 			 const xf_estimate *est, const xf_cmc_appendix *app,
 			 const xf_output_options *opt, xf_error *err);
@@ -46,13 +39,8 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 /* xf_io_check_nlsq against cfg's analysis mode */
 int xf_results_check_nlsq(const char *dir, const xf_estimate *res, const xf_nlsq_origin *o,
 			  const xf_config *cfg, const xf_dataset *ds, xf_error *err);
-/* The plots alone (plot.h): an NLSQ result's pages drawn by `workers` processes (≤ 1:
- * this one), a CMC result's (ds NULL: no angle pages) */
+/* An NLSQ result's plots alone (plot.h), drawn in this process */
 int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
 		 const xf_nlsq_result *res, xf_error *err);
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err);
-int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		const xf_cmc_result *res, xf_error *err);
 
 #endif

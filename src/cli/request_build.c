@@ -62,30 +62,6 @@ int xf_cli_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, 
 	return xf_dataset_load(&sel, path, ds, err);
 }
 
-int xf_cli_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
-		    xf_nlsq_progress_fn progress, void *progress_ctx, xf_nlsq_result *res,
-		    xf_error *err)
-{
-	xf_request req;
-	xf_request_from_config(cfg, &req);
-	return xf_nlsq_fit(&req, &cfg->nlsq, ds, n_threads, progress, progress_ctx, res, err);
-}
-
-int xf_cli_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-		   int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
-		   void *progress_ctx, xf_cmc_result *res, xf_error *err)
-{
-	xf_request req;
-	xf_estimate warm;
-	xf_request_from_config(cfg, &req);
-	if (xf_nlsq_estimate(nlsq, &req, ds, NULL, &warm, err))
-		return err->code;
-	int rc = xf_cmc_run(&req, &cfg->cmc, ds, &warm, n_threads, shard_dir, resume, progress,
-			    progress_ctx, res, err);
-	xf_estimate_free(&warm);
-	return rc;
-}
-
 int xf_cli_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err)
 {
 	xf_request req;

@@ -26,12 +26,6 @@ void xf_selection_from_config(const xf_config *cfg, xf_selection *sel);
  * built here, then passed down. */
 int xf_cli_problem_build(xf_problem *pr, const xf_config *cfg, const xf_dataset *ds, xf_error *err);
 int xf_cli_dataset_load(const xf_config *cfg, const char *path, xf_dataset *ds, xf_error *err);
-int xf_cli_nlsq_fit(const xf_config *cfg, const xf_dataset *ds, int n_threads,
-		    xf_nlsq_progress_fn progress, void *progress_ctx, xf_nlsq_result *res,
-		    xf_error *err);
-int xf_cli_cmc_run(const xf_config *cfg, const xf_dataset *ds, const xf_nlsq_result *nlsq,
-		   int n_threads, const char *shard_dir, int resume, xf_cmc_progress_fn progress,
-		   void *progress_ctx, xf_cmc_result *res, xf_error *err);
 int xf_cli_simulate_write(const xf_config *cfg, const xf_sim_options *opt, xf_error *err);
 
 #endif

@@ -110,8 +110,8 @@ int xf_results_write_nlsq_json(const char *dir, const xf_config *cfg, const xf_d
 	return rc;
 }
 
-int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-			  const xf_nlsq_result *res, int workers, xf_error *err)
+int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
+		 const xf_nlsq_result *res, xf_error *err)
 {
 	xf_estimate est;
 	xf_output_info info;
@@ -119,30 +119,9 @@ int xf_plot_nlsq_parallel(const char *plots_dir, const xf_config *cfg, const xf_
 		return err->code;
 	xf_nlsq_appendix app;
 	xf_nlsq_appendix_of(res, &app);
-	int rc = xf_plot_nlsq_estimate(plots_dir, ds, &est, &app, info.plot_dpi, workers, err);
+	int rc = xf_plot_nlsq_estimate(plots_dir, ds, &est, &app, info.plot_dpi, 1, err);
 	release(&est, &info);
 	return rc;
-}
-
-int xf_plot_nlsq(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		 const xf_nlsq_result *res, xf_error *err)
-{
-	return xf_plot_nlsq_parallel(plots_dir, cfg, ds, res, 1, err);
-}
-
-int xf_results_cmc_estimate(const xf_config *cfg, const xf_dataset *ds, const xf_cmc_result *res,
-			    const double *slot_q, xf_estimate *est, xf_cmc_appendix *app,
-			    xf_error *err)
-{
-	xf_model_grid grid = { 0 };
-	grid.mode = res->mode;
-	xf_request req;
-	xf_request_from_config(cfg, &req);
-	if (ds) {
-		grid = xf_request_grid(&req, ds->n_frames, ds->dt_s, ds->q);
-		grid.mode = res->mode;
-	}
-	return xf_posterior_estimate(res, &grid, slot_q, est, app, err);
 }
 
 int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset *ds,
@@ -154,20 +133,6 @@ int xf_results_write_cmc(const char *dir, const xf_config *cfg, const xf_dataset
 		return err->code;
 	int rc = xf_outputs_write_cmc(dir, &info, ds, est, app, opt, err);
 	xf_output_info_free(&info);
-	return rc;
-}
-
-int xf_plot_cmc(const char *plots_dir, const xf_config *cfg, const xf_dataset *ds,
-		const xf_cmc_result *res, xf_error *err)
-{
-	int dpi = cfg ? cfg->plot_dpi : 0;
-	xf_estimate est;
-	xf_cmc_appendix app;
-	if (xf_results_cmc_estimate(cfg, ds, res, NULL, &est, &app, err) != 0)
-		return err->code;
-	int rc = xf_plot_cmc_estimate(plots_dir, ds, &est, &app, dpi, err);
-	xf_estimate_free(&est);
-	xf_cmc_appendix_free(&app);
 	return rc;
 }
 
