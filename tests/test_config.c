@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "cli/request_build.h"
+#include "config/config_internal.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/error.h"
 #include "xpcsfit/request.h"
@@ -1281,6 +1282,106 @@ static void test_number_forms(void **state)
 	xf_config_free(&cfg);
 }
 
+/* bytes of a key's value in xf_config */
+static size_t key_size(xf_cfg_key_kind kind)
+{
+	switch (kind) {
+	case XF_KEY_NUMBER: return sizeof(double);
+	case XF_KEY_U64: return sizeof(uint64_t);
+	case XF_KEY_INT_OR_AUTO: return sizeof(long);
+	default: return sizeof(int);
+	}
+}
+
+/* The YAML of one key by its dotted section, set to value, after a static head */
+static void key_yaml(const xf_cfg_key *k, const char *value, char *buf, size_t size)
+{
+	char sect[256];
+	size_t used = (size_t)snprintf(buf, size, "%s", STATIC_HEAD);
+	int depth = 0;
+	snprintf(sect, sizeof sect, "%s", k->section);
+	for (char *part = strtok(sect, "."); part; part = strtok(NULL, "."), depth++)
+		used += (size_t)snprintf(buf + used, size - used, "%*s%s:\n", 2 * depth, "", part);
+	snprintf(buf + used, size - used, "%*s%s: %s\n", 2 * depth, "", k->name, value);
+}
+
+/* A value each rule allows, not the default: the table's rows are read where they say */
+static void test_key_table_reads(void **state)
+{
+	(void)state;
+	size_t n_keys;
+	const xf_cfg_key *keys = xf_cfg_key_table(&n_keys);
+	assert_true(n_keys >= 15);
+	for (size_t k = 0; k < n_keys; k++) {
+		const xf_cfg_key *row = &keys[k];
+		char text[1024], value[64], path[320];
+		if (row->kind == XF_KEY_OWN)
+			continue;
+		snprintf(path, sizeof path, "%s.%s", row->section, row->name);
+		/* a word is no value of any kind: refused, the key named */
+		key_yaml(row, "bogus_word", text, sizeof text);
+		expect_error(text, path, "bogus_word");
+		xf_config d, cfg;
+		xf_config_defaults(&d);
+		double number = row->check == XF_CHECK_AT_LEAST_ONE ? 2.5
+				: row->check == XF_CHECK_POSITIVE   ? 3.5
+								    : 0.5;
+		switch (row->kind) {
+		case XF_KEY_INT: snprintf(value, sizeof value, "%ld", row->hi); break;
+		case XF_KEY_NUMBER: snprintf(value, sizeof value, "%g", number); break;
+		case XF_KEY_BOOL:
+			snprintf(value, sizeof value, "%s",
+				 *(int *)((char *)&d + row->offset) ? "false" : "true");
+			break;
+		case XF_KEY_U64: snprintf(value, sizeof value, "7"); break;
+		default: snprintf(value, sizeof value, "5");
+		}
+		key_yaml(row, value, text, sizeof text);
+		xf_error err;
+		if (load_text(text, &cfg, &err))
+			fail_msg("%s: %s", path, err.msg);
+		const char *got = (const char *)&cfg + row->offset;
+		switch (row->kind) {
+		case XF_KEY_INT: assert_int_equal(*(const int *)got, row->hi); break;
+		case XF_KEY_NUMBER: assert_true(*(const double *)got == number); break;
+		case XF_KEY_BOOL:
+			assert_int_equal(*(const int *)got, !*(int *)((char *)&d + row->offset));
+			break;
+		case XF_KEY_U64: assert_true(*(const uint64_t *)got == 7); break;
+		default: assert_true(*(const long *)got == 5);
+		}
+		xf_config_free(&cfg);
+	}
+}
+
+/* docs/config.md lists every key of the table: `a.b.c` or `a.b.{c, d}` */
+static void test_key_table_documented(void **state)
+{
+	(void)state;
+	FILE *f = fopen(source_path("docs/config.md"), "r");
+	assert_non_null(f);
+	static char doc[1 << 20];
+	size_t len = fread(doc, 1, sizeof doc - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	size_t n_keys;
+	const xf_cfg_key *keys = xf_cfg_key_table(&n_keys);
+	for (size_t k = 0; k < n_keys; k++) {
+		char whole[320], group[320];
+		snprintf(whole, sizeof whole, "`%s.%s`", keys[k].section, keys[k].name);
+		snprintf(group, sizeof group, "`%s.{", keys[k].section);
+		int found = strstr(doc, whole) != NULL;
+		for (const char *g = strstr(doc, group); g && !found; g = strstr(g + 1, group)) {
+			const char *open = g + strlen(group), *close = strstr(open, "}`");
+			const char *name = strstr(open, keys[k].name);
+			found = close && name && name < close;
+		}
+		if (!found)
+			fail_msg("docs/config.md does not list %s.%s", keys[k].section,
+				 keys[k].name);
+	}
+}
+
 static void check_template(xf_mode mode)
 {
 	char name[64];
@@ -1319,6 +1420,17 @@ static void check_template(xf_mode mode)
 	assert_int_equal(cfg.cmc.per_angle_mode, XF_SCALING_FOLLOW_NLSQ);
 	assert_int_equal(cfg.virtual_devices, 0);
 	assert_int_equal(cfg.cmc.combination, XF_COMBINE_ROBUST_CONSENSUS);
+	/* every key of the table reads back as its default (the template writes them) */
+	xf_config d;
+	xf_config_defaults(&d);
+	size_t n_keys;
+	const xf_cfg_key *keys = xf_cfg_key_table(&n_keys);
+	for (size_t k = 0; k < n_keys; k++)
+		if (keys[k].kind != XF_KEY_OWN &&
+		    memcmp((char *)&cfg + keys[k].offset, (char *)&d + keys[k].offset,
+			   key_size(keys[k].kind)))
+			fail_msg("template of %s: %s.%s is not its default", xf_mode_name(mode),
+				 keys[k].section, keys[k].name);
 	xf_config_free(&cfg);
 }
 
@@ -1499,6 +1611,8 @@ int main(void)
 		cmocka_unit_test(test_config_not_regular),
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test(test_template_round_trip),
+		cmocka_unit_test(test_key_table_reads),
+		cmocka_unit_test(test_key_table_documented),
 		cmocka_unit_test(test_relative_data_path),
 		cmocka_unit_test(test_truncated_configs),
 		cmocka_unit_test(test_cmd_config),

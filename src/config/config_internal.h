@@ -5,6 +5,7 @@
 #define XF_CONFIG_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config/yaml_tree.h"
 #include "xpcsfit/config.h"
@@ -70,6 +71,41 @@ int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 /* One of choices[] (NULL-terminated): *index set; allowed text in the message. */
 int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
 		  const char *const *choices, int *index, int *given);
+
+/* The table of config keys (config_table.c, adr/0119): a row per key. */
+typedef enum xf_cfg_key_kind {
+	XF_KEY_INT,	    /* integer in [lo, hi], into an int */
+	XF_KEY_NUMBER,	    /* number passing check, into a double */
+	XF_KEY_BOOL,	    /* boolean, into an int */
+	XF_KEY_U64,	    /* integer 0 … 2⁶⁴−1 (seeds), into a uint64_t */
+	XF_KEY_INT_OR_AUTO, /* "auto" (0) or integer 1 … hi, into a long */
+	XF_KEY_OWN,	    /* read by its section's own code (a choice and what it means) */
+} xf_cfg_key_kind;
+
+typedef struct xf_cfg_key {
+	const char *section; /* dotted path of its mapping: "optimization.cmc.sharding" */
+	const char *name;
+	xf_cfg_key_kind kind;
+	size_t offset;		 /* of its value in xf_config */
+	long lo, hi;		 /* XF_KEY_INT: its range; XF_KEY_INT_OR_AUTO: hi */
+	xf_cfg_check check;	 /* XF_KEY_NUMBER: its rule */
+	const char *note;	 /* the template's comment, "" for none */
+	const char *own_default; /* XF_KEY_OWN: the default as the template writes it */
+	int absent;		 /* 1: absent by default (the template comments it out) */
+} xf_cfg_key;
+
+/* The table, in reading order; *n rows. */
+const xf_cfg_key *xf_cfg_key_table(size_t *n);
+/* Read section's rows (but its own) from map into cfg, in table order: 0 or the first
+ * error's code. */
+int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
+		     xf_config *cfg);
+/* The keys section holds by the table: its rows' names and its subsections', in table
+ * order, NULL-terminated (cap entries at most, the NULL included); their count. */
+size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap);
+/* The template's lines of section's rows and subsections (headers included), indented
+ * by their depth, with the values of defaults. */
+void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defaults);
 
 /* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
 int xf_cfg_scalar_number(const xf_ynode *node, double *out);

@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* NUTS doubles its trajectory per level: beyond 2^30 leapfrog steps is never meant */
-#define XF_MAX_TREE_DEPTH 30
-
 static const char *const nlsq_modes[] = { "auto", "individual", "constant", "fourier", NULL };
 static const xf_scaling_mode nlsq_mode_values[] = {
 	XF_SCALING_AUTO,
@@ -213,98 +210,35 @@ static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_op
 	return 0;
 }
 
-static int read_sharding(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+/* A part of optimization.cmc, its keys and values in the key table (config_table.c,
+ * adr/0119): *map the part's mapping (NULL when absent), its keys checked against the
+ * table's and ignored[] (homodyne's, accepted without use). */
+static int cmc_part(const xf_cfg_reader *r, const xf_ynode *cmc, const char *part,
+		    const char *const *ignored, const xf_ynode **map, char *sect, size_t size)
 {
-	static const char *const known[] = { "num_shards", "max_points_per_shard", NULL };
-	/* not on the spec list: homodyne's shard layout knobs (docs/config.md) */
-	static const char *const ignored[] = {
-		"strategy", "min_points_per_shard", "min_points_per_param", "seed_base", NULL,
-	};
-	const char *sect = "optimization.cmc.sharding";
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "sharding", &map);
-	if (rc || !map)
+	const char *known[32];
+	snprintf(sect, size, "optimization.cmc.%s", part);
+	*map = NULL;
+	int rc = xf_cfg_section(r, cmc, "optimization.cmc", part, map);
+	if (rc || !*map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_int_or_auto(r, map, sect, "num_shards", INT_MAX, &o->num_shards)) ||
-	    (rc = xf_cfg_int_or_auto(r, map, sect, "max_points_per_shard", INT_MAX,
-				     &o->max_points_per_shard)))
-		return rc;
+	xf_cfg_known_keys(sect, known, sizeof known / sizeof known[0]);
+	xf_cfg_check_keys(r, *map, sect, known, ignored);
 	return 0;
 }
 
-static int read_per_shard_mcmc(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+/* A part whose every key is a row of the table */
+static int read_cmc_part(const xf_cfg_reader *r, const xf_ynode *cmc, const char *part,
+			 const char *const *ignored, xf_config *cfg)
 {
-	static const char *const known[] = {
-		"num_warmup",	  "num_samples", "num_chains", "target_accept_prob",
-		"max_tree_depth", "dense_mass",	 NULL,
-	};
-	/* not on the spec list: homodyne's chain scheduling, small-shard sample scaling
-	 * and JAX profiling (docs/config.md) */
-	static const char *const ignored[] = {
-		"chain_method",		"adaptive_sampling", "min_warmup", "min_samples",
-		"enable_jax_profiling", "jax_profile_dir",   NULL,
-	};
-	const char *sect = "optimization.cmc.per_shard_mcmc";
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "per_shard_mcmc", &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = read_int(r, map, sect, "num_warmup", 1, XF_NUM_DRAWS_MAX, &o->num_warmup)) ||
-	    (rc = read_int(r, map, sect, "num_samples", 1, XF_NUM_DRAWS_MAX, &o->num_samples)) ||
-	    (rc = read_int(r, map, sect, "num_chains", 1, XF_NUM_CHAINS_MAX, &o->num_chains)) ||
-	    (rc = xf_cfg_number(r, map, sect, "target_accept_prob", XF_CHECK_OPEN_UNIT,
-				&o->target_accept_prob, NULL)) ||
-	    (rc = read_int(r, map, sect, "max_tree_depth", 1, XF_MAX_TREE_DEPTH,
-			   &o->max_tree_depth)) ||
-	    (rc = xf_cfg_bool(r, map, sect, "dense_mass", &o->dense_mass)))
-		return rc;
-	return 0;
+	char sect[XF_CFG_PATH_MAX];
+	const xf_ynode *map;
+	int rc = cmc_part(r, cmc, part, ignored, &map, sect, sizeof sect);
+	return rc || !map ? rc : xf_cfg_read_keys(r, map, sect, cfg);
 }
 
-static int read_validation(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
+static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_config *cfg)
 {
-	static const char *const known[] = {
-		"max_divergence_rate",
-		"max_per_shard_rhat",
-		"use_nlsq_informed_priors",
-		"nlsq_prior_width_factor",
-		NULL,
-	};
-	/* not on the spec list: homodyne's extra shard checks (docs/config.md); ours are
-	 * the divergence rate and R-hat above, and combination.min_success_rate */
-	static const char *const ignored[] = {
-		"strict_mode",
-		"min_per_shard_ess",
-		"max_between_shard_kl",
-		"min_success_rate",
-		"require_nlsq_warmstart",
-		"max_parameter_cv",
-		"heterogeneity_abort",
-		NULL,
-	};
-	const char *sect = "optimization.cmc.validation";
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "validation", &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_number(r, map, sect, "max_divergence_rate", XF_CHECK_FRACTION,
-				&o->max_divergence_rate, NULL)) ||
-	    (rc = xf_cfg_number(r, map, sect, "max_per_shard_rhat", XF_CHECK_AT_LEAST_ONE,
-				&o->max_per_shard_rhat, NULL)) ||
-	    (rc = xf_cfg_bool(r, map, sect, "use_nlsq_informed_priors",
-			      &o->use_nlsq_informed_priors)) ||
-	    (rc = xf_cfg_number(r, map, sect, "nlsq_prior_width_factor", XF_CHECK_POSITIVE,
-				&o->nlsq_prior_width_factor, NULL)))
-		return rc;
-	return 0;
-}
-
-static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_options *o)
-{
-	static const char *const known[] = { "method", "min_success_rate", "check_draws", NULL };
 	/* not on the spec list: homodyne's result check switch and warning level */
 	static const char *const ignored[] = { "validate_results", "min_success_rate_warning",
 					       NULL };
@@ -320,17 +254,14 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 		NULL,
 	};
 	enum { N_OWN_METHODS = 4 };
-	const char *sect = "optimization.cmc.combination";
-	const xf_ynode *map = NULL;
+	char sect[XF_CFG_PATH_MAX];
+	const xf_ynode *map;
 	int index = 0, given = 0;
-	int rc = xf_cfg_section(r, cmc, "optimization.cmc", "combination", &map);
+	int rc = cmc_part(r, cmc, "combination", ignored, &map, sect, sizeof sect);
 	if (rc || !map)
 		return rc;
-	xf_cfg_check_keys(r, map, sect, known, ignored);
 	if ((rc = xf_cfg_choice(r, map, sect, "method", methods, &index, &given)) ||
-	    (rc = xf_cfg_number(r, map, sect, "min_success_rate", XF_CHECK_HALF_OPEN_UNIT,
-				&o->min_success_rate, NULL)) ||
-	    (rc = read_int(r, map, sect, "check_draws", 0, 1000000, &o->check_draws)))
+	    (rc = xf_cfg_read_keys(r, map, sect, cfg)))
 		return rc;
 	if (!given)
 		return 0;
@@ -340,15 +271,11 @@ static int read_combination(const xf_cfg_reader *r, const xf_ynode *cmc, xf_cmc_
 			methods[index], r->file, xf_ynode_get(map, "method")->line);
 		index = 0;
 	}
-	return xf_combination_rule_parse(methods[index], &o->combination) ? XF_ERR_CONFIG : 0;
+	return xf_combination_rule_parse(methods[index], &cfg->cmc.combination) ? XF_ERR_CONFIG : 0;
 }
 
-static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options *o)
+static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_config *cfg)
 {
-	static const char *const known[] = {
-		"seed",		  "per_angle_mode", "route",	   "sharding",
-		"per_shard_mcmc", "validation",	    "combination", NULL,
-	};
 	static const char *const ignored[] = {
 		"enable",
 		"min_points_for_cmc",
@@ -365,16 +292,42 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_cmc_options 
 		"diagonal_correction",
 		NULL,
 	};
-	const char *sect = "optimization.cmc";
+	/* not on the spec list: homodyne's shard layout knobs (docs/config.md) */
+	static const char *const sharding_ignored[] = {
+		"strategy", "min_points_per_shard", "min_points_per_param", "seed_base", NULL,
+	};
+	/* not on the spec list: homodyne's chain scheduling, small-shard sample scaling
+	 * and JAX profiling (docs/config.md) */
+	static const char *const mcmc_ignored[] = {
+		"chain_method",		"adaptive_sampling", "min_warmup", "min_samples",
+		"enable_jax_profiling", "jax_profile_dir",   NULL,
+	};
+	/* not on the spec list: homodyne's extra shard checks (docs/config.md); ours are
+	 * the divergence rate and R-hat, and combination.min_success_rate */
+	static const char *const validation_ignored[] = {
+		"strict_mode",
+		"min_per_shard_ess",
+		"max_between_shard_kl",
+		"min_success_rate",
+		"require_nlsq_warmstart",
+		"max_parameter_cv",
+		"heterogeneity_abort",
+		NULL,
+	};
+	const char *sect = "optimization.cmc", *known[32];
 	const xf_ynode *map = NULL;
 	int rc = xf_cfg_section(r, opt, "optimization", "cmc", &map);
 	if (rc || !map)
 		return rc;
+	xf_cfg_known_keys(sect, known, sizeof known / sizeof known[0]);
 	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_u64(r, map, sect, "seed", &o->seed)) || (rc = read_cmc_mode(r, map, o)) ||
-	    (rc = read_cmc_route(r, map, o)) || (rc = read_sharding(r, map, o)) ||
-	    (rc = read_per_shard_mcmc(r, map, o)) || (rc = read_validation(r, map, o)) ||
-	    (rc = read_combination(r, map, o)))
+	xf_cmc_options *o = &cfg->cmc;
+	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)) || (rc = read_cmc_mode(r, map, o)) ||
+	    (rc = read_cmc_route(r, map, o)) ||
+	    (rc = read_cmc_part(r, map, "sharding", sharding_ignored, cfg)) ||
+	    (rc = read_cmc_part(r, map, "per_shard_mcmc", mcmc_ignored, cfg)) ||
+	    (rc = read_cmc_part(r, map, "validation", validation_ignored, cfg)) ||
+	    (rc = read_combination(r, map, cfg)))
 		return rc;
 	return 0;
 }
@@ -407,7 +360,7 @@ int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_co
 				&has_ring_mode)))
 		return rc;
 	cfg->rings_joint = ring_mode == 1;
-	if ((rc = read_nlsq(r, map, &cfg->nlsq)) || (rc = read_cmc(r, map, &cfg->cmc)))
+	if ((rc = read_nlsq(r, map, &cfg->nlsq)) || (rc = read_cmc(r, map, cfg)))
 		return rc;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* config_template.c — `xpcsfit config`: a commented YAML template with every key xpcsfit
  * reads, homodyne's template start values and priors (params.h), and the defaults of
  * spec/config.md. It loads back with xf_config_load without a warning (tested). */
+#include "config/config_internal.h"
 #include "xpcsfit/config.h"
 
 #include <errno.h>
@@ -119,33 +120,13 @@ static void write_optimization(FILE *out)
 	      "gamma_dot_t0\n"
 	      "      subsample_points: 131072\n"
 	      "      phi0_profile: true     # laminar: refit other flow-angle basins of phi0\n"
-	      "  cmc:\n"
-	      "    seed: 42\n"
-	      "    per_angle_mode: null     # null = the mode NLSQ used; auto | constant | "
-	      "individual\n"
-	      "    route: auto              # auto: importance sampling from NLSQ, checked "
-	      "against the exact posterior, NUTS if it fails | nuts\n"
-	      "    sharding: {num_shards: auto, max_points_per_shard: auto}\n"
-	      "    per_shard_mcmc:\n"
-	      "      num_warmup: 500\n"
-	      "      num_samples: 1500\n"
-	      "      num_chains: 4\n"
-	      "      # target_accept_prob: absent = 0.99 static, 0.98 laminar_flow (no "
-	      "divergences)\n"
-	      "      max_tree_depth: 10\n"
-	      "      dense_mass: true\n"
-	      "    validation:\n"
-	      "      max_divergence_rate: 0.10\n"
-	      "      max_per_shard_rhat: 1.1\n"
-	      "      use_nlsq_informed_priors: false\n"
-	      "      nlsq_prior_width_factor: 2.0\n"
-	      "    combination:\n"
-	      "      method: robust_consensus_mc   # consensus_mc | gaussian_product | "
-	      "homodyne_marginal\n"
-	      "      min_success_rate: 0.90\n"
-	      "      check_draws: 4000        # self-check against the full-data posterior (0: "
-	      "off)\n"
-	      "\n"
+	      "  cmc:\n",
+	      out);
+	/* the posterior's keys from the key table, with the defaults (config_table.c) */
+	xf_config defaults;
+	xf_config_defaults(&defaults);
+	xf_cfg_template_keys(out, "optimization.cmc", &defaults);
+	fputs("\n"
 	      "parallel:\n"
 	      "  virtual_devices: auto      # worker threads; auto = online cores\n",
 	      out);
