@@ -1288,7 +1288,8 @@ static size_t key_size(xf_cfg_key_kind kind)
 	switch (kind) {
 	case XF_KEY_NUMBER: return sizeof(double);
 	case XF_KEY_U64: return sizeof(uint64_t);
-	case XF_KEY_INT_OR_AUTO: return sizeof(long);
+	case XF_KEY_INT_OR_AUTO:
+	case XF_KEY_LONG: return sizeof(long);
 	default: return sizeof(int);
 	}
 }
@@ -1328,6 +1329,7 @@ static void test_key_table_reads(void **state)
 								    : 0.5;
 		switch (row->kind) {
 		case XF_KEY_INT: snprintf(value, sizeof value, "%ld", row->hi); break;
+		case XF_KEY_LONG: snprintf(value, sizeof value, "%ld", row->lo + 1); break;
 		case XF_KEY_NUMBER: snprintf(value, sizeof value, "%g", number); break;
 		case XF_KEY_BOOL:
 			snprintf(value, sizeof value, "%s",
@@ -1343,6 +1345,7 @@ static void test_key_table_reads(void **state)
 		const char *got = (const char *)&cfg + row->offset;
 		switch (row->kind) {
 		case XF_KEY_INT: assert_int_equal(*(const int *)got, row->hi); break;
+		case XF_KEY_LONG: assert_true(*(const long *)got == row->lo + 1); break;
 		case XF_KEY_NUMBER: assert_true(*(const double *)got == number); break;
 		case XF_KEY_BOOL:
 			assert_int_equal(*(const int *)got, !*(int *)((char *)&d + row->offset));

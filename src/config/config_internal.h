@@ -79,8 +79,20 @@ typedef enum xf_cfg_key_kind {
 	XF_KEY_BOOL,	    /* boolean, into an int */
 	XF_KEY_U64,	    /* integer 0 … 2⁶⁴−1 (seeds), into a uint64_t */
 	XF_KEY_INT_OR_AUTO, /* "auto" (0) or integer 1 … hi, into a long */
+	XF_KEY_LONG,	    /* integer in [lo, hi], into a long */
 	XF_KEY_OWN,	    /* read by its section's own code (a choice and what it means) */
 } xf_cfg_key_kind;
+
+typedef enum xf_cfg_key_shown {
+	XF_SHOWN = 0,	 /* "name: default  # note" */
+	XF_SHOWN_ABSENT, /* absent by default: "# name: note" */
+	XF_SHOWN_NOT,	 /* not in the template (a homodyne alias) */
+} xf_cfg_key_shown;
+
+struct xf_cfg_key;
+/* The reader of an XF_KEY_OWN row: a choice and what it means, a value with a flag */
+typedef int (*xf_cfg_own_fn)(const xf_cfg_reader *r, const xf_ynode *map,
+			     const struct xf_cfg_key *row, xf_config *cfg);
 
 typedef struct xf_cfg_key {
 	const char *section; /* dotted path of its mapping: "optimization.cmc.sharding" */
@@ -91,13 +103,14 @@ typedef struct xf_cfg_key {
 	xf_cfg_check check;	 /* XF_KEY_NUMBER: its rule */
 	const char *note;	 /* the template's comment, "" for none */
 	const char *own_default; /* XF_KEY_OWN: the default as the template writes it */
-	int absent;		 /* 1: absent by default (the template comments it out) */
+	xf_cfg_key_shown shown;	 /* how the template shows it */
+	xf_cfg_own_fn own;	 /* XF_KEY_OWN: its reader */
 } xf_cfg_key;
 
 /* The table, in reading order; *n rows. */
 const xf_cfg_key *xf_cfg_key_table(size_t *n);
-/* Read section's rows (but its own) from map into cfg, in table order: 0 or the first
- * error's code. */
+/* Read section's rows from map into cfg in table order (an own row by its reader): 0 or
+ * the first error's code. */
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 		     xf_config *cfg);
 /* The keys section holds by the table: its rows' names and its subsections', in table

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NUTS doubles its trajectory per level: beyond 2^30 leapfrog steps is never meant */
@@ -18,45 +19,216 @@
 
 #define AT(field) offsetof(xf_config, field)
 
+/* The own rows' readers: a choice and what it means, a value with its flag */
+
+/* optimization.nlsq.sigma: a constant σ of the data, or null (unknown) */
+static int read_sigma(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		      xf_config *cfg)
+{
+	return xf_cfg_number(r, map, row->section, row->name, XF_CHECK_POSITIVE, &cfg->nlsq.sigma,
+			     &cfg->nlsq.has_sigma);
+}
+
+/* optimization.nlsq.loss: SciPy's robust losses, in enum xf_loss order */
+static int read_loss(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		     xf_config *cfg)
+{
+	static const char *const losses[] = {
+		"linear", "soft_l1", "huber", "cauchy", "arctan", NULL,
+	};
+	int loss = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, losses, &loss, &given);
+	if (!rc && given)
+		cfg->nlsq.loss = (xf_loss)loss;
+	return rc;
+}
+
+/* optimization.nlsq.tolerance: homodyne's name for ftol; an explicit ftol wins */
+static int read_tolerance(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	double tolerance = 0.0, ftol = cfg->nlsq.ftol;
+	int has_tolerance = 0, has_ftol = 0;
+	int rc = xf_cfg_number(r, map, row->section, row->name, XF_CHECK_POSITIVE, &tolerance,
+			       &has_tolerance);
+	if (rc || !has_tolerance ||
+	    (rc = xf_cfg_number(r, map, row->section, "ftol", XF_CHECK_POSITIVE, &ftol, &has_ftol)))
+		return rc;
+	if (!has_ftol)
+		cfg->nlsq.ftol = tolerance;
+	else if (tolerance != cfg->nlsq.ftol)
+		xf_warn("optimization.nlsq.tolerance (%g) and ftol (%g) both given; using ftol, "
+			"in %s:%d",
+			tolerance, cfg->nlsq.ftol, r->file, xf_ynode_key_line(map, "tolerance"));
+	return 0;
+}
+
+/* optimization.nlsq.anti_degeneracy.per_angle_mode */
+static int read_nlsq_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	static const char *const names[] = { "auto", "individual", "constant", "fourier", NULL };
+	static const xf_scaling_mode values[] = {
+		XF_SCALING_AUTO,
+		XF_SCALING_INDIVIDUAL,
+		XF_SCALING_CONSTANT,
+		XF_SCALING_FOURIER,
+	};
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc && given)
+		cfg->nlsq.per_angle_mode = values[index];
+	return rc;
+}
+
+/* optimization.cmc.per_angle_mode: fourier is NLSQ-only (CMC turns it into individual
+ * when following NLSQ, cmc.md); absent or null: the mode NLSQ used */
+static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			 xf_config *cfg)
+{
+	static const char *const names[] = { "auto", "individual", "constant", NULL };
+	static const xf_scaling_mode values[] = {
+		XF_SCALING_AUTO,
+		XF_SCALING_INDIVIDUAL,
+		XF_SCALING_CONSTANT,
+	};
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc)
+		cfg->cmc.per_angle_mode = given ? values[index] : XF_SCALING_FOLLOW_NLSQ;
+	return rc;
+}
+
+/* optimization.cmc.route (xpcsfit's own, adr/0045): how one shard's exact posterior is
+ * reached */
+static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	static const char *const names[] = { "auto", "nuts", NULL };
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc)
+		cfg->cmc.route = given && index == 1 ? XF_CMC_ROUTE_NUTS : XF_CMC_ROUTE_AUTO;
+	return rc;
+}
+
+/* optimization.cmc.combination.method; the last three are homodyne's deprecated names
+ * (cmc.md), read as robust_consensus_mc with a warning */
+static int read_combination_method(const xf_cfg_reader *r, const xf_ynode *map,
+				   const xf_cfg_key *row, xf_config *cfg)
+{
+	static const char *const methods[] = {
+		"robust_consensus_mc",
+		"consensus_mc",
+		"gaussian_product",
+		"homodyne_marginal",
+		"weighted_gaussian",
+		"simple_average",
+		"auto",
+		NULL,
+	};
+	enum { N_OWN_METHODS = 4 };
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, methods, &index, &given);
+	if (rc || !given)
+		return rc;
+	if (index >= N_OWN_METHODS) {
+		xf_warn("optimization.cmc.combination.method: '%s' is a deprecated homodyne "
+			"name; using robust_consensus_mc, in %s:%d",
+			methods[index], r->file, xf_ynode_get(map, "method")->line);
+		index = 0;
+	}
+	return xf_combination_rule_parse(methods[index], &cfg->cmc.combination) ? XF_ERR_CONFIG : 0;
+}
+
 static const xf_cfg_key keys[] = {
-	{ "optimization.cmc", "seed", XF_KEY_U64, AT(cmc.seed), 0, 0, 0, "", NULL, 0 },
+	/* NLSQ (docs/nlsq.md) */
+	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
+	  "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq", "xtol", XF_KEY_NUMBER, AT(nlsq.xtol), 0, 0, XF_CHECK_POSITIVE, "",
+	  NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq", "gtol", XF_KEY_NUMBER, AT(nlsq.gtol), 0, 0, XF_CHECK_POSITIVE, "",
+	  NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq", "ftol", XF_KEY_NUMBER, AT(nlsq.ftol), 0, 0, XF_CHECK_POSITIVE,
+	  "homodyne's name: tolerance", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq", "sigma", XF_KEY_OWN, 0, 0, 0, 0,
+	  "constant sigma of the data; null = unknown", "null", XF_SHOWN, read_sigma },
+	{ "optimization.nlsq", "loss", XF_KEY_OWN, 0, 0, 0, 0,
+	  "linear | soft_l1 | huber | cauchy | arctan (docs/nlsq.md)", "linear", XF_SHOWN,
+	  read_loss },
+	{ "optimization.nlsq", "f_scale", XF_KEY_NUMBER, AT(nlsq.f_scale), 0, 0, XF_CHECK_POSITIVE,
+	  "a robust loss's soft margin, in units of sigma", NULL, XF_SHOWN, NULL },
+	/* after ftol and the rest: an explicit ftol wins, a differing one is named */
+	{ "optimization.nlsq", "tolerance", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT,
+	  read_tolerance },
+	{ "optimization.nlsq.anti_degeneracy", "enable", XF_KEY_BOOL,
+	  AT(nlsq.anti_degeneracy_enable), 0, 0, 0, "static: use per_angle_mode only when true",
+	  NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.anti_degeneracy", "per_angle_mode", XF_KEY_OWN, 0, 0, 0, 0,
+	  "auto | constant | individual | fourier", "auto", XF_SHOWN, read_nlsq_mode },
+	{ "optimization.nlsq.anti_degeneracy", "constant_scaling_threshold", XF_KEY_INT,
+	  AT(nlsq.constant_scaling_threshold), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.anti_degeneracy", "fourier_order", XF_KEY_INT, AT(nlsq.fourier_order),
+	  1, XF_FOURIER_ORDER_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.anti_degeneracy.hierarchical", "enable", XF_KEY_BOOL,
+	  AT(nlsq.hierarchical), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.multi_start", "enable", XF_KEY_BOOL, AT(nlsq.multi_start), 0, 0, 0, "",
+	  NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.multi_start", "n_starts", XF_KEY_INT, AT(nlsq.n_starts), 1,
+	  XF_N_STARTS_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.multi_start", "seed", XF_KEY_U64, AT(nlsq.multi_start_seed), 0, 0, 0,
+	  "", NULL, XF_SHOWN, NULL },
+	/* xpcsfit's own search for the optimum (docs/nlsq.md "Finding the optimum") */
+	{ "optimization.nlsq.start_search", "enable", XF_KEY_BOOL, AT(nlsq.start_search), 0, 0, 0,
+	  "xpcsfit: screened starts, best refined on all data", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.start_search", "spread_decades", XF_KEY_INT, AT(nlsq.search_spread), 0,
+	  6, 0, "starts from 1e-2 to 1e2 x the estimated D0, gamma_dot_t0", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.start_search", "subsample_points", XF_KEY_LONG, AT(nlsq.screen_points),
+	  1000, LONG_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.nlsq.start_search", "phi0_profile", XF_KEY_BOOL, AT(nlsq.phi0_profile), 0,
+	  0, 0, "laminar: refit other flow-angle basins of phi0", NULL, XF_SHOWN, NULL },
+	/* the posterior (docs/cmc.md) */
+	{ "optimization.cmc", "seed", XF_KEY_U64, AT(cmc.seed), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc", "per_angle_mode", XF_KEY_OWN, 0, 0, 0, 0,
-	  "null = the mode NLSQ used; auto | constant | individual", "null", 0 },
+	  "null = the mode NLSQ used; auto | constant | individual", "null", XF_SHOWN,
+	  read_cmc_mode },
 	{ "optimization.cmc", "route", XF_KEY_OWN, 0, 0, 0, 0,
 	  "auto: importance sampling from NLSQ, checked against the exact posterior, NUTS if "
 	  "it fails | nuts",
-	  "auto", 0 },
+	  "auto", XF_SHOWN, read_cmc_route },
 	{ "optimization.cmc.sharding", "num_shards", XF_KEY_INT_OR_AUTO, AT(cmc.num_shards), 1,
-	  INT_MAX, 0, "1: the exact posterior; an integer K: consensus of K shards", NULL, 0 },
+	  INT_MAX, 0, "1: the exact posterior; an integer K: consensus of K shards", NULL, XF_SHOWN,
+	  NULL },
 	{ "optimization.cmc.sharding", "max_points_per_shard", XF_KEY_INT_OR_AUTO,
-	  AT(cmc.max_points_per_shard), 1, INT_MAX, 0, "", NULL, 0 },
+	  AT(cmc.max_points_per_shard), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_warmup", XF_KEY_INT, AT(cmc.num_warmup), 1,
-	  XF_NUM_DRAWS_MAX, 0, "", NULL, 0 },
+	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_samples", XF_KEY_INT, AT(cmc.num_samples), 1,
-	  XF_NUM_DRAWS_MAX, 0, "", NULL, 0 },
+	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_chains", XF_KEY_INT, AT(cmc.num_chains), 1,
-	  XF_NUM_CHAINS_MAX, 0, "", NULL, 0 },
+	  XF_NUM_CHAINS_MAX, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "target_accept_prob", XF_KEY_NUMBER,
 	  AT(cmc.target_accept_prob), 0, 0, XF_CHECK_OPEN_UNIT,
-	  "absent = 0.99 static, 0.98 laminar_flow (no divergences)", NULL, 1 },
+	  "absent = 0.99 static, 0.98 laminar_flow (no divergences)", NULL, XF_SHOWN_ABSENT, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "max_tree_depth", XF_KEY_INT, AT(cmc.max_tree_depth),
-	  1, XF_MAX_TREE_DEPTH, 0, "", NULL, 0 },
+	  1, XF_MAX_TREE_DEPTH, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "dense_mass", XF_KEY_BOOL, AT(cmc.dense_mass), 0, 0, 0,
-	  "", NULL, 0 },
+	  "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.validation", "max_divergence_rate", XF_KEY_NUMBER,
-	  AT(cmc.max_divergence_rate), 0, 0, XF_CHECK_FRACTION, "", NULL, 0 },
+	  AT(cmc.max_divergence_rate), 0, 0, XF_CHECK_FRACTION, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.validation", "max_per_shard_rhat", XF_KEY_NUMBER,
-	  AT(cmc.max_per_shard_rhat), 0, 0, XF_CHECK_AT_LEAST_ONE, "", NULL, 0 },
+	  AT(cmc.max_per_shard_rhat), 0, 0, XF_CHECK_AT_LEAST_ONE, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.validation", "use_nlsq_informed_priors", XF_KEY_BOOL,
-	  AT(cmc.use_nlsq_informed_priors), 0, 0, 0, "", NULL, 0 },
+	  AT(cmc.use_nlsq_informed_priors), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.validation", "nlsq_prior_width_factor", XF_KEY_NUMBER,
-	  AT(cmc.nlsq_prior_width_factor), 0, 0, XF_CHECK_POSITIVE, "", NULL, 0 },
+	  AT(cmc.nlsq_prior_width_factor), 0, 0, XF_CHECK_POSITIVE, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.combination", "method", XF_KEY_OWN, 0, 0, 0, 0,
-	  "consensus_mc | gaussian_product | homodyne_marginal", "robust_consensus_mc", 0 },
+	  "consensus_mc | gaussian_product | homodyne_marginal", "robust_consensus_mc", XF_SHOWN,
+	  read_combination_method },
 	{ "optimization.cmc.combination", "min_success_rate", XF_KEY_NUMBER,
-	  AT(cmc.min_success_rate), 0, 0, XF_CHECK_HALF_OPEN_UNIT, "", NULL, 0 },
+	  AT(cmc.min_success_rate), 0, 0, XF_CHECK_HALF_OPEN_UNIT, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.combination", "check_draws", XF_KEY_INT, AT(cmc.check_draws), 0,
-	  1000000, 0, "self-check against the full-data posterior (0: off)", NULL, 0 },
+	  1000000, 0, "self-check against the full-data posterior (0: off)", NULL, XF_SHOWN, NULL },
 };
 
 const xf_cfg_key *xf_cfg_key_table(size_t *n)
@@ -87,6 +259,8 @@ static int read_one(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_ke
 			*out = (int)v;
 		return rc;
 	}
+	case XF_KEY_LONG:
+		return xf_cfg_int(r, map, k->section, k->name, k->lo, k->hi, slot(cfg, k), NULL);
 	case XF_KEY_NUMBER:
 		return xf_cfg_number(r, map, k->section, k->name, k->check, slot(cfg, k), NULL);
 	case XF_KEY_BOOL: return xf_cfg_bool(r, map, k->section, k->name, slot(cfg, k));
@@ -100,12 +274,15 @@ static int read_one(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_ke
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 		     xf_config *cfg)
 {
-	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-		if (!strcmp(keys[k].section, section)) {
-			int rc = read_one(r, map, &keys[k], cfg);
-			if (rc)
-				return rc;
-		}
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		const xf_cfg_key *row = &keys[k];
+		if (strcmp(row->section, section))
+			continue;
+		int rc = row->kind == XF_KEY_OWN ? row->own(r, map, row, cfg)
+						 : read_one(r, map, row, cfg);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -149,6 +326,21 @@ size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap)
 	return n;
 }
 
+/* A number as a person writes it in YAML: 2.0, 0.1, 1.0e-8 (it reads back as a number) */
+static void number_text(double v, char *buf, size_t size)
+{
+	char text[32], *e;
+	snprintf(text, sizeof text, "%.10g", v);
+	e = strchr(text, 'e');
+	if (e)
+		*e = '\0';
+	snprintf(buf, size, "%s%s", text, strchr(text, '.') ? "" : ".0");
+	if (e) {
+		size_t used = strlen(buf);
+		snprintf(buf + used, size - used, "e%d", atoi(e + 1));
+	}
+}
+
 /* value of row k of cfg as the template writes it */
 static void value_text(const xf_config *cfg, const xf_cfg_key *k, char *buf, size_t size)
 {
@@ -166,39 +358,47 @@ static void value_text(const xf_config *cfg, const xf_cfg_key *k, char *buf, siz
 			snprintf(buf, size, "%ld", v);
 		break;
 	}
-	case XF_KEY_NUMBER: {
-		double v = *(const double *)cslot(cfg, k);
-		/* a number reads back as one: 2.0, not 2 */
-		snprintf(buf, size, v == floor(v) && fabs(v) < 1e15 ? "%.1f" : "%.10g", v);
-		break;
-	}
+	case XF_KEY_LONG: snprintf(buf, size, "%ld", *(const long *)cslot(cfg, k)); break;
+	case XF_KEY_NUMBER: number_text(*(const double *)cslot(cfg, k), buf, size); break;
 	default: snprintf(buf, size, "%s", k->own_default ? k->own_default : "null");
 	}
 }
 
 #define XF_TEMPLATE_COMMENT_COLUMN 29 /* the template's other comments start there */
+#define XF_TEMPLATE_DEPTH_MAX	   8
 
 void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defaults)
 {
-	const char *shown = NULL; /* the subsection whose header is written */
-	int depth = 1;
+	char open[XF_TEMPLATE_DEPTH_MAX][64]; /* the subsections whose headers are written */
+	int n_open = 0, depth = 1;
+	size_t len_section = strlen(section);
 	for (const char *c = section; *c; c++)
 		depth += *c == '.';
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
 		const xf_cfg_key *row = &keys[k];
-		char child[XF_CFG_PATH_MAX], value[64], line[512];
-		int indent = 2 * depth;
-		if (strcmp(row->section, section)) {
-			if (!child_of(row->section, section, child, sizeof child))
-				continue;
-			if (!shown || strcmp(shown, row->section)) {
-				fprintf(out, "%*s%s:\n", indent, "", child);
-				shown = row->section;
-			}
-			indent += 2;
+		if (strncmp(row->section, section, len_section) ||
+		    (row->section[len_section] && row->section[len_section] != '.') ||
+		    row->shown == XF_SHOWN_NOT)
+			continue;
+		/* the row's path below section, part by part; headers for the parts not open */
+		char rel[XF_CFG_PATH_MAX], *parts[XF_TEMPLATE_DEPTH_MAX];
+		int n_parts = 0;
+		snprintf(rel, sizeof rel, "%s", row->section + len_section);
+		for (char *p = strtok(rel, "."); p && n_parts < XF_TEMPLATE_DEPTH_MAX;
+		     p = strtok(NULL, "."))
+			parts[n_parts++] = p;
+		int same = 0;
+		while (same < n_open && same < n_parts && !strcmp(open[same], parts[same]))
+			same++;
+		for (int p = same; p < n_parts; p++) {
+			fprintf(out, "%*s%s:\n", 2 * (depth + p), "", parts[p]);
+			snprintf(open[p], sizeof open[p], "%s", parts[p]);
 		}
+		n_open = n_parts;
+		int indent = 2 * (depth + n_parts);
+		char value[64], line[512];
 		value_text(defaults, row, value, sizeof value);
-		if (row->absent) { /* absent by default: the line is a comment */
+		if (row->shown == XF_SHOWN_ABSENT) { /* absent by default: a comment */
 			fprintf(out, "%*s# %s: %s\n", indent, "", row->name, row->note);
 			continue;
 		}

@@ -99,32 +99,12 @@ static void write_parameters(xf_mode mode, FILE *out)
 
 static void write_optimization(FILE *out)
 {
-	fputs("optimization:\n"
-	      "  nlsq:\n"
-	      "    max_iterations: 1000\n"
-	      "    xtol: 1.0e-8\n"
-	      "    gtol: 1.0e-8\n"
-	      "    ftol: 1.0e-8             # homodyne's name: tolerance\n"
-	      "    sigma: null              # constant sigma of the data; null = unknown\n"
-	      "    loss: linear             # other losses are read and reported as ignored\n"
-	      "    anti_degeneracy:\n"
-	      "      enable: false          # static: use per_angle_mode only when true\n"
-	      "      per_angle_mode: auto   # auto | constant | individual | fourier\n"
-	      "      constant_scaling_threshold: 3\n"
-	      "      fourier_order: 2\n"
-	      "      hierarchical: {enable: true}\n"
-	      "    multi_start: {enable: false, n_starts: 10, seed: 42}\n"
-	      "    start_search:            # xpcsfit: screened starts, best refined on all data\n"
-	      "      enable: true\n"
-	      "      spread_decades: 2      # starts from 1e-2 to 1e2 x the estimated D0, "
-	      "gamma_dot_t0\n"
-	      "      subsample_points: 131072\n"
-	      "      phi0_profile: true     # laminar: refit other flow-angle basins of phi0\n"
-	      "  cmc:\n",
-	      out);
-	/* the posterior's keys from the key table, with the defaults (config_table.c) */
+	/* the methods' keys from the key table, with the defaults (config_table.c) */
 	xf_config defaults;
 	xf_config_defaults(&defaults);
+	fputs("optimization:\n  nlsq:\n", out);
+	xf_cfg_template_keys(out, "optimization.nlsq", &defaults);
+	fputs("  cmc:\n", out);
 	xf_cfg_template_keys(out, "optimization.cmc", &defaults);
 	fputs("\n"
 	      "parallel:\n"
