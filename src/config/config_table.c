@@ -326,7 +326,8 @@ size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap)
 	return n;
 }
 
-/* A number as a person writes it in YAML: 2.0, 0.1, 1.0e-8 (it reads back as a number) */
+/* A number as a person writes it in YAML: 2.0, 0.1, 1.0e-8, 1.0e+12 — a dot before the
+ * exponent and its sign, so that YAML 1.1 readers (PyYAML in homodyne) read a number */
 static void number_text(double v, char *buf, size_t size)
 {
 	char text[32], *e;
@@ -337,7 +338,7 @@ static void number_text(double v, char *buf, size_t size)
 	snprintf(buf, size, "%s%s", text, strchr(text, '.') ? "" : ".0");
 	if (e) {
 		size_t used = strlen(buf);
-		snprintf(buf + used, size - used, "e%d", atoi(e + 1));
+		snprintf(buf + used, size - used, "e%+d", atoi(e + 1));
 	}
 }
 
