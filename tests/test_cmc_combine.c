@@ -117,6 +117,14 @@ static double rel(double a, double b)
 	return fabs(a - b) / fmax(fabs(b), 1e-300);
 }
 
+/* xf_cmc_combine of the first n shards of set by rule, which must succeed */
+static void combine(xf_combination_rule rule, shard_set *set, long n, xf_combination *out)
+{
+	xf_error err = { 0 };
+	if (xf_cmc_combine(rule, NT, set->shards, n, load, set, 11, out, &err))
+		fail_msg("combination rule %d: %s", (int)rule, err.msg);
+}
+
 static void test_gaussian_product(void **state)
 {
 	(void)state;
@@ -125,10 +133,7 @@ static void test_gaussian_product(void **state)
 	double w[SHARDS][NT * NT], mean[NT], cov[NT * NT];
 	product(&set, 3, w, mean, cov);
 	xf_combination out;
-	xf_error err = { 0 };
-	assert_int_equal(xf_cmc_combine(XF_COMBINE_GAUSSIAN_PRODUCT, NT, set.shards, 3, load, &set,
-					11, &out, &err),
-			 0);
+	combine(XF_COMBINE_GAUSSIAN_PRODUCT, &set, 3, &out);
 	for (int k = 0; k < NT; k++)
 		assert_true(fabs(out.gp_mean[k] - mean[k]) < 1e-12);
 	for (int k = 0; k < NT * NT; k++)
@@ -153,10 +158,7 @@ static void test_consensus_draws(void **state)
 	double w[SHARDS][NT * NT], mean[NT], cov[NT * NT];
 	product(&set, 3, w, mean, cov);
 	xf_combination out;
-	xf_error err = { 0 };
-	assert_int_equal(
-		xf_cmc_combine(XF_COMBINE_CONSENSUS, NT, set.shards, 3, load, &set, 11, &out, &err),
-		0);
+	combine(XF_COMBINE_CONSENSUS, &set, 3, &out);
 	assert_int_equal(out.n_draws, DRAWS);
 	for (int g = 0; g < DRAWS; g += DRAWS - 1) {
 		double acc[NT] = { 0, 0 };
@@ -180,10 +182,7 @@ static void test_marginal_product(void **state)
 	shard_set set;
 	make_shards(&set, 3, 0.0);
 	xf_combination out;
-	xf_error err = { 0 };
-	assert_int_equal(xf_cmc_combine(XF_COMBINE_MARGINAL_PRODUCT, NT, set.shards, 3, load, &set,
-					11, &out, &err),
-			 0);
+	combine(XF_COMBINE_MARGINAL_PRODUCT, &set, 3, &out);
 	double m[NT] = { 0, 0 }, want[NT], var[NT];
 	for (int k = 0; k < NT; k++) {
 		double pw = 0, pwm = 0;
@@ -213,10 +212,7 @@ static void test_robust_screens_far_shard(void **state)
 	shard_set set;
 	make_shards(&set, SHARDS, 40.0);
 	xf_combination out;
-	xf_error err = { 0 };
-	assert_int_equal(xf_cmc_combine(XF_COMBINE_ROBUST_CONSENSUS, NT, set.shards, SHARDS, load,
-					&set, 11, &out, &err),
-			 0);
+	combine(XF_COMBINE_ROBUST_CONSENSUS, &set, SHARDS, &out);
 	for (long s = 0; s < 3; s++)
 		assert_int_equal(set.shards[s].kept, 1);
 	assert_int_equal(set.shards[3].kept, 0);
@@ -229,9 +225,7 @@ static void test_robust_screens_far_shard(void **state)
 	/* plain consensus keeps every shard */
 	for (long s = 0; s < SHARDS; s++)
 		set.shards[s].kept = 1;
-	assert_int_equal(xf_cmc_combine(XF_COMBINE_CONSENSUS, NT, set.shards, SHARDS, load, &set,
-					11, &out, &err),
-			 0);
+	combine(XF_COMBINE_CONSENSUS, &set, SHARDS, &out);
 	for (long s = 0; s < SHARDS; s++)
 		assert_int_equal(set.shards[s].kept, 1);
 	xf_combination_free(&out);
