@@ -221,6 +221,16 @@ static void test_pass_against_sums(void **state)
 		for (int c = 0; c < ns; c++)
 			assert_true(rel(hss[a * ns + c], jtj[(np + a) * nf + np + c]) < 1e-12);
 	}
+	/* the residuals (CMC's σ prior, the search for a non-finite χ²): data − model of the
+	 * point function, pair by pair with the angles inside */
+	size_t n_pairs = ps.n_pairs;
+	double *res = malloc(sizeof(double) * n_pairs * N_PHI);
+	assert_int_equal(xf_problem_residuals(&pr, &ps, x, res), 0);
+	double rss = 0.0;
+	for (size_t q = 0; q < n_pairs * N_PHI; q++)
+		rss += res[q] * res[q];
+	assert_true(rel(rss, chi2) < 1e-12);
+	free(res);
 	/* the collapse level: the scaling level's bits and the angles' sums */
 	double angle[N_PHI * 3];
 	assert_int_equal(xf_lik_eval_collapse(lik, x, &c2s, hss, bs, angle), 0);

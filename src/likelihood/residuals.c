@@ -59,6 +59,11 @@ static int walk_points(const xf_problem *pr, const walk_range *wr, const double 
 			double g1 = laminar ? g1d * xf_shear_factor(s_ig * cos_a[p],
 								    pr->grid.shear_model, &dfactor)
 					    : g1d;
+			if (pr->model->g1) { /* a model given by its point function (adr/0116) */
+				xf_model_grid g = pr->grid;
+				g.q = pr->ring_q[pr->slot_ring[p]];
+				g1 = pr->model->g1(&g, x, ds->phi_deg[p], i, j, NULL);
+			}
 			if (g1 < XF_G1_FLOOR)
 				g1 = XF_G1_FLOOR;
 			stop = visit(visit_ctx, k, p, i, j, xf_dataset_c2(ds, p, idx),
