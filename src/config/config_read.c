@@ -472,19 +472,14 @@ const char *xf_config_key_alias(const char *name)
 
 int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = { "virtual_devices", NULL };
+	const char *known[4];
 	const xf_ynode *map = NULL;
-	long devices = 0;
 	int rc = xf_cfg_section(r, root, "", "parallel", &map);
 	if (rc || !map)
 		return rc;
+	xf_cfg_known_keys("parallel", known, sizeof known / sizeof known[0]);
 	xf_cfg_check_keys(r, map, "parallel", known, NULL);
-	rc = xf_cfg_int_or_auto(r, map, "parallel", "virtual_devices", XF_VIRTUAL_DEVICES_MAX,
-				&devices);
-	if (rc)
-		return rc;
-	cfg->virtual_devices = (int)devices;
-	return 0;
+	return xf_cfg_read_keys(r, map, "parallel", cfg);
 }
 
 static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)

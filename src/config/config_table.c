@@ -141,6 +141,95 @@ static int read_combination_method(const xf_cfg_reader *r, const xf_ynode *map,
 	return xf_combination_rule_parse(methods[index], &cfg->cmc.combination) ? XF_ERR_CONFIG : 0;
 }
 
+/* output.base_directory: the result folder when --out is not given */
+static int read_base_directory(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			       xf_config *cfg)
+{
+	const char *base = NULL;
+	int rc = xf_cfg_string(r, map, row->section, row->name, &base);
+	if (rc || !(base && base[0]))
+		return rc;
+	free(cfg->base_directory);
+	if (!(cfg->base_directory = strdup(base)))
+		return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
+	return 0;
+}
+
+/* output.directory: homodyne's current templates' name for it; base_directory wins */
+static int read_directory(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	const char *dir = NULL;
+	int rc = xf_cfg_string(r, map, row->section, row->name, &dir);
+	if (rc || cfg->base_directory || !(dir && dir[0]))
+		return rc;
+	if (!(cfg->base_directory = strdup(dir)))
+		return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
+	return 0;
+}
+
+/* output.surfaces (xpcsfit's own): the index is the value of xf_config.output_surfaces */
+static int read_surfaces(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			 xf_config *cfg)
+{
+	static const char *const names[] = { "none", "full", NULL };
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc)
+		cfg->output_surfaces = given ? index : 0;
+	return rc;
+}
+
+/* logging.level: homodyne's Python logging level names; CRITICAL behaves as ERROR */
+static int read_log_level(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	static const char *const names[] = {
+		"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
+		"info",	 "warning", "error",   "critical", NULL,
+	};
+	static const xf_log_level values[] = {
+		XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,	XF_VERBOSITY_WARNING, XF_VERBOSITY_ERROR,
+		XF_VERBOSITY_ERROR, XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,    XF_VERBOSITY_WARNING,
+		XF_VERBOSITY_ERROR, XF_VERBOSITY_ERROR,
+	};
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc && given)
+		cfg->verbosity = values[index];
+	return rc;
+}
+
+/* plotting.angle_pages (xpcsfit's own): the index is the value of
+ * xf_config.plot_all_angles */
+static int read_angle_pages(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			    xf_config *cfg)
+{
+	static const char *const names[] = { "auto", "all", NULL };
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc)
+		cfg->plot_all_angles = given ? index : 0;
+	return rc;
+}
+
+/* parallel.virtual_devices: auto (0: the online cores) or a count, as --threads */
+static int read_virtual_devices(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+				xf_config *cfg)
+{
+	long devices = cfg->virtual_devices;
+	int rc = xf_cfg_int_or_auto(r, map, row->section, row->name, XF_VIRTUAL_DEVICES_MAX,
+				    &devices);
+	if (!rc)
+		cfg->virtual_devices = (int)devices;
+	return rc;
+}
+
+/* plotting.dpi: pages from a quarter to six times their nominal (100 dpi) size; a
+ * larger one is a ~10000 px PNG per angle, too slow and big to be meant */
+#define XF_PLOT_DPI_MIN 25
+#define XF_PLOT_DPI_MAX 600
+
 static const xf_cfg_key keys[] = {
 	/* NLSQ (docs/nlsq.md) */
 	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
@@ -229,6 +318,22 @@ static const xf_cfg_key keys[] = {
 	  AT(cmc.min_success_rate), 0, 0, XF_CHECK_HALF_OPEN_UNIT, "", NULL, XF_SHOWN, NULL },
 	{ "optimization.cmc.combination", "check_draws", XF_KEY_INT, AT(cmc.check_draws), 0,
 	  1000000, 0, "self-check against the full-data posterior (0: off)", NULL, XF_SHOWN, NULL },
+	/* what the console and the result folders look like (homodyne's sections, honoured in
+	 * part: their other keys are left to the key accounting, config_keys.c) */
+	{ "output", "base_directory", XF_KEY_OWN, 0, 0, 0, 0,
+	  "the result folder without --out; null = ./xpcsfit_results", "null", XF_SHOWN,
+	  read_base_directory },
+	{ "output", "directory", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT, read_directory },
+	{ "output", "surfaces", XF_KEY_OWN, 0, 0, 0, 0,
+	  "none | full: the (n_phi, N, N) maps in results.h5", "none", XF_SHOWN, read_surfaces },
+	{ "logging", "level", XF_KEY_OWN, 0, 0, 0, 0, "DEBUG | INFO | WARNING | ERROR", "INFO",
+	  XF_SHOWN, read_log_level },
+	{ "plotting", "dpi", XF_KEY_INT, AT(plot_dpi), XF_PLOT_DPI_MIN, XF_PLOT_DPI_MAX, 0,
+	  "absent = 100, the pages' nominal sizes; 25 to 600", NULL, XF_SHOWN_ABSENT, NULL },
+	{ "plotting", "angle_pages", XF_KEY_OWN, 0, 0, 0, 0, "auto: up to 10 angle pages | all",
+	  "auto", XF_SHOWN, read_angle_pages },
+	{ "parallel", "virtual_devices", XF_KEY_OWN, 0, 0, 0, 0,
+	  "worker threads; auto = online cores", "auto", XF_SHOWN, read_virtual_devices },
 };
 
 const xf_cfg_key *xf_cfg_key_table(size_t *n)
