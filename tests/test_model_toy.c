@@ -11,7 +11,7 @@
  *   - NLSQ (xf_nlsq_fit, start from the request) recovers Γ of a simulated matrix within
  *     4 of its standard errors and reports it under the model's own parameter name;
  *   - registration refuses a record without a point function, a name taken, and a
- *     parameter count out of range. */
+ *     parameter count out of range; the GPU refuses the model by name. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,6 +231,10 @@ static void test_pass_against_sums(void **state)
 		rss += res[q] * res[q];
 	assert_true(rel(rss, chi2) < 1e-12);
 	free(res);
+	/* the GPU has the written-out kernels only: refused, the model named */
+	xf_error gpu_err = { 0 };
+	assert_int_equal(xf_lik_use_gpu(lik, 0, 1, &gpu_err), XF_ERR_CONFIG);
+	assert_non_null(strstr(gpu_err.msg, "single_exponential"));
 	/* the collapse level: the scaling level's bits and the angles' sums */
 	double angle[N_PHI * 3];
 	assert_int_equal(xf_lik_eval_collapse(lik, x, &c2s, hss, bs, angle), 0);

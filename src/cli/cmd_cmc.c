@@ -150,12 +150,10 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		/* published: the folder was written; a fit that did not converge was a
 		 * warning there, and CMC starts from it */
 		if (fit.published) {
-			xf_error err = { 0 };
-			rc = xf_nlsq_estimate(&fit.res, req, ds, NULL, nlsq, &err)
-				     ? xf_cli_error(err.code, "%s", err.msg)
-				     : 0;
-			if (!rc && rec) /* the ring's row from the same estimate */
+			if (rec) /* the ring's row from the files' estimate */
 				xf_ring_record_fill(rec, &fit.est, &fit.app);
+			xf_nlsq_fitted_take_estimate(&fit, nlsq); /* the warm start */
+			rc = 0; /* a fit that did not converge: its warning was said, CMC goes on */
 		}
 		xf_nlsq_fitted_free(&fit);
 		return rc;

@@ -38,6 +38,12 @@ int xf_nlsq_run(const xf_request *req, const xf_nlsq_options *o, const xf_datase
 	return 0;
 }
 
+void xf_nlsq_fitted_take_estimate(xf_nlsq_fitted *fit, xf_estimate *est)
+{
+	*est = fit->est;
+	memset(&fit->est, 0, sizeof fit->est);
+}
+
 void xf_nlsq_fitted_free(xf_nlsq_fitted *fit)
 {
 	if (fit->published)

@@ -30,6 +30,9 @@ int xf_nlsq_run(const xf_request *req, const xf_nlsq_options *o, const xf_datase
 		int n_threads, xf_nlsq_progress_fn progress, void *progress_ctx, double t_start_s,
 		double t_loaded_s, xf_nlsq_fitted *fit, xf_error *err);
 void xf_nlsq_fitted_free(xf_nlsq_fitted *fit);
+/* Move a published fit's estimate into *est (the caller frees it with xf_estimate_free);
+ * fit keeps its result and appendix, and is still freed with xf_nlsq_fitted_free. */
+void xf_nlsq_fitted_take_estimate(xf_nlsq_fitted *fit, xf_estimate *est);
 
 /* A fit's estimate on the grid of req on ds (its slots at slot_q: a q per angle slot of a
  * joint fit, or NULL for ds->q). 0, or the error's code with nothing held. */
