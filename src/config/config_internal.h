@@ -72,6 +72,10 @@ int xf_cfg_string(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *parent, const char *key,
 		  const char *const *choices, int *index, int *given);
 
+/* %g with a dot before any exponent: YAML 1.1 readers (PyYAML in homodyne) read
+ * "1e-06" as a string and only "1.0e-06" as a number (the template's numbers). */
+const char *xf_cfg_yaml_number(char buf[40], double v);
+
 /* The table of config keys (config_table.c, adr/0119): a row per key. */
 typedef enum xf_cfg_key_kind {
 	XF_KEY_INT,	    /* integer in [lo, hi], into an int */

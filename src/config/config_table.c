@@ -431,20 +431,25 @@ size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap)
 	return n;
 }
 
-/* A number as a person writes it in YAML: 2.0, 0.1, 1.0e-8, 1.0e+12 — a dot before the
- * exponent and its sign, so that YAML 1.1 readers (PyYAML in homodyne) read a number */
+const char *xf_cfg_yaml_number(char buf[40], double v)
+{
+	char tmp[32];
+	snprintf(tmp, sizeof tmp, "%.10g", v);
+	char *e = strchr(tmp, 'e');
+	if (e && !memchr(tmp, '.', (size_t)(e - tmp)))
+		snprintf(buf, 40, "%.*s.0%s", (int)(e - tmp), tmp, e);
+	else
+		snprintf(buf, 40, "%s", tmp);
+	return buf;
+}
+
+/* A number key's value: xf_cfg_yaml_number, a whole number with ".0" (2.0, not 2) so
+ * that it reads as the number it is */
 static void number_text(double v, char *buf, size_t size)
 {
-	char text[32], *e;
-	snprintf(text, sizeof text, "%.10g", v);
-	e = strchr(text, 'e');
-	if (e)
-		*e = '\0';
-	snprintf(buf, size, "%s%s", text, strchr(text, '.') ? "" : ".0");
-	if (e) {
-		size_t used = strlen(buf);
-		snprintf(buf + used, size - used, "e%+d", atoi(e + 1));
-	}
+	char text[40];
+	xf_cfg_yaml_number(text, v);
+	snprintf(buf, size, "%s%s", text, strpbrk(text, ".en") ? "" : ".0");
 }
 
 /* value of row k of cfg as the template writes it */

@@ -8,20 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* %g, but with a dot before any exponent: YAML 1.1 readers (PyYAML in homodyne) read
- * "1e-06" as a string and only "1.0e-06" as a number. */
-static const char *yaml_num(char buf[40], double v)
-{
-	char tmp[32];
-	snprintf(tmp, sizeof tmp, "%.10g", v);
-	char *e = strchr(tmp, 'e');
-	if (e && !memchr(tmp, '.', (size_t)(e - tmp)))
-		snprintf(buf, 40, "%.*s.0%s", (int)(e - tmp), tmp, e);
-	else
-		snprintf(buf, 40, "%s", tmp);
-	return buf;
-}
-
 static void write_header(xf_mode mode, FILE *out)
 {
 	fprintf(out,
@@ -70,7 +56,8 @@ static void write_parameters(xf_mode mode, FILE *out)
 		fprintf(out, "%s%s", k ? ", " : "", xf_param_names[k]);
 	fprintf(out, "]\n  values: [");
 	for (int k = 0; k < n; k++)
-		fprintf(out, "%s%s", k ? ", " : "", yaml_num(a, xf_param_template_value[k]));
+		fprintf(out, "%s%s", k ? ", " : "",
+			xf_cfg_yaml_number(a, xf_param_template_value[k]));
 	fprintf(out,
 		"]   # or null: the middle of the bounds\n"
 		"  # fixed_parameters: {D_offset: 0.0}     # held at this value\n"
@@ -86,14 +73,14 @@ static void write_parameters(xf_mode mode, FILE *out)
 		fprintf(out,
 			"    - {name: %s, min: %s, max: %s, prior_mu: %s, prior_sigma: %s}"
 			"   # %s\n",
-			xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
-			yaml_num(b, xf_param_default_upper[k]),
-			yaml_num(c, xf_param_template_prior_mu[k]),
-			yaml_num(d, xf_param_template_prior_sigma[k]), xf_param_units[k]);
+			xf_param_names[k], xf_cfg_yaml_number(a, xf_param_default_lower[k]),
+			xf_cfg_yaml_number(b, xf_param_default_upper[k]),
+			xf_cfg_yaml_number(c, xf_param_template_prior_mu[k]),
+			xf_cfg_yaml_number(d, xf_param_template_prior_sigma[k]), xf_param_units[k]);
 	for (int k = XF_P_CONTRAST; k <= XF_P_OFFSET; k++)
 		fprintf(out, "    - {name: %s, min: %s, max: %s}   # every angle\n",
-			xf_param_names[k], yaml_num(a, xf_param_default_lower[k]),
-			yaml_num(b, xf_param_default_upper[k]));
+			xf_param_names[k], xf_cfg_yaml_number(a, xf_param_default_lower[k]),
+			xf_cfg_yaml_number(b, xf_param_default_upper[k]));
 	fputc('\n', out);
 }
 
