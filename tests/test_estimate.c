@@ -229,12 +229,51 @@ static void test_surface_uses_grid(void **state)
 	xf_estimate_free(&e);
 }
 
+/* The routes' records (adr/0120): the words results.h5 and parameters.json write for each
+ * route (docs/outputs.md), the importance route alone published from weighted points,
+ * consensus alone correctable, and no route's record for a value that is no route. */
+static void test_route_records(void **state)
+{
+	(void)state;
+	static const struct {
+		xf_posterior_route route;
+		const char *name, *posterior, *corrected;
+		int from_points;
+	} want[] = {
+		{ XF_POSTERIOR_ROUTE_IMPORTANCE, "importance", "importance_sampled_exact", NULL,
+		  1 },
+		{ XF_POSTERIOR_ROUTE_NUTS, "nuts", "exact_nuts", NULL, 0 },
+		{ XF_POSTERIOR_ROUTE_CMC, "cmc", "consensus", "importance_weighted", 0 },
+	};
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		const xf_route_record *r = xf_route_record_of(want[k].route);
+		assert_int_equal(r->route, want[k].route);
+		assert_string_equal(r->name, want[k].name);
+		assert_string_equal(xf_posterior_route_name(want[k].route), want[k].name);
+		assert_string_equal(r->posterior, want[k].posterior);
+		if (want[k].corrected)
+			assert_string_equal(r->posterior_corrected, want[k].corrected);
+		else
+			assert_null(r->posterior_corrected);
+		assert_int_equal(r->from_importance_points, want[k].from_points);
+	}
+	const xf_route_record *none = xf_route_record_of(XF_POSTERIOR_ROUTE_NONE);
+	assert_int_equal(none->route, XF_POSTERIOR_ROUTE_NONE);
+	assert_string_equal(none->name, "");
+	assert_ptr_equal(xf_route_record_of((xf_posterior_route)99), none);
+	assert_ptr_equal(xf_route_record_of((xf_posterior_route)-1), none);
+	/* the asked-for routes, as configs spell them (optimization.cmc.route) */
+	assert_string_equal(xf_cmc_route_names[XF_CMC_ROUTE_AUTO], "auto");
+	assert_string_equal(xf_cmc_route_names[XF_CMC_ROUTE_NUTS], "nuts");
+	assert_null(xf_cmc_route_names[XF_CMC_ROUTE_N]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_from_nlsq),	  cmocka_unit_test(test_from_cmc),
 		cmocka_unit_test(test_quality_reasons),	  cmocka_unit_test(test_status_names),
-		cmocka_unit_test(test_surface_uses_grid),
+		cmocka_unit_test(test_surface_uses_grid), cmocka_unit_test(test_route_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

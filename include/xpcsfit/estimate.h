@@ -36,6 +36,26 @@ typedef enum xf_posterior_route {
 /* "importance", "nuts", "cmc"; "" for NONE */
 const char *xf_posterior_route_name(xf_posterior_route route);
 
+/* A posterior route's record (estimate/estimate.c, adr/0120): what the result files ask
+ * of the way a posterior was reached, rather than which way it was, so a new route is a
+ * row here and its sampler. */
+typedef struct xf_route_record {
+	xf_posterior_route route;
+	const char *name; /* results' route: "importance", "nuts", "cmc" ("" for NONE) */
+	/* results.h5's /cmc posterior: what the draws are ("exact_nuts", ...) */
+	const char *posterior;
+	/* … instead, when the self-check's importance weights corrected the combined draws
+	 * (NULL: the route's draws are never corrected) */
+	const char *posterior_corrected;
+	/* 1: published from the importance check's weighted points: that check (the
+	 * appendix's approx) is the posterior's, σ has a weighted mean and sd, and the draws
+	 * are a systematic resample of the points (one chain, no sampler settings) */
+	int from_importance_points;
+} xf_route_record;
+
+/* The record of route (NONE's for a value that is no route) */
+const xf_route_record *xf_route_record_of(xf_posterior_route route);
+
 /* wall time of one stage of the method ("load", "fit", "sampling", "combination", ...) */
 typedef struct xf_estimate_stage {
 	char name[32];

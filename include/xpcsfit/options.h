@@ -42,7 +42,12 @@ typedef enum xf_cmc_route {
 	XF_CMC_ROUTE_AUTO = 0, /* importance sampling from the NLSQ approximation, verified
 				  against the exact posterior; exact NUTS when the check fails */
 	XF_CMC_ROUTE_NUTS,     /* exact NUTS on every point, always */
+	XF_CMC_ROUTE_N
 } xf_cmc_route;
+
+/* The routes' names in configs, in enum order, NULL-terminated ("auto", "nuts";
+ * model/options.c): the reader's choices */
+extern const char *const xf_cmc_route_names[XF_CMC_ROUTE_N + 1];
 
 /* How the shards' posteriors are combined (optimization.cmc.combination.method; cmc.md) */
 typedef enum xf_combination_rule {

@@ -25,7 +25,7 @@ static void layout(const xf_cmc_result *res, xf_cmc_posterior_diag *d)
 	d->n_chains = res->n_draws > 0 ? 1 : 0;
 	d->n_draws = res->n_draws;
 	d->markov = 0;
-	if (res->route == XF_POSTERIOR_ROUTE_IMPORTANCE || res->check.corrected) {
+	if (xf_route_record_of(res->route)->from_importance_points || res->check.corrected) {
 		d->layout = XF_CHAINS_RESAMPLED;
 		d->note = "independent draws: a systematic resample of importance-sampling "
 			  "points by their Pareto-smoothed weights (repeated points adjacent); "

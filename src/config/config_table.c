@@ -104,11 +104,10 @@ static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_c
 static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {
-	static const char *const names[] = { "auto", "nuts", NULL };
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, xf_cmc_route_names, &index, &given);
 	if (!rc)
-		cfg->cmc.route = given && index == 1 ? XF_CMC_ROUTE_NUTS : XF_CMC_ROUTE_AUTO;
+		cfg->cmc.route = given ? (xf_cmc_route)index : XF_CMC_ROUTE_AUTO;
 	return rc;
 }
 

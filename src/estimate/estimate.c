@@ -48,14 +48,34 @@ const char *xf_method_name(xf_method m)
 	return m == XF_METHOD_CMC ? "cmc" : "nlsq";
 }
 
+/* The routes' records, in route order (cmc.md; adr/0045, adr/0120) */
+static const xf_route_record routes[] = {
+	[XF_POSTERIOR_ROUTE_NONE] = { .route = XF_POSTERIOR_ROUTE_NONE,
+				      .name = "",
+				      .posterior = "" },
+	[XF_POSTERIOR_ROUTE_IMPORTANCE] = { .route = XF_POSTERIOR_ROUTE_IMPORTANCE,
+					    .name = "importance",
+					    .posterior = "importance_sampled_exact",
+					    .from_importance_points = 1 },
+	[XF_POSTERIOR_ROUTE_NUTS] = { .route = XF_POSTERIOR_ROUTE_NUTS,
+				      .name = "nuts",
+				      .posterior = "exact_nuts" },
+	/* consensus over K > 1 shards; the self-check may importance-weight it (adr/0012) */
+	[XF_POSTERIOR_ROUTE_CMC] = { .route = XF_POSTERIOR_ROUTE_CMC,
+				     .name = "cmc",
+				     .posterior = "consensus",
+				     .posterior_corrected = "importance_weighted" },
+};
+
+const xf_route_record *xf_route_record_of(xf_posterior_route route)
+{
+	int n = (int)(sizeof routes / sizeof routes[0]);
+	return (int)route >= 0 && (int)route < n ? &routes[route] : &routes[0];
+}
+
 const char *xf_posterior_route_name(xf_posterior_route route)
 {
-	switch (route) {
-	case XF_POSTERIOR_ROUTE_IMPORTANCE: return "importance";
-	case XF_POSTERIOR_ROUTE_NUTS: return "nuts";
-	case XF_POSTERIOR_ROUTE_CMC: return "cmc";
-	default: return "";
-	}
+	return xf_route_record_of(route)->name;
 }
 
 void xf_estimate_free(xf_estimate *e)

@@ -437,12 +437,11 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_estimate 
 			       xf_combination_rule_name(app->combination));
 		xf_h5_attr_str(&w, g, "per_angle_mode",
 			       xf_scaling_mode_used_name(est->scaling_mode));
+		const xf_route_record *route = xf_route_record_of(est->route);
 		xf_h5_attr_str(&w, g, "posterior",
-			       est->route == XF_POSTERIOR_ROUTE_IMPORTANCE
-				       ? "importance_sampled_exact"
-			       : app->n_shards == 1    ? "exact_nuts"
-			       : app->check->corrected ? "importance_weighted"
-						       : "consensus");
+			       app->check->corrected && route->posterior_corrected
+				       ? route->posterior_corrected
+				       : route->posterior);
 		xf_h5_attr_str(&w, g, "route", xf_posterior_route_name(est->route));
 		xf_h5_attr_str(&w, g, "route_description", app->route_text);
 		if (est) /* for `xpcsfit plot DIR` (adr/0059) */

@@ -290,7 +290,7 @@ static cJSON *route_object(const xf_estimate *est, const xf_cmc_appendix *app)
 	else
 		cJSON_AddNullToObject(obj, "note");
 	cJSON_AddItemToObject(obj, "importance_check", check_object_of(est, app, app->approx, 0));
-	if (est->route == XF_POSTERIOR_ROUTE_IMPORTANCE) {
+	if (xf_route_record_of(est->route)->from_importance_points) {
 		cJSON *sg = cJSON_CreateObject();
 		cJSON_AddItemToObject(sg, "value", xf_json_num(app->sigma_mean));
 		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(app->sigma_sd));

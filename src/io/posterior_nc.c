@@ -229,7 +229,7 @@ static void sample_stats_group(ncw *w, int root, const xf_estimate *est, const x
 		return;
 	}
 	const xf_cmc_check *c =
-		est->route == XF_POSTERIOR_ROUTE_IMPORTANCE ? app->approx : app->check;
+		xf_route_record_of(est->route)->from_importance_points ? app->approx : app->check;
 	if (d->layout == XF_CHAINS_RESAMPLED && c->done) {
 		text(w, g, NC_GLOBAL, "resampling",
 		     "systematic resampling of the importance points by their Pareto-smoothed "

@@ -4,6 +4,12 @@
 
 #include "xpcsfit/options.h"
 
+const char *const xf_cmc_route_names[XF_CMC_ROUTE_N + 1] = {
+	[XF_CMC_ROUTE_AUTO] = "auto",
+	[XF_CMC_ROUTE_NUTS] = "nuts",
+	[XF_CMC_ROUTE_N] = NULL,
+};
+
 static const char *const combination_names[XF_COMBINE_N] = {
 	[XF_COMBINE_ROBUST_CONSENSUS] = "robust_consensus_mc",
 	[XF_COMBINE_CONSENSUS] = "consensus_mc",
