@@ -93,7 +93,7 @@ __device__ static double point_row_f32(const dev_view &v, int p, int i, int j, d
 	float lg = -w * integral_f(v.f.cd, v.f.dcd, i, j, di);
 	float g1d = lg < -700.0f ? 0.0f : expf(lg);
 	int clipped = lg < -700.0f;
-	if (v.mode == XF_MODE_LAMINAR) {
+	if (v.f.with_shear) {
 		ig = integral_f(v.f.cg, v.f.dcg, i, j, dg);
 		float ph = s * cos_a * ig, ds;
 		if (v.shear_model == XF_SHEAR_PNAS2024) {
@@ -115,7 +115,7 @@ __device__ static double point_row_f32(const dev_view &v, int p, int i, int j, d
 		float two_cg1 = 2.0f * con * g1;
 		for (int m = 0; m < 3 && !clipped; m++)
 			jrow[m] = (double)(two_cg1 * g1 * -w * di[m]);
-		if (v.mode == XF_MODE_LAMINAR) {
+		if (v.f.with_shear) {
 			float shear = two_cg1 * g1d * dfactor * s;
 			for (int m = 0; m < 3; m++)
 				jrow[3 + m] = (double)(shear * cos_a * dg[m]);
@@ -372,7 +372,7 @@ static dev_view view_of(const xf_gpu_ctx *ctx, const gpu_dev *g, const xf_frames
 	dev_view v;
 	memset(&v, 0, sizeof v);
 	v.f.n = ctx->d.n_frames;
-	v.f.with_shear = ctx->d.mode == XF_MODE_LAMINAR;
+	v.f.with_shear = host_f->with_shear; /* the model's shear terms (its record) */
 	v.f.w = host_f->w;
 	v.f.s = host_f->s;
 	v.f.cd = g->frames;

@@ -29,7 +29,7 @@ typedef struct bench_row {
 static int bench_size(const tool_opts *o, int n_frames, bench_row *r)
 {
 	tool_case c;
-	if (tool_case_init(&c, XF_MODE_LAMINAR, n_frames, o->n_phi, o->threads, -1))
+	if (tool_case_init(&c, tool_costliest_model()->mode, n_frames, o->n_phi, o->threads, -1))
 		return -1;
 	int nf = c.pr.n_full, rc = -1, dev = 0;
 	double score = 1.0;

@@ -102,3 +102,22 @@ void tool_data_free(xf_gpu_data *d)
 	d->pair_i = d->pair_j = NULL;
 	d->c2 = NULL;
 }
+
+const xf_model_record *tool_gpu_model(int k)
+{
+	for (int m = 0; m < xf_model_count(); m++) {
+		const xf_model_record *model = xf_model_at(m);
+		if (!model->g1 && k-- == 0)
+			return model;
+	}
+	return NULL;
+}
+
+const xf_model_record *tool_costliest_model(void)
+{
+	const xf_model_record *best = tool_gpu_model(0);
+	for (int k = 1; tool_gpu_model(k); k++)
+		if (tool_gpu_model(k)->n_phys > best->n_phys)
+			best = tool_gpu_model(k);
+	return best;
+}

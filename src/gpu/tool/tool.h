@@ -34,6 +34,11 @@ typedef struct tool_case {
 
 /* 0, or −1 (message on stderr). fp32: the GPU evaluator evaluates in float. */
 int tool_case_init(tool_case *c, xf_mode mode, int n_frames, int n_phi, int threads, int fp32);
+/* The models the GPU runs (those with written-out kernels: no point function), in mode
+ * order: tool_gpu_model(k) for k = 0, 1, … until it returns NULL. */
+const xf_model_record *tool_gpu_model(int k);
+/* Of those, the one with the most parameters: the costliest pass, which bench times */
+const xf_model_record *tool_costliest_model(void);
 /* fp32 < 0: no GPU evaluator (bench drives the backend directly) */
 void tool_case_free(tool_case *c);
 /* The GPU backend's own view of the case's pairs (for c2 and the same-order reference);

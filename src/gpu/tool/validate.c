@@ -47,7 +47,7 @@ static void add_diff(diff_table *t, const char *mode, const char *what, const do
  * kernel and the same-order reference, the fp32 option. */
 static int validate_mode(const tool_opts *o, xf_mode mode, diff_table *t)
 {
-	const char *name = mode == XF_MODE_LAMINAR ? "laminar" : "static";
+	const char *name = xf_mode_name(mode);
 	tool_case c, c32;
 	if (tool_case_init(&c, mode, o->n_frames, o->n_phi, o->threads, 0))
 		return -1;
@@ -138,10 +138,11 @@ static int write_json(const char *path, const diff_table *t, int ok)
 int tool_validate(const tool_opts *o)
 {
 	diff_table t = { .n = 0 };
-	if (validate_mode(o, XF_MODE_STATIC, &t) || validate_mode(o, XF_MODE_LAMINAR, &t)) {
-		fprintf(stderr, "xpcsfit-gpu: validate could not run (see above)\n");
-		return 1;
-	}
+	for (int k = 0; tool_gpu_model(k); k++)
+		if (validate_mode(o, tool_gpu_model(k)->mode, &t)) {
+			fprintf(stderr, "xpcsfit-gpu: validate could not run (see above)\n");
+			return 1;
+		}
 	int ok = 1;
 	printf("%-34s %12s %12s  %s\n", "quantity (GPU vs CPU)", "max abs", "max rel", "");
 	for (int k = 0; k < t.n; k++) {
