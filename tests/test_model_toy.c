@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "synth.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
 #include "xpcsfit/options.h"
@@ -38,13 +39,23 @@ static double single_exponential(const xf_model_grid *grid, const double *theta,
 	return g1;
 }
 
-static const char *const toy_params[] = { "Gamma" };
+/* Γ, the decay rate: its unit, bounds and the template's start and prior */
+static const xf_param_def toy_params[] = {
+	{ .name = "Gamma",
+	  .unit = "1/s",
+	  .unit_text = "1/s",
+	  .lower = 0.1,
+	  .upper = 100.0,
+	  .template_value = 1.0,
+	  .template_prior_mu = 10.0,
+	  .template_prior_sigma = 25.0 },
+};
 static const xf_model_record toy = {
 	.name = "single_exponential",
 	.n_phys = 1,
 	.nuts_accept_default = 0.95,
 	.g1 = single_exponential,
-	.param_names = toy_params,
+	.params = toy_params,
 };
 static xf_mode toy_mode;
 
@@ -71,8 +82,7 @@ static xf_model_grid toy_grid(void)
 
 static void toy_request(xf_request *req)
 {
-	xf_request_defaults(req, toy_mode);
-	req->bounds[0] = (xf_bound){ 0.1, 100.0, 10.0, 25.0 };
+	xf_request_defaults(req, toy_mode); /* Γ's bounds from the record */
 	req->start[0] = 0.8 * GAMMA;
 	req->value_given[0] = 1;
 	req->per_angle_mode = XF_SCALING_INDIVIDUAL; /* the angles' own contrasts below */
@@ -112,7 +122,38 @@ static void test_registered(void **state)
 	bad.g1 = single_exponential;
 	bad.n_phys = 0;
 	assert_int_equal((int)xf_model_register(&bad), -1);
+	bad.n_phys = 1;
+	xf_param_def inverted = toy_params[0];
+	inverted.lower = inverted.upper;
+	bad.params = &inverted;
+	assert_int_equal((int)xf_model_register(&bad), -1);
+	inverted = toy_params[0];
+	inverted.unit = NULL;
+	assert_int_equal((int)xf_model_register(&bad), -1);
 	assert_int_equal(xf_model_count(), (int)toy_mode + 1);
+	/* its parameter table: the unit the files write and a person reads, the default
+	 * bounds a request takes with homodyne's default prior, the template's values */
+	assert_string_equal(xf_model_param_unit(m, 0), "1/s");
+	assert_string_equal(xf_model_param_unit(m, 1), ""); /* past its parameters */
+	assert_string_equal(xf_param_unit("Gamma"), "1/s");
+	assert_string_equal(xf_param_unit_text("Gamma"), "1/s");
+	assert_true(xf_model_param(m, 0).template_value == 1.0);
+	xf_request req;
+	xf_request_defaults(&req, toy_mode);
+	assert_true(req.bounds[0].lower == 0.1 && req.bounds[0].upper == 100.0);
+	assert_true(req.bounds[0].prior_mu == 0.5 * (0.1 + 100.0));
+	assert_true(req.bounds[0].prior_sigma == 0.25 * (100.0 - 0.1));
+	assert_true(req.start[0] == req.bounds[0].prior_mu);
+	/* contrast and offset keep the table's bounds */
+	xf_bound table[XF_N_BOUND_SLOTS];
+	xf_bounds_default(table);
+	assert_memory_equal(&req.bounds[XF_P_CONTRAST], &table[XF_P_CONTRAST], 2 * sizeof table[0]);
+	/* a built-in model's rows are the table's */
+	const xf_model_record *lam = xf_model_record_of(XF_MODE_LAMINAR);
+	for (int k = 0; k < lam->n_phys; k++) {
+		assert_string_equal(xf_model_param_unit(lam, k), xf_param_units[k]);
+		assert_true(xf_model_param(lam, k).lower == xf_param_default_lower[k]);
+	}
 }
 
 static void test_c2(void **state)
@@ -279,6 +320,13 @@ static void test_nlsq_recovers_gamma(void **state)
 	assert_true(fabs(res.values[0] - GAMMA) < 4.0 * sd);
 	for (int p = 0; p < N_PHI; p++)
 		assert_true(fabs(res.contrast[p] - contrast[p]) < 0.01);
+	/* the estimate carries the model's unit for Γ, none for the scaling */
+	xf_model_grid g = toy_grid();
+	xf_estimate est;
+	assert_int_equal(xf_estimate_from_nlsq(&res, &g, &est, &err), 0);
+	assert_string_equal(est.units[0], "1/s");
+	assert_string_equal(est.units[1], "");
+	xf_estimate_free(&est);
 	xf_nlsq_result_free(&res);
 	xf_synth_free(&ds);
 }

@@ -85,8 +85,18 @@ void xf_bound_default_prior(xf_bound *b);
 /* Every slot's default bounds (model.md table) with that prior */
 void xf_bounds_default(xf_bound b[XF_N_BOUND_SLOTS]);
 
+/* One physical parameter of a model (adr/0122): its name, its unit as result files write
+ * it and as a person reads it, its default bounds, and the template's start and prior. */
+typedef struct xf_param_def {
+	const char *name;
+	const char *unit;      /* "angstrom^2/s^(1+alpha)", "1", …: results.h5, posterior.nc */
+	const char *unit_text; /* "Å²/s^(1+α)"; "" when dimensionless: plots, report pages */
+	double lower, upper;   /* the default bounds */
+	double template_value, template_prior_mu, template_prior_sigma;
+} xf_param_def;
+
 /* A model's record (model/params.c, adr/0113): what the code asks of a model rather than
- * which one it is. Its physical parameters are the first n_phys of the table above. */
+ * which one it is. */
 struct xf_model_grid; /* model.h */
 typedef struct xf_model_record {
 	xf_mode mode;
@@ -108,8 +118,10 @@ typedef struct xf_model_record {
 	 * surfaces and fits evaluate it point by point. */
 	double (*g1)(const struct xf_model_grid *grid, const double *theta, double phi_deg, int i,
 		     int j, double *dg1);
-	/* its parameters' names ([n_phys]); NULL: the first n_phys of xf_param_names */
-	const char *const *param_names;
+	/* its physical parameters ([n_phys]); NULL: the first n_phys of the built-in table
+	 * above (xf_param_names, units, default bounds, template values; static and
+	 * laminar_flow) */
+	const xf_param_def *params;
 } xf_model_record;
 
 const xf_model_record *xf_model_record_of(xf_mode mode);
@@ -119,13 +131,22 @@ const xf_model_record *xf_model_default(void);
 int xf_model_count(void);
 const xf_model_record *xf_model_at(int k);
 /* Register a model given by its point function (record->g1 set, 1 ≤ n_phys ≤ 7, a name
- * no model has): a copy is kept and its mode, the next free one, returned; −1 when the
- * record is not such a model or XF_MODELS_MAX are registered. Registration is done once,
+ * no model has, its own parameter rows, if any, each named with units and lower < upper;
+ * the rows must outlive the runs): a copy of the record is kept and its mode, the next
+ * free one, returned; −1 when the record is not such a model or XF_MODELS_MAX are
+ * registered. Registration is done once,
  * before any run starts (not thread-safe). */
 #define XF_MODELS_MAX 8
 xf_mode xf_model_register(const xf_model_record *record);
-/* The name of parameter k (< n_phys) of a model: its own, else xf_param_names[k]. */
+/* Parameter k (< n_phys) of a model: its own table's row, else the built-in table's. */
+xf_param_def xf_model_param(const xf_model_record *model, int k);
+/* Its name (xf_model_param(model, k).name) */
 const char *xf_model_param_name(const xf_model_record *model, int k);
+/* Its unit as result files write it; "" for k ≥ n_phys (the scaling coefficients) */
+const char *xf_model_param_unit(const xf_model_record *model, int k);
+/* Every slot's default bounds for the model, each with homodyne's default prior
+ * (xf_bound_default_prior): its parameters' rows, then contrast and offset */
+void xf_model_bounds_default(const xf_model_record *model, xf_bound b[XF_N_BOUND_SLOTS]);
 /* Every name a config, an option or a result file may give a model, NULL-terminated
  * (homodyne's "static_isotropic" and "static_anisotropic" are static here, model.md),
  * and the mode each names: the config reader's choices and xf_mode_parse read these. */

@@ -31,7 +31,7 @@ static int fill_params(const xf_cmc_result *res, xf_estimate *e, xf_error *err)
 		e->names[k] = strdup(res->names && res->names[k] ? res->names[k] : "");
 		if (!e->names[k])
 			return xf_fail(err, XF_ERR_NOMEM, "out of memory for the estimate");
-		e->units[k] = k < res->n_phys && k < XF_N_BOUND_SLOTS ? xf_param_units[k] : "";
+		e->units[k] = xf_model_param_unit(xf_model_record_of(res->mode), k);
 		e->is_fixed[k] = res->is_fixed ? res->is_fixed[k] : 0;
 		/* a fixed parameter has no uncertainty, as NLSQ's */
 		e->sd[k] = e->is_fixed[k] || !res->sd ? NAN : res->sd[k];

@@ -50,14 +50,15 @@ static void write_header(xf_mode mode, FILE *out)
 static void write_parameters(xf_mode mode, FILE *out)
 {
 	char a[40], b[40], c[40], d[40];
-	int n = xf_mode_n_phys(mode);
+	const xf_model_record *model = xf_model_record_of(mode);
+	int n = model->n_phys;
 	fprintf(out, "initial_parameters:\n  parameter_names: [");
 	for (int k = 0; k < n; k++)
-		fprintf(out, "%s%s", k ? ", " : "", xf_param_names[k]);
+		fprintf(out, "%s%s", k ? ", " : "", xf_model_param_name(model, k));
 	fprintf(out, "]\n  values: [");
 	for (int k = 0; k < n; k++)
 		fprintf(out, "%s%s", k ? ", " : "",
-			xf_cfg_yaml_number(a, xf_param_template_value[k]));
+			xf_cfg_yaml_number(a, xf_model_param(model, k).template_value));
 	fprintf(out,
 		"]   # or null: the middle of the bounds\n"
 		"  # fixed_parameters: {D_offset: 0.0}     # held at this value\n"
@@ -69,14 +70,15 @@ static void write_parameters(xf_mode mode, FILE *out)
 		"  # choice: CMC checks every result and names a prior that decides a parameter.\n"
 		"  # When missing: the middle of the bounds and a quarter of their width.\n"
 		"  bounds:\n");
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
+		xf_param_def p = xf_model_param(model, k);
 		fprintf(out,
 			"    - {name: %s, min: %s, max: %s, prior_mu: %s, prior_sigma: %s}"
 			"   # %s\n",
-			xf_param_names[k], xf_cfg_yaml_number(a, xf_param_default_lower[k]),
-			xf_cfg_yaml_number(b, xf_param_default_upper[k]),
-			xf_cfg_yaml_number(c, xf_param_template_prior_mu[k]),
-			xf_cfg_yaml_number(d, xf_param_template_prior_sigma[k]), xf_param_units[k]);
+			p.name, xf_cfg_yaml_number(a, p.lower), xf_cfg_yaml_number(b, p.upper),
+			xf_cfg_yaml_number(c, p.template_prior_mu),
+			xf_cfg_yaml_number(d, p.template_prior_sigma), p.unit);
+	}
 	for (int k = XF_P_CONTRAST; k <= XF_P_OFFSET; k++)
 		fprintf(out, "    - {name: %s, min: %s, max: %s}   # every angle\n",
 			xf_param_names[k], xf_cfg_yaml_number(a, xf_param_default_lower[k]),

@@ -82,7 +82,7 @@ static int read_fit(const cJSON *root, const char *path, xf_mode mode, xf_estima
 		if (!cJSON_IsString(nm))
 			return bad(err, path, "a parameter name is not a string");
 		e->names[k] = strdup(nm->valuestring);
-		e->units[k] = k < e->n_phys ? xf_param_units[k] : "";
+		e->units[k] = xf_model_param_unit(xf_model_record_of(mode), k);
 		const cJSON *p = cJSON_GetObjectItem(params, nm->valuestring);
 		if (!p)
 			p = cJSON_GetObjectItem(scaling, nm->valuestring);

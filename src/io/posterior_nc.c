@@ -100,7 +100,7 @@ static int index_dim(ncw *w, int id, const char *name, size_t n, const char *des
 
 static const char *units_of(const xf_estimate *est, int k)
 {
-	return k < est->n_phys && k < XF_N_PHYS ? xf_param_units[k] : "1";
+	return k < est->n_phys ? est->units[k] : "1";
 }
 
 static void posterior_group(ncw *w, int root, const xf_estimate *est,

@@ -97,11 +97,22 @@ static const xf_model_record *model_named(const char *name)
 	return NULL;
 }
 
+/* Every row of a model's own parameter table named, with units and bounds lower < upper */
+static int params_whole(const xf_model_record *record)
+{
+	for (int k = 0; record->params && k < record->n_phys; k++) {
+		const xf_param_def *p = &record->params[k];
+		if (!p->name || !p->unit || !p->unit_text || !(p->lower < p->upper))
+			return 0;
+	}
+	return 1;
+}
+
 xf_mode xf_model_register(const xf_model_record *record)
 {
 	xf_mode known;
 	if (!record || !record->g1 || !record->name || record->n_phys < 1 ||
-	    record->n_phys > XF_N_PHYS || model_named(record->name) ||
+	    record->n_phys > XF_N_PHYS || !params_whole(record) || model_named(record->name) ||
 	    xf_mode_parse(record->name, &known) == 0 || n_registered >= XF_MODELS_MAX - N_BUILTIN)
 		return (xf_mode)-1;
 	xf_model_record *m = &registered[n_registered];
@@ -112,9 +123,39 @@ xf_mode xf_model_register(const xf_model_record *record)
 	return m->mode;
 }
 
+xf_param_def xf_model_param(const xf_model_record *model, int k)
+{
+	if (model->params)
+		return model->params[k];
+	return (xf_param_def){ .name = xf_param_names[k],
+			       .unit = xf_param_units[k],
+			       .unit_text = param_units_text[k],
+			       .lower = xf_param_default_lower[k],
+			       .upper = xf_param_default_upper[k],
+			       .template_value = xf_param_template_value[k],
+			       .template_prior_mu = xf_param_template_prior_mu[k],
+			       .template_prior_sigma = xf_param_template_prior_sigma[k] };
+}
+
 const char *xf_model_param_name(const xf_model_record *model, int k)
 {
-	return model->param_names ? model->param_names[k] : xf_param_names[k];
+	return xf_model_param(model, k).name;
+}
+
+const char *xf_model_param_unit(const xf_model_record *model, int k)
+{
+	return k >= 0 && k < model->n_phys ? xf_model_param(model, k).unit : "";
+}
+
+void xf_model_bounds_default(const xf_model_record *model, xf_bound b[XF_N_BOUND_SLOTS])
+{
+	xf_bounds_default(b);
+	for (int k = 0; k < model->n_phys; k++) {
+		xf_param_def p = xf_model_param(model, k);
+		b[k].lower = p.lower;
+		b[k].upper = p.upper;
+		xf_bound_default_prior(&b[k]);
+	}
 }
 
 int xf_mode_n_phys(xf_mode mode)
@@ -163,6 +204,16 @@ int xf_param_index(const char *name)
 	return -1;
 }
 
+/* A registered model's own parameter named name, or NULL */
+static const xf_param_def *registered_param(const char *name)
+{
+	for (int m = 0; name && m < n_registered; m++)
+		for (int k = 0; registered[m].params && k < registered[m].n_phys; k++)
+			if (!strcmp(registered[m].params[k].name, name))
+				return &registered[m].params[k];
+	return NULL;
+}
+
 const char *xf_param_unit(const char *name)
 {
 	int k = name ? xf_param_index(name) : -1;
@@ -170,13 +221,17 @@ const char *xf_param_unit(const char *name)
 		return xf_param_units[k];
 	if (name && (!strncmp(name, "contrast_", 9) || !strncmp(name, "offset_", 7)))
 		return "1"; /* a scaling coefficient: contrast and offset are dimensionless */
-	return "";
+	const xf_param_def *p = registered_param(name);
+	return p ? p->unit : "";
 }
 
 const char *xf_param_unit_text(const char *name)
 {
 	int k = name ? xf_param_index(name) : -1;
-	return k >= 0 ? param_units_text[k] : "";
+	if (k >= 0)
+		return param_units_text[k];
+	const xf_param_def *p = registered_param(name);
+	return p ? p->unit_text : "";
 }
 
 const char *xf_scaling_mode_used_name(xf_scaling_mode mode)

@@ -19,7 +19,7 @@ void xf_request_defaults(xf_request *req, xf_mode mode)
 	req->constant_scaling_threshold = o.constant_scaling_threshold;
 	req->fourier_order = o.fourier_order;
 	req->has_sigma = o.has_sigma;
-	xf_bounds_default(req->bounds);
+	xf_model_bounds_default(xf_model_record_of(mode), req->bounds);
 	for (int k = 0; k < XF_N_PHYS; k++)
 		req->start[k] = 0.5 * (req->bounds[k].lower + req->bounds[k].upper);
 }

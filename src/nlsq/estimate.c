@@ -37,7 +37,7 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 	size_t np = (size_t)res->n_params;
 	for (int k = 0; k < res->n_params; k++) {
 		e->names[k] = strdup(res->names && res->names[k] ? res->names[k] : "");
-		e->units[k] = k < res->n_phys && k < XF_N_BOUND_SLOTS ? xf_param_units[k] : "";
+		e->units[k] = xf_model_param_unit(xf_model_record_of(res->mode), k);
 		e->is_fixed[k] = res->is_fixed ? res->is_fixed[k] : 0;
 		if (!e->names[k]) {
 			xf_estimate_free(e);

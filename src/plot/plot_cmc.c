@@ -39,7 +39,7 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_est
 	xf_plot_model_ctx ctx = { ds, est };
 	const char *units[XF_N_BOUND_SLOTS];
 	for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
-		units[k] = k < est->n_phys ? xf_param_units[k] : "";
+		units[k] = k < est->n_phys ? est->units[k] : "";
 	char reasons[XF_QUALITY_MAX_REASONS * sizeof est->quality.reasons[0]];
 	xf_plot_join_reasons(&est->quality, reasons, sizeof reasons);
 	char kept[96], run0[256], run1[256];

@@ -764,6 +764,11 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 	if (rc == 0) {
 		xf_quality_level grade = XF_QUALITY_MARGINAL;
 		int graded = xf_quality_level_parse(r.quality, &grade) == 0;
+		const xf_model_record *model = xf_model_record_of(r.mode_id);
+		const char *units[XF_N_BOUND_SLOTS]; /* the model's, then the table's slots */
+		for (int k = 0; k < XF_N_BOUND_SLOTS; k++)
+			units[k] = k < model->n_phys ? xf_model_param_unit(model, k)
+						     : xf_param_units[k];
 		xf_plot_src src = {
 			.n_phi = r.n_phi,
 			.phi_deg = r.phi_deg,
@@ -785,7 +790,7 @@ int xf_plot_result_dir_data(const char *dir, const char *data_path, xf_error *er
 			.n_params = r.n_params,
 			.n_phys = r.n_phys,
 			.names = r.names,
-			.units = (const char *const *)xf_param_units,
+			.units = units,
 			.values = r.values,
 			.uncertainties = r.unc,
 			.is_fixed = r.is_fixed,

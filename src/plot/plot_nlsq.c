@@ -324,7 +324,7 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_e
 	int max_units = (int)(sizeof s->units / sizeof s->units[0]);
 	int n_units = est->n_params < max_units ? est->n_params : 0;
 	for (int k = 0; k < n_units; k++)
-		s->units[k] = k < est->n_phys ? xf_param_units[k] : "";
+		s->units[k] = est->units[k]; /* the model's units; "" past its parameters */
 	s->ctx = (xf_plot_model_ctx){ ds, est };
 	xf_plot_join_reasons(&est->quality, s->reasons, sizeof s->reasons);
 	s->src = (xf_plot_src){
