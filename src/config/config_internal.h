@@ -123,6 +123,15 @@ size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap);
 /* The template's lines of section's rows and subsections (headers included), indented
  * by their depth, with the values of defaults. */
 void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defaults);
+/* The top-level sections made of the table's rows alone (output, logging, plotting,
+ * parallel), NULL-terminated (cap entries at most, the NULL included); their count */
+size_t xf_cfg_table_sections(const char **names, size_t cap);
+#define XF_CFG_SECTION_KEYS_MAX 16 /* keys and subsections of one such section, NULL included */
+/* Read those sections whose unknown keys are warned (checked 1), or the others (0), in
+ * the table's order: 0 or the first error's code */
+int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int checked, xf_config *cfg);
+/* The template's blocks of those sections, each headed, with the values of defaults */
+void xf_cfg_template_sections(FILE *out, const xf_config *defaults);
 
 /* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
 int xf_cfg_scalar_number(const xf_ynode *node, double *out);
@@ -136,8 +145,6 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
-int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
-int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg);
 
 /* Resolve a relative data path (cwd first, then the config's folder) and fill
  * cfg->data_path and cfg->data_path_note. */
@@ -156,6 +163,12 @@ void xf_cfg_default_prior(xf_bound *b);
 /* Overrides (config_overrides.c): one applied to the tree; the records of all kept in
  * cfg (freed by xf_cfg_free_overrides, which xf_config_free calls). */
 int xf_cfg_apply_override(xf_ynode **root, const xf_config_override *o, xf_error *err);
+/* A start value given outside the file (config_params.c): its key as records name it,
+ * "initial_parameters.values[NAME]", into buf; and its edit of the tree, as
+ * xf_yaml_set_named */
+void xf_cfg_start_key(const char *name, char *buf, size_t size);
+int xf_cfg_set_start(xf_ynode **root, const char *name, const char *value, const char *origin,
+		     xf_error *err);
 int xf_cfg_record_overrides(const xf_config_override *o, size_t n, xf_config *cfg, xf_error *err);
 void xf_cfg_free_overrides(xf_config *cfg);
 

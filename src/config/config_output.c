@@ -1,32 +1,13 @@
-/* config_output.c — the homodyne sections xpcsfit honours in part: output.base_directory
- * (or output.directory: the default result folder), output.surfaces (xpcsfit's own: the
- * fitted surfaces in results.h5 or not), logging.level (what the console shows),
- * plotting.dpi (PNG size), plotting.angle_pages (xpcsfit's own: which angles get a page),
- * read by the key table's rows (config_table.c); and, before the whole config is read, a
- * quick look at output.base_directory for the CLI's result-folder check. Their other keys
- * are left to the key accounting (config_keys.c): listed by `validate`, refused by
- * --strict, no warning each. */
+/* config_output.c — before the whole config is read, a quick look at
+ * output.base_directory (or output.directory) for the CLI's result-folder check. The
+ * sections themselves (output, logging, plotting, parallel) are rows of the key table,
+ * read by its section reader (config_table.c, adr/0119); homodyne's other keys of
+ * output, logging and plotting are left to the key accounting (config_keys.c): listed by
+ * `validate`, refused by --strict, no warning each. */
 #include "config/config_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The sections' keys are rows of the key table (config_table.c, adr/0119), read in its
- * order; no unknown-key check here: homodyne's many other keys of these sections are
- * left to the key accounting. */
-int xf_cfg_read_output(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
-{
-	static const char *const sections[] = { "output", "logging", "plotting" };
-	for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++) {
-		const xf_ynode *map = NULL;
-		int rc = xf_cfg_section(r, root, "", sections[k], &map);
-		if (!rc && map)
-			rc = xf_cfg_read_keys(r, map, sections[k], cfg);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
 
 int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
 			     char *buf, size_t size)

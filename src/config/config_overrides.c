@@ -13,7 +13,7 @@
 const char *xf_config_override_key(const xf_config_override *o, char *buf, size_t size)
 {
 	if (o->kind == XF_OVERRIDE_START)
-		snprintf(buf, size, "initial_parameters.values[%s]", o->key);
+		xf_cfg_start_key(o->key, buf, size);
 	else if (o->kind == XF_OVERRIDE_RANGE || o->kind == XF_OVERRIDE_RANGE_FIRST)
 		snprintf(buf, size, "phi_filtering.target_ranges");
 	else
@@ -41,9 +41,7 @@ static int apply_range(xf_ynode **root, const xf_config_override *o, xf_error *e
 int xf_cfg_apply_override(xf_ynode **root, const xf_config_override *o, xf_error *err)
 {
 	switch (o->kind) {
-	case XF_OVERRIDE_START:
-		return xf_yaml_set_named(root, "initial_parameters", o->key, o->value, o->origin,
-					 err);
+	case XF_OVERRIDE_START: return xf_cfg_set_start(root, o->key, o->value, o->origin, err);
 	case XF_OVERRIDE_RANGE:
 	case XF_OVERRIDE_RANGE_FIRST: return apply_range(root, o, err);
 	case XF_OVERRIDE_SET:

@@ -384,3 +384,14 @@ int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
 		return rc;
 	return 0;
 }
+
+void xf_cfg_start_key(const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "initial_parameters.values[%s]", name);
+}
+
+int xf_cfg_set_start(xf_ynode **root, const char *name, const char *value, const char *origin,
+		     xf_error *err)
+{
+	return xf_yaml_set_named(root, "initial_parameters", name, value, origin, err);
+}

@@ -1,7 +1,7 @@
 /* config_read.c — xf_config_load: loads the YAML tree, checks the top-level keys and
  * runs the section readers in an order where each can rely on the ones before it
  * (mode first, bounds before the start-value check). Also the small sections:
- * analysis_mode, experimental_data, analyzer_parameters, phi_filtering, parallel. */
+ * analysis_mode, experimental_data, analyzer_parameters, phi_filtering. */
 #include "config/config_internal.h"
 
 #include <stdlib.h>
@@ -24,21 +24,14 @@ static const char *const top_ignored[] = {
 	"advanced",
 	NULL,
 };
-static const char *const top_known[] = {
-	"analysis_mode",
-	"experimental_data",
-	"analyzer_parameters",
-	"phi_filtering",
-	"initial_parameters",
-	"parameter_space",
-	"optimization",
-	"parallel",
-	"optimization_config",
-	"output",
-	"logging",
-	"plotting",
-	NULL,
+/* the top-level keys read by hand (this file, config_params.c, config_optim.c); the key
+ * table's sections join them (known_top_keys) */
+static const char *const top_read[] = {
+	"analysis_mode", "experimental_data",	"analyzer_parameters",
+	"phi_filtering", "initial_parameters",	"parameter_space",
+	"optimization",	 "optimization_config", NULL,
 };
+#define XF_CFG_TOP_KEYS_MAX 24
 
 /* parameter_space.model: homodyne's other place for the mode. Its short example configs
  * (homodyne_config_*.yaml) carry no analysis_mode at all, only this key. */
@@ -470,21 +463,23 @@ const char *xf_config_key_alias(const char *name)
 	return name;
 }
 
-int xf_cfg_read_parallel(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+/* The top-level keys read: the sections read here and by their readers, then the key
+ * table's own sections (config_table.c) */
+static void known_top_keys(const char **known, size_t cap)
 {
-	const char *known[4];
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, root, "", "parallel", &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_known_keys("parallel", known, sizeof known / sizeof known[0]);
-	xf_cfg_check_keys(r, map, "parallel", known, NULL);
-	return xf_cfg_read_keys(r, map, "parallel", cfg);
+	size_t n = 0;
+	while (top_read[n] && n + 1 < cap) {
+		known[n] = top_read[n];
+		n++;
+	}
+	xf_cfg_table_sections(known + n, cap - n);
 }
 
 static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	int rc;
+	const char *top_known[XF_CFG_TOP_KEYS_MAX];
+	known_top_keys(top_known, XF_CFG_TOP_KEYS_MAX);
 	xf_cfg_check_keys(r, root, "", top_known, top_ignored);
 	if ((rc = xf_cfg_read_mode(r, root, cfg)) ||
 	    (rc = xf_cfg_read_experimental_data(r, root, cfg)) ||
@@ -493,7 +488,8 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_read_parameter_space(r, root, cfg)) ||
 	    (rc = xf_cfg_read_initial_parameters(r, root, cfg)) ||
 	    (rc = xf_cfg_read_optimization(r, root, cfg)) ||
-	    (rc = xf_cfg_read_parallel(r, root, cfg)) || (rc = xf_cfg_read_output(r, root, cfg)) ||
+	    (rc = xf_cfg_read_sections(r, root, 1, cfg)) ||
+	    (rc = xf_cfg_read_sections(r, root, 0, cfg)) ||
 	    (rc = xf_cfg_collect_unused(r, root, cfg)) ||
 	    (rc = xf_cfg_collect_settings(r, root, cfg)))
 		return rc;

@@ -335,6 +335,57 @@ static const xf_cfg_key keys[] = {
 	  "worker threads; auto = online cores", "auto", XF_SHOWN, read_virtual_devices },
 };
 
+/* The top-level sections whose keys are rows alone, in the template's order. checked:
+ * an unknown key there is warned; else it is left to the key accounting (homodyne's
+ * output, logging and plotting have many keys xpcsfit does not use: config_keys.c). */
+static const struct {
+	const char *name;
+	int checked;
+} sections[] = {
+	{ "output", 0 },
+	{ "logging", 0 },
+	{ "plotting", 0 },
+	{ "parallel", 1 },
+};
+#define N_SECTIONS (sizeof sections / sizeof sections[0])
+
+size_t xf_cfg_table_sections(const char **names, size_t cap)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < N_SECTIONS && n + 1 < cap; k++)
+		names[n++] = sections[k].name;
+	names[n] = NULL;
+	return n;
+}
+
+int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int checked, xf_config *cfg)
+{
+	for (size_t k = 0; k < N_SECTIONS; k++) {
+		if (sections[k].checked != checked)
+			continue;
+		const char *name = sections[k].name, *known[XF_CFG_SECTION_KEYS_MAX];
+		const xf_ynode *map = NULL;
+		int rc = xf_cfg_section(r, root, "", name, &map);
+		if (!rc && map && checked) {
+			xf_cfg_known_keys(name, known, XF_CFG_SECTION_KEYS_MAX);
+			xf_cfg_check_keys(r, map, name, known, NULL);
+		}
+		if (!rc && map)
+			rc = xf_cfg_read_keys(r, map, name, cfg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void xf_cfg_template_sections(FILE *out, const xf_config *defaults)
+{
+	for (size_t k = 0; k < N_SECTIONS; k++) {
+		fprintf(out, "\n%s:\n", sections[k].name);
+		xf_cfg_template_keys(out, sections[k].name, defaults);
+	}
+}
+
 const xf_cfg_key *xf_cfg_key_table(size_t *n)
 {
 	*n = sizeof keys / sizeof keys[0];

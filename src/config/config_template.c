@@ -96,11 +96,7 @@ static void write_optimization(FILE *out)
 	fputs("  cmc:\n", out);
 	xf_cfg_template_keys(out, "optimization.cmc", &defaults);
 	/* the console, the result folders and the workers */
-	static const char *const sections[] = { "output", "logging", "plotting", "parallel" };
-	for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++) {
-		fprintf(out, "\n%s:\n", sections[k]);
-		xf_cfg_template_keys(out, sections[k], &defaults);
-	}
+	xf_cfg_template_sections(out, &defaults);
 }
 
 int xf_config_write_template(xf_mode mode, FILE *out)
