@@ -306,7 +306,7 @@ static void test_nlsq_recovers_gamma(void **state)
 	toy_data(2e-3, 9, &ds, &req);
 	xf_nlsq_options opt;
 	xf_nlsq_options_defaults(&opt);
-	opt.start_search = 0; /* the search spreads the built-in models' scales */
+	opt.start_search = 0; /* one path from the request's near start */
 	opt.multi_start = 0;
 	xf_nlsq_result res;
 	xf_error err = { 0 };
@@ -331,6 +331,37 @@ static void test_nlsq_recovers_gamma(void **state)
 	xf_synth_free(&ds);
 }
 
+/* At NLSQ's shipped defaults (the search on, adr/0123): no estimator, so the search
+ * starts from the request's start — here the middle of Γ's bounds, 50 s⁻¹, a decade above
+ * the truth — and Γ's spread over its bounds; it must find Γ = 4 s⁻¹ as the single path
+ * from a near start does. */
+static void test_nlsq_defaults_search(void **state)
+{
+	(void)state;
+	xf_dataset ds;
+	xf_request req;
+	toy_data(2e-3, 11, &ds, &req);
+	req.start[0] = 0.5 * (req.bounds[0].lower + req.bounds[0].upper);
+	req.value_given[0] = 0;
+	xf_nlsq_options opt;
+	xf_nlsq_options_defaults(&opt);
+	assert_true(opt.start_search);
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	memset(&res, 0, sizeof res);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_int_equal(res.status, XF_STATUS_CONVERGED);
+	double sd = res.uncertainties[0];
+	assert_true(sd > 0.0 && sd < 0.05 * GAMMA);
+	assert_true(fabs(res.values[0] - GAMMA) < 4.0 * sd);
+	/* its start is the request's, not the built-in estimator's D0 put in Γ's place, and
+	 * the screened starts are it and Γ's 2S + 1 points over its bounds */
+	assert_true(res.search.estimate[0] == req.start[0]);
+	assert_int_equal(res.search.n_candidates, 1 + 2 * opt.search_spread + 1);
+	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_c2),
 		cmocka_unit_test(test_pass_against_sums),
 		cmocka_unit_test(test_nlsq_recovers_gamma),
+		cmocka_unit_test(test_nlsq_defaults_search),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -295,6 +295,12 @@ static void free_evaluators(xf_fit_ctx *ctx, xf_pairset sets[XF_ROLE_COUNT])
 
 static void log_estimate(const xf_problem *pr, const double *estimate)
 {
+	if (!xf_nlsq_model_estimated(pr)) {
+		for (int k = 0; k < pr->n_phys; k++)
+			xf_info("nlsq: start from the request (no estimator for model %s): %s %.4g",
+				pr->model->name, pr->names[k], estimate[k]);
+		return;
+	}
 	xf_info("nlsq: start estimated from the data: D0 %.4g, alpha %.4g, D_offset %.4g",
 		estimate[XF_P_D0], estimate[XF_P_ALPHA], estimate[XF_P_D_OFFSET]);
 	if (pr->model->shear)

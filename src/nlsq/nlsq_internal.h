@@ -14,6 +14,15 @@
  * test of a start). 0, or −1 on allocation failure. */
 int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1sq);
 
+/* 1: the model's start is estimated from the data and its rates spread over decades
+ * (the built-in models, whose parameters the estimator and the search know); 0: a model
+ * given by its point function (adr/0116), which starts from the request and is searched
+ * over its bounds (adr/0123). */
+static inline int xf_nlsq_model_estimated(const xf_problem *pr)
+{
+	return pr->model->g1 == NULL;
+}
+
 /* Which pass a run uses: round 1 of the screening (a small subsample), round 2 (a
  * larger one) or all the data. */
 typedef enum xf_fit_role {

@@ -217,26 +217,43 @@ static double lhs_value(const xf_problem *pr, uint64_t seed, int m, int s, int k
 	return lo + u * (hi - lo);
 }
 
-/* The config's start (when it gives one), the estimate, the spread over decades of D0
- * (and γ̇0 for laminar flow; α at the estimate and at 0 for static), the hypercube. */
-static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_list *cl)
+/* Point s (1..m) of m spread evenly over parameter k's bounds, at the middles of m equal
+ * strata: log-spaced for positive bounds spanning more than two decades, as lhs_value. */
+static double bounds_value(const xf_problem *pr, int m, int s, int k)
+{
+	double u = (s - 0.5) / m, lo = pr->lower[k], hi = pr->upper[k];
+	if (lo > 0.0 && hi / lo > XF_LOG_SPACED)
+		return exp(log(lo) + u * (log(hi) - log(lo)));
+	return lo + u * (hi - lo);
+}
+
+/* A model searched over its bounds (adr/0123): each free physical parameter in turn at
+ * 2S + 1 points over its bounds, the others at the estimate (the request's start). */
+static int spread_over_bounds(const xf_fit_ctx *ctx, const double *estimate, cand_list *cl)
 {
 	const xf_problem *pr = ctx->pr;
-	const xf_nlsq_options *o = ctx->opt;
-	double phys[XF_N_PHYS];
-	int any_given = 0;
+	int m = 2 * ctx->opt->search_spread + 1;
 	for (int k = 0; k < pr->n_phys; k++)
-		any_given |= pr->value_given[k] && !pr->fixed[k];
-	if (any_given) {
-		for (int k = 0; k < pr->n_phys; k++)
-			phys[k] = pr->value_given[k] ? pr->start[k] : estimate[k];
-		if (add_candidate(cl, pr, "config", phys))
-			return -1;
-	}
-	if (add_candidate(cl, pr, "estimate", estimate))
-		return -1;
-	int S = o->search_spread, laminar = pr->model->shear;
+		for (int s = 1; s <= m && !pr->fixed[k]; s++) {
+			double phys[XF_N_PHYS];
+			char label[64];
+			memcpy(phys, estimate, sizeof phys);
+			phys[k] = bounds_value(pr, m, s, k);
+			snprintf(label, sizeof label, "spread %.24s %d/%d", pr->names[k], s, m);
+			if (add_candidate(cl, pr, label, phys))
+				return -1;
+		}
+	return 0;
+}
+
+/* The built-in models' rates (adr/0007): D0 over decades around the estimate, and γ̇0
+ * for laminar flow (α at the estimate and at 0 for static) */
+static int spread_rates(const xf_fit_ctx *ctx, const double *estimate, cand_list *cl)
+{
+	const xf_problem *pr = ctx->pr;
+	int S = ctx->opt->search_spread, laminar = pr->model->shear;
 	int n_alpha = laminar ? 1 : 2;
+	double phys[XF_N_PHYS];
 	for (int dd = -S; dd <= S; dd++)
 		for (int dg = laminar ? -S : 0; dg <= (laminar ? S : 0); dg++)
 			for (int va = 0; va < n_alpha; va++) {
@@ -256,6 +273,30 @@ static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_l
 				if (add_candidate(cl, pr, label, phys))
 					return -1;
 			}
+	return 0;
+}
+
+/* The config's start (when it gives one), the estimate, the spread (of the rates, or
+ * over the bounds for a model without an estimator), the hypercube. */
+static int make_candidates(const xf_fit_ctx *ctx, const double *estimate, cand_list *cl)
+{
+	const xf_problem *pr = ctx->pr;
+	const xf_nlsq_options *o = ctx->opt;
+	double phys[XF_N_PHYS];
+	int any_given = 0;
+	for (int k = 0; k < pr->n_phys; k++)
+		any_given |= pr->value_given[k] && !pr->fixed[k];
+	if (any_given) {
+		for (int k = 0; k < pr->n_phys; k++)
+			phys[k] = pr->value_given[k] ? pr->start[k] : estimate[k];
+		if (add_candidate(cl, pr, "config", phys))
+			return -1;
+	}
+	if (add_candidate(cl, pr, "estimate", estimate))
+		return -1;
+	if (xf_nlsq_model_estimated(pr) ? spread_rates(ctx, estimate, cl)
+					: spread_over_bounds(ctx, estimate, cl))
+		return -1;
 	if (o->multi_start && o->n_starts > 1)
 		for (int s = 1; s < o->n_starts; s++) {
 			char label[48];
@@ -291,6 +332,8 @@ static int is_flat(const xf_fit_ctx *ctx, const xf_lik_out *out)
 	const xf_problem *pr = ctx->pr;
 	if (out->mean_g1sq < XF_FLAT_FRACTION * ctx->data_mean_g1sq)
 		return 1;
+	if (!xf_nlsq_model_estimated(pr)) /* its parameters are no rate blocks */
+		return 0;
 	if (block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_D0))
 		return 1;
 	return pr->model->shear && block_flat(out->jtj, pr->n_full, pr->fixed, XF_P_GAMMA_DOT_T0);
@@ -342,6 +385,8 @@ static int prepare_start(xf_fit_ctx *ctx, candidate *c, double *jtj, double *b)
 			xf_fit_profile_scaling(pr, c->x, jtj, b);
 			return move > 0;
 		}
+		if (!xf_nlsq_model_estimated(pr)) /* no rates to slow: dropped */
+			return -1;
 		const int slower[4] = { XF_P_D0, XF_P_D_OFFSET, XF_P_GAMMA_DOT_T0,
 					XF_P_GAMMA_DOT_T_OFFSET };
 		for (int q = 0; q < (pr->model->shear ? 4 : 2); q++) {

@@ -335,6 +335,15 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 		lag_means_free(&lm);
 		return -1;
 	}
+	if (!xf_nlsq_model_estimated(pr)) { /* the request's start: given, or mid-bounds */
+		*mean_g1sq = data_mean(&lm);
+		lag_means_free(&lm);
+		free(work);
+		for (int k = 0; k < XF_N_PHYS; k++)
+			theta[k] = k < pr->n_phys ? clip(pr->start[k], pr->lower[k], pr->upper[k])
+						  : 0.0;
+		return 0;
+	}
 	double *abs_cos = work, *w_ref = work + n_phi, *w_one = work + 2 * (size_t)n_phi;
 	double min_cos = 2.0;
 	for (int a = 0; a < n_phi; a++) {
