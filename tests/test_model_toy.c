@@ -298,6 +298,15 @@ static void test_pass_against_sums(void **state)
 	xf_synth_free(&ds);
 }
 
+/* A converged fit with Γ's standard error under 5 % and Γ within 4 of them of the truth */
+static void assert_gamma_found(const xf_nlsq_result *res)
+{
+	assert_int_equal(res->status, XF_STATUS_CONVERGED);
+	double sd = res->uncertainties[0];
+	assert_true(sd > 0.0 && sd < 0.05 * GAMMA);
+	assert_true(fabs(res->values[0] - GAMMA) < 4.0 * sd);
+}
+
 static void test_nlsq_recovers_gamma(void **state)
 {
 	(void)state;
@@ -312,12 +321,9 @@ static void test_nlsq_recovers_gamma(void **state)
 	xf_error err = { 0 };
 	memset(&res, 0, sizeof res);
 	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
-	assert_int_equal(res.status, XF_STATUS_CONVERGED);
+	assert_gamma_found(&res);
 	assert_int_equal(res.n_phys, 1);
 	assert_string_equal(res.names[0], "Gamma");
-	double sd = res.uncertainties[0];
-	assert_true(sd > 0.0 && sd < 0.05 * GAMMA);
-	assert_true(fabs(res.values[0] - GAMMA) < 4.0 * sd);
 	for (int p = 0; p < N_PHI; p++)
 		assert_true(fabs(res.contrast[p] - contrast[p]) < 0.01);
 	/* the estimate carries the model's unit for Γ, none for the scaling */
@@ -350,14 +356,36 @@ static void test_nlsq_defaults_search(void **state)
 	xf_error err = { 0 };
 	memset(&res, 0, sizeof res);
 	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
-	assert_int_equal(res.status, XF_STATUS_CONVERGED);
-	double sd = res.uncertainties[0];
-	assert_true(sd > 0.0 && sd < 0.05 * GAMMA);
-	assert_true(fabs(res.values[0] - GAMMA) < 4.0 * sd);
+	assert_gamma_found(&res);
 	/* its start is the request's, not the built-in estimator's D0 put in Γ's place, and
 	 * the screened starts are it and Γ's 2S + 1 points over its bounds */
 	assert_true(res.search.estimate[0] == req.start[0]);
 	assert_int_equal(res.search.n_candidates, 1 + 2 * opt.search_spread + 1);
+	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+}
+
+/* Bounds where the model is flat everywhere (Γ ≥ 1e4 s⁻¹ decorrelates within a frame of
+ * 0.01 s): every start is dropped, and the refusal names the model and its parameter,
+ * not the built-in models' D0 and their move to slower rates (adr/0123). */
+static void test_nlsq_flat_bounds_refused(void **state)
+{
+	(void)state;
+	xf_dataset ds;
+	xf_request req;
+	toy_data(2e-3, 13, &ds, &req);
+	req.bounds[0] = (xf_bound){ 1e4, 1e5, 5.5e4, 2.25e4 };
+	req.start[0] = 5e4;
+	req.value_given[0] = 0;
+	xf_nlsq_options opt;
+	xf_nlsq_options_defaults(&opt);
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	memset(&res, 0, sizeof res);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), XF_ERR_DATA);
+	assert_non_null(strstr(err.msg, "model single_exponential is flat"));
+	assert_non_null(strstr(err.msg, "bounds of Gamma"));
+	assert_null(strstr(err.msg, "D0"));
 	xf_nlsq_result_free(&res);
 	xf_synth_free(&ds);
 }
@@ -370,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_pass_against_sums),
 		cmocka_unit_test(test_nlsq_recovers_gamma),
 		cmocka_unit_test(test_nlsq_defaults_search),
+		cmocka_unit_test(test_nlsq_flat_bounds_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

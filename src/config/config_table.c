@@ -99,15 +99,27 @@ static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_c
 	return rc;
 }
 
+/* A choice whose value is its index among names, the first when absent or null; *out
+ * is set only when the row reads */
+static int choice_index(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			const char *const *names, int *out)
+{
+	int index = 0, given = 0;
+	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	if (!rc)
+		*out = given ? index : 0;
+	return rc;
+}
+
 /* optimization.cmc.route (xpcsfit's own, adr/0045): how one shard's exact posterior is
  * reached */
 static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {
-	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, xf_cmc_route_names, &index, &given);
+	int index = 0;
+	int rc = choice_index(r, map, row, xf_cmc_route_names, &index);
 	if (!rc)
-		cfg->cmc.route = given ? (xf_cmc_route)index : XF_CMC_ROUTE_AUTO;
+		cfg->cmc.route = (xf_cmc_route)index;
 	return rc;
 }
 
@@ -172,11 +184,7 @@ static int read_surfaces(const xf_cfg_reader *r, const xf_ynode *map, const xf_c
 			 xf_config *cfg)
 {
 	static const char *const names[] = { "none", "full", NULL };
-	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
-	if (!rc)
-		cfg->output_surfaces = given ? index : 0;
-	return rc;
+	return choice_index(r, map, row, names, &cfg->output_surfaces);
 }
 
 /* logging.level: homodyne's Python logging level names; CRITICAL behaves as ERROR */
@@ -205,11 +213,7 @@ static int read_angle_pages(const xf_cfg_reader *r, const xf_ynode *map, const x
 			    xf_config *cfg)
 {
 	static const char *const names[] = { "auto", "all", NULL };
-	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
-	if (!rc)
-		cfg->plot_all_angles = given ? index : 0;
-	return rc;
+	return choice_index(r, map, row, names, &cfg->plot_all_angles);
 }
 
 /* parallel.virtual_devices: auto (0: the online cores) or a count, as --threads */

@@ -35,10 +35,10 @@ int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *w
 	case XF_NON_FINITE_MODEL:
 		return xf_fail(err, XF_ERR_DATA,
 			       "χ² is not finite %s: the model overflows at φ = %g°, frames t1 = "
-			       "%ld, t2 = %ld (c2 = %g with D0 = %g, dt = %g s, q = %g 1/Å; check "
+			       "%ld, t2 = %ld (c2 = %g with %s = %g, dt = %g s, q = %g 1/Å; check "
 			       "the frame time and q), in %s",
-			       when, phi, t1, t2, w.model, x[XF_P_D0], pr->grid.dt_s, pr->grid.q,
-			       file);
+			       when, phi, t1, t2, w.model, pr->names[0], x[0], pr->grid.dt_s,
+			       pr->grid.q, file);
 	case XF_NON_FINITE_DATA:
 		return xf_fail(err, XF_ERR_DATA,
 			       "χ² is not finite %s: the stored c2 at φ = %g°, frames t1 = %ld, "
@@ -57,6 +57,15 @@ int xf_fit_fail_non_finite(const xf_fit_ctx *ctx, const double *x, const char *w
 			       when, phi, t1, t2, w.data, w.model, pr->sigma, file);
 	case XF_NON_FINITE_NONE: break;
 	}
+	if (isfinite(w.chi2) && !xf_nlsq_model_estimated(pr)) /* adr/0123: no rates to slow */
+		return xf_fail(
+			err, XF_ERR_DATA,
+			"no information to fit %s: model %s is flat at every start over the "
+			"bounds of %s%s (every correlation decayed within a frame, or none "
+			"over the whole window, or no contrast; dt = %g s, q = %g 1/Å: check "
+			"the frame time, q and the bounds), in %s",
+			when, pr->model->name, pr->names[0], pr->n_phys > 1 ? " and the rest" : "",
+			pr->grid.dt_s, pr->grid.q, file);
 	if (isfinite(w.chi2))
 		return xf_fail(err, XF_ERR_DATA,
 			       "no information to fit %s: the model is flat there (every "

@@ -115,9 +115,9 @@ const xf_model_record *tool_gpu_model(int k)
 
 const xf_model_record *tool_costliest_model(void)
 {
-	const xf_model_record *best = tool_gpu_model(0);
-	for (int k = 1; tool_gpu_model(k); k++)
-		if (tool_gpu_model(k)->n_phys > best->n_phys)
-			best = tool_gpu_model(k);
+	const xf_model_record *best = tool_gpu_model(0), *m;
+	for (int k = 1; (m = tool_gpu_model(k)) != NULL; k++)
+		if (m->n_phys > best->n_phys)
+			best = m;
 	return best;
 }
