@@ -67,7 +67,14 @@ static void test_from_nlsq(void **state)
 	assert_int_equal(e.n_phys, 3);
 	assert_string_equal(e.names[3], "contrast");
 	assert_string_equal(e.units[0], xf_param_units[0]);
-	assert_string_equal(e.units[4], "");
+	assert_string_equal(e.units[4], "1"); /* a scaling coefficient, as the files say */
+	/* its words, set where it is made (adr/0125), are the tables' */
+	assert_string_equal(e.words.method, "nlsq");
+	assert_string_equal(e.words.mode, xf_mode_name(e.grid.mode));
+	assert_string_equal(e.words.scaling, "individual");
+	assert_string_equal(e.words.status, "converged");
+	assert_string_equal(e.words.quality, xf_quality_level_name(e.quality.overall));
+	assert_ptr_equal(e.words.route, xf_route_record_of(XF_POSTERIOR_ROUTE_NONE));
 	assert_true(e.values[0] == 1000.0 && isnan(e.sd[1]) && e.is_fixed[1] == 1);
 	assert_true(e.covariance && e.covariance[24] == 24.0);
 	assert_int_equal(e.n_draws, 0);
@@ -132,6 +139,9 @@ static void test_from_cmc(void **state)
 	res.n_shards = 4;
 	assert_int_equal(xf_estimate_from_cmc(&res, &grid, &e, &err), 0);
 	assert_int_equal(e.route, XF_POSTERIOR_ROUTE_CMC);
+	assert_string_equal(e.words.method, "cmc");
+	assert_string_equal(e.words.route->name, "cmc");
+	assert_string_equal(e.words.route->posterior, "consensus");
 	xf_estimate_free(&e);
 	/* the route the run recorded (adr/0045) */
 	res.n_shards = 0;

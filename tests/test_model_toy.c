@@ -326,12 +326,14 @@ static void test_nlsq_recovers_gamma(void **state)
 	assert_string_equal(res.names[0], "Gamma");
 	for (int p = 0; p < N_PHI; p++)
 		assert_true(fabs(res.contrast[p] - contrast[p]) < 0.01);
-	/* the estimate carries the model's unit for Γ, none for the scaling */
+	/* the estimate carries the model's unit for Γ and its name; the scaling is
+	 * dimensionless */
 	xf_model_grid g = toy_grid();
 	xf_estimate est;
 	assert_int_equal(xf_estimate_from_nlsq(&res, &g, &est, &err), 0);
 	assert_string_equal(est.units[0], "1/s");
-	assert_string_equal(est.units[1], "");
+	assert_string_equal(est.units[1], "1");
+	assert_string_equal(est.words.mode, "single_exponential");
 	xf_estimate_free(&est);
 	xf_nlsq_result_free(&res);
 	xf_synth_free(&ds);

@@ -56,6 +56,18 @@ typedef struct xf_route_record {
 /* The record of route (NONE's for a value that is no route) */
 const xf_route_record *xf_route_record_of(xf_posterior_route route);
 
+/* An estimate's words as the result files, plots and logs write them (static strings),
+ * set once where the estimate is made (xf_estimate_seal, adr/0125): a writer prints them
+ * without going back down to the model's, the quality's or the routes' tables. */
+typedef struct xf_estimate_words {
+	const char *method;	      /* "nlsq", "cmc" */
+	const char *mode;	      /* the model's name: "static", "laminar_flow", ... */
+	const char *scaling;	      /* the per-angle mode used: "shared", "individual", ... */
+	const char *status;	      /* "converged", "failed", ... */
+	const char *quality;	      /* the overall grade: "good", "marginal", ... */
+	const xf_route_record *route; /* the posterior's route (NONE's record for NLSQ) */
+} xf_estimate_words;
+
 /* wall time of one stage of the method ("load", "fit", "sampling", "combination", ...) */
 typedef struct xf_estimate_stage {
 	char name[32];
@@ -74,7 +86,8 @@ typedef struct xf_estimate {
 	 * coefficients */
 	int n_params, n_phys;
 	char **names;
-	const char **units; /* static strings ("" for the scaling coefficients) */
+	const char **units; /* static strings, as the files write them ("1" for the scaling
+			     * coefficients, which are dimensionless) */
 	double *values;	    /* point estimate, or the posterior mean */
 	double *sd;	    /* standard error, or the posterior sd; NaN for fixed parameters */
 	double *covariance; /* n_params² row-major, or NULL */
@@ -93,6 +106,7 @@ typedef struct xf_estimate {
 	/* the verdict */
 	xf_fit_status status;
 	xf_quality quality;
+	xf_estimate_words words; /* the above in words (xf_estimate_seal) */
 	int n_stages;
 	xf_estimate_stage stages[XF_ESTIMATE_MAX_STAGES];
 } xf_estimate;
@@ -100,6 +114,10 @@ typedef struct xf_estimate {
 /* Allocate e's arrays for n_params parameters and n_phi angles (summaries: median, q05,
  * q95 too), zeroed; names empty strings. Returns 0 or XF_ERR_NOMEM (e freed). */
 int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf_error *err);
+/* Once e is whole (method, route, grid, scaling, status, quality, n_phys set), its words
+ * and its scaling coefficients' units ("1", where e has units); every maker of an
+ * estimate ends with it, a reader that fills one by hand (plot_dir.c) too. */
+void xf_estimate_seal(xf_estimate *e);
 /* Frees what e owns (not the draws) and zeroes it; a zeroed e is fine. */
 void xf_estimate_free(xf_estimate *e);
 /* Record one stage's wall time (past XF_ESTIMATE_MAX_STAGES: dropped). */

@@ -281,11 +281,11 @@ static void print_summary(const char *dir, const xf_estimate *est, const xf_cmc_
 	if (xf_verbosity() < XF_VERB_NORMAL) /* -q: errors only */
 		return;
 	if (app->n_shards > 1)
-		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n",
-		       xf_fit_status_name(est->status), app->n_kept, app->n_shards,
-		       xf_combination_rule_name(app->combination), est->n_draws);
+		printf("cmc: %s, %ld of %ld shards kept (%s), %d draws\n", est->words.status,
+		       app->n_kept, app->n_shards, xf_combination_rule_name(app->combination),
+		       est->n_draws);
 	else
-		printf("posterior: %s, %d draws\n", xf_fit_status_name(est->status), est->n_draws);
+		printf("posterior: %s, %d draws\n", est->words.status, est->n_draws);
 	printf("route: %s\n", app->route_text);
 	if (est->n_draws > 0)
 		printf("posterior mean +/- sd  [5 %%, 95 %% quantiles]:\n");
@@ -303,7 +303,7 @@ static void print_summary(const char *dir, const xf_estimate *est, const xf_cmc_
 		       (unsigned long long)c->seed,
 		       c->corrected ? "passed, the posterior is the corrected one"
 				    : "failed, the summaries are the consensus ones");
-	printf("quality: %s\n", xf_quality_level_name(est->quality.overall));
+	printf("quality: %s\n", est->words.quality);
 	for (int k = 0; k < est->quality.n_reasons; k++)
 		printf("  - %s\n", est->quality.reasons[k]);
 	xf_cli_print_results_line(dir);

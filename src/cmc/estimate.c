@@ -90,5 +90,6 @@ int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf
 	xf_estimate_add_stage(e, "sampling", res->time_sampling_s);
 	xf_estimate_add_stage(e, "combination", res->time_combine_s);
 	xf_estimate_add_stage(e, "total", res->time_total_s);
+	xf_estimate_seal(e);
 	return 0;
 }

@@ -78,6 +78,20 @@ const char *xf_posterior_route_name(xf_posterior_route route)
 	return xf_route_record_of(route)->name;
 }
 
+void xf_estimate_seal(xf_estimate *e)
+{
+	for (int k = e->n_phys; e->units && k < e->n_params; k++)
+		e->units[k] = "1"; /* contrast and offset coefficients are dimensionless */
+	e->words = (xf_estimate_words){
+		.method = xf_method_name(e->method),
+		.status = xf_fit_status_name(e->status),
+		.quality = xf_quality_level_name(e->quality.overall),
+		.route = xf_route_record_of(e->route),
+		.mode = xf_mode_name(e->grid.mode),
+		.scaling = xf_scaling_mode_used_name(e->scaling_mode),
+	};
+}
+
 void xf_estimate_free(xf_estimate *e)
 {
 	for (int k = 0; e->names && k < e->n_params; k++)

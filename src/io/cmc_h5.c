@@ -26,20 +26,11 @@ static void put_matrix(h5w *w, hid_t g, const char *name, size_t rows, size_t co
 	xf_h5_put(w, g, name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 2, dims, v, units, desc);
 }
 
-/* parameter_units beside parameter_names, as /nlsq has them (xf_param_unit) */
+/* parameter_units beside parameter_names, as /nlsq has them */
 static void put_units(h5w *w, hid_t g, const xf_estimate *est)
 {
-	const char **units =
-		malloc((size_t)(est->n_params > 0 ? est->n_params : 1) * sizeof *units);
-	if (!units) {
-		xf_h5_fail(w, "/cmc/parameter_units");
-		return;
-	}
-	for (int k = 0; k < est->n_params; k++)
-		units[k] = xf_param_unit(est->names[k]);
-	xf_h5_put_strings(w, g, "parameter_units", est->n_params, units,
+	xf_h5_put_strings(w, g, "parameter_units", est->n_params, est->units,
 			  "unit of each parameter (1 = dimensionless)");
-	free(units);
 }
 
 static void posterior(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appendix *app)
@@ -431,18 +422,17 @@ int xf_io_write_cmc_h5(const char *dir, const xf_dataset *ds, const xf_estimate 
 	xf_h5_result_head(&w, ds, est);
 	hid_t g = xf_h5_group(&w, "/cmc");
 	if (g >= 0) {
-		xf_h5_attr_str(&w, g, "status", xf_fit_status_name(est->status));
-		xf_h5_attr_str(&w, g, "quality", xf_quality_level_name(est->quality.overall));
+		xf_h5_attr_str(&w, g, "status", est->words.status);
+		xf_h5_attr_str(&w, g, "quality", est->words.quality);
 		xf_h5_attr_str(&w, g, "combination_method",
 			       xf_combination_rule_name(app->combination));
-		xf_h5_attr_str(&w, g, "per_angle_mode",
-			       xf_scaling_mode_used_name(est->scaling_mode));
-		const xf_route_record *route = xf_route_record_of(est->route);
+		xf_h5_attr_str(&w, g, "per_angle_mode", est->words.scaling);
+		const xf_route_record *route = est->words.route;
 		xf_h5_attr_str(&w, g, "posterior",
 			       app->check->corrected && route->posterior_corrected
 				       ? route->posterior_corrected
 				       : route->posterior);
-		xf_h5_attr_str(&w, g, "route", xf_posterior_route_name(est->route));
+		xf_h5_attr_str(&w, g, "route", est->words.route->name);
 		xf_h5_attr_str(&w, g, "route_description", app->route_text);
 		if (est) /* for `xpcsfit plot DIR` (adr/0059) */
 			xf_h5_model_grid(&w, g, est, ds);

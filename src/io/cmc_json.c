@@ -283,14 +283,14 @@ static cJSON *check_object(const xf_estimate *est, const xf_cmc_appendix *app)
 static cJSON *route_object(const xf_estimate *est, const xf_cmc_appendix *app)
 {
 	cJSON *obj = cJSON_CreateObject();
-	cJSON_AddStringToObject(obj, "route", xf_posterior_route_name(est->route));
+	cJSON_AddStringToObject(obj, "route", est->words.route->name);
 	cJSON_AddStringToObject(obj, "description", app->route_text);
 	if (app->route_note[0])
 		cJSON_AddStringToObject(obj, "note", app->route_note);
 	else
 		cJSON_AddNullToObject(obj, "note");
 	cJSON_AddItemToObject(obj, "importance_check", check_object_of(est, app, app->approx, 0));
-	if (xf_route_record_of(est->route)->from_importance_points) {
+	if (est->words.route->from_importance_points) {
 		cJSON *sg = cJSON_CreateObject();
 		cJSON_AddItemToObject(sg, "value", xf_json_num(app->sigma_mean));
 		cJSON_AddItemToObject(sg, "uncertainty", xf_json_num(app->sigma_sd));
@@ -308,11 +308,9 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_e
 	cJSON_AddItemToObject(root, "quality", xf_json_quality(&est->quality));
 	cJSON_AddItemToObject(root, "parameters", parameters_object(est, app, 1, 0));
 	cJSON_AddItemToObject(root, "scaling_parameters", parameters_object(est, app, 0, 0));
-	cJSON_AddItemToObject(root, "parameter_units",
-			      xf_json_parameter_units(est->names, est->n_phys, est->n_params));
+	cJSON_AddItemToObject(root, "parameter_units", xf_json_parameter_units(est));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(est));
-	cJSON_AddStringToObject(root, "per_angle_mode",
-				xf_scaling_mode_used_name(est->scaling_mode));
+	cJSON_AddStringToObject(root, "per_angle_mode", est->words.scaling);
 	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));
 	cJSON *comb = cJSON_CreateObject();
 	cJSON_AddStringToObject(comb, "method", xf_combination_rule_name(app->combination));

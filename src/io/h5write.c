@@ -160,8 +160,8 @@ hid_t xf_h5_group(h5w *w, const char *name)
 int xf_h5_result_head(h5w *w, const xf_dataset *ds, const xf_estimate *est)
 {
 	xf_h5_attr_str(w, w->file, "creator", "xpcsfit " XPCSFIT_VERSION);
-	xf_h5_attr_str(w, w->file, "method", xf_method_name(est->method));
-	xf_h5_attr_str(w, w->file, "analysis_mode", xf_mode_name(est->grid.mode));
+	xf_h5_attr_str(w, w->file, "method", est->words.method);
+	xf_h5_attr_str(w, w->file, "analysis_mode", est->words.mode);
 	return xf_h5_data_group(w, ds);
 }
 

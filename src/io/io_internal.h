@@ -23,8 +23,9 @@ cJSON *xf_json_numbers(const double *v, int n); /* v NULL: n nulls */
 
 /* "parameter_units" of a parameters.json: {name: unit} in the order of "parameters" then
  * "scaling_parameters": the n_phys physical names, the scalar "contrast" and "offset",
- * then names[n_phys..n) (the scaling coefficients), each once; units from xf_param_unit. */
-cJSON *xf_json_parameter_units(char *const *names, int n_phys, int n);
+ * then the scaling coefficients, each once; units the estimate's (dimensionless "1" for
+ * contrast and offset). */
+cJSON *xf_json_parameter_units(const xf_estimate *est);
 
 /* homodyne's scalar contrast/offset of parameters.json "parameters", also shown by
  * report.html (one home, the same numbers): NLSQ: mean over angles, uncertainty the RMS

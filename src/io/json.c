@@ -66,21 +66,22 @@ cJSON *xf_json_numbers(const double *v, int n)
 	return arr;
 }
 
-static void add_unit(cJSON *obj, const char *name)
+static void add_unit(cJSON *obj, const char *name, const char *unit)
 {
 	if (name && !cJSON_GetObjectItemCaseSensitive(obj, name))
-		cJSON_AddStringToObject(obj, name, xf_param_unit(name));
+		cJSON_AddStringToObject(obj, name, unit);
 }
 
-cJSON *xf_json_parameter_units(char *const *names, int n_phys, int n)
+cJSON *xf_json_parameter_units(const xf_estimate *est)
 {
 	cJSON *obj = cJSON_CreateObject();
-	for (int k = 0; names && k < n_phys && k < n; k++)
-		add_unit(obj, names[k]);
-	add_unit(obj, "contrast");
-	add_unit(obj, "offset");
-	for (int k = n_phys; names && k < n; k++)
-		add_unit(obj, names[k]);
+	int n_phys = est->n_phys < est->n_params ? est->n_phys : est->n_params;
+	for (int k = 0; k < n_phys; k++)
+		add_unit(obj, est->names[k], est->units[k]);
+	add_unit(obj, "contrast", "1");
+	add_unit(obj, "offset", "1");
+	for (int k = n_phys; k < est->n_params; k++)
+		add_unit(obj, est->names[k], est->units[k]);
 	return obj;
 }
 
@@ -151,9 +152,9 @@ static const char *convergence_status(xf_fit_status status)
 cJSON *xf_json_result_head(const xf_estimate *est)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "method", xf_method_name(est->method));
-	cJSON_AddStringToObject(root, "analysis_mode", xf_mode_name(est->grid.mode));
-	cJSON_AddStringToObject(root, "status", xf_fit_status_name(est->status));
+	cJSON_AddStringToObject(root, "method", est->words.method);
+	cJSON_AddStringToObject(root, "analysis_mode", est->words.mode);
+	cJSON_AddStringToObject(root, "status", est->words.status);
 	cJSON_AddStringToObject(root, "convergence_status", convergence_status(est->status));
 	return root;
 }

@@ -196,11 +196,9 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_e
 	cJSON_AddItemToObject(root, "parameters_at_bounds", at);
 	cJSON_AddItemToObject(root, "parameters", parameters_object(est));
 	cJSON_AddItemToObject(root, "scaling_parameters", scaling_object(est));
-	cJSON_AddItemToObject(root, "parameter_units",
-			      xf_json_parameter_units(est->names, est->n_phys, est->n_params));
+	cJSON_AddItemToObject(root, "parameter_units", xf_json_parameter_units(est));
 	cJSON_AddItemToObject(root, "per_angle", per_angle_object(est));
-	cJSON_AddStringToObject(root, "per_angle_mode",
-				xf_scaling_mode_used_name(est->scaling_mode));
+	cJSON_AddStringToObject(root, "per_angle_mode", est->words.scaling);
 	cJSON_AddStringToObject(root, "per_angle_mode_config",
 				info->per_angle_mode ? info->per_angle_mode : "");
 	cJSON_AddItemToObject(root, "overrides", xf_json_overrides(info));

@@ -160,6 +160,7 @@ int xf_results_read_nlsq(const char *dir, xf_estimate *e, xf_nlsq_origin *origin
 	origin->q = num_of(cJSON_GetObjectItem(data, "q"));
 	origin->n_frames = (long)num_of(cJSON_GetObjectItem(data, "n_frames"));
 	origin->first_frame = (long)num_of(cJSON_GetObjectItem(data, "first_frame"));
+	xf_estimate_seal(e);
 done:
 	cJSON_Delete(root);
 	if (rc)

@@ -228,8 +228,7 @@ static void sample_stats_group(ncw *w, int root, const xf_estimate *est, const x
 		consensus_stats(w, g, dims, est, app);
 		return;
 	}
-	const xf_cmc_check *c =
-		xf_route_record_of(est->route)->from_importance_points ? app->approx : app->check;
+	const xf_cmc_check *c = est->words.route->from_importance_points ? app->approx : app->check;
 	if (d->layout == XF_CHAINS_RESAMPLED && c->done) {
 		text(w, g, NC_GLOBAL, "resampling",
 		     "systematic resampling of the importance points by their Pareto-smoothed "
@@ -331,8 +330,8 @@ int xf_io_write_posterior_nc(const char *dir, const xf_dataset *ds, const xf_est
 	text(&w, root, NC_GLOBAL, "inference_library", "xpcsfit");
 	text(&w, root, NC_GLOBAL, "inference_library_version", XPCSFIT_VERSION);
 	text(&w, root, NC_GLOBAL, "method", "cmc");
-	text(&w, root, NC_GLOBAL, "analysis_mode", xf_mode_name(est->grid.mode));
-	text(&w, root, NC_GLOBAL, "route", xf_posterior_route_name(est->route));
+	text(&w, root, NC_GLOBAL, "analysis_mode", est->words.mode);
+	text(&w, root, NC_GLOBAL, "route", est->words.route->name);
 	text(&w, root, NC_GLOBAL, "combination_method", xf_combination_rule_name(app->combination));
 	text(&w, root, NC_GLOBAL, "layout", xf_chain_layout_name(d->layout));
 	text(&w, root, NC_GLOBAL, "note", d->note);

@@ -187,7 +187,7 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 		xf_report_add(&r, XF_REPORT_FIT, "shards kept", "%ld of %ld", app->n_kept,
 			      app->n_shards);
 	}
-	if (xf_route_record_of(est->route)->from_importance_points) {
+	if (est->words.route->from_importance_points) {
 		xf_report_add(&r, XF_REPORT_FIT, "draws",
 			      "%d, resampled from %d weighted points of the check", est->n_draws,
 			      app->approx->m);

@@ -52,21 +52,15 @@ static int write_scalars(h5w *w, hid_t g, const xf_estimate *est, const xf_nlsq_
 static int write_parameters(h5w *w, hid_t g, const xf_estimate *est)
 {
 	int n = est->n_params;
-	const char **units = malloc((size_t)(n > 0 ? n : 1) * sizeof *units);
 	signed char *fixed = calloc((size_t)(n > 0 ? n : 1), 1);
-	if (!units || !fixed) {
-		free(units);
-		free(fixed);
+	if (!fixed)
 		return xf_h5_fail(w, "/nlsq/parameter_names");
-	}
-	for (int k = 0; k < n; k++) {
-		units[k] = xf_param_unit(est->names[k]); /* one rule with /cmc, JSON */
+	for (int k = 0; k < n; k++)
 		fixed[k] = est->is_fixed ? (signed char)(est->is_fixed[k] != 0) : 0;
-	}
 	xf_h5_put_strings(w, g, "parameter_names", n, (const char *const *)est->names,
 			  "every parameter in canonical order: the mode's physical parameters, "
 			  "then the per-angle scaling coefficients");
-	xf_h5_put_strings(w, g, "parameter_units", n, units, "units of each parameter");
+	xf_h5_put_strings(w, g, "parameter_units", n, est->units, "units of each parameter");
 	xf_h5_put_vec(w, g, "values", (size_t)n, est->values, "see parameter_units",
 		      "fitted value of each parameter (fixed ones at their fixed value)");
 	xf_h5_put_vec(w, g, "uncertainties", (size_t)n, est->sd, "see parameter_units",
@@ -94,7 +88,6 @@ static int write_parameters(h5w *w, hid_t g, const xf_estimate *est)
 			free(nanm);
 		}
 	}
-	free(units);
 	free(fixed);
 	xf_h5_scale(w, g, "parameter_names");
 	static const char *const by_parameter[] = { "parameter_units", "values", "uncertainties",
@@ -313,18 +306,18 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_estimate *est
 	hid_t g = xf_h5_group(w, "/nlsq");
 	if (g < 0)
 		return -1;
-	xf_h5_attr_str(w, g, "status", xf_fit_status_name(est->status));
+	xf_h5_attr_str(w, g, "status", est->words.status);
 	xf_h5_attr_str(w, g, "stop_reason", app->stop_reason ? app->stop_reason : "");
 	xf_h5_attr_str(w, g, "sigma_rule", xf_sigma_rule_name(app->sigma_rule));
-	xf_h5_attr_str(w, g, "analysis_mode", xf_mode_name(est->grid.mode));
-	xf_h5_attr_str(w, g, "per_angle_mode", xf_scaling_mode_used_name(est->scaling_mode));
+	xf_h5_attr_str(w, g, "analysis_mode", est->words.mode);
+	xf_h5_attr_str(w, g, "per_angle_mode", est->words.scaling);
 	xf_h5_attr_str(w, g, "surfaces",
 		       surface_threads > 0 ? "written"
 					   : "skipped (not asked for: --surfaces writes them)");
 	char *at = join_names(app->at_bounds ? app->n_at_bounds : 0, app->at_bounds);
 	xf_h5_attr_str(w, g, "parameters_at_bounds", at ? at : "");
 	free(at);
-	xf_h5_attr_str(w, g, "quality", xf_quality_level_name(est->quality.overall));
+	xf_h5_attr_str(w, g, "quality", est->words.quality);
 	char *reasons = join_reasons(&est->quality);
 	xf_h5_attr_str(w, g, "quality_reasons", reasons ? reasons : "");
 	free(reasons);

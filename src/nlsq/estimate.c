@@ -65,6 +65,7 @@ int xf_estimate_from_nlsq(const xf_nlsq_result *res, const xf_model_grid *grid, 
 	xf_estimate_add_stage(e, "load", res->time_load_s);
 	xf_estimate_add_stage(e, "fit", res->time_fit_s);
 	xf_estimate_add_stage(e, "total", res->time_total_s);
+	xf_estimate_seal(e);
 	return 0;
 }
 

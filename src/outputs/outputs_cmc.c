@@ -48,12 +48,11 @@ int xf_outputs_write_cmc(const char *dir, const xf_output_info *info, const xf_d
 		return err->code;
 	if (app->n_shards > 1)
 		xf_info("cmc: status %s, quality %s, %ld of %ld shards kept, %d combined draws",
-			xf_fit_status_name(est->status),
-			xf_quality_level_name(est->quality.overall), app->n_kept, app->n_shards,
+			est->words.status, est->words.quality, app->n_kept, app->n_shards,
 			est->n_draws);
 	else /* the exact posterior (one shard or the importance route): no shards to speak of */
-		xf_info("cmc: status %s, quality %s, %d draws", xf_fit_status_name(est->status),
-			xf_quality_level_name(est->quality.overall), est->n_draws);
+		xf_info("cmc: status %s, quality %s, %d draws", est->words.status,
+			est->words.quality, est->n_draws);
 	xf_info("cmc: route: %s", app->route_text);
 	xf_info("timing: sampling %.3f s, combination %.3f s, total %.3f s (importance route "
 		"%.3f s, exact NUTS %.3f s, probe beyond the draws %.3f s)",

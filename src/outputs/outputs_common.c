@@ -23,8 +23,8 @@ void xf_outputs_log_nlsq(const char *dir, const xf_estimate *est, const xf_nlsq_
 	xf_info("versions: xpcsfit %s, HDF5 %u.%u.%u, cJSON %s, PLplot %s", XPCSFIT_VERSION, maj,
 		min, rel, cJSON_Version(), plver);
 	xf_info("nlsq: status %s, stop reason %s, %d iterations, chi2 %.6g, reduced chi2 %.6g",
-		xf_fit_status_name(est->status), app->stop_reason ? app->stop_reason : "-",
-		app->iterations, app->chi_squared, app->reduced_chi_squared);
+		est->words.status, app->stop_reason ? app->stop_reason : "-", app->iterations,
+		app->chi_squared, app->reduced_chi_squared);
 	xf_info("timing: load %.3f s, fit %.3f s, total %.3f s", app->time_load_s, app->time_fit_s,
 		app->time_total_s);
 	xf_info("results written to %s", dir);

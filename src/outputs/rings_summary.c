@@ -17,9 +17,8 @@ void xf_ring_record_fill(xf_ring_record *rec, const xf_estimate *est, const xf_n
 {
 	rec->written = 1;
 	rec->failed = xf_fit_status_failed(est->status);
-	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(est->status));
-	snprintf(rec->quality, sizeof rec->quality, "%s",
-		 xf_quality_level_name(est->quality.overall));
+	snprintf(rec->status, sizeof rec->status, "%s", est->words.status);
+	snprintf(rec->quality, sizeof rec->quality, "%s", est->words.quality);
 	rec->chi_squared = app->chi_squared;
 	rec->reduced_chi_squared = app->reduced_chi_squared;
 	rec->residual_sd = app->residual_sd;
@@ -39,9 +38,8 @@ void xf_ring_record_fill_cmc(xf_ring_record *rec, const xf_estimate *est)
 	rec->written = 1;
 	rec->posterior = 1;
 	rec->failed = est->status != XF_STATUS_CONVERGED;
-	snprintf(rec->status, sizeof rec->status, "%s", xf_fit_status_name(est->status));
-	snprintf(rec->quality, sizeof rec->quality, "%s",
-		 xf_quality_level_name(est->quality.overall));
+	snprintf(rec->status, sizeof rec->status, "%s", est->words.status);
+	snprintf(rec->quality, sizeof rec->quality, "%s", est->words.quality);
 	rec->chi_squared = rec->reduced_chi_squared = rec->residual_sd = NAN;
 	rec->n_points = 0;
 	rec->iterations = est->n_draws;

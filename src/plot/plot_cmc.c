@@ -52,18 +52,18 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_est
 			 app->n_shards == 0 ? "importance sampling" : "exact NUTS");
 	if (app->n_shards == 0) { /* the importance route (adr/0045) */
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by importance sampling",
-			 xf_fit_status_name(est->status));
+			 est->words.status);
 		snprintf(run1, sizeof run1,
 			 "%d draws resampled from %d points;  k̂ %.2f, IS-ESS %.0f", est->n_draws,
 			 app->approx->m, app->approx->khat, app->approx->ess);
 	} else if (app->n_shards == 1) {
 		snprintf(run0, sizeof run0, "status: %s,  exact posterior by NUTS",
-			 xf_fit_status_name(est->status));
+			 est->words.status);
 		snprintf(run1, sizeof run1, "%d draws;  %d chains × %d (+%d warmup)", est->n_draws,
 			 app->n_chains, app->n_samples, app->n_warmup);
 	} else {
-		snprintf(run0, sizeof run0, "status: %s,  %s (%s)", xf_fit_status_name(est->status),
-			 kept, xf_combination_rule_name(app->combination));
+		snprintf(run0, sizeof run0, "status: %s,  %s (%s)", est->words.status, kept,
+			 xf_combination_rule_name(app->combination));
 		snprintf(run1, sizeof run1,
 			 "%d draws combined;  per shard %d chains × %d (+%d warmup)", est->n_draws,
 			 app->n_chains, app->n_samples, app->n_warmup);
@@ -75,8 +75,8 @@ static int draw_angles(const char *plots_dir, const xf_dataset *ds, const xf_est
 		.dt_s = ds->dt_s,
 		.q = ds->q,
 		.slot_q = est->slot_q,
-		.mode_name = xf_mode_name(est->grid.mode),
-		.status = xf_fit_status_name(est->status),
+		.mode_name = est->words.mode,
+		.status = est->words.status,
 		.stop_reason = kept,
 		.quality_known = 1,
 		.quality = est->quality.overall,

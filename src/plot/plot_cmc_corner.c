@@ -202,7 +202,7 @@ static void draw_corner(void *ctx)
 	char line[512];
 	int exact = app->n_shards <= 1; /* NUTS on every point, or the importance route */
 	snprintf(line, sizeof line, "%s posterior, %s: pairs of the physical parameters",
-		 exact ? "Exact" : "CMC", xf_mode_name(est->grid.mode));
+		 exact ? "Exact" : "CMC", est->words.mode);
 	xf_plot_text(1.4);
 	xf_pl_ptex(c->width / 2.0, c->height - 40, 1.0, 0.0, 0.5, line);
 	char legend[256];
@@ -278,8 +278,7 @@ static void draw_empty(void *ctx)
 	const xf_cmc_appendix *app = c->app;
 	char line[256];
 	if (est->n_draws < 2 && app->n_shards <= 1) /* one shard: none to speak of */
-		snprintf(line, sizeof line, "no posterior: %s (see run.log)",
-			 xf_fit_status_name(est->status));
+		snprintf(line, sizeof line, "no posterior: %s (see run.log)", est->words.status);
 	else if (est->n_draws < 2)
 		snprintf(line, sizeof line,
 			 "no combined posterior: %ld of %ld shards kept (see forest.png and "

@@ -157,7 +157,7 @@ static void draw_forest(void *ctx)
 	plcol0(1);
 	char line[512];
 	snprintf(line, sizeof line, "CMC shards, %s: posterior mean ± sd of each shard",
-		 xf_mode_name(est->grid.mode));
+		 est->words.mode);
 	xf_plot_text(1.4);
 	xf_pl_ptex(f->width / 2.0, f->height - 40, 1.0, 0.0, 0.5, line);
 	/* the self-check's verdict belongs next to the shards it judges */

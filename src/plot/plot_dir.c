@@ -514,6 +514,7 @@ static int reload_data(h5_result *r, xf_error *err)
 				.contrast = r->contrast,
 				.offset = r->offset,
 				.slot_q = r->slot_q };
+	xf_estimate_seal(&r->est);
 	r->model = (xf_plot_model_ctx){ &r->ds, &r->est };
 	return 0;
 }
@@ -673,6 +674,7 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 	est.is_fixed = r->is_fixed;
 	est.values = r->values;
 	est.sd = r->unc;
+	xf_estimate_seal(&est); /* its words: the mode's name, the status */
 	if (xf_combination_rule_parse(r->combination, &app.combination))
 		app.combination = XF_COMBINE_N; /* not one we know: named "" */
 	double *draws = read_doubles(r, "/cmc/draws", &n, err);

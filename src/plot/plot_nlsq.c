@@ -324,7 +324,7 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_e
 	int max_units = (int)(sizeof s->units / sizeof s->units[0]);
 	int n_units = est->n_params < max_units ? est->n_params : 0;
 	for (int k = 0; k < n_units; k++)
-		s->units[k] = est->units[k]; /* the model's units; "" past its parameters */
+		s->units[k] = k < est->n_phys ? est->units[k] : ""; /* "" past the model's */
 	s->ctx = (xf_plot_model_ctx){ ds, est };
 	xf_plot_join_reasons(&est->quality, s->reasons, sizeof s->reasons);
 	s->src = (xf_plot_src){
@@ -334,8 +334,8 @@ void xf_plot_nlsq_src_init(xf_plot_nlsq_src *s, const xf_dataset *ds, const xf_e
 		.dt_s = ds->dt_s,
 		.q = ds->q,
 		.slot_q = est->slot_q,
-		.mode_name = xf_mode_name(est->grid.mode),
-		.status = xf_fit_status_name(est->status),
+		.mode_name = est->words.mode,
+		.status = est->words.status,
 		.stop_reason = app->stop_reason ? app->stop_reason : "-",
 		.quality_known = 1,
 		.quality = est->quality.overall,
