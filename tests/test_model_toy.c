@@ -10,6 +10,13 @@
  *     agree with it, and the collapse level's per-angle sums with theirs;
  *   - NLSQ (xf_nlsq_fit, start from the request) recovers Γ of a simulated matrix within
  *     4 of its standard errors and reports it under the model's own parameter name;
+ *   - under a robust loss (Cauchy) the pass's cost, Jᵀr and JᵀJ are the weighted sums
+ *     written out here (ρ and ρ' by their formulas), and NLSQ with soft_l1 recovers Γ
+ *     from a matrix with outliers that bias the least-squares fit (adr/0126);
+ *   - a config names the model by analysis_mode (adr/0127): its bounds are the model's
+ *     own defaults unless parameter_space gives them under its parameter's name, starts
+ *     and fixed values go by that name, and a built-in parameter's name is refused with
+ *     the model's names listed;
  *   - registration refuses a record without a point function, a name taken, and a
  *     parameter count out of range; the GPU refuses the model by name. */
 #include <math.h>
@@ -19,9 +26,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "synth.h"
+#include "cli/request_build.h"
+#include "xpcsfit/config.h"
 #include "xpcsfit/estimate.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/nlsq.h"
@@ -187,65 +198,108 @@ static double rel(double a, double b)
 	return fabs(a - b) / fmax(fabs(b), 1e-300);
 }
 
-static void test_pass_against_sums(void **state)
-{
-	(void)state;
+/* The toy's pass written out at Γ = 0.9·GAMMA on a matrix of seed: every fitted pair
+ * 1 ≤ i < j ≤ N−1, every angle, each point's Jacobian row [con·∂(g1²), g1²·basis, basis]
+ * weighted by the Cauchy loss of scale s, w = 1/(1 + z), z = (r/s)² (s = 0: least
+ * squares, w = 1): the cost (Σ s²·ln(1 + z), or Σ r²), b = Σ w·r·row, JᵀJ = Σ w·row·rowᵀ,
+ * and per angle the collapse level's Σ r·∂(g1²), Σ g1²·∂(g1²), Σ ∂(g1²) */
+typedef struct toy_pass {
 	xf_dataset ds;
-	xf_request req;
-	toy_data(1e-3, 5, &ds, &req);
 	xf_problem pr;
+	xf_pairset ps;
+	int nf, np, nb;
+	double *x, *jw, *bw, *row;
+	double cost, lsq, angle[N_PHI][3];
+	int down_weighted; /* points with w < 1/2 */
+} toy_pass;
+
+static void toy_pass_init(toy_pass *c, uint64_t seed, double s)
+{
+	memset(c, 0, sizeof *c);
+	xf_request req;
 	xf_error err = { 0 };
-	assert_int_equal(xf_problem_build(&pr, &req, &ds, &err), 0);
-	assert_string_equal(pr.names[0], "Gamma");
-	int nf = pr.n_full, np = pr.n_phys, nb = pr.n_basis;
-	assert_int_equal(np, 1);
-	double *x = malloc(sizeof(double) * nf), *jtj = calloc((size_t)nf * nf, sizeof(double));
-	double *b = calloc((size_t)nf, sizeof(double)),
-	       *jw = calloc((size_t)nf * nf, sizeof(double));
-	double *bw = calloc((size_t)nf, sizeof(double)), *row = malloc(sizeof(double) * nf);
-	double *bg = calloc((size_t)nf, sizeof(double)), con[N_PHI], off[N_PHI];
-	assert_non_null(x);
-	memcpy(x, pr.start, sizeof(double) * nf);
-	x[0] = 0.9 * GAMMA;
-	xf_problem_scaling(&pr, x, con, off);
-	/* the sums written out: every fitted pair 1 ≤ i < j ≤ N−1, every angle; per angle
-	 * Σ r·∂(g1²), Σ g1²·∂(g1²), Σ ∂(g1²) for the collapse level */
-	double chi2 = 0.0, sums[N_PHI][3] = { { 0 } };
+	toy_data(1e-3, seed, &c->ds, &req);
+	assert_int_equal(xf_problem_build(&c->pr, &req, &c->ds, &err), 0);
+	assert_true(c->pr.sigma == 1.0); /* σ unknown: the sums are in data units */
+	assert_int_equal(xf_pairset_all(&c->ps, N_FRAMES), 0);
+	int nf = c->nf = c->pr.n_full, np = c->np = c->pr.n_phys, nb = c->nb = c->pr.n_basis;
+	c->x = malloc(sizeof(double) * nf);
+	c->jw = calloc((size_t)nf * nf, sizeof(double));
+	c->bw = calloc((size_t)nf, sizeof(double));
+	c->row = malloc(sizeof(double) * nf);
+	assert_true(c->x && c->jw && c->bw && c->row);
+	memcpy(c->x, c->pr.start, sizeof(double) * nf);
+	c->x[0] = 0.9 * GAMMA;
+	double con[N_PHI], off[N_PHI], *row = c->row;
+	xf_problem_scaling(&c->pr, c->x, con, off);
 	size_t n = (size_t)N_FRAMES;
 	for (int i = 1; i < N_FRAMES; i++)
 		for (int j = i + 1; j < N_FRAMES; j++)
 			for (int p = 0; p < N_PHI; p++) {
-				double tau = DT_S * (j - i), g1 = exp(-x[0] * tau);
-				double r = ds.c2[p][xf_packed_index(n, (size_t)i, (size_t)j)] -
+				double tau = DT_S * (j - i), g1 = exp(-c->x[0] * tau);
+				double r = c->ds.c2[p][xf_packed_index(n, (size_t)i, (size_t)j)] -
 					   (off[p] + con[p] * g1 * g1);
-				chi2 += r * r;
+				double z = s > 0.0 ? (r / s) * (r / s) : 0.0, w = 1.0 / (1.0 + z);
+				c->cost += s > 0.0 ? s * s * log1p(z) : r * r;
+				c->lsq += r * r;
+				c->down_weighted += w < 0.5;
 				double d2 = 2.0 * g1 * (-tau * g1); /* ∂(g1²)/∂Γ */
-				sums[p][0] += r * d2;
-				sums[p][1] += g1 * g1 * d2;
-				sums[p][2] += d2;
+				c->angle[p][0] += r * d2;
+				c->angle[p][1] += g1 * g1 * d2;
+				c->angle[p][2] += d2;
 				row[0] = con[p] * d2;
 				for (int k = 0; k < nb; k++) {
-					row[np + k] = g1 * g1 * pr.basis[p * nb + k];
-					row[np + nb + k] = pr.basis[p * nb + k];
+					row[np + k] = g1 * g1 * c->pr.basis[p * nb + k];
+					row[np + nb + k] = c->pr.basis[p * nb + k];
 				}
 				for (int a = 0; a < nf; a++) {
-					bw[a] += row[a] * r;
-					for (int c = 0; c < nf; c++)
-						jw[a * nf + c] += row[a] * row[c];
+					c->bw[a] += w * row[a] * r;
+					for (int b = 0; b < nf; b++)
+						c->jw[a * nf + b] += w * row[a] * row[b];
 				}
 			}
-	xf_pairset ps;
-	assert_int_equal(xf_pairset_all(&ps, N_FRAMES), 0);
-	xf_lik *lik = xf_lik_create(&pr, &ps, NULL, &err);
+}
+
+static void toy_pass_free(toy_pass *c)
+{
+	xf_pairset_free(&c->ps);
+	free(c->x);
+	free(c->jw);
+	free(c->bw);
+	free(c->row);
+	xf_problem_free(&c->pr);
+	xf_synth_free(&c->ds);
+}
+
+/* A pass's χ², b and JᵀJ against the written-out sums */
+static void assert_pass_sums(const toy_pass *c, double chi2, const double *b, const double *jtj)
+{
+	int nf = c->nf;
+	assert_true(rel(chi2, c->cost) < 1e-12);
+	for (int a = 0; a < nf; a++) {
+		assert_true(fabs(b[a] - c->bw[a]) < 1e-12 * (1.0 + fabs(c->bw[a])));
+		for (int k = 0; k < nf; k++)
+			assert_true(fabs(jtj[a * nf + k] - c->jw[a * nf + k]) <
+				    1e-12 * (1.0 + fabs(c->jw[a * nf + k])));
+	}
+}
+
+static void test_pass_against_sums(void **state)
+{
+	(void)state;
+	toy_pass c;
+	toy_pass_init(&c, 5, 0.0);
+	assert_string_equal(c.pr.names[0], "Gamma");
+	assert_int_equal(c.np, 1);
+	int nf = c.nf, np = c.np, nb = c.nb;
+	double *x = c.x, *jtj = calloc((size_t)nf * nf, sizeof(double));
+	double *b = calloc((size_t)nf, sizeof(double)), *bg = calloc((size_t)nf, sizeof(double));
+	xf_error err = { 0 };
+	xf_lik *lik = xf_lik_create(&c.pr, &c.ps, NULL, &err);
 	assert_non_null(lik);
 	xf_lik_out out = { 0.0, jtj, b, 0.0 };
 	assert_int_equal(xf_lik_eval(lik, x, &out), 0);
-	assert_true(rel(out.chi2, chi2) < 1e-12);
-	for (int a = 0; a < nf; a++) {
-		assert_true(fabs(b[a] - bw[a]) < 1e-12 * (1.0 + fabs(bw[a])));
-		for (int c = 0; c < nf; c++)
-			assert_true(rel(jtj[a * nf + c], jw[a * nf + c]) < 1e-12);
-	}
+	assert_pass_sums(&c, out.chi2, b, jtj);
 	/* the lighter levels: the same χ² and b */
 	xf_lik_out og = { 0.0, NULL, bg, 0.0 }, ov = { 0.0, NULL, NULL, 0.0 };
 	assert_int_equal(xf_lik_eval(lik, x, &og), 0);
@@ -259,18 +313,18 @@ static void test_pass_against_sums(void **state)
 	assert_true(c2s == out.chi2);
 	for (int a = 0; a < ns; a++) {
 		assert_true(fabs(bs[a] - b[np + a]) < 1e-12 * (1.0 + fabs(b[np + a])));
-		for (int c = 0; c < ns; c++)
-			assert_true(rel(hss[a * ns + c], jtj[(np + a) * nf + np + c]) < 1e-12);
+		for (int k = 0; k < ns; k++)
+			assert_true(rel(hss[a * ns + k], jtj[(np + a) * nf + np + k]) < 1e-12);
 	}
 	/* the residuals (CMC's σ prior, the search for a non-finite χ²): data − model of the
 	 * point function, pair by pair with the angles inside */
-	size_t n_pairs = ps.n_pairs;
+	size_t n_pairs = c.ps.n_pairs;
 	double *res = malloc(sizeof(double) * n_pairs * N_PHI);
-	assert_int_equal(xf_problem_residuals(&pr, &ps, x, res), 0);
+	assert_int_equal(xf_problem_residuals(&c.pr, &c.ps, x, res), 0);
 	double rss = 0.0;
 	for (size_t q = 0; q < n_pairs * N_PHI; q++)
 		rss += res[q] * res[q];
-	assert_true(rel(rss, chi2) < 1e-12);
+	assert_true(rel(rss, c.lsq) < 1e-12);
 	free(res);
 	/* the GPU has the written-out kernels only: refused, the model named */
 	xf_error gpu_err = { 0 };
@@ -282,20 +336,54 @@ static void test_pass_against_sums(void **state)
 	assert_true(c2s == out.chi2);
 	for (int p = 0; p < N_PHI; p++)
 		for (int r = 0; r < 3; r++)
-			assert_true(rel(angle[p * 3 + r], sums[p][r]) < 1e-12);
+			assert_true(rel(angle[p * 3 + r], c.angle[p][r]) < 1e-12);
 	free(hss);
 	free(bs);
 	xf_lik_destroy(lik);
-	xf_pairset_free(&ps);
-	free(x);
 	free(jtj);
 	free(b);
-	free(jw);
-	free(bw);
 	free(bg);
-	free(row);
-	xf_problem_free(&pr);
-	xf_synth_free(&ds);
+	toy_pass_free(&c);
+}
+
+/* Under the Cauchy loss, ρ(z) = ln(1 + z) and ρ'(z) = 1/(1 + z) of z = (r/s)², s = σ·f_scale:
+ * the pass's χ² is Σ s²ρ, its b Σ ρ'·r·row and its JᵀJ Σ ρ'·row·rowᵀ (Gauss–Newton);
+ * back to least squares, the bits of a likelihood that never had a loss */
+static void test_pass_robust(void **state)
+{
+	(void)state;
+	const double f_scale = 4e-3;
+	toy_pass c;
+	toy_pass_init(&c, 7, 1.0 * f_scale);		    /* s = σ·f_scale, σ = 1 */
+	assert_true(c.down_weighted > 0 && c.cost < c.lsq); /* not least squares here */
+	int nf = c.nf;
+	double *jtj = calloc((size_t)nf * nf, sizeof(double)),
+	       *b = calloc((size_t)nf, sizeof(double));
+	double *jtj2 = calloc((size_t)nf * nf, sizeof(double)),
+	       *b2 = calloc((size_t)nf, sizeof(double));
+	xf_error err = { 0 };
+	xf_lik *lik = xf_lik_create(&c.pr, &c.ps, NULL, &err);
+	assert_non_null(lik);
+	xf_lik_set_loss(lik, XF_LOSS_CAUCHY, f_scale);
+	xf_lik_out out = { 0.0, jtj, b, 0.0 };
+	assert_int_equal(xf_lik_eval(lik, c.x, &out), 0);
+	assert_pass_sums(&c, out.chi2, b, jtj);
+	xf_lik_set_loss(lik, XF_LOSS_LINEAR, 1.0);
+	xf_lik *plain = xf_lik_create(&c.pr, &c.ps, NULL, &err);
+	assert_non_null(plain);
+	xf_lik_out o1 = { 0.0, jtj, b, 0.0 }, o2 = { 0.0, jtj2, b2, 0.0 };
+	assert_int_equal(xf_lik_eval(lik, c.x, &o1), 0);
+	assert_int_equal(xf_lik_eval(plain, c.x, &o2), 0);
+	assert_true(o1.chi2 == o2.chi2 && rel(o1.chi2, c.lsq) < 1e-12);
+	assert_memory_equal(b, b2, sizeof(double) * nf);
+	assert_memory_equal(jtj, jtj2, sizeof(double) * nf * nf);
+	xf_lik_destroy(plain);
+	xf_lik_destroy(lik);
+	free(jtj);
+	free(b);
+	free(jtj2);
+	free(b2);
+	toy_pass_free(&c);
 }
 
 /* A converged fit with Γ's standard error under 5 % and Γ within 4 of them of the truth */
@@ -336,6 +424,51 @@ static void test_nlsq_recovers_gamma(void **state)
 	assert_string_equal(est.words.mode, "single_exponential");
 	xf_estimate_free(&est);
 	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+}
+
+/* Outliers on the short lags (one point in 16 raised by 0.02, ten times the noise) pull
+ * the least-squares Γ away; soft_l1 with σ known and f_scale 1 finds Γ within 4 of its
+ * standard errors, nearer the truth than least squares */
+static void test_nlsq_robust_outliers(void **state)
+{
+	(void)state;
+	const double noise = 2e-3;
+	xf_dataset ds;
+	xf_request req;
+	toy_data(noise, 11, &ds, &req);
+	size_t n = (size_t)N_FRAMES;
+	int raised = 0;
+	for (int i = 1; i < N_FRAMES; i++)
+		for (int j = i + 1; j < N_FRAMES && j <= i + 6; j++)
+			for (int p = 0; p < N_PHI; p++)
+				if ((i * 7 + j * 3 + p) % 16 == 0) {
+					ds.c2[p][xf_packed_index(n, (size_t)i, (size_t)j)] += 0.02;
+					raised++;
+				}
+	assert_true(raised > 20);
+	req.has_sigma = 1;
+	req.sigma = noise;
+	xf_nlsq_options opt;
+	xf_nlsq_options_defaults(&opt);
+	opt.start_search = 0;
+	opt.multi_start = 0;
+	xf_nlsq_result lsq, rob;
+	xf_error err = { 0 };
+	memset(&lsq, 0, sizeof lsq);
+	memset(&rob, 0, sizeof rob);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &lsq, &err), 0);
+	opt.loss = XF_LOSS_SOFT_L1;
+	opt.f_scale = 1.0;
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &rob, &err), 0);
+	print_message("least squares Γ = %.5f ± %.5f, soft_l1 Γ = %.5f ± %.5f (truth %.1f)\n",
+		      lsq.values[0], lsq.uncertainties[0], rob.values[0], rob.uncertainties[0],
+		      GAMMA);
+	assert_gamma_found(&rob);
+	assert_true(fabs(rob.values[0] - GAMMA) < fabs(lsq.values[0] - GAMMA));
+	assert_true(fabs(lsq.values[0] - GAMMA) > 4.0 * lsq.uncertainties[0]);
+	xf_nlsq_result_free(&lsq);
+	xf_nlsq_result_free(&rob);
 	xf_synth_free(&ds);
 }
 
@@ -392,15 +525,119 @@ static void test_nlsq_flat_bounds_refused(void **state)
 	xf_synth_free(&ds);
 }
 
+/* Load config text from a file in XF_TMP (or /tmp); the load's status */
+static int load_config(const char *text, xf_config *cfg, xf_error *err)
+{
+	const char *t = getenv("XF_TMP");
+	char path[4096];
+	if (t && t[0])
+		mkdir(t, 0755); /* the test's own folder, once */
+	snprintf(path, sizeof path, "%s/toy_%ld.yaml", t && t[0] ? t : "/tmp", (long)getpid());
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	int rc = xf_config_load(path, cfg, err);
+	remove(path);
+	return rc;
+}
+
+static void test_config_names_model(void **state)
+{
+	(void)state;
+	xf_config cfg;
+	xf_error err = { 0 };
+	/* no bounds given: the model's own (0.1 … 100 s⁻¹), not D0's */
+	assert_int_equal(load_config("analysis_mode: single_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n",
+				     &cfg, &err),
+			 0);
+	assert_int_equal(cfg.mode, toy_mode);
+	assert_true(cfg.bounds[0].lower == 0.1 && cfg.bounds[0].upper == 100.0);
+	assert_true(cfg.bounds[XF_P_CONTRAST].upper == 1.0); /* the scaling's as ever */
+	xf_config_free(&cfg);
+	/* bounds, a start and a fixed value by the parameter's name */
+	assert_int_equal(load_config("analysis_mode: single_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n"
+				     "parameter_space:\n"
+				     "  bounds:\n"
+				     "    - {name: Gamma, min: 0.5, max: 40.0}\n"
+				     "    - {name: contrast, min: 0.05, max: 0.6}\n"
+				     "initial_parameters:\n"
+				     "  parameter_names: [Gamma]\n"
+				     "  values: [3.0]\n",
+				     &cfg, &err),
+			 0);
+	assert_true(cfg.bounds[0].lower == 0.5 && cfg.bounds[0].upper == 40.0);
+	assert_true(cfg.bounds[XF_P_CONTRAST].upper == 0.6);
+	assert_true(cfg.values[0] == 3.0 && cfg.value_given[0] && !cfg.is_fixed[0]);
+	/* the request built from it fits the toy's matrix as toy_request's does */
+	xf_request req, unused;
+	xf_dataset ds;
+	toy_data(2e-3, 9, &ds, &unused);
+	xf_request_from_config(&cfg, &req);
+	assert_int_equal(req.mode, toy_mode);
+	req.per_angle_mode = XF_SCALING_INDIVIDUAL; /* the angles' own contrasts */
+	xf_nlsq_options opt;
+	xf_nlsq_options_defaults(&opt);
+	opt.start_search = 0;
+	opt.multi_start = 0;
+	xf_nlsq_result res;
+	memset(&res, 0, sizeof res);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_gamma_found(&res);
+	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+	xf_config_free(&cfg);
+	assert_int_equal(load_config("analysis_mode: single_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n"
+				     "initial_parameters:\n"
+				     "  fixed_parameters: {Gamma: 4.0}\n",
+				     &cfg, &err),
+			 0);
+	assert_true(cfg.values[0] == 4.0 && cfg.is_fixed[0]);
+	xf_config_free(&cfg);
+	/* a built-in model's parameter is no parameter of this one */
+	xf_error_clear(&err);
+	assert_int_equal(load_config("analysis_mode: single_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n"
+				     "parameter_space:\n"
+				     "  bounds:\n"
+				     "    - {name: D0, min: 1.0, max: 2.0}\n",
+				     &cfg, &err),
+			 XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "parameter_space.bounds[0].name"));
+	assert_non_null(strstr(err.msg, "one of Gamma, contrast, offset"));
+	xf_error_clear(&err);
+	assert_int_equal(load_config("analysis_mode: single_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n"
+				     "initial_parameters:\n"
+				     "  parameter_names: [D0]\n"
+				     "  values: [1000]\n",
+				     &cfg, &err),
+			 XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "one of Gamma"));
+	/* the built-in names are still what a config is checked against */
+	xf_error_clear(&err);
+	assert_int_equal(load_config("analysis_mode: double_exponential\n"
+				     "experimental_data: {file_path: toy.h5}\n",
+				     &cfg, &err),
+			 XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "analysis_mode"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registered),
 		cmocka_unit_test(test_c2),
 		cmocka_unit_test(test_pass_against_sums),
+		cmocka_unit_test(test_pass_robust),
 		cmocka_unit_test(test_nlsq_recovers_gamma),
+		cmocka_unit_test(test_nlsq_robust_outliers),
 		cmocka_unit_test(test_nlsq_defaults_search),
 		cmocka_unit_test(test_nlsq_flat_bounds_refused),
+		cmocka_unit_test(test_config_names_model),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -21,6 +21,10 @@
 #define XF_NUM_CHAINS_MAX    1024    /* optimization.cmc.per_shard_mcmc.num_chains */
 #define XF_NUM_DRAWS_MAX     1000000 /* num_warmup and num_samples of per_shard_mcmc */
 
+/* The top-level key naming the model, which --mode, --static-mode and --laminar-flow set
+ * (one name for the reader and the options) */
+#define XF_CONFIG_MODE_KEY "analysis_mode"
+
 /* How an override edits the config tree. */
 typedef enum xf_override_kind {
 	XF_OVERRIDE_SET = 0,	 /* key: a dotted key, set to value */

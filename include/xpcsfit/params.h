@@ -142,6 +142,12 @@ xf_mode xf_model_register(const xf_model_record *record);
 xf_param_def xf_model_param(const xf_model_record *model, int k);
 /* Its name (xf_model_param(model, k).name) */
 const char *xf_model_param_name(const xf_model_record *model, int k);
+/* The bounds slot a config's name gives in model's parameter table: its own parameters'
+ * names (a built-in model's aliases too), then contrast and offset; −1 for a name the
+ * model has not (a registered model's table replaces the built-in names). */
+int xf_model_param_index(const xf_model_record *model, const char *name);
+/* The name of bounds slot k of model: its parameter's, else "contrast" or "offset" */
+const char *xf_model_slot_name(const xf_model_record *model, int k);
 /* Its unit as result files write it; "" for k ≥ n_phys (the scaling coefficients) */
 const char *xf_model_param_unit(const xf_model_record *model, int k);
 /* Every slot's default bounds for the model, each with homodyne's default prior

@@ -98,12 +98,12 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 	switch (opt) {
 	case XF_OPT_MODE:
 		snprintf(origin, sizeof origin, "--mode %s", arg);
-		return add(o, XF_OVERRIDE_SET, "--mode", "analysis_mode", arg, origin, 0);
+		return add(o, XF_OVERRIDE_SET, "--mode", XF_CONFIG_MODE_KEY, arg, origin, 0);
 	case XF_OPT_STATIC_MODE:
-		return add(o, XF_OVERRIDE_SET, "--static-mode", "analysis_mode", "static",
+		return add(o, XF_OVERRIDE_SET, "--static-mode", XF_CONFIG_MODE_KEY, "static",
 			   "--static-mode", 0);
 	case XF_OPT_LAMINAR_FLOW:
-		return add(o, XF_OVERRIDE_SET, "--laminar-flow", "analysis_mode", "laminar_flow",
+		return add(o, XF_OVERRIDE_SET, "--laminar-flow", XF_CONFIG_MODE_KEY, "laminar_flow",
 			   "--laminar-flow", 0);
 	case XF_OPT_INITIAL:
 	case XF_OPT_FIX: {

@@ -12,6 +12,20 @@
 	"one of D0, alpha, D_offset, gamma_dot_t0 (gamma_dot_0, gamma_dot_t_0), beta, "            \
 	"gamma_dot_t_offset (gamma_dot_offset), phi0 (phi_0)"
 
+/* What a parameter name may be for cfg's model: the built-in list, or a registered
+ * model's own names (adr/0127) */
+static const char *names_allowed(const xf_config *cfg, char *buf, size_t size)
+{
+	const xf_model_record *model = xf_model_record_of(cfg->mode);
+	if (!model->params)
+		return XF_PARAM_NAMES_ALLOWED;
+	int len = snprintf(buf, size, "one of");
+	for (int k = 0; k < model->n_phys && len > 0 && (size_t)len < size; k++)
+		len += snprintf(buf + len, size - (size_t)len, "%s %s", k ? "," : "",
+				xf_model_param_name(model, k));
+	return buf;
+}
+
 static int oom(const xf_cfg_reader *r)
 {
 	return xf_fail(r->err, XF_ERR_NOMEM, "out of memory reading %s", r->file);
@@ -45,18 +59,21 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 			       "%s.name: missing (must be a parameter "
 			       "name), in %s:%d",
 			       path, r->file, item->line);
-	int idx = xf_param_index(name);
-	char npath[XF_CFG_PATH_MAX];
+	const xf_model_record *model = xf_model_record_of(cfg->mode);
+	int idx = xf_model_param_index(model, name);
+	char npath[XF_CFG_PATH_MAX], allowed[512], with_scaling[600];
 	xf_cfg_path(npath, path, "name");
-	if (idx < 0)
-		return xf_cfg_bad_value(r, xf_ynode_get(item, "name"), npath,
-					XF_PARAM_NAMES_ALLOWED ", contrast, offset");
+	if (idx < 0) {
+		snprintf(with_scaling, sizeof with_scaling, "%s, contrast, offset",
+			 names_allowed(cfg, allowed, sizeof allowed));
+		return xf_cfg_bad_value(r, xf_ynode_get(item, "name"), npath, with_scaling);
+	}
 	if (seen[idx])
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: '%s' names %s, which already has "
 			       "bounds at parameter_space.bounds[%d] (each parameter once), "
 			       "in %s:%d",
-			       npath, name, xf_param_names[idx], seen[idx] - 1, r->file,
+			       npath, name, xf_model_slot_name(model, idx), seen[idx] - 1, r->file,
 			       item->line);
 	seen[idx] = k + 1;
 
@@ -73,14 +90,16 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: min %g >= max %g for %s is not "
 			       "allowed (must be min < max), in %s:%d",
-			       path, b.lower, b.upper, xf_param_names[idx], r->file, item->line);
+			       path, b.lower, b.upper, xf_model_slot_name(model, idx), r->file,
+			       item->line);
 	/* max − min overflows (±1e308): the fits' logit maps, the default prior and the
 	 * "at a bound" test all divide by the width, which would be inf */
 	if (!isfinite(b.upper - b.lower))
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: max - min = %g - (%g) for %s overflows (must be a finite "
 			       "width, below 1.8e308), in %s:%d",
-			       path, b.upper, b.lower, xf_param_names[idx], r->file, item->line);
+			       path, b.upper, b.lower, xf_model_slot_name(model, idx), r->file,
+			       item->line);
 	xf_bound middle = b;
 	xf_cfg_default_prior(&middle);
 	if (!has_mu)
@@ -156,17 +175,21 @@ static double clamp_start(const xf_cfg_reader *r, const char *path, const char *
 static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const char *path,
 		      const xf_config *cfg, int *idx)
 {
+	char allowed[512], with_note[640];
+	const char *names = names_allowed(cfg, allowed, sizeof allowed);
 	*idx = -1;
 	if (name_node->kind != XF_YNODE_SCALAR)
-		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED);
-	int k = xf_param_index(name_node->text);
+		return xf_cfg_bad_value(r, name_node, path, names);
+	int k = xf_model_param_index(xf_model_record_of(cfg->mode), name_node->text);
 	if (k < 0)
-		return xf_cfg_bad_value(r, name_node, path, XF_PARAM_NAMES_ALLOWED);
-	if (k >= XF_N_PHYS)
-		return xf_cfg_bad_value(r, name_node, path,
-					XF_PARAM_NAMES_ALLOWED
-					"; contrast and offset starts go in "
-					"initial_parameters.per_angle_scaling");
+		return xf_cfg_bad_value(r, name_node, path, names);
+	if (k >= XF_N_PHYS) {
+		snprintf(with_note, sizeof with_note,
+			 "%s; contrast and offset starts go in "
+			 "initial_parameters.per_angle_scaling",
+			 names);
+		return xf_cfg_bad_value(r, name_node, path, with_note);
+	}
 	if (k >= xf_mode_n_phys(cfg->mode)) {
 		/* a static config copied from a laminar one: harmless, but say so */
 		xf_warn("%s: '%s' is not a parameter of %s mode (ignored), in %s:%d", path,
@@ -220,7 +243,8 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 				       "%s: '%s' names %s a second time "
 				       "(first at parameter_names[%d]; each parameter once), "
 				       "in %s:%d",
-				       path, names->items[i]->text, xf_param_names[idx],
+				       path, names->items[i]->text,
+				       xf_model_slot_name(xf_model_record_of(cfg->mode), idx),
 				       seen[idx] - 1, r->file, names->items[i]->line);
 		seen[idx] = (int)i + 1;
 		if (!values)
@@ -231,8 +255,9 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 			continue; /* a null entry: middle of the bounds, like values: null */
 		if (xf_cfg_scalar_number(v, &cfg->values[idx]) != 0)
 			return xf_cfg_bad_value(r, v, path, "a finite number or null");
-		cfg->values[idx] = clamp_start(r, path, xf_param_names[idx], cfg->values[idx],
-					       &cfg->bounds[idx], v->line);
+		cfg->values[idx] =
+			clamp_start(r, path, xf_model_slot_name(xf_model_record_of(cfg->mode), idx),
+				    cfg->values[idx], &cfg->bounds[idx], v->line);
 		cfg->value_given[idx] = 1;
 	}
 	return 0;
@@ -265,7 +290,9 @@ static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cf
 			return xf_cfg_bad_value(r, v, path, "a finite number");
 		const xf_bound *b = &cfg->bounds[idx];
 		if (value < b->lower || value > b->upper)
-			return outside_bounds(r, path, xf_param_names[idx], value, b, v);
+			return outside_bounds(
+				r, path, xf_model_slot_name(xf_model_record_of(cfg->mode), idx),
+				value, b, v);
 		cfg->values[idx] = value;
 		cfg->value_given[idx] = 1;
 		cfg->is_fixed[idx] = 1;

@@ -27,9 +27,9 @@ static const char *const top_ignored[] = {
 /* the top-level keys read by hand (this file, config_params.c, config_optim.c); the key
  * table's sections join them (known_top_keys) */
 static const char *const top_read[] = {
-	"analysis_mode", "experimental_data",	"analyzer_parameters",
-	"phi_filtering", "initial_parameters",	"parameter_space",
-	"optimization",	 "optimization_config", NULL,
+	XF_CONFIG_MODE_KEY, "experimental_data",   "analyzer_parameters",
+	"phi_filtering",    "initial_parameters",  "parameter_space",
+	"optimization",	    "optimization_config", NULL,
 };
 #define XF_CFG_TOP_KEYS_MAX 24
 
@@ -44,10 +44,32 @@ static int read_space_model(const xf_cfg_reader *r, const xf_ynode *root, int *i
 	return xf_cfg_choice(r, space, "parameter_space", "model", xf_mode_names, index, given);
 }
 
+/* A model a program registered (adr/0116) named by analysis_mode: 1 and its mode. The
+ * built-in names stay the choices a config is checked against (adr/0127). */
+static int registered_mode(const xf_ynode *root, xf_mode *mode)
+{
+	const xf_ynode *node = xf_ynode_get(root, XF_CONFIG_MODE_KEY);
+	if (!node || node->kind != XF_YNODE_SCALAR)
+		return 0;
+	for (int k = 0; xf_mode_names[k]; k++)
+		if (!strcmp(node->text, xf_mode_names[k]))
+			return 0;
+	if (xf_mode_parse(node->text, mode) != 0)
+		return 0;
+	xf_ynode_mark_used(node);
+	return 1;
+}
+
 int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	int index = 0, given = 0, model_index = 0, model_given = 0;
-	int rc = xf_cfg_choice(r, root, "", "analysis_mode", xf_mode_names, &index, &given);
+	xf_mode own;
+	if (registered_mode(root, &own)) { /* its parameters' bounds are its own table's */
+		cfg->mode = own;
+		xf_model_bounds_default(xf_model_record_of(own), cfg->bounds);
+		return 0;
+	}
+	int rc = xf_cfg_choice(r, root, "", XF_CONFIG_MODE_KEY, xf_mode_names, &index, &given);
 	if (rc)
 		return rc;
 	if (given) {

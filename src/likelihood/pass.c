@@ -13,9 +13,9 @@
 void xf_pass_run_block(void *ctx, int block)
 {
 	xf_lik *lik = ctx;
-	/* robust losses are the written-out kernels' (a point model's is refused at
-	 * xf_lik_set_loss) */
-	if (lik->loss != XF_LOSS_LINEAR) {
+	/* the written-out models' robust losses have their own kernel; a point model's
+	 * kernel weighs its points itself (adr/0126) */
+	if (lik->loss != XF_LOSS_LINEAR && !lik->pr->model->g1) {
 		xf_pass_block_robust(lik, block);
 		return;
 	}
@@ -457,8 +457,6 @@ void xf_lik_destroy(xf_lik *lik)
 void xf_lik_set_loss(xf_lik *lik, xf_loss loss, double f_scale)
 {
 	assert(f_scale > 0.0);
-	/* a model given by its point function has the least-squares kernel only */
-	assert(loss == XF_LOSS_LINEAR || !lik->pr->model->g1);
 	lik->loss = loss;
 	lik->f_scale = f_scale;
 }

@@ -3,7 +3,11 @@
  * fill (pass_internal.h's xf_accum), so pass.c assembles χ², Jᵀr and JᵀJ the same way.
  * Slower than those kernels (one call per point, nothing shared between angles or
  * pairs): what a new model runs on before it earns a kernel of its own. Sums in pair
- * order, angles inside: a block's sums do not depend on the thread count. */
+ * order, angles inside: a block's sums do not depend on the thread count. Under a robust
+ * loss each point's cost is s²ρ(z) and its gradient and Gauss–Newton terms are weighted
+ * by ρ'(z), as pass_robust.c does for the written-out models (adr/0126); the least-
+ * squares sums are the same bits as without the weights (a weight of 1 is exact). */
+#include "likelihood/loss.h"
 #include "likelihood/pass_internal.h"
 
 void xf_pass_block_point(xf_lik *lik, int block)
@@ -16,6 +20,8 @@ void xf_pass_block_point(xf_lik *lik, int block)
 	const int scaling_sums =
 		level == XF_PASS_HESSIAN || level == XF_PASS_SCALING || level == XF_PASS_COLLAPSE;
 	const size_t n = (size_t)lik->ds->n_frames;
+	const int robust = lik->loss != XF_LOSS_LINEAR;
+	const double s = pr->sigma * lik->f_scale;
 	int p0, p1, i, j;
 	(void)block_frames(lik, block, &p0, &p1);
 	xf_model_grid grid = pr->grid;
@@ -37,16 +43,25 @@ void xf_pass_block_point(xf_lik *lik, int block)
 			const double g1sq = g1 * g1, con = lik->contrast[p];
 			const double res =
 				pass_data(lik, p, idx, k) - (lik->offset[p] + con * g1sq);
-			acc->chi2 += res * res;
+			/* the point's share: its cost and the weights of its r and JᵀJ terms */
+			double cost = res * res, w_grad = 1.0, w_hess = 1.0;
+			if (robust) {
+				xf_loss_point w = xf_loss_point_of(lik->loss, s, res);
+				cost = w.cost;
+				w_grad = w.w_grad;
+				w_hess = w.w_hess;
+			}
+			acc->chi2 += cost;
 			acc->g1sq += g1sq;
 			if (level == XF_PASS_VALUE)
 				continue;
-			acc->bc[p] += g1sq * res;
-			acc->bo[p] += res;
+			const double wr = w_grad * res;
+			acc->bc[p] += g1sq * wr;
+			acc->bo[p] += wr;
 			if (scaling_sums) {
-				acc->scc[p] += g1sq * g1sq;
-				acc->sco[p] += g1sq;
-				acc->soo[p] += 1.0;
+				acc->scc[p] += w_hess * g1sq * g1sq;
+				acc->sco[p] += w_hess * g1sq;
+				acc->soo[p] += w_hess;
 			}
 			if (!physical)
 				continue;
@@ -66,13 +81,14 @@ void xf_pass_block_point(xf_lik *lik, int block)
 			/* the point's Jacobian row over the physical parameters: con·∂(g1²) */
 			for (int m = 0; m < n_phys; m++) {
 				double jm = con * d2[m];
-				acc->bp[m] += jm * res;
+				acc->bp[m] += jm * wr;
 				if (level != XF_PASS_HESSIAN)
 					continue;
+				double wj = w_hess * jm;
 				for (int l = 0; l < n_phys; l++)
-					acc->hpp[m * XF_N_PHYS + l] += jm * con * d2[l];
-				pc[m] += jm * g1sq;
-				po[m] += jm;
+					acc->hpp[m * XF_N_PHYS + l] += wj * con * d2[l];
+				pc[m] += wj * g1sq;
+				po[m] += wj;
 			}
 		}
 	}

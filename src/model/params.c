@@ -142,6 +142,24 @@ const char *xf_model_param_name(const xf_model_record *model, int k)
 	return xf_model_param(model, k).name;
 }
 
+int xf_model_param_index(const xf_model_record *model, const char *name)
+{
+	if (!name)
+		return -1;
+	if (!model->params)
+		return xf_param_index(name);
+	for (int k = 0; k < model->n_phys; k++)
+		if (!strcmp(name, model->params[k].name))
+			return k;
+	int k = xf_param_index(name);
+	return k >= XF_N_PHYS ? k : -1; /* contrast, offset: the scaling's slots */
+}
+
+const char *xf_model_slot_name(const xf_model_record *model, int k)
+{
+	return k >= 0 && k < model->n_phys ? xf_model_param_name(model, k) : xf_param_names[k];
+}
+
 const char *xf_model_param_unit(const xf_model_record *model, int k)
 {
 	return k >= 0 && k < model->n_phys ? xf_model_param(model, k).unit : "";
