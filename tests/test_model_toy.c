@@ -17,6 +17,8 @@
  *     own defaults unless parameter_space gives them under its parameter's name, starts
  *     and fixed values go by that name, and a built-in parameter's name is refused with
  *     the model's names listed;
+ *   - the same model with a start estimator of its own (adr/0128) starts NLSQ's search
+ *     from what the data show, not the request's start;
  *   - registration refuses a record without a point function, a name taken, and a
  *     parameter count out of range; the GPU refuses the model by name. */
 #include <math.h>
@@ -70,6 +72,28 @@ static const xf_model_record toy = {
 };
 static xf_mode toy_mode;
 
+/* The same model with a start estimator of its own (adr/0128): Γ from the first lag at
+ * which the data's g1² = exp(−2Γτ) has fallen below 1/2 */
+static void toy_start(const xf_model_grid *grid, int n_lags, const double *lag_s,
+		      const double *g1sq, double *theta)
+{
+	(void)grid;
+	for (int k = 0; k < n_lags; k++)
+		if (isfinite(g1sq[k]) && g1sq[k] > 0.0 && g1sq[k] < 0.5) {
+			theta[0] = -log(g1sq[k]) / (2.0 * lag_s[k]);
+			return;
+		}
+}
+static const xf_model_record toy_estimated = {
+	.name = "single_exponential_estimated",
+	.n_phys = 1,
+	.nuts_accept_default = 0.95,
+	.g1 = single_exponential,
+	.params = toy_params,
+	.start = toy_start,
+};
+static xf_mode toy_estimated_mode;
+
 #define N_FRAMES 48
 #define N_PHI	 3
 #define DT_S	 0.01
@@ -83,7 +107,8 @@ static int setup(void **state)
 {
 	(void)state;
 	toy_mode = xf_model_register(&toy); /* the registration line */
-	return toy_mode == (xf_mode)-1;
+	toy_estimated_mode = xf_model_register(&toy_estimated);
+	return toy_mode == (xf_mode)-1 || toy_estimated_mode == (xf_mode)-1;
 }
 
 static xf_model_grid toy_grid(void)
@@ -113,7 +138,8 @@ static void test_registered(void **state)
 {
 	(void)state;
 	assert_true(toy_mode >= 2);
-	assert_int_equal(xf_model_count(), (int)toy_mode + 1);
+	assert_int_equal(xf_model_count(), (int)toy_mode + 2); /* and the estimated one */
+	assert_int_equal(toy_estimated_mode, toy_mode + 1);
 	const xf_model_record *m = xf_model_record_of(toy_mode);
 	assert_string_equal(m->name, "single_exponential");
 	assert_int_equal(m->mode, toy_mode);
@@ -141,7 +167,7 @@ static void test_registered(void **state)
 	inverted = toy_params[0];
 	inverted.unit = NULL;
 	assert_int_equal((int)xf_model_register(&bad), -1);
-	assert_int_equal(xf_model_count(), (int)toy_mode + 1);
+	assert_int_equal(xf_model_count(), (int)toy_mode + 2); /* none of them kept */
 	/* its parameter table: the unit the files write and a person reads, the default
 	 * bounds a request takes with homodyne's default prior, the template's values */
 	assert_string_equal(xf_model_param_unit(m, 0), "1/s");
@@ -500,6 +526,38 @@ static void test_nlsq_defaults_search(void **state)
 	xf_synth_free(&ds);
 }
 
+/* With its own estimator the search starts from what the data show (Γ within 20 % of the
+ * truth) instead of the request's 50 s⁻¹, and finds Γ as before (adr/0128) */
+static void test_nlsq_model_start(void **state)
+{
+	(void)state;
+	xf_dataset ds;
+	xf_request req;
+	toy_data(2e-3, 11, &ds, &req);
+	req.mode = toy_estimated_mode;
+	req.start[0] = 0.5 * (req.bounds[0].lower + req.bounds[0].upper);
+	req.value_given[0] = 0;
+	xf_nlsq_options opt;
+	xf_nlsq_options_defaults(&opt);
+	xf_nlsq_result res;
+	xf_error err = { 0 };
+	memset(&res, 0, sizeof res);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
+	print_message("estimated start Γ = %.4f (request %.2f), fit %.5f ± %.5f\n",
+		      res.search.estimate[0], req.start[0], res.values[0], res.uncertainties[0]);
+	assert_true(fabs(res.search.estimate[0] - GAMMA) < 0.2 * GAMMA);
+	assert_gamma_found(&res);
+	xf_nlsq_result_free(&res);
+	/* a fixed Γ is the request's, whatever the estimator says */
+	req.start[0] = 5.0;
+	req.fixed[0] = 1;
+	memset(&res, 0, sizeof res);
+	assert_int_equal(xf_nlsq_fit(&req, &opt, &ds, 1, NULL, NULL, &res, &err), 0);
+	assert_true(res.values[0] == 5.0);
+	xf_nlsq_result_free(&res);
+	xf_synth_free(&ds);
+}
+
 /* Bounds where the model is flat everywhere (Γ ≥ 1e4 s⁻¹ decorrelates within a frame of
  * 0.01 s): every start is dropped, and the refusal names the model and its parameter,
  * not the built-in models' D0 and their move to slower rates (adr/0123). */
@@ -637,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_nlsq_robust_outliers),
 		cmocka_unit_test(test_nlsq_defaults_search),
 		cmocka_unit_test(test_nlsq_flat_bounds_refused),
+		cmocka_unit_test(test_nlsq_model_start),
 		cmocka_unit_test(test_config_names_model),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -122,6 +122,14 @@ typedef struct xf_model_record {
 	 * above (xf_param_names, units, default bounds, template values; static and
 	 * laminar_flow) */
 	const xf_param_def *params;
+	/* A point model's start estimator (adr/0128), optional: its physical parameters'
+	 * start values into theta[n_phys] from what the data show, g1sq[k] the mean over
+	 * angles and t1 of the normalised c2, (c2 − offset)/contrast, at lag lag_s[k]
+	 * (k < n_lags, lag 1, 2, … frames; NaN where no pair has it). NLSQ clips them into
+	 * the bounds and keeps fixed values; NULL: NLSQ starts from the request (adr/0123).
+	 * The built-in models' estimator is NLSQ's own (nlsq/start.c). */
+	void (*start)(const struct xf_model_grid *grid, int n_lags, const double *lag_s,
+		      const double *g1sq, double *theta);
 } xf_model_record;
 
 const xf_model_record *xf_model_record_of(xf_mode mode);

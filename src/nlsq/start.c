@@ -320,6 +320,36 @@ static double data_mean(const lag_means *lm)
 	return c > 0.0 ? s / c : 0.0;
 }
 
+/* A point model's own start (its record's estimator, adr/0128) from the data's g1² against
+ * lag, the mean over angles and t1 bins; 0 or −1 (allocation) */
+static int model_start(const xf_problem *pr, const lag_means *lm, double *theta)
+{
+	int n_lags = lm->n - 1;
+	double *lag_s = malloc(sizeof(double) * (size_t)(n_lags > 0 ? n_lags : 1));
+	double *g1sq = malloc(sizeof(double) * (size_t)(n_lags > 0 ? n_lags : 1));
+	if (!lag_s || !g1sq) {
+		free(lag_s);
+		free(g1sq);
+		return -1;
+	}
+	size_t cells = (size_t)lm->n_bins * lm->n;
+	for (int lag = 1; lag <= n_lags; lag++) {
+		double s = 0.0, c = 0.0;
+		for (int b = 0; b < lm->n_bins; b++) {
+			size_t k = (size_t)b * lm->n + lag;
+			for (int a = 0; a < lm->n_phi; a++)
+				s += lm->sum[(size_t)a * cells + k];
+			c += lm->count[k] * lm->n_phi;
+		}
+		lag_s[lag - 1] = lag * pr->grid.dt_s;
+		g1sq[lag - 1] = c > 0.0 ? s / c : NAN;
+	}
+	pr->model->start(&pr->grid, n_lags, lag_s, g1sq, theta);
+	free(lag_s);
+	free(g1sq);
+	return 0;
+}
+
 int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1sq)
 {
 	lag_means lm = { 0 };
@@ -335,14 +365,19 @@ int xf_nlsq_estimate_start(const xf_problem *pr, double *theta, double *mean_g1s
 		lag_means_free(&lm);
 		return -1;
 	}
-	if (!xf_nlsq_model_estimated(pr)) { /* the request's start: given, or mid-bounds */
+	if (!xf_nlsq_model_estimated(pr)) { /* its own estimator, or the request's start */
+		for (int k = 0; k < XF_N_PHYS; k++)
+			theta[k] = k < pr->n_phys ? pr->start[k] : 0.0;
+		int rc = pr->model->start ? model_start(pr, &lm, theta) : 0;
 		*mean_g1sq = data_mean(&lm);
 		lag_means_free(&lm);
 		free(work);
-		for (int k = 0; k < XF_N_PHYS; k++)
-			theta[k] = k < pr->n_phys ? clip(pr->start[k], pr->lower[k], pr->upper[k])
-						  : 0.0;
-		return 0;
+		for (int k = 0; k < pr->n_phys;
+		     k++) /* an estimate it could not make: the request's */
+			theta[k] =
+				clip(pr->fixed[k] || !isfinite(theta[k]) ? pr->start[k] : theta[k],
+				     pr->lower[k], pr->upper[k]);
+		return rc;
 	}
 	double *abs_cos = work, *w_ref = work + n_phi, *w_one = work + 2 * (size_t)n_phi;
 	double min_cos = 2.0;
