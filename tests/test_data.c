@@ -116,58 +116,55 @@ static void test_phi_ranges(void **state)
 	assert_true(xf_phi_in_range(-180, &edge)); /* -180 is 180 */
 }
 
-/* The selection of cfg, refreshed at each call (the tests edit cfg between calls). */
-static const xf_selection *sel_of(const xf_config *cfg, xf_selection *sel)
+/* A selection as a config that says nothing makes it: every frame, the file's dt (the
+ * data layer's tests build their selection, not a config) */
+static xf_selection sel_default(void)
 {
-	xf_selection_from_config(cfg, sel);
-	return sel;
+	return (xf_selection){ .start_frame = 1, .end_frame = -1 };
 }
 
 static void test_frames(void **state)
 {
 	(void)state;
-	xf_selection sel;
-	xf_config cfg;
+	xf_selection sel = sel_default();
 	xf_error err = { 0 };
 	long first;
 	int n;
-	xf_config_defaults(&cfg);
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(&sel, 10, &first, &n, &err), 0);
 	assert_int_equal(first, 1);
 	assert_int_equal(n, 10);
-	cfg.start_frame = 0; /* clamped with a warning */
-	cfg.end_frame = 50;
+	sel.start_frame = 0; /* clamped with a warning */
+	sel.end_frame = 50;
 	int warnings = xf_log_warning_count();
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
+	assert_int_equal(xf_select_frames(&sel, 10, &first, &n, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 2);
 	assert_int_equal(first, 1);
 	assert_int_equal(n, 10);
-	cfg.start_frame = 3;
-	cfg.end_frame = 7;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), 0);
+	sel.start_frame = 3;
+	sel.end_frame = 7;
+	assert_int_equal(xf_select_frames(&sel, 10, &first, &n, &err), 0);
 	assert_int_equal(first, 3);
 	assert_int_equal(n, 5);
-	cfg.start_frame = 9;
-	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), XF_ERR_DATA);
+	sel.start_frame = 9;
+	sel.end_frame = -1;
+	assert_int_equal(xf_select_frames(&sel, 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "fewer than 3 frames"));
 	xf_error_clear(&err);
-	cfg.start_frame = 11;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 10, &first, &n, &err), XF_ERR_DATA);
+	sel.start_frame = 11;
+	assert_int_equal(xf_select_frames(&sel, 10, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "beyond"));
 	/* a window above the limit is refused before any allocation (issue 9); a small
 	 * window of a huge declared map is fine */
 	xf_error_clear(&err);
-	cfg.start_frame = 1;
-	cfg.end_frame = -1;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err),
-			 XF_ERR_DATA);
+	sel.start_frame = 1;
+	sel.end_frame = -1;
+	assert_int_equal(xf_select_frames(&sel, 3000000000L, &first, &n, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "above the limit of 65536 frames"));
-	cfg.end_frame = 40;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err), 0);
+	sel.end_frame = 40;
+	assert_int_equal(xf_select_frames(&sel, 3000000000L, &first, &n, &err), 0);
 	assert_int_equal(n, 40);
-	cfg.end_frame = XF_WINDOW_FRAMES_MAX;
-	assert_int_equal(xf_select_frames(sel_of(&cfg, &sel), 3000000000L, &first, &n, &err), 0);
+	sel.end_frame = XF_WINDOW_FRAMES_MAX;
+	assert_int_equal(xf_select_frames(&sel, 3000000000L, &first, &n, &err), 0);
 	assert_int_equal(n, XF_WINDOW_FRAMES_MAX);
 }
 
@@ -196,52 +193,45 @@ static void test_size_helpers(void **state)
 static void test_dt_rules(void **state)
 {
 	(void)state;
-	xf_selection sel;
-	xf_config cfg;
+	xf_selection sel = sel_default();
 	xf_raw_file raw;
 	xf_error err = { 0 };
 	char src[160];
 	double dt;
 	memset(&raw, 0, sizeof raw);
 	raw.file_name = "f.h5";
-	xf_config_defaults(&cfg);
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
-			 XF_ERR_CONFIG);
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "frame_time"));
 	xf_error_clear(&err);
 	raw.has_file_dt = 1;
 	raw.file_dt_s = 0.002;
 	strcpy(raw.file_dt_desc, "frame_time × stride × avg = 0.001 × 2 × 1");
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), 0);
 	assert_true(dt == 0.002);
 	assert_non_null(strstr(src, "file: frame_time"));
-	cfg.has_dt = 1;
-	cfg.dt_s = 0.0021; /* 5 % off: warning, config wins */
+	sel.has_dt = 1;
+	sel.dt_s = 0.0021; /* 5 % off: warning, config wins */
 	int warnings = xf_log_warning_count();
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), 0);
 	assert_true(dt == 0.0021);
 	assert_string_equal(src, "config");
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
-	cfg.dt_s = 0.002002; /* 0.1 %: no warning */
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err), 0);
+	sel.dt_s = 0.002002; /* 0.1 %: no warning */
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), 0);
 	assert_int_equal(xf_log_warning_count(), warnings + 1);
-	cfg.dt_s = 0;
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
-			 XF_ERR_CONFIG);
+	sel.dt_s = 0;
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	xf_error_clear(&err);
-	cfg.dt_s = 1e308; /* finite but not a frame time */
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
-			 XF_ERR_CONFIG);
+	sel.dt_s = 1e308; /* finite but not a frame time */
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), XF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "outside 1e-12 to 86400 s"));
 	xf_error_clear(&err);
-	cfg.has_dt = 0;
+	sel.has_dt = 0;
 	raw.file_dt_s = -1;
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
-			 XF_ERR_DATA);
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), XF_ERR_DATA);
 	xf_error_clear(&err);
 	raw.file_dt_s = INFINITY;
-	assert_int_equal(xf_select_dt(&raw, sel_of(&cfg, &sel), &dt, src, sizeof src, &err),
-			 XF_ERR_DATA);
+	assert_int_equal(xf_select_dt(&raw, &sel, &dt, src, sizeof src, &err), XF_ERR_DATA);
 	assert_non_null(strstr(err.msg, "set analyzer_parameters.dt"));
 }
 
