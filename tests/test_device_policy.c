@@ -156,13 +156,53 @@ static void test_split(void **state)
 	assert_int_equal(xf_device_split(even, 0, 5, first, count), -1);
 }
 
+/* The job decision (adr/0129) on issue 36's first GPU measurement (one H200, 16 EPYC
+ * threads): an 11.5 M-point fit took 0.66 s on the CPU and 0.92–1.20 s with the device, a
+ * 46 M-point fit 1.88 s against 2.64 s; its posterior makes 2 000 (importance) or ~60 000
+ * (NUTS) passes where the device's pass is 8× faster. auto picks the CPU for the fits
+ * and the device for their posteriors; a small file's posterior stays on the CPU. */
+static void test_job_decision(void **state)
+{
+	(void)state;
+	const xf_device_costs c = xf_device_costs_default();
+	xf_device_job_estimate fit =
+		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_NLSQ, 11500000, 16);
+	assert_true(fit.passes == 5.0);
+	assert_false(xf_device_job_pays(&fit));
+	/* the model reproduces the measured loss: the device slower by 0.26–0.54 s */
+	assert_true(fit.gpu_s - fit.cpu_s > 0.26 && fit.gpu_s - fit.cpu_s < 1.0);
+	xf_device_job_estimate big =
+		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_NLSQ, 46000000, 16);
+	assert_false(xf_device_job_pays(&big));
+	assert_true(big.gpu_s > big.cpu_s);
+	xf_device_job_estimate is =
+		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, 11500000, 16);
+	assert_true(is.passes == 2000.0 && xf_device_job_pays(&is));
+	xf_device_job_estimate nuts =
+		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_POSTERIOR_NUTS, 11500000, 16);
+	assert_true(xf_device_job_pays(&nuts) && nuts.gpu_s < 0.25 * nuts.cpu_s);
+	/* a small posterior: the context alone outweighs its passes */
+	xf_device_job_estimate small =
+		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, 5000, 2);
+	assert_false(xf_device_job_pays(&small));
+	/* more CPU threads make the CPU's estimate shorter in proportion */
+	xf_device_job_estimate one = xf_device_job_estimate_of(&c, XF_DEVICE_JOB_NLSQ, 11500000, 1);
+	assert_true(fabs(one.cpu_s - 16.0 * fit.cpu_s) < 1e-12 * one.cpu_s);
+	assert_true(one.gpu_s == fit.gpu_s);
+	/* the margin: the device must take at most half the CPU's time */
+	xf_device_job_estimate edge = { 5.0, 2.0, 1.0, 0.5 };
+	assert_true(xf_device_job_pays(&edge));
+	edge.gpu_s = 1.0 + 1e-9;
+	assert_false(xf_device_job_pays(&edge));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),	cmocka_unit_test(test_defaults_conservative),
 		cmocka_unit_test(test_routing), cmocka_unit_test(test_wants),
 		cmocka_unit_test(test_fp32),	cmocka_unit_test(test_env),
-		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split),	cmocka_unit_test(test_job_decision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

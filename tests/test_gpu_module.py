@@ -151,6 +151,16 @@ p = run(FIT + ["--out", "auto_ref", "--device", "auto"],
         env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1e30"))
 same_bits("auto_ref", REF_PARAMS)
 check("below the threshold" in run_log("auto_ref"), "auto below the threshold: run.log says so")
+# above the threshold with a device at hand, auto weighs the whole fit (adr/0129): a small
+# file's few passes do not pay for the device's context and upload, so the CPU, the
+# numbers in run.log
+p = run(FIT + ["--out", "auto_job", "--device", "auto"],
+        env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1"))
+same_bits("auto_job", REF_PARAMS)
+note = [ln for ln in run_log("auto_job").splitlines() if "is expected to take" in ln]
+check(len(note) == 1 and "on the device" in note[0] and "it runs on the CPU" in note[0],
+      f"auto weighs the job: run.log says so with the numbers: {note}")
+check("runs on the GPU" not in run_log("auto_job"), "auto_job: not on the stand-in device")
 p = run([XF_GPU, "validate", "--frames", "100"], env=env)
 check("fp64" in p.stdout or "c2" in p.stdout, f"validate through the stand-in: {p.stdout[-300:]}")
 

@@ -89,6 +89,60 @@ int xf_device_use_fp32(const xf_device_policy *pol, double work_score)
 	return pol->fp32 && work_score >= pol->fp32_min_score;
 }
 
+xf_device_costs xf_device_costs_default(void)
+{
+	/* issue 36's measurement: a JᵀJ pass over 15 M points 110 ms on 2 threads (the
+	 * faster of the two CPU figures per thread: 1.5e-8 thread-s a point), over 61 M
+	 * points 9.9 ms on the H200 (1.6e-10 s a point); a whole 11.5 M-point fit lost
+	 * 0.26–0.54 s on the device, which its context, module and upload take (the upper
+	 * end here, the upload ~1e-8 s a point) */
+	return (xf_device_costs){
+		.cpu_thread_s_per_point = 1.5e-8,
+		.gpu_s_per_point = 1.6e-10,
+		.gpu_pass_s = 1e-4,
+		.gpu_job_s = 0.6,
+		.gpu_upload_s_per_point = 1e-8,
+	};
+}
+
+double xf_device_job_passes(xf_device_job_kind kind)
+{
+	switch (kind) {
+	case XF_DEVICE_JOB_POSTERIOR_IMPORTANCE: return 2000.0;
+	case XF_DEVICE_JOB_POSTERIOR_NUTS: return 60000.0;
+	default: return 5.0;
+	}
+}
+
+const char *xf_device_job_name(xf_device_job_kind kind)
+{
+	switch (kind) {
+	case XF_DEVICE_JOB_POSTERIOR_IMPORTANCE: return "the posterior's importance route";
+	case XF_DEVICE_JOB_POSTERIOR_NUTS: return "the posterior by NUTS";
+	default: return "the fit";
+	}
+}
+
+xf_device_job_estimate xf_device_job_estimate_of(const xf_device_costs *costs,
+						 xf_device_job_kind kind, size_t n_points,
+						 int n_threads)
+{
+	double points = (double)n_points, passes = xf_device_job_passes(kind);
+	double threads = n_threads > 0 ? (double)n_threads : 1.0;
+	double once = costs->gpu_job_s + points * costs->gpu_upload_s_per_point;
+	return (xf_device_job_estimate){
+		.passes = passes,
+		.cpu_s = passes * points * costs->cpu_thread_s_per_point / threads,
+		.gpu_s = once + passes * (points * costs->gpu_s_per_point + costs->gpu_pass_s),
+		.gpu_once_s = once,
+	};
+}
+
+int xf_device_job_pays(const xf_device_job_estimate *e)
+{
+	return e->gpu_s <= 0.5 * e->cpu_s;
+}
+
 int xf_device_split(const double *score, int n, size_t n_blocks, size_t *first, size_t *count)
 {
 	double sum = 0.0;

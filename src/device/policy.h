@@ -62,6 +62,45 @@ int xf_device_refused(const xf_device_policy *pol, int n_devices);
 /* 1 when fp32 evaluation applies to a pass of this score on the GPU. */
 int xf_device_use_fp32(const xf_device_policy *pol, double work_score);
 
+/* A job's whole work over the data, by kind (adr/0129): the passes over all the data it
+ * makes, in passes of the accumulation (JᵀJ) or its lighter levels, each counted as one */
+typedef enum xf_device_job_kind {
+	XF_DEVICE_JOB_NLSQ = 0,		    /* the fit on all the data after the screening */
+	XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, /* the importance route's value passes */
+	XF_DEVICE_JOB_POSTERIOR_NUTS,	    /* exact NUTS's gradient passes */
+} xf_device_job_kind;
+
+/* The costs a job's decision weighs, in seconds. The defaults (xf_device_costs_default)
+ * are the first measurement on a GPU (one H200 beside 2 and 16 EPYC threads; adr/0129),
+ * each taken on the side that makes the device look worse. */
+typedef struct xf_device_costs {
+	double cpu_thread_s_per_point; /* one pass, one CPU thread, per data point */
+	double gpu_s_per_point;	       /* one pass on the device, per data point */
+	double gpu_pass_s;	       /* one pass's launch and transfer */
+	double gpu_job_s;	       /* once a job: the CUDA context and the module */
+	double gpu_upload_s_per_point; /* once a job: the data and the pairs */
+} xf_device_costs;
+
+xf_device_costs xf_device_costs_default(void);
+/* The whole-data passes a job of kind makes (measured: NLSQ ~5, the importance route
+ * ~2 000, NUTS ~60 000; docs/gpu.md) */
+double xf_device_job_passes(xf_device_job_kind kind);
+const char *xf_device_job_name(xf_device_job_kind kind);
+
+/* What a job is expected to take on n_threads CPU threads and on one device, and what
+ * the device spends once (context, module, upload) */
+typedef struct xf_device_job_estimate {
+	double passes, cpu_s, gpu_s, gpu_once_s;
+} xf_device_job_estimate;
+
+xf_device_job_estimate xf_device_job_estimate_of(const xf_device_costs *costs,
+						 xf_device_job_kind kind, size_t n_points,
+						 int n_threads);
+/* auto's answer for a whole job: 1 when the device is expected to take at most half the
+ * CPU's time (the margin covers the estimate's error: auto must never pick the device
+ * for a job it makes slower) */
+int xf_device_job_pays(const xf_device_job_estimate *e);
+
 /* Split n_blocks over n devices in proportion to score[] (largest remainder, ties to the
  * lower index): first[d], count[d] tile [0, n_blocks) exactly, in device order. 0, or −1
  * when no score is positive. */

@@ -6,7 +6,8 @@
 #include "xpcsfit/dist.h"
 #include "xpcsfit/error.h"
 
-int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, xf_error *err)
+int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, int n_threads,
+			 xf_error *err)
 {
 	xf_device_policy pol = xf_device_policy_default();
 	pol.choice = (xf_device_choice)o->device;
@@ -34,12 +35,30 @@ int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_option
 		xf_info("nlsq: --device auto: %s; the fit runs on the CPU", xf_gpu_why_none());
 		return 0;
 	}
+	/* with a device at hand, auto weighs the whole fit, not one pass (adr/0129): the
+	 * device's context and upload against the few passes it would speed up */
+	xf_device_costs costs = xf_device_costs_default();
+	xf_device_job_estimate job =
+		xf_device_job_estimate_of(&costs, XF_DEVICE_JOB_NLSQ, pr->n_points, n_threads);
+	if (pol.choice == XF_DEVICE_AUTO && !xf_device_job_pays(&job)) {
+		xf_info("nlsq: --device auto: %s, %.0f passes over %zu points, is expected to take "
+			"%.3g s on the device (%.3g s of it context and upload) against %.3g s on "
+			"%d CPU thread%s; it runs on the CPU",
+			xf_device_job_name(XF_DEVICE_JOB_NLSQ), job.passes, pr->n_points, job.gpu_s,
+			job.gpu_once_s, job.cpu_s, n_threads, n_threads == 1 ? "" : "s");
+		return 0;
+	}
 	if (!xf_device_use_gpu(&pol, score, n_dev))
 		return 0; /* not reached: wants_gpu said the size is enough */
 	xf_error gerr = { 0 };
 	if (!xf_lik_use_gpu(lik, xf_device_use_fp32(&pol, score), pol.max_devices, &gerr)) {
 		xf_info("nlsq: the accumulation over all the data runs on the GPU (%s; %s)",
 			xf_device_name(pol.choice), xf_gpu_module_path());
+		if (pol.choice == XF_DEVICE_AUTO)
+			xf_info("nlsq: --device auto: %s is expected to take %.3g s on the device "
+				"against %.3g s on %d CPU thread%s",
+				xf_device_job_name(XF_DEVICE_JOB_NLSQ), job.gpu_s, job.cpu_s,
+				n_threads, n_threads == 1 ? "" : "s");
 		return 0;
 	}
 	if (pol.choice == XF_DEVICE_GPU)

@@ -261,7 +261,7 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 	/* every evaluator of NLSQ is spread over the ranks of an MPI run (adr/0021) */
 	if (xf_lik_distribute(ctx->lik[XF_ROLE_FULL]))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
-	if (xf_nlsq_route_device(ctx->lik[XF_ROLE_FULL], pr, o, err))
+	if (xf_nlsq_route_device(ctx->lik[XF_ROLE_FULL], pr, o, xf_pool_threads(pool), err))
 		return err->code;
 	for (int r = XF_ROLE_COARSE; r <= XF_ROLE_SCREEN; r++) {
 		size_t target = points[r] / (size_t)pr->n_phi + 1;

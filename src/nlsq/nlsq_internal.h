@@ -80,7 +80,7 @@ void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full);
 
 /* Route the evaluator of all the data to the GPU when the options ask (device.c,
  * docs/gpu.md): decided once per fit. 0, or the error code (--device gpu without one). */
-int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o,
+int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, int n_threads,
 			 xf_error *err);
 
 /* One pass of a role at x, counted in ctx. */
