@@ -164,6 +164,93 @@ check("runs on the GPU" not in run_log("auto_job"), "auto_job: not on the stand-
 p = run([XF_GPU, "validate", "--frames", "100"], env=env)
 check("fp64" in p.stdout or "c2" in p.stdout, f"validate through the stand-in: {p.stdout[-300:]}")
 
+# the posterior on the stand-in device (adr/0130): its passes over all the data through the
+# module, the data uploaded once per evaluator. From the same NLSQ result, the summaries of
+# the importance route and of exact NUTS are the CPU's within 1e-10 relative (the sums
+# are added in the kernels' order); also on two stand-in devices (the proportional split);
+# the passes of a posterior need >= 4096 pairs per thread to run in turn, hence 100 frames.
+# NUTS's bound is 1e-9: each trajectory carries the sums' last-bit differences through its
+# leapfrog steps (measured: 4.5e-11 on one device, 1.2e-10 on two, worst of the summaries)
+with open(os.path.join(TMP, "p.yaml"), "w") as f:
+    f.write(CONFIG.replace("data.h5", "pdata.h5").replace("end_frame: 30", "end_frame: 100"))
+run([XF, "simulate", "--config", "p.yaml", "--phi", "0,90", "--out", "pdata.h5"])
+POST = [XF, "cmc", "--config", "p.yaml", "--no-plots", "--threads", "1", "--nlsq", "pnlsq"]
+NUTS = ["--set", "optimization.cmc.route=nuts",
+        "--set", "optimization.cmc.per_shard_mcmc.num_warmup=50",
+        "--set", "optimization.cmc.per_shard_mcmc.num_samples=100"]
+run([XF, "nlsq", "--config", "p.yaml", "--no-plots", "--no-surfaces", "--threads", "1",
+     "--out", "pnlsq"])
+
+
+def posterior(out):
+    with open(os.path.join(TMP, out, "cmc", "parameters.json")) as f:
+        return json.load(f)
+
+
+def summaries(doc):
+    """every summary of every parameter and of sigma: name/field -> value"""
+    got = {}
+    for group in ("parameters", "scaling_parameters"):
+        for name, v in doc[group].items():
+            for k in ("value", "uncertainty", "mean", "std", "median", "q05", "q95"):
+                if isinstance(v.get(k), float):  # a fixed parameter has no spread
+                    got[f"{name}/{k}"] = v[k]
+    for k, v in doc["posterior_route"].get("sigma", {}).items():
+        if isinstance(v, float):
+            got[f"sigma/{k}"] = v
+    return got
+
+
+def cmc_log(out):
+    with open(os.path.join(TMP, out, "cmc", "run.log")) as f:
+        return f.read()
+
+
+for how, extra, bound in (("importance", [], 1e-10), ("nuts", NUTS, 1e-9)):
+    run(POST + ["--out", f"post_cpu_{how}"] + extra)
+    ref = summaries(posterior(f"post_cpu_{how}"))
+    check(len(ref) >= 20, f"{how}: the summaries compared: {sorted(ref)}")
+    for devices in ("1", "2"):
+        out = f"post_gpu_{how}_{devices}"
+        run(POST + ["--out", out, "--device", "gpu"] + extra,
+            env=dict(env, XF_GPU_REF_DEVICES=devices))
+        got = summaries(posterior(out))
+        worst = max(abs(got[k] - v) / max(abs(v), 1e-300) for k, v in ref.items())
+        check(set(got) == set(ref) and worst <= bound,
+              f"{how} on {devices} stand-in device(s): the CPU's summaries within "
+              f"{bound:g}, worst {worst:.3g}")
+        check("cmc: the posterior's passes over all the data run on the GPU (gpu; "
+              f"{REF})" in cmc_log(out), f"{out}: run.log says where the passes ran")
+        check(posterior(out)["status"] == posterior(f"post_cpu_{how}")["status"],
+              f"{out}: the CPU's status")
+        dev = posterior(out)["posterior_route"].get("device") or {}
+        stage = "importance route" if how == "importance" else "exact NUTS"
+        check(dev.get("asked") == "gpu" and any(
+            d.startswith(f"{stage}: the posterior's passes over all the data run on the GPU")
+            for d in dev.get("decisions", [])), f"{out}: parameters.json's device: {dev}")
+    check("device" not in posterior(f"post_cpu_{how}")["posterior_route"],
+          f"{how}: --device cpu, the default, adds nothing to parameters.json")
+# auto with a device at hand weighs the posterior's whole work: this small file's 2 000
+# value passes do not pay for the context and upload: the CPU, bit for bit, and why
+run(POST + ["--out", "post_auto", "--device", "auto"],
+    env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1"))
+check(summaries(posterior("post_auto")) == summaries(posterior("post_cpu_importance")),
+      "post_auto: the CPU's bits")
+note = [ln for ln in cmc_log("post_auto").splitlines() if "is expected to take" in ln]
+check(len(note) == 1 and "importance route" in note[0] and "it runs on the CPU" in note[0],
+      f"post_auto: run.log gives the posterior's job and its numbers: {note}")
+dev = posterior("post_auto")["posterior_route"].get("device") or {}
+check(dev.get("asked") == "auto" and len(dev.get("decisions", [])) == 1 and
+      note and note[0].endswith(dev["decisions"][0].split(": ", 1)[1]),
+      f"post_auto: parameters.json has run.log's decision: {dev}")
+# no module: cmc and fit --device gpu are one line, exit 2, nothing written
+for cmd in (POST, [XF, "fit", "--config", "p.yaml", "--no-plots"]):
+    out = f"post_none_{cmd[1]}"
+    p = run(cmd + ["--out", out, "--device", "gpu"], rc=2,
+            env={"XPCSFIT_CUDA_MODULE": missing})
+    one_line(p, "--device gpu: ", missing)
+    check(not os.path.exists(os.path.join(TMP, out)), f"{out}: refused before any output")
+
 # (4) files that are no module (adr/0072), by XPCSFIT_CUDA_MODULE: each call ends (a
 # generous guard, never a wait), gpu with one line and exit 2 before any folder, auto and
 # XPCSFIT_DEVICE=auto on the CPU with the reason in run.log

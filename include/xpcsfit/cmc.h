@@ -56,6 +56,7 @@ typedef struct xf_cmc_result {
 	double sigma_mean, sigma_sd;	   /* importance route: σ's posterior (NaN otherwise) */
 	double time_approx_s, time_nuts_s; /* the route's stages (0: not run) */
 	double time_sampling_s, time_combine_s, time_total_s;
+	xf_cmc_device_record device; /* where the passes over all the data ran (adr/0130) */
 } xf_cmc_result;
 
 /* What a posterior run is doing, for its progress line */

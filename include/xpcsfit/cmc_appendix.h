@@ -214,6 +214,15 @@ typedef int (*xf_cmc_shard_draws_fn)(const void *ctx, long id, int physical, dou
 typedef int (*xf_cmc_shard_stats_fn)(const void *ctx, long id, xf_cmc_shard_stats *st,
 				     xf_error *err);
 
+/* --device's decisions for the posterior's evaluators over all the data (adr/0130): the
+ * choice asked ("" for cpu, the default: no lines) and each evaluator's line, in order */
+#define XF_CMC_DEVICE_LINES 3
+typedef struct xf_cmc_device_record {
+	char asked[8]; /* "gpu", "auto"; "": the CPU, nothing decided */
+	int n_lines;
+	char lines[XF_CMC_DEVICE_LINES][512]; /* "importance route: <decision>", ... */
+} xf_cmc_device_record;
+
 /* The appendix borrows every array from the run's result, which must outlive it; it owns
  * only the chains' diagnostics (xf_cmc_appendix_free). */
 typedef struct xf_cmc_appendix {
@@ -237,8 +246,9 @@ typedef struct xf_cmc_appendix {
 	long grad_evals;
 	const char *shard_dir;
 	const char *route_note;
-	char route_text[512];	     /* one line: how the posterior was reached, its numbers */
-	double sigma_mean, sigma_sd; /* importance route: σ's posterior (NaN otherwise) */
+	char route_text[512]; /* one line: how the posterior was reached, its numbers */
+	const xf_cmc_device_record *device; /* --device's decisions (asked "": the CPU) */
+	double sigma_mean, sigma_sd;	    /* importance route: σ's posterior (NaN otherwise) */
 	double time_approx_s, time_nuts_s, time_sampling_s, time_combine_s, time_total_s;
 	xf_cmc_posterior_diag diag; /* the published draws as chains (owned) */
 	xf_cmc_shard_draws_fn shard_draws;

@@ -195,8 +195,9 @@ int xf_lik_eval(xf_lik *lik, const double *x, xf_lik_out *out);
  * angle slot p, angle[p·3·n_phys + r·n_phys + m] for r = 0, 1, 2: Σ res·∂(g1²)/∂x_m,
  * Σ g1²·∂(g1²)/∂x_m and Σ ∂(g1²)/∂x_m over the angle's points (over σ²): everything the
  * posterior with the scaling integrated out needs for its gradient at any scaling, from
- * one pass (cmc/collapse.c). Static mode, Gaussian loss, on the CPU. 0, −1 when χ² is
- * not finite, 1 where it does not apply (laminar flow, a robust loss). */
+ * one pass (cmc/collapse.c). Gaussian loss, on the CPU. 0, −1 when χ² is not finite, 1
+ * where it does not apply (a robust loss, an evaluator on a GPU: xf_lik_eval_scaling and
+ * a full pass with xf_lik_angle_sums give the same quantities). */
 int xf_lik_eval_collapse(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s,
 			 double *angle);
 
@@ -210,8 +211,9 @@ int xf_lik_angle_sums(const xf_lik *lik, double *gg, double *dg);
 /* χ² with the scaling block of JᵀJ, h_ss [(2·n_basis)²], and of b, b_s [2·n_basis], over
  * [contrast coefficients, offset coefficients] at x: the same values as xf_lik_eval's
  * block of them, without the physical derivatives (about a values pass: the posterior's
- * conditional of the scaling, cmc/cond_scaling.c). On the CPU, Gaussian loss only.
- * 0, or −1 when χ² is not finite (or a robust loss is set). */
+ * conditional of the scaling, cmc/cond_scaling.c). Gaussian loss only; on a GPU
+ * evaluator (xf_lik_use_gpu) a JᵀJ pass there gives them. 0, or −1 when χ² is not
+ * finite (or a robust loss is set). */
 int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss, double *b_s);
 
 /* χ² alone at n points x[n][n_full], in one sweep over the data: every block of pairs is
@@ -226,7 +228,8 @@ int xf_lik_eval_values(xf_lik *lik, int n, const double *x, double *chi2);
 /* The scaling pass (xf_lik_eval_scaling) at n points x[n][n_full] in one sweep over the
  * data, as xf_lik_eval_values: chi2[i], h_ss[i·(2·n_basis)²…] and b_s[i·2·n_basis…] bit
  * for bit what xf_lik_eval_scaling gives at x[i]; chi2[i] = +∞ where that fails (h_ss and
- * b_s then unset). On the CPU, Gaussian loss only (−1 otherwise); 0, or −1 out of memory. */
+ * b_s then unset). Gaussian loss only (−1 otherwise); a GPU evaluator takes the points one
+ * by one. 0, or −1 out of memory. */
 int xf_lik_eval_scalings(xf_lik *lik, int n, const double *x, double *chi2, double *h_ss,
 			 double *b_s);
 

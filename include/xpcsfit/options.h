@@ -80,6 +80,11 @@ typedef struct xf_cmc_options {
 	xf_combination_rule combination;
 	double min_success_rate;
 	int check_draws; /* the self-check's first M, doubled until stable (0: none) */
+	/* where the passes over all the data run (docs/gpu.md, adr/0130): as NLSQ's, not
+	 * YAML keys, set by --device and the XPCSFIT_DEVICE* environment */
+	int device;		 /* 0 cpu, 1 gpu, 2 auto (xf_device_choice) */
+	double device_threshold; /* auto: a device looked for at points × parameters ≥ this */
+	int device_fp32;	 /* fp32 evaluation on the GPU (the measured option) */
 } xf_cmc_options;
 
 /* Every option at its documented default (docs/config.md): the config reader starts from

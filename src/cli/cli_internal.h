@@ -31,7 +31,7 @@ typedef struct xf_cli_job {
 	int resume;	    /* cmc --resume: reuse finished shards */
 	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
 	int *written;	    /* when not NULL: set to 1 once the result folders are whole */
-	const char *device; /* nlsq --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
+	const char *device; /* --device cpu|gpu|auto; NULL: XPCSFIT_DEVICE, else cpu */
 	int joint;	    /* nlsq --joint: one fit over the selected rings (adr/0066) */
 	/* one ring of a per-ring run (adr/0065): > 0 fits the ring at this q (1/Å) exactly as
 	 * a config whose wavevector_q is that value; 0: the config's choice */

@@ -25,10 +25,10 @@
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
 	"                   [--threads N] [--resume] [--no-plots] [--force] [--strict]\n"
-	"                   [--joint]\n"
+	"                   [--device cpu|gpu|auto] [--joint]\n"
 	"       xpcsfit fit --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
 	"                   [--resume] [--no-plots] [--surfaces|--no-surfaces] [--force]\n"
-	"                   [--strict]\n"
+	"                   [--strict] [--device cpu|gpu|auto]\n"
 	"\n"
 	"Consensus Monte Carlo posterior (docs/cmc.md): NUTS on shards of the data, combined\n"
 	"into one posterior, warm-started from NLSQ. Results go to DIR/cmc/ (DIR defaults to\n"
@@ -44,6 +44,10 @@ static const char cmc_usage[] =
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
+	"  --device D      where the passes over all the data run (NLSQ's fit and the\n"
+	"                  posterior's): cpu (default), gpu (exit 2 without a CUDA device),\n"
+	"                  auto (the device where the job is expected to take at most half\n"
+	"                  the CPU's time; docs/gpu.md)\n"
 	"  --joint         the posterior of the joint fit over every selected q ring\n"
 	"                  (shared physical parameters), warm-started from DIR/nlsq_joint/\n"
 	"                  (--nlsq DIR: DIR or DIR/nlsq_joint; else fitted first), into\n"
@@ -70,6 +74,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		{ "help", no_argument, 0, 'h' },
 		{ "output-dir", required_argument, 0, 'o' },
 		{ "joint", no_argument, 0, 'J' },
+		{ "device", required_argument, 0, 'D' },
 		XF_OVERRIDE_OPTIONS,
 		{ 0, 0, 0, 0 },
 	};
@@ -101,6 +106,7 @@ static int parse(const char *cmd, int argc, char **argv, xf_cli_job *o, xf_cli_o
 		case 'f': o->force = 1; break;
 		case 's': o->strict = 1; break;
 		case 'J': o->joint = 1; break;
+		case 'D': o->device = optarg; break;
 		case 'h': fputs(cmc_usage, stdout); return 0;
 		default:
 			if (xf_cli_override_or_unknown(ov, c, optarg, cmd, argv[optind - 1]))
@@ -134,8 +140,8 @@ static int read_nlsq(const char *given, const char *sub, const xf_config *cfg, c
  * checked against this data and config, or fitted now (written to <out>/nlsq/; its ring
  * record filled when rec is given and the folder was written). */
 static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg,
-		      const xf_request *req, const xf_dataset *ds, int threads, double t_start,
-		      xf_ring_record *rec, xf_estimate *nlsq)
+		      const xf_request *req, const xf_nlsq_options *nopt, const xf_dataset *ds,
+		      int threads, double t_start, xf_ring_record *rec, xf_estimate *nlsq)
 {
 	if (!o->nlsq) {
 		if (xf_cli_progress_on())
@@ -145,8 +151,8 @@ static int warm_start(const char *cmd, const xf_cli_job *o, const xf_config *cfg
 		xf_nlsq_fitted fit;
 		memset(&fit, 0, sizeof fit);
 		int rc = xf_cli_nlsq_step_in(
-			cfg, req, &cfg->nlsq, ds, o->out, o->method_dir ? o->method_dir : "nlsq",
-			threads, &oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
+			cfg, req, nopt, ds, o->out, o->method_dir ? o->method_dir : "nlsq", threads,
+			&oopt, o->force || o->resume, cmd, t_start, xf_cli_now_s(), &fit);
 		/* published: the folder was written; a fit that did not converge was a
 		 * warning there, and CMC starts from it */
 		if (fit.published) {
@@ -567,11 +573,20 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	const char *hint = "--force (or --resume)";
 	int replace = o.force || o.resume;
 	memset(&ds, 0, sizeof ds);
+	xf_nlsq_options device; /* the device fields only */
+	if ((rc = xf_cli_device(o.device, &device)))
+		return rc;
 	if ((rc = xf_cli_load_config(&o, &cfg, &threads)))
 		return rc;
 	/* the rings side by side: --joint or optimization.rings: joint (adr/0066) */
 	if (o.ring_q <= 0 && (o.joint || cfg.rings_joint))
 		return run_cmc_joint(&o, &cfg, threads, t_start);
+	/* this run's device for both steps (the config is not edited) */
+	xf_nlsq_options nopt = cfg.nlsq;
+	xf_cmc_options copt = cfg.cmc;
+	nopt.device = copt.device = device.device;
+	nopt.device_threshold = copt.device_threshold = device.device_threshold;
+	nopt.device_fp32 = copt.device_fp32 = device.device_fp32;
 	if ((rc = xf_cli_check_out(o.out, cmc_dir, replace, hint)) ||
 	    (!o.nlsq && (rc = xf_cli_check_out(o.out, nlsq_dir, replace, hint)))) {
 		xf_config_free(&cfg);
@@ -584,13 +599,13 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	/* every refusal before the claim, which removes a finished result (adr/0071): the
 	 * layout; a given --nlsq result read and checked against this data and config, or
 	 * the problem of the NLSQ fitted first */
-	rc = xf_cmc_check_layout(&req, &cfg.cmc, &ds, NULL, &err);
+	rc = xf_cmc_check_layout(&req, &copt, &ds, NULL, &err);
 	if (!rc && !o.nlsq)
 		rc = xf_nlsq_check(&req, &ds, &err);
 	rc = xf_cli_agree(rc ? xf_cli_error(err.code, "%s", err.msg) : 0);
 	if (!rc && o.nlsq &&
-	    !(rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, NULL, &nlsq)))
-		rc = xf_cli_agree(xf_cmc_check_layout(&req, &cfg.cmc, &ds, &nlsq, &err)
+	    !(rc = warm_start(cmd, &o, &cfg, &req, &nopt, &ds, threads, t_start, NULL, &nlsq)))
+		rc = xf_cli_agree(xf_cmc_check_layout(&req, &copt, &ds, &nlsq, &err)
 					  ? xf_cli_error(err.code, "%s", err.msg)
 					  : 0);
 	xf_rundir rd;
@@ -604,14 +619,14 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	char shards[PATH_MAX + 16];
 	snprintf(shards, sizeof shards, "%s/shards", dir);
 	if (!o.nlsq) /* fitted here: the ring's NLSQ record once its folder is whole */
-		rc = warm_start(cmd, &o, &cfg, &req, &ds, threads, t_start, nlsq_rec, &nlsq);
+		rc = warm_start(cmd, &o, &cfg, &req, &nopt, &ds, threads, t_start, nlsq_rec, &nlsq);
 	if (rc)
 		goto done;
 	if (o.nlsq && xf_dist_is_root()) /* else the NLSQ step printed them */
 		xf_cli_print_constants(&cfg, &ds);
 	xf_phase("sample", 1);
 	progress_state ps = { xf_progress_tty(), o.resume, 0, -1.0, shards, &ds, threads, 1 };
-	rc = xf_posterior_run(&req, &cfg.cmc, &ds, &nlsq, threads, shards, o.resume, show_progress,
+	rc = xf_posterior_run(&req, &copt, &ds, &nlsq, threads, shards, o.resume, show_progress,
 			      &ps, &post, &err);
 	if (ps.tty && ps.reported)
 		fputc('\n', stderr);

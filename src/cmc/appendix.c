@@ -53,6 +53,7 @@ int xf_cmc_appendix_of(const xf_cmc_result *res, xf_cmc_appendix *a, xf_error *e
 	a->grad_evals = res->grad_evals;
 	a->shard_dir = res->shard_dir;
 	a->route_note = res->route_note;
+	a->device = &res->device;
 	xf_cmc_route_describe(res, a->route_text, sizeof a->route_text);
 	a->sigma_mean = res->sigma_mean;
 	a->sigma_sd = res->sigma_sd;

@@ -119,7 +119,9 @@ int xf_cmc_self_check(const cmc_run *r, const double *u_draws, int g, xf_cmc_res
 			"usable covariance");
 		goto done;
 	}
-	if (!(lik = xf_lik_create(&r->pr, &all, r->pool, err))) {
+	if (!(lik = xf_lik_create(&r->pr, &all, r->pool, err)) ||
+	    xf_cmc_route_device(r, lik, XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, "consensus self-check",
+				0, err)) {
 		rc = err->code;
 		goto done;
 	}

@@ -111,7 +111,7 @@ void xf_collapse_restrict(const xf_collapse *c, const double *u, double *uc)
 /* θ at uc with the scaling at s₀ into c->x; the scaling pass there; P = H_ss/σ² +
  * diag(τ/sd²) over the sampled coefficients, factored (c->p holds L, P = L·Lᵀ), and
  * ŝ = P⁻¹·[(H_ss·s₀ + b_s)/σ² + τ·μ/sd²] (cond_scaling.c's conditional). 0 or −1. */
-static int conditional(xf_collapse *c, const double *uc, double *sigma, int fused)
+static int conditional(xf_collapse *c, const double *uc, double *sigma, int *fused)
 {
 	const xf_cmc_target *t = c->t;
 	const xf_problem *pr = t->pr;
@@ -124,8 +124,13 @@ static int conditional(xf_collapse *c, const double *uc, double *sigma, int fuse
 	*sigma = exp(uc[dc - 1]);
 	if (!isfinite(*sigma) || !(*sigma > 0.0))
 		return -1;
-	if (fused ? xf_lik_eval_collapse(t->lik, c->x, &c->chi2_s0, c->hs, c->bs, c->angle)
-		  : xf_lik_eval_scaling(t->lik, c->x, &c->chi2_s0, c->hs, c->bs))
+	int rc = 0;
+	if (*fused &&
+	    (rc = xf_lik_eval_collapse(t->lik, c->x, &c->chi2_s0, c->hs, c->bs, c->angle)) == 1)
+		c->fused = *fused = 0; /* none where the passes run (a GPU): two passes from now */
+	if (!*fused)
+		rc = xf_lik_eval_scaling(t->lik, c->x, &c->chi2_s0, c->hs, c->bs);
+	if (rc)
 		return -1;
 	xf_scaling_conditional(t, c->scol, ds, c->x, c->hs, c->bs, *sigma, c->p, c->shat);
 	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', ds, c->p, ds) != 0 ||
@@ -212,7 +217,7 @@ int xf_collapse_logp(void *ctx, const double *uc, double *logp, double *grad)
 		__atomic_add_fetch(t->evals_total, 1, __ATOMIC_RELAXED);
 	double sigma;
 	int fused = grad && c->fused;
-	if (conditional(c, uc, &sigma, fused))
+	if (conditional(c, uc, &sigma, &fused))
 		return -1;
 	double prior = 0.0, log_det_half = 0.0;
 	for (int a = 0; a < ds; a++) {
@@ -314,7 +319,8 @@ double xf_collapse_margin(xf_collapse *c, const double *uc)
 {
 	const xf_problem *pr = c->t->pr;
 	double sigma, margin = INFINITY;
-	if (conditional(c, uc, &sigma, 0) || inverse(c))
+	int fused = 0; /* the scaling pass alone */
+	if (conditional(c, uc, &sigma, &fused) || inverse(c))
 		return -1.0;
 	for (int a = 0; a < c->ds; a++) {
 		int k = c->t->theta[c->scol[a]];
@@ -334,7 +340,8 @@ int xf_collapse_expand(xf_collapse *c, const double *uc, uint64_t seed, uint64_t
 	const xf_problem *pr = t->pr;
 	int ds = c->ds, ok = 0;
 	double sigma;
-	if (conditional(c, uc, &sigma, 0))
+	int fused = 0; /* the scaling pass alone */
+	if (conditional(c, uc, &sigma, &fused))
 		return -1;
 	for (int attempt = 0; attempt < XF_COLLAPSE_REDRAWS && !ok; attempt++) {
 		/* s = ŝ + L⁻ᵀ·ε: back substitution on Lᵀ */

@@ -238,7 +238,9 @@ int xf_cmc_route_importance(cmc_run *r, xf_cmc_result *res, double *metric, xf_c
 		goto done;
 	}
 	have_t = 1;
-	if (!(lik = xf_lik_create(&r->pr, &job->ps, r->pool, err))) {
+	if (!(lik = xf_lik_create(&r->pr, &job->ps, r->pool, err)) ||
+	    xf_cmc_route_device(r, lik, XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, "importance route", 0,
+				err)) {
 		rc = err->code;
 		goto done;
 	}

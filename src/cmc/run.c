@@ -454,8 +454,16 @@ static void chain_task(void *ctx, int b)
 	char reason[160] = "";
 	memset(&out, 0, sizeof out);
 	xf_lik *lik = xf_lik_create(&r->pr, &job->ps, r->pooled_passes ? r->pool : NULL, &err);
-	int rc = -2;
+	int rc = -2, dev_rc = 0;
 	if (lik && r->dist_exact && xf_lik_distribute(lik)) {
+		xf_lik_destroy(lik);
+		lik = NULL;
+	}
+	/* exact NUTS on all the data, the chains in turn: each chain's passes where --device
+	 * says (the chains of several shards, or side by side, stay on the CPU threads) */
+	if (lik && r->n_shards == 1 && r->pooled_passes &&
+	    (dev_rc = xf_cmc_route_device(r, lik, XF_DEVICE_JOB_POSTERIOR_NUTS, "exact NUTS",
+					  chain > 0, &err))) {
 		xf_lik_destroy(lik);
 		lik = NULL;
 	}
@@ -478,14 +486,15 @@ static void chain_task(void *ctx, int b)
 		job->draws.chain_status[chain] = XF_CHAIN_FAILED;
 		snprintf(job->draws.reason, sizeof job->draws.reason, "%s", reason);
 	} else {
-		r->stop = 1; /* interrupted or out of memory: no more tasks */
-		if (!r->err.code)
-			rc == XF_ERR_INTERRUPTED ? xf_fail(&r->err, XF_ERR_INTERRUPTED,
-							   "interrupted: finished shards are kept "
-							   "for --resume, in %s",
-							   r->dir)
-						 : xf_fail(&r->err, XF_ERR_NOMEM,
-							   "out of memory sampling shard %ld", s);
+		r->stop = 1; /* interrupted, no device or out of memory: no more tasks */
+		if (r->err.code == 0 && dev_rc) /* else the first reason stands */
+			xf_fail(&r->err, dev_rc, "%s", err.msg);
+		else if (r->err.code == 0 && rc == XF_ERR_INTERRUPTED)
+			xf_fail(&r->err, XF_ERR_INTERRUPTED,
+				"interrupted: finished shards are kept for --resume, in %s",
+				r->dir);
+		else if (r->err.code == 0)
+			xf_fail(&r->err, XF_ERR_NOMEM, "out of memory sampling shard %ld", s);
 	}
 	/* only a chain that completed or failed with its reason counts: an interrupted one
 	 * (XF_ERR_INTERRUPTED, positive) left zeros in its slots, and were it the shard's
@@ -925,6 +934,7 @@ int xf_cmc_run(const xf_request *req, const xf_cmc_options *o, const xf_dataset 
 	memset(res, 0, sizeof *res);
 	pthread_mutex_init(&r.lock, NULL);
 	r.only_shard = -1;
+	r.device = &res->device;
 	r.dir = shard_dir;
 	r.progress = progress;
 	r.progress_ctx = progress_ctx;

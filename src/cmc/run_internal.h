@@ -7,6 +7,7 @@
 #include "cmc/plaw_coords.h"
 #include "cmc/cmc_internal.h"
 #include "cmc/eta.h"
+#include "device/policy.h"
 #include "xpcsfit/dist.h"
 
 /* One shard: its pairs, noise scale and input hash, and the draws its chains fill. */
@@ -103,13 +104,23 @@ typedef struct cmc_run {
 	long warmup_done;  /* warmup transitions of every chain so far */
 	int last_sampling; /* the latest transition was a draw (1) or warmup (0) */
 	long chains_collapsed, chains_fell_back; /* adr/0086, under the lock */
-	long grad_evals_done; /* NUTS gradient passes so far, every chain (atomic) */
-	int long_checked;     /* the long-run estimate was made */
-	int long_warned;      /* the long-run line was said */
-	int n_threads;	      /* virtual devices, for the long-run line */
-	int route_round;      /* the importance route's round now running … */
+	long grad_evals_done;	      /* NUTS gradient passes so far, every chain (atomic) */
+	int long_checked;	      /* the long-run estimate was made */
+	int long_warned;	      /* the long-run line was said */
+	int n_threads;		      /* virtual devices, for the long-run line */
+	xf_cmc_device_record *device; /* the result's record of --device (NULL: none kept) */
+	int route_round;	      /* the importance route's round now running … */
 	int route_round_base; /* … after this many (the ridge's rounds follow the fitted ones) */
 } cmc_run;
+
+/* Route lik, an evaluator of the exact posterior over all the data, to the device when
+ * the options' --device and the job of kind say so (device.c, docs/gpu.md); stage names
+ * the evaluator in the result's record ("importance route"); quiet: the run's decision
+ * made again (a later chain), said and recorded once already. The evaluators decide one
+ * after another (the route, the first chain, the self-check), never at once. 0, or the
+ * error code (--device gpu without a usable device). */
+int xf_cmc_route_device(const cmc_run *r, xf_lik *lik, xf_device_job_kind kind, const char *stage,
+			int quiet, xf_error *err);
 
 /* An MPI run (run_dist.c): rank 0's resumed shards told to every rank and each shard
  * given to rank s % R (collective; 0 or an error code); the finished shards of the other

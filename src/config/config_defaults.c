@@ -30,6 +30,8 @@ void xf_config_defaults(xf_config *cfg)
 	cfg->nlsq.device = XF_DEVICE_CPU; /* --device and XPCSFIT_DEVICE* change them */
 	cfg->nlsq.device_threshold = XF_DEVICE_DEFAULT_THRESHOLD;
 	xf_cmc_options_defaults(&cfg->cmc);
+	cfg->cmc.device = XF_DEVICE_CPU;
+	cfg->cmc.device_threshold = XF_DEVICE_DEFAULT_THRESHOLD;
 	cfg->virtual_devices = 0;
 }
 

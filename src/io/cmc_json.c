@@ -289,6 +289,14 @@ static cJSON *route_object(const xf_estimate *est, const xf_cmc_appendix *app)
 		cJSON_AddStringToObject(obj, "note", app->route_note);
 	else
 		cJSON_AddNullToObject(obj, "note");
+	if (app->device && app->device->asked[0]) { /* --device gpu|auto (adr/0130) */
+		cJSON *dev = cJSON_CreateObject();
+		cJSON_AddStringToObject(dev, "asked", app->device->asked);
+		cJSON *lines = cJSON_AddArrayToObject(dev, "decisions");
+		for (int k = 0; k < app->device->n_lines; k++)
+			cJSON_AddItemToArray(lines, cJSON_CreateString(app->device->lines[k]));
+		cJSON_AddItemToObject(obj, "device", dev);
+	}
 	cJSON_AddItemToObject(obj, "importance_check", check_object_of(est, app, app->approx, 0));
 	if (est->words.route->from_importance_points) {
 		cJSON *sg = cJSON_CreateObject();

@@ -173,9 +173,13 @@ int xf_lik_eval_scaling(xf_lik *lik, const double *x, double *chi2, double *h_ss
 	if (lik->loss != XF_LOSS_LINEAR) /* the Gaussian likelihood only */
 		return -1;
 	xf_pass_prepare(lik, x);
-	lik->level = XF_PASS_SCALING;
 	xf_accum *total = &lik->slots[lik->n_blocks];
-	if (run_blocks(lik, total)) { /* on the CPU: the GPU passes have no such level */
+	/* the device has no scaling level: its JᵀJ pass holds the scaling sums (slot.h),
+	 * in the CPU's layout; a failed device pass reruns here at the scaling level */
+	lik->level = XF_PASS_HESSIAN;
+	int on_gpu = lik->gpu && !xf_pass_gpu_run(lik, total);
+	lik->level = XF_PASS_SCALING;
+	if (!on_gpu && run_blocks(lik, total)) {
 		*chi2 = NAN;
 		return -1;
 	}
@@ -190,12 +194,14 @@ int xf_lik_eval_collapse(xf_lik *lik, const double *x, double *chi2, double *h_s
 			 double *angle)
 {
 	const xf_problem *pr = lik->pr;
-	if (lik->loss != XF_LOSS_LINEAR)
+	/* the device's slots have no per-angle Σ res·∂(g1²): the caller makes a scaling
+	 * pass and a full pass instead (cmc/collapse.c) */
+	if (lik->loss != XF_LOSS_LINEAR || lik->gpu)
 		return 1;
 	xf_pass_prepare(lik, x);
 	lik->level = XF_PASS_COLLAPSE;
 	xf_accum *total = &lik->slots[lik->n_blocks];
-	if (run_blocks(lik, total)) { /* on the CPU: the GPU passes have no such level */
+	if (run_blocks(lik, total)) {
 		*chi2 = NAN;
 		return -1;
 	}
