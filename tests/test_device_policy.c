@@ -180,7 +180,10 @@ static void test_job_decision(void **state)
 	assert_true(is.passes == 2000.0 && xf_device_job_pays(&is));
 	xf_device_job_estimate nuts =
 		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_POSTERIOR_NUTS, 11500000, 16);
-	assert_true(xf_device_job_pays(&nuts) && nuts.gpu_s < 0.25 * nuts.cpu_s);
+	/* the device makes two passes per gradient of the collapsed posterior (adr/0130):
+	 * ~234 s against ~647 s, still the device */
+	assert_true(nuts.gpu_passes == 120000.0 && is.gpu_passes == 2000.0);
+	assert_true(xf_device_job_pays(&nuts) && nuts.gpu_s < 0.4 * nuts.cpu_s);
 	/* a small posterior: the context alone outweighs its passes */
 	xf_device_job_estimate small =
 		xf_device_job_estimate_of(&c, XF_DEVICE_JOB_POSTERIOR_IMPORTANCE, 5000, 2);
@@ -190,19 +193,51 @@ static void test_job_decision(void **state)
 	assert_true(fabs(one.cpu_s - 16.0 * fit.cpu_s) < 1e-12 * one.cpu_s);
 	assert_true(one.gpu_s == fit.gpu_s);
 	/* the margin: the device must take at most half the CPU's time */
-	xf_device_job_estimate edge = { 5.0, 2.0, 1.0, 0.5 };
+	xf_device_job_estimate edge = { 5.0, 2.0, 1.0, 0.5, 5.0 };
 	assert_true(xf_device_job_pays(&edge));
 	edge.gpu_s = 1.0 + 1e-9;
 	assert_false(xf_device_job_pays(&edge));
 }
 
+/* A costs file (xpcsfit-gpu bench --costs): written and read back to the same numbers; a
+ * partial file keeps the rest; comments and blank lines pass; a bad line is named. */
+static void test_costs_file(void **state)
+{
+	(void)state;
+	xf_device_costs c = { 2e-8, 3e-10, 2e-4, 0.25, 4e-9 }, back = xf_device_costs_default();
+	char text[512];
+	int bad = 0, n = xf_device_costs_format(&c, text, sizeof text);
+	assert_true(n > 0 && (size_t)n < sizeof text);
+	assert_int_equal(xf_device_costs_parse(text, &back, &bad), 0);
+	assert_true(back.cpu_thread_s_per_point == 2e-8 && back.gpu_s_per_point == 3e-10 &&
+		    back.gpu_pass_s == 2e-4 && back.gpu_job_s == 0.25 &&
+		    back.gpu_upload_s_per_point == 4e-9);
+	xf_device_costs part = xf_device_costs_default();
+	assert_int_equal(
+		xf_device_costs_parse("# bench of this machine\n\ngpu_job_s 0.3\n", &part, &bad),
+		0);
+	assert_true(part.gpu_job_s == 0.3 &&
+		    part.gpu_s_per_point == xf_device_costs_default().gpu_s_per_point);
+	const char *bads[] = { "gpu_job_s 0.3\nspeed 1\n", "gpu_job_s -1\n", "gpu_job_s\n",
+			       "gpu_job_s 1 2\n", "gpu_job_s nan\n" };
+	const int lines[] = { 2, 1, 1, 1, 1 };
+	for (int k = 0; k < 5; k++) {
+		xf_device_costs keep = c;
+		bad = 0;
+		assert_int_equal(xf_device_costs_parse(bads[k], &keep, &bad), -1);
+		assert_int_equal(bad, lines[k]);
+		assert_true(keep.gpu_job_s == c.gpu_job_s); /* a refused file changes nothing */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	cmocka_unit_test(test_defaults_conservative),
-		cmocka_unit_test(test_routing), cmocka_unit_test(test_wants),
-		cmocka_unit_test(test_fp32),	cmocka_unit_test(test_env),
-		cmocka_unit_test(test_split),	cmocka_unit_test(test_job_decision),
+		cmocka_unit_test(test_parse),	   cmocka_unit_test(test_defaults_conservative),
+		cmocka_unit_test(test_routing),	   cmocka_unit_test(test_wants),
+		cmocka_unit_test(test_fp32),	   cmocka_unit_test(test_env),
+		cmocka_unit_test(test_split),	   cmocka_unit_test(test_job_decision),
+		cmocka_unit_test(test_costs_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,6 +251,35 @@ for cmd in (POST, [XF, "fit", "--config", "p.yaml", "--no-plots"]):
     one_line(p, "--device gpu: ", missing)
     check(not os.path.exists(os.path.join(TMP, out)), f"{out}: refused before any output")
 
+# bench through the stand-in (adr/0130): the passes at each level and whole jobs on both
+# sides, the crossover per job kind, and the costs --device auto weighs, written with
+# --costs and read back through XPCSFIT_DEVICE_COSTS (run.log names the file); a costs
+# file auto cannot read is one line, exit 2, before anything is written
+costs = os.path.join(TMP, "costs.txt")
+p = run([XF_GPU, "bench", "--max-frames", "200", "--threads", "1", "--costs", costs],
+        env=env)
+for words in ("whole jobs", "crossover of the fit:",
+              "crossover of the posterior's importance route:",
+              "crossover of the posterior by NUTS:", "gpu_s_per_point"):
+    check(words in p.stdout, f"bench prints {words!r}: {p.stdout[-600:]}")
+with open(costs) as f:
+    names = [ln.split()[0] for ln in f if ln.strip() and not ln.startswith("#")]
+check(names == ["cpu_thread_s_per_point", "gpu_s_per_point", "gpu_pass_s", "gpu_job_s",
+                "gpu_upload_s_per_point"], f"the costs file: {names}")
+run([XF_GPU, "bench", "--max-frames", "100", "--costs", costs], rc=2, env=env)
+run(POST + ["--out", "post_costs", "--device", "auto"],
+    env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1", XPCSFIT_DEVICE_COSTS=costs))
+note = [ln for ln in cmc_log("post_costs").splitlines() if "is expected to take" in ln]
+check(len(note) == 1 and f"(costs: XPCSFIT_DEVICE_COSTS={costs})" in note[0],
+      f"auto weighs the costs of the file: {note}")
+bad_costs = os.path.join(TMP, "bad_costs.txt")
+with open(bad_costs, "w") as f:
+    f.write("gpu_job_s 0.5\nspeed fast\n")
+p = run(POST + ["--out", "post_bad_costs", "--device", "auto"], rc=2,
+        env=dict(env, XPCSFIT_DEVICE_COSTS=bad_costs))
+one_line(p, f"XPCSFIT_DEVICE_COSTS={bad_costs}: line 2")
+check(not os.path.exists(os.path.join(TMP, "post_bad_costs")), "bad costs: nothing written")
+
 # (4) files that are no module (adr/0072), by XPCSFIT_CUDA_MODULE: each call ends (a
 # generous guard, never a wait), gpu with one line and exit 2 before any folder, auto and
 # XPCSFIT_DEVICE=auto on the CPU with the reason in run.log

@@ -2,6 +2,7 @@
 #include "device/policy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,83 @@ double xf_device_job_passes(xf_device_job_kind kind)
 	}
 }
 
+static int costs_installed;
+static xf_device_costs costs_now;
+static char costs_source[512];
+
+xf_device_costs xf_device_costs_in_use(const char **source)
+{
+	if (source)
+		*source = costs_installed ? costs_source : "the defaults of adr/0129";
+	return costs_installed ? costs_now : xf_device_costs_default();
+}
+
+void xf_device_costs_install(const xf_device_costs *c, const char *source)
+{
+	costs_now = *c;
+	snprintf(costs_source, sizeof costs_source, "%s", source);
+	costs_installed = 1;
+}
+
+double xf_device_job_gpu_passes_per_pass(xf_device_job_kind kind)
+{
+	return kind == XF_DEVICE_JOB_POSTERIOR_NUTS ? 2.0 : 1.0;
+}
+
+/* the names of xf_device_costs' fields in a costs file, in the struct's order */
+static const char *const cost_names[] = { "cpu_thread_s_per_point", "gpu_s_per_point", "gpu_pass_s",
+					  "gpu_job_s", "gpu_upload_s_per_point" };
+#define N_COSTS ((int)(sizeof cost_names / sizeof cost_names[0]))
+
+static double *cost_slot(xf_device_costs *c, int k)
+{
+	double *slots[N_COSTS] = { &c->cpu_thread_s_per_point, &c->gpu_s_per_point, &c->gpu_pass_s,
+				   &c->gpu_job_s, &c->gpu_upload_s_per_point };
+	return slots[k];
+}
+
+int xf_device_costs_format(const xf_device_costs *c, char *buf, size_t size)
+{
+	xf_device_costs copy = *c;
+	int n = 0;
+	for (int k = 0; k < N_COSTS; k++) {
+		size_t at = (size_t)n < size ? (size_t)n : size;
+		n += snprintf(buf + at, size - at, "%s %.6e\n", cost_names[k],
+			      *cost_slot(&copy, k));
+	}
+	return n;
+}
+
+int xf_device_costs_parse(const char *text, xf_device_costs *c, int *bad_line)
+{
+	xf_device_costs got = *c;
+	int line = 0;
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char row[256], name[64], extra[8];
+		double value;
+		line++;
+		snprintf(row, sizeof row, "%.*s", (int)(len < sizeof row ? len : sizeof row - 1),
+			 p);
+		p += len + (end != NULL);
+		int got_n = sscanf(row, " %63s %lf %7s", name, &value, extra);
+		if (got_n <= 0 || name[0] == '#')
+			continue; /* a blank line or a comment */
+		int k = 0;
+		while (k < N_COSTS && strcmp(name, cost_names[k]))
+			k++;
+		if (len >= sizeof row || got_n != 2 || k == N_COSTS || !isfinite(value) ||
+		    !(value > 0.0)) {
+			*bad_line = line;
+			return -1;
+		}
+		*cost_slot(&got, k) = value;
+	}
+	*c = got;
+	return 0;
+}
+
 const char *xf_device_job_name(xf_device_job_kind kind)
 {
 	switch (kind) {
@@ -128,13 +206,15 @@ xf_device_job_estimate xf_device_job_estimate_of(const xf_device_costs *costs,
 						 int n_threads)
 {
 	double points = (double)n_points, passes = xf_device_job_passes(kind);
+	double gpu_passes = passes * xf_device_job_gpu_passes_per_pass(kind);
 	double threads = n_threads > 0 ? (double)n_threads : 1.0;
 	double once = costs->gpu_job_s + points * costs->gpu_upload_s_per_point;
 	return (xf_device_job_estimate){
 		.passes = passes,
 		.cpu_s = passes * points * costs->cpu_thread_s_per_point / threads,
-		.gpu_s = once + passes * (points * costs->gpu_s_per_point + costs->gpu_pass_s),
+		.gpu_s = once + gpu_passes * (points * costs->gpu_s_per_point + costs->gpu_pass_s),
 		.gpu_once_s = once,
+		.gpu_passes = gpu_passes,
 	};
 }
 

@@ -82,15 +82,32 @@ typedef struct xf_device_costs {
 } xf_device_costs;
 
 xf_device_costs xf_device_costs_default(void);
+/* The costs auto's job decisions use in this process: the defaults, or those a program
+ * installed once at its start (the CLI: XPCSFIT_DEVICE_COSTS=FILE, written by
+ * `xpcsfit-gpu bench --costs FILE` on this machine); source says which, for run.log
+ * ("the defaults of adr/0129" or the file's name). Install before any thread starts. */
+xf_device_costs xf_device_costs_in_use(const char **source);
+void xf_device_costs_install(const xf_device_costs *c, const char *source);
+/* The costs as text, one "name value" line each (xpcsfit-gpu bench --costs, docs/gpu.md);
+ * buf of size bytes. The number of bytes written (as snprintf). */
+int xf_device_costs_format(const xf_device_costs *c, char *buf, size_t size);
+/* Costs read from such text over *c (a name not given keeps its value): 0, or −1 with
+ * the offending line's number in *bad_line (an unknown name, a value not positive and
+ * finite). */
+int xf_device_costs_parse(const char *text, xf_device_costs *c, int *bad_line);
 /* The whole-data passes a job of kind makes (measured: NLSQ ~5, the importance route
  * ~2 000, NUTS ~60 000; docs/gpu.md) */
 double xf_device_job_passes(xf_device_job_kind kind);
+/* The device's passes for each of them (adr/0130): NUTS's gradient of the posterior with
+ * the scaling integrated out is one fused pass on the CPU, two on the device */
+double xf_device_job_gpu_passes_per_pass(xf_device_job_kind kind);
 const char *xf_device_job_name(xf_device_job_kind kind);
 
 /* What a job is expected to take on n_threads CPU threads and on one device, and what
  * the device spends once (context, module, upload) */
 typedef struct xf_device_job_estimate {
 	double passes, cpu_s, gpu_s, gpu_once_s;
+	double gpu_passes; /* the passes the device makes for them */
 } xf_device_job_estimate;
 
 xf_device_job_estimate xf_device_job_estimate_of(const xf_device_costs *costs,

@@ -60,16 +60,17 @@ int xf_lik_route_device(xf_lik *lik, const xf_device_ask *ask, int n_threads, xf
 	}
 	/* with a device at hand, auto weighs the whole job, not one pass (adr/0129): the
 	 * device's context and upload against the passes it would speed up */
-	xf_device_costs costs = xf_device_costs_default();
+	const char *source;
+	xf_device_costs costs = xf_device_costs_in_use(&source);
 	xf_device_job_estimate job =
 		xf_device_job_estimate_of(&costs, ask->kind, ask->n_points, n_threads);
 	if (pol.choice == XF_DEVICE_AUTO && !xf_device_job_pays(&job)) {
 		tell(ask, 0,
 		     "--device auto: %s, %.0f passes over %zu points, is expected to take %.3g s "
 		     "on the device (%.3g s of it context and upload) against %.3g s on %d CPU "
-		     "thread%s; it runs on the CPU",
+		     "thread%s; it runs on the CPU (costs: %s)",
 		     job_name, job.passes, ask->n_points, job.gpu_s, job.gpu_once_s, job.cpu_s,
-		     n_threads, n_threads == 1 ? "" : "s");
+		     n_threads, n_threads == 1 ? "" : "s", source);
 		return 0;
 	}
 	if (!xf_device_use_gpu(&pol, score, n_dev))
@@ -79,9 +80,9 @@ int xf_lik_route_device(xf_lik *lik, const xf_device_ask *ask, int n_threads, xf
 		if (pol.choice == XF_DEVICE_AUTO) /* one line: the numbers and the outcome */
 			tell(ask, 0,
 			     "--device auto: %s is expected to take %.3g s on the device against "
-			     "%.3g s on %d CPU thread%s; %s on the GPU (auto; %s)",
+			     "%.3g s on %d CPU thread%s (costs: %s); %s on the GPU (auto; %s)",
 			     job_name, job.gpu_s, job.cpu_s, n_threads, n_threads == 1 ? "" : "s",
-			     ask->passes, xf_gpu_module_path());
+			     source, ask->passes, xf_gpu_module_path());
 		else
 			tell(ask, 0, "%s on the GPU (gpu; %s)", ask->passes, xf_gpu_module_path());
 		return 0;

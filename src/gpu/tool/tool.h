@@ -13,11 +13,12 @@
 #define XF_TOOL_NO_DEVICE 3 /* exit status without a CUDA device (docs/gpu.md) */
 
 typedef struct tool_opts {
-	const char *json_path; /* --json FILE (NULL: none) */
-	int n_frames;	       /* --frames N: validate's workload */
-	int n_phi;	       /* --angles N */
-	int threads;	       /* --threads N: the CPU pass's virtual devices */
-	int max_frames;	       /* --max-frames N: bench's largest size */
+	const char *json_path;	/* --json FILE (NULL: none) */
+	int n_frames;		/* --frames N: validate's workload */
+	int n_phi;		/* --angles N */
+	int threads;		/* --threads N: the CPU pass's virtual devices */
+	int max_frames;		/* --max-frames N: bench's largest size */
+	const char *costs_path; /* bench --costs FILE: the policy's costs (NULL: none) */
 } tool_opts;
 
 /* The production problem on the bench dataset, with a CPU and a GPU evaluator. */
