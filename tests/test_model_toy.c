@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "synth.h"
+#include "cli/overrides.h"
 #include "cli/request_build.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/estimate.h"
@@ -595,6 +596,35 @@ static int load_config(const char *text, xf_config *cfg, xf_error *err)
 	return rc;
 }
 
+/* --initial and --fix take a registered model's own names (the CLI's check is every
+ * registered model's parameters; the config then checks them against the model named) */
+static void test_overrides_name_model(void **state)
+{
+	(void)state;
+	xf_cli_overrides ov;
+	memset(&ov, 0, sizeof ov);
+	assert_int_equal(xf_cli_override_option(&ov, XF_OPT_INITIAL, "Gamma=2.5"), 0);
+	assert_int_equal(xf_cli_override_option(&ov, XF_OPT_FIX, "Gamma=4.5"), 0);
+	assert_int_equal(xf_cli_override_option(&ov, XF_OPT_INITIAL, "Nope=1"), XF_ERR_CONFIG);
+	const char *t = getenv("XF_TMP");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/toy_ov_%ld.yaml", t && t[0] ? t : "/tmp", (long)getpid());
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("analysis_mode: single_exponential\nexperimental_data: {file_path: toy.h5}\n", f);
+	assert_int_equal(fclose(f), 0);
+	xf_config cfg;
+	xf_error err = { 0 };
+	assert_int_equal(xf_config_load_with(path, ov.items, 1, &cfg, &err), 0);
+	assert_true(cfg.values[0] == 2.5 && cfg.value_given[0] && !cfg.is_fixed[0]);
+	xf_config_free(&cfg);
+	assert_int_equal(xf_config_load_with(path, ov.items + 1, 1, &cfg, &err), 0);
+	assert_true(cfg.values[0] == 4.5 && cfg.is_fixed[0]);
+	xf_config_free(&cfg);
+	remove(path);
+	xf_cli_overrides_free(&ov);
+}
+
 static void test_config_names_model(void **state)
 {
 	(void)state;
@@ -692,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_nlsq_flat_bounds_refused),
 		cmocka_unit_test(test_nlsq_model_start),
 		cmocka_unit_test(test_config_names_model),
+		cmocka_unit_test(test_overrides_name_model),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -86,6 +86,45 @@ static int split_pair(const char *option, const char *arg, const char *must, cha
 	return 0;
 }
 
+/* Whether name is a physical parameter of a registered model (the built-in ones and any
+ * other, adr/0127): the config, read later, checks it against the model it names. */
+static int model_parameter(const char *name)
+{
+	for (int m = 0; m < xf_model_count(); m++) {
+		const xf_model_record *model = xf_model_at(m);
+		int k = xf_model_param_index(model, name);
+		if (k >= 0 && k < model->n_phys)
+			return 1;
+	}
+	return 0;
+}
+
+/* "NAME=VALUE with NAME one of D0, alpha, ...": every registered model's parameters,
+ * each once, in mode order */
+static void model_parameter_names(char *buf, size_t size)
+{
+	size_t at = (size_t)snprintf(buf, size, "NAME=VALUE with NAME one of ");
+	int first = 1;
+	for (int m = 0; m < xf_model_count(); m++) {
+		const xf_model_record *model = xf_model_at(m);
+		for (int k = 0; k < model->n_phys && at < size; k++) {
+			const char *name = xf_model_param_name(model, k);
+			int seen = 0;
+			for (int e = 0; e < m && !seen; e++) {
+				int j = xf_model_param_index(xf_model_at(e), name);
+				seen = j >= 0 && j < xf_model_at(e)->n_phys;
+			}
+			for (int j = 0; j < k && !seen; j++)
+				seen = !strcmp(xf_model_param_name(model, j), name);
+			if (!seen) {
+				at += (size_t)snprintf(buf + at, size - at, "%s%s",
+						       first ? "" : ", ", name);
+				first = 0;
+			}
+		}
+	}
+}
+
 int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 {
 	char origin[XF_OVERRIDE_ARG_MAX + 64], name[256];
@@ -111,10 +150,11 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 		if (split_pair(option, arg, "NAME=VALUE, NAME a parameter such as D0", name,
 			       sizeof name, &value))
 			return XF_ERR_CONFIG;
-		if (xf_param_index(name) < 0 || xf_param_index(name) >= XF_N_PHYS)
-			return bad(option, arg,
-				   "NAME=VALUE with NAME one of D0, alpha, D_offset, "
-				   "gamma_dot_t0, beta, gamma_dot_t_offset, phi0");
+		if (!model_parameter(name)) {
+			char want[400];
+			model_parameter_names(want, sizeof want);
+			return bad(option, arg, want);
+		}
 		snprintf(origin, sizeof origin, "%s %s", option, arg);
 		if (opt == XF_OPT_INITIAL)
 			return add(o, XF_OVERRIDE_START, option, name, value, origin, 0);
