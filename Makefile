@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # `make install PREFIX=/opt/xpcsfit`: bin/, share/doc/xpcsfit/, bash completion (docs/cli.md)
 PREFIX ?= /usr/local
 
-.PHONY: all deps build build-quiet test test-slow demo bench clean sanitize format format-check \
+.PHONY: all deps build build-quiet test test-slow demo bench clean sanitize format format-check config-keys \
 	fuzz-build install
 
 all: build
@@ -37,6 +37,10 @@ install: build
 
 bench: build
 	@cd $(BUILD) && ctest --output-on-failure -L bench -V
+
+# docs/config-keys.md from the config reader's key table (test_config checks it is current)
+config-keys: build
+	@$(BUILD)/xpcsfit config --keys > docs/config-keys.md.tmp && mv docs/config-keys.md.tmp docs/config-keys.md
 
 clean:
 	rm -rf $(BUILD)

@@ -1385,6 +1385,31 @@ static void test_key_table_documented(void **state)
 	}
 }
 
+/* docs/config-keys.md is what the key table produces (xpcsfit config --keys; make
+ * config-keys writes it again) */
+static void test_key_reference_produced(void **state)
+{
+	(void)state;
+	char *made = NULL;
+	size_t made_len = 0;
+	FILE *m = open_memstream(&made, &made_len);
+	assert_non_null(m);
+	xf_config_write_key_reference(m);
+	assert_int_equal(fclose(m), 0);
+	FILE *f = fopen(source_path("docs/config-keys.md"), "r");
+	assert_non_null(f);
+	static char doc[1 << 18];
+	size_t len = fread(doc, 1, sizeof doc - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	if (len != made_len || memcmp(doc, made, len))
+		fail_msg("docs/config-keys.md is not what the key table produces: run "
+			 "'make config-keys'");
+	assert_non_null(
+		strstr(made, "| `optimization.nlsq.max_iterations` | integer | from 1 to "));
+	free(made);
+}
+
 static void check_template(xf_mode mode)
 {
 	char name[64];
@@ -1616,6 +1641,7 @@ int main(void)
 		cmocka_unit_test(test_template_round_trip),
 		cmocka_unit_test(test_key_table_reads),
 		cmocka_unit_test(test_key_table_documented),
+		cmocka_unit_test(test_key_reference_produced),
 		cmocka_unit_test(test_relative_data_path),
 		cmocka_unit_test(test_truncated_configs),
 		cmocka_unit_test(test_cmd_config),

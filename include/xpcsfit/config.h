@@ -158,5 +158,9 @@ double xf_config_start_value(const xf_config *cfg, int k);
 /* Write a commented template for the mode (xpcsfit config). Returns 0 or an errno-like
  * nonzero on a write failure. */
 int xf_config_write_template(xf_mode mode, FILE *out);
+/* Write the key reference (docs/config-keys.md, `xpcsfit config --keys`): one markdown
+ * row per row of the reader's key table, with its type, what it allows, its default and
+ * its note. */
+void xf_config_write_key_reference(FILE *out);
 
 #endif

@@ -17,8 +17,10 @@
 static void config_usage(FILE *out)
 {
 	fputs("usage: xpcsfit config --mode static|laminar_flow [--out C.yaml [--force]]\n"
+	      "       xpcsfit config --keys\n"
 	      "\n"
-	      "Write a commented configuration template with every key xpcsfit reads.\n"
+	      "Write a commented configuration template with every key xpcsfit reads; --keys:\n"
+	      "the key reference instead (markdown, docs/config-keys.md).\n"
 	      "\n"
 	      "options:\n"
 	      "  --mode MODE   static or laminar_flow (also static_isotropic,\n"
@@ -56,7 +58,7 @@ static int write_file(xf_mode mode, const char *path, int force)
 int xf_cmd_config(int argc, char **argv)
 {
 	const char *mode_name = NULL, *out_path = NULL;
-	int force = 0;
+	int force = 0, keys = 0;
 	for (int k = 1; k < argc; k++) {
 		const char *arg = argv[k];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -65,6 +67,10 @@ int xf_cmd_config(int argc, char **argv)
 		}
 		if (!strcmp(arg, "--force")) {
 			force = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--keys")) {
+			keys = 1;
 			continue;
 		}
 		const char **target = NULL;
@@ -90,6 +96,17 @@ int xf_cmd_config(int argc, char **argv)
 			value = argv[++k];
 		}
 		*target = value;
+	}
+	if (keys) {
+		if (mode_name || out_path)
+			return xf_cli_error(XF_ERR_CONFIG, "--keys takes no --mode or --out, see "
+							   "'xpcsfit config --help'");
+		xf_config_write_key_reference(stdout);
+		return fflush(stdout) ? xf_cli_error(XF_ERR_DATA,
+						     "cannot write the key reference: %s, "
+						     "standard output",
+						     strerror(errno))
+				      : 0;
 	}
 	xf_mode mode;
 	if (!mode_name)

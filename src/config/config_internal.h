@@ -77,6 +77,9 @@ int xf_cfg_choice(const xf_cfg_reader *r, const xf_ynode *map, const char *paren
 const char *xf_cfg_yaml_number(char buf[40], double v);
 
 /* The table of config keys (config_table.c, adr/0119): a row per key. */
+/* What a number passing check is, as messages and the key reference say it */
+const char *xf_cfg_check_allowed(xf_cfg_check check);
+
 typedef enum xf_cfg_key_kind {
 	XF_KEY_INT,	    /* integer in [lo, hi], into an int */
 	XF_KEY_NUMBER,	    /* number passing check, into a double */

@@ -529,6 +529,68 @@ static void value_text(const xf_config *cfg, const xf_cfg_key *k, char *buf, siz
 	}
 }
 
+/* A row's type and what it allows, as the key reference says them */
+static void kind_text(const xf_cfg_key *k, char *type, char *allowed, size_t size)
+{
+	const char *t = "own rule";
+	switch (k->kind) {
+	case XF_KEY_INT:
+	case XF_KEY_LONG:
+		t = "integer";
+		snprintf(allowed, size, "from %ld to %ld", k->lo, k->hi);
+		break;
+	case XF_KEY_NUMBER:
+		t = "number";
+		snprintf(allowed, size, "%s", xf_cfg_check_allowed(k->check));
+		break;
+	case XF_KEY_BOOL:
+		t = "boolean";
+		snprintf(allowed, size, "true, false");
+		break;
+	case XF_KEY_U64:
+		t = "integer";
+		snprintf(allowed, size, "from 0 to 18446744073709551615");
+		break;
+	case XF_KEY_INT_OR_AUTO:
+		t = "integer or auto";
+		snprintf(allowed, size, "auto, or from 1 to %ld", k->hi);
+		break;
+	default: snprintf(allowed, size, "see docs/config.md"); break;
+	}
+	snprintf(type, size, "%s", t);
+}
+
+void xf_config_write_key_reference(FILE *out)
+{
+	xf_config defaults;
+	xf_config_defaults(&defaults);
+	fputs("# Config keys: the reference\n\n"
+	      "Produced from the config reader's key table (src/config/config_table.c) by\n"
+	      "`xpcsfit config --keys`; not edited by hand: `make config-keys` writes it again,\n"
+	      "and test_config compares the two. The keys read by their sections' own code\n"
+	      "(the data, the parameters, the angle filtering) and what every key means are in\n"
+	      "docs/config.md.\n\n"
+	      "| key | type | allowed | default | note |\n|---|---|---|---|---|\n",
+	      out);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const xf_cfg_key *k = &keys[i];
+		char type[64], allowed[128], value[64];
+		kind_text(k, type, allowed, sizeof allowed);
+		value_text(&defaults, k, value, sizeof value);
+		const char *note =
+			k->shown == XF_SHOWN_NOT ? "homodyne's key, read as ours" : k->note;
+		fprintf(out, "| `%s.%s` | %s | %s | %s | ", k->section, k->name, type, allowed,
+			k->shown == XF_SHOWN_ABSENT ? "absent" : value);
+		for (const char *c = note; *c; c++) /* a table cell: its bars escaped */
+			if (*c == '|')
+				fputs("\\|", out);
+			else
+				fputc(*c, out);
+		fputs(" |\n", out);
+	}
+	xf_config_free(&defaults);
+}
+
 #define XF_TEMPLATE_COMMENT_COLUMN 29 /* the template's other comments start there */
 #define XF_TEMPLATE_DEPTH_MAX	   8
 

@@ -121,22 +121,34 @@ int xf_cfg_scalar_number(const xf_ynode *node, double *out)
 	return 0;
 }
 
-static int check_passes(xf_cfg_check check, double v, const char **allowed)
+const char *xf_cfg_check_allowed(xf_cfg_check check)
 {
 	switch (check) {
-	case XF_CHECK_POSITIVE: *allowed = "a number > 0"; return v > 0;
-	case XF_CHECK_NONNEGATIVE: *allowed = "a number >= 0"; return v >= 0;
-	case XF_CHECK_OPEN_UNIT:
-		*allowed = "a number between 0 and 1, both excluded";
-		return v > 0 && v < 1;
-	case XF_CHECK_FRACTION: *allowed = "a number from 0 to 1"; return v >= 0 && v <= 1;
-	case XF_CHECK_HALF_OPEN_UNIT: *allowed = "a number > 0 and <= 1"; return v > 0 && v <= 1;
-	case XF_CHECK_AT_LEAST_ONE: *allowed = "a number >= 1"; return v >= 1;
-	case XF_CHECK_FRAME_TIME:
-		*allowed = "a number of seconds from 1e-12 to 86400";
-		return v >= XF_DT_MIN_S && v <= XF_DT_MAX_S;
+	case XF_CHECK_POSITIVE: return "a number > 0";
+	case XF_CHECK_NONNEGATIVE: return "a number >= 0";
+	case XF_CHECK_OPEN_UNIT: return "a number between 0 and 1, both excluded";
+	case XF_CHECK_FRACTION: return "a number from 0 to 1";
+	case XF_CHECK_HALF_OPEN_UNIT: return "a number > 0 and <= 1";
+	case XF_CHECK_AT_LEAST_ONE: return "a number >= 1";
+	case XF_CHECK_FRAME_TIME: return "a number of seconds from 1e-12 to 86400";
 	case XF_CHECK_FINITE:
-	default: *allowed = "a finite number"; return 1;
+	default: return "a finite number";
+	}
+}
+
+static int check_passes(xf_cfg_check check, double v, const char **allowed)
+{
+	*allowed = xf_cfg_check_allowed(check);
+	switch (check) {
+	case XF_CHECK_POSITIVE: return v > 0;
+	case XF_CHECK_NONNEGATIVE: return v >= 0;
+	case XF_CHECK_OPEN_UNIT: return v > 0 && v < 1;
+	case XF_CHECK_FRACTION: return v >= 0 && v <= 1;
+	case XF_CHECK_HALF_OPEN_UNIT: return v > 0 && v <= 1;
+	case XF_CHECK_AT_LEAST_ONE: return v >= 1;
+	case XF_CHECK_FRAME_TIME: return v >= XF_DT_MIN_S && v <= XF_DT_MAX_S;
+	case XF_CHECK_FINITE:
+	default: return 1;
 	}
 }
 
