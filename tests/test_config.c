@@ -1357,16 +1357,23 @@ static void test_key_table_reads(void **state)
 	}
 }
 
+/* A file of the source tree into doc (size bytes, NUL-terminated); its length */
+static size_t read_doc(const char *rel, char *doc, size_t size)
+{
+	FILE *f = fopen(source_path(rel), "r");
+	assert_non_null(f);
+	size_t len = fread(doc, 1, size - 1, f);
+	fclose(f);
+	doc[len] = '\0';
+	return len;
+}
+
 /* docs/config.md lists every key of the table: `a.b.c` or `a.b.{c, d}` */
 static void test_key_table_documented(void **state)
 {
 	(void)state;
-	FILE *f = fopen(source_path("docs/config.md"), "r");
-	assert_non_null(f);
 	static char doc[1 << 20];
-	size_t len = fread(doc, 1, sizeof doc - 1, f);
-	fclose(f);
-	doc[len] = '\0';
+	read_doc("docs/config.md", doc, sizeof doc);
 	size_t n_keys;
 	const xf_cfg_key *keys = xf_cfg_key_table(&n_keys);
 	for (size_t k = 0; k < n_keys; k++) {
@@ -1396,12 +1403,8 @@ static void test_key_reference_produced(void **state)
 	assert_non_null(m);
 	xf_config_write_key_reference(m);
 	assert_int_equal(fclose(m), 0);
-	FILE *f = fopen(source_path("docs/config-keys.md"), "r");
-	assert_non_null(f);
 	static char doc[1 << 18];
-	size_t len = fread(doc, 1, sizeof doc - 1, f);
-	fclose(f);
-	doc[len] = '\0';
+	size_t len = read_doc("docs/config-keys.md", doc, sizeof doc);
 	if (len != made_len || memcmp(doc, made, len))
 		fail_msg("docs/config-keys.md is not what the key table produces: run "
 			 "'make config-keys'");
