@@ -147,6 +147,17 @@ for name, v in REF_PARAMS.items():  # the same sums in the kernels' order
     a, b = got[name]["value"], v["value"]
     check(abs(a - b) <= 1e-8 * max(abs(b), 1e-300), f"gpu_ref {name}: {a} against {b}")
 check(f"runs on the GPU (gpu; {REF})" in run_log("gpu_ref"), "run.log names the module used")
+
+
+def nlsq_device(out):
+    with open(os.path.join(TMP, out, "nlsq", "parameters.json")) as f:
+        return json.load(f).get("device")
+
+
+check(nlsq_device("gpu_ref") == {"asked": "gpu", "decision": "the accumulation over all the "
+                                 f"data runs on the GPU (gpu; {REF})"},
+      f"parameters.json records the device: {nlsq_device('gpu_ref')}")
+check(nlsq_device("cpu") is None, "--device cpu, the default, adds nothing to parameters.json")
 p = run(FIT + ["--out", "auto_ref", "--device", "auto"],
         env=dict(env, XPCSFIT_DEVICE_THRESHOLD="1e30"))
 same_bits("auto_ref", REF_PARAMS)
@@ -161,6 +172,9 @@ note = [ln for ln in run_log("auto_job").splitlines() if "is expected to take" i
 check(len(note) == 1 and "on the device" in note[0] and "it runs on the CPU" in note[0],
       f"auto weighs the job: run.log says so with the numbers: {note}")
 check("runs on the GPU" not in run_log("auto_job"), "auto_job: not on the stand-in device")
+dev = nlsq_device("auto_job") or {}
+check(dev.get("asked") == "auto" and "is expected to take" in dev.get("decision", "") and
+      note and note[0].endswith(dev["decision"]), f"auto_job: parameters.json's device: {dev}")
 p = run([XF_GPU, "validate", "--frames", "100"], env=env)
 check("fp64" in p.stdout or "c2" in p.stdout, f"validate through the stand-in: {p.stdout[-300:]}")
 

@@ -52,6 +52,8 @@ typedef struct xf_nlsq_appendix {
 	int n_starts_run;	/* multi-start: starts run (1 without) */
 	/* wall time by phase (s): only for parameters.json and run.log */
 	double time_load_s, time_fit_s, time_total_s;
+	const char *device_asked;    /* --device gpu|auto; "" or NULL: the CPU, the default */
+	const char *device_decision; /* where the passes ran and why (run.log's line) */
 } xf_nlsq_appendix;
 
 #endif

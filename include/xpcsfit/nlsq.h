@@ -66,6 +66,10 @@ typedef struct xf_nlsq_result {
 	int n_starts_run; /* multi-start: starts run (1 without) */
 	/* wall time by phase (s): only for parameters.json and run.log */
 	double time_load_s, time_fit_s, time_total_s;
+	/* --device's decision for the passes over all the data (adr/0130): the choice asked
+	 * ("" for cpu, the default: nothing decided) and run.log's line */
+	char device_asked[8];
+	char device_decision[512];
 } xf_nlsq_result;
 
 typedef struct xf_nlsq_progress {

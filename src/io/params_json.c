@@ -188,6 +188,11 @@ static cJSON *build(const xf_output_info *info, const xf_dataset *ds, const xf_e
 	cJSON_AddStringToObject(root, "sigma_rule", xf_sigma_rule_name(app->sigma_rule));
 	cJSON_AddItemToObject(root, "sigma", xf_json_num(app->sigma));
 	cJSON_AddStringToObject(root, "stop_reason", app->stop_reason ? app->stop_reason : "");
+	if (app->device_asked && app->device_asked[0]) { /* --device gpu|auto (adr/0130) */
+		cJSON *dev = cJSON_AddObjectToObject(root, "device");
+		cJSON_AddStringToObject(dev, "asked", app->device_asked);
+		cJSON_AddStringToObject(dev, "decision", app->device_decision);
+	}
 	cJSON_AddItemToObject(root, "iterations", xf_json_int(app->iterations));
 	cJSON_AddItemToObject(root, "quality", quality_object(est));
 	cJSON *at = cJSON_CreateArray();

@@ -4,7 +4,7 @@
 #include "nlsq/nlsq_internal.h"
 
 int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, int n_threads,
-			 xf_error *err)
+			 char *decision, size_t decision_len, xf_error *err)
 {
 	xf_device_ask ask = { .device = o->device,
 			      .threshold = o->device_threshold,
@@ -14,6 +14,8 @@ int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_option
 			      .n_params = pr->n_full,
 			      .who = "nlsq",
 			      .work = "the fit",
-			      .passes = "the accumulation over all the data runs" };
+			      .passes = "the accumulation over all the data runs",
+			      .said = decision,
+			      .said_len = decision_len };
 	return xf_lik_route_device(lik, &ask, n_threads, err);
 }

@@ -88,5 +88,7 @@ void xf_nlsq_appendix_of(const xf_nlsq_result *res, xf_nlsq_appendix *a)
 		.time_load_s = res->time_load_s,
 		.time_fit_s = res->time_fit_s,
 		.time_total_s = res->time_total_s,
+		.device_asked = res->device_asked,
+		.device_decision = res->device_decision,
 	};
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/policy.h"
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
 #include "util/profile.h"
@@ -261,7 +262,8 @@ static int make_evaluators(xf_fit_ctx *ctx, xf_pool *pool, xf_pairset sets[XF_RO
 	/* every evaluator of NLSQ is spread over the ranks of an MPI run (adr/0021) */
 	if (xf_lik_distribute(ctx->lik[XF_ROLE_FULL]))
 		return xf_fail(err, XF_ERR_NOMEM, "out of memory for the rank exchange");
-	if (xf_nlsq_route_device(ctx->lik[XF_ROLE_FULL], pr, o, xf_pool_threads(pool), err))
+	if (xf_nlsq_route_device(ctx->lik[XF_ROLE_FULL], pr, o, xf_pool_threads(pool),
+				 ctx->device_decision, sizeof ctx->device_decision, err))
 		return err->code;
 	for (int r = XF_ROLE_COARSE; r <= XF_ROLE_SCREEN; r++) {
 		size_t target = points[r] / (size_t)pr->n_phi + 1;
@@ -430,6 +432,12 @@ int xf_nlsq_fit(const xf_request *req, const xf_nlsq_options *opt, const xf_data
 		goto done;
 	}
 	res->n_starts_run = ctx.search.n_candidates;
+	if (ctx.device_decision[0]) { /* --device gpu|auto decided (adr/0130) */
+		snprintf(res->device_asked, sizeof res->device_asked, "%s",
+			 xf_device_name((xf_device_choice)opt->device));
+		snprintf(res->device_decision, sizeof res->device_decision, "%s",
+			 ctx.device_decision);
+	}
 	xf_info("nlsq: %s (%s), quality %s; %d iterations on all the data, screening passes "
 		"%d on %zu and %d on %zu points (%.1f whole-data passes in all)",
 		xf_fit_status_name(res->status), res->stop_reason,

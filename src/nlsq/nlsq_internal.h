@@ -51,6 +51,7 @@ typedef struct xf_fit_ctx {
 	/* 1: the end point's tests still moved it in their last round (fit.c settle) */
 	int unsettled;
 	xf_nlsq_search search;
+	char device_decision[512]; /* --device's line for parameters.json ("": the CPU) */
 } xf_fit_ctx;
 
 #define XF_SETTLE_ROUNDS 3 /* rounds of the end point's tests at most (fit.c settle) */
@@ -81,7 +82,7 @@ void xf_fit_point_copy(xf_fit_point *dst, const xf_fit_point *src, int n_full);
 /* Route the evaluator of all the data to the GPU when the options ask (device.c,
  * docs/gpu.md): decided once per fit. 0, or the error code (--device gpu without one). */
 int xf_nlsq_route_device(xf_lik *lik, const xf_problem *pr, const xf_nlsq_options *o, int n_threads,
-			 xf_error *err);
+			 char *decision, size_t decision_len, xf_error *err);
 
 /* One pass of a role at x, counted in ctx. */
 int xf_fit_pass(xf_fit_ctx *ctx, xf_fit_role role, const double *x, xf_lik_out *out);
