@@ -265,6 +265,14 @@ for cmd in (POST, [XF, "fit", "--config", "p.yaml", "--no-plots"]):
     one_line(p, "--device gpu: ", missing)
     check(not os.path.exists(os.path.join(TMP, out)), f"{out}: refused before any output")
 
+# a joint fit over rings runs on the CPU: --device gpu is refused before anything is
+# written, for NLSQ and the posterior
+for cmd in (FIT, POST):
+    out = f"joint_gpu_{cmd[1]}"
+    p = run(cmd + ["--out", out, "--joint", "--device", "gpu"], rc=2, env=env)
+    one_line(p, "--device gpu: a joint fit over several q rings runs on the CPU only")
+    check(not os.path.exists(os.path.join(TMP, out)), f"{out}: refused before any output")
+
 # bench through the stand-in (adr/0130): the passes at each level and whole jobs on both
 # sides, the crossover per job kind, and the costs --device auto weighs, written with
 # --costs and read back through XPCSFIT_DEVICE_COSTS (run.log names the file); a costs

@@ -48,6 +48,9 @@ typedef struct xf_cli_job {
  * 0, or the exit code after printing the error (2: a bad value, or --device gpu
  * without a CUDA device). */
 int xf_cli_device(const char *flag, xf_nlsq_options *o);
+/* A joint fit over several rings (adr/0066) runs on the CPU: --device gpu is refused
+ * before anything is written (2, after the line), auto stays on the CPU (0). */
+int xf_cli_device_joint(const xf_nlsq_options *o);
 
 /* The defaults of the options for command (out ./xpcsfit_results, plots and surfaces). */
 void xf_cli_job_init(xf_cli_job *job, const char *command);

@@ -579,8 +579,13 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 	if ((rc = xf_cli_load_config(&o, &cfg, &threads)))
 		return rc;
 	/* the rings side by side: --joint or optimization.rings: joint (adr/0066) */
-	if (o.ring_q <= 0 && (o.joint || cfg.rings_joint))
+	if (o.ring_q <= 0 && (o.joint || cfg.rings_joint)) {
+		if ((rc = xf_cli_device_joint(&device))) {
+			xf_config_free(&cfg);
+			return rc;
+		}
 		return run_cmc_joint(&o, &cfg, threads, t_start);
+	}
 	/* this run's device for both steps (the config is not edited) */
 	xf_nlsq_options nopt = cfg.nlsq;
 	xf_cmc_options copt = cfg.cmc;

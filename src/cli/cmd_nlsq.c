@@ -69,8 +69,13 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
 		return rc;
 	/* several rings in one fit: --joint or optimization.rings: joint (adr/0066) */
-	if (!rec && (job->joint || cfg.rings_joint))
+	if (!rec && (job->joint || cfg.rings_joint)) {
+		if ((rc = xf_cli_device_joint(&device))) {
+			xf_config_free(&cfg);
+			return rc;
+		}
 		return xf_cli_run_nlsq_joint(job, &cfg, threads, t_start);
+	}
 	if ((rc = xf_cli_check_out(job->out, method_dir, job->force, "--force"))) {
 		xf_config_free(&cfg);
 		return rc;

@@ -44,6 +44,15 @@ static int install_costs(void)
 	return 0;
 }
 
+int xf_cli_device_joint(const xf_nlsq_options *o)
+{
+	if (o->device != XF_DEVICE_GPU)
+		return 0; /* auto: the CPU, as for any job the device does not run */
+	return xf_cli_error(XF_ERR_CONFIG,
+			    "--device gpu: a joint fit over several q rings runs on the CPU only "
+			    "(the device's kernel has one q; fit the rings one by one on it)");
+}
+
 int xf_cli_device(const char *flag, xf_nlsq_options *o)
 {
 	xf_device_policy pol = xf_device_policy_default();
