@@ -3,7 +3,8 @@
  * test_gpu_module.py drives the loader, the table and the whole `--device gpu` route
  * through XPCSFIT_CUDA_MODULE. One device, or XF_GPU_REF_DEVICES=N (1 to 4) of them, each
  * summing its range of blocks of the proportional split, the totals added in device
- * order as the CUDA module adds them. Built with XF_REF_ABI set, it claims another
+ * order as the CUDA module adds them; XF_GPU_REF_FAIL_CREATE=1 makes every setup fail.
+ * Built with XF_REF_ABI set, it claims another
  * interface number, which the loader must refuse. */
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +76,11 @@ static xf_gpu_ctx *ref_create(const xf_gpu_data *d, const int *devices, const si
 		ctx->c2 = malloc(sizeof(double) * nc);
 		ctx->part = malloc(sizeof(double) * (size_t)xf_gpu_total_doubles(d->n_phi));
 	}
-	if (n_dev < 1 || n_dev > REF_MAX_DEVICES || !ctx || !ctx->pi || !ctx->pj || !ctx->c2 ||
-	    !ctx->part) {
+	/* XF_GPU_REF_FAIL_CREATE=1: a device that cannot take the data (out of memory there),
+	 * the path of a setup that fails after the device was found */
+	const char *fail = getenv("XF_GPU_REF_FAIL_CREATE");
+	if ((fail && !strcmp(fail, "1")) || n_dev < 1 || n_dev > REF_MAX_DEVICES || !ctx ||
+	    !ctx->pi || !ctx->pj || !ctx->c2 || !ctx->part) {
 		strncpy(err_msg, "reference module: setup failed", err_len - 1)[err_len - 1] = '\0';
 		ref_destroy(ctx);
 		return NULL;

@@ -88,6 +88,8 @@ p = subprocess.run([XF_GPU, "bench", "--json", "mine.json", "--force", "--max-fr
 check(p.returncode in (0, 3) and "already exists" not in p.stderr,
       f"--json with --force is accepted: {p.returncode} {p.stderr}")
 check("crossover" in run([XF_GPU, "--help"]).stdout, "xpcsfit-gpu --help")
+# --costs is bench's: a usage error for validate, before any device is looked for
+one_line(run([XF_GPU, "validate", "--costs", "c.txt"], rc=2), "--costs is an option of bench")
 probe = subprocess.run([XF_GPU, "validate"], capture_output=True, text=True, timeout=600)
 has_device = probe.returncode != 3
 if not has_device:

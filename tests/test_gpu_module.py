@@ -265,6 +265,30 @@ for cmd in (POST, [XF, "fit", "--config", "p.yaml", "--no-plots"]):
     one_line(p, "--device gpu: ", missing)
     check(not os.path.exists(os.path.join(TMP, out)), f"{out}: refused before any output")
 
+# a device found but failing to set up (the stand-in's XF_GPU_REF_FAIL_CREATE): --device
+# gpu ends the posterior with the reason, exit 2, no result written (the importance
+# route's evaluator, and exact NUTS's chain); auto says it in run.log and gives the CPU's
+# bits
+costs_fast = os.path.join(TMP, "costs_fast.txt")  # a device auto would always take
+with open(costs_fast, "w") as f:
+    f.write("gpu_job_s 1e-6\ngpu_s_per_point 1e-15\ngpu_pass_s 1e-9\n"
+            "gpu_upload_s_per_point 1e-15\n")
+for how, extra in (("importance", []), ("nuts", NUTS)):
+    out = f"post_fail_{how}"
+    p = run(POST + ["--out", out, "--device", "gpu"] + extra, rc=2,
+            env=dict(env, XF_GPU_REF_FAIL_CREATE="1"))
+    check("reference module: setup failed" in p.stderr,
+          f"{out}: the module's reason: {p.stderr[-300:]!r}")
+    check(not os.path.exists(os.path.join(TMP, out, "cmc", "parameters.json")),
+          f"{out}: no result written")
+p = run(POST + ["--out", "post_fail_auto", "--device", "auto"],
+        env=dict(env, XF_GPU_REF_FAIL_CREATE="1", XPCSFIT_DEVICE_THRESHOLD="1",
+                 XPCSFIT_DEVICE_COSTS=costs_fast))
+check(summaries(posterior("post_fail_auto")) == summaries(posterior("post_cpu_importance")),
+      "post_fail_auto: the CPU's bits")
+check("reference module: setup failed; the posterior runs on the CPU" in
+      cmc_log("post_fail_auto"), "post_fail_auto: run.log says why the CPU")
+
 # a joint fit over rings runs on the CPU: --device gpu is refused before anything is
 # written, for NLSQ and the posterior
 for cmd in (FIT, POST):

@@ -103,26 +103,20 @@ static int model_parameter(const char *name)
  * each once, in mode order */
 static void model_parameter_names(char *buf, size_t size)
 {
-	size_t at = (size_t)snprintf(buf, size, "NAME=VALUE with NAME one of ");
-	int first = 1;
-	for (int m = 0; m < xf_model_count(); m++) {
-		const xf_model_record *model = xf_model_at(m);
-		for (int k = 0; k < model->n_phys && at < size; k++) {
-			const char *name = xf_model_param_name(model, k);
+	const char *names[XF_MODELS_MAX * XF_N_PHYS];
+	int n = 0;
+	for (int m = 0; m < xf_model_count(); m++)
+		for (int k = 0; k < xf_model_at(m)->n_phys; k++) {
+			const char *name = xf_model_param_name(xf_model_at(m), k);
 			int seen = 0;
-			for (int e = 0; e < m && !seen; e++) {
-				int j = xf_model_param_index(xf_model_at(e), name);
-				seen = j >= 0 && j < xf_model_at(e)->n_phys;
-			}
-			for (int j = 0; j < k && !seen; j++)
-				seen = !strcmp(xf_model_param_name(model, j), name);
-			if (!seen) {
-				at += (size_t)snprintf(buf + at, size - at, "%s%s",
-						       first ? "" : ", ", name);
-				first = 0;
-			}
+			for (int j = 0; j < n && !seen; j++)
+				seen = !strcmp(names[j], name);
+			if (!seen)
+				names[n++] = name;
 		}
-	}
+	size_t at = (size_t)snprintf(buf, size, "NAME=VALUE with NAME one of ");
+	for (int j = 0; j < n && at < size; j++)
+		at += (size_t)snprintf(buf + at, size - at, "%s%s", j ? ", " : "", names[j]);
 }
 
 int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
