@@ -1,4 +1,4 @@
-/* test_utf8.c — bytes made valid UTF-8 for the files (util/utf8.h, adr/0075): every byte
+/* test_utf8.c — bytes made valid UTF-8 for the files (io/utf8.h, adr/0075): every byte
  * that starts no valid RFC 3629 sequence becomes U+FFFD, one per byte; valid text,
  * multibyte included, passes unchanged; the bounded form cuts at a character. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "util/utf8.h"
+#include "io/utf8.h"
 
 #define R "\xEF\xBF\xBD" /* U+FFFD */
 

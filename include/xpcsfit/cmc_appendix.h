@@ -256,13 +256,6 @@ typedef struct xf_cmc_appendix {
 	const void *store; /* their context */
 } xf_cmc_appendix;
 
-/* A fixed parameter's sd as the result files write it: the draws' 0 where there are draws
- * to say so (the estimate keeps NaN, as NLSQ's). */
-static inline double xf_cmc_file_sd(int is_fixed, int n_draws, double sd)
-{
-	return is_fixed && n_draws > 1 ? 0.0 : sd;
-}
-
 void xf_cmc_posterior_diag_free(xf_cmc_posterior_diag *d);
 void xf_cmc_shard_stats_free(xf_cmc_shard_stats *st);
 

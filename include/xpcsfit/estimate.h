@@ -97,6 +97,9 @@ typedef struct xf_estimate {
 	int n_draws;
 	const double *draws;	    /* [n_draws][n_params], borrowed from the result */
 	double *median, *q05, *q95; /* [n_params], or NULL for a point estimate */
+	/* the sd as a posterior's summary tables write it: a fixed parameter's 0 where there
+	 * are draws to say so (they did not vary), else sd; NULL for a point estimate */
+	double *sd_table;
 	/* per angle (the data's order) */
 	int n_phi;
 	double *phi_deg, *contrast, *contrast_sd, *offset, *offset_sd;

@@ -6,7 +6,7 @@
  * records, so it is right whichever process (a --task of a job array, or a later
  * --resume) finished which file. */
 #include "cli/batch_internal.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "io/io_internal.h"
 #include "util/checksum.h"
 #include "util/files.h"

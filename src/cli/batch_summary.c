@@ -7,7 +7,7 @@
  * written atomically; a file whose record is missing, says running, names another input,
  * or whose folder is incomplete counts as pending. */
 #include "cli/batch_internal.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "io/io_internal.h"
 #include "xpcsfit/params.h"
 

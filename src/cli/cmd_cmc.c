@@ -298,8 +298,7 @@ static void print_summary(const char *dir, const xf_estimate *est, const xf_cmc_
 	for (int k = 0; k < est->n_phys && est->n_draws > 0; k++) {
 		const double interval[2] = { est->q05[k], est->q95[k] };
 		xf_cli_print_param(est->names[k], est->is_fixed[k] ? est->draws[k] : est->values[k],
-				   xf_cmc_file_sd(est->is_fixed[k], est->n_draws, est->sd[k]),
-				   est->is_fixed[k], interval);
+				   est->sd_table[k], est->is_fixed[k], interval);
 	}
 	const xf_cmc_check *c = app->check;
 	if (c->done) /* the three checks of docs/cmc.md, each with its number */

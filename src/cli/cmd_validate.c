@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cli/cli_internal.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "cli/cli_keys.h"
 #include "cli/commands.h"
 #include "cli/request_build.h"

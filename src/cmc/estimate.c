@@ -75,6 +75,8 @@ int xf_estimate_from_cmc(const xf_cmc_result *res, const xf_model_grid *grid, xf
 		return err->code;
 	}
 	e->n_draws = res->n_draws;
+	for (int k = 0; k < res->n_params; k++)
+		e->sd_table[k] = e->is_fixed[k] && e->n_draws > 1 ? 0.0 : e->sd[k];
 	e->draws = res->draws;
 	copy(e->phi_deg, res->phi_deg, res->n_phi);
 	copy_or_nan(e->contrast, res->contrast, res->n_phi);

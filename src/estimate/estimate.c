@@ -33,7 +33,8 @@ int xf_estimate_alloc(xf_estimate *e, int n_params, int n_phi, int summaries, xf
 		e->median = zeros(np);
 		e->q05 = zeros(np);
 		e->q95 = zeros(np);
-		ok = e->median && e->q05 && e->q95;
+		e->sd_table = zeros(np);
+		ok = e->median && e->q05 && e->q95 && e->sd_table;
 	}
 	if (!ok) {
 		xf_estimate_free(e);
@@ -105,6 +106,7 @@ void xf_estimate_free(xf_estimate *e)
 	free(e->median);
 	free(e->q05);
 	free(e->q95);
+	free(e->sd_table);
 	free(e->phi_deg);
 	free(e->contrast);
 	free(e->contrast_sd);

@@ -52,9 +52,8 @@ static void posterior(h5w *w, hid_t g, const xf_estimate *est, const xf_cmc_appe
 	int none = est->n_draws <= 0;
 	for (size_t k = 0; k < nf; k++) {
 		fixed[k] = (signed char)est->is_fixed[k];
-		const double row[5] = { est->values[k],
-					xf_cmc_file_sd(est->is_fixed[k], est->n_draws, est->sd[k]),
-					est->median[k], est->q05[k], est->q95[k] };
+		const double row[5] = { est->values[k], est->sd_table[k], est->median[k],
+					est->q05[k], est->q95[k] };
 		for (int c = 0; c < 5; c++)
 			summary[k * 5 + c] = none ? NAN : row[c];
 	}

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "io/h5write.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "data/h5util.h"
 #include "util/files.h"
 

@@ -1,6 +1,6 @@
 /* html_text.c — the growing HTML text of html_text.h: appends, escaping, base64. */
 #include "io/html_text.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>

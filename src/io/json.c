@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "util/profile.h"
 #include "xpcsfit/params.h"
 

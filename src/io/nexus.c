@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "io/h5write.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "io/nexus.h"
 #include "surface/surfaces.h"
 

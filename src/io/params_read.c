@@ -12,7 +12,7 @@
 
 #include "io/io_internal.h"
 #include "util/files.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "xpcsfit/results.h"
 
 /* parameters.json through the one rule for files read by name (util/files.h): a FIFO or

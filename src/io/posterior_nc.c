@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "io/io_internal.h"
-#include "util/utf8.h"
+#include "io/utf8.h"
 #include "util/files.h"
 #include "xpcsfit/params.h"
 #include "xpcsfit/results.h"

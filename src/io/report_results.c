@@ -157,9 +157,7 @@ int xf_report_html_cmc(const char *dir, const xf_output_info *info, const xf_dat
 					  .value = !drawn  ? NAN
 						   : fixed ? est->draws[k]
 							   : est->values[k],
-					  .unc = drawn ? xf_cmc_file_sd(est->is_fixed[k],
-									est->n_draws, est->sd[k])
-						       : NAN,
+					  .unc = drawn ? est->sd_table[k] : NAN,
 					  .fixed = fixed,
 					  .has_interval = drawn,
 					  .lo = drawn ? est->q05[k] : NAN,

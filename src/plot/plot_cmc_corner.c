@@ -103,8 +103,7 @@ static void diagonal(const corner *c, int p)
 	}
 	/* the reported mean and ± sd; when the self-check corrected them, the corrected
 	 * ones in green over the plain consensus ones in red, so the difference shows */
-	double m = est->values[c->idx[p]],
-	       s = xf_cmc_file_sd(est->is_fixed[c->idx[p]], est->n_draws, est->sd[c->idx[p]]);
+	double m = est->values[c->idx[p]], s = est->sd_table[c->idx[p]];
 	if (app->check->corrected) {
 		mean_sd_lines(app->check->mean[c->idx[p]], app->check->sd[c->idx[p]],
 			      XF_PLOT_CMC_COLOUR0 + 3, 1.15 * top);

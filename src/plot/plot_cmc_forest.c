@@ -92,10 +92,7 @@ static void column(const forest *f, int col)
 	       1.0 - (double)HEADER_PX / f->height);
 	plwind(lo, hi, -0.7, k - 0.3);
 	if (p >= 0 && isfinite(est->values[p])) {
-		double m = est->values[p],
-		       s = isfinite(xf_cmc_file_sd(est->is_fixed[p], est->n_draws, est->sd[p]))
-				   ? xf_cmc_file_sd(est->is_fixed[p], est->n_draws, est->sd[p])
-				   : 0.0;
+		double m = est->values[p], s = isfinite(est->sd_table[p]) ? est->sd_table[p] : 0.0;
 		double bx[4] = { m - s, m + s, m + s, m - s },
 		       by[4] = { -0.7, -0.7, k - 0.3, k - 0.3 };
 		plscol0(15, 205, 205, 205);

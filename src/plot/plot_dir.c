@@ -674,6 +674,7 @@ static int redraw_corner(h5_result *r, const char *plots, xf_error *err)
 	est.is_fixed = r->is_fixed;
 	est.values = r->values;
 	est.sd = r->unc;
+	est.sd_table = r->unc;	/* the summary's sd column */
 	xf_estimate_seal(&est); /* its words: the mode's name, the status */
 	if (xf_combination_rule_parse(r->combination, &app.combination))
 		app.combination = XF_COMBINE_N; /* not one we know: named "" */

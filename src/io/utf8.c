@@ -1,6 +1,6 @@
 /* utf8.c — invalid UTF-8 replaced by U+FFFD (utf8.h, adr/0075). RFC 3629: no overlong
  * forms, no surrogates (U+D800 … U+DFFF), nothing above U+10FFFF. */
-#include "util/utf8.h"
+#include "io/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

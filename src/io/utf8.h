@@ -4,8 +4,8 @@
  * '/' and NUL; a byte that is not part of a valid UTF-8 sequence (0xFF, a lone
  * continuation byte, an overlong form, a surrogate) is written as U+FFFD, one per byte.
  * Valid text, multibyte included ("données_é.h5"), passes unchanged. */
-#ifndef XPCSFIT_UTIL_UTF8_H
-#define XPCSFIT_UTIL_UTF8_H
+#ifndef XPCSFIT_IO_UTF8_H
+#define XPCSFIT_IO_UTF8_H
 
 #include <stddef.h>
 
