@@ -1454,6 +1454,9 @@ static void check_template(xf_mode mode)
 	/* every key of the table reads back as its default (the template writes them) */
 	xf_config d;
 	xf_config_defaults(&d);
+	/* own rows' template values that are their defaults (config_table.c) */
+	assert_true(cfg.has_gap && cfg.gap_A == d.gap_A);
+	assert_true(cfg.end_frame == d.end_frame && cfg.shear_model == d.shear_model);
 	size_t n_keys;
 	const xf_cfg_key *keys = xf_cfg_key_table(&n_keys);
 	for (size_t k = 0; k < n_keys; k++)

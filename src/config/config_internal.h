@@ -91,9 +91,11 @@ typedef enum xf_cfg_key_kind {
 } xf_cfg_key_kind;
 
 typedef enum xf_cfg_key_shown {
-	XF_SHOWN = 0,	 /* "name: default  # note" */
-	XF_SHOWN_ABSENT, /* absent by default: "# name: note" */
-	XF_SHOWN_NOT,	 /* not in the template (a homodyne alias) */
+	XF_SHOWN = 0,	  /* "name: default  # note" */
+	XF_SHOWN_ABSENT,  /* absent by default: "# name: note" */
+	XF_SHOWN_NOT,	  /* not in the template (a homodyne alias) */
+	XF_SHOWN_EXAMPLE, /* absent by default; the template writes "name: example  # note"
+			   * (own_default: the example, a value of the data's kind) */
 } xf_cfg_key_shown;
 
 struct xf_cfg_key;
@@ -135,6 +137,20 @@ size_t xf_cfg_table_sections(const char **names, size_t cap);
 int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int checked, xf_config *cfg);
 /* The template's blocks of those sections, each headed, with the values of defaults */
 void xf_cfg_template_sections(FILE *out, const xf_config *defaults);
+
+/* The own rows' readers of analyzer_parameters (config_analyzer.c) */
+int xf_cfg_read_dt(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		   xf_config *cfg);
+int xf_cfg_read_end_frame(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg);
+int xf_cfg_read_shear_model(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			    xf_config *cfg);
+int xf_cfg_read_temporal(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			 xf_config *cfg);
+int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			     xf_config *cfg);
+int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		    xf_config *cfg);
 
 /* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
 int xf_cfg_scalar_number(const xf_ynode *node, double *out);

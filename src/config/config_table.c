@@ -234,6 +234,25 @@ static int read_virtual_devices(const xf_cfg_reader *r, const xf_ynode *map, con
 #define XF_PLOT_DPI_MAX 600
 
 static const xf_cfg_key keys[] = {
+	/* the data's frames and geometry (config_analyzer.c reads them; docs/config.md) */
+	{ "analyzer_parameters", "dt", XF_KEY_OWN, 0, 0, 0, 0,
+	  "s between stored frames; absent: the data file's", "0.001", XF_SHOWN_EXAMPLE,
+	  xf_cfg_read_dt },
+	/* below 1: 1, with a warning (the reader's clamp, docs/input-formats.md) */
+	{ "analyzer_parameters", "start_frame", XF_KEY_LONG, AT(start_frame), -1000000000L,
+	  1000000000L, 0, "1-based, inclusive", NULL, XF_SHOWN, NULL },
+	{ "analyzer_parameters", "end_frame", XF_KEY_OWN, 0, 0, 0, 0,
+	  "1-based, inclusive; -1 = the last frame", "-1", XF_SHOWN, xf_cfg_read_end_frame },
+	{ "analyzer_parameters", "shear_model", XF_KEY_OWN, 0, 0, 0, 0, "homodyne | pnas2024",
+	  "homodyne", XF_SHOWN, xf_cfg_read_shear_model },
+	/* after the flat keys, which win */
+	{ "analyzer_parameters", "temporal", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT,
+	  xf_cfg_read_temporal },
+	{ "analyzer_parameters.scattering", "wavevector_q", XF_KEY_OWN, 0, 0, 0, 0,
+	  "1/angstrom; or all | [q1, q2] | {min: q1, max: q2} (several q rings)", "0.0054",
+	  XF_SHOWN_EXAMPLE, xf_cfg_read_wavevector_q },
+	{ "analyzer_parameters.geometry", "stator_rotor_gap", XF_KEY_OWN, 0, 0, 0, 0,
+	  "angstrom (200 um); laminar_flow's cell", "2000000", XF_SHOWN, xf_cfg_read_gap },
 	/* NLSQ (docs/nlsq.md) */
 	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
 	  "", NULL, XF_SHOWN, NULL },
@@ -568,8 +587,8 @@ void xf_config_write_key_reference(FILE *out)
 	      "Produced from the config reader's key table (src/config/config_table.c) by\n"
 	      "`xpcsfit config --keys`; not edited by hand: `make config-keys` writes it again,\n"
 	      "and test_config compares the two. The keys read by their sections' own code\n"
-	      "(the data, the parameters, the angle filtering) and what every key means are in\n"
-	      "docs/config.md.\n\n"
+	      "(the data file, the parameters, the angle filtering) and what every key means\n"
+	      "are in docs/config.md.\n\n"
 	      "| key | type | allowed | default | note |\n|---|---|---|---|---|\n",
 	      out);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
@@ -579,8 +598,12 @@ void xf_config_write_key_reference(FILE *out)
 		value_text(&defaults, k, value, sizeof value);
 		const char *note =
 			k->shown == XF_SHOWN_NOT ? "homodyne's key, read as ours" : k->note;
+		if (k->shown == XF_SHOWN_ABSENT)
+			snprintf(value, sizeof value, "absent");
+		else if (k->shown == XF_SHOWN_EXAMPLE) /* the template's is an example */
+			snprintf(value, sizeof value, "absent (template: %s)", k->own_default);
 		fprintf(out, "| `%s.%s` | %s | %s | %s | ", k->section, k->name, type, allowed,
-			k->shown == XF_SHOWN_ABSENT ? "absent" : value);
+			value);
 		for (const char *c = note; *c; c++) /* a table cell: its bars escaped */
 			if (*c == '|')
 				fputs("\\|", out);

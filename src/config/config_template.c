@@ -24,27 +24,23 @@ static void write_header(xf_mode mode, FILE *out)
 		"  data_folder_path: ./data/\n"
 		"  data_file_name: sample.h5\n"
 		"  # file_path: data/sample.h5\n"
-		"\n"
-		"analyzer_parameters:\n"
-		"  dt: 0.001                # s between stored frames; remove to use the file's\n"
-		"  start_frame: 1           # 1-based, inclusive\n"
-		"  end_frame: -1            # 1-based, inclusive; -1 = last frame\n"
-		"  scattering:\n"
-		"    wavevector_q: 0.0054   # 1/angstrom, target of the q-ring selection\n"
-		"    # several rings: all | [0.003, 0.0054] | {min: 0.003, max: 0.006} (validate\n"
-		"    # lists them; nlsq, cmc and fit fit each on its own)\n"
-		"  geometry:\n"
-		"    stator_rotor_gap: 2000000   # angstrom (200 um)\n"
-		"  shear_model: homodyne    # homodyne | pnas2024\n"
-		"\n"
-		"phi_filtering:\n"
-		"  enabled: false\n"
-		"  target_ranges:           # degrees; min > max is a range across 180\n"
-		"    - {min_angle: -10.0, max_angle: 10.0}\n"
-		"    - {min_angle: 85.0, max_angle: 95.0}\n"
-		"  fallback_to_all_angles: false   # true: keep all angles when none match\n"
 		"\n",
 		xf_mode_name(mode), xf_mode_name(mode));
+	/* the frames and geometry from the key table (config_table.c, adr/0132) */
+	xf_config defaults;
+	xf_config_defaults(&defaults);
+	fputs("analyzer_parameters:\n", out);
+	xf_cfg_template_keys(out, "analyzer_parameters", &defaults);
+	xf_config_free(&defaults);
+	fputs("\n"
+	      "phi_filtering:\n"
+	      "  enabled: false\n"
+	      "  target_ranges:           # degrees; min > max is a range across 180\n"
+	      "    - {min_angle: -10.0, max_angle: 10.0}\n"
+	      "    - {min_angle: 85.0, max_angle: 95.0}\n"
+	      "  fallback_to_all_angles: false   # true: keep all angles when none match\n"
+	      "\n",
+	      out);
 }
 
 static void write_parameters(xf_mode mode, FILE *out)
