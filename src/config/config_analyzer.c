@@ -83,7 +83,8 @@ int xf_cfg_read_temporal(const xf_cfg_reader *r, const xf_ynode *map, const xf_c
 		return rc;
 	if (t_end && end == 0)
 		return xf_cfg_bad_value(r, xf_ynode_get(tmp, "end_frame"),
-					"analyzer_parameters.temporal.end_frame", END_FRAME_ALLOWED);
+					"analyzer_parameters.temporal.end_frame",
+					END_FRAME_ALLOWED);
 	if (has_dt && !cfg->has_dt) {
 		cfg->dt_s = dt;
 		cfg->has_dt = 1;
@@ -238,4 +239,3 @@ int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config
 		return rc;
 	return read_rows(r, map, sect, "geometry", cfg);
 }
-

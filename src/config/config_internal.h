@@ -122,6 +122,10 @@ const xf_cfg_key *xf_cfg_key_table(size_t *n);
  * the first error's code. */
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 		     xf_config *cfg);
+/* The same, its messages naming the rows' section as named (homodyne's older place of a
+ * section: optimization_config.angle_filtering for phi_filtering). */
+int xf_cfg_read_keys_as(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
+			const char *named, xf_config *cfg);
 /* The keys section holds by the table: its rows' names and its subsections', in table
  * order, NULL-terminated (cap entries at most, the NULL included); their count. */
 size_t xf_cfg_known_keys(const char *section, const char **known, size_t cap);
@@ -151,6 +155,9 @@ int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *map, const 
 			     xf_config *cfg);
 int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		    xf_config *cfg);
+/* phi_filtering.target_ranges' reader (config_phi.c) */
+int xf_cfg_read_target_ranges(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			      xf_config *cfg);
 
 /* Parse a scalar node as a finite number (plain or quoted). 0 ok, -1 not a number. */
 int xf_cfg_scalar_number(const xf_ynode *node, double *out);

@@ -253,6 +253,16 @@ static const xf_cfg_key keys[] = {
 	  XF_SHOWN_EXAMPLE, xf_cfg_read_wavevector_q },
 	{ "analyzer_parameters.geometry", "stator_rotor_gap", XF_KEY_OWN, 0, 0, 0, 0,
 	  "angstrom (200 um); laminar_flow's cell", "2000000", XF_SHOWN, xf_cfg_read_gap },
+	/* the angle filter (config_phi.c; also read from homodyne's older
+	 * optimization_config.angle_filtering) */
+	{ "phi_filtering", "enabled", XF_KEY_BOOL, AT(phi_filter_enabled), 0, 0, 0, "", NULL,
+	  XF_SHOWN, NULL },
+	{ "phi_filtering", "fallback_to_all_angles", XF_KEY_BOOL, AT(fallback_to_all_angles), 0, 0,
+	  0, "true: keep all angles when none match", NULL, XF_SHOWN, NULL },
+	{ "phi_filtering", "target_ranges", XF_KEY_OWN, 0, 0, 0, 0,
+	  "degrees; min > max is a range across 180",
+	  "[{min_angle: -10.0, max_angle: 10.0}, {min_angle: 85.0, max_angle: 95.0}]",
+	  XF_SHOWN_EXAMPLE, xf_cfg_read_target_ranges },
 	/* NLSQ (docs/nlsq.md) */
 	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
 	  "", NULL, XF_SHOWN, NULL },
@@ -452,12 +462,19 @@ static int read_one(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_ke
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 		     xf_config *cfg)
 {
+	return xf_cfg_read_keys_as(r, map, section, section, cfg);
+}
+
+int xf_cfg_read_keys_as(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
+			const char *named, xf_config *cfg)
+{
 	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-		const xf_cfg_key *row = &keys[k];
-		if (strcmp(row->section, section))
+		if (strcmp(keys[k].section, section))
 			continue;
-		int rc = row->kind == XF_KEY_OWN ? row->own(r, map, row, cfg)
-						 : read_one(r, map, row, cfg);
+		xf_cfg_key row = keys[k]; /* its messages name the section it was read from */
+		row.section = named;
+		int rc = row.kind == XF_KEY_OWN ? row.own(r, map, &row, cfg)
+						: read_one(r, map, &row, cfg);
 		if (rc)
 			return rc;
 	}
@@ -587,13 +604,13 @@ void xf_config_write_key_reference(FILE *out)
 	      "Produced from the config reader's key table (src/config/config_table.c) by\n"
 	      "`xpcsfit config --keys`; not edited by hand: `make config-keys` writes it again,\n"
 	      "and test_config compares the two. The keys read by their sections' own code\n"
-	      "(the data file, the parameters, the angle filtering) and what every key means\n"
-	      "are in docs/config.md.\n\n"
+	      "(the data file, the parameters) and what every key means are in\n"
+	      "docs/config.md.\n\n"
 	      "| key | type | allowed | default | note |\n|---|---|---|---|---|\n",
 	      out);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const xf_cfg_key *k = &keys[i];
-		char type[64], allowed[128], value[64];
+		char type[64], allowed[128], value[160];
 		kind_text(k, type, allowed, sizeof allowed);
 		value_text(&defaults, k, value, sizeof value);
 		const char *note =
@@ -646,7 +663,7 @@ void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defau
 		}
 		n_open = n_parts;
 		int indent = 2 * (depth + n_parts);
-		char value[64], line[512];
+		char value[128], line[512];
 		value_text(defaults, row, value, sizeof value);
 		if (row->shown == XF_SHOWN_ABSENT) { /* absent by default: a comment */
 			fprintf(out, "%*s# %s: %s\n", indent, "", row->name, row->note);

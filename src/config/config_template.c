@@ -26,21 +26,15 @@ static void write_header(xf_mode mode, FILE *out)
 		"  # file_path: data/sample.h5\n"
 		"\n",
 		xf_mode_name(mode), xf_mode_name(mode));
-	/* the frames and geometry from the key table (config_table.c, adr/0132) */
+	/* the frames, geometry and angle filter from the key table (config_table.c, adr/0132) */
 	xf_config defaults;
 	xf_config_defaults(&defaults);
 	fputs("analyzer_parameters:\n", out);
 	xf_cfg_template_keys(out, "analyzer_parameters", &defaults);
+	fputs("\nphi_filtering:\n", out);
+	xf_cfg_template_keys(out, "phi_filtering", &defaults);
+	fputc('\n', out);
 	xf_config_free(&defaults);
-	fputs("\n"
-	      "phi_filtering:\n"
-	      "  enabled: false\n"
-	      "  target_ranges:           # degrees; min > max is a range across 180\n"
-	      "    - {min_angle: -10.0, max_angle: 10.0}\n"
-	      "    - {min_angle: 85.0, max_angle: 95.0}\n"
-	      "  fallback_to_all_angles: false   # true: keep all angles when none match\n"
-	      "\n",
-	      out);
 }
 
 static void write_parameters(xf_mode mode, FILE *out)
