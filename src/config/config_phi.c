@@ -108,4 +108,3 @@ int xf_cfg_read_phi_filtering(const xf_cfg_reader *r, const xf_ynode *root, xf_c
 	cfg->phi_filter_enabled = 1;
 	return read_phi_section(r, legacy, legacy_sect, cfg);
 }
-

@@ -1,8 +1,8 @@
 /* config_read.c — xf_config_load: loads the YAML tree, checks the top-level keys and
  * runs the section readers in an order where each can rely on the ones before it
  * (mode first, bounds before the start-value check). Also the small sections read by
- * hand: analysis_mode and experimental_data (analyzer_parameters' and phi_filtering's
- * keys are rows of the key table: config_analyzer.c, config_phi.c). */
+ * hand: analysis_mode, and experimental_data's path joined from its rows (the key
+ * table's; analyzer_parameters' and phi_filtering's: config_analyzer.c, config_phi.c). */
 #include "config/config_internal.h"
 
 #include <stdlib.h>
@@ -106,12 +106,6 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 
 int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = {
-		"data_folder_path",
-		"data_file_name",
-		"file_path",
-		NULL,
-	};
 	static const char *const ignored[] = {
 		"cache_file_path",
 		"cache_filename_template",
@@ -125,14 +119,17 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		"preprocessing",
 		NULL,
 	};
-	const char *sect = "experimental_data";
+	const char *sect = "experimental_data", *known[XF_CFG_SECTION_KEYS_MAX];
 	const xf_ynode *map = NULL;
 	const char *folder = NULL, *name = NULL, *file_path = NULL;
 	int rc = xf_cfg_section(r, root, "", sect, &map);
 	if (rc || !map)
 		return rc;
+	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
 	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_string(r, map, sect, "data_folder_path", &folder)) ||
+	/* the table's rows check each is a text; then they are joined here */
+	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)) ||
+	    (rc = xf_cfg_string(r, map, sect, "data_folder_path", &folder)) ||
 	    (rc = xf_cfg_string(r, map, sect, "data_file_name", &name)) ||
 	    (rc = xf_cfg_string(r, map, sect, "file_path", &file_path)))
 		return rc;

@@ -152,6 +152,16 @@ static int read_combination_method(const xf_cfg_reader *r, const xf_ynode *map,
 	return xf_combination_rule_parse(methods[index], &cfg->cmc.combination) ? XF_ERR_CONFIG : 0;
 }
 
+/* A text key whose value its section's code uses with others (experimental_data's
+ * folder and name joined): checked here, in table order */
+static int read_text(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		     xf_config *cfg)
+{
+	const char *text = NULL;
+	(void)cfg;
+	return xf_cfg_string(r, map, row->section, row->name, &text);
+}
+
 /* output.base_directory: the result folder when --out is not given */
 static int read_base_directory(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			       xf_config *cfg)
@@ -234,6 +244,14 @@ static int read_virtual_devices(const xf_cfg_reader *r, const xf_ynode *map, con
 #define XF_PLOT_DPI_MAX 600
 
 static const xf_cfg_key keys[] = {
+	/* the data file: the pair, else file_path (config_read.c joins them) */
+	{ "experimental_data", "data_folder_path", XF_KEY_OWN, 0, 0, 0, 0,
+	  "the folder of data_file_name", "./data/", XF_SHOWN_EXAMPLE, read_text },
+	{ "experimental_data", "data_file_name", XF_KEY_OWN, 0, 0, 0, 0,
+	  "with data_folder_path: the data file", "sample.h5", XF_SHOWN_EXAMPLE, read_text },
+	{ "experimental_data", "file_path", XF_KEY_OWN, 0, 0, 0, 0,
+	  "data/sample.h5: the data file when data_file_name is absent", NULL, XF_SHOWN_ABSENT,
+	  read_text },
 	/* the data's frames and geometry (config_analyzer.c reads them; docs/config.md) */
 	{ "analyzer_parameters", "dt", XF_KEY_OWN, 0, 0, 0, 0,
 	  "s between stored frames; absent: the data file's", "0.001", XF_SHOWN_EXAMPLE,
@@ -603,8 +621,8 @@ void xf_config_write_key_reference(FILE *out)
 	fputs("# Config keys: the reference\n\n"
 	      "Produced from the config reader's key table (src/config/config_table.c) by\n"
 	      "`xpcsfit config --keys`; not edited by hand: `make config-keys` writes it again,\n"
-	      "and test_config compares the two. The keys read by their sections' own code\n"
-	      "(the data file, the parameters) and what every key means are in\n"
+	      "and test_config compares the two. The parameters' keys (lists of named bounds\n"
+	      "and values, read by their section's own code) and what every key means are in\n"
 	      "docs/config.md.\n\n"
 	      "| key | type | allowed | default | note |\n|---|---|---|---|---|\n",
 	      out);

@@ -20,16 +20,14 @@ static void write_header(xf_mode mode, FILE *out)
 		"\n"
 		"experimental_data:\n"
 		"  # homodyne's pair wins over file_path. A relative path is read against the\n"
-		"  # current directory if it exists there, else against this file's folder.\n"
-		"  data_folder_path: ./data/\n"
-		"  data_file_name: sample.h5\n"
-		"  # file_path: data/sample.h5\n"
-		"\n",
+		"  # current directory if it exists there, else against this file's folder.\n",
 		xf_mode_name(mode), xf_mode_name(mode));
-	/* the frames, geometry and angle filter from the key table (config_table.c, adr/0132) */
+	/* the data, frames, geometry and angle filter from the key table (config_table.c,
+	 * adr/0132) */
 	xf_config defaults;
 	xf_config_defaults(&defaults);
-	fputs("analyzer_parameters:\n", out);
+	xf_cfg_template_keys(out, "experimental_data", &defaults);
+	fputs("\nanalyzer_parameters:\n", out);
 	xf_cfg_template_keys(out, "analyzer_parameters", &defaults);
 	fputs("\nphi_filtering:\n", out);
 	xf_cfg_template_keys(out, "phi_filtering", &defaults);
