@@ -91,11 +91,13 @@ typedef enum xf_cfg_key_kind {
 } xf_cfg_key_kind;
 
 typedef enum xf_cfg_key_shown {
-	XF_SHOWN = 0,	  /* "name: default  # note" */
-	XF_SHOWN_ABSENT,  /* absent by default: "# name: note" */
-	XF_SHOWN_NOT,	  /* not in the template (a homodyne alias) */
-	XF_SHOWN_EXAMPLE, /* absent by default; the template writes "name: example  # note"
+	XF_SHOWN = 0,	   /* "name: default  # note" */
+	XF_SHOWN_ABSENT,   /* absent by default: "# name: note" */
+	XF_SHOWN_NOT,	   /* not in the template (a homodyne alias) */
+	XF_SHOWN_EXAMPLE,  /* absent by default; the template writes "name: example  # note"
 			   * (own_default: the example, a value of the data's kind) */
+	XF_SHOWN_BY_MODEL, /* the template writes it from the model's table (the parameters'
+			    * names, start values and bounds); own_default says so */
 } xf_cfg_key_shown;
 
 struct xf_cfg_key;
@@ -155,6 +157,21 @@ int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *map, const 
 			     xf_config *cfg);
 int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		    xf_config *cfg);
+/* The parameters' own rows' readers (config_params.c); xf_cfg_read_elsewhere: a row
+ * another reader reads (parameter_space.model by analysis_mode's, values with
+ * parameter_names) */
+int xf_cfg_read_bounds(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		       xf_config *cfg);
+int xf_cfg_read_elsewhere(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg);
+int xf_cfg_read_start_values(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			     xf_config *cfg);
+int xf_cfg_read_fixed(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		      xf_config *cfg);
+int xf_cfg_read_active(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		       xf_config *cfg);
+int xf_cfg_read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
+				  const xf_cfg_key *row, xf_config *cfg);
 /* phi_filtering.target_ranges' reader (config_phi.c) */
 int xf_cfg_read_target_ranges(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			      xf_config *cfg);

@@ -1,6 +1,7 @@
 /* config_params.c — the parameter sections: parameter_space.bounds (bounds and priors)
  * and initial_parameters (start values matched by name, fixed parameters, per-angle
- * scaling starts), with the start values checked against the bounds. */
+ * scaling starts), with the start values checked against the bounds. Their keys are own
+ * rows of the key table (config_table.c, adr/0132), read here in table order. */
 #include <math.h>
 #include "config/config_internal.h"
 
@@ -110,31 +111,56 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	return 0;
 }
 
-int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+/* parameter_space.bounds: a list of {name, min, max, prior_mu, prior_sigma} */
+int xf_cfg_read_bounds(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		       xf_config *cfg)
 {
-	/* model: homodyne's mode label, read by xf_cfg_read_mode */
-	static const char *const known[] = { "bounds", "model", NULL };
-	/* not on the spec list: homodyne's data-driven contrast/offset priors for its
-	 * MCMC (docs/config.md); our priors come from the bounds entries */
-	static const char *const ignored[] = { "priors", NULL };
-	const xf_ynode *map = NULL;
+	char path[XF_CFG_PATH_MAX];
 	int seen[XF_N_BOUND_SLOTS] = { 0 }; /* entry index + 1 per slot, 0 = none yet */
-	int rc = xf_cfg_section(r, root, "", "parameter_space", &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_check_keys(r, map, "parameter_space", known, ignored);
-	const xf_ynode *list = xf_ynode_get(map, "bounds");
+	const xf_ynode *list = xf_ynode_get(map, row->name);
 	if (!list || xf_ynode_is_null(list))
 		return 0;
 	if (list->kind != XF_YNODE_SEQUENCE)
-		return xf_cfg_bad_value(r, list, "parameter_space.bounds",
+		return xf_cfg_bad_value(r, list, xf_cfg_path(path, row->section, row->name),
 					"a list of {name, min, max, prior_mu, prior_sigma}");
 	for (size_t k = 0; k < list->n; k++) {
-		rc = read_bound(r, list->items[k], (int)k, seen, cfg);
+		int rc = read_bound(r, list->items[k], (int)k, seen, cfg);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+/* A row another reader reads: parameter_space.model (analysis_mode's reader, before
+ * every section), initial_parameters.values (with parameter_names) */
+int xf_cfg_read_elsewhere(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			  xf_config *cfg)
+{
+	(void)r, (void)map, (void)row, (void)cfg;
+	return 0;
+}
+
+/* A section of the parameters: its keys checked against the table's and ignored[], its
+ * rows read in table order */
+static int read_section(const xf_cfg_reader *r, const xf_ynode *root, const char *sect,
+			const char *const *ignored, xf_config *cfg)
+{
+	const char *known[XF_CFG_SECTION_KEYS_MAX];
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_section(r, root, "", sect, &map);
+	if (rc || !map)
+		return rc;
+	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
+	xf_cfg_check_keys(r, map, sect, known, ignored);
+	return xf_cfg_read_keys(r, map, sect, cfg);
+}
+
+int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
+{
+	/* not on the spec list: homodyne's data-driven contrast/offset priors for its
+	 * MCMC (docs/config.md); our priors come from the bounds entries */
+	static const char *const ignored[] = { "priors", NULL };
+	return read_section(r, root, "parameter_space", ignored, cfg);
 }
 
 /* ---- initial_parameters ------------------------------------------------------------- */
@@ -200,8 +226,10 @@ static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const c
 	return 0;
 }
 
-static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+int xf_cfg_read_start_values(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+			     xf_config *cfg)
 {
+	(void)row;
 	const char *sect = "initial_parameters";
 	const xf_ynode *names = xf_ynode_get(map, "parameter_names");
 	const xf_ynode *values = xf_ynode_get(map, "values");
@@ -263,8 +291,10 @@ static int read_names_and_values(const xf_cfg_reader *r, const xf_ynode *map, xf
 	return 0;
 }
 
-static int read_fixed(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+int xf_cfg_read_fixed(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		      xf_config *cfg)
 {
+	(void)row;
 	const char *sect = "initial_parameters.fixed_parameters";
 	const xf_ynode *fixed = NULL;
 	char path[XF_CFG_PATH_MAX];
@@ -341,8 +371,10 @@ static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const 
 	return 0;
 }
 
-static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+int xf_cfg_read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
+				  const xf_cfg_key *row, xf_config *cfg)
 {
+	(void)row;
 	static const char *const known[] = { "contrast", "offset", NULL };
 	const char *sect = "initial_parameters.per_angle_scaling";
 	const xf_ynode *pas = NULL;
@@ -360,8 +392,10 @@ static int read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map, x
 
 /* active_parameters: homodyne fits only the named physical parameters and holds the
  * others at their start values. Mapped onto is_fixed; null or absent = all fitted. */
-static int read_active(const xf_cfg_reader *r, const xf_ynode *map, xf_config *cfg)
+int xf_cfg_read_active(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		       xf_config *cfg)
 {
+	(void)row;
 	const char *sect = "initial_parameters.active_parameters";
 	const xf_ynode *list = xf_ynode_get(map, "active_parameters");
 	char path[XF_CFG_PATH_MAX];
@@ -394,22 +428,9 @@ static int read_active(const xf_cfg_reader *r, const xf_ynode *map, xf_config *c
 
 int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = {
-		"parameter_names",   "values", "fixed_parameters", "per_angle_scaling",
-		"active_parameters", NULL,
-	};
 	/* homodyne writes the units beside the names; nothing to use */
 	static const char *const ignored[] = { "units", NULL };
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, root, "", "initial_parameters", &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_check_keys(r, map, "initial_parameters", known, ignored);
-	/* active_parameters after fixed_parameters: a fixed value wins over the start value */
-	if ((rc = read_names_and_values(r, map, cfg)) || (rc = read_fixed(r, map, cfg)) ||
-	    (rc = read_active(r, map, cfg)) || (rc = read_per_angle_scaling(r, map, cfg)))
-		return rc;
-	return 0;
+	return read_section(r, root, "initial_parameters", ignored, cfg);
 }
 
 void xf_cfg_start_key(const char *name, char *buf, size_t size)

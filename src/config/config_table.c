@@ -252,6 +252,30 @@ static const xf_cfg_key keys[] = {
 	{ "experimental_data", "file_path", XF_KEY_OWN, 0, 0, 0, 0,
 	  "data/sample.h5: the data file when data_file_name is absent", NULL, XF_SHOWN_ABSENT,
 	  read_text },
+	/* the parameters (config_params.c): named by the model's table, which the template's
+	 * lines come from; the bounds before the start values, which are checked against
+	 * them (config_read.c reads parameter_space first) */
+	{ "parameter_space", "model", XF_KEY_OWN, 0, 0, 0, 0,
+	  "homodyne's mode label: read when analysis_mode is absent", "absent", XF_SHOWN_BY_MODEL,
+	  xf_cfg_read_elsewhere },
+	{ "parameter_space", "bounds", XF_KEY_OWN, 0, 0, 0, 0,
+	  "a list of {name, min, max, prior_mu, prior_sigma}", "the model's", XF_SHOWN_BY_MODEL,
+	  xf_cfg_read_bounds },
+	{ "initial_parameters", "parameter_names", XF_KEY_OWN, 0, 0, 0, 0,
+	  "the names of values (the model's, or homodyne's aliases)", "the model's",
+	  XF_SHOWN_BY_MODEL, xf_cfg_read_start_values },
+	{ "initial_parameters", "values", XF_KEY_OWN, 0, 0, 0, 0,
+	  "a start value per name, or null: estimated from the data", "null", XF_SHOWN_BY_MODEL,
+	  xf_cfg_read_elsewhere },
+	/* after the start values: a fixed value wins over a start value */
+	{ "initial_parameters", "fixed_parameters", XF_KEY_OWN, 0, 0, 0, 0,
+	  "{name: value}: held at the value", "none", XF_SHOWN_BY_MODEL, xf_cfg_read_fixed },
+	{ "initial_parameters", "active_parameters", XF_KEY_OWN, 0, 0, 0, 0,
+	  "a list of the names fitted (the others held at their start values)", "all",
+	  XF_SHOWN_BY_MODEL, xf_cfg_read_active },
+	{ "initial_parameters", "per_angle_scaling", XF_KEY_OWN, 0, 0, 0, 0,
+	  "{contrast, offset}: each 1 or n_phi start values", "estimated", XF_SHOWN_BY_MODEL,
+	  xf_cfg_read_per_angle_scaling },
 	/* the data's frames and geometry (config_analyzer.c reads them; docs/config.md) */
 	{ "analyzer_parameters", "dt", XF_KEY_OWN, 0, 0, 0, 0,
 	  "s between stored frames; absent: the data file's", "0.001", XF_SHOWN_EXAMPLE,
@@ -621,9 +645,9 @@ void xf_config_write_key_reference(FILE *out)
 	fputs("# Config keys: the reference\n\n"
 	      "Produced from the config reader's key table (src/config/config_table.c) by\n"
 	      "`xpcsfit config --keys`; not edited by hand: `make config-keys` writes it again,\n"
-	      "and test_config compares the two. The parameters' keys (lists of named bounds\n"
-	      "and values, read by their section's own code) and what every key means are in\n"
-	      "docs/config.md.\n\n"
+	      "and test_config compares the two. What every key means is in docs/config.md;\n"
+	      "the parameters' names, bounds and template values are the model's\n"
+	      "(docs/model.md).\n\n"
 	      "| key | type | allowed | default | note |\n|---|---|---|---|---|\n",
 	      out);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
@@ -663,7 +687,7 @@ void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defau
 		const xf_cfg_key *row = &keys[k];
 		if (strncmp(row->section, section, len_section) ||
 		    (row->section[len_section] && row->section[len_section] != '.') ||
-		    row->shown == XF_SHOWN_NOT)
+		    row->shown == XF_SHOWN_NOT || row->shown == XF_SHOWN_BY_MODEL)
 			continue;
 		/* the row's path below section, part by part; headers for the parts not open */
 		char rel[XF_CFG_PATH_MAX], *parts[XF_TEMPLATE_DEPTH_MAX];
