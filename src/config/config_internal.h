@@ -138,6 +138,10 @@ void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defau
  * parallel), NULL-terminated (cap entries at most, the NULL included); their count */
 size_t xf_cfg_table_sections(const char **names, size_t cap);
 #define XF_CFG_SECTION_KEYS_MAX 16 /* keys and subsections of one such section, NULL included */
+/* Every top-level section of the table's rows ("analyzer_parameters", "optimization", ...),
+ * in table order, NULL-terminated (cap entries at most, the NULL included); their count */
+size_t xf_cfg_table_top_keys(const char **names, size_t cap);
+#define XF_CFG_TOP_SECTIONS_MAX 16
 /* Read those sections whose unknown keys are warned (checked 1), or the others (0), in
  * the table's order: 0 or the first error's code */
 int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int checked, xf_config *cfg);

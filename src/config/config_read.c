@@ -25,13 +25,10 @@ static const char *const top_ignored[] = {
 	"advanced",
 	NULL,
 };
-/* the top-level keys read by hand (this file, config_params.c, config_optim.c); the key
- * table's sections join them (known_top_keys) */
-static const char *const top_read[] = {
-	XF_CONFIG_MODE_KEY, "experimental_data",   "analyzer_parameters",
-	"phi_filtering",    "initial_parameters",  "parameter_space",
-	"optimization",	    "optimization_config", NULL,
-};
+/* the top-level keys read outside the table's rows: the mode, and homodyne's older
+ * section that holds the angle filter (config_phi.c); the table's sections join them
+ * (known_top_keys) */
+static const char *const top_read[] = { XF_CONFIG_MODE_KEY, "optimization_config", NULL };
 #define XF_CFG_TOP_KEYS_MAX 24
 
 /* parameter_space.model: homodyne's other place for the mode. Its short example configs
@@ -180,8 +177,8 @@ const char *xf_config_key_alias(const char *name)
 	return name;
 }
 
-/* The top-level keys read: the sections read here and by their readers, then the key
- * table's own sections (config_table.c) */
+/* The top-level keys read: those above, then the top-level sections of the key table's
+ * rows (config_table.c) */
 static void known_top_keys(const char **known, size_t cap)
 {
 	size_t n = 0;
@@ -189,7 +186,7 @@ static void known_top_keys(const char **known, size_t cap)
 		known[n] = top_read[n];
 		n++;
 	}
-	xf_cfg_table_sections(known + n, cap - n);
+	xf_cfg_table_top_keys(known + n, cap - n);
 }
 
 static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)

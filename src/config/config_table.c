@@ -433,6 +433,27 @@ size_t xf_cfg_table_sections(const char **names, size_t cap)
 	return n;
 }
 
+size_t xf_cfg_table_top_keys(const char **names, size_t cap)
+{
+	static char tops[XF_CFG_TOP_SECTIONS_MAX][XF_CFG_PATH_MAX];
+	size_t n = 0;
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0] && n + 1 < cap; k++) {
+		const char *section = keys[k].section, *dot = strchr(section, '.');
+		size_t len = dot ? (size_t)(dot - section) : strlen(section);
+		size_t seen = 0;
+		while (seen < n && (strlen(tops[seen]) != len || strncmp(tops[seen], section, len)))
+			seen++;
+		if (seen < n || n >= XF_CFG_TOP_SECTIONS_MAX || len + 1 > XF_CFG_PATH_MAX)
+			continue;
+		memcpy(tops[n], section, len);
+		tops[n][len] = '\0';
+		names[n] = tops[n];
+		n++;
+	}
+	names[n] = NULL;
+	return n;
+}
+
 int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int checked, xf_config *cfg)
 {
 	for (size_t k = 0; k < N_SECTIONS; k++) {
