@@ -20,8 +20,7 @@ static int given(const xf_ynode *map, const char *key)
 int xf_cfg_read_dt(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		   xf_config *cfg)
 {
-	return xf_cfg_number(r, map, row->section, row->name, XF_CHECK_FRAME_TIME, &cfg->dt_s,
-			     &cfg->has_dt);
+	return xf_cfg_number(r, map, row->section, row->name, row->check, &cfg->dt_s, &cfg->has_dt);
 }
 
 /* analyzer_parameters.end_frame: 1-based, inclusive; -1 the last frame, 0 is no frame */
@@ -42,13 +41,14 @@ int xf_cfg_read_end_frame(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 	return 0;
 }
 
+const char *const xf_cfg_shear_model_names[] = { "homodyne", "pnas2024", NULL };
+
 /* analyzer_parameters.shear_model: homodyne's γ̇ time integral or the paper's */
 int xf_cfg_read_shear_model(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			    xf_config *cfg)
 {
-	static const char *const names[] = { "homodyne", "pnas2024", NULL };
 	int shear = 0, given_shear = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &shear, &given_shear);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &shear, &given_shear);
 	if (!rc && given_shear)
 		cfg->shear_model = shear ? XF_SHEAR_PNAS2024 : XF_SHEAR_HOMODYNE;
 	return rc;
@@ -208,7 +208,7 @@ int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *scat, const
 int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		    xf_config *cfg)
 {
-	return xf_cfg_number(r, map, row->section, row->name, XF_CHECK_POSITIVE, &cfg->gap_A,
+	return xf_cfg_number(r, map, row->section, row->name, row->check, &cfg->gap_A,
 			     &cfg->has_gap);
 }
 

@@ -116,6 +116,11 @@ typedef struct xf_cfg_key {
 	const char *own_default; /* XF_KEY_OWN: the default as the template writes it */
 	xf_cfg_key_shown shown;	 /* how the template shows it */
 	xf_cfg_own_fn own;	 /* XF_KEY_OWN: its reader */
+	/* XF_KEY_OWN: a choice's words (NULL-terminated), which its reader checks and the
+	 * reference lists; else what the value may be, for the reference (NULL: a number
+	 * by check, or see docs/config.md) */
+	const char *const *choices;
+	const char *allowed;
 } xf_cfg_key;
 
 /* The table, in reading order; *n rows. */
@@ -148,6 +153,8 @@ int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int check
 /* The template's blocks of those sections, each headed, with the values of defaults */
 void xf_cfg_template_sections(FILE *out, const xf_config *defaults);
 
+/* analyzer_parameters.shear_model's words (config_analyzer.c) */
+extern const char *const xf_cfg_shear_model_names[];
 /* The own rows' readers of analyzer_parameters (config_analyzer.c) */
 int xf_cfg_read_dt(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		   xf_config *cfg);

@@ -25,19 +25,20 @@
 static int read_sigma(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		      xf_config *cfg)
 {
-	return xf_cfg_number(r, map, row->section, row->name, XF_CHECK_POSITIVE, &cfg->nlsq.sigma,
+	return xf_cfg_number(r, map, row->section, row->name, row->check, &cfg->nlsq.sigma,
 			     &cfg->nlsq.has_sigma);
 }
+
+static const char *const loss_names[] = {
+	"linear", "soft_l1", "huber", "cauchy", "arctan", NULL,
+};
 
 /* optimization.nlsq.loss: SciPy's robust losses, in enum xf_loss order */
 static int read_loss(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		     xf_config *cfg)
 {
-	static const char *const losses[] = {
-		"linear", "soft_l1", "huber", "cauchy", "arctan", NULL,
-	};
 	int loss = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, losses, &loss, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &loss, &given);
 	if (!rc && given)
 		cfg->nlsq.loss = (xf_loss)loss;
 	return rc;
@@ -49,7 +50,7 @@ static int read_tolerance(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 {
 	double tolerance = 0.0, ftol = cfg->nlsq.ftol;
 	int has_tolerance = 0, has_ftol = 0;
-	int rc = xf_cfg_number(r, map, row->section, row->name, XF_CHECK_POSITIVE, &tolerance,
+	int rc = xf_cfg_number(r, map, row->section, row->name, row->check, &tolerance,
 			       &has_tolerance);
 	if (rc || !has_tolerance ||
 	    (rc = xf_cfg_number(r, map, row->section, "ftol", XF_CHECK_POSITIVE, &ftol, &has_ftol)))
@@ -63,11 +64,12 @@ static int read_tolerance(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 	return 0;
 }
 
+static const char *const nlsq_mode_names[] = { "auto", "individual", "constant", "fourier", NULL };
+
 /* optimization.nlsq.anti_degeneracy.per_angle_mode */
 static int read_nlsq_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {
-	static const char *const names[] = { "auto", "individual", "constant", "fourier", NULL };
 	static const xf_scaling_mode values[] = {
 		XF_SCALING_AUTO,
 		XF_SCALING_INDIVIDUAL,
@@ -75,25 +77,26 @@ static int read_nlsq_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 		XF_SCALING_FOURIER,
 	};
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &index, &given);
 	if (!rc && given)
 		cfg->nlsq.per_angle_mode = values[index];
 	return rc;
 }
+
+static const char *const cmc_mode_names[] = { "auto", "individual", "constant", NULL };
 
 /* optimization.cmc.per_angle_mode: fourier is NLSQ-only (CMC turns it into individual
  * when following NLSQ, cmc.md); absent or null: the mode NLSQ used */
 static int read_cmc_mode(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			 xf_config *cfg)
 {
-	static const char *const names[] = { "auto", "individual", "constant", NULL };
 	static const xf_scaling_mode values[] = {
 		XF_SCALING_AUTO,
 		XF_SCALING_INDIVIDUAL,
 		XF_SCALING_CONSTANT,
 	};
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &index, &given);
 	if (!rc)
 		cfg->cmc.per_angle_mode = given ? values[index] : XF_SCALING_FOLLOW_NLSQ;
 	return rc;
@@ -117,39 +120,41 @@ static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 			  xf_config *cfg)
 {
 	int index = 0;
-	int rc = choice_index(r, map, row, xf_cmc_route_names, &index);
+	int rc = choice_index(r, map, row, row->choices, &index);
 	if (!rc)
 		cfg->cmc.route = (xf_cmc_route)index;
 	return rc;
 }
+
+static const char *const combination_methods[] = {
+	"robust_consensus_mc",
+	"consensus_mc",
+	"gaussian_product",
+	"homodyne_marginal",
+	"weighted_gaussian",
+	"simple_average",
+	"auto",
+	NULL,
+};
 
 /* optimization.cmc.combination.method; the last three are homodyne's deprecated names
  * (cmc.md), read as robust_consensus_mc with a warning */
 static int read_combination_method(const xf_cfg_reader *r, const xf_ynode *map,
 				   const xf_cfg_key *row, xf_config *cfg)
 {
-	static const char *const methods[] = {
-		"robust_consensus_mc",
-		"consensus_mc",
-		"gaussian_product",
-		"homodyne_marginal",
-		"weighted_gaussian",
-		"simple_average",
-		"auto",
-		NULL,
-	};
 	enum { N_OWN_METHODS = 4 };
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, methods, &index, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &index, &given);
 	if (rc || !given)
 		return rc;
 	if (index >= N_OWN_METHODS) {
 		xf_warn("optimization.cmc.combination.method: '%s' is a deprecated homodyne "
 			"name; using robust_consensus_mc, in %s:%d",
-			methods[index], r->file, xf_ynode_get(map, "method")->line);
+			row->choices[index], r->file, xf_ynode_get(map, "method")->line);
 		index = 0;
 	}
-	return xf_combination_rule_parse(methods[index], &cfg->cmc.combination) ? XF_ERR_CONFIG : 0;
+	return xf_combination_rule_parse(row->choices[index], &cfg->cmc.combination) ? XF_ERR_CONFIG
+										     : 0;
 }
 
 /* A text key whose value its section's code uses with others (experimental_data's
@@ -189,41 +194,44 @@ static int read_directory(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 	return 0;
 }
 
+static const char *const surface_names[] = { "none", "full", NULL };
+
 /* output.surfaces (xpcsfit's own): the index is the value of xf_config.output_surfaces */
 static int read_surfaces(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			 xf_config *cfg)
 {
-	static const char *const names[] = { "none", "full", NULL };
-	return choice_index(r, map, row, names, &cfg->output_surfaces);
+	return choice_index(r, map, row, row->choices, &cfg->output_surfaces);
 }
+
+static const char *const log_level_names[] = {
+	"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
+	"info",	 "warning", "error",   "critical", NULL,
+};
 
 /* logging.level: homodyne's Python logging level names; CRITICAL behaves as ERROR */
 static int read_log_level(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {
-	static const char *const names[] = {
-		"DEBUG", "INFO",    "WARNING", "ERROR",	   "CRITICAL", "debug",
-		"info",	 "warning", "error",   "critical", NULL,
-	};
 	static const xf_log_level values[] = {
 		XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,	XF_VERBOSITY_WARNING, XF_VERBOSITY_ERROR,
 		XF_VERBOSITY_ERROR, XF_VERBOSITY_DEBUG, XF_VERBOSITY_INFO,    XF_VERBOSITY_WARNING,
 		XF_VERBOSITY_ERROR, XF_VERBOSITY_ERROR,
 	};
 	int index = 0, given = 0;
-	int rc = xf_cfg_choice(r, map, row->section, row->name, names, &index, &given);
+	int rc = xf_cfg_choice(r, map, row->section, row->name, row->choices, &index, &given);
 	if (!rc && given)
 		cfg->verbosity = values[index];
 	return rc;
 }
+
+static const char *const angle_page_names[] = { "auto", "all", NULL };
 
 /* plotting.angle_pages (xpcsfit's own): the index is the value of
  * xf_config.plot_all_angles */
 static int read_angle_pages(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			    xf_config *cfg)
 {
-	static const char *const names[] = { "auto", "all", NULL };
-	return choice_index(r, map, row, names, &cfg->plot_all_angles);
+	return choice_index(r, map, row, row->choices, &cfg->plot_all_angles);
 }
 
 /* parallel.virtual_devices: auto (0: the online cores) or a count, as --threads */
@@ -231,8 +239,7 @@ static int read_virtual_devices(const xf_cfg_reader *r, const xf_ynode *map, con
 				xf_config *cfg)
 {
 	long devices = cfg->virtual_devices;
-	int rc = xf_cfg_int_or_auto(r, map, row->section, row->name, XF_VIRTUAL_DEVICES_MAX,
-				    &devices);
+	int rc = xf_cfg_int_or_auto(r, map, row->section, row->name, row->hi, &devices);
 	if (!rc)
 		cfg->virtual_devices = (int)devices;
 	return rc;
@@ -246,168 +253,192 @@ static int read_virtual_devices(const xf_cfg_reader *r, const xf_ynode *map, con
 static const xf_cfg_key keys[] = {
 	/* the data file: the pair, else file_path (config_read.c joins them) */
 	{ "experimental_data", "data_folder_path", XF_KEY_OWN, 0, 0, 0, 0,
-	  "the folder of data_file_name", "./data/", XF_SHOWN_EXAMPLE, read_text },
+	  "the folder of data_file_name", "./data/", XF_SHOWN_EXAMPLE, read_text, NULL,
+	  "a text (a folder)" },
 	{ "experimental_data", "data_file_name", XF_KEY_OWN, 0, 0, 0, 0,
-	  "with data_folder_path: the data file", "sample.h5", XF_SHOWN_EXAMPLE, read_text },
+	  "with data_folder_path: the data file", "sample.h5", XF_SHOWN_EXAMPLE, read_text, NULL,
+	  "a text (a file name or path)" },
 	{ "experimental_data", "file_path", XF_KEY_OWN, 0, 0, 0, 0,
 	  "data/sample.h5: the data file when data_file_name is absent", NULL, XF_SHOWN_ABSENT,
-	  read_text },
+	  read_text, NULL, "a text (a file path)" },
 	/* the parameters (config_params.c): named by the model's table, which the template's
 	 * lines come from; the bounds before the start values, which are checked against
 	 * them (config_read.c reads parameter_space first) */
 	{ "parameter_space", "model", XF_KEY_OWN, 0, 0, 0, 0,
 	  "homodyne's mode label: read when analysis_mode is absent", "absent", XF_SHOWN_BY_MODEL,
-	  xf_cfg_read_elsewhere },
+	  xf_cfg_read_elsewhere, xf_mode_names, NULL },
 	{ "parameter_space", "bounds", XF_KEY_OWN, 0, 0, 0, 0,
-	  "a list of {name, min, max, prior_mu, prior_sigma}", "the model's", XF_SHOWN_BY_MODEL,
-	  xf_cfg_read_bounds },
+	  "each parameter's bounds and truncated-normal prior", "the model's", XF_SHOWN_BY_MODEL,
+	  xf_cfg_read_bounds, NULL, "a list of {name, min, max, prior_mu, prior_sigma}" },
 	{ "initial_parameters", "parameter_names", XF_KEY_OWN, 0, 0, 0, 0,
 	  "the names of values (the model's, or homodyne's aliases)", "the model's",
-	  XF_SHOWN_BY_MODEL, xf_cfg_read_start_values },
+	  XF_SHOWN_BY_MODEL, xf_cfg_read_start_values, NULL, "a list of parameter names" },
 	{ "initial_parameters", "values", XF_KEY_OWN, 0, 0, 0, 0,
 	  "a start value per name, or null: estimated from the data", "null", XF_SHOWN_BY_MODEL,
-	  xf_cfg_read_elsewhere },
+	  xf_cfg_read_elsewhere, NULL, "null, or a number or null per name" },
 	/* after the start values: a fixed value wins over a start value */
 	{ "initial_parameters", "fixed_parameters", XF_KEY_OWN, 0, 0, 0, 0,
-	  "{name: value}: held at the value", "none", XF_SHOWN_BY_MODEL, xf_cfg_read_fixed },
+	  "{name: value}: held at the value", "none", XF_SHOWN_BY_MODEL, xf_cfg_read_fixed, NULL,
+	  "a mapping {name: number}" },
 	{ "initial_parameters", "active_parameters", XF_KEY_OWN, 0, 0, 0, 0,
 	  "a list of the names fitted (the others held at their start values)", "all",
-	  XF_SHOWN_BY_MODEL, xf_cfg_read_active },
+	  XF_SHOWN_BY_MODEL, xf_cfg_read_active, NULL, "null, or a list of parameter names" },
 	{ "initial_parameters", "per_angle_scaling", XF_KEY_OWN, 0, 0, 0, 0,
 	  "{contrast, offset}: each 1 or n_phi start values", "estimated", XF_SHOWN_BY_MODEL,
-	  xf_cfg_read_per_angle_scaling },
+	  xf_cfg_read_per_angle_scaling, NULL,
+	  "{contrast, offset}: each a number or a list of 1 or n_phi numbers" },
 	/* the data's frames and geometry (config_analyzer.c reads them; docs/config.md) */
-	{ "analyzer_parameters", "dt", XF_KEY_OWN, 0, 0, 0, 0,
+	{ "analyzer_parameters", "dt", XF_KEY_OWN, 0, 0, 0, XF_CHECK_FRAME_TIME,
 	  "s between stored frames; absent: the data file's", "0.001", XF_SHOWN_EXAMPLE,
-	  xf_cfg_read_dt },
+	  xf_cfg_read_dt, NULL, NULL },
 	/* below 1: 1, with a warning (the reader's clamp, docs/input-formats.md) */
 	{ "analyzer_parameters", "start_frame", XF_KEY_LONG, AT(start_frame), -1000000000L,
-	  1000000000L, 0, "1-based, inclusive", NULL, XF_SHOWN, NULL },
+	  1000000000L, 0, "1-based, inclusive", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "analyzer_parameters", "end_frame", XF_KEY_OWN, 0, 0, 0, 0,
-	  "1-based, inclusive; -1 = the last frame", "-1", XF_SHOWN, xf_cfg_read_end_frame },
+	  "1-based, inclusive; -1 = the last frame", "-1", XF_SHOWN, xf_cfg_read_end_frame, NULL,
+	  "-1 (the last frame) or an integer from 1 to 1000000000" },
 	{ "analyzer_parameters", "shear_model", XF_KEY_OWN, 0, 0, 0, 0, "homodyne | pnas2024",
-	  "homodyne", XF_SHOWN, xf_cfg_read_shear_model },
+	  "homodyne", XF_SHOWN, xf_cfg_read_shear_model, xf_cfg_shear_model_names, NULL },
 	/* after the flat keys, which win */
 	{ "analyzer_parameters", "temporal", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT,
-	  xf_cfg_read_temporal },
+	  xf_cfg_read_temporal, NULL, "{dt, start_frame, end_frame, frame_interval}" },
 	{ "analyzer_parameters.scattering", "wavevector_q", XF_KEY_OWN, 0, 0, 0, 0,
 	  "1/angstrom; or all | [q1, q2] | {min: q1, max: q2} (several q rings)", "0.0054",
-	  XF_SHOWN_EXAMPLE, xf_cfg_read_wavevector_q },
-	{ "analyzer_parameters.geometry", "stator_rotor_gap", XF_KEY_OWN, 0, 0, 0, 0,
-	  "angstrom (200 um); laminar_flow's cell", "2000000", XF_SHOWN, xf_cfg_read_gap },
+	  XF_SHOWN_EXAMPLE, xf_cfg_read_wavevector_q, NULL,
+	  "a number > 0, all, a list of numbers > 0 or {min: Q1, max: Q2}" },
+	{ "analyzer_parameters.geometry", "stator_rotor_gap", XF_KEY_OWN, 0, 0, 0,
+	  XF_CHECK_POSITIVE, "angstrom (200 um); laminar_flow's cell", "2000000", XF_SHOWN,
+	  xf_cfg_read_gap, NULL, NULL },
 	/* the angle filter (config_phi.c; also read from homodyne's older
 	 * optimization_config.angle_filtering) */
 	{ "phi_filtering", "enabled", XF_KEY_BOOL, AT(phi_filter_enabled), 0, 0, 0, "", NULL,
-	  XF_SHOWN, NULL },
+	  XF_SHOWN, NULL, NULL, NULL },
 	{ "phi_filtering", "fallback_to_all_angles", XF_KEY_BOOL, AT(fallback_to_all_angles), 0, 0,
-	  0, "true: keep all angles when none match", NULL, XF_SHOWN, NULL },
+	  0, "true: keep all angles when none match", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "phi_filtering", "target_ranges", XF_KEY_OWN, 0, 0, 0, 0,
 	  "degrees; min > max is a range across 180",
 	  "[{min_angle: -10.0, max_angle: 10.0}, {min_angle: 85.0, max_angle: 95.0}]",
-	  XF_SHOWN_EXAMPLE, xf_cfg_read_target_ranges },
+	  XF_SHOWN_EXAMPLE, xf_cfg_read_target_ranges, NULL,
+	  "a list of {min_angle, max_angle} (degrees)" },
 	/* NLSQ (docs/nlsq.md) */
 	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
-	  "", NULL, XF_SHOWN, NULL },
+	  "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq", "xtol", XF_KEY_NUMBER, AT(nlsq.xtol), 0, 0, XF_CHECK_POSITIVE, "",
-	  NULL, XF_SHOWN, NULL },
+	  NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq", "gtol", XF_KEY_NUMBER, AT(nlsq.gtol), 0, 0, XF_CHECK_POSITIVE, "",
-	  NULL, XF_SHOWN, NULL },
+	  NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq", "ftol", XF_KEY_NUMBER, AT(nlsq.ftol), 0, 0, XF_CHECK_POSITIVE,
-	  "homodyne's name: tolerance", NULL, XF_SHOWN, NULL },
-	{ "optimization.nlsq", "sigma", XF_KEY_OWN, 0, 0, 0, 0,
-	  "constant sigma of the data; null = unknown", "null", XF_SHOWN, read_sigma },
+	  "homodyne's name: tolerance", NULL, XF_SHOWN, NULL, NULL, NULL },
+	{ "optimization.nlsq", "sigma", XF_KEY_OWN, 0, 0, 0, XF_CHECK_POSITIVE,
+	  "constant sigma of the data; null = unknown", "null", XF_SHOWN, read_sigma, NULL,
+	  "a number > 0, or null" },
 	{ "optimization.nlsq", "loss", XF_KEY_OWN, 0, 0, 0, 0,
 	  "linear | soft_l1 | huber | cauchy | arctan (docs/nlsq.md)", "linear", XF_SHOWN,
-	  read_loss },
+	  read_loss, loss_names, NULL },
 	{ "optimization.nlsq", "f_scale", XF_KEY_NUMBER, AT(nlsq.f_scale), 0, 0, XF_CHECK_POSITIVE,
-	  "a robust loss's soft margin, in units of sigma", NULL, XF_SHOWN, NULL },
+	  "a robust loss's soft margin, in units of sigma", NULL, XF_SHOWN, NULL, NULL, NULL },
 	/* after ftol and the rest: an explicit ftol wins, a differing one is named */
-	{ "optimization.nlsq", "tolerance", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT,
-	  read_tolerance },
+	{ "optimization.nlsq", "tolerance", XF_KEY_OWN, 0, 0, 0, XF_CHECK_POSITIVE, "", NULL,
+	  XF_SHOWN_NOT, read_tolerance, NULL, NULL },
 	{ "optimization.nlsq.anti_degeneracy", "enable", XF_KEY_BOOL,
 	  AT(nlsq.anti_degeneracy_enable), 0, 0, 0, "static: use per_angle_mode only when true",
-	  NULL, XF_SHOWN, NULL },
+	  NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.anti_degeneracy", "per_angle_mode", XF_KEY_OWN, 0, 0, 0, 0,
-	  "auto | constant | individual | fourier", "auto", XF_SHOWN, read_nlsq_mode },
+	  "auto | constant | individual | fourier", "auto", XF_SHOWN, read_nlsq_mode,
+	  nlsq_mode_names, NULL },
 	{ "optimization.nlsq.anti_degeneracy", "constant_scaling_threshold", XF_KEY_INT,
-	  AT(nlsq.constant_scaling_threshold), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  AT(nlsq.constant_scaling_threshold), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	{ "optimization.nlsq.anti_degeneracy", "fourier_order", XF_KEY_INT, AT(nlsq.fourier_order),
-	  1, XF_FOURIER_ORDER_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  1, XF_FOURIER_ORDER_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.anti_degeneracy.hierarchical", "enable", XF_KEY_BOOL,
-	  AT(nlsq.hierarchical), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
+	  AT(nlsq.hierarchical), 0, 0, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.multi_start", "enable", XF_KEY_BOOL, AT(nlsq.multi_start), 0, 0, 0, "",
-	  NULL, XF_SHOWN, NULL },
+	  NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.multi_start", "n_starts", XF_KEY_INT, AT(nlsq.n_starts), 1,
-	  XF_N_STARTS_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  XF_N_STARTS_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.multi_start", "seed", XF_KEY_U64, AT(nlsq.multi_start_seed), 0, 0, 0,
-	  "", NULL, XF_SHOWN, NULL },
+	  "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	/* xpcsfit's own search for the optimum (docs/nlsq.md "Finding the optimum") */
 	{ "optimization.nlsq.start_search", "enable", XF_KEY_BOOL, AT(nlsq.start_search), 0, 0, 0,
-	  "xpcsfit: screened starts, best refined on all data", NULL, XF_SHOWN, NULL },
+	  "xpcsfit: screened starts, best refined on all data", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.start_search", "spread_decades", XF_KEY_INT, AT(nlsq.search_spread), 0,
-	  6, 0, "starts from 1e-2 to 1e2 x the estimated D0, gamma_dot_t0", NULL, XF_SHOWN, NULL },
+	  6, 0, "starts from 1e-2 to 1e2 x the estimated D0, gamma_dot_t0", NULL, XF_SHOWN, NULL,
+	  NULL, NULL },
 	{ "optimization.nlsq.start_search", "subsample_points", XF_KEY_LONG, AT(nlsq.screen_points),
-	  1000, LONG_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  1000, LONG_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.nlsq.start_search", "phi0_profile", XF_KEY_BOOL, AT(nlsq.phi0_profile), 0,
-	  0, 0, "laminar: refit other flow-angle basins of phi0", NULL, XF_SHOWN, NULL },
+	  0, 0, "laminar: refit other flow-angle basins of phi0", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	/* the posterior (docs/cmc.md) */
-	{ "optimization.cmc", "seed", XF_KEY_U64, AT(cmc.seed), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
+	{ "optimization.cmc", "seed", XF_KEY_U64, AT(cmc.seed), 0, 0, 0, "", NULL, XF_SHOWN, NULL,
+	  NULL, NULL },
 	{ "optimization.cmc", "per_angle_mode", XF_KEY_OWN, 0, 0, 0, 0,
 	  "null = the mode NLSQ used; auto | constant | individual", "null", XF_SHOWN,
-	  read_cmc_mode },
+	  read_cmc_mode, cmc_mode_names, NULL },
 	{ "optimization.cmc", "route", XF_KEY_OWN, 0, 0, 0, 0,
 	  "auto: importance sampling from NLSQ, checked against the exact posterior, NUTS if "
 	  "it fails | nuts",
-	  "auto", XF_SHOWN, read_cmc_route },
+	  "auto", XF_SHOWN, read_cmc_route, xf_cmc_route_names, NULL },
 	{ "optimization.cmc.sharding", "num_shards", XF_KEY_INT_OR_AUTO, AT(cmc.num_shards), 1,
 	  INT_MAX, 0, "1: the exact posterior; an integer K: consensus of K shards", NULL, XF_SHOWN,
-	  NULL },
+	  NULL, NULL, NULL },
 	{ "optimization.cmc.sharding", "max_points_per_shard", XF_KEY_INT_OR_AUTO,
-	  AT(cmc.max_points_per_shard), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.max_points_per_shard), 1, INT_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_warmup", XF_KEY_INT, AT(cmc.num_warmup), 1,
-	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_samples", XF_KEY_INT, AT(cmc.num_samples), 1,
-	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  XF_NUM_DRAWS_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "num_chains", XF_KEY_INT, AT(cmc.num_chains), 1,
-	  XF_NUM_CHAINS_MAX, 0, "", NULL, XF_SHOWN, NULL },
+	  XF_NUM_CHAINS_MAX, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "target_accept_prob", XF_KEY_NUMBER,
 	  AT(cmc.target_accept_prob), 0, 0, XF_CHECK_OPEN_UNIT,
-	  "absent = 0.99 static, 0.98 laminar_flow (no divergences)", NULL, XF_SHOWN_ABSENT, NULL },
+	  "absent = 0.99 static, 0.98 laminar_flow (no divergences)", NULL, XF_SHOWN_ABSENT, NULL,
+	  NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "max_tree_depth", XF_KEY_INT, AT(cmc.max_tree_depth),
-	  1, XF_MAX_TREE_DEPTH, 0, "", NULL, XF_SHOWN, NULL },
+	  1, XF_MAX_TREE_DEPTH, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.per_shard_mcmc", "dense_mass", XF_KEY_BOOL, AT(cmc.dense_mass), 0, 0, 0,
-	  "", NULL, XF_SHOWN, NULL },
+	  "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.validation", "max_divergence_rate", XF_KEY_NUMBER,
-	  AT(cmc.max_divergence_rate), 0, 0, XF_CHECK_FRACTION, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.max_divergence_rate), 0, 0, XF_CHECK_FRACTION, "", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	{ "optimization.cmc.validation", "max_per_shard_rhat", XF_KEY_NUMBER,
-	  AT(cmc.max_per_shard_rhat), 0, 0, XF_CHECK_AT_LEAST_ONE, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.max_per_shard_rhat), 0, 0, XF_CHECK_AT_LEAST_ONE, "", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	{ "optimization.cmc.validation", "use_nlsq_informed_priors", XF_KEY_BOOL,
-	  AT(cmc.use_nlsq_informed_priors), 0, 0, 0, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.use_nlsq_informed_priors), 0, 0, 0, "", NULL, XF_SHOWN, NULL, NULL, NULL },
 	{ "optimization.cmc.validation", "nlsq_prior_width_factor", XF_KEY_NUMBER,
-	  AT(cmc.nlsq_prior_width_factor), 0, 0, XF_CHECK_POSITIVE, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.nlsq_prior_width_factor), 0, 0, XF_CHECK_POSITIVE, "", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	{ "optimization.cmc.combination", "method", XF_KEY_OWN, 0, 0, 0, 0,
 	  "consensus_mc | gaussian_product | homodyne_marginal", "robust_consensus_mc", XF_SHOWN,
-	  read_combination_method },
+	  read_combination_method, combination_methods, NULL },
 	{ "optimization.cmc.combination", "min_success_rate", XF_KEY_NUMBER,
-	  AT(cmc.min_success_rate), 0, 0, XF_CHECK_HALF_OPEN_UNIT, "", NULL, XF_SHOWN, NULL },
+	  AT(cmc.min_success_rate), 0, 0, XF_CHECK_HALF_OPEN_UNIT, "", NULL, XF_SHOWN, NULL, NULL,
+	  NULL },
 	{ "optimization.cmc.combination", "check_draws", XF_KEY_INT, AT(cmc.check_draws), 0,
-	  1000000, 0, "self-check against the full-data posterior (0: off)", NULL, XF_SHOWN, NULL },
+	  1000000, 0, "self-check against the full-data posterior (0: off)", NULL, XF_SHOWN, NULL,
+	  NULL, NULL },
 	/* what the console and the result folders look like (homodyne's sections, honoured in
 	 * part: their other keys are left to the key accounting, config_keys.c) */
 	{ "output", "base_directory", XF_KEY_OWN, 0, 0, 0, 0,
 	  "the result folder without --out; null = ./xpcsfit_results", "null", XF_SHOWN,
-	  read_base_directory },
-	{ "output", "directory", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT, read_directory },
+	  read_base_directory, NULL, "a text (a folder), or null" },
+	{ "output", "directory", XF_KEY_OWN, 0, 0, 0, 0, "", NULL, XF_SHOWN_NOT, read_directory,
+	  NULL, "a text (a folder), or null" },
 	{ "output", "surfaces", XF_KEY_OWN, 0, 0, 0, 0,
-	  "none | full: the (n_phi, N, N) maps in results.h5", "none", XF_SHOWN, read_surfaces },
+	  "none | full: the (n_phi, N, N) maps in results.h5", "none", XF_SHOWN, read_surfaces,
+	  surface_names, NULL },
 	{ "logging", "level", XF_KEY_OWN, 0, 0, 0, 0, "DEBUG | INFO | WARNING | ERROR", "INFO",
-	  XF_SHOWN, read_log_level },
+	  XF_SHOWN, read_log_level, log_level_names, NULL },
 	{ "plotting", "dpi", XF_KEY_INT, AT(plot_dpi), XF_PLOT_DPI_MIN, XF_PLOT_DPI_MAX, 0,
-	  "absent = 100, the pages' nominal sizes; 25 to 600", NULL, XF_SHOWN_ABSENT, NULL },
+	  "absent = 100, the pages' nominal sizes; 25 to 600", NULL, XF_SHOWN_ABSENT, NULL, NULL,
+	  NULL },
 	{ "plotting", "angle_pages", XF_KEY_OWN, 0, 0, 0, 0, "auto: up to 10 angle pages | all",
-	  "auto", XF_SHOWN, read_angle_pages },
-	{ "parallel", "virtual_devices", XF_KEY_OWN, 0, 0, 0, 0,
-	  "worker threads; auto = online cores", "auto", XF_SHOWN, read_virtual_devices },
+	  "auto", XF_SHOWN, read_angle_pages, angle_page_names, NULL },
+	{ "parallel", "virtual_devices", XF_KEY_OWN, 0, 0, XF_VIRTUAL_DEVICES_MAX, 0,
+	  "worker threads; auto = online cores", "auto", XF_SHOWN, read_virtual_devices, NULL,
+	  NULL },
 };
 
 /* The top-level sections whose keys are rows alone, in the template's order. checked:
@@ -628,6 +659,30 @@ static void value_text(const xf_config *cfg, const xf_cfg_key *k, char *buf, siz
 	}
 }
 
+/* An own row's type and what it allows: its choices, its text, an integer or auto up to
+ * hi, a number by its check */
+static void own_text(const xf_cfg_key *k, const char **type, char *allowed, size_t size)
+{
+	size_t len = 0;
+	allowed[0] = '\0';
+	if (k->choices) {
+		*type = "choice";
+		for (int c = 0; k->choices[c] && len < size; c++)
+			len += (size_t)snprintf(allowed + len, size - len, "%s%s", c ? ", " : "",
+						k->choices[c]);
+	} else if (k->allowed) {
+		snprintf(allowed, size, "%s", k->allowed);
+	} else if (k->hi > 0) {
+		*type = "integer or auto";
+		snprintf(allowed, size, "auto, or from 1 to %ld", k->hi);
+	} else if (k->check != XF_CHECK_FINITE) {
+		*type = "number";
+		snprintf(allowed, size, "%s", xf_cfg_check_allowed(k->check));
+	} else {
+		snprintf(allowed, size, "see docs/config.md");
+	}
+}
+
 /* A row's type and what it allows, as the key reference says them */
 static void kind_text(const xf_cfg_key *k, char *type, char *allowed, size_t size)
 {
@@ -654,7 +709,7 @@ static void kind_text(const xf_cfg_key *k, char *type, char *allowed, size_t siz
 		t = "integer or auto";
 		snprintf(allowed, size, "auto, or from 1 to %ld", k->hi);
 		break;
-	default: snprintf(allowed, size, "see docs/config.md"); break;
+	default: own_text(k, &t, allowed, size); break;
 	}
 	snprintf(type, size, "%s", t);
 }
@@ -673,7 +728,7 @@ void xf_config_write_key_reference(FILE *out)
 	      out);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const xf_cfg_key *k = &keys[i];
-		char type[64], allowed[128], value[160];
+		char type[64], allowed[256], value[160];
 		kind_text(k, type, allowed, sizeof allowed);
 		value_text(&defaults, k, value, sizeof value);
 		const char *note =
