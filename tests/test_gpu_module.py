@@ -302,9 +302,22 @@ for cmd in (FIT, POST):
 # --costs and read back through XPCSFIT_DEVICE_COSTS (run.log names the file); a costs
 # file auto cannot read is one line, exit 2, before anything is written
 costs = os.path.join(TMP, "costs.txt")
-p = run([XF_GPU, "bench", "--max-frames", "200", "--threads", "1", "--costs", costs],
-        env=env)
-for words in ("whole jobs", "crossover of the fit:",
+bench_json = os.path.join(TMP, "bench.json")
+p = run([XF_GPU, "bench", "--max-frames", "200", "--threads", "1", "--costs", costs,
+         "--json", bench_json], env=env)
+# NLSQ run end to end through its service on both sides, at every size: the same fit
+with open(bench_json) as f:
+    sweep = json.load(f)["sweep"]
+for row in sweep:
+    check(row.get("cpu_nlsq_run_s", 0) > 0 and row.get("gpu_nlsq_run_s", 0) > 0
+          and row.get("nlsq_runs_agree") is True
+          and row["cpu_job_nlsq_s"] == row["cpu_nlsq_run_s"],
+          f"bench runs NLSQ end to end on both sides: {row}")
+p_proj = run([XF_GPU, "bench", "--max-frames", "100", "--threads", "1", "--no-runs"], env=env)
+check("NLSQ end to end" not in p_proj.stdout and "whole jobs" in p_proj.stdout,
+      "bench --no-runs projects NLSQ from its passes")
+run([XF_GPU, "validate", "--no-runs"], rc=2, env=env)
+for words in ("NLSQ end to end", "whole jobs", "crossover of the fit:",
               "crossover of the posterior's importance route:",
               "crossover of the posterior by NUTS:", "gpu_s_per_point"):
     check(words in p.stdout, f"bench prints {words!r}: {p.stdout[-600:]}")

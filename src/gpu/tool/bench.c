@@ -1,15 +1,18 @@
 /* bench.c — xpcsfit-gpu bench (docs/gpu.md): over a sweep of sizes, the laminar passes at
  * each level (values, gradient, JᵀJ) on the CPU (production, the pool) and on the GPU, the
  * device's one-time costs (its context and module, the upload of the data), and from them
- * the jobs users run — NLSQ, the posterior's importance route, exact NUTS — on both sides;
+ * the jobs users run — NLSQ, the posterior's importance route, exact NUTS — on both sides
+ * (NLSQ run end to end through its service, the posterior's projected from its passes);
  * the crossover per job, the per-pass XPCSFIT_DEVICE_THRESHOLD, and the costs the policy
  * weighs (--costs FILE, read back through XPCSFIT_DEVICE_COSTS). */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device/policy.h"
 #include "gpu/slot.h"
+#include "services/nlsq.h"
 #include "gpu/tool/tool.h"
 #include "gpu/tool/tool_params.h"
 #include "util/files.h"
@@ -33,6 +36,11 @@ typedef struct bench_row {
 	double upload_s, kernel_s, download_s; /* the GPU's JᵀJ pass by phase (device events) */
 	double data_upload_s;		       /* once a job: the data and pairs */
 	double job_cpu_s[BENCH_JOBS], job_gpu_s[BENCH_JOBS]; /* whole jobs (job_time) */
+	/* NLSQ run end to end (xf_nlsq_run, the shipped options, from the case's start): wall
+	 * seconds on each side, the device's without its first use (context_s, once a
+	 * process), and whether both fits agree (their values within 1e-8 relative) */
+	double run_cpu_s, run_gpu_s;
+	int run_iterations, run_agree;
 } bench_row;
 
 /* The passes a job makes and at which level on each side (adr/0129, adr/0130): NLSQ's are
@@ -43,7 +51,7 @@ typedef struct bench_row {
 static const int cpu_level[BENCH_JOBS] = { XF_GPU_HESSIAN, XF_GPU_VALUE, XF_GPU_GRADIENT };
 
 /* A whole job of kind on this row: the CPU's passes; the device's context once (context_s),
- * the upload, its passes. */
+ * the upload, its passes. NLSQ's are its end-to-end runs where they were made. */
 static void job_time(bench_row *r, double context_s)
 {
 	for (int k = 0; k < BENCH_JOBS; k++) {
@@ -54,6 +62,57 @@ static void job_time(bench_row *r, double context_s)
 		r->job_gpu_s[k] =
 			context_s + r->data_upload_s + gpu_passes * r->gpu_s[XF_GPU_HESSIAN];
 	}
+	if (r->run_cpu_s > 0.0 && r->run_gpu_s > 0.0) {
+		r->job_cpu_s[XF_DEVICE_JOB_NLSQ] = r->run_cpu_s;
+		r->job_gpu_s[XF_DEVICE_JOB_NLSQ] = context_s + r->run_gpu_s;
+	}
+}
+
+/* One NLSQ fit of the case end to end on one side (device 0 the CPU, 1 the module), from
+ * D0 30 % and alpha 0.1 off the truth: wall seconds into *wall_s, its values into
+ * theta[n_full]; 0, or -1 with a message. */
+static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, double *theta,
+		    int *iterations)
+{
+	xf_nlsq_options o;
+	xf_nlsq_options_defaults(&o);
+	o.device = device;
+	xf_request req = c->req; /* started off the truth, as a config's starts are */
+	req.start[XF_P_D0] *= 1.3;
+	req.start[XF_P_ALPHA] += 0.1;
+	xf_nlsq_fitted fit;
+	xf_error err = { 0 };
+	double t0 = tool_now();
+	int rc = xf_nlsq_run(&req, &o, &c->ds, threads, NULL, NULL, t0, t0, &fit, &err);
+	*wall_s = tool_now() - t0;
+	if (rc == 0 && fit.res.status != XF_STATUS_FAILED) {
+		memcpy(theta, fit.res.values, sizeof(double) * (size_t)fit.res.n_params);
+		*iterations = fit.res.iterations;
+	} else {
+		fprintf(stderr, "xpcsfit-gpu: the NLSQ run on the %s failed%s%s\n",
+			device ? "device" : "CPU", rc ? ": " : "", rc ? err.msg : "");
+		rc = -1;
+	}
+	xf_nlsq_fitted_free(&fit);
+	return rc;
+}
+
+/* The NLSQ job of this size run end to end on both sides, after the passes (the module is
+ * loaded, its context made); both fits from the same start give the same values to
+ * ~1e-12, the device's sums differing from the CPU's in their order only. */
+static int nlsq_runs(tool_case *c, int threads, bench_row *r)
+{
+	int nf = c->pr.n_full, it_gpu = 0;
+	double *theta = malloc(sizeof(double) * 2 * (size_t)nf);
+	int rc = !theta || nlsq_run(c, threads, 0, &r->run_cpu_s, theta, &r->run_iterations) ||
+		 nlsq_run(c, threads, 1, &r->run_gpu_s, theta + nf, &it_gpu);
+	r->run_agree = !rc;
+	for (int k = 0; !rc && k < nf; k++) {
+		double a = theta[k], b = theta[nf + k], scale = fabs(a) > 1e-300 ? fabs(a) : 1.0;
+		r->run_agree &= fabs(a - b) <= 1e-8 * scale;
+	}
+	free(theta);
+	return rc ? -1 : 0;
 }
 
 static int bench_size(const tool_opts *o, int n_frames, bench_row *r)
@@ -117,6 +176,17 @@ done:
 	tool_data_free(&d);
 	free(jtj);
 	free(total);
+	tool_case_free(&c);
+	return rc;
+}
+
+/* The end-to-end runs of one size (a case of its own: the passes' is freed) */
+static int bench_runs(const tool_opts *o, int n_frames, bench_row *r)
+{
+	tool_case c;
+	if (tool_case_init(&c, tool_costliest_model()->mode, n_frames, o->n_phi, o->threads, -1))
+		return -1;
+	int rc = nlsq_runs(&c, o->threads, r);
 	tool_case_free(&c);
 	return rc;
 }
@@ -237,6 +307,11 @@ static void write_json(const char *path, const bench_row *rows, int n, double th
 		cJSON_AddNumberToObject(o, "gpu_fp64_gflops", gflops(r));
 		for (int j = 0; j < BENCH_JOBS; j++)
 			add_pair(o, "job_%s_s", job_keys[j], r->job_cpu_s[j], r->job_gpu_s[j]);
+		if (r->run_cpu_s > 0.0) { /* measured, not projected: without the context */
+			add_pair(o, "%s_s", "nlsq_run", r->run_cpu_s, r->run_gpu_s);
+			cJSON_AddNumberToObject(o, "nlsq_run_iterations", r->run_iterations);
+			cJSON_AddBoolToObject(o, "nlsq_runs_agree", r->run_agree);
+		}
 		cJSON_AddItemToArray(arr, o);
 	}
 	char *text = cJSON_Print(root);
@@ -261,7 +336,20 @@ static void print_tables(const bench_row *rows, int n, double context_s)
 		printf(" %9.2e %9.2e %9.2e %9.1f\n", r->upload_s, r->kernel_s, r->download_s,
 		       gflops(r));
 	}
-	printf("whole jobs (s; the device's with its context %.3g s and the upload):\n", context_s);
+	int runs = 0;
+	for (int k = 0; k < n; k++)
+		runs |= rows[k].run_cpu_s > 0.0;
+	if (runs) {
+		printf("NLSQ end to end (s; xf_nlsq_run from the same start, the device's without "
+		       "its first use):\n%7s %11s %11s %11s %6s %6s\n",
+		       "frames", "points", "cpu", "gpu", "iter", "agree");
+		for (int k = 0; k < n; k++)
+			printf("%7d %11zu %11.3e %11.3e %6d %6s\n", rows[k].n_frames,
+			       rows[k].points, rows[k].run_cpu_s, rows[k].run_gpu_s,
+			       rows[k].run_iterations, rows[k].run_agree ? "yes" : "NO");
+	}
+	printf("whole jobs (s; the device's with its context %.3g s and the upload%s):\n",
+	       context_s, runs ? "; NLSQ's as run" : "");
 	printf("%7s %11s %11s %11s %11s %11s %11s %11s\n", "frames", "points", "nlsq cpu",
 	       "nlsq gpu", "is cpu", "is gpu", "nuts cpu", "nuts gpu");
 	for (int k = 0; k < n; k++) {
@@ -281,6 +369,11 @@ int tool_bench(const tool_opts *o)
 	for (int nfr = 100; nfr <= o->max_frames && n < BENCH_MAX_SIZES; nfr *= 2, n++) {
 		if (bench_size(o, nfr, &rows[n])) {
 			fprintf(stderr, "xpcsfit-gpu: bench failed at %d frames\n", nfr);
+			return 1;
+		}
+		if (o->runs && bench_runs(o, nfr, &rows[n])) {
+			fprintf(stderr, "xpcsfit-gpu: the end-to-end runs failed at %d frames\n",
+				nfr);
 			return 1;
 		}
 		job_time(&rows[n], context_s);

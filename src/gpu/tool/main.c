@@ -8,16 +8,18 @@
 
 static const char usage[] =
 	"usage: xpcsfit-gpu validate|bench [--json FILE [--force]] [--frames N] [--angles N]\n"
-	"                   [--threads N] [--max-frames N] [--costs FILE]\n"
+	"                   [--threads N] [--max-frames N] [--costs FILE] [--no-runs]\n"
 	"  validate  CPU and GPU on the same inputs: max abs/rel differences of c2, chi2,\n"
 	"            JtJ, Jtr, log-likelihood and gradient (fp64 and the fp32 option)\n"
 	"  bench     a sweep over work size: the passes at each level on both sides, the\n"
 	"            device's context and upload, whole jobs (NLSQ, the posterior's\n"
-	"            importance route, NUTS) on both sides; the crossover per pass (a\n"
-	"            recommended XPCSFIT_DEVICE_THRESHOLD) and per job\n"
+	"            importance route, NUTS) on both sides, NLSQ also run end to end\n"
+	"            through its service; the crossover per pass (a recommended\n"
+	"            XPCSFIT_DEVICE_THRESHOLD) and per job\n"
 	"  --json FILE  also write the table as JSON (an existing FILE only with --force)\n"
 	"  --costs FILE bench: write the costs --device auto weighs, for\n"
 	"               XPCSFIT_DEVICE_COSTS=FILE (an existing FILE only with --force)\n"
+	"  --no-runs    bench: project NLSQ from its passes instead of running it\n"
 	"  env XPCSFIT_CUDA_MODULE=FILE  the CUDA module to load (docs/gpu.md)\n"
 	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device, driver or module\n";
 
@@ -41,7 +43,7 @@ static int positive(const char *s, int *out)
 
 int main(int argc, char **argv)
 {
-	tool_opts o = { NULL, 400, 3, 2, 3200, NULL };
+	tool_opts o = { NULL, 400, 3, 2, 3200, NULL, 1 };
 	static const struct option longs[] = { { "json", required_argument, 0, 'j' },
 					       { "frames", required_argument, 0, 'f' },
 					       { "angles", required_argument, 0, 'a' },
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
 					       { "max-frames", required_argument, 0, 'm' },
 					       { "force", no_argument, 0, 'F' },
 					       { "costs", required_argument, 0, 'c' },
+					       { "no-runs", no_argument, 0, 'n' },
 					       { "help", no_argument, 0, 'h' },
 					       { 0, 0, 0, 0 } };
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -70,6 +73,7 @@ int main(int argc, char **argv)
 		case 'm': bad |= positive(optarg, &o.max_frames); break;
 		case 'F': force = 1; break;
 		case 'c': o.costs_path = optarg; break;
+		case 'n': o.runs = 0; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: bad = 1;
 		}
@@ -79,6 +83,8 @@ int main(int argc, char **argv)
 	xf_error err = { 0 };
 	if (o.costs_path && strcmp(argv[1], "bench"))
 		return usage_error("--costs is an option of bench", o.costs_path);
+	if (!o.runs && strcmp(argv[1], "bench"))
+		return usage_error("--no-runs is an option of bench", "");
 	if ((o.json_path && xf_check_out_file(o.json_path, "--json", force, "--force", &err)) ||
 	    (o.costs_path && xf_check_out_file(o.costs_path, "--costs", force, "--force", &err))) {
 		fprintf(stderr, "xpcsfit-gpu: error: %s\n", err.msg);

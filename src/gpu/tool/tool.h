@@ -19,6 +19,7 @@ typedef struct tool_opts {
 	int threads;		/* --threads N: the CPU pass's virtual devices */
 	int max_frames;		/* --max-frames N: bench's largest size */
 	const char *costs_path; /* bench --costs FILE: the policy's costs (NULL: none) */
+	int runs;		/* bench: NLSQ run end to end on both sides (--no-runs: 0) */
 } tool_opts;
 
 /* The production problem on the bench dataset, with a CPU and a GPU evaluator. */
