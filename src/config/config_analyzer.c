@@ -212,30 +212,12 @@ int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_ke
 			     &cfg->has_gap);
 }
 
-/* One mapping of the section: its keys checked against the table's, its rows read */
-static int read_rows(const xf_cfg_reader *r, const xf_ynode *parent, const char *parent_path,
-		     const char *key, xf_config *cfg)
-{
-	char sect[XF_CFG_PATH_MAX];
-	const char *known[XF_CFG_SECTION_KEYS_MAX];
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, parent, parent_path, key, &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_path(sect, parent_path, key);
-	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
-	xf_cfg_check_keys(r, map, sect, known, NULL);
-	return xf_cfg_read_keys(r, map, sect, cfg);
-}
-
 int xf_cfg_read_analyzer(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	const char *sect = "analyzer_parameters";
-	const xf_ynode *map = xf_ynode_get(root, sect);
-	int rc = read_rows(r, root, "", sect, cfg);
-	if (rc || !map || map->kind != XF_YNODE_MAPPING)
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_read_part(r, root, "", sect, NULL, &map, cfg);
+	if (rc || !map || (rc = xf_cfg_read_part(r, map, sect, "scattering", NULL, NULL, cfg)))
 		return rc;
-	if ((rc = read_rows(r, map, sect, "scattering", cfg)))
-		return rc;
-	return read_rows(r, map, sect, "geometry", cfg);
+	return xf_cfg_read_part(r, map, sect, "geometry", NULL, NULL, cfg);
 }

@@ -129,7 +129,14 @@ const xf_cfg_key *xf_cfg_key_table(size_t *n);
  * the first error's code. */
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 		     xf_config *cfg);
-/* The same, its messages naming the rows' section as named (homodyne's older place of a
+/* The mapping parent.key (parent "" for the top level) whose keys are rows of the table:
+ * *map set to it (NULL when absent; map may be NULL), its keys checked against the
+ * table's and ignored[] (homodyne's, accepted without use; may be NULL), its rows read in
+ * table order. 0 or the first error's code. */
+int xf_cfg_read_part(const xf_cfg_reader *r, const xf_ynode *parent_map, const char *parent,
+		     const char *key, const char *const *ignored, const xf_ynode **map,
+		     xf_config *cfg);
+/* xf_cfg_read_keys, its messages naming the rows' section as named (homodyne's older place of a
  * section: optimization_config.angle_filtering for phi_filtering). */
 int xf_cfg_read_keys_as(const xf_cfg_reader *r, const xf_ynode *map, const char *section,
 			const char *named, xf_config *cfg);
@@ -142,7 +149,7 @@ void xf_cfg_template_keys(FILE *out, const char *section, const xf_config *defau
 /* The top-level sections made of the table's rows alone (output, logging, plotting,
  * parallel), NULL-terminated (cap entries at most, the NULL included); their count */
 size_t xf_cfg_table_sections(const char **names, size_t cap);
-#define XF_CFG_SECTION_KEYS_MAX 16 /* keys and subsections of one such section, NULL included */
+#define XF_CFG_SECTION_KEYS_MAX 32 /* keys and subsections of one section, NULL included */
 /* Every top-level section of the table's rows ("analyzer_parameters", "optimization", ...),
  * in table order, NULL-terminated (cap entries at most, the NULL included); their count */
 size_t xf_cfg_table_top_keys(const char **names, size_t cap);

@@ -9,34 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A part of a section, its keys and values in the key table (config_table.c,
- * adr/0119): *map the part's mapping (NULL when absent), its keys checked against the
- * table's and ignored[] (homodyne's, accepted without use; may be NULL). */
-static int table_part(const xf_cfg_reader *r, const xf_ynode *parent_map, const char *parent,
-		      const char *part, const char *const *ignored, const xf_ynode **map,
-		      char *sect, size_t size)
-{
-	const char *known[32];
-	snprintf(sect, size, "%s.%s", parent, part);
-	*map = NULL;
-	int rc = xf_cfg_section(r, parent_map, parent, part, map);
-	if (rc || !*map)
-		return rc;
-	xf_cfg_known_keys(sect, known, sizeof known / sizeof known[0]);
-	xf_cfg_check_keys(r, *map, sect, known, ignored);
-	return 0;
-}
-
-/* A part whose keys are rows of the table, read in table order */
-static int read_part(const xf_cfg_reader *r, const xf_ynode *parent_map, const char *parent,
-		     const char *part, const char *const *ignored, xf_config *cfg)
-{
-	char sect[XF_CFG_PATH_MAX];
-	const xf_ynode *map;
-	int rc = table_part(r, parent_map, parent, part, ignored, &map, sect, sizeof sect);
-	return rc || !map ? rc : xf_cfg_read_keys(r, map, sect, cfg);
-}
-
 static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf_config *cfg)
 {
 	static const char *const ignored[] = {
@@ -56,15 +28,13 @@ static int read_anti_degeneracy(const xf_cfg_reader *r, const xf_ynode *nlsq, xf
 		"per_angle_max_iterations",
 		NULL,
 	};
-	char sect[XF_CFG_PATH_MAX];
-	const xf_ynode *map;
-	int rc = table_part(r, nlsq, "optimization.nlsq", "anti_degeneracy", ignored, &map, sect,
-			    sizeof sect);
+	const char *sect = "optimization.nlsq.anti_degeneracy";
+	const xf_ynode *map = NULL;
+	int rc = xf_cfg_read_part(r, nlsq, "optimization.nlsq", "anti_degeneracy", ignored, &map,
+				  cfg);
 	if (rc || !map)
 		return rc;
-	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)))
-		return rc;
-	return read_part(r, map, sect, "hierarchical", hier_ignored, cfg);
+	return xf_cfg_read_part(r, map, sect, "hierarchical", hier_ignored, NULL, cfg);
 }
 
 static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_config *cfg)
@@ -90,19 +60,13 @@ static int read_nlsq(const xf_cfg_reader *r, const xf_ynode *opt, xf_config *cfg
 		"custom_starts",
 		NULL,
 	};
-	const char *sect = "optimization.nlsq", *known[32];
+	const char *sect = "optimization.nlsq";
 	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, opt, "optimization", "nlsq", &map);
-	if (rc || !map)
+	int rc = xf_cfg_read_part(r, opt, "optimization", "nlsq", ignored, &map, cfg);
+	if (rc || !map || (rc = read_anti_degeneracy(r, map, cfg)) ||
+	    (rc = xf_cfg_read_part(r, map, sect, "multi_start", multi_start_ignored, NULL, cfg)))
 		return rc;
-	xf_cfg_known_keys(sect, known, sizeof known / sizeof known[0]);
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)) ||
-	    (rc = read_anti_degeneracy(r, map, cfg)) ||
-	    (rc = read_part(r, map, sect, "multi_start", multi_start_ignored, cfg)) ||
-	    (rc = read_part(r, map, sect, "start_search", NULL, cfg)))
-		return rc;
-	return 0;
+	return xf_cfg_read_part(r, map, sect, "start_search", NULL, NULL, cfg);
 }
 
 static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_config *cfg)
@@ -148,27 +112,19 @@ static int read_cmc(const xf_cfg_reader *r, const xf_ynode *opt, xf_config *cfg)
 	/* not on the spec list: homodyne's result check switch and warning level */
 	static const char *const combination_ignored[] = { "validate_results",
 							   "min_success_rate_warning", NULL };
-	const char *sect = "optimization.cmc", *known[32];
+	const char *sect = "optimization.cmc";
 	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, opt, "optimization", "cmc", &map);
-	if (rc || !map)
+	int rc = xf_cfg_read_part(r, opt, "optimization", "cmc", ignored, &map, cfg);
+	if (rc || !map ||
+	    (rc = xf_cfg_read_part(r, map, sect, "sharding", sharding_ignored, NULL, cfg)) ||
+	    (rc = xf_cfg_read_part(r, map, sect, "per_shard_mcmc", mcmc_ignored, NULL, cfg)) ||
+	    (rc = xf_cfg_read_part(r, map, sect, "validation", validation_ignored, NULL, cfg)))
 		return rc;
-	xf_cfg_known_keys(sect, known, sizeof known / sizeof known[0]);
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)) ||
-	    (rc = read_part(r, map, sect, "sharding", sharding_ignored, cfg)) ||
-	    (rc = read_part(r, map, sect, "per_shard_mcmc", mcmc_ignored, cfg)) ||
-	    (rc = read_part(r, map, sect, "validation", validation_ignored, cfg)) ||
-	    (rc = read_part(r, map, sect, "combination", combination_ignored, cfg)))
-		return rc;
-	return 0;
+	return xf_cfg_read_part(r, map, sect, "combination", combination_ignored, NULL, cfg);
 }
 
 int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
-	static const char *const known[] = { "nlsq", "cmc", "rings", NULL };
-	/* several selected q rings: each fitted alone, or one joint fit (adr/0066) */
-	static const char *const ring_modes[] = { "per_ring", "joint", NULL };
 	static const char *const ignored[] = {
 		"method",
 		"lsq",
@@ -182,17 +138,9 @@ int xf_cfg_read_optimization(const xf_cfg_reader *r, const xf_ynode *root, xf_co
 		"hybrid",
 		NULL,
 	};
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, root, "", "optimization", &map);
-	if (rc || !map)
+	const xf_ynode *map = NULL; /* its rows (rings), then its parts */
+	int rc = xf_cfg_read_part(r, root, "", "optimization", ignored, &map, cfg);
+	if (rc || !map || (rc = read_nlsq(r, map, cfg)))
 		return rc;
-	xf_cfg_check_keys(r, map, "optimization", known, ignored);
-	int ring_mode = 0, has_ring_mode = 0;
-	if ((rc = xf_cfg_choice(r, map, "optimization", "rings", ring_modes, &ring_mode,
-				&has_ring_mode)))
-		return rc;
-	cfg->rings_joint = ring_mode == 1;
-	if ((rc = read_nlsq(r, map, cfg)) || (rc = read_cmc(r, map, cfg)))
-		return rc;
-	return 0;
+	return read_cmc(r, map, cfg);
 }

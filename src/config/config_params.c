@@ -140,27 +140,12 @@ int xf_cfg_read_elsewhere(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 	return 0;
 }
 
-/* A section of the parameters: its keys checked against the table's and ignored[], its
- * rows read in table order */
-static int read_section(const xf_cfg_reader *r, const xf_ynode *root, const char *sect,
-			const char *const *ignored, xf_config *cfg)
-{
-	const char *known[XF_CFG_SECTION_KEYS_MAX];
-	const xf_ynode *map = NULL;
-	int rc = xf_cfg_section(r, root, "", sect, &map);
-	if (rc || !map)
-		return rc;
-	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	return xf_cfg_read_keys(r, map, sect, cfg);
-}
-
 int xf_cfg_read_parameter_space(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg)
 {
 	/* not on the spec list: homodyne's data-driven contrast/offset priors for its
 	 * MCMC (docs/config.md); our priors come from the bounds entries */
 	static const char *const ignored[] = { "priors", NULL };
-	return read_section(r, root, "parameter_space", ignored, cfg);
+	return xf_cfg_read_part(r, root, "", "parameter_space", ignored, NULL, cfg);
 }
 
 /* ---- initial_parameters ------------------------------------------------------------- */
@@ -430,7 +415,7 @@ int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
 {
 	/* homodyne writes the units beside the names; nothing to use */
 	static const char *const ignored[] = { "units", NULL };
-	return read_section(r, root, "initial_parameters", ignored, cfg);
+	return xf_cfg_read_part(r, root, "", "initial_parameters", ignored, NULL, cfg);
 }
 
 void xf_cfg_start_key(const char *name, char *buf, size_t size)

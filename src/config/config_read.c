@@ -116,17 +116,14 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		"preprocessing",
 		NULL,
 	};
-	const char *sect = "experimental_data", *known[XF_CFG_SECTION_KEYS_MAX];
+	const char *sect = "experimental_data";
 	const xf_ynode *map = NULL;
 	const char *folder = NULL, *name = NULL, *file_path = NULL;
-	int rc = xf_cfg_section(r, root, "", sect, &map);
+	/* the table's rows check each is a text; then they are joined here */
+	int rc = xf_cfg_read_part(r, root, "", sect, ignored, &map, cfg);
 	if (rc || !map)
 		return rc;
-	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
-	xf_cfg_check_keys(r, map, sect, known, ignored);
-	/* the table's rows check each is a text; then they are joined here */
-	if ((rc = xf_cfg_read_keys(r, map, sect, cfg)) ||
-	    (rc = xf_cfg_string(r, map, sect, "data_folder_path", &folder)) ||
+	if ((rc = xf_cfg_string(r, map, sect, "data_folder_path", &folder)) ||
 	    (rc = xf_cfg_string(r, map, sect, "data_file_name", &name)) ||
 	    (rc = xf_cfg_string(r, map, sect, "file_path", &file_path)))
 		return rc;

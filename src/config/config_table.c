@@ -114,6 +114,16 @@ static int choice_index(const xf_cfg_reader *r, const xf_ynode *map, const xf_cf
 	return rc;
 }
 
+static const char *const ring_mode_names[] = { "per_ring", "joint", NULL };
+
+/* optimization.rings (xpcsfit's own, adr/0066): several selected q rings each fitted
+ * alone, or one joint fit */
+static int read_rings(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
+		      xf_config *cfg)
+{
+	return choice_index(r, map, row, row->choices, &cfg->rings_joint);
+}
+
 /* optimization.cmc.route (xpcsfit's own, adr/0045): how one shard's exact posterior is
  * reached */
 static int read_cmc_route(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
@@ -320,6 +330,10 @@ static const xf_cfg_key keys[] = {
 	  "[{min_angle: -10.0, max_angle: 10.0}, {min_angle: 85.0, max_angle: 95.0}]",
 	  XF_SHOWN_EXAMPLE, xf_cfg_read_target_ranges, NULL,
 	  "a list of {min_angle, max_angle} (degrees)" },
+	/* several q rings (before the methods' parts, as before) */
+	{ "optimization", "rings", XF_KEY_OWN, 0, 0, 0, 0,
+	  "per_ring: each selected q ring alone | joint: one fit of them all", "per_ring", XF_SHOWN,
+	  read_rings, ring_mode_names, NULL },
 	/* NLSQ (docs/nlsq.md) */
 	{ "optimization.nlsq", "max_iterations", XF_KEY_INT, AT(nlsq.max_iterations), 1, INT_MAX, 0,
 	  "", NULL, XF_SHOWN, NULL, NULL, NULL },
@@ -551,6 +565,24 @@ static int read_one(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_ke
 		return xf_cfg_int_or_auto(r, map, k->section, k->name, k->hi, slot(cfg, k));
 	default: return 0; /* XF_KEY_OWN: its section's code reads it */
 	}
+}
+
+int xf_cfg_read_part(const xf_cfg_reader *r, const xf_ynode *parent_map, const char *parent,
+		     const char *key, const char *const *ignored, const xf_ynode **map,
+		     xf_config *cfg)
+{
+	char sect[XF_CFG_PATH_MAX];
+	const char *known[XF_CFG_SECTION_KEYS_MAX];
+	const xf_ynode *part = NULL;
+	int rc = xf_cfg_section(r, parent_map, parent, key, &part);
+	if (map)
+		*map = part;
+	if (rc || !part)
+		return rc;
+	xf_cfg_path(sect, parent, key);
+	xf_cfg_known_keys(sect, known, XF_CFG_SECTION_KEYS_MAX);
+	xf_cfg_check_keys(r, part, sect, known, ignored);
+	return xf_cfg_read_keys(r, part, sect, cfg);
 }
 
 int xf_cfg_read_keys(const xf_cfg_reader *r, const xf_ynode *map, const char *section,

@@ -79,10 +79,8 @@ static void write_optimization(FILE *out)
 	/* the methods' keys from the key table, with the defaults (config_table.c) */
 	xf_config defaults;
 	xf_config_defaults(&defaults);
-	fputs("optimization:\n  nlsq:\n", out);
-	xf_cfg_template_keys(out, "optimization.nlsq", &defaults);
-	fputs("  cmc:\n", out);
-	xf_cfg_template_keys(out, "optimization.cmc", &defaults);
+	fputs("optimization:\n", out);
+	xf_cfg_template_keys(out, "optimization", &defaults);
 	/* the console, the result folders and the workers */
 	xf_cfg_template_sections(out, &defaults);
 }
