@@ -69,9 +69,9 @@ static void job_time(bench_row *r, double context_s)
 }
 
 /* One NLSQ fit of the case end to end on one side (device 0 the CPU, 1 the module), from
- * D0 30 % and alpha 0.1 off the truth: wall seconds into *wall_s, its values into
- * theta[n_full]; 0, or -1 with a message. */
-static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, double *theta,
+ * D0 30 % and alpha 0.1 off the truth: wall seconds into *wall_s, a copy of its values
+ * (*n of them) into *theta (the caller frees it); 0, or -1 with a message. */
+static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, double **theta, int *n,
 		    int *iterations)
 {
 	xf_nlsq_options o;
@@ -85,8 +85,10 @@ static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, doubl
 	double t0 = tool_now();
 	int rc = xf_nlsq_run(&req, &o, &c->ds, threads, NULL, NULL, t0, t0, &fit, &err);
 	*wall_s = tool_now() - t0;
-	if (rc == 0 && fit.res.status != XF_STATUS_FAILED) {
-		memcpy(theta, fit.res.values, sizeof(double) * (size_t)fit.res.n_params);
+	size_t bytes = rc ? 0 : sizeof(double) * (size_t)fit.res.n_params;
+	if (rc == 0 && fit.res.status != XF_STATUS_FAILED && (*theta = malloc(bytes ? bytes : 1))) {
+		memcpy(*theta, fit.res.values, bytes);
+		*n = fit.res.n_params;
 		*iterations = fit.res.iterations;
 	} else {
 		fprintf(stderr, "xpcsfit-gpu: the NLSQ run on the %s failed%s%s\n",
@@ -102,16 +104,17 @@ static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, doubl
  * ~1e-12, the device's sums differing from the CPU's in their order only. */
 static int nlsq_runs(tool_case *c, int threads, bench_row *r)
 {
-	int nf = c->pr.n_full, it_gpu = 0;
-	double *theta = malloc(sizeof(double) * 2 * (size_t)nf);
-	int rc = !theta || nlsq_run(c, threads, 0, &r->run_cpu_s, theta, &r->run_iterations) ||
-		 nlsq_run(c, threads, 1, &r->run_gpu_s, theta + nf, &it_gpu);
-	r->run_agree = !rc;
-	for (int k = 0; !rc && k < nf; k++) {
-		double a = theta[k], b = theta[nf + k], scale = fabs(a) > 1e-300 ? fabs(a) : 1.0;
-		r->run_agree &= fabs(a - b) <= 1e-8 * scale;
+	double *cpu = NULL, *gpu = NULL;
+	int n_cpu = 0, n_gpu = 0, it_gpu = 0;
+	int rc = nlsq_run(c, threads, 0, &r->run_cpu_s, &cpu, &n_cpu, &r->run_iterations) ||
+		 nlsq_run(c, threads, 1, &r->run_gpu_s, &gpu, &n_gpu, &it_gpu);
+	r->run_agree = !rc && n_cpu == n_gpu;
+	for (int k = 0; r->run_agree && k < n_cpu; k++) {
+		double scale = fabs(cpu[k]) > 1e-300 ? fabs(cpu[k]) : 1.0;
+		r->run_agree = fabs(cpu[k] - gpu[k]) <= 1e-8 * scale;
 	}
-	free(theta);
+	free(cpu);
+	free(gpu);
 	return rc ? -1 : 0;
 }
 
@@ -168,7 +171,11 @@ static int bench_size(const tool_opts *o, int n_frames, bench_row *r)
 			}
 		}
 	}
-	rc = 0;
+	/* NLSQ end to end on the same case, the passes' device data freed first (the run
+	 * uploads its own, as a command does) */
+	xf_gpu_destroy(ctx);
+	ctx = NULL;
+	rc = o->runs && nlsq_runs(&c, o->threads, r) ? -1 : 0;
 done:
 	xf_gpu_destroy(ctx);
 	if (have_tp)
@@ -176,17 +183,6 @@ done:
 	tool_data_free(&d);
 	free(jtj);
 	free(total);
-	tool_case_free(&c);
-	return rc;
-}
-
-/* The end-to-end runs of one size (a case of its own: the passes' is freed) */
-static int bench_runs(const tool_opts *o, int n_frames, bench_row *r)
-{
-	tool_case c;
-	if (tool_case_init(&c, tool_costliest_model()->mode, n_frames, o->n_phi, o->threads, -1))
-		return -1;
-	int rc = nlsq_runs(&c, o->threads, r);
 	tool_case_free(&c);
 	return rc;
 }
@@ -369,11 +365,6 @@ int tool_bench(const tool_opts *o)
 	for (int nfr = 100; nfr <= o->max_frames && n < BENCH_MAX_SIZES; nfr *= 2, n++) {
 		if (bench_size(o, nfr, &rows[n])) {
 			fprintf(stderr, "xpcsfit-gpu: bench failed at %d frames\n", nfr);
-			return 1;
-		}
-		if (o->runs && bench_runs(o, nfr, &rows[n])) {
-			fprintf(stderr, "xpcsfit-gpu: the end-to-end runs failed at %d frames\n",
-				nfr);
 			return 1;
 		}
 		job_time(&rows[n], context_s);
