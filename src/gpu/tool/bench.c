@@ -360,6 +360,7 @@ static void print_tables(const bench_row *rows, int n, double context_s)
 int tool_bench(const tool_opts *o)
 {
 	bench_row rows[BENCH_MAX_SIZES];
+	memset(rows, 0, sizeof rows); /* a size's runs are 0 unless made (--no-runs) */
 	int n = 0;
 	double context_s = context_time(o);
 	for (int nfr = 100; nfr <= o->max_frames && n < BENCH_MAX_SIZES; nfr *= 2, n++) {
