@@ -303,21 +303,32 @@ for cmd in (FIT, POST):
 # file auto cannot read is one line, exit 2, before anything is written
 costs = os.path.join(TMP, "costs.txt")
 bench_json = os.path.join(TMP, "bench.json")
-p = run([XF_GPU, "bench", "--max-frames", "200", "--threads", "1", "--costs", costs,
-         "--json", bench_json], env=env)
-# NLSQ run end to end through its service on both sides, at every size: the same fit
+p = run([XF_GPU, "bench", "--max-frames", "100", "--threads", "1", "--costs", costs,
+         "--json", bench_json], env=dict(env, TMPDIR=TMP))
+# NLSQ, and the posterior warm-started from its CPU fit, run end to end through their
+# services on both sides: the same fit, the same posterior (the route both sides took;
+# every summary within 1e-8 relative), the whole jobs as run
 with open(bench_json) as f:
     sweep = json.load(f)["sweep"]
 for row in sweep:
     check(row.get("cpu_nlsq_run_s", 0) > 0 and row.get("gpu_nlsq_run_s", 0) > 0
-          and row.get("nlsq_runs_agree") is True
+          and row.get("nlsq_runs_agree") is True and row.get("nlsq_runs_worst_rel", 1) <= 1e-8
           and row["cpu_job_nlsq_s"] == row["cpu_nlsq_run_s"],
           f"bench runs NLSQ end to end on both sides: {row}")
+    job = row.get("posterior_run_job")
+    check(row.get("cpu_posterior_run_s", 0) > 0 and row.get("gpu_posterior_run_s", 0) > 0
+          and job in ("posterior_importance", "posterior_nuts")
+          and row.get("posterior_runs_agree") is True
+          and row.get("posterior_runs_worst_rel", 1) <= 1e-8
+          and row[f"cpu_job_{job}_s"] == row["cpu_posterior_run_s"],
+          f"bench runs the posterior end to end on both sides: {row}")
+leftover = [n for n in os.listdir(TMP) if n.startswith("xpcsfit-gpu-bench.")]
+check(not leftover, f"bench removes the posterior's shard folders: {leftover}")
 p_proj = run([XF_GPU, "bench", "--max-frames", "100", "--threads", "1", "--no-runs"], env=env)
-check("NLSQ end to end" not in p_proj.stdout and "whole jobs" in p_proj.stdout,
-      "bench --no-runs projects NLSQ from its passes")
+check("NLSQ end to end" not in p_proj.stdout and "the posterior end to end" not in p_proj.stdout
+      and "whole jobs" in p_proj.stdout, "bench --no-runs projects the jobs from their passes")
 run([XF_GPU, "validate", "--no-runs"], rc=2, env=env)
-for words in ("NLSQ end to end", "whole jobs", "crossover of the fit:",
+for words in ("NLSQ end to end", "the posterior end to end", "whole jobs", "crossover of the fit:",
               "crossover of the posterior's importance route:",
               "crossover of the posterior by NUTS:", "gpu_s_per_point"):
     check(words in p.stdout, f"bench prints {words!r}: {p.stdout[-600:]}")

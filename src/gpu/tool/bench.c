@@ -2,7 +2,8 @@
  * each level (values, gradient, JᵀJ) on the CPU (production, the pool) and on the GPU, the
  * device's one-time costs (its context and module, the upload of the data), and from them
  * the jobs users run — NLSQ, the posterior's importance route, exact NUTS — on both sides
- * (NLSQ run end to end through its service, the posterior's projected from its passes);
+ * (run end to end through their services, runs.c: NLSQ, and the posterior by the route
+ * it takes; the other route's projected from its passes, as every job with --no-runs);
  * the crossover per job, the per-pass XPCSFIT_DEVICE_THRESHOLD, and the costs the policy
  * weighs (--costs FILE, read back through XPCSFIT_DEVICE_COSTS). */
 #include <cjson/cJSON.h>
@@ -12,7 +13,6 @@
 
 #include "device/policy.h"
 #include "gpu/slot.h"
-#include "services/nlsq.h"
 #include "gpu/tool/tool.h"
 #include "gpu/tool/tool_params.h"
 #include "util/files.h"
@@ -36,11 +36,10 @@ typedef struct bench_row {
 	double upload_s, kernel_s, download_s; /* the GPU's JᵀJ pass by phase (device events) */
 	double data_upload_s;		       /* once a job: the data and pairs */
 	double job_cpu_s[BENCH_JOBS], job_gpu_s[BENCH_JOBS]; /* whole jobs (job_time) */
-	/* NLSQ run end to end (xf_nlsq_run, the shipped options, from the case's start): wall
-	 * seconds on each side, the device's without its first use (context_s, once a
-	 * process), and whether both fits agree (their values within 1e-8 relative) */
-	double run_cpu_s, run_gpu_s;
-	int run_iterations, run_agree;
+	/* the jobs run end to end (runs.c; the device's without its first use, context_s,
+	 * once a process): NLSQ, and the posterior warm-started from the CPU's fit; made 0
+	 * (cpu_s 0) with --no-runs */
+	tool_run nlsq, post;
 } bench_row;
 
 /* The passes a job makes and at which level on each side (adr/0129, adr/0130): NLSQ's are
@@ -50,8 +49,16 @@ typedef struct bench_row {
  * on the device. */
 static const int cpu_level[BENCH_JOBS] = { XF_GPU_HESSIAN, XF_GPU_VALUE, XF_GPU_GRADIENT };
 
+/* The job kind of the posterior's run: the route it took */
+static int post_kind(const bench_row *r)
+{
+	return r->post.route == XF_POSTERIOR_ROUTE_NUTS ? XF_DEVICE_JOB_POSTERIOR_NUTS
+							: XF_DEVICE_JOB_POSTERIOR_IMPORTANCE;
+}
+
 /* A whole job of kind on this row: the CPU's passes; the device's context once (context_s),
- * the upload, its passes. NLSQ's are its end-to-end runs where they were made. */
+ * the upload, its passes. NLSQ's and the posterior's route's are their end-to-end runs
+ * where they were made. */
 static void job_time(bench_row *r, double context_s)
 {
 	for (int k = 0; k < BENCH_JOBS; k++) {
@@ -62,59 +69,26 @@ static void job_time(bench_row *r, double context_s)
 		r->job_gpu_s[k] =
 			context_s + r->data_upload_s + gpu_passes * r->gpu_s[XF_GPU_HESSIAN];
 	}
-	if (r->run_cpu_s > 0.0 && r->run_gpu_s > 0.0) {
-		r->job_cpu_s[XF_DEVICE_JOB_NLSQ] = r->run_cpu_s;
-		r->job_gpu_s[XF_DEVICE_JOB_NLSQ] = context_s + r->run_gpu_s;
+	if (r->nlsq.cpu_s > 0.0 && r->nlsq.gpu_s > 0.0) {
+		r->job_cpu_s[XF_DEVICE_JOB_NLSQ] = r->nlsq.cpu_s;
+		r->job_gpu_s[XF_DEVICE_JOB_NLSQ] = context_s + r->nlsq.gpu_s;
+	}
+	if (r->post.cpu_s > 0.0 && r->post.gpu_s > 0.0) {
+		r->job_cpu_s[post_kind(r)] = r->post.cpu_s;
+		r->job_gpu_s[post_kind(r)] = context_s + r->post.gpu_s;
 	}
 }
 
-/* One NLSQ fit of the case end to end on one side (device 0 the CPU, 1 the module), from
- * D0 30 % and alpha 0.1 off the truth: wall seconds into *wall_s, a copy of its values
- * (*n of them) into *theta (the caller frees it); 0, or -1 with a message. */
-static int nlsq_run(tool_case *c, int threads, int device, double *wall_s, double **theta, int *n,
-		    int *iterations)
+/* NLSQ and then the posterior warm-started from its CPU fit, end to end on both sides
+ * (runs.c), after the passes: the passes' device data freed first, each run uploads its
+ * own as a command does. */
+static int job_runs(tool_case *c, int threads, bench_row *r)
 {
-	xf_nlsq_options o;
-	xf_nlsq_options_defaults(&o);
-	o.device = device;
-	xf_request req = c->req; /* started off the truth, as a config's starts are */
-	req.start[XF_P_D0] *= 1.3;
-	req.start[XF_P_ALPHA] += 0.1;
-	xf_nlsq_fitted fit;
-	xf_error err = { 0 };
-	double t0 = tool_now();
-	int rc = xf_nlsq_run(&req, &o, &c->ds, threads, NULL, NULL, t0, t0, &fit, &err);
-	*wall_s = tool_now() - t0;
-	size_t bytes = rc ? 0 : sizeof(double) * (size_t)fit.res.n_params;
-	if (rc == 0 && fit.res.status != XF_STATUS_FAILED && (*theta = malloc(bytes ? bytes : 1))) {
-		memcpy(*theta, fit.res.values, bytes);
-		*n = fit.res.n_params;
-		*iterations = fit.res.iterations;
-	} else {
-		fprintf(stderr, "xpcsfit-gpu: the NLSQ run on the %s failed%s%s\n",
-			device ? "device" : "CPU", rc ? ": " : "", rc ? err.msg : "");
-		rc = -1;
-	}
-	xf_nlsq_fitted_free(&fit);
-	return rc;
-}
-
-/* The NLSQ job of this size run end to end on both sides, after the passes (the module is
- * loaded, its context made); both fits from the same start give the same values to
- * ~1e-12, the device's sums differing from the CPU's in their order only. */
-static int nlsq_runs(tool_case *c, int threads, bench_row *r)
-{
-	double *cpu = NULL, *gpu = NULL;
-	int n_cpu = 0, n_gpu = 0, it_gpu = 0;
-	int rc = nlsq_run(c, threads, 0, &r->run_cpu_s, &cpu, &n_cpu, &r->run_iterations) ||
-		 nlsq_run(c, threads, 1, &r->run_gpu_s, &gpu, &n_gpu, &it_gpu);
-	r->run_agree = !rc && n_cpu == n_gpu;
-	for (int k = 0; r->run_agree && k < n_cpu; k++) {
-		double scale = fabs(cpu[k]) > 1e-300 ? fabs(cpu[k]) : 1.0;
-		r->run_agree = fabs(cpu[k] - gpu[k]) <= 1e-8 * scale;
-	}
-	free(cpu);
-	free(gpu);
+	xf_estimate warm;
+	memset(&warm, 0, sizeof warm);
+	int rc = tool_run_nlsq(c, threads, &r->nlsq, &warm) ||
+		 tool_run_posterior(c, threads, &warm, &r->post);
+	xf_estimate_free(&warm);
 	return rc ? -1 : 0;
 }
 
@@ -171,11 +145,9 @@ static int bench_size(const tool_opts *o, int n_frames, bench_row *r)
 			}
 		}
 	}
-	/* NLSQ end to end on the same case, the passes' device data freed first (the run
-	 * uploads its own, as a command does) */
 	xf_gpu_destroy(ctx);
 	ctx = NULL;
-	rc = o->runs && nlsq_runs(&c, o->threads, r) ? -1 : 0;
+	rc = o->runs && job_runs(&c, o->threads, r) ? -1 : 0;
 done:
 	xf_gpu_destroy(ctx);
 	if (have_tp)
@@ -303,10 +275,17 @@ static void write_json(const char *path, const bench_row *rows, int n, double th
 		cJSON_AddNumberToObject(o, "gpu_fp64_gflops", gflops(r));
 		for (int j = 0; j < BENCH_JOBS; j++)
 			add_pair(o, "job_%s_s", job_keys[j], r->job_cpu_s[j], r->job_gpu_s[j]);
-		if (r->run_cpu_s > 0.0) { /* measured, not projected: without the context */
-			add_pair(o, "%s_s", "nlsq_run", r->run_cpu_s, r->run_gpu_s);
-			cJSON_AddNumberToObject(o, "nlsq_run_iterations", r->run_iterations);
-			cJSON_AddBoolToObject(o, "nlsq_runs_agree", r->run_agree);
+		if (r->nlsq.cpu_s > 0.0) { /* measured, not projected: without the context */
+			add_pair(o, "%s_s", "nlsq_run", r->nlsq.cpu_s, r->nlsq.gpu_s);
+			cJSON_AddNumberToObject(o, "nlsq_run_iterations", r->nlsq.iterations);
+			cJSON_AddNumberToObject(o, "nlsq_runs_worst_rel", r->nlsq.worst_rel);
+			cJSON_AddBoolToObject(o, "nlsq_runs_agree", r->nlsq.agree);
+		}
+		if (r->post.cpu_s > 0.0) {
+			add_pair(o, "%s_s", "posterior_run", r->post.cpu_s, r->post.gpu_s);
+			cJSON_AddStringToObject(o, "posterior_run_job", job_keys[post_kind(r)]);
+			cJSON_AddNumberToObject(o, "posterior_runs_worst_rel", r->post.worst_rel);
+			cJSON_AddBoolToObject(o, "posterior_runs_agree", r->post.agree);
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -334,18 +313,27 @@ static void print_tables(const bench_row *rows, int n, double context_s)
 	}
 	int runs = 0;
 	for (int k = 0; k < n; k++)
-		runs |= rows[k].run_cpu_s > 0.0;
+		runs |= rows[k].nlsq.cpu_s > 0.0;
 	if (runs) {
 		printf("NLSQ end to end (s; xf_nlsq_run from the same start, the device's without "
-		       "its first use):\n%7s %11s %11s %11s %6s %6s\n",
-		       "frames", "points", "cpu", "gpu", "iter", "agree");
+		       "its first use):\n%7s %11s %11s %11s %6s %9s %6s\n",
+		       "frames", "points", "cpu", "gpu", "iter", "worst rel", "agree");
 		for (int k = 0; k < n; k++)
-			printf("%7d %11zu %11.3e %11.3e %6d %6s\n", rows[k].n_frames,
-			       rows[k].points, rows[k].run_cpu_s, rows[k].run_gpu_s,
-			       rows[k].run_iterations, rows[k].run_agree ? "yes" : "NO");
+			printf("%7d %11zu %11.3e %11.3e %6d %9.1e %6s\n", rows[k].n_frames,
+			       rows[k].points, rows[k].nlsq.cpu_s, rows[k].nlsq.gpu_s,
+			       rows[k].nlsq.iterations, rows[k].nlsq.worst_rel,
+			       rows[k].nlsq.agree ? "yes" : "NO");
+		printf("the posterior end to end (s; xf_posterior_run from the CPU's fit, the "
+		       "device's without its first use):\n%7s %11s %11s %11s %11s %9s %6s\n",
+		       "frames", "points", "cpu", "gpu", "route", "worst rel", "agree");
+		for (int k = 0; k < n; k++)
+			printf("%7d %11zu %11.3e %11.3e %11s %9.1e %6s\n", rows[k].n_frames,
+			       rows[k].points, rows[k].post.cpu_s, rows[k].post.gpu_s,
+			       xf_route_record_of(rows[k].post.route)->name, rows[k].post.worst_rel,
+			       rows[k].post.agree ? "yes" : "NO");
 	}
 	printf("whole jobs (s; the device's with its context %.3g s and the upload%s):\n",
-	       context_s, runs ? "; NLSQ's as run" : "");
+	       context_s, runs ? "; NLSQ's and the posterior's route's as run" : "");
 	printf("%7s %11s %11s %11s %11s %11s %11s %11s\n", "frames", "points", "nlsq cpu",
 	       "nlsq gpu", "is cpu", "is gpu", "nuts cpu", "nuts gpu");
 	for (int k = 0; k < n; k++) {

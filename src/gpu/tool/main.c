@@ -13,13 +13,13 @@ static const char usage[] =
 	"            JtJ, Jtr, log-likelihood and gradient (fp64 and the fp32 option)\n"
 	"  bench     a sweep over work size: the passes at each level on both sides, the\n"
 	"            device's context and upload, whole jobs (NLSQ, the posterior's\n"
-	"            importance route, NUTS) on both sides, NLSQ also run end to end\n"
-	"            through its service; the crossover per pass (a recommended\n"
-	"            XPCSFIT_DEVICE_THRESHOLD) and per job\n"
+	"            importance route, NUTS) on both sides, NLSQ and the posterior also\n"
+	"            run end to end through their services; the crossover per pass (a\n"
+	"            recommended XPCSFIT_DEVICE_THRESHOLD) and per job\n"
 	"  --json FILE  also write the table as JSON (an existing FILE only with --force)\n"
 	"  --costs FILE bench: write the costs --device auto weighs, for\n"
 	"               XPCSFIT_DEVICE_COSTS=FILE (an existing FILE only with --force)\n"
-	"  --no-runs    bench: project NLSQ from its passes instead of running it\n"
+	"  --no-runs    bench: project the jobs from their passes instead of running them\n"
 	"  env XPCSFIT_CUDA_MODULE=FILE  the CUDA module to load (docs/gpu.md)\n"
 	"exit: 0 done, 1 a check failed, 2 usage, 3 no CUDA device, driver or module\n";
 

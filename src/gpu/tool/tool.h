@@ -7,6 +7,7 @@
 
 #include "gpu/gpu.h"
 #include "xpcsfit/config.h"
+#include "xpcsfit/estimate.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/vdev.h"
 
@@ -19,7 +20,8 @@ typedef struct tool_opts {
 	int threads;		/* --threads N: the CPU pass's virtual devices */
 	int max_frames;		/* --max-frames N: bench's largest size */
 	const char *costs_path; /* bench --costs FILE: the policy's costs (NULL: none) */
-	int runs;		/* bench: NLSQ run end to end on both sides (--no-runs: 0) */
+	int runs;		/* bench: NLSQ and the posterior run end to end on both
+				 * sides (--no-runs: 0, projected from the passes) */
 } tool_opts;
 
 /* The production problem on the bench dataset, with a CPU and a GPU evaluator. */
@@ -47,6 +49,23 @@ void tool_case_free(tool_case *c);
  * arrays allocated, freed by tool_data_free. */
 int tool_data_init(const tool_case *c, xf_gpu_data *d);
 void tool_data_free(xf_gpu_data *d);
+
+/* A job run end to end on both sides (runs.c): wall seconds, the device's without its
+ * first use in the process; the largest relative difference of the two sides' values
+ * (the posterior's: of every summary), agree when it is at most TOOL_RUNS_AGREE. */
+#define TOOL_RUNS_AGREE 1e-8
+typedef struct tool_run {
+	double cpu_s, gpu_s;
+	int iterations;		  /* NLSQ: the CPU fit's */
+	xf_posterior_route route; /* the posterior: the route both sides took */
+	double worst_rel;
+	int agree;
+} tool_run;
+/* NLSQ from the case's start off the truth on both sides; the CPU fit's estimate into
+ * *warm (the caller frees it). 0, or -1 with a message. */
+int tool_run_nlsq(tool_case *c, int threads, tool_run *r, xf_estimate *warm);
+/* The posterior warm-started from warm on both sides, at the shipped options. */
+int tool_run_posterior(tool_case *c, int threads, const xf_estimate *warm, tool_run *r);
 
 double tool_now(void);
 int tool_validate(const tool_opts *o);
