@@ -20,6 +20,7 @@
 #include "util/files.h"
 #include "util/interrupt.h"
 #include "util/verbosity.h"
+#include "util/key_names.h"
 
 static const char batch_usage[] =
 	"usage: xpcsfit batch --config C.yaml --out DIR [FILE.h5 ...] [--list FILE]\n"
@@ -33,8 +34,8 @@ static const char batch_usage[] =
 	".json are rewritten after every file. A file that fails does not stop the others.\n"
 	"Several q rings (wavevector_q: all, a list, a range): each ring of a file into\n"
 	"DIR/<stem>/nlsq/q_<q>/ with the file's rings.csv in DIR/<stem>/nlsq/ (the summary's\n"
-	"column rings names it), or with optimization.rings: joint one joint fit into\n"
-	"DIR/<stem>/nlsq_joint/.\n"
+	"column rings names it), or with " XF_KEY_RINGS
+	": joint one joint fit into\nDIR/<stem>/nlsq_joint/.\n"
 	"  --list FILE      more inputs, one path a line ('#' comments, blank lines skipped;\n"
 	"                   relative paths are relative to the list file's folder)\n"
 	"  --overrides CSV  per-file config values: header 'file,KEY,...' (KEY a dotted\n"
@@ -44,8 +45,8 @@ static const char batch_usage[] =
 	"                   bytes and settings (config values after overrides; comments and\n"
 	"                   key order aside); redo the rest, saying why\n"
 	"  --force          redo every file, replacing finished results\n"
-	"  --threads N      virtual devices per fit (default: parallel.virtual_devices, else\n"
-	"                   cores)\n"
+	"  --threads N      virtual devices per fit (default: " XF_KEY_VIRTUAL_DEVICES
+	", else\n                   cores)\n"
 	"  --no-plots       skip the PNG plots\n"
 	"  --strict         refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"  --task K --tasks N  run only the inputs whose index (0-based, in list order) is K\n"

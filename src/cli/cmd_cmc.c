@@ -21,6 +21,7 @@
 #include "util/verbosity.h"
 #include "xpcsfit/cmc.h"
 #include "xpcsfit/dist.h"
+#include "util/key_names.h"
 
 static const char cmc_usage[] =
 	"usage: xpcsfit cmc --config C.yaml [--data FILE.h5] [--nlsq DIR] [--out DIR]\n"
@@ -37,10 +38,10 @@ static const char cmc_usage[] =
 	"  --nlsq DIR      the NLSQ result to start from (DIR or DIR/nlsq holding\n"
 	"                  parameters.json); without it NLSQ runs first (fit: always)\n"
 	"  --resume        reuse the shards an interrupted run finished (same inputs)\n"
-	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
-	"  --no-plots      skip the PNG plots\n"
+	"  --threads N     virtual devices (default: " XF_KEY_VIRTUAL_DEVICES
+	", else cores)\n  --no-plots      skip the PNG plots\n"
 	"  --surfaces      when NLSQ runs first: its results.h5 with the (n_phi, N, N) maps\n"
-	"                  (default: output.surfaces, none); --no-surfaces: without them\n"
+	"                  (default: " XF_KEY_SURFACES ", none); --no-surfaces: without them\n"
 	"  --force         replace finished results in DIR/cmc/ (and DIR/nlsq/ when NLSQ\n"
 	"                  runs first); --resume replaces them too, keeping the shards\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/overrides.h"
 #include "outputs/rings_summary.h"
+#include "util/key_names.h"
 
 static const char nlsq_usage[] =
 	"usage: xpcsfit nlsq --config C.yaml [--data FILE.h5] [--out DIR] [--threads N]\n"
@@ -15,16 +16,16 @@ static const char nlsq_usage[] =
 	"                    [--device cpu|gpu|auto] [--joint]\n"
 	"\n"
 	"Bounded least-squares fit of the config's model to the two-time data.\n"
-	"Results go to DIR/nlsq/ (DIR defaults to the config's output.base_directory, else\n"
-	"./xpcsfit_results): report.html (the page to open or print), results.h5,\n"
+	"Results go to DIR/nlsq/ (DIR defaults to the config's " XF_KEY_BASE_DIRECTORY
+	", else\n./xpcsfit_results): report.html (the page to open or print), results.h5,\n"
 	"parameters.json, plots/, run.log.\n"
-	"  --threads N     virtual devices (default: parallel.virtual_devices, else cores)\n"
-	"  --no-plots      skip the PNG plots\n"
+	"  --threads N     virtual devices (default: " XF_KEY_VIRTUAL_DEVICES
+	", else cores)\n  --no-plots      skip the PNG plots\n"
 	"  --surfaces      write the full-resolution (n_phi, N, N) data, fit and residual\n"
-	"                  surfaces into results.h5 (default: the config's output.surfaces,\n"
-	"                  none; `xpcsfit plot DIR` redraws from the parameters and the data)\n"
-	"  --no-surfaces   leave them out whatever output.surfaces says\n"
-	"  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
+	"                  surfaces into results.h5 (default: the config's " XF_KEY_SURFACES
+	",\n                  none; `xpcsfit plot DIR` redraws from the parameters and the data)\n"
+	"  --no-surfaces   leave them out whatever " XF_KEY_SURFACES
+	" says\n  --force         replace a finished result in DIR/nlsq/ (refused without it)\n"
 	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"  --device D      where the accumulation runs: cpu (default), gpu (exit 2 without\n"
 	"                  a CUDA device), auto (the GPU above XPCSFIT_DEVICE_THRESHOLD);\n"

@@ -16,6 +16,7 @@
 #include "util/verbosity.h"
 #include "xpcsfit/config.h"
 #include "xpcsfit/dataset.h"
+#include "util/key_names.h"
 
 /* More angles than any detector ring holds: a guard against a runaway --phi list. */
 #define SIM_MAX_ANGLES 4096
@@ -26,8 +27,9 @@ static const char simulate_usage[] =
 	"                        [--noise 0.002] [--seed 1] [--lzf] [--frames N] [--strict]\n"
 	"                        [--q 0.003,0.0054,0.008]\n"
 	"\n"
-	"Write synthetic two-time data from initial_parameters.values (null: the middle of\n"
-	"the bounds), with q, dt and the gap of the config, as a real APS 8-ID-I file.\n"
+	"Write synthetic two-time data from " XF_KEY_VALUES
+	" (null: the middle of\nthe bounds), with q, dt and the gap of the config, as a real APS "
+	"8-ID-I file.\n"
 	"  --phi LIST      angles in degrees, comma separated, in the order written\n"
 	"  --q LIST        q rings in 1/A, comma separated: one file of several rings with\n"
 	"                  the same truth and angles (default: the config's wavevector_q,\n"
@@ -39,8 +41,8 @@ static const char simulate_usage[] =
 	"  --noise SD      sd of the additive Gaussian noise per stored point (0.002)\n"
 	"  --seed S        noise seed, keyed with (angle, i, j) (1)\n"
 	"  --lzf           compress the maps with LZF (HDF5 filter 32000)\n"
-	"  --frames N      frames per map (default: analyzer_parameters.end_frame)\n"
-	"  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
+	"  --frames N      frames per map (default: " XF_KEY_END_FRAME
+	")\n  --strict        refuse a config with keys xpcsfit does not use (exit 2)\n"
 	"The config overrides below apply too, except --phi (the angles written "
 	"here).\n" XF_OVERRIDE_USAGE;
 
@@ -239,8 +241,8 @@ int xf_cmd_simulate(int argc, char **argv)
 		/* nothing written */
 	} else if (fl.frames == 0 && cfg.end_frame <= 0) {
 		rc = xf_cli_error(XF_ERR_CONFIG,
-				  "simulate needs the number of frames: set "
-				  "analyzer_parameters.end_frame > 0 in %s or pass --frames N",
+				  "simulate needs the number of frames: set " XF_KEY_END_FRAME
+				  " > 0 in %s or pass --frames N",
 				  config_path);
 	} else {
 		opt.n_frames = (int)(fl.frames ? fl.frames : cfg.end_frame);

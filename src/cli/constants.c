@@ -1,6 +1,7 @@
 /* constants.c — the constants a fit uses and their sources (constants.h). */
 #include "cli/constants.h"
 #include "util/verbosity.h"
+#include "util/key_names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,43 +21,34 @@ void xf_cli_constant_sources(const xf_config *cfg, const xf_dataset *ds, xf_cons
 {
 	char o[256];
 	if (cfg->has_q)
-		snprintf(
-			out->q, sizeof out->q,
-			"file: the ring nearest analyzer_parameters.scattering.wavevector_q "
-			"%.6g (%s)",
-			cfg->wavevector_q,
-			origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o, sizeof o));
+		snprintf(out->q, sizeof out->q, "file: the ring nearest " XF_KEY_Q " %.6g (%s)",
+			 cfg->wavevector_q, origin_of(cfg, XF_KEY_Q, o, sizeof o));
 	else if (cfg->q_rings.pick != XF_Q_PICK_ONE) /* a list or range of one ring (adr/0063) */
-		snprintf(
-			out->q, sizeof out->q,
-			"file: the one ring that analyzer_parameters.scattering.wavevector_q "
-			"(%s) selects (%s)",
-			cfg->q_rings.pick == XF_Q_PICK_ALL    ? "all"
-			: cfg->q_rings.pick == XF_Q_PICK_LIST ? "a list"
-							      : "a range",
-			origin_of(cfg, "analyzer_parameters.scattering.wavevector_q", o, sizeof o));
+		snprintf(out->q, sizeof out->q,
+			 "file: the one ring that " XF_KEY_Q " (%s) selects (%s)",
+			 cfg->q_rings.pick == XF_Q_PICK_ALL    ? "all"
+			 : cfg->q_rings.pick == XF_Q_PICK_LIST ? "a list"
+							       : "a range",
+			 origin_of(cfg, XF_KEY_Q, o, sizeof o));
 	else
 		snprintf(out->q, sizeof out->q, "file: its only q ring (wavevector_q not set)");
 	if (cfg->has_dt)
-		snprintf(out->dt, sizeof out->dt, "%s: analyzer_parameters.dt",
-			 origin_of(cfg, "analyzer_parameters.dt", o, sizeof o));
+		snprintf(out->dt, sizeof out->dt, "%s: " XF_KEY_DT,
+			 origin_of(cfg, XF_KEY_DT, o, sizeof o));
 	else
 		snprintf(out->dt, sizeof out->dt, "%s", ds->dt_source);
 	if (!xf_model_record_of(cfg->mode)->shear)
 		snprintf(out->gap, sizeof out->gap, "not used in static mode");
 	else if (cfg->has_gap)
-		snprintf(out->gap, sizeof out->gap,
-			 "%s: analyzer_parameters.geometry.stator_rotor_gap",
-			 origin_of(cfg, "analyzer_parameters.geometry.stator_rotor_gap", o,
-				   sizeof o));
+		snprintf(out->gap, sizeof out->gap, "%s: " XF_KEY_GAP,
+			 origin_of(cfg, XF_KEY_GAP, o, sizeof o));
 	else
-		snprintf(out->gap, sizeof out->gap,
-			 "default (analyzer_parameters.geometry.stator_rotor_gap not set)");
+		snprintf(out->gap, sizeof out->gap, "default (" XF_KEY_GAP " not set)");
 	if (cfg->phi_filter_enabled && cfg->n_phi_ranges > 0)
 		snprintf(out->angles, sizeof out->angles,
-			 "file: %d of the ring's %d, selected by phi_filtering.target_ranges (%s)",
+			 "file: %d of the ring's %d, selected by " XF_KEY_TARGET_RANGES " (%s)",
 			 ds->n_phi, ds->n_phi_in_ring,
-			 origin_of(cfg, "phi_filtering.target_ranges", o, sizeof o));
+			 origin_of(cfg, XF_KEY_TARGET_RANGES, o, sizeof o));
 	else
 		snprintf(out->angles, sizeof out->angles, "file: all %d of the ring",
 			 ds->n_phi_in_ring);

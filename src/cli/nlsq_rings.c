@@ -26,6 +26,7 @@
 #include "util/interrupt.h"
 #include "util/rundir.h"
 #include "util/verbosity.h"
+#include "util/key_names.h"
 
 /* A per-angle start list (per_angle_scaling) is one value per angle kept: with several
  * rings it must fit every ring, checked before any ring is fitted (each ring's fit would
@@ -36,13 +37,13 @@ int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, x
 	const int given[2] = { cfg->n_contrast_start, cfg->n_offset_start };
 	for (int k = 0; k < 2; k++)
 		if (given[k] > 1 && given[k] != n_kept)
-			return xf_fail(
-				err, XF_ERR_CONFIG,
-				"initial_parameters.per_angle_scaling.%s: %d values given, "
-				"but ring q %.6g 1/A keeps %d angles (a list applies to every "
-				"selected ring: give one value, or select rings with %d "
-				"angles)",
-				name[k], given[k], q, n_kept, given[k]);
+			return xf_fail(err, XF_ERR_CONFIG,
+				       XF_KEY_SCALING_STARTS
+				       ".%s: %d values given, but ring q %.6g 1/A keeps %d angles "
+				       "(a list applies to every "
+				       "selected ring: give one value, or select rings with %d "
+				       "angles)",
+				       name[k], given[k], q, n_kept, given[k]);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "util/verbosity.h"
 #include "xpcsfit/results.h"
+#include "util/key_names.h"
 
 /* Longest argument an override option takes. */
 #define XF_OVERRIDE_ARG_MAX 1024
@@ -153,13 +154,13 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 		if (opt == XF_OPT_INITIAL)
 			return add(o, XF_OVERRIDE_START, option, name, value, origin, 0);
 		char key[300];
-		snprintf(key, sizeof key, "initial_parameters.fixed_parameters.%s", name);
+		snprintf(key, sizeof key, XF_KEY_FIXED ".%s", name);
 		return add(o, XF_OVERRIDE_SET, option, key, value, origin, 0);
 	}
 	case XF_OPT_MAX_ITERATIONS:
 		snprintf(origin, sizeof origin, "--max-iterations %s", arg);
-		return add(o, XF_OVERRIDE_SET, "--max-iterations",
-			   "optimization.nlsq.max_iterations", arg, origin, 0);
+		return add(o, XF_OVERRIDE_SET, "--max-iterations", XF_KEY_NLSQ_MAX_ITERATIONS, arg,
+			   origin, 0);
 	case XF_OPT_PHI: {
 		char *end;
 		const char *colon = strchr(arg, ':');
@@ -171,10 +172,10 @@ int xf_cli_override_option(xf_cli_overrides *o, int opt, const char *arg)
 			return bad("--phi", arg, "MIN:MAX in degrees with MIN <= MAX");
 		snprintf(origin, sizeof origin, "--phi %s", arg);
 		int rc = add(o, o->n_phi ? XF_OVERRIDE_RANGE : XF_OVERRIDE_RANGE_FIRST, "--phi",
-			     "phi_filtering.target_ranges", arg, origin, 0);
+			     XF_KEY_TARGET_RANGES, arg, origin, 0);
 		if (!rc && o->n_phi++ == 0)
-			rc = add(o, XF_OVERRIDE_SET, "--phi", "phi_filtering.enabled", "true",
-				 origin, 0);
+			rc = add(o, XF_OVERRIDE_SET, "--phi", XF_KEY_PHI_ENABLED, "true", origin,
+				 0);
 		return rc;
 	}
 	case XF_OPT_NLSQ_RESULT:
@@ -219,8 +220,8 @@ static int read_nlsq_result(xf_cli_overrides *o)
 		mean[0] += res.contrast[a] / res.n_phi;
 		mean[1] += res.offset[a] / res.n_phi;
 	}
-	static const char *const keys[2] = { "initial_parameters.per_angle_scaling.contrast",
-					     "initial_parameters.per_angle_scaling.offset" };
+	static const char *const keys[2] = { XF_KEY_SCALING_STARTS ".contrast",
+					     XF_KEY_SCALING_STARTS ".offset" };
 	int rc = 0;
 	for (int q = 1; rc == 0 && res.n_phi > 0 && q >= 0; q--) {
 		char value[64];

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "xpcsfit/config.h"
+#include "util/key_names.h"
 
 /* getopt values of the override options (above any short option character) */
 enum {
@@ -45,9 +46,9 @@ enum {
 	"  --mode static|laminar_flow    analysis_mode (--static-mode, --laminar-flow)\n"          \
 	"  --initial NAME=VALUE          start value of a parameter (repeatable)\n"                \
 	"  --fix NAME=VALUE              fix a parameter at VALUE (repeatable)\n"                  \
-	"  --max-iterations N            optimization.nlsq.max_iterations\n"                       \
+	"  --max-iterations N            " XF_KEY_NLSQ_MAX_ITERATIONS "\n"                         \
 	"  --phi MIN:MAX                 fit the angles in [MIN, MAX] degrees (repeatable;\n"      \
-	"                                replaces phi_filtering.target_ranges)\n"                  \
+	"                                replaces " XF_KEY_TARGET_RANGES ")\n"                     \
 	"  --nlsq-result DIR             start from DIR's (or DIR/nlsq's) parameters.json\n"       \
 	"  --set KEY=VALUE               any config key by dotted path (repeatable)\n"
 

@@ -18,6 +18,7 @@
 #include "xpcsfit/dataset.h"
 #include "xpcsfit/likelihood.h"
 #include "xpcsfit/params.h"
+#include "util/key_names.h"
 
 /* where parameter k's start comes from: the config, the data (NLSQ estimates the
  * physical ones and screens starts around the estimate, docs/nlsq.md; the per-angle
@@ -249,8 +250,8 @@ int xf_cli_joint_cap(int n_rings, int p_free, int p_phys, size_t points, xf_erro
 		       "the joint fit of %d rings has %d free parameters (%d physical, %d "
 		       "contrast/offset) on %zu points, above the cap of %d (its %d x %d normal "
 		       "matrix is built from every point at every step: adr/0073); select fewer "
-		       "rings (analyzer_parameters.scattering.wavevector_q: a list or a range), "
-		       "or fit them one by one (optimization.rings: per_ring)",
+		       "rings (" XF_KEY_Q
+		       ": a list or a range), or fit them one by one (" XF_KEY_RINGS ": per_ring)",
 		       n_rings, p_free, p_phys, p_free - p_phys, points, XF_JOINT_MAX_PARAMS,
 		       p_free, p_free);
 }

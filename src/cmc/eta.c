@@ -7,6 +7,7 @@
 #include "cmc/eta.h"
 #include "cmc/run_internal.h"
 #include "xpcsfit/error.h"
+#include "util/key_names.h"
 
 double xf_eta_update(xf_eta *e, double t_s, long done, long total)
 {
@@ -68,8 +69,9 @@ void xf_long_run_warning(double expected_s, long n_points, int n_chains, int n_t
 		snprintf(when, sizeof when, "%.0f s", expected_s);
 	xf_warn("cmc: exact NUTS on %ld points is expected to take ~%s (%d chains, %d virtual "
 		"devices; %s); faster: more threads (--threads) "
-		"or ranks (xpcsfit-mpi), fewer points (analyzer_parameters.start_frame/end_frame, "
-		"phi_filtering), or a parameter of a known ridge held fixed (--fix NAME=VALUE); "
+		"or ranks (xpcsfit-mpi), fewer points (" XF_KEY_START_FRAME
+		"/end_frame, phi_filtering), or a parameter of a known ridge held fixed (--fix "
+		"NAME=VALUE); "
 		"running on",
 		n_points, when, n_chains, n_threads, basis);
 }

@@ -29,6 +29,7 @@
 #include "cmc/tmap.h"
 #include "xpcsfit/rng.h"
 #include "util/clock.h"
+#include "util/key_names.h"
 
 /* Progress of the verification, about once a second: points evaluated of the current
  * batch (wall time decides only when to tell). */
@@ -427,7 +428,7 @@ void xf_cmc_route_describe(const xf_cmc_result *res, char *buf, size_t size)
 	else if (res->route == XF_POSTERIOR_ROUTE_NUTS && res->route_note[0])
 		snprintf(buf, size, "exact NUTS on every point (%s)", res->route_note);
 	else if (res->route == XF_POSTERIOR_ROUTE_NUTS)
-		snprintf(buf, size, "exact NUTS on every point (optimization.cmc.route: nuts)");
+		snprintf(buf, size, "exact NUTS on every point (" XF_KEY_CMC_ROUTE ": nuts)");
 	else
 		snprintf(buf, size, "consensus Monte Carlo over %ld shards", res->n_shards);
 }

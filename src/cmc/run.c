@@ -26,6 +26,7 @@
 #include "util/interrupt.h"
 #include "xpcsfit/rng.h"
 #include "util/clock.h"
+#include "util/key_names.h"
 
 #define XF_CMC_RETRIES 2 /* a non-finite start is retried with the next streams */
 /* chains start this many metric sds apart: a draw from N(0, jitter² · initial metric),
@@ -792,11 +793,10 @@ static int check_shards(const xf_cmc_options *o, const xf_dataset *ds, xf_error 
 {
 	size_t n_pairs = xf_fitted_pairs((size_t)ds->n_frames);
 	if (o->num_shards > 0 && (size_t)o->num_shards > n_pairs)
-		return xf_fail(
-			err, XF_ERR_CONFIG,
-			"optimization.cmc.sharding.num_shards: %ld shards, but the data have "
-			"only %zu frame pairs; use far fewer shards",
-			o->num_shards, n_pairs);
+		return xf_fail(err, XF_ERR_CONFIG,
+			       XF_KEY_CMC_SHARDS ": %ld shards, but the data have "
+						 "only %zu frame pairs; use far fewer shards",
+			       o->num_shards, n_pairs);
 	return 0;
 }
 
@@ -880,8 +880,8 @@ static int setup(cmc_run *r, const xf_request *req, const xf_cmc_options *o, con
 	r->temper = 1.0 / (double)r->n_shards;
 	if (o->use_nlsq_informed_priors) {
 		int n = xf_cmc_informed_priors(&r->pr, nlsq, o->nlsq_prior_width_factor);
-		xf_warn("optimization.cmc.validation.use_nlsq_informed_priors: %d priors are "
-			"centred on the NLSQ result (width factor %g): the data then enter twice",
+		xf_warn(XF_KEY_CMC_INFORMED_PRIORS ": %d priors are centred on the NLSQ result "
+						   "(width factor %g): the data then enter twice",
 			n, o->nlsq_prior_width_factor);
 	}
 	int d = r->n_theta + 1;

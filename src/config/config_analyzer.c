@@ -3,6 +3,7 @@
  * end_frame, shear_model, homodyne v2.1's nested temporal form, then scattering's
  * wavevector_q (one q, or several rings) and geometry's stator_rotor_gap. */
 #include "config/config_internal.h"
+#include "util/key_names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -83,36 +84,35 @@ int xf_cfg_read_temporal(const xf_cfg_reader *r, const xf_ynode *map, const xf_c
 		return rc;
 	if (t_end && end == 0)
 		return xf_cfg_bad_value(r, xf_ynode_get(tmp, "end_frame"),
-					"analyzer_parameters.temporal.end_frame",
-					END_FRAME_ALLOWED);
+					XF_KEY_TEMPORAL ".end_frame", END_FRAME_ALLOWED);
 	if (has_dt && !cfg->has_dt) {
 		cfg->dt_s = dt;
 		cfg->has_dt = 1;
 	} else if (has_dt && dt != cfg->dt_s) {
-		xf_warn("analyzer_parameters.temporal.dt (%g) differs from analyzer_parameters.dt "
-			"(%g); using analyzer_parameters.dt, in %s:%d",
+		xf_warn(XF_KEY_TEMPORAL ".dt (%g) differs from " XF_KEY_DT " (%g); using " XF_KEY_DT
+					", in %s:%d",
 			dt, cfg->dt_s, r->file, xf_ynode_key_line(tmp, "dt"));
 	}
 	if (t_start && !has_start)
 		cfg->start_frame = start;
 	else if (t_start && start != cfg->start_frame)
-		xf_warn("analyzer_parameters.temporal.start_frame (%ld) differs from "
-			"analyzer_parameters.start_frame (%ld); using the latter, in %s:%d",
+		xf_warn(XF_KEY_TEMPORAL ".start_frame (%ld) differs from " XF_KEY_START_FRAME
+					" (%ld); using the latter, in %s:%d",
 			start, cfg->start_frame, r->file, xf_ynode_key_line(tmp, "start_frame"));
 	if (t_end && !has_end)
 		cfg->end_frame = end;
 	else if (t_end && end != cfg->end_frame)
-		xf_warn("analyzer_parameters.temporal.end_frame (%ld) differs from "
-			"analyzer_parameters.end_frame (%ld); using the latter, in %s:%d",
+		xf_warn(XF_KEY_TEMPORAL ".end_frame (%ld) differs from " XF_KEY_END_FRAME
+					" (%ld); using the latter, in %s:%d",
 			end, cfg->end_frame, r->file, xf_ynode_key_line(tmp, "end_frame"));
 	/* skipping frames would change the lag grid the model is fitted on: not done */
 	if (t_interval && interval != 1)
-		xf_warn("analyzer_parameters.temporal.frame_interval %ld is not supported "
-			"(every frame in the range is used), in %s:%d",
+		xf_warn(XF_KEY_TEMPORAL ".frame_interval %ld is not supported "
+					"(every frame in the range is used), in %s:%d",
 			interval, r->file, xf_ynode_key_line(tmp, "frame_interval"));
 	return 0;
 }
-#define Q_KEY	  "analyzer_parameters.scattering.wavevector_q"
+#define Q_KEY	  XF_KEY_Q
 #define Q_ALLOWED "a number > 0, all, a list of numbers > 0 or {min: Q1, max: Q2}"
 
 /* One q of a list or a range: a number > 0. */

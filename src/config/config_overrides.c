@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config/config_internal.h"
+#include "util/key_names.h"
 
 /* Longest "MIN:MAX" text of an angle range. */
 #define XF_RANGE_TEXT_MAX 128
@@ -15,7 +16,7 @@ const char *xf_config_override_key(const xf_config_override *o, char *buf, size_
 	if (o->kind == XF_OVERRIDE_START)
 		xf_cfg_start_key(o->key, buf, size);
 	else if (o->kind == XF_OVERRIDE_RANGE || o->kind == XF_OVERRIDE_RANGE_FIRST)
-		snprintf(buf, size, "phi_filtering.target_ranges");
+		snprintf(buf, size, XF_KEY_TARGET_RANGES);
 	else
 		snprintf(buf, size, "%s", xf_config_key_alias(o->key));
 	return buf;

@@ -4,6 +4,7 @@
  * rows of the key table (config_table.c, adr/0132), read here in table order. */
 #include <math.h>
 #include "config/config_internal.h"
+#include "util/key_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	static const char *const ignored[] = { "unit", "description", NULL };
 	char path[XF_CFG_PATH_MAX];
 	const char *name = NULL, *type = NULL;
-	snprintf(path, sizeof path, "parameter_space.bounds[%d]", k);
+	snprintf(path, sizeof path, XF_KEY_BOUNDS "[%d]", k);
 	if (item->kind != XF_YNODE_MAPPING)
 		return xf_cfg_bad_value(r, item, path,
 					"a mapping {name, min, max, prior_mu, "
@@ -72,8 +73,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	if (seen[idx])
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "%s: '%s' names %s, which already has "
-			       "bounds at parameter_space.bounds[%d] (each parameter once), "
-			       "in %s:%d",
+			       "bounds at " XF_KEY_BOUNDS "[%d] (each parameter once), in %s:%d",
 			       npath, name, xf_model_slot_name(model, idx), seen[idx] - 1, r->file,
 			       item->line);
 	seen[idx] = k + 1;
@@ -161,8 +161,7 @@ static int outside_bounds(const xf_cfg_reader *r, const char *path, const char *
 		snprintf(where, sizeof where, "%s:%d", r->file, node->line);
 	return xf_fail(r->err, XF_ERR_CONFIG,
 		       "%s: %s = %g is outside its bounds [%g, %g] "
-		       "(must lie within parameter_space.bounds or the default bounds), "
-		       "in %s",
+		       "(must lie within " XF_KEY_BOUNDS " or the default bounds), in %s",
 		       path, name, v, b->lower, b->upper, where);
 }
 
@@ -196,9 +195,7 @@ static int phys_index(const xf_cfg_reader *r, const xf_ynode *name_node, const c
 		return xf_cfg_bad_value(r, name_node, path, names);
 	if (k >= XF_N_PHYS) {
 		snprintf(with_note, sizeof with_note,
-			 "%s; contrast and offset starts go in "
-			 "initial_parameters.per_angle_scaling",
-			 names);
+			 "%s; contrast and offset starts go in " XF_KEY_SCALING_STARTS, names);
 		return xf_cfg_bad_value(r, name_node, path, with_note);
 	}
 	if (k >= xf_mode_n_phys(cfg->mode)) {
@@ -227,21 +224,22 @@ int xf_cfg_read_start_values(const xf_cfg_reader *r, const xf_ynode *map, const 
 	if (values && xf_ynode_is_null(values))
 		values = NULL;
 	if (names && names->kind != XF_YNODE_SEQUENCE)
-		return xf_cfg_bad_value(r, names, "initial_parameters.parameter_names",
+		return xf_cfg_bad_value(r, names, XF_KEY_PARAMETER_NAMES,
 					"a list of parameter names");
 	if (values && values->kind != XF_YNODE_SEQUENCE)
-		return xf_cfg_bad_value(r, values, "initial_parameters.values",
+		return xf_cfg_bad_value(r, values, XF_KEY_VALUES,
 					"null or a list of numbers, one per parameter_names entry");
 	if (values && !names)
-		return xf_fail(r->err, XF_ERR_CONFIG,
-			       "initial_parameters.parameter_names: "
-			       "missing (values are matched to parameter_names by name), in %s:%d",
-			       r->file, values->line);
+		return xf_fail(
+			r->err, XF_ERR_CONFIG,
+			XF_KEY_PARAMETER_NAMES
+			": missing (values are matched to parameter_names by name), in %s:%d",
+			r->file, values->line);
 	if (values && values->n != names->n)
 		return xf_fail(r->err, XF_ERR_CONFIG,
-			       "initial_parameters.values: %zu values "
-			       "for %zu parameter_names is not allowed (must be one value per "
-			       "name), in %s:%d",
+			       XF_KEY_VALUES ": %zu values for %zu parameter_names is not allowed "
+					     "(must be one value per "
+					     "name), in %s:%d",
 			       values->n, names->n, r->file, values->line);
 	for (size_t i = 0; names && i < names->n; i++) {
 		int idx;
@@ -280,7 +278,7 @@ int xf_cfg_read_fixed(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_
 		      xf_config *cfg)
 {
 	(void)row;
-	const char *sect = "initial_parameters.fixed_parameters";
+	const char *sect = XF_KEY_FIXED;
 	const xf_ynode *fixed = NULL;
 	char path[XF_CFG_PATH_MAX];
 	int rc = xf_cfg_section(r, map, "initial_parameters", "fixed_parameters", &fixed);
@@ -321,7 +319,7 @@ static int read_scaling_list(const xf_cfg_reader *r, const xf_ynode *map, const 
 {
 	char path[XF_CFG_PATH_MAX], item_path[XF_CFG_PATH_MAX + 32];
 	const xf_ynode *node = xf_ynode_get(map, key);
-	xf_cfg_path(path, "initial_parameters.per_angle_scaling", key);
+	xf_cfg_path(path, XF_KEY_SCALING_STARTS, key);
 	xf_ynode_mark_used(node);
 	if (!node || xf_ynode_is_null(node))
 		return 0;
@@ -361,7 +359,7 @@ int xf_cfg_read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
 {
 	(void)row;
 	static const char *const known[] = { "contrast", "offset", NULL };
-	const char *sect = "initial_parameters.per_angle_scaling";
+	const char *sect = XF_KEY_SCALING_STARTS;
 	const xf_ynode *pas = NULL;
 	int rc = xf_cfg_section(r, map, "initial_parameters", "per_angle_scaling", &pas);
 	if (rc || !pas)
@@ -381,7 +379,7 @@ int xf_cfg_read_active(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg
 		       xf_config *cfg)
 {
 	(void)row;
-	const char *sect = "initial_parameters.active_parameters";
+	const char *sect = XF_KEY_ACTIVE;
 	const xf_ynode *list = xf_ynode_get(map, "active_parameters");
 	char path[XF_CFG_PATH_MAX];
 	int active[XF_N_PHYS] = { 0 };
@@ -420,7 +418,7 @@ int xf_cfg_read_initial_parameters(const xf_cfg_reader *r, const xf_ynode *root,
 
 void xf_cfg_start_key(const char *name, char *buf, size_t size)
 {
-	snprintf(buf, size, "initial_parameters.values[%s]", name);
+	snprintf(buf, size, XF_KEY_VALUES "[%s]", name);
 }
 
 int xf_cfg_set_start(xf_ynode **root, const char *name, const char *value, const char *origin,

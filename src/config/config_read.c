@@ -4,6 +4,7 @@
  * hand: analysis_mode, and experimental_data's path joined from its rows (the key
  * table's; analyzer_parameters' and phi_filtering's: config_analyzer.c, config_phi.c). */
 #include "config/config_internal.h"
+#include "util/key_names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,8 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 		for (int k = 0; model && model->kind == XF_YNODE_SCALAR && xf_mode_names[k]; k++)
 			if (strcmp(model->text, xf_mode_names[k]) == 0 &&
 			    xf_mode_named[k] != xf_mode_named[index])
-				xf_warn("parameter_space.model '%s' disagrees with analysis_mode "
-					"'%s'; using analysis_mode, in %s:%d",
+				xf_warn(XF_KEY_SPACE_MODEL " '%s' disagrees with analysis_mode "
+							   "'%s'; using analysis_mode, in %s:%d",
 					model->text, xf_mode_names[index], r->file, model->line);
 		cfg->mode = xf_mode_named[index];
 		return 0;
@@ -91,10 +92,11 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 	if (!model_given)
 		return xf_fail(r->err, XF_ERR_CONFIG,
 			       "analysis_mode: missing (must be one of "
-			       "static, laminar_flow, static_isotropic, static_anisotropic; "
-			       "parameter_space.model is also accepted), in %s",
+			       "static, laminar_flow, static_isotropic, "
+			       "static_anisotropic; " XF_KEY_SPACE_MODEL
+			       " is also accepted), in %s",
 			       r->file);
-	xf_warn("analysis_mode is missing; using parameter_space.model '%s' as the mode, in %s:%d",
+	xf_warn("analysis_mode is missing; using " XF_KEY_SPACE_MODEL " '%s' as the mode, in %s:%d",
 		xf_mode_names[model_index], r->file,
 		xf_ynode_key_line(xf_ynode_get(root, "parameter_space"), "model"));
 	cfg->mode = xf_mode_named[model_index];
@@ -149,8 +151,8 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 		return rc;
 	}
 	if (folder)
-		xf_warn("experimental_data.data_folder_path is given without data_file_name "
-			"(ignored), in %s:%d",
+		xf_warn(XF_KEY_DATA_FOLDER " is given without data_file_name "
+					   "(ignored), in %s:%d",
 			r->file, xf_ynode_key_line(map, "data_folder_path"));
 	if (file_path && file_path[0])
 		return xf_cfg_resolve_data_path(file_path, r->file, cfg, r->err);
@@ -162,8 +164,8 @@ int xf_cfg_read_experimental_data(const xf_cfg_reader *r, const xf_ynode *root, 
 static const struct {
 	const char *alias, *key;
 } key_aliases[] = {
-	{ "dt", "analyzer_parameters.dt" },
-	{ "q", "analyzer_parameters.scattering.wavevector_q" },
+	{ "dt", XF_KEY_DT },
+	{ "q", XF_KEY_Q },
 };
 
 const char *xf_config_key_alias(const char *name)
@@ -205,8 +207,8 @@ static int read_all(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cfg
 	    (rc = xf_cfg_collect_settings(r, root, cfg)))
 		return rc;
 	if (xf_model_record_of(cfg->mode)->shear && !cfg->has_gap)
-		xf_warn("analyzer_parameters.geometry.stator_rotor_gap is not set: laminar_flow "
-			"uses the default %g A (200 um); set the gap of your cell, in %s",
+		xf_warn(XF_KEY_GAP " is not set: laminar_flow uses the default %g A (200 um); set "
+				   "the gap of your cell, in %s",
 			cfg->gap_A, r->file);
 	return r->err->code; /* an override of a key no reader uses (xf_cfg_check_keys) */
 }

@@ -6,6 +6,7 @@
  * with the defaults. First the posterior's section, optimization.cmc; tests/test_config.c
  * checks every row against docs/config.md and the template's round trip. */
 #include "config/config_internal.h"
+#include "util/key_names.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -58,8 +59,8 @@ static int read_tolerance(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 	if (!has_ftol)
 		cfg->nlsq.ftol = tolerance;
 	else if (tolerance != cfg->nlsq.ftol)
-		xf_warn("optimization.nlsq.tolerance (%g) and ftol (%g) both given; using ftol, "
-			"in %s:%d",
+		xf_warn(XF_KEY_NLSQ_TOLERANCE " (%g) and ftol (%g) both given; using ftol, "
+					      "in %s:%d",
 			tolerance, cfg->nlsq.ftol, r->file, xf_ynode_key_line(map, "tolerance"));
 	return 0;
 }
@@ -158,8 +159,8 @@ static int read_combination_method(const xf_cfg_reader *r, const xf_ynode *map,
 	if (rc || !given)
 		return rc;
 	if (index >= N_OWN_METHODS) {
-		xf_warn("optimization.cmc.combination.method: '%s' is a deprecated homodyne "
-			"name; using robust_consensus_mc, in %s:%d",
+		xf_warn(XF_KEY_CMC_COMBINATION ": '%s' is a deprecated homodyne "
+					       "name; using robust_consensus_mc, in %s:%d",
 			row->choices[index], r->file, xf_ynode_get(map, "method")->line);
 		index = 0;
 	}

@@ -4,6 +4,7 @@
  * it. Only mappings are walked: a list item has no dotted name. */
 #include "config/yaml_tree.h"
 #include "xpcsfit/params.h"
+#include "util/key_names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +107,8 @@ static xf_ynode *section(xf_ynode *map, const char *key, const char *path, const
 static int bad_path(const char *dotted, const char *origin, xf_error *err)
 {
 	return xf_fail(err, XF_ERR_CONFIG,
-		       "'%.80s' is not a config key (must be dotted names like "
-		       "analyzer_parameters.dt), in %s",
+		       "'%.80s' is not a config key (must be dotted names like " XF_KEY_DT
+		       "), in %s",
 		       dotted, origin);
 }
 

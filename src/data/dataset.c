@@ -15,6 +15,7 @@
 #include "util/profile.h"
 #include "util/size.h"
 #include "xpcsfit/dist.h"
+#include "util/key_names.h"
 
 static int read_raw(const char *path, xf_raw_file *raw, xf_error *err)
 {
@@ -249,8 +250,8 @@ static const char *data_path(const xf_selection *selection, const char *path)
 static int no_data_file(xf_error *err)
 {
 	return xf_fail(err, XF_ERR_CONFIG,
-		       "no data file: set experimental_data.file_path (or data_folder_path "
-		       "and data_file_name) in the config, or pass --data");
+		       "no data file: set " XF_KEY_FILE_PATH
+		       " (or data_folder_path and data_file_name) in the config, or pass --data");
 }
 
 static int load(const xf_selection *selection, const char *path, int rank, int ranks,

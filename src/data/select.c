@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/size.h"
+#include "util/key_names.h"
 
 /* A configured wavevector_q farther than this fraction from every ring is an error
  * (adr/0031, docs/config.md "q and geometry checks"). */
@@ -121,14 +122,13 @@ int xf_select_q(const xf_raw_file *raw, const xf_selection *sel, double *q_ring,
 		int rings = xf_raw_count_q_rings(raw);
 		if (rings != 1)
 			return xf_fail(err, XF_ERR_CONFIG,
-				       "analyzer_parameters.scattering.wavevector_q is not set and "
-				       "%s holds %d q rings: set it to choose one",
+				       XF_KEY_Q
+				       " is not set and %s holds %d q rings: set it to choose one",
 				       raw->file_name, rings);
 		*q_ring = raw->maps[0].q;
 		return 0;
 	}
-	return match_ring(raw, "analyzer_parameters.scattering.wavevector_q", sel->q_target_per_A,
-			  q_ring, err);
+	return match_ring(raw, XF_KEY_Q, sel->q_target_per_A, q_ring, err);
 }
 
 static int by_value(const void *a, const void *b)
@@ -212,9 +212,9 @@ static void warn_empty_rings(const xf_raw_file *raw, double lo, double hi, const
 		for (size_t j = 0; j < k && !dup; j++)
 			dup = in_ring(raw->q_declared[j], q);
 		if (!dup)
-			xf_warn("analyzer_parameters.scattering.wavevector_q %s: the q = %.6g ring "
-				"of the qmap has no map (no processed bin of it) and is skipped, "
-				"in %s",
+			xf_warn(XF_KEY_Q " %s: the q = %.6g ring of the qmap has no map (no "
+					 "processed bin of it) and is skipped, "
+					 "in %s",
 				choice, q, raw->file_name);
 	}
 }
@@ -237,7 +237,7 @@ static int pick_list(const xf_raw_file *raw, const xf_q_choice *c, double *out, 
 	for (int k = 0; k < c->n_list; k++) {
 		double q;
 		int dup = -1;
-		snprintf(key, sizeof key, "analyzer_parameters.scattering.wavevector_q[%d]", k);
+		snprintf(key, sizeof key, XF_KEY_Q "[%d]", k);
 		if (match_ring(raw, key, c->list[k], &q, err))
 			return err->code;
 		for (int j = 0; j < *n && dup < 0; j++)
@@ -275,8 +275,8 @@ static int pick_range(const xf_raw_file *raw, const xf_q_choice *c, const double
 				 "; the q = %.6g ring of the qmap lies in it but has no map", q);
 	}
 	return xf_fail(err, XF_ERR_DATA,
-		       "no q ring of the file lies in analyzer_parameters.scattering.wavevector_q "
-		       "{min: %g, max: %g} (nearest rings: %s below, %s above; the "
+		       "no q ring of the file lies in " XF_KEY_Q
+		       " {min: %g, max: %g} (nearest rings: %s below, %s above; the "
 		       "file's %d ring%s span %.6g to %.6g 1/A%s), in %s",
 		       c->range_min, c->range_max, below, above, n_rings, n_rings == 1 ? "" : "s",
 		       q_min(raw), q_max(raw), empty, raw->file_name);
@@ -339,9 +339,9 @@ static int several_rings(const xf_raw_file *raw, const xf_selection *sel, double
 	list_values(rings, n, list, sizeof list);
 	free(rings);
 	return xf_fail(err, XF_ERR_CONFIG,
-		       "analyzer_parameters.scattering.wavevector_q selects %d q rings (%s 1/A): "
-		       "fitting several rings is not built yet; select one (a single value), "
-		       "in %s",
+		       XF_KEY_Q " selects %d q rings (%s 1/A): fitting several rings is not built "
+				"yet; select one (a single value), "
+				"in %s",
 		       n, list, raw->file_name);
 }
 
@@ -433,15 +433,14 @@ int xf_select_angles(const xf_raw_file *raw, const xf_selection *sel, double q_r
 		if (!sel->fallback_to_all_angles) {
 			xf_fail(err, XF_ERR_DATA,
 				"no map left after φ filtering: no angle of the q = %g ring lies "
-				"in "
-				"phi_filtering.target_ranges (available: %s), in %s",
+				"in " XF_KEY_TARGET_RANGES " (available: %s), in %s",
 				q_ring, list, raw->file_name);
 			free(a);
 			return XF_ERR_DATA;
 		}
 		/* the angles were overwritten only up to `kept` = 0: all n are still there */
-		xf_warn("no angle lies in phi_filtering.target_ranges; fallback_to_all_angles: "
-			"keeping all %d (%s)",
+		xf_warn("no angle lies in " XF_KEY_TARGET_RANGES
+			"; fallback_to_all_angles: keeping all %d (%s)",
 			n, list);
 		kept = n;
 	}
@@ -457,17 +456,16 @@ int xf_select_frames(const xf_selection *sel, long n_rows, long *first_frame, in
 	if (end == -1)
 		end = n_rows;
 	if (start < 1) {
-		xf_warn("analyzer_parameters.start_frame %ld is below 1: clamped to 1", start);
+		xf_warn(XF_KEY_START_FRAME " %ld is below 1: clamped to 1", start);
 		start = 1;
 	}
 	if (start > n_rows)
-		return xf_fail(
-			err, XF_ERR_DATA,
-			"analyzer_parameters.start_frame %ld is beyond the %ld stored frames",
-			start, n_rows);
+		return xf_fail(err, XF_ERR_DATA,
+			       XF_KEY_START_FRAME " %ld is beyond the %ld stored frames", start,
+			       n_rows);
 	if (end > n_rows) {
-		xf_warn("analyzer_parameters.end_frame %ld is past the %ld stored frames: "
-			"clamped to %ld",
+		xf_warn(XF_KEY_END_FRAME " %ld is past the %ld stored frames: "
+					 "clamped to %ld",
 			end, n_rows, n_rows);
 		end = n_rows;
 	}
@@ -475,8 +473,8 @@ int xf_select_frames(const xf_selection *sel, long n_rows, long *first_frame, in
 	if (n > XF_WINDOW_FRAMES_MAX)
 		return xf_fail(err, XF_ERR_DATA,
 			       "frame window of %ld frames (start_frame %ld, end_frame %ld of %ld "
-			       "stored) is above the limit of %ld frames: set "
-			       "analyzer_parameters.start_frame and end_frame",
+			       "stored) is above the limit of %ld frames: set " XF_KEY_START_FRAME
+			       " and end_frame",
 			       n, start, end, n_rows, XF_WINDOW_FRAMES_MAX);
 	if (n < XF_MIN_FRAMES)
 		return xf_fail(err, XF_ERR_DATA,
@@ -494,21 +492,21 @@ int xf_select_dt(const xf_raw_file *raw, const xf_selection *sel, double *dt_s, 
 	if (sel->has_dt) {
 		if (!(sel->dt_s >= XF_DT_MIN_S && sel->dt_s <= XF_DT_MAX_S))
 			return xf_fail(err, XF_ERR_CONFIG,
-				       "analyzer_parameters.dt = %g s is outside %g to %g s, in %s",
-				       sel->dt_s, XF_DT_MIN_S, XF_DT_MAX_S,
+				       XF_KEY_DT " = %g s is outside %g to %g s, in %s", sel->dt_s,
+				       XF_DT_MIN_S, XF_DT_MAX_S,
 				       sel->config_path ? sel->config_path : "the config");
 		*dt_s = sel->dt_s;
 		snprintf(source, source_len, "config");
 		if (raw->has_file_dt &&
 		    fabs(raw->file_dt_s - sel->dt_s) > XF_DT_MISMATCH_FRACTION * sel->dt_s)
-			xf_warn("analyzer_parameters.dt = %.9g s differs by more than 1%% from the "
-				"file's %s = %.9g s; using the config's",
+			xf_warn(XF_KEY_DT " = %.9g s differs by more than 1%% from the "
+					  "file's %s = %.9g s; using the config's",
 				sel->dt_s, raw->file_dt_desc, raw->file_dt_s);
 		return 0;
 	}
 	if (!raw->has_file_dt)
 		return xf_fail(err, XF_ERR_CONFIG,
-			       "no dt: analyzer_parameters.dt is not set and %s has no frame "
+			       "no dt: " XF_KEY_DT " is not set and %s has no frame "
 			       "period (%s)",
 			       raw->file_name,
 			       raw->layout == XF_LAYOUT_APS_U
@@ -516,8 +514,8 @@ int xf_select_dt(const xf_raw_file *raw, const xf_selection *sel, double *dt_s, 
 				       : "/measurement/instrument/detector/exposure_period");
 	if (!(raw->file_dt_s >= XF_DT_MIN_S && raw->file_dt_s <= XF_DT_MAX_S))
 		return xf_fail(err, XF_ERR_DATA,
-			       "dt from the file is %g s (%s), outside %g to %g s: set "
-			       "analyzer_parameters.dt, in %s",
+			       "dt from the file is %g s (%s), outside %g to %g s: set " XF_KEY_DT
+			       ", in %s",
 			       raw->file_dt_s, raw->file_dt_desc, XF_DT_MIN_S, XF_DT_MAX_S,
 			       raw->file_name);
 	*dt_s = raw->file_dt_s;

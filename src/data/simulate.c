@@ -18,6 +18,7 @@
 #include "util/size.h"
 #include "xpcsfit/model.h"
 #include "xpcsfit/rng.h"
+#include "util/key_names.h"
 
 /* LZF chunks of about this many elements (rows of a map): big enough for good
  * compression, small enough to read a window cheaply. */
@@ -267,13 +268,10 @@ static int check_inputs(const xf_selection *sel, const xf_sim_options *opt, xf_e
 	if (opt->n_q == 0 &&
 	    (!sel->has_q || !(sel->q_target_per_A > 0 && sel->q_target_per_A <= XF_Q_MAX)))
 		return xf_fail(err, XF_ERR_CONFIG,
-			       "simulate needs analyzer_parameters.scattering.wavevector_q from 0 "
-			       "(excluded) to %g Å⁻¹",
-			       XF_Q_MAX);
+			       "simulate needs " XF_KEY_Q " from 0 (excluded) to %g Å⁻¹", XF_Q_MAX);
 	if (!sel->has_dt || !(sel->dt_s >= XF_DT_MIN_S && sel->dt_s <= XF_DT_MAX_S))
-		return xf_fail(err, XF_ERR_CONFIG,
-			       "simulate needs analyzer_parameters.dt from %g to %g s", XF_DT_MIN_S,
-			       XF_DT_MAX_S);
+		return xf_fail(err, XF_ERR_CONFIG, "simulate needs " XF_KEY_DT " from %g to %g s",
+			       XF_DT_MIN_S, XF_DT_MAX_S);
 	if (opt->n_frames > XF_WINDOW_FRAMES_MAX)
 		return xf_fail(
 			err, XF_ERR_CONFIG,
@@ -307,8 +305,8 @@ static void truth(const xf_request *req, double theta[XF_N_PHYS])
 						 used ? ", " : "", xf_param_names[k], theta[k]);
 	}
 	if (used)
-		xf_warn("initial_parameters.values gives no value for some parameters: "
-			"simulating with the middle of their bounds (%s)",
+		xf_warn(XF_KEY_VALUES " gives no value for some parameters: "
+				      "simulating with the middle of their bounds (%s)",
 			missing);
 }
 

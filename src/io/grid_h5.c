@@ -3,6 +3,7 @@
  * `xpcsfit plot DIR` needs to redraw the fit without stored surfaces (adr/0059); a joint
  * fit's per-slot q (adr/0068). */
 #include "io/grid_h5.h"
+#include "util/key_names.h"
 
 int xf_h5_model_grid(h5w *w, hid_t g, const xf_estimate *est, const xf_dataset *ds)
 {
@@ -12,8 +13,8 @@ int xf_h5_model_grid(h5w *w, hid_t g, const xf_estimate *est, const xf_dataset *
 	xf_h5_attr_str(w, g, "shear_model",
 		       grid->shear_model == XF_SHEAR_PNAS2024 ? "pnas2024" : "homodyne");
 	xf_h5_put_f64(w, g, "stator_rotor_gap", grid->gap_A, "angstrom",
-		      "stator-rotor gap L of the model (laminar_flow; the config's "
-		      "analyzer_parameters.geometry.stator_rotor_gap)");
+		      "stator-rotor gap L of the model (laminar_flow; the config's " XF_KEY_GAP
+		      ")");
 	hid_t d = H5Gopen2(w->file, "/data", H5P_DEFAULT);
 	if (d < 0)
 		return xf_h5_fail(w, "/data");

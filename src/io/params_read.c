@@ -14,6 +14,7 @@
 #include "util/files.h"
 #include "io/utf8.h"
 #include "xpcsfit/results.h"
+#include "util/key_names.h"
 
 /* parameters.json through the one rule for files read by name (util/files.h): a FIFO or
  * a device in its place is refused unread, not waited on */
@@ -183,8 +184,8 @@ static int check_bounds(const char *dir, const xf_estimate *res, const xf_bound 
 			continue;
 		return xf_fail(err, XF_ERR_CONFIG,
 			       "the NLSQ result in %s/parameters.json has %s = %.17g outside this "
-			       "config's bounds [%g, %g]: fit it again with this config or widen "
-			       "parameter_space.bounds",
+			       "config's bounds [%g, %g]: fit it again with this config or "
+			       "widen " XF_KEY_BOUNDS,
 			       dir, res->names[k], v, b->lower, b->upper);
 	}
 	return 0;

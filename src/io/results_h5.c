@@ -15,6 +15,7 @@
 #include "xpcsfit/params.h"
 #include "xpcsfit/results.h"
 #include "xpcsfit/vdev.h"
+#include "util/key_names.h"
 
 #include <hdf5.h>
 #include <limits.h>
@@ -329,8 +330,8 @@ static int write_nlsq_group(h5w *w, const xf_dataset *ds, const xf_estimate *est
 	write_scalars(w, g, est, app);
 	xf_h5_model_grid(w, g, est, ds);
 	xf_h5_put_i64(w, g, "plot_dpi", plot_dpi,
-		      "plotting.dpi of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
-		      "redraws at it");
+		      XF_KEY_DPI " of the run (0: nominal 100 dpi pages); `xpcsfit plot DIR` "
+				 "redraws at it");
 	xf_h5_nexus(w, ds, est, g);
 	if (surface_threads > 0) {
 		xf_profile_phase("surfaces");

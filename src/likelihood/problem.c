@@ -8,6 +8,7 @@
 
 #include "model/kernel.h"
 #include "xpcsfit/likelihood.h"
+#include "util/key_names.h"
 
 /* Which per-angle mode applies (nlsq.md): static uses individual unless
  * anti_degeneracy.enable; auto is shared above the threshold; fourier needs 2K+1 angles.
@@ -91,8 +92,8 @@ static int angle_starts(const xf_problem *pr, const char *quantity, int n_given,
 {
 	if (n_given != 0 && n_given != 1 && n_given != pr->n_phi)
 		return xf_fail(err, XF_ERR_CONFIG,
-			       "initial_parameters.per_angle_scaling.%s: %d values given, "
-			       "expected 1 or %d (one per angle kept)",
+			       XF_KEY_SCALING_STARTS
+			       ".%s: %d values given, expected 1 or %d (one per angle kept)",
 			       quantity, n_given, pr->n_phi);
 	for (int a = 0; a < pr->n_phi; a++)
 		out[a] = n_given == 0 ? estimate[a] : given[n_given == 1 ? 0 : a];

@@ -11,6 +11,7 @@
 #include "nlsq/covariance.h"
 #include "nlsq/nlsq_internal.h"
 #include "nlsq/ridge.h"
+#include "util/key_names.h"
 
 #define XF_QUALITY_FEW_STARTS 3	   /* fewer converged screened starts: marginal */
 #define XF_SAME_BASIN_NOISE   0.1  /* closer than this: the same end point */
@@ -209,8 +210,8 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		xf_quality_add_reason(
 			q,
 			"the residuals vanish (residual sd %.3g): noise-free data leave the "
-			"noise level unknown, so no uncertainty is given (set "
-			"optimization.nlsq.sigma)",
+			"noise level unknown, so no uncertainty is given (set " XF_KEY_NLSQ_SIGMA
+			")",
 			res->residual_sd);
 	q->all_informed = unc && (zero_noise || check_informed(pr, best, unc, cov_rank, weak_dir,
 							       res->n_free, q));
@@ -276,7 +277,7 @@ void xf_fit_quality(const xf_fit_ctx *ctx, const xf_fit_point *best, const doubl
 		xf_quality_add_reason(q, "at a bound: %s", res->at_bounds[k]);
 	if (!ctx->opt->start_search)
 		xf_quality_add_reason(q, "single start: other minima were not searched "
-					 "(optimization.nlsq.start_search.enable: false)");
+					 "(" XF_KEY_START_SEARCH ": false)");
 	else if (ctx->search.n_effective < XF_QUALITY_FEW_STARTS)
 		xf_quality_add_reason(q,
 				      "few effective starts: %d of %d screened starts got anywhere",
