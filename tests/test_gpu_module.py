@@ -324,6 +324,17 @@ for row in sweep:
           f"bench runs the posterior end to end on both sides: {row}")
 leftover = [n for n in os.listdir(TMP) if n.startswith("xpcsfit-gpu-bench.")]
 check(not leftover, f"bench removes the posterior's shard folders: {leftover}")
+# no folder for the posterior's shards (TMPDIR names nothing): the bench says why and
+# which size, exit 1, and writes neither its JSON nor its costs
+no_tmp = os.path.join(TMP, "no_such_folder")
+failed_json, failed_costs = os.path.join(TMP, "failed.json"), os.path.join(TMP, "failed.txt")
+p_fail = run([XF_GPU, "bench", "--max-frames", "100", "--threads", "1", "--json", failed_json,
+              "--costs", failed_costs], rc=1, env=dict(env, TMPDIR=no_tmp))
+check(f"cannot make a folder for the posterior's shards in {no_tmp}" in p_fail.stderr
+      and "bench failed at 100 frames" in p_fail.stderr,
+      f"the bench's reason: {p_fail.stderr!r}")
+check(not os.path.exists(failed_json) and not os.path.exists(failed_costs)
+      and not os.path.exists(no_tmp), "a failed bench writes nothing")
 p_proj = run([XF_GPU, "bench", "--max-frames", "100", "--threads", "1", "--no-runs"], env=env)
 check("NLSQ end to end" not in p_proj.stdout and "the posterior end to end" not in p_proj.stdout
       and "whole jobs" in p_proj.stdout, "bench --no-runs projects the jobs from their passes")

@@ -4,8 +4,6 @@
  * fit, at the shipped options: the importance route, exact NUTS where its check fails.
  * Each side runs as a command does — the device's run uploads its own data — and the two
  * results are compared value by value. */
-#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include "gpu/tool/tool.h"
 #include "services/nlsq.h"
 #include "services/posterior.h"
+#include "util/files.h"
 
 /* how far b is from a, relative to a (0 when both are NaN: a fixed parameter's sd) */
 static double rel_diff(double a, double b)
@@ -80,16 +79,10 @@ int tool_run_nlsq(tool_case *c, int threads, tool_run *r, xf_estimate *warm)
 	return rc;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-/* The posterior on one side, its shards (if NUTS saves any) in a folder of its own under
- * TMPDIR, removed after: 0 with *post published, or -1 with a message. */
+/* The posterior on one side, its shards (if NUTS saves any: files in one flat folder) in a
+ * folder of its own under TMPDIR, removed after as a result folder's are
+ * (xf_remove_folder_files: no link followed): 0 with *post published, or -1 with a
+ * message. */
 static int posterior_side(tool_case *c, int threads, int device, const xf_estimate *warm,
 			  double *wall_s, xf_posterior *post)
 {
@@ -113,7 +106,8 @@ static int posterior_side(tool_case *c, int threads, int device, const xf_estima
 	int rc = xf_posterior_run(&c->req, &o, &c->ds, warm, threads, shards, 0, NULL, NULL, post,
 				  &err);
 	*wall_s = tool_now() - t0;
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	xf_remove_folder_files(shards);
+	rmdir(dir);
 	if (rc == 0 && post->published)
 		return 0;
 	fprintf(stderr, "xpcsfit-gpu: the posterior's run on the %s failed%s%s\n",
