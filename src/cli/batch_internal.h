@@ -21,7 +21,7 @@ typedef struct xf_batch_input {
 	size_t n_overrides;
 	int mine;  /* this process runs it (--task K --tasks N: index % N == K) */
 	int mode;  /* xf_mode of its config after overrides (the summary's columns) */
-	int joint; /* optimization.rings: joint: results in nlsq_joint/ (and cmc_joint/) */
+	int joint; /* XF_KEY_RINGS: joint: results in nlsq_joint/ (and cmc_joint/) */
 } xf_batch_input;
 
 /* What a batch runs on each file (--method): NLSQ alone, or the posterior after it */
@@ -134,7 +134,7 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 void xf_batch_record_free(xf_batch_record *rec);
 /* --resume: *skip = 1 when <dir>'s record is ok, its results whole and its fingerprint
  * that of now; else why says what differs ("rerun: settings changed
- * (optimization.nlsq.max_iterations 200 -> 300)", "rerun: previous run incomplete",
+ * (XF_KEY_NLSQ_MAX_ITERATIONS 200 -> 300)", "rerun: previous run incomplete",
  * "rerun: input changed ..."), "" when there is no record (a first run). Returns 0 or
  * XF_ERR_NOMEM. */
 int xf_batch_rerun_reason(const char *dir, xf_batch_method method, int joint,

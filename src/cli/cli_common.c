@@ -71,10 +71,10 @@ static void log_config_text(const char *path)
 		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
 }
 
-/* logging.level WARNING: warnings without progress lines (no -q/-v level says that) */
+/* XF_KEY_LOGGING_LEVEL WARNING: warnings without progress lines (no -q/-v level says that) */
 static int progress_on = 1;
 
-/* The config's logging.level, unless the command line gave -q or -v (which win):
+/* The config's XF_KEY_LOGGING_LEVEL, unless the command line gave -q or -v (which win):
  * ERROR/CRITICAL shows error lines only on stderr (stdout's summary stays), WARNING
  * normal without progress lines, INFO normal, DEBUG as -v. */
 void xf_cli_set_verbosity(const xf_config *cfg)
@@ -108,7 +108,7 @@ void xf_cli_job_init(xf_cli_job *job, const char *command)
 	job->command = command;
 	job->out = "./xpcsfit_results";
 	job->plots = 1;
-	job->surfaces = -1; /* the config's output.surfaces, none by default (adr/0059) */
+	job->surfaces = -1; /* the config's XF_KEY_SURFACES, none by default (adr/0059) */
 }
 
 int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg)
@@ -168,7 +168,7 @@ int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 			xf_config_override_key(&job->overrides[k], key, sizeof key),
 			job->overrides[k].value, job->overrides[k].origin);
 	}
-	/* --threads, else parallel.virtual_devices, else the cores this process was given */
+	/* --threads, else XF_KEY_VIRTUAL_DEVICES, else the cores this process was given */
 	if (*threads == 0 && cfg->virtual_devices > 0) {
 		*threads = cfg->virtual_devices;
 	} else if (*threads == 0) {

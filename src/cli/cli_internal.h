@@ -22,11 +22,11 @@ typedef struct xf_cli_job {
 	size_t n_overrides;
 	const char *data;   /* --data; NULL: the config's file */
 	const char *out;    /* results go to <out>/nlsq/ and <out>/cmc/ */
-	int out_given;	    /* --out given (or batch's folder): output.base_directory unused */
+	int out_given;	    /* --out given (or batch's folder): XF_KEY_BASE_DIRECTORY unused */
 	const char *nlsq;   /* cmc --nlsq DIR; NULL: NLSQ is fitted first */
-	int threads;	    /* --threads; 0: parallel.virtual_devices, else the cores */
+	int threads;	    /* --threads; 0: XF_KEY_VIRTUAL_DEVICES, else the cores */
 	int plots;	    /* 0: --no-plots */
-	int surfaces;	    /* 1: --surfaces, 0: --no-surfaces (nlsq), -1: output.surfaces */
+	int surfaces;	    /* 1: --surfaces, 0: --no-surfaces (nlsq), -1: XF_KEY_SURFACES */
 	int force;	    /* --force: a finished result may be replaced */
 	int resume;	    /* cmc --resume: reuse finished shards */
 	int strict;	    /* --strict: a config key xpcsfit does not use is an error */
@@ -55,7 +55,7 @@ int xf_cli_device_joint(const xf_nlsq_options *o);
 /* The defaults of the options for command (out ./xpcsfit_results, plots and surfaces). */
 void xf_cli_job_init(xf_cli_job *job, const char *command);
 /* Whether the fit writes the surfaces into results.h5: --surfaces / --no-surfaces, else
- * the config's output.surfaces (none by default) */
+ * the config's XF_KEY_SURFACES (none by default) */
 int xf_cli_surfaces(const xf_cli_job *job, const xf_config *cfg);
 
 /* `xpcsfit nlsq` (cmd_nlsq.c) and `xpcsfit cmc`/`fit` (cmd_cmc.c) once the options are
@@ -107,7 +107,7 @@ void xf_validate_plan_lines(const xf_config *cfg, const xf_problem *pr);
 void xf_validate_plan_json(cJSON *o, const xf_config *cfg, const xf_problem *pr);
 /* The plan of several rings[n] (validate_plan.c): per ring (each ring's own problem: its
  * angles, points, per-angle mode, parameters, maps' memory) or, with
- * optimization.rings: joint, the joint problem (its totals and parameter table), as
+ * XF_KEY_RINGS: joint, the joint problem (its totals and parameter table), as
  * lines on stdout (o NULL) or as "plan" in o. An error names its ring. */
 /* The cap on a joint fit over rings (adr/0073): its free parameters p, whose dense p × p
  * normal matrix is built from every point and factorised at every step (measured: 5.9 s
@@ -125,13 +125,13 @@ int xf_cli_joint_cap_check(const xf_config *cfg, const xf_dataset *joint, const 
 int xf_validate_rings_plan(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
 			   xf_error *err);
 
-/* job with out = the config's output.base_directory when --out was not given (buf holds
+/* job with out = the config's XF_KEY_BASE_DIRECTORY when --out was not given (buf holds
  * it); else job itself. */
 const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size);
 
-/* The console as cfg's logging.level asks (warnings, info lines, progress lines). */
+/* The console as cfg's XF_KEY_LOGGING_LEVEL asks (warnings, info lines, progress lines). */
 void xf_cli_set_verbosity(const xf_config *cfg);
-/* 1 when progress lines are shown (logging.level INFO or DEBUG). */
+/* 1 when progress lines are shown (XF_KEY_LOGGING_LEVEL INFO or DEBUG). */
 int xf_cli_progress_on(void);
 
 /* --threads N: 1..1024; returns 0, or the exit code after printing the error. */
@@ -147,7 +147,7 @@ int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *thre
 int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads);
 /* xf_cli_load's second half: the data of the loaded cfg (freed with ds on an error). */
 int xf_cli_load_data(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds);
-/* `nlsq --joint` or optimization.rings: joint (adr/0066): one fit over the selected
+/* `nlsq --joint` or XF_KEY_RINGS: joint (adr/0066): one fit over the selected
  * rings into DIR/nlsq_joint/. cfg: loaded by the caller (xf_cli_load_config, threads
  * resolved), freed here. */
 int xf_cli_run_nlsq_joint(const xf_cli_job *job, xf_config *cfg, int threads, double t_start);

@@ -298,7 +298,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	job.resume = b->resume; /* cmc: the shards an interrupted run finished */
 	job.written = &written;
 	/* several rings: each ring into DIR/<stem>/nlsq/q_<q>/ (adr/0065), or with
-	 * optimization.rings: joint one fit into DIR/<stem>/nlsq_joint/ (adr/0066) */
+	 * XF_KEY_RINGS: joint one fit into DIR/<stem>/nlsq_joint/ (adr/0066) */
 	job.per_ring = 1;
 	snprintf(prefix, sizeof prefix, "%s: ", in->path);
 	xf_log_reset(); /* run.log holds this file's run only */

@@ -578,7 +578,7 @@ int xf_cli_run_cmc_one(const xf_cli_job *job, xf_ring_record *nlsq_rec, xf_ring_
 		return rc;
 	if ((rc = xf_cli_load_config(&o, &cfg, &threads)))
 		return rc;
-	/* the rings side by side: --joint or optimization.rings: joint (adr/0066) */
+	/* the rings side by side: --joint or XF_KEY_RINGS: joint (adr/0066) */
 	if (o.ring_q <= 0 && (o.joint || cfg.rings_joint)) {
 		if ((rc = xf_cli_device_joint(&device))) {
 			xf_config_free(&cfg);

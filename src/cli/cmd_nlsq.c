@@ -69,7 +69,7 @@ int xf_cli_run_nlsq_one(const xf_cli_job *job, xf_ring_record *rec)
 		return rc;
 	if ((rc = xf_cli_load_config(job, &cfg, &threads)))
 		return rc;
-	/* several rings in one fit: --joint or optimization.rings: joint (adr/0066) */
+	/* several rings in one fit: --joint or XF_KEY_RINGS: joint (adr/0066) */
 	if (!rec && (job->joint || cfg.rings_joint)) {
 		if ((rc = xf_cli_device_joint(&device))) {
 			xf_config_free(&cfg);

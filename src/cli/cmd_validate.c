@@ -297,7 +297,7 @@ static int rings_with_maps(const ring_view *v)
 /* Several rings selected (adr/0063): the file's rings, the selected ones with their
  * angles and points, the window and dt they share, and the fit plan (validate_plan.c):
  * each ring's own (nlsq, cmc, fit and batch fit each ring on its own, adr/0065) or, with
- * optimization.rings: joint, the one joint fit's (adr/0066). */
+ * XF_KEY_RINGS: joint, the one joint fit's (adr/0066). */
 static int print_rings(const xf_config *cfg, const ring_view *v)
 {
 	const xf_dataset *d = &v->sel[0];

@@ -17,14 +17,14 @@ static int given(const xf_ynode *map, const char *key)
 	return node && !xf_ynode_is_null(node);
 }
 
-/* analyzer_parameters.dt: s per stored frame; absent, the data file's */
+/* XF_KEY_DT: s per stored frame; absent, the data file's */
 int xf_cfg_read_dt(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		   xf_config *cfg)
 {
 	return xf_cfg_number(r, map, row->section, row->name, row->check, &cfg->dt_s, &cfg->has_dt);
 }
 
-/* analyzer_parameters.end_frame: 1-based, inclusive; -1 the last frame, 0 is no frame */
+/* XF_KEY_END_FRAME: 1-based, inclusive; -1 the last frame, 0 is no frame */
 int xf_cfg_read_end_frame(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {
@@ -44,7 +44,7 @@ int xf_cfg_read_end_frame(const xf_cfg_reader *r, const xf_ynode *map, const xf_
 
 const char *const xf_cfg_shear_model_names[] = { "homodyne", "pnas2024", NULL };
 
-/* analyzer_parameters.shear_model: homodyne's γ̇ time integral or the paper's */
+/* XF_KEY_SHEAR_MODEL: homodyne's γ̇ time integral or the paper's */
 int xf_cfg_read_shear_model(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			    xf_config *cfg)
 {
@@ -55,7 +55,7 @@ int xf_cfg_read_shear_model(const xf_cfg_reader *r, const xf_ynode *map, const x
 	return rc;
 }
 
-/* analyzer_parameters.temporal: homodyne v2.1's nested form of dt/start_frame/end_frame
+/* XF_KEY_TEMPORAL: homodyne v2.1's nested form of dt/start_frame/end_frame
  * ("both formats supported"). A value there is used when the flat key is absent; when
  * both are given the flat key wins, with a warning if they differ. */
 int xf_cfg_read_temporal(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
@@ -177,7 +177,7 @@ static int read_q_range(const xf_cfg_reader *r, const xf_ynode *node, xf_config 
 	return 0;
 }
 
-/* analyzer_parameters.scattering.wavevector_q */
+/* XF_KEY_Q */
 int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *scat, const xf_cfg_key *row,
 			     xf_config *cfg)
 {
@@ -203,7 +203,7 @@ int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *scat, const
 			     &cfg->wavevector_q, &cfg->has_q);
 }
 
-/* analyzer_parameters.geometry.stator_rotor_gap: Å; absent, the default with a warning
+/* XF_KEY_GAP: Å; absent, the default with a warning
  * for laminar_flow (config_read.c) */
 int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		    xf_config *cfg)

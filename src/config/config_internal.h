@@ -160,7 +160,7 @@ int xf_cfg_read_sections(const xf_cfg_reader *r, const xf_ynode *root, int check
 /* The template's blocks of those sections, each headed, with the values of defaults */
 void xf_cfg_template_sections(FILE *out, const xf_config *defaults);
 
-/* analyzer_parameters.shear_model's words (config_analyzer.c) */
+/* XF_KEY_SHEAR_MODEL's words (config_analyzer.c) */
 extern const char *const xf_cfg_shear_model_names[];
 /* The own rows' readers of analyzer_parameters (config_analyzer.c) */
 int xf_cfg_read_dt(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
@@ -176,7 +176,7 @@ int xf_cfg_read_wavevector_q(const xf_cfg_reader *r, const xf_ynode *map, const 
 int xf_cfg_read_gap(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		    xf_config *cfg);
 /* The parameters' own rows' readers (config_params.c); xf_cfg_read_elsewhere: a row
- * another reader reads (parameter_space.model by analysis_mode's, values with
+ * another reader reads (XF_KEY_SPACE_MODEL by analysis_mode's, values with
  * parameter_names) */
 int xf_cfg_read_bounds(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		       xf_config *cfg);
@@ -190,7 +190,7 @@ int xf_cfg_read_active(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg
 		       xf_config *cfg);
 int xf_cfg_read_per_angle_scaling(const xf_cfg_reader *r, const xf_ynode *map,
 				  const xf_cfg_key *row, xf_config *cfg);
-/* phi_filtering.target_ranges' reader (config_phi.c) */
+/* XF_KEY_TARGET_RANGES' reader (config_phi.c) */
 int xf_cfg_read_target_ranges(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			      xf_config *cfg);
 
@@ -225,7 +225,7 @@ void xf_cfg_default_prior(xf_bound *b);
  * cfg (freed by xf_cfg_free_overrides, which xf_config_free calls). */
 int xf_cfg_apply_override(xf_ynode **root, const xf_config_override *o, xf_error *err);
 /* A start value given outside the file (config_params.c): its key as records name it,
- * "initial_parameters.values[NAME]", into buf; and its edit of the tree, as
+ * XF_KEY_VALUES "[NAME]", into buf; and its edit of the tree, as
  * xf_yaml_set_named */
 void xf_cfg_start_key(const char *name, char *buf, size_t size);
 int xf_cfg_set_start(xf_ynode **root, const char *name, const char *value, const char *origin,

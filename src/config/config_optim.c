@@ -1,6 +1,6 @@
 /* config_optim.c — the optimization section's shape: optimization.nlsq (anti_degeneracy
  * with hierarchical, multi_start, start_search), optimization.cmc (sharding,
- * per_shard_mcmc, validation, combination) and optimization.rings, with homodyne's keys
+ * per_shard_mcmc, validation, combination) and XF_KEY_RINGS, with homodyne's keys
  * we do not use accepted silently. The keys' types, ranges and readers are rows of the
  * key table (config_table.c, adr/0119). */
 #include "config/config_internal.h"

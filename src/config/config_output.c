@@ -1,5 +1,5 @@
 /* config_output.c — before the whole config is read, a quick look at
- * output.base_directory (or output.directory) for the CLI's result-folder check. The
+ * XF_KEY_BASE_DIRECTORY (or XF_KEY_OUTPUT_DIRECTORY) for the CLI's result-folder check. The
  * sections themselves (output, logging, plotting, parallel) are rows of the key table,
  * read by its section reader (config_table.c, adr/0119); homodyne's other keys of
  * output, logging and plotting are left to the key accounting (config_keys.c): listed by

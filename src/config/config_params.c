@@ -1,4 +1,4 @@
-/* config_params.c — the parameter sections: parameter_space.bounds (bounds and priors)
+/* config_params.c — the parameter sections: XF_KEY_BOUNDS (bounds and priors)
  * and initial_parameters (start values matched by name, fixed parameters, per-angle
  * scaling starts), with the start values checked against the bounds. Their keys are own
  * rows of the key table (config_table.c, adr/0132), read here in table order. */
@@ -111,7 +111,7 @@ static int read_bound(const xf_cfg_reader *r, const xf_ynode *item, int k, int s
 	return 0;
 }
 
-/* parameter_space.bounds: a list of {name, min, max, prior_mu, prior_sigma} */
+/* XF_KEY_BOUNDS: a list of {name, min, max, prior_mu, prior_sigma} */
 int xf_cfg_read_bounds(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 		       xf_config *cfg)
 {
@@ -131,8 +131,8 @@ int xf_cfg_read_bounds(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg
 	return 0;
 }
 
-/* A row another reader reads: parameter_space.model (analysis_mode's reader, before
- * every section), initial_parameters.values (with parameter_names) */
+/* A row another reader reads: XF_KEY_SPACE_MODEL (analysis_mode's reader, before
+ * every section), XF_KEY_VALUES (with parameter_names) */
 int xf_cfg_read_elsewhere(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			  xf_config *cfg)
 {

@@ -35,7 +35,7 @@ static int read_phi_range(const xf_cfg_reader *r, const xf_ynode *item, const ch
 	return 0;
 }
 
-/* phi_filtering.target_ranges: the ranges an angle must fall in (degrees) */
+/* XF_KEY_TARGET_RANGES: the ranges an angle must fall in (degrees) */
 int xf_cfg_read_target_ranges(const xf_cfg_reader *r, const xf_ynode *map, const xf_cfg_key *row,
 			      xf_config *cfg)
 {

@@ -32,7 +32,7 @@ static const char *const top_ignored[] = {
 static const char *const top_read[] = { XF_CONFIG_MODE_KEY, "optimization_config", NULL };
 #define XF_CFG_TOP_KEYS_MAX 24
 
-/* parameter_space.model: homodyne's other place for the mode. Its short example configs
+/* XF_KEY_SPACE_MODEL: homodyne's other place for the mode. Its short example configs
  * (homodyne_config_*.yaml) carry no analysis_mode at all, only this key. */
 static int read_space_model(const xf_cfg_reader *r, const xf_ynode *root, int *index, int *given)
 {
@@ -72,7 +72,7 @@ int xf_cfg_read_mode(const xf_cfg_reader *r, const xf_ynode *root, xf_config *cf
 	if (rc)
 		return rc;
 	if (given) {
-		/* when analysis_mode is there, parameter_space.model is only a label: an
+		/* when analysis_mode is there, XF_KEY_SPACE_MODEL is only a label: an
 		 * unreadable one is not worth an error, a contradicting one is worth a word */
 		const xf_ynode *space = xf_ynode_get(root, "parameter_space");
 		const xf_ynode *model = xf_ynode_get(space, "model");

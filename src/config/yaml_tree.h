@@ -45,7 +45,7 @@ int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);
 int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err);
 void xf_yaml_free(xf_ynode *node);
 
-/* Set the scalar at a dotted key path ("analyzer_parameters.dt") to value, as if the
+/* Set the scalar at a dotted key path (XF_KEY_DT's, say) to value, as if the
  * file had said so: missing sections are created (an empty one becomes a mapping), an
  * existing scalar is replaced. The new nodes carry origin (copied) for messages and for
  * the unknown-key check. A part of the path that is a scalar or a list, a target that is

@@ -291,7 +291,7 @@ static int check_inputs(const xf_selection *sel, const xf_sim_options *opt, xf_e
 	return 0;
 }
 
-/* Truth: the request's starts (initial_parameters.values; missing ones are the middle of
+/* Truth: the request's starts (XF_KEY_VALUES; missing ones are the middle of
  * the bounds). */
 static void truth(const xf_request *req, double theta[XF_N_PHYS])
 {

@@ -57,7 +57,7 @@ typedef struct h5_result {
 	double chi2, red_chi2, residual_sd;
 	long long n_points;
 	int iterations;
-	int plot_dpi; /* plotting.dpi of the run, 0: nominal */
+	int plot_dpi; /* XF_KEY_DPI of the run, 0: nominal */
 	long first_frame;
 } h5_result;
 
@@ -344,7 +344,7 @@ static void load_run(h5_result *r)
 	r->n_points = r->cmc ? (long long)r->n_phi * (long long)xf_fitted_pairs((size_t)r->n_frames)
 			     : (long long)read_scalar(r, "/nlsq/n_points");
 	r->iterations = r->cmc ? 0 : (int)read_scalar(r, "/nlsq/iterations");
-	/* absent in results.h5 older than plotting.dpi, and in CMC's: nominal pages */
+	/* absent in results.h5 older than XF_KEY_DPI, and in CMC's: nominal pages */
 	double dpi = r->cmc ? NAN : read_scalar(r, "/nlsq/plot_dpi");
 	r->plot_dpi = isfinite(dpi) && dpi >= 0 && dpi <= 10000 ? (int)dpi : 0;
 }

@@ -121,7 +121,7 @@ void xf_plot_slot_name(char *buf, size_t size, const xf_plot_src *src, int a);
  * overview.png into plots_dir (created if missing). */
 int xf_plot_draw_all(const char *plots_dir, const xf_plot_src *src, xf_error *err);
 
-/* plotting.dpi: pages are drawn at dpi / XF_PLOT_DPI_REFERENCE times their nominal pixel
+/* XF_KEY_DPI: pages are drawn at dpi / XF_PLOT_DPI_REFERENCE times their nominal pixel
  * size (0: nominal). xpcsfit's page sizes are those of a 100 dpi figure. */
 #define XF_PLOT_DPI_REFERENCE 100.0
 void xf_pl_set_dpi(int dpi);
@@ -133,7 +133,7 @@ int xf_pl_file(const char *path, int width_px, int height_px, void (*draw)(void 
 	       xf_error *err);
 
 /* The page before PLplot draws on it: RGB rows from the top, at the page's final pixel
- * size (plotting.dpi applied). */
+ * size (XF_KEY_DPI applied). */
 typedef struct xf_pl_canvas {
 	unsigned char *rgb; /* [height][width][3] */
 	int width, height;
@@ -151,7 +151,7 @@ int xf_pl_file_painted(const char *path, int width_px, int height_px,
 		       void (*paint)(void *ctx, const xf_pl_canvas *canvas),
 		       void (*draw)(void *ctx), void *ctx, xf_error *err);
 /* the pixel size of a page of width_px × height_px nominal pixels at the current
- * plotting.dpi */
+ * XF_KEY_DPI */
 void xf_pl_page_px(int width_px, int height_px, int *width, int *height);
 /* png_write.c: width × height RGB pixels as a PNG into fd; 0, or -1 with errno set (the
  * failed write's, ENOMEM) and nothing printed */
@@ -183,7 +183,7 @@ typedef struct xf_plot_angle_maps {
 	int averaged;		    /* N > w or N > h: several map cells per display cell */
 	double *data, *fit, *resid; /* [w][h] each, the caller's */
 } xf_plot_angle_maps;
-/* the display cells of an angle page's panels at the current plotting.dpi (xf_pl_set_dpi):
+/* the display cells of an angle page's panels at the current XF_KEY_DPI (xf_pl_set_dpi):
  * the panel's pixels, at most XF_ANGLE_MAX_CELLS per side */
 void xf_plot_angle_panel_px(int *w, int *h);
 /* data (N×N row-major, or NULL and data_packed its packed triangle) and fit (N×N) reduced
@@ -246,7 +246,7 @@ void xf_plot_text(double scale);
 /* the same factor for APIs that take a scale of the default height (pllegend) */
 double xf_plot_text_scale(double scale);
 /* An upper estimate of the width of text at xf_plot_text(scale), in nominal page pixels
- * (before plotting.dpi): PLplot 5.15 exports no string length, so the layout decides on
+ * (before XF_KEY_DPI): PLplot 5.15 exports no string length, so the layout decides on
  * this and tests/test_plot_text.py checks the drawn result with measured ink. */
 double xf_plot_text_width_px(const char *text, double scale);
 /* the height of a line of text at scale, nominal pixels; the scale of the last

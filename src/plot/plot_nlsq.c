@@ -22,7 +22,7 @@
 /* how often the parent looks at the drawing processes (ns): progress and their exit */
 #define XF_PLOT_POLL_NS 100000000L
 
-/* plotting.angle_pages (xf_plot_set_angle_pages) */
+/* XF_KEY_ANGLE_PAGES (xf_plot_set_angle_pages) */
 static int angle_pages_all;
 
 void xf_plot_set_angle_pages(int all)

@@ -119,7 +119,7 @@ static void session_test_pause(const char *path)
 	xf_test_pause(name);
 }
 
-/* plotting.dpi over XF_PLOT_DPI_REFERENCE: every page's pixel size and its device DPI
+/* XF_KEY_DPI over XF_PLOT_DPI_REFERENCE: every page's pixel size and its device DPI
  * are multiplied by it; lengths in mm (characters, ticks, symbols) follow the DPI, so a
  * page keeps its look at any size (line widths stay in pixels). Set once before drawing (xf_pl_set_dpi); the plot
  * workers are forked processes and inherit it. */

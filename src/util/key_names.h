@@ -5,7 +5,10 @@
  * (src/config/config_table.c), so a renamed key is these two places; a string literal
  * that spells a table key anywhere else fails test_key_names. Names only: nothing here
  * reads a config, so every floor may include it. Used by C's literal concatenation,
- * e.g. xf_warn(XF_KEY_DT " = %g s", dt). */
+ * e.g. xf_warn(XF_KEY_DT " = %g s", dt). A comment outside the table names a key by its
+ * macro too ("XF_KEY_RINGS: joint"), so the key's dotted name is in these two files only
+ * and a search for the macro finds every place that speaks of the key; the last four
+ * are named by comments alone. */
 #ifndef XPCSFIT_UTIL_KEY_NAMES_H
 #define XPCSFIT_UTIL_KEY_NAMES_H
 
@@ -39,5 +42,9 @@
 #define XF_KEY_SURFACES		   "output.surfaces"
 #define XF_KEY_BASE_DIRECTORY	   "output.base_directory"
 #define XF_KEY_DPI		   "plotting.dpi"
+#define XF_KEY_ANGLE_PAGES	   "plotting.angle_pages"
+#define XF_KEY_SHEAR_MODEL	   "analyzer_parameters.shear_model"
+#define XF_KEY_LOGGING_LEVEL	   "logging.level"
+#define XF_KEY_OUTPUT_DIRECTORY	   "output.directory"
 
 #endif

@@ -22,11 +22,11 @@ enum xf_verbosity_level {
  * lines to stderr accordingly (error.h xf_log_set_stderr). */
 void xf_verbosity_set(int level);
 int xf_verbosity(void);
-/* logging.level ERROR: stderr shows error lines only, stdout's summaries stay (-q
+/* XF_KEY_LOGGING_LEVEL ERROR: stderr shows error lines only, stdout's summaries stay (-q
  * drops those too). */
 void xf_verbosity_stderr_errors_only(int on);
 
-/* 1 when the command line gave -q or -v (then a config's logging.level is not used). */
+/* 1 when the command line gave -q or -v (then a config's XF_KEY_LOGGING_LEVEL is not used). */
 void xf_verbosity_mark_given(int given);
 int xf_verbosity_given(void);
 /* Put the log routing of the level back after a caller changed it for a while. */
