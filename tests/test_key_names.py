@@ -2,10 +2,10 @@
 """A config key's dotted name is spelled in code once (issue 35, adr/0133): in
 src/util/key_names.h, beside its row in the key table. Every XF_KEY_* there names a key of
 the table (`xpcsfit config --keys`, produced from the rows), each key once; no string
-literal of src/ or mpi/ outside that header spells a table key; no comment outside the
-header and the table (src/config/config_table.c) spells a dotted table key (a comment
-names the key by its macro: adr/0133 addendum); and the scanners find a planted one, so
-the check can fail."""
+literal of src/, mpi/ or include/ outside that header spells a table key; no comment
+outside the header and the table (src/config/config_table.c) spells a dotted table key
+(a comment names the key by its macro: adr/0133 addendum); and the scanners find a
+planted one, so the check can fail."""
 import os
 import re
 import subprocess
@@ -71,7 +71,7 @@ check(len(set(values)) == len(values), "each key has one macro")
 
 # no literal elsewhere spells a key, no comment outside the table spells a dotted one
 offences, remarks = [], []
-for top in ("src", "mpi"):
+for top in ("src", "mpi", "include"):
     for root, _, files in os.walk(os.path.join(SRC, top)):
         for name in sorted(files):
             path = os.path.join(root, name)

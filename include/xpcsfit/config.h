@@ -16,9 +16,9 @@
 
 /* Upper bounds of the counts a config (or the command line) gives that size work or
  * memory (docs/config.md, "Limits"); a larger value is a one-line config error. */
-#define XF_N_STARTS_MAX	     10000   /* optimization.nlsq.multi_start.n_starts */
-#define XF_FOURIER_ORDER_MAX 64	     /* optimization.nlsq.anti_degeneracy.fourier_order */
-#define XF_NUM_CHAINS_MAX    1024    /* optimization.cmc.per_shard_mcmc.num_chains */
+#define XF_N_STARTS_MAX	     10000   /* XF_KEY_N_STARTS */
+#define XF_FOURIER_ORDER_MAX 64	     /* XF_KEY_FOURIER_ORDER */
+#define XF_NUM_CHAINS_MAX    1024    /* XF_KEY_NUM_CHAINS */
 #define XF_NUM_DRAWS_MAX     1000000 /* num_warmup and num_samples of per_shard_mcmc */
 
 /* The top-level key naming the model, which --mode, --static-mode and --laminar-flow set
@@ -29,13 +29,13 @@
 typedef enum xf_override_kind {
 	XF_OVERRIDE_SET = 0,	 /* key: a dotted key, set to value */
 	XF_OVERRIDE_START,	 /* key: a parameter name; value its start (initial_parameters) */
-	XF_OVERRIDE_RANGE,	 /* value "MIN:MAX" appended to phi_filtering.target_ranges */
+	XF_OVERRIDE_RANGE,	 /* value "MIN:MAX" appended to XF_KEY_TARGET_RANGES */
 	XF_OVERRIDE_RANGE_FIRST, /* the same, the config's ranges dropped first */
 } xf_override_kind;
 
 /* A value given outside the YAML file for one dotted key (batch --overrides, --set). */
 typedef struct xf_config_override {
-	const char *key;    /* "analyzer_parameters.dt", or an alias of xf_config_key_alias */
+	const char *key;    /* XF_KEY_DT, or an alias of xf_config_key_alias */
 	const char *value;  /* read as an unquoted YAML value would be */
 	const char *origin; /* where it was given, for messages: "o.csv:3, column dt" */
 	xf_override_kind kind;
@@ -45,10 +45,10 @@ typedef struct xf_config_override {
 /* An override as it was applied, kept with the config for run.log and parameters.json. */
 typedef struct xf_override_record {
 	char *option; /* "--initial", or the origin of a batch --overrides cell */
-	char *key;    /* the dotted key it set ("initial_parameters.values[D0]") */
+	char *key;    /* the dotted key it set (XF_KEY_VALUES "[D0]") */
 	char *value;
 } xf_override_record;
-/* How much the console shows (logging.level; run.log always has everything). */
+/* How much the console shows (XF_KEY_LOGGING_LEVEL; run.log always has everything). */
 typedef enum xf_log_level {
 	XF_VERBOSITY_INFO = 0, /* the default: warnings and progress lines */
 	XF_VERBOSITY_ERROR,    /* error lines only on stderr (stdout's summary stays) */
@@ -94,26 +94,26 @@ typedef struct xf_config {
 	int n_offset_start;
 	double *offset_start;
 
-	/* parameter_space.bounds, index = enum xf_param incl. contrast/offset slots */
+	/* XF_KEY_BOUNDS, index = enum xf_param incl. contrast/offset slots */
 	xf_bound bounds[XF_N_BOUND_SLOTS];
 
 	xf_nlsq_options nlsq;
 	xf_cmc_options cmc;
 
-	int virtual_devices; /* parallel.virtual_devices; 0 = auto (online cores) */
-	int rings_joint;     /* optimization.rings: joint (1) or per_ring (0, default; adr/0066) */
+	int virtual_devices; /* XF_KEY_VIRTUAL_DEVICES; 0 = auto (online cores) */
+	int rings_joint;     /* XF_KEY_RINGS: joint (1) or per_ring (0, default; adr/0066) */
 
 	size_t n_overrides; /* the overrides applied, in order (xf_config_load_with) */
 	xf_override_record *overrides;
-	/* output.base_directory (or output.directory): the result folder when --out is not given, relative to
-	 * the working directory as --out is; NULL when not set */
+	/* XF_KEY_BASE_DIRECTORY (or XF_KEY_OUTPUT_DIRECTORY): the result folder when --out
+	 * is not given, relative to the working directory as --out is; NULL when not set */
 	char *base_directory;
-	xf_log_level verbosity; /* logging.level */
-	int plot_dpi;		/* plotting.dpi; 0: the nominal page sizes (100 dpi) */
-	/* output.surfaces: 1 ("full") writes the (n_phi, N, N) surfaces into results.h5,
+	xf_log_level verbosity; /* XF_KEY_LOGGING_LEVEL */
+	int plot_dpi;		/* XF_KEY_DPI; 0: the nominal page sizes (100 dpi) */
+	/* XF_KEY_SURFACES: 1 ("full") writes the (n_phi, N, N) surfaces into results.h5,
 	 * 0 ("none", the default) leaves them out (adr/0059); --surfaces/--no-surfaces win */
 	int output_surfaces;
-	int plot_all_angles; /* plotting.angle_pages: 1 "all", 0 "auto" (≤ 10 pages, adr/0059) */
+	int plot_all_angles; /* XF_KEY_ANGLE_PAGES: 1 "all", 0 "auto" (≤ 10 pages, adr/0059) */
 
 	/* key accounting (config_keys.c, adr/0032): dotted paths of the file's keys that
 	 * no reader used ("logging.format", "bounds[3].unit"), in file order; `validate`
@@ -139,13 +139,13 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err);
  * error, not the warning a file's unknown key gets. */
 int xf_config_load_with(const char *path, const xf_config_override *overrides, size_t n,
 			xf_config *cfg, xf_error *err);
-/* The dotted key of a short name ("dt" → analyzer_parameters.dt, "q" →
- * analyzer_parameters.scattering.wavevector_q); any other name is returned as it is. */
+/* The dotted key of a short name ("dt" → XF_KEY_DT, "q" → XF_KEY_Q); any other
+ * name is returned as it is. */
 const char *xf_config_key_alias(const char *name);
 /* The dotted key an override sets, for messages and records, into buf; returns buf. */
 const char *xf_config_override_key(const xf_config_override *o, char *buf, size_t size);
 void xf_config_free(xf_config *cfg);
-/* output.base_directory of the config at path (with the overrides applied) into buf,
+/* XF_KEY_BASE_DIRECTORY of the config at path (with the overrides applied) into buf,
  * before the config is read in full: 1 when set, 0 when not (or unreadable: the full
  * read reports that). No warnings. */
 int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,

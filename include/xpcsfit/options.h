@@ -8,12 +8,12 @@
 #include <stdint.h>
 #include "xpcsfit/params.h"
 
-#define XF_VIRTUAL_DEVICES_MAX 1024 /* parallel.virtual_devices and --threads */
+#define XF_VIRTUAL_DEVICES_MAX 1024 /* XF_KEY_VIRTUAL_DEVICES and --threads */
 
 typedef struct xf_nlsq_options {
 	int max_iterations;
 	double xtol, gtol, ftol; /* ftol alias "tolerance" */
-	int has_sigma;		 /* 1 when optimization.nlsq.sigma is a number */
+	int has_sigma;		 /* 1 when XF_KEY_NLSQ_SIGMA is a number */
 	double sigma;		 /* constant σ of the data when has_sigma */
 	xf_loss loss;
 	double f_scale; /* soft margin of the loss, in units of σ */
@@ -37,7 +37,7 @@ typedef struct xf_nlsq_options {
 	int device_fp32;	 /* fp32 evaluation on the GPU (the measured option) */
 } xf_nlsq_options;
 
-/* How one shard's (K = 1) exact posterior is reached (optimization.cmc.route, adr/0045) */
+/* How one shard's (K = 1) exact posterior is reached (XF_KEY_CMC_ROUTE, adr/0045) */
 typedef enum xf_cmc_route {
 	XF_CMC_ROUTE_AUTO = 0, /* importance sampling from the NLSQ approximation, verified
 				  against the exact posterior; exact NUTS when the check fails */
@@ -49,7 +49,7 @@ typedef enum xf_cmc_route {
  * model/options.c): the reader's choices */
 extern const char *const xf_cmc_route_names[XF_CMC_ROUTE_N + 1];
 
-/* How the shards' posteriors are combined (optimization.cmc.combination.method; cmc.md) */
+/* How the shards' posteriors are combined (XF_KEY_CMC_COMBINATION; cmc.md) */
 typedef enum xf_combination_rule {
 	XF_COMBINE_ROBUST_CONSENSUS = 0, /* consensus Monte Carlo, outlying shards screened */
 	XF_COMBINE_CONSENSUS,		 /* consensus Monte Carlo (Scott et al. 2016) */

@@ -51,7 +51,7 @@ typedef struct xf_bound {
 	double prior_sigma; /* given, or a quarter of the bound width */
 } xf_bound;
 
-/* optimization.nlsq.loss: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
+/* XF_KEY_NLSQ_LOSS: SciPy least_squares' robust losses ρ(z), z = (r/f_scale)²
  * with r the residual over σ (docs/nlsq.md "Robust losses", adr/0033) */
 typedef enum xf_loss {
 	XF_LOSS_LINEAR = 0, /* ρ = z: least squares (the default) */

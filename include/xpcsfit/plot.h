@@ -13,7 +13,7 @@
 
 /* <plots_dir>/c2_phi_{index:03d}_{phi:+07.2f}deg.png per angle (data | fit | residual,
  * axes t1, t2 in s, colour bars) and overview.png, the fit being the model at est; pages
- * at dpi (plotting.dpi, 0: nominal), the angle pages drawn by `workers` processes (≤ 1:
+ * at dpi (XF_KEY_DPI, 0: nominal), the angle pages drawn by `workers` processes (≤ 1:
  * this one; call it with no other threads running, it forks). */
 int xf_plot_nlsq_estimate(const char *plots_dir, const xf_dataset *ds, const xf_estimate *est,
 			  const xf_nlsq_appendix *app, int dpi, int workers, xf_error *err);
@@ -34,9 +34,9 @@ int xf_plot_cmc_estimate(const char *plots_dir, const xf_dataset *ds, const xf_e
  * processes (≤ 1: this one; call it with no other threads running). */
 int xf_plot_data(const char *plots_dir, const xf_dataset *ds, int workers, xf_error *err);
 
-/* plotting.angle_pages: 1 ("all") draws every angle's page; 0 ("auto", the default) the
+/* XF_KEY_ANGLE_PAGES: 1 ("all") draws every angle's page; 0 ("auto", the default) the
  * angles of overview.png's lag panel, all of them up to 10 angles, else 10 evenly spread
- * (adr/0059). Process-wide, like plotting.dpi; `xpcsfit plot DIR` draws every angle. */
+ * (adr/0059). Process-wide, like XF_KEY_DPI; `xpcsfit plot DIR` draws every angle. */
 void xf_plot_set_angle_pages(int all);
 
 /* xpcsfit plot DIR: redraw the plots of a result directory (NLSQ or CMC) from its

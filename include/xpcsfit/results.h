@@ -25,8 +25,8 @@ typedef struct xf_output_info {
 	const char *config_path; /* the YAML file ("" or NULL: none) */
 	size_t n_overrides;
 	const xf_output_override *overrides;
-	int plot_dpi;		    /* plotting.dpi (0: nominal 100 dpi pages) */
-	int plot_all_angles;	    /* plotting.angle_pages: all (1) or auto (0, adr/0059) */
+	int plot_dpi;		    /* XF_KEY_DPI (0: nominal 100 dpi pages) */
+	int plot_all_angles;	    /* XF_KEY_ANGLE_PAGES: all (1) or auto (0, adr/0059) */
 	const char *loss;	    /* the NLSQ loss's name ("linear", "soft_l1", ...) */
 	int loss_linear;	    /* 1: linear (no f_scale recorded) */
 	double f_scale;		    /* the robust loss's scale */

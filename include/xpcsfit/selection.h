@@ -14,7 +14,7 @@ typedef struct xf_phi_range {
 	double max_deg;
 } xf_phi_range;
 
-/* Which q rings (analyzer_parameters.scattering.wavevector_q, adr/0063): one value (or
+/* Which q rings (XF_KEY_Q, adr/0063): one value (or
  * none: a file's only ring), every ring, a list of values each matched to its nearest
  * ring, or the rings in a closed range [min, max]. */
 #define XF_Q_LIST_MAX 64
@@ -38,7 +38,7 @@ typedef struct xf_selection {
 	int has_q;		 /* a target q is given */
 	double q_target_per_A;	 /* Å⁻¹: the ring nearest to it is selected */
 	xf_q_choice q;		 /* several rings: pick != XF_Q_PICK_ONE (has_q is 0) */
-	int phi_filter_enabled;	 /* phi_filtering.enabled */
+	int phi_filter_enabled;	 /* XF_KEY_PHI_ENABLED */
 	int n_phi_ranges;
 	const xf_phi_range *phi_ranges; /* [n_phi_ranges], borrowed: outlives the selection */
 	int fallback_to_all_angles;	/* no angle in the ranges: keep all (1) or fail (0) */

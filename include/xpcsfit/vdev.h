@@ -25,7 +25,7 @@ void xf_blas_single_thread(void);
  * retry forever. Without a limit: 0, nothing done. Call before the first BLAS/LAPACK call
  * of a fit, on the thread that makes it. */
 int xf_blas_reserve(xf_error *err);
-/* The cores this process was given (parallel.virtual_devices: auto; docs/cli.md):
+/* The cores this process was given (XF_KEY_VIRTUAL_DEVICES: auto; docs/cli.md):
  * SLURM_CPUS_PER_TASK when set, else OMP_NUM_THREADS, else the CPUs of its affinity mask
  * (what mpirun/srun bind it to), else the online cores; at most XF_VIRTUAL_DEVICES_MAX.
  * *source names which one. */

@@ -7,8 +7,9 @@
  * reads a config, so every floor may include it. Used by C's literal concatenation,
  * e.g. xf_warn(XF_KEY_DT " = %g s", dt). A comment outside the table names a key by its
  * macro too ("XF_KEY_RINGS: joint"), so the key's dotted name is in these two files only
- * and a search for the macro finds every place that speaks of the key; the last four
- * are named by comments alone. */
+ * and a search for the macro finds every place that speaks of the key. Some keys are
+ * named by comments alone (the limits' remarks in include/, the plot and console
+ * settings). */
 #ifndef XPCSFIT_UTIL_KEY_NAMES_H
 #define XPCSFIT_UTIL_KEY_NAMES_H
 
@@ -32,10 +33,14 @@
 #define XF_KEY_NLSQ_SIGMA	   "optimization.nlsq.sigma"
 #define XF_KEY_NLSQ_TOLERANCE	   "optimization.nlsq.tolerance"
 #define XF_KEY_NLSQ_MAX_ITERATIONS "optimization.nlsq.max_iterations"
+#define XF_KEY_NLSQ_LOSS	   "optimization.nlsq.loss"
+#define XF_KEY_N_STARTS		   "optimization.nlsq.multi_start.n_starts"
+#define XF_KEY_FOURIER_ORDER	   "optimization.nlsq.anti_degeneracy.fourier_order"
 #define XF_KEY_START_SEARCH	   "optimization.nlsq.start_search.enable"
 #define XF_KEY_CMC_COMBINATION	   "optimization.cmc.combination.method"
 #define XF_KEY_CMC_ROUTE	   "optimization.cmc.route"
 #define XF_KEY_CMC_SHARDS	   "optimization.cmc.sharding.num_shards"
+#define XF_KEY_NUM_CHAINS	   "optimization.cmc.per_shard_mcmc.num_chains"
 #define XF_KEY_CMC_INFORMED_PRIORS "optimization.cmc.validation.use_nlsq_informed_priors"
 #define XF_KEY_RINGS		   "optimization.rings"
 #define XF_KEY_VIRTUAL_DEVICES	   "parallel.virtual_devices"
