@@ -9,7 +9,8 @@ run exactly once, a final --resume reruns nothing); --list (comments, relative p
 naming why a file is rerun (adr/0057); --max-runs (the bounded summary step of a job
 array: at most N files fitted, the rest left as they were, exit 1 saying so); the fit's
 goodness under its own name (chi2_red only with sigma given, residual_sd without:
-adr/0062). Bad command lines and CSVs are in tests/bad_inputs/cases_batch.py."""
+adr/0062); the config read once per batch (an edit during the batch changes no file).
+Bad command lines and CSVs are in tests/bad_inputs/cases_batch.py."""
 import csv
 import json
 import os
@@ -439,6 +440,39 @@ def test_resume_fingerprint():
           f"old record, other bytes: {r.stderr[-300:]}")
 
 
+def test_config_read_once():
+    """The config is read once per batch: an edit made while the batch runs (here while
+    the second file is held just before its load) changes no file. The second file's
+    result is the unedited config's, byte for byte, its run.log records the text it was
+    fitted with, and both records name the same config bytes."""
+    out = os.path.join(TMP, "read_once")
+    cfg = write("read_once.yaml", CONFIG.format(q="0.0054"))
+    p = subprocess.Popen([XF, "batch", "--config", cfg, "--out", out, FILES[0], FILES[1],
+                          "--no-plots"], env=dict(os.environ, XPCSFIT_TEST_PAUSE="load#2:5"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TMP)
+    lines = []
+    check(wait_for_line(p, "test pause in load", lines),
+          f"the second file held before its load: {''.join(lines)[-400:]}")
+    write("read_once.yaml", CONFIG.format(q="0.0054").replace("values: [8000", "values: [7000"))
+    _, err = p.communicate(timeout=RUN_GUARD_S)
+    check(p.returncode == 0, f"batch: {p.returncode} {err[-400:]}")
+    single = os.path.join(TMP, "read_once_single")
+    r = run("nlsq", "--config", CFG, "--data", FILES[1], "--out", single, "--no-plots")
+    check(r.returncode == 0, f"single nlsq: {r.stderr[-300:]}")
+    with open(os.path.join(single, "nlsq", "results.h5"), "rb") as fa, \
+            open(os.path.join(out, "s1", "nlsq", "results.h5"), "rb") as fb:
+        check(fa.read() == fb.read(), "s1: results.h5 as the unedited config's")
+    with open(os.path.join(out, "s1", "nlsq", "run.log")) as f:
+        log = f.read()
+    check("values: [8000" in log and "values: [7000" not in log,
+          "s1/run.log: the config text it was fitted with")
+    crc = []
+    for name in ("s0", "s1"):
+        with open(os.path.join(out, name, "batch.json")) as f:
+            crc.append(json.load(f)["config_crc32"])
+    check(crc[0] == crc[1], f"both records name the bytes read at the start: {crc}")
+
+
 def test_max_runs():
     """--max-runs N fits at most N files (complete ones skipped by --resume do not count),
     leaves the others as they were (never run: pending), says how many in one error line
@@ -478,7 +512,7 @@ def test_max_runs():
 
 for t in (test_failure_isolation, test_kill_and_resume, test_signals, test_overrides,
           test_tasks_and_list, test_fit_method, test_resume_fingerprint, test_max_runs,
-          test_goodness_columns):
+          test_goodness_columns, test_config_read_once):
     print("--", t.__name__)
     t()
 sys.exit(tally_summary())

@@ -1258,6 +1258,53 @@ static void test_config_not_regular(void **state)
 	assert_non_null(strstr(err.msg, "not a regular file (a folder)"));
 }
 
+/* The config's bytes are kept as read (run.log, a per-ring run's rings, a batch's files):
+ * parsed again from them, it is the same config without reading the file, even once the
+ * file has changed; an error there names the file as a read would; a NUL byte is refused
+ * with its line. */
+static void test_config_from_text(void **state)
+{
+	(void)state;
+	const char *text = STATIC_HEAD "analyzer_parameters: {dt: 0.25}\n";
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s", write_tmp("kept.yaml", text));
+	xf_config a, b;
+	xf_error err;
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(path, &a, &err), 0);
+	assert_int_equal(a.source_len, strlen(text));
+	assert_string_equal(a.source_text, text);
+	write_tmp("kept.yaml", STATIC_HEAD "analyzer_parameters: {dt: 9}\n"); /* edited */
+	assert_int_equal(xf_config_load_text(path, a.source_text, NULL, 0, &b, &err), 0);
+	assert_true(b.dt_s == 0.25 && a.dt_s == 0.25);
+	assert_string_equal(b.settings, a.settings);
+	assert_string_equal(b.source_path, path);
+	xf_config_free(&a);
+	xf_config_free(&b);
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load_text(path, STATIC_HEAD "analyzer_parameters: {dt: -1}\n",
+					     NULL, 0, &b, &err),
+			 XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "dt: '-1' is not allowed"));
+	assert_non_null(strstr(err.msg, "kept.yaml:2"));
+	assert_null(b.source_text);
+	size_t len = 0;
+	xf_error_clear(&err);
+	char *bytes = xf_config_read_text(path, &len, &err);
+	assert_non_null(bytes);
+	assert_int_equal(len, strlen(STATIC_HEAD "analyzer_parameters: {dt: 9}\n"));
+	free(bytes);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(STATIC_HEAD "#\0\n", 1, sizeof(STATIC_HEAD) + 2, f),
+			 sizeof(STATIC_HEAD) + 2);
+	assert_int_equal(fclose(f), 0);
+	xf_error_clear(&err);
+	assert_int_equal(xf_config_load(path, &a, &err), XF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "config file holds a NUL byte (not text)"));
+	assert_non_null(strstr(err.msg, "kept.yaml:2"));
+}
+
 static void test_number_forms(void **state)
 {
 	(void)state;
@@ -1652,6 +1699,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_configs),
 		cmocka_unit_test(test_cmd_config),
 		cmocka_unit_test(test_request_defaults),
+		cmocka_unit_test(test_config_from_text),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -237,7 +237,7 @@ def test_cmc_per_ring():
 
 
 def test_config_warning_once():
-    """A config warning is said once per run, not once per ring (the config is read for
+    """A config warning is said once per run, not once per ring (the config is parsed for
     the selection and again by every ring); each ring's run.log holds it once, as the
     ring's own run."""
     path = cfg("warn", "all")
@@ -254,6 +254,36 @@ def test_config_warning_once():
         check(log.count("frame_interval 2 is not supported") == 1,
               "%s/run.log: the warning once" % folder)
         check(log.count("command: nlsq") == 1, "%s/run.log: its own run only" % folder)
+
+
+def test_config_read_once():
+    """The config file is read once per run: an edit made while the rings run (here while
+    the second ring is held just before its load) changes no ring. Every ring's folder is
+    the unedited run's, byte for byte, and its run.log records the text the rings were
+    fitted with."""
+    path = cfg("edited", "all")
+    out = os.path.join(T, "edited_out")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="load#2:5")
+    p = subprocess.Popen([binary(), "nlsq", "--config", path, "--data", DATA, "--out", out,
+                          "--threads", "1", "--no-plots"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    held, said = read_until(p.stderr, "test pause in load")
+    check(held, "the second ring held before its load: %s" % said[-300:])
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:  # another frame time: another fit, were it read again
+        f.write(text.replace("  dt: 0.001", "  dt: 0.002"))
+    _, err = p.communicate(timeout=GUARD_S)
+    check(p.returncode == 0, "nlsq: %d %s" % (p.returncode, err))
+    for name in FOLDERS:
+        ring = os.path.join(out, "nlsq", name)
+        check(read(os.path.join(ring, "results.h5")) ==
+              read(os.path.join(OUT1, "nlsq", name, "results.h5")),
+              name + ": results.h5 as the unedited config's")
+        log = read(os.path.join(ring, "run.log")).decode()
+        check("  dt: 0.001" in log and "  dt: 0.002" not in log,
+              name + "/run.log: the config text the ring was fitted with")
 
 
 def ring_folders(top):
@@ -295,4 +325,5 @@ if __name__ == "__main__":
                                 test_threads_same_bytes, test_summary_matches_folders,
                                 test_plot_exists, test_failing_ring, test_finished_needs_force,
                                 test_interrupted_then_rerun, test_cmc_per_ring,
-                                test_config_warning_once, test_force_removes_stale_rings]))
+                                test_config_warning_once, test_config_read_once,
+                                test_force_removes_stale_rings]))

@@ -58,7 +58,11 @@ typedef enum xf_log_level {
 
 typedef struct xf_config {
 	char *source_path; /* the YAML file read (NULL for defaults) */
-	xf_mode mode;	   /* analysis_mode */
+	/* its bytes as read, once, NUL-terminated (NULL for defaults): run.log records them
+	 * and a per-ring run's rings parse them again (xf_config_load_text) */
+	char *source_text;
+	size_t source_len;
+	xf_mode mode; /* analysis_mode */
 
 	/* experimental_data: resolved data file path (NULL when the config names none) and
 	 * a sentence saying how it was resolved (cwd or the config's folder), for run.log */
@@ -139,6 +143,17 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err);
  * error, not the warning a file's unknown key gets. */
 int xf_config_load_with(const char *path, const xf_config_override *overrides, size_t n,
 			xf_config *cfg, xf_error *err);
+/* The bytes of the config file at path as xf_config_load_with reads them (a regular file,
+ * at most 64 MiB, no NUL byte), NUL-terminated and malloc'ed, *len (may be NULL) their
+ * count: a run that parses one config several times (a batch's files, a per-ring run's
+ * rings) reads it once. NULL with err set (XF_ERR_CONFIG, or XF_ERR_NOMEM). */
+char *xf_config_read_text(const char *path, size_t *len, xf_error *err);
+/* xf_config_load_with of text, the bytes of the config at path as read before
+ * (cfg->source_text of an earlier load): the same checks, warnings and messages, and no
+ * read of the file, so every ring of a per-ring run fits the config as the run first read
+ * it, even if the file is edited meanwhile. */
+int xf_config_load_text(const char *path, const char *text, const xf_config_override *overrides,
+			size_t n, xf_config *cfg, xf_error *err);
 /* The dotted key of a short name ("dt" → XF_KEY_DT, "q" → XF_KEY_Q); any other
  * name is returned as it is. */
 const char *xf_config_key_alias(const char *name);

@@ -57,6 +57,7 @@ void xf_batch_free(xf_batch *b)
 		free(b->inputs[k].overrides);
 	}
 	free(b->inputs);
+	free(b->config_text);
 	for (size_t k = 0; k < b->n_strings; k++)
 		free(b->strings[k]);
 	free(b->strings);

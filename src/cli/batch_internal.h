@@ -37,7 +37,11 @@ const char *xf_batch_method_name(xf_batch_method m);
 int xf_batch_method_parse(const char *word, xf_batch_method *m);
 
 typedef struct xf_batch {
-	const char *config;	 /* --config */
+	const char *config; /* --config */
+	/* its bytes, read once before any file (check_configs): every file's config, its
+	 * fingerprint and its run come from them, so an edit during the batch changes none */
+	char *config_text;
+	size_t config_len;
 	const char *out;	 /* --out */
 	const char *method_word; /* --method as given (default "nlsq") */
 	xf_batch_method method;	 /* what it names */

@@ -39,7 +39,8 @@ static int resolved_settings(const xf_batch *b, const xf_batch_input *in, xf_bat
 	xf_config cfg;
 	xf_error why = { 0 };
 	xf_log_set_stderr(0, 0);
-	int rc = xf_config_load_with(b->config, in->overrides, in->n_overrides, &cfg, &why);
+	int rc = xf_config_load_text(b->config, b->config_text, in->overrides, in->n_overrides,
+				     &cfg, &why);
 	xf_verbosity_apply_log();
 	if (rc)
 		return xf_fail(err, rc == XF_ERR_NOMEM ? rc : XF_ERR_CONFIG, "%s", why.msg);
@@ -72,11 +73,8 @@ int xf_batch_fingerprint(const xf_batch *b, const xf_batch_input *in, xf_batch_r
 	} else if (why.code == XF_ERR_NOMEM) {
 		return xf_fail(err, why.code, "%s", why.msg);
 	}
-	uint64_t config_bytes = 0;
-	xf_error_clear(&why);
-	if (xf_file_crc32(b->config, &crc, &config_bytes, &why) != 0)
-		return xf_fail(err, why.code == XF_ERR_NOMEM ? why.code : XF_ERR_CONFIG,
-			       "--config: %s", why.msg);
+	/* the config's bytes as the batch read them (not the file again) */
+	crc = xf_crc32(0, b->config_text, b->config_len);
 	for (size_t k = 0; k < in->n_overrides; k++) {
 		const xf_config_override *o = &in->overrides[k];
 		const char *key = xf_config_key_alias(o->key);

@@ -57,18 +57,17 @@ int xf_cli_threads(const char *arg, int *threads)
 	return 0;
 }
 
-/* run.log keeps the config as it was read, so a result can be traced to its input. */
-static void log_config_text(const char *path)
+/* run.log keeps the config as it was read, so a result can be traced to its input; a
+ * longer config (a few KB is usual) is logged up to this many bytes */
+#define XF_LOGGED_CONFIG_MAX ((size_t)65535)
+static void log_config_text(const xf_config *cfg)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	char text[65536];
-	size_t len = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[len] = '\0';
-	xf_info("config file %s (%zu bytes%s):\n%s", path, len,
-		len == sizeof text - 1 ? ", first 64 KiB" : "", text);
+	/* the bytes the config was read from (not the file again: it may have changed) */
+	size_t len =
+		cfg->source_len < XF_LOGGED_CONFIG_MAX ? cfg->source_len : XF_LOGGED_CONFIG_MAX;
+	xf_info("config file %s (%zu bytes%s):\n%.*s", cfg->source_path, len,
+		len == XF_LOGGED_CONFIG_MAX ? ", first 64 KiB" : "", (int)len,
+		cfg->source_text ? cfg->source_text : "");
 }
 
 /* XF_KEY_LOGGING_LEVEL WARNING: warnings without progress lines (no -q/-v level says that) */
@@ -133,6 +132,14 @@ static void log_band(const xf_dataset *ds)
 			ds->pair_first + ds->pair_count);
 }
 
+int xf_cli_read_config(const xf_cli_job *job, xf_config *cfg, xf_error *err)
+{
+	if (job->config_text)
+		return xf_config_load_text(job->config, job->config_text, job->overrides,
+					   job->n_overrides, cfg, err);
+	return xf_config_load_with(job->config, job->overrides, job->n_overrides, cfg, err);
+}
+
 int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 {
 	xf_error err = { 0 };
@@ -141,7 +148,7 @@ int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	xf_info("xpcsfit %s (HDF5 %d.%d.%d), command: %s, config: %s", XPCSFIT_VERSION,
 		H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, job->command, job->config);
-	int crc = xf_config_load_with(job->config, job->overrides, job->n_overrides, cfg, &err);
+	int crc = xf_cli_read_config(job, cfg, &err);
 	if (crc)
 		crc = xf_cli_error(err.code, "%s", err.msg);
 	if ((crc = xf_cli_agree(crc))) {
@@ -159,7 +166,7 @@ int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads)
 		return crc;
 	}
 	xf_cli_set_verbosity(cfg);
-	log_config_text(job->config);
+	log_config_text(cfg);
 	xf_cli_log_ignored(cfg);
 	for (size_t k = 0; k < job->n_overrides; k++) {
 		char key[300];

@@ -18,6 +18,9 @@
 typedef struct xf_cli_job {
 	const char *command; /* "nlsq", "cmc" or "fit": messages, the marker, run.log */
 	const char *config;  /* the YAML file */
+	/* the config's bytes as a per-ring run read them once (nlsq_rings.c): each ring
+	 * parses these, not the file again; NULL: read the file */
+	const char *config_text;
 	const xf_config_override *overrides; /* applied to the config (batch --overrides) */
 	size_t n_overrides;
 	const char *data;   /* --data; NULL: the config's file */
@@ -142,6 +145,9 @@ int xf_cli_threads(const char *arg, int *threads);
  * config's virtual_devices or the online cores. Returns 0, or the exit code after
  * printing the error line. */
 int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads);
+/* The job's config with its overrides, from job->config_text when a per-ring run read
+ * it already, else from the file: 0, or the error in err (nothing printed). */
+int xf_cli_read_config(const xf_cli_job *job, xf_config *cfg, xf_error *err);
 /* xf_cli_load's first half: the config (overrides, --strict, verbosity, run.log lines)
  * and the thread count, no data (a joint fit loads its rings itself: nlsq_joint.c). */
 int xf_cli_load_config(const xf_cli_job *job, xf_config *cfg, int *threads);

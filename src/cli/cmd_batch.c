@@ -196,6 +196,8 @@ static int check_configs(xf_batch *b)
 	xf_error err = { 0 };
 	xf_config cfg;
 	int base_mode = -1, base_joint = 0;
+	if (b->n && !(b->config_text = xf_config_read_text(b->config, &b->config_len, &err)))
+		return xf_cli_error(err.code, "%s", err.msg);
 	for (size_t k = 0; k < b->n; k++) {
 		xf_batch_input *in = &b->inputs[k];
 		if (base_mode >= 0 && in->n_overrides == 0) {
@@ -205,7 +207,8 @@ static int check_configs(xf_batch *b)
 		}
 		xf_log_set_stderr(k == 0 && xf_verbosity() >= XF_VERB_NORMAL,
 				  xf_verbosity() >= XF_VERB_INFO);
-		int rc = xf_config_load_with(b->config, in->overrides, in->n_overrides, &cfg, &err);
+		int rc = xf_config_load_text(b->config, b->config_text, in->overrides,
+					     in->n_overrides, &cfg, &err);
 		xf_verbosity_apply_log();
 		if (rc)
 			return xf_cli_error(err.code, "%s", err.msg);
@@ -287,6 +290,7 @@ static int run_one(const xf_batch *b, const xf_batch_input *in, const char *dir,
 	xf_cli_job job;
 	xf_cli_job_init(&job, xf_batch_method_name(b->method));
 	job.config = b->config;
+	job.config_text = b->config_text; /* as the batch read it */
 	job.overrides = in->overrides;
 	job.n_overrides = in->n_overrides;
 	job.data = in->path;

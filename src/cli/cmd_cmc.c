@@ -356,16 +356,26 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 
 /* The joint posterior's warm start when --nlsq is not given: the joint NLSQ fitted now
  * into <out>/nlsq_joint/ (a fit that fails stops here, its error printed). *cfg is
- * reloaded after it (xf_cli_run_nlsq_joint consumes it). */
+ * parsed again after it (xf_cli_run_nlsq_joint consumes it) from the bytes read first,
+ * not from the file, which may have been edited while the NLSQ ran. */
 static int joint_nlsq_first(const xf_cli_job *o, xf_config *cfg, int *threads, double t_start)
 {
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "%s: fitting the joint NLSQ first (the warm start of CMC)",
 		       o->command);
-	xf_cli_job nj = *o;
+	xf_cli_job nj = *o, again = *o;
 	nj.force = o->force || o->resume;
+	char *text = cfg->source_text ? strdup(cfg->source_text) : NULL;
+	if (!text) {
+		xf_config_free(cfg);
+		return xf_cli_error(XF_ERR_NOMEM, "out of memory keeping the config");
+	}
+	again.config_text = text;
 	int rc = xf_cli_run_nlsq_joint(&nj, cfg, *threads, t_start);
-	return rc ? rc : xf_cli_load_config(o, cfg, threads);
+	if (!rc)
+		rc = xf_cli_load_config(&again, cfg, threads);
+	free(text);
+	return rc;
 }
 
 /* The "rings" member of the joint posterior's parameters.json: the rings' q in slot

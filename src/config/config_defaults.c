@@ -40,6 +40,7 @@ void xf_config_free(xf_config *cfg)
 	if (!cfg)
 		return;
 	free(cfg->source_path);
+	free(cfg->source_text);
 	free(cfg->data_path);
 	free(cfg->phi_ranges);
 	free(cfg->contrast_start);

@@ -221,10 +221,28 @@ int xf_config_load(const char *path, xf_config *cfg, xf_error *err)
 int xf_config_load_with(const char *path, const xf_config_override *overrides, size_t n,
 			xf_config *cfg, xf_error *err)
 {
+	char *text = xf_config_read_text(path, NULL, err);
+	if (!text) {
+		xf_config_defaults(cfg);
+		return err->code;
+	}
+	int rc = xf_config_load_text(path, text, overrides, n, cfg, err);
+	free(text);
+	return rc;
+}
+
+char *xf_config_read_text(const char *path, size_t *len, xf_error *err)
+{
+	return xf_yaml_read_file(path, len, err);
+}
+
+int xf_config_load_text(const char *path, const char *text, const xf_config_override *overrides,
+			size_t n, xf_config *cfg, xf_error *err)
+{
 	xf_ynode *root = NULL;
 	xf_cfg_reader r = { path, err };
 	xf_config_defaults(cfg);
-	int rc = xf_yaml_load_file(path, &root, err);
+	int rc = xf_yaml_load_string(text, path, &root, err);
 	for (size_t k = 0; rc == 0 && k < n; k++)
 		rc = xf_cfg_apply_override(&root, &overrides[k], err);
 	if (rc) {
@@ -241,12 +259,14 @@ int xf_config_load_with(const char *path, const xf_config_override *overrides, s
 			     "the top level of a config must be a mapping "
 			     "of keys, in %s:%d",
 			     path, root->line);
-	else if (!(cfg->source_path = strdup(path)))
+	else if (!(cfg->source_path = strdup(path)) || !(cfg->source_text = strdup(text)))
 		rc = xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
 	else
 		rc = read_all(&r, root, cfg);
-	if (rc == 0)
+	if (rc == 0) {
+		cfg->source_len = strlen(text);
 		rc = xf_cfg_record_overrides(overrides, n, cfg, err);
+	}
 	xf_yaml_free(root);
 	if (rc)
 		xf_config_free(cfg);

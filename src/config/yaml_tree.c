@@ -1,5 +1,5 @@
-/* yaml_tree.c — opens a config file (or a string) for libyaml and reads the xf_ynode tree
- * of yaml_tree.h from it (built from the parser's events by yaml_build.c), plus the
+/* yaml_tree.c — reads a config file's bytes (or takes a string) and builds the xf_ynode
+ * tree of yaml_tree.h from them (from libyaml's parser events, by yaml_build.c), plus the
  * tree's accessors. Why a tree of our own: the reader wants plain C arrays with line
  * numbers, duplicate mapping keys rejected once, and aliases and merge keys applied. */
 #include "config/yaml_tree.h"
@@ -39,34 +39,23 @@ void xf_yaml_free(xf_ynode *node)
 
 int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err)
 {
-	*root = NULL;
-	/* a FIFO would block the read, /dev/zero never end, and a folder or a device is no
-	 * config: the one rule for files read by name (util/files.h) */
-	int fd = xf_open_input_file(path, "config file", XF_YAML_MAX_BYTES, XF_ERR_CONFIG, err);
-	if (fd < 0)
-		return err->code;
-	FILE *f = fdopen(fd, "rb");
-	if (!f) {
-		int e = errno;
-		close(fd);
-		return xf_fail(err, XF_ERR_CONFIG, "cannot open config file: %s, %s", strerror(e),
-			       path);
-	}
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser)) {
-		fclose(f);
-		return xf_fail(err, XF_ERR_NOMEM, "out of memory reading %s", path);
-	}
-	yaml_parser_set_input_file(&parser, f);
-	int rc = xf_yaml_build(&parser, path, root, err);
-	yaml_parser_delete(&parser);
-	if (ferror(f) && rc == 0) {
-		xf_yaml_free(*root);
+	size_t len = 0;
+	char *text = xf_yaml_read_file(path, &len, err);
+	if (!text) {
 		*root = NULL;
-		rc = xf_fail(err, XF_ERR_CONFIG, "read error, in %s", path);
+		return err->code;
 	}
-	fclose(f);
+	int rc = xf_yaml_load_string(text, path, root, err);
+	free(text);
 	return rc;
+}
+
+char *xf_yaml_read_file(const char *path, size_t *len, xf_error *err)
+{
+	/* a FIFO would block the read, /dev/zero never end, and a folder or a device is no
+	 * config: the one rule for files read by name (util/files.h); a NUL byte is refused
+	 * with its line (YAML is text) */
+	return xf_read_text_file(path, "config file", XF_YAML_MAX_BYTES, XF_ERR_CONFIG, len, err);
 }
 
 int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err)

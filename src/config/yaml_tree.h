@@ -41,8 +41,12 @@ struct xf_ynode {
  * XF_ERR_CONFIG with err set: a missing/unreadable file names the path; bad YAML gives
  * libyaml's problem and the line:column. An empty file gives *root = NULL and returns 0. */
 int xf_yaml_load_file(const char *path, xf_ynode **root, xf_error *err);
-/* Same from a string (tests); name is used in messages. */
+/* Same from a string (a config read once, tests); name is used in messages. */
 int xf_yaml_load_string(const char *text, const char *name, xf_ynode **root, xf_error *err);
+/* The bytes of the config file at path, NUL-terminated and malloc'ed (*len their count),
+ * as xf_yaml_load_file reads them: a regular file of at most 64 MiB holding no NUL byte.
+ * NULL with err set (XF_ERR_CONFIG, or XF_ERR_NOMEM). */
+char *xf_yaml_read_file(const char *path, size_t *len, xf_error *err);
 void xf_yaml_free(xf_ynode *node);
 
 /* Set the scalar at a dotted key path (XF_KEY_DT's, say) to value, as if the
