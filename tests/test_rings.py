@@ -257,10 +257,10 @@ def test_config_warning_once():
 
 
 def test_config_read_once():
-    """The config file is read once per run: an edit made while the rings run (here while
-    the second ring is held just before its load) changes no ring. Every ring's folder is
-    the unedited run's, byte for byte, and its run.log records the text the rings were
-    fitted with."""
+    """The config file is read once per run, when the command starts: an edit made while
+    the rings run (here while the second ring is held just before its load) changes no
+    ring, nor one made before a one-ring run's load. Every ring's folder is the unedited
+    run's, byte for byte, and its run.log records the text the rings were fitted with."""
     path = cfg("edited", "all")
     out = os.path.join(T, "edited_out")
     shutil.rmtree(out, ignore_errors=True)
@@ -284,6 +284,25 @@ def test_config_read_once():
         log = read(os.path.join(ring, "run.log")).decode()
         check("  dt: 0.001" in log and "  dt: 0.002" not in log,
               name + "/run.log: the config text the ring was fitted with")
+    # one ring: the run is held at its only load, after the command read the bytes
+    path = cfg("edited_one", 0.0054)
+    out = os.path.join(T, "edited_one_out")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, XPCSFIT_TEST_PAUSE="load#1:5")
+    p = subprocess.Popen([binary(), "nlsq", "--config", path, "--data", DATA, "--out", out,
+                          "--threads", "1", "--no-plots"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    held, said = read_until(p.stderr, "test pause in load")
+    check(held, "the one-ring run held before its load: %s" % said[-300:])
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("  dt: 0.001", "  dt: 0.002"))
+    _, err = p.communicate(timeout=GUARD_S)
+    check(p.returncode == 0, "one ring: %d %s" % (p.returncode, err))
+    check(read(os.path.join(out, "nlsq", "results.h5")) ==
+          read(os.path.join(OUT1, "nlsq", "q_0.0054", "results.h5")),
+          "one ring: results.h5 as the unedited config's")
 
 
 def ring_folders(top):

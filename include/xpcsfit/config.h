@@ -160,11 +160,11 @@ const char *xf_config_key_alias(const char *name);
 /* The dotted key an override sets, for messages and records, into buf; returns buf. */
 const char *xf_config_override_key(const xf_config_override *o, char *buf, size_t size);
 void xf_config_free(xf_config *cfg);
-/* XF_KEY_BASE_DIRECTORY of the config at path (with the overrides applied) into buf,
- * before the config is read in full: 1 when set, 0 when not (or unreadable: the full
- * read reports that). No warnings. */
-int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
-			     char *buf, size_t size);
+/* XF_KEY_BASE_DIRECTORY of the config whose bytes are text (read from path: messages),
+ * with the overrides applied, into buf, before the config is read in full: 1 when set, 0
+ * when not (or text NULL or unreadable: the full read reports that). No warnings. */
+int xf_config_base_directory(const char *path, const char *text,
+			     const xf_config_override *overrides, size_t n, char *buf, size_t size);
 /* Length of the section part of an ignored key's dotted path ("optimization.nlsq" of
  * "optimization.nlsq.x_scale"); 0 for a top-level key. Dots inside [..] do not count. */
 size_t xf_config_key_section(const char *path);

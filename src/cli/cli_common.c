@@ -91,13 +91,19 @@ int xf_cli_progress_on(void)
 	return progress_on && xf_progress_on();
 }
 
-const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size)
+const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size,
+				 char **text)
 {
-	if (job->out_given ||
-	    !xf_config_base_directory(job->config, job->overrides, job->n_overrides, buf, size))
-		return job;
+	xf_error err = { 0 };
 	*copy = *job;
-	copy->out = buf;
+	*text = NULL;
+	/* unreadable: left to the config's load, which says why in the usual words */
+	if (!copy->config_text)
+		copy->config_text = *text = xf_config_read_text(job->config, NULL, &err);
+	if (!job->out_given &&
+	    xf_config_base_directory(job->config, copy->config_text, job->overrides,
+				     job->n_overrides, buf, size))
+		copy->out = buf;
 	return copy;
 }
 

@@ -18,8 +18,8 @@
 typedef struct xf_cli_job {
 	const char *command; /* "nlsq", "cmc" or "fit": messages, the marker, run.log */
 	const char *config;  /* the YAML file */
-	/* the config's bytes as a per-ring run read them once (nlsq_rings.c): each ring
-	 * parses these, not the file again; NULL: read the file */
+	/* the config's bytes as the command read them when it started (xf_cli_job_out, or
+	 * the batch): every load parses these, not the file again; NULL: read the file */
 	const char *config_text;
 	const xf_config_override *overrides; /* applied to the config (batch --overrides) */
 	size_t n_overrides;
@@ -128,9 +128,13 @@ int xf_cli_joint_cap_check(const xf_config *cfg, const xf_dataset *joint, const 
 int xf_validate_rings_plan(const xf_config *cfg, const xf_dataset *rings, int n, cJSON *o,
 			   xf_error *err);
 
-/* job with out = the config's XF_KEY_BASE_DIRECTORY when --out was not given (buf holds
- * it); else job itself. */
-const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size);
+/* A command's job as it starts, in copy: the config's bytes read once (*text, malloc'ed,
+ * the caller frees it; NULL when job carried them already, as a batch's file does, or the
+ * file cannot be read: the load then says why), so the rings, the steps and run.log all
+ * use the bytes read now, even if the file is edited while the run goes on (adr/0134);
+ * out = the config's XF_KEY_BASE_DIRECTORY when --out was not given (buf holds it). */
+const xf_cli_job *xf_cli_job_out(const xf_cli_job *job, xf_cli_job *copy, char *buf, size_t size,
+				 char **text);
 
 /* The console as cfg's XF_KEY_LOGGING_LEVEL asks (warnings, info lines, progress lines). */
 void xf_cli_set_verbosity(const xf_config *cfg);
@@ -145,8 +149,8 @@ int xf_cli_threads(const char *arg, int *threads);
  * config's virtual_devices or the online cores. Returns 0, or the exit code after
  * printing the error line. */
 int xf_cli_load(const xf_cli_job *job, xf_config *cfg, xf_dataset *ds, int *threads);
-/* The job's config with its overrides, from job->config_text when a per-ring run read
- * it already, else from the file: 0, or the error in err (nothing printed). */
+/* The job's config with its overrides, from job->config_text when the command read it
+ * already, else from the file: 0, or the error in err (nothing printed). */
 int xf_cli_read_config(const xf_cli_job *job, xf_config *cfg, xf_error *err);
 /* xf_cli_load's first half: the config (overrides, --strict, verbosity, run.log lines)
  * and the thread count, no data (a joint fit loads its rings itself: nlsq_joint.c). */

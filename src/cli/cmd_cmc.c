@@ -356,26 +356,18 @@ static int write_cmc(const char *dir, const xf_cli_job *o, const xf_config *cfg,
 
 /* The joint posterior's warm start when --nlsq is not given: the joint NLSQ fitted now
  * into <out>/nlsq_joint/ (a fit that fails stops here, its error printed). *cfg is
- * parsed again after it (xf_cli_run_nlsq_joint consumes it) from the bytes read first,
- * not from the file, which may have been edited while the NLSQ ran. */
+ * parsed again after it (xf_cli_run_nlsq_joint consumes it) from the bytes the command
+ * read when it started (o->config_text), not from the file, which may have been edited
+ * while the NLSQ ran. */
 static int joint_nlsq_first(const xf_cli_job *o, xf_config *cfg, int *threads, double t_start)
 {
 	if (xf_cli_progress_on())
 		xf_say(XF_VERB_NORMAL, "%s: fitting the joint NLSQ first (the warm start of CMC)",
 		       o->command);
-	xf_cli_job nj = *o, again = *o;
+	xf_cli_job nj = *o;
 	nj.force = o->force || o->resume;
-	char *text = cfg->source_text ? strdup(cfg->source_text) : NULL;
-	if (!text) {
-		xf_config_free(cfg);
-		return xf_cli_error(XF_ERR_NOMEM, "out of memory keeping the config");
-	}
-	again.config_text = text;
 	int rc = xf_cli_run_nlsq_joint(&nj, cfg, *threads, t_start);
-	if (!rc)
-		rc = xf_cli_load_config(&again, cfg, threads);
-	free(text);
-	return rc;
+	return rc ? rc : xf_cli_load_config(o, cfg, threads);
 }
 
 /* The "rings" member of the joint posterior's parameters.json: the rings' q in slot
@@ -552,15 +544,17 @@ int xf_cli_run_cmc(const xf_cli_job *given)
 {
 	xf_cli_job copy;
 	char base[4096];
-	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	char *text; /* the config's bytes, read once for the whole run */
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base, &text);
 	int handled = 0;
-	/* the config and the file are read once per ring: each warning is shown once */
+	/* the config is parsed and the file read once per ring: each warning shown once */
 	xf_log_warn_once(1);
 	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
 	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
 	if (!handled && !rc)
 		rc = xf_cli_run_cmc_one(job, NULL, NULL);
 	xf_log_warn_once(0);
+	free(text);
 	return rc;
 }
 

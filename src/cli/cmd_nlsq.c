@@ -2,6 +2,7 @@
  * (adr/0043), fit, write <out>/nlsq/ (spec/cli.md). */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
@@ -42,15 +43,17 @@ int xf_cli_run_nlsq(const xf_cli_job *given)
 {
 	xf_cli_job copy;
 	char base[4096];
-	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base);
+	char *text; /* the config's bytes, read once for the whole run */
+	const xf_cli_job *job = xf_cli_job_out(given, &copy, base, sizeof base, &text);
 	int handled = 0;
-	/* the config and the file are read once per ring: each warning is shown once */
+	/* the config is parsed and the file read once per ring: each warning shown once */
 	xf_log_warn_once(1);
 	/* several rings one by one (adr/0065), unless one joint fit is asked for (adr/0066) */
 	int rc = job->joint ? 0 : xf_cli_run_rings(job, &handled);
 	if (!handled && !rc)
 		rc = xf_cli_run_nlsq_one(job, NULL);
 	xf_log_warn_once(0);
+	free(text);
 	return rc;
 }
 

@@ -48,16 +48,13 @@ int xf_cli_check_ring_angle_starts(const xf_config *cfg, double q, int n_kept, x
 }
 
 /* The q of each ring the config selects, ascending; *n 0 when it selects one value (the
- * one-ring path, as before). With several rings, *text is the config's bytes as read here
- * (malloc'ed): every ring parses them, so the file is read once and an edit made while
- * the rings run changes none of them. */
-static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mode, char **text)
+ * one-ring path, as before). */
+static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mode)
 {
 	xf_config cfg;
 	xf_error err = { 0 };
 	*q = NULL;
 	*n = 0;
-	*text = NULL;
 	if (xf_cli_read_config(job, &cfg, &err))
 		return 0; /* the one-ring path loads it again and reports the error */
 	*mode = cfg.mode;
@@ -72,10 +69,6 @@ static int selected_rings(const xf_cli_job *job, double **q, int *n, xf_mode *mo
 	int rc = xf_dataset_selected_rings(&sel, job->data, q, n, &kept, &err);
 	for (int r = 0; !rc && r < *n; r++)
 		rc = xf_cli_check_ring_angle_starts(&cfg, (*q)[r], kept[r], &err);
-	if (!rc && *n >= 2) { /* the bytes move to the caller, the rest is freed */
-		*text = cfg.source_text;
-		cfg.source_text = NULL;
-	}
 	xf_config_free(&cfg);
 	free(kept);
 	if (rc) {
@@ -331,22 +324,18 @@ static void free_side(ring_side *side, int n)
 	free(side->rec);
 }
 
-int xf_cli_run_rings(const xf_cli_job *given, int *handled)
+int xf_cli_run_rings(const xf_cli_job *job, int *handled)
 {
 	double *q;
 	int n;
 	xf_mode mode = 0;
-	char *text;
 	*handled = 0;
-	if (!given->per_ring)
+	if (!job->per_ring)
 		return 0;
-	int rc = selected_rings(given, &q, &n, &mode, &text);
+	int rc = selected_rings(job, &q, &n, &mode);
 	if (rc || n < 2)
 		return rc;
 	*handled = 1;
-	xf_cli_job each = *given; /* every ring reads the config from these bytes */
-	each.config_text = text;
-	const xf_cli_job *job = &each;
 	int is_nlsq = !strcmp(job->command, "nlsq");
 	ring_side nl, cm;
 	memset(&nl, 0, sizeof nl);
@@ -382,6 +371,5 @@ int xf_cli_run_rings(const xf_cli_job *given, int *handled)
 	free_side(&nl, n);
 	free_side(&cm, n);
 	free(q);
-	free(text);
 	return rc;
 }

@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int xf_config_base_directory(const char *path, const xf_config_override *overrides, size_t n,
-			     char *buf, size_t size)
+int xf_config_base_directory(const char *path, const char *text,
+			     const xf_config_override *overrides, size_t n, char *buf, size_t size)
 {
 	xf_ynode *root = NULL;
 	xf_error err = { 0 };
 	int found = 0;
-	int rc = xf_yaml_load_file(path, &root, &err);
+	if (!text)
+		return 0;
+	int rc = xf_yaml_load_string(text, path, &root, &err);
 	for (size_t k = 0; rc == 0 && k < n; k++)
 		rc = xf_yaml_set(&root, xf_config_key_alias(overrides[k].key), overrides[k].value,
 				 overrides[k].origin, &err);
