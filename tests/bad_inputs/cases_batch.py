@@ -51,6 +51,14 @@ def batch(d, *extra, files=("a.h5",)):
     return ["batch", "--config", config(d), "--out", os.path.join(d, "out"), *paths, *extra]
 
 
+def config_nul(d):
+    """The batch's arguments, then its config given a NUL byte on line 2."""
+    args = batch(d)
+    with open(os.path.join(d, "c.yaml"), "wb") as f:
+        f.write(b"analysis_mode: static\n#\0\n")
+    return args
+
+
 def with_csv(text):
     return lambda d: batch(d, "--overrides", write(d, "o.csv", text), files=("a.h5", "b.h5"))
 
@@ -149,6 +157,10 @@ CASES = [
      "make": lambda d: (batch(d), config(d, CONFIG.replace("dt: 0.1", "dt: -1")))[0],
      "rc": 2, "needles": ["analyzer_parameters.dt", "'-1'", "c.yaml:3"],
      "fix": "Fix the config: a config error stops the batch before any file runs.",
+     "check": NOTHING},
+    {"name": "batch_config_nul", "klass": KLASS, "make": config_nul,
+     "rc": 2, "needles": ["config file holds a NUL byte (not text)", "c.yaml:2"],
+     "fix": "Remove the NUL byte from the config: the batch reads it once, before any file.",
      "check": NOTHING},
     {"name": "batch_result_exists", "klass": KLASS,
      "make": finished,

@@ -303,6 +303,12 @@ CASES = [
      "make": text_config('"analyzer_parameters\\0x": {dt: 0.1}\n'),
      "rc": 2, "needles": ["a NUL character", "cfg.yaml:2"],
      "fix": "Remove the \\0 from the key."},
+    {"name": "config_nul_byte", "klass": C,
+     "make": text_config(b"#\0\n", command="nlsq", data=True),
+     "rc": 2, "needles": ["config file holds a NUL byte (not text)", "cfg.yaml:2"],
+     "fix": "Remove the NUL byte: a config is text (a file saved by another program, or "
+            "cut short, may hold one).",
+     "check": expect_nothing_written()},
     {"name": "threads_out_of_range", "klass": C,
      "make": text_config("", command="nlsq", data=True, extra=["--threads", "100000"]),
      "rc": 2, "needles": ["--threads: '100000' is not allowed", "1 to 1024"],
